@@ -1,0 +1,60 @@
+package io.reactivelocks;
+
+import java.time.Duration;
+import reactor.core.publisher.Mono;
+
+/**
+ * A granted lock. Ownership belongs to this object (its random {@link #owner()} id), never to a
+ * thread: any thread may release it, and it may travel across threads with the reactive chain.
+ *
+ * <p>A {@code Lease} value is a snapshot: {@link LockClient#hold} emits a new one after each
+ * renewal (same owner and token, later {@link #validUntilNanos()}); every snapshot of one grant
+ * shares the same {@link #release()} and {@link #lost()}.
+ *
+ * <p>While held, the client renews the lease in the background (every renewal interval) until
+ * it is released, lost, or the client is closed.
+ */
+public interface Lease {
+
+    /** @return the lock name */
+    String name();
+
+    /** @return the random owner id (at least 128 bits, unguessable) that the store records for this grant */
+    String owner();
+
+    /**
+     * @return the fencing token: strictly greater than every token granted before for this
+     *         name. Pass it to the protected resource, which must reject lower tokens.
+     */
+    long token();
+
+    /**
+     * @return the local monotonic deadline (on the client's clock, in nanoseconds) until which
+     *         this lease is known to be valid: request send time + granted TTL − drift allowance
+     */
+    long validUntilNanos();
+
+    /** @return the time left until {@link #validUntilNanos()}, zero when it has passed */
+    Duration remaining();
+
+    /** @return {@code true} while the lease is held: not released, not lost, deadline not passed */
+    boolean isValid();
+
+    /**
+     * Releases the lock on the server, owner-checked (compare-and-delete): it never removes a
+     * lock that another owner holds now. Idempotent: the second and later subscriptions
+     * complete at once. Stops renewal and completes the hold streams of this lease.
+     *
+     * @return a {@code Mono} that releases on subscribe and completes when the server confirmed
+     *         (or the lease was already gone); errors with {@link LockBackendException} if the
+     *         server could not be reached — the lease then simply expires by its TTL
+     */
+    Mono<Void> release();
+
+    /**
+     * @return a {@code Mono} that completes when this lease is lost (its deadline passed
+     *         without a confirmed renewal, or the server reported it is no longer ours). It
+     *         does not complete when the lease is released by its owner.
+     */
+    Mono<Void> lost();
+}

@@ -1,0 +1,276 @@
+package io.reactivelocks;
+
+import java.time.Duration;
+import java.util.Objects;
+import reactor.core.scheduler.Scheduler;
+import reactor.util.retry.Retry;
+import reactor.util.retry.RetryBackoffSpec;
+
+/**
+ * Immutable options of lock operations. A client has defaults ({@link LockClient#defaultOptions()});
+ * each operation may take its own. Build with {@link #builder()} or change a copy with
+ * {@link #mutate()}; {@link Builder#build()} checks every value and names the one that is wrong.
+ *
+ * <p>Defaults: lease time 30 s, renewal every lease/3, wait until cancelled, backoff exponential
+ * with full jitter from 10 ms to 1 s, request timeout 5 s, drift allowance 1% + 2 ms, the
+ * client's own scheduler and {@link LockClock#system()}.
+ */
+public final class LockOptions {
+
+    /** The default backoff: exponential from 10 ms, capped at 1 s, full jitter. */
+    public static final RetryBackoffSpec DEFAULT_BACKOFF =
+            Retry.backoff(Long.MAX_VALUE, Duration.ofMillis(10)).maxBackoff(Duration.ofSeconds(1)).jitter(1.0);
+
+    private static final LockOptions DEFAULTS = builder().build();
+
+    private final Duration leaseTime;
+    private final Duration renewalInterval;
+    private final Duration waitTimeout;
+    private final RetryBackoffSpec backoff;
+    private final Duration requestTimeout;
+    private final double driftFactor;
+    private final Duration driftConstant;
+    private final Scheduler scheduler;
+    private final LockClock clock;
+    private final boolean renewalIntervalSet;
+
+    private LockOptions(Builder b) {
+        this.leaseTime = b.leaseTime;
+        this.renewalIntervalSet = b.renewalInterval != null;
+        this.renewalInterval = b.renewalInterval != null ? b.renewalInterval : b.leaseTime.dividedBy(3);
+        this.waitTimeout = b.waitTimeout;
+        this.backoff = b.backoff;
+        this.requestTimeout = b.requestTimeout;
+        this.driftFactor = b.driftFactor;
+        this.driftConstant = b.driftConstant;
+        this.scheduler = b.scheduler;
+        this.clock = b.clock;
+    }
+
+    /** @return the defaults described in the class documentation */
+    public static LockOptions defaults() {
+        return DEFAULTS;
+    }
+
+    /** @return a builder holding the defaults */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** @return a builder holding these options, to derive changed options from */
+    public Builder mutate() {
+        Builder b = new Builder();
+        b.leaseTime = leaseTime;
+        b.renewalInterval = renewalIntervalSet ? renewalInterval : null;
+        b.waitTimeout = waitTimeout;
+        b.backoff = backoff;
+        b.requestTimeout = requestTimeout;
+        b.driftFactor = driftFactor;
+        b.driftConstant = driftConstant;
+        b.scheduler = scheduler;
+        b.clock = clock;
+        return b;
+    }
+
+    /** @return the TTL asked of the server for each grant and renewal */
+    public Duration leaseTime() {
+        return leaseTime;
+    }
+
+    /** @return how often a held lease is renewed (lease time / 3 unless set) */
+    public Duration renewalInterval() {
+        return renewalInterval;
+    }
+
+    /** @return how long {@code acquire} waits before {@link LockTimeoutException}; {@code null} = until cancelled */
+    public Duration waitTimeout() {
+        return waitTimeout;
+    }
+
+    /** @return the backoff between contended attempts (its min, max, jitter factor and attempt bound are used) */
+    public RetryBackoffSpec backoff() {
+        return backoff;
+    }
+
+    /** @return how long one request to the store may take before it fails with a transient {@link LockBackendException} */
+    public Duration requestTimeout() {
+        return requestTimeout;
+    }
+
+    /** @return the fraction of the granted TTL subtracted for clock drift */
+    public double driftFactor() {
+        return driftFactor;
+    }
+
+    /** @return the constant subtracted for clock drift */
+    public Duration driftConstant() {
+        return driftConstant;
+    }
+
+    /** @return the scheduler for timers and renewals, or {@code null} for the client's own */
+    public Scheduler scheduler() {
+        return scheduler;
+    }
+
+    /** @return the monotonic clock used for deadlines */
+    public LockClock clock() {
+        return clock;
+    }
+
+    /**
+     * @param grantedTtl the TTL the server granted
+     * @return the validity left after the drift allowance ({@code ttl − ttl·driftFactor − driftConstant})
+     */
+    public long validityNanos(Duration grantedTtl) {
+        long ttl = grantedTtl.toNanos();
+        return ttl - (long) (ttl * driftFactor) - driftConstant.toNanos();
+    }
+
+    @Override
+    public String toString() {
+        return "LockOptions{leaseTime=" + leaseTime + ", renewalInterval=" + renewalInterval
+                + ", waitTimeout=" + waitTimeout + ", backoff=[" + backoff.minBackoff + ".." + backoff.maxBackoff
+                + ", jitter " + backoff.jitterFactor + "], requestTimeout=" + requestTimeout
+                + ", drift=" + driftFactor + "+" + driftConstant + "}";
+    }
+
+    /** Mutable builder of {@link LockOptions}; not thread-safe. */
+    public static final class Builder {
+        private Duration leaseTime = Duration.ofSeconds(30);
+        private Duration renewalInterval;
+        private Duration waitTimeout;
+        private RetryBackoffSpec backoff = DEFAULT_BACKOFF;
+        private Duration requestTimeout = Duration.ofSeconds(5);
+        private double driftFactor = 0.01;
+        private Duration driftConstant = Duration.ofMillis(2);
+        private Scheduler scheduler;
+        private LockClock clock = LockClock.system();
+
+        private Builder() {
+        }
+
+        /**
+         * @param leaseTime the TTL of each grant and renewal; positive
+         * @return this builder
+         */
+        public Builder leaseTime(Duration leaseTime) {
+            this.leaseTime = positive(leaseTime, "leaseTime");
+            return this;
+        }
+
+        /**
+         * @param renewalInterval how often to renew; positive and shorter than the lease time
+         *                        (checked by {@link #build()}); {@code null} = lease time / 3
+         * @return this builder
+         */
+        public Builder renewalInterval(Duration renewalInterval) {
+            this.renewalInterval = renewalInterval == null ? null : positive(renewalInterval, "renewalInterval");
+            return this;
+        }
+
+        /**
+         * @param waitTimeout how long acquire waits; positive, or {@code null} to wait until cancelled
+         * @return this builder
+         */
+        public Builder waitTimeout(Duration waitTimeout) {
+            this.waitTimeout = waitTimeout == null ? null : positive(waitTimeout, "waitTimeout");
+            return this;
+        }
+
+        /**
+         * The wait between contended attempts: attempt n waits a delay
+         * {@code d = min(maxBackoff, minBackoff·2ⁿ)}, drawn uniformly from {@code [d·(1−jitter), d]}
+         * (jitter 1.0 = full jitter), cut short by a release notification or the holder's TTL.
+         * {@code maxAttempts} bounds the attempts of one acquire.
+         *
+         * @param backoff a spec from {@code Retry.backoff(...)}; not null
+         * @return this builder
+         */
+        public Builder backoff(RetryBackoffSpec backoff) {
+            Objects.requireNonNull(backoff, "backoff");
+            positive(backoff.minBackoff, "backoff.minBackoff");
+            positive(backoff.maxBackoff, "backoff.maxBackoff");
+            if (backoff.maxBackoff.compareTo(backoff.minBackoff) < 0) {
+                throw new IllegalArgumentException("backoff.maxBackoff must be >= backoff.minBackoff, was "
+                        + backoff.maxBackoff + " < " + backoff.minBackoff);
+            }
+            if (backoff.maxAttempts < 1) {
+                throw new IllegalArgumentException("backoff.maxAttempts must be >= 1, was " + backoff.maxAttempts);
+            }
+            this.backoff = backoff;
+            return this;
+        }
+
+        /**
+         * @param requestTimeout the longest one store request may take; positive
+         * @return this builder
+         */
+        public Builder requestTimeout(Duration requestTimeout) {
+            this.requestTimeout = positive(requestTimeout, "requestTimeout");
+            return this;
+        }
+
+        /**
+         * @param factor   fraction of the TTL to subtract for clock drift, in [0, 0.5)
+         * @param constant constant to subtract, zero or positive
+         * @return this builder
+         */
+        public Builder drift(double factor, Duration constant) {
+            if (!(factor >= 0 && factor < 0.5)) {
+                throw new IllegalArgumentException("drift factor must be in [0, 0.5), was " + factor);
+            }
+            Objects.requireNonNull(constant, "driftConstant");
+            if (constant.isNegative()) {
+                throw new IllegalArgumentException("driftConstant must not be negative, was " + constant);
+            }
+            this.driftFactor = factor;
+            this.driftConstant = constant;
+            return this;
+        }
+
+        /**
+         * @param scheduler where timers and renewals run; {@code null} = the client's own
+         * @return this builder
+         */
+        public Builder scheduler(Scheduler scheduler) {
+            this.scheduler = scheduler;
+            return this;
+        }
+
+        /**
+         * @param clock the monotonic clock for deadlines; not null
+         * @return this builder
+         */
+        public Builder clock(LockClock clock) {
+            this.clock = Objects.requireNonNull(clock, "clock");
+            return this;
+        }
+
+        /**
+         * @return the options
+         * @throws IllegalArgumentException naming the argument when the renewal interval is not
+         *         shorter than the lease time, or the drift allowance eats the whole lease
+         */
+        public LockOptions build() {
+            if (renewalInterval != null && renewalInterval.compareTo(leaseTime) >= 0) {
+                throw new IllegalArgumentException("renewalInterval must be shorter than leaseTime, was "
+                        + renewalInterval + " >= " + leaseTime);
+            }
+            LockOptions o = new LockOptions(this);
+            if (o.validityNanos(leaseTime) <= o.renewalInterval.toNanos()) {
+                throw new IllegalArgumentException("leaseTime " + leaseTime + " minus the drift allowance ("
+                        + driftFactor + " x + " + driftConstant + ") leaves no time after the renewal interval "
+                        + o.renewalInterval);
+            }
+            return o;
+        }
+
+        private static Duration positive(Duration d, String name) {
+            Objects.requireNonNull(d, name);
+            if (d.isZero() || d.isNegative()) {
+                throw new IllegalArgumentException(name + " must be positive, was " + d);
+            }
+            return d;
+        }
+    }
+}

@@ -1,0 +1,28 @@
+package io.reactivelocks;
+
+import java.time.Duration;
+
+/**
+ * An {@link LockClient#acquire acquire} did not get the lock within its wait timeout (or its
+ * attempt budget). The client has cleaned up: nothing of this waiter is left on the server.
+ */
+public final class LockTimeoutException extends LockException {
+
+    private static final long serialVersionUID = 1L;
+
+    private final Duration waitTimeout;
+
+    /**
+     * @param lockName    the lock that could not be acquired
+     * @param waitTimeout how long the caller was prepared to wait
+     */
+    public LockTimeoutException(String lockName, Duration waitTimeout) {
+        super(lockName, "lock '" + lockName + "' was not acquired within " + waitTimeout, null);
+        this.waitTimeout = waitTimeout;
+    }
+
+    /** @return how long the acquire waited before giving up */
+    public Duration waitTimeout() {
+        return waitTimeout;
+    }
+}

@@ -1,0 +1,402 @@
+package io.reactivelocks.internal;
+
+import io.reactivelocks.LockClientClosedException;
+import io.reactivelocks.LockException;
+import io.reactivelocks.LockOptions;
+import io.reactivelocks.LockTimeoutException;
+import io.reactivelocks.spi.Attempt;
+import io.reactivelocks.spi.GrantRequest;
+import io.reactivelocks.spi.Holder;
+import io.reactivelocks.spi.LockEvent;
+import java.util.concurrent.TimeUnit;
+import reactor.core.Disposable;
+import reactor.core.publisher.MonoSink;
+import reactor.core.scheduler.Scheduler;
+
+/**
+ * One acquire: a small state machine driven by store answers, timers and release notifications.
+ *
+ * <ul>
+ *   <li>one attempt = one {@code tryGrant} call; its subscription is never cancelled by the
+ *       caller, so a grant that arrives after a cancel is seen — and released;</li>
+ *   <li>on {@code Busy} it subscribes to the lock's events (once); when that subscription goes
+ *       live it re-checks at once (a release between the answer and the subscription is not
+ *       missed), then waits for the first of a release event, the holder's TTL and the next
+ *       jittered backoff step;</li>
+ *   <li>on {@code Queued} it waits on the store's turn (predecessor only);</li>
+ *   <li>cancel, wait timeout, close and failure all end in {@link #finish}: timers and
+ *       subscriptions are disposed, and if the store may hold a key of this owner, an
+ *       owner-checked release is sent — after the in-flight request settled.</li>
+ * </ul>
+ */
+final class AcquireOperation {
+
+    private final DefaultLockClient client;
+    private final String name;
+    private final String owner;
+    private final LockOptions options;
+    private final boolean wait;
+    private final Scheduler scheduler;
+    private final MonoSink<LeaseHandle> sink;
+
+    // guarded by this
+    private boolean done;
+    private boolean inFlight;
+    private boolean mayHoldKey;
+    private boolean waiting;
+    private boolean eventsLive;
+    private boolean eventsRequested;
+    private boolean wakePending;
+    private boolean turnWaiting;
+    private long attempts;
+    private long firstSentAt = Long.MIN_VALUE;
+    private LockException lastError;
+    private Disposable waitTimer;
+    private Disposable timeoutTimer;
+    private Disposable events;
+    private Disposable turn;
+
+    AcquireOperation(DefaultLockClient client, String name, LockOptions options, boolean wait,
+                     Scheduler scheduler, MonoSink<LeaseHandle> sink) {
+        this.client = client;
+        this.name = name;
+        this.owner = OwnerIds.next();
+        this.options = options;
+        this.wait = wait;
+        this.scheduler = scheduler;
+        this.sink = sink;
+    }
+
+    void start() {
+        sink.onCancel(() -> finish(null, false));
+        if (wait && options.waitTimeout() != null) {
+            Disposable t = scheduler.schedule(this::onWaitTimeout, options.waitTimeout().toNanos(), TimeUnit.NANOSECONDS);
+            synchronized (this) {
+                if (done) {
+                    t.dispose();
+                    return;
+                }
+                timeoutTimer = t;
+            }
+        }
+        attempt();
+    }
+
+    // ---- attempts
+
+    private void attempt() {
+        GrantRequest request;
+        synchronized (this) {
+            if (done || inFlight) {
+                return;
+            }
+            waiting = false;
+            disposeWaitTimer();
+            attempts++;
+            inFlight = true;
+            mayHoldKey = true; // the request may create a key of ours, whatever we hear back
+            request = new GrantRequest(name, owner, options.leaseTime(), wait, options.clock());
+        }
+        long sentAt = options.clock().nanoTime();
+        synchronized (this) {
+            if (firstSentAt == Long.MIN_VALUE) {
+                firstSentAt = sentAt;
+            }
+        }
+        client.backend().tryGrant(request)
+                .timeout(options.requestTimeout(), scheduler)
+                .subscribe(a -> onAnswer(a, sentAt), this::onAttemptError,
+                        () -> onAttemptError(new IllegalStateException("store answered nothing")));
+    }
+
+    private void onAnswer(Attempt answer, long sentAt) {
+        if (answer instanceof Attempt.Granted g) {
+            onGranted(g, sentAt);
+        } else if (answer instanceof Attempt.Busy b) {
+            onBusy(b.holder());
+        } else if (answer instanceof Attempt.Queued q) {
+            onQueued(q);
+        }
+    }
+
+    private void onGranted(Attempt.Granted g, long sentAt) {
+        synchronized (this) {
+            if (turnWaiting && done) {
+                return; // the turn was disposed and its entry released by finish()
+            }
+            turnWaiting = false;
+        }
+        long validFrom = g.validFromNanos() == Attempt.SENT_TIME ? sentAt : g.validFromNanos();
+        long validUntil = validFrom + options.validityNanos(g.ttl());
+        boolean late;
+        synchronized (this) {
+            inFlight = false;
+            turn = null;
+            if (done) {
+                late = true;
+            } else {
+                late = false;
+                done = true;
+                mayHoldKey = false;
+                disposeAll();
+            }
+        }
+        if (late) {
+            client.releaseDetached(name, owner, options);
+            return;
+        }
+        if (validUntil <= options.clock().nanoTime()) {
+            // the grant took longer than its own validity: give it back and fail this attempt
+            client.releaseDetached(name, owner, options);
+            client.operationEnded(this);
+            sink.error(new io.reactivelocks.LockBackendException(name, "grant of lock '" + name
+                    + "' arrived after its validity (" + g.ttl() + ") had passed", null, true));
+            return;
+        }
+        LeaseHandle lease = client.newLease(name, owner, g.token(), options, scheduler, validUntil);
+        client.operationEnded(this);
+        lease.start(validFrom);
+        sink.success(lease); // dropped if cancelled meanwhile: the discard hook releases it
+    }
+
+    private void onBusy(Holder holder) {
+        boolean subscribe;
+        boolean now;
+        synchronized (this) {
+            inFlight = false;
+            mayHoldKey = false;
+            if (done) {
+                return;
+            }
+            if (!wait) {
+                done = true;
+                disposeAll();
+            }
+        }
+        if (!wait) {
+            client.operationEnded(this);
+            sink.success();
+            return;
+        }
+        if (attempts >= options.backoff().maxAttempts) {
+            fail(new LockTimeoutException(name, options.waitTimeout()), "attempts exhausted");
+            return;
+        }
+        long delay = Backoff.delayNanos(options.backoff(), attempts);
+        if (holder != null && holder.remaining() != null) {
+            // the holder's key expires by then at the latest (+1 ms to land after it)
+            delay = Math.min(delay, holder.remaining().toNanos() + TimeUnit.MILLISECONDS.toNanos(1));
+        }
+        synchronized (this) {
+            if (done) {
+                return;
+            }
+            waiting = true;
+            now = wakePending;
+            wakePending = false;
+            subscribe = !eventsRequested;
+            eventsRequested = true;
+        }
+        if (subscribe) {
+            Disposable d = client.hub().events(name).subscribe(this::onEvent, e -> { /* timers still wake us */ });
+            synchronized (this) {
+                if (!done) {
+                    events = d;
+                    d = null;
+                }
+            }
+            if (d != null) {
+                d.dispose();
+                return;
+            }
+        }
+        if (now) {
+            onWake();
+            return;
+        }
+        Disposable t = scheduler.schedule(this::onWake, delay, TimeUnit.NANOSECONDS);
+        synchronized (this) {
+            if (done || !waiting) {
+                t.dispose();
+                return;
+            }
+            disposeWaitTimer();
+            waitTimer = t;
+        }
+    }
+
+    private void onQueued(Attempt.Queued q) {
+        boolean abandoned;
+        synchronized (this) {
+            inFlight = false; // the entry exists (mayHoldKey stays true): finish() releases it
+            abandoned = done;
+        }
+        if (abandoned) {
+            client.releaseDetached(name, owner, options);
+            return;
+        }
+        Disposable d = q.turn().subscribe(a -> onAnswer(a, firstSentAt()), this::onAttemptError,
+                () -> onAttemptError(new IllegalStateException("store ended the queue wait without an answer")));
+        synchronized (this) {
+            if (!done) {
+                inFlight = true;
+                turnWaiting = true;
+                turn = d;
+                return;
+            }
+        }
+        d.dispose(); // finish() ran meanwhile and released the entry
+    }
+
+    private void onAttemptError(Throwable error) {
+        LockException e = BackendErrors.map(client.backend().name(), name, "acquire", error);
+        boolean late;
+        synchronized (this) {
+            if (turnWaiting && done) {
+                return; // released by finish()
+            }
+            turnWaiting = false;
+            inFlight = false;
+            turn = null;
+            late = done;
+            if (!late) {
+                lastError = e;
+            }
+        }
+        if (late) {
+            client.releaseDetached(name, owner, options);
+            return;
+        }
+        if (wait && BackendErrors.isTransient(e)) {
+            long delay = Backoff.delayNanos(options.backoff(), attempts);
+            Disposable t = scheduler.schedule(this::attempt, delay, TimeUnit.NANOSECONDS);
+            synchronized (this) {
+                if (done) {
+                    t.dispose();
+                } else {
+                    disposeWaitTimer();
+                    waitTimer = t;
+                }
+            }
+            return;
+        }
+        fail(e, "failed");
+    }
+
+    // ---- wake-ups
+
+    private void onEvent(LockEvent event) {
+        boolean retry;
+        synchronized (this) {
+            boolean wake = event instanceof LockEvent.Subscribed || event instanceof LockEvent.Released;
+            if (event instanceof LockEvent.Subscribed) {
+                eventsLive = true; // re-check: a release may have slipped in before the subscription
+            }
+            retry = wake && waiting;
+            if (wake && inFlight && !turnWaiting) {
+                wakePending = true; // the answer in flight may predate this release
+            }
+        }
+        if (retry) {
+            attempt();
+        }
+    }
+
+    private void onWake() {
+        boolean retry;
+        synchronized (this) {
+            retry = waiting;
+        }
+        if (retry) {
+            attempt();
+        }
+    }
+
+    private void onWaitTimeout() {
+        LockException error;
+        synchronized (this) {
+            error = lastError != null && !waiting ? lastError : new LockTimeoutException(name, options.waitTimeout());
+        }
+        fail(error, "wait timeout");
+    }
+
+    // ---- ending
+
+    void closed() {
+        fail(new LockClientClosedException(name), "client closed");
+    }
+
+    private void fail(LockException error, String why) {
+        if (finish(error, true)) {
+            sink.error(error);
+        }
+    }
+
+    /**
+     * Ends the operation without a grant. Returns whether this call ended it (and so must
+     * signal the subscriber, unless it cancelled).
+     */
+    private boolean finish(LockException error, boolean signal) {
+        boolean releaseNow;
+        synchronized (this) {
+            if (done) {
+                return false;
+            }
+            done = true;
+            waiting = false;
+            disposeAll();
+            // with a request in flight, its answer (seeing done) releases; otherwise release now
+            releaseNow = mayHoldKey && (!inFlight || turnWaiting);
+        }
+        if (releaseNow) {
+            client.releaseDetached(name, owner, options);
+        }
+        client.operationEnded(this);
+        return true;
+    }
+
+    private synchronized boolean isDone() {
+        return done;
+    }
+
+    private synchronized long firstSentAt() {
+        return firstSentAt;
+    }
+
+    // guarded by this
+    private void disposeWaitTimer() {
+        if (waitTimer != null) {
+            waitTimer.dispose();
+            waitTimer = null;
+        }
+    }
+
+    // guarded by this
+    private void disposeAll() {
+        disposeWaitTimer();
+        if (timeoutTimer != null) {
+            timeoutTimer.dispose();
+            timeoutTimer = null;
+        }
+        if (events != null) {
+            events.dispose();
+            events = null;
+        }
+        if (turn != null) {
+            turn.dispose();
+            turn = null;
+        }
+    }
+
+    String name() {
+        return name;
+    }
+
+    String owner() {
+        return owner;
+    }
+
+    synchronized boolean eventsLive() {
+        return eventsLive;
+    }
+}

@@ -1,0 +1,259 @@
+package io.reactivelocks.internal;
+
+import io.reactivelocks.Lease;
+import io.reactivelocks.LockClient;
+import io.reactivelocks.LockClientClosedException;
+import io.reactivelocks.LockClock;
+import io.reactivelocks.LockLostException;
+import io.reactivelocks.LockOptions;
+import io.reactivelocks.LockState;
+import io.reactivelocks.spi.HeldLock;
+import io.reactivelocks.spi.LockBackend;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+import org.reactivestreams.Publisher;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
+import reactor.util.Logger;
+import reactor.util.Loggers;
+
+/**
+ * The engine behind {@link LockClient}: it turns a {@link LockBackend} into waiting, renewal,
+ * loss detection, cancellation clean-up, reentrancy and observation. Not API; create clients
+ * with {@link LockClient#create}.
+ */
+public final class DefaultLockClient implements LockClient {
+
+    private static final Logger LOG = Loggers.getLogger(DefaultLockClient.class);
+    private static final AtomicLong IDS = new AtomicLong();
+
+    private final long id = IDS.incrementAndGet();
+    private final LockBackend backend;
+    private final LockOptions defaults;
+    private final Scheduler ownScheduler;
+    private final NotificationHub hub;
+    private final StateObserver observer;
+    private final Map<Scheduler, RenewalScheduler> renewalSchedulers = new ConcurrentHashMap<>();
+    private final Set<LeaseHandle> leases = ConcurrentHashMap.newKeySet();
+    private final Set<AcquireOperation> operations = ConcurrentHashMap.newKeySet();
+    private volatile boolean closed;
+    private final Mono<Void> close;
+
+    /**
+     * @param backend  the store adapter
+     * @param defaults options for the methods that take none
+     */
+    public DefaultLockClient(LockBackend backend, LockOptions defaults) {
+        this.backend = Objects.requireNonNull(backend, "backend");
+        this.defaults = Objects.requireNonNull(defaults, "defaults");
+        this.ownScheduler = Schedulers.newSingle("reactive-locks-" + backend.name() + "-" + id, true);
+        this.hub = new NotificationHub(backend);
+        this.observer = new StateObserver(this);
+        this.close = Mono.defer(this::doClose).cache();
+    }
+
+    // ---- API
+
+    @Override
+    public LockOptions defaultOptions() {
+        return defaults;
+    }
+
+    @Override
+    public Mono<Lease> acquire(String name, LockOptions options) {
+        return acquireHandle(Names.check(name), Objects.requireNonNull(options, "options"), true).map(LeaseHandle::snapshot);
+    }
+
+    @Override
+    public Mono<Lease> tryAcquire(String name, LockOptions options) {
+        return acquireHandle(Names.check(name), Objects.requireNonNull(options, "options"), false).map(LeaseHandle::snapshot);
+    }
+
+    @Override
+    public Flux<Lease> hold(String name, LockOptions options) {
+        Mono<LeaseHandle> acquire = acquireHandle(Names.check(name), Objects.requireNonNull(options, "options"), true);
+        return Flux.usingWhen(acquire, LeaseHandle::updates, LeaseHandle::release,
+                (h, e) -> h.release(), LeaseHandle::release);
+    }
+
+    @Override
+    public <T> Mono<T> withLock(String name, LockOptions options, Function<? super Lease, ? extends Mono<T>> body) {
+        Names.check(name);
+        Objects.requireNonNull(options, "options");
+        Objects.requireNonNull(body, "body");
+        return Mono.deferContextual(ctx -> {
+            HeldLocks held = HeldLocks.of(ctx);
+            LeaseHandle reentered = held.get(this, name);
+            if (reentered != null) {
+                return runUnder(reentered, Mono.defer(() -> body.apply(reentered.snapshot())));
+            }
+            return Mono.usingWhen(acquireHandle(name, options, true),
+                    h -> runUnder(h, Mono.defer(() -> body.apply(h.snapshot())))
+                            .contextWrite(c -> c.put(HeldLocks.KEY, held.with(this, h))),
+                    LeaseHandle::release, (h, e) -> h.release(), LeaseHandle::release);
+        });
+    }
+
+    @Override
+    public <T> Flux<T> withLockMany(String name, LockOptions options, Function<? super Lease, ? extends Publisher<T>> body) {
+        Names.check(name);
+        Objects.requireNonNull(options, "options");
+        Objects.requireNonNull(body, "body");
+        return Flux.deferContextual(ctx -> {
+            HeldLocks held = HeldLocks.of(ctx);
+            LeaseHandle reentered = held.get(this, name);
+            if (reentered != null) {
+                return runUnder(reentered, Flux.defer(() -> body.apply(reentered.snapshot())));
+            }
+            return Flux.usingWhen(acquireHandle(name, options, true),
+                    h -> runUnder(h, Flux.defer(() -> body.apply(h.snapshot())))
+                            .contextWrite(c -> c.put(HeldLocks.KEY, held.with(this, h))),
+                    LeaseHandle::release, (h, e) -> h.release(), LeaseHandle::release);
+        });
+    }
+
+    @Override
+    public Flux<LockState> observe(String name) {
+        return observer.observe(Names.check(name));
+    }
+
+    @Override
+    public Mono<Void> awaitRelease(String name) {
+        return observe(name).filter(s -> !s.isHeld()).next().then();
+    }
+
+    @Override
+    public Mono<Void> close() {
+        return close;
+    }
+
+    // ---- engine
+
+    private static <T> Mono<T> runUnder(LeaseHandle h, Mono<T> body) {
+        return body.takeUntilOther(h.lost())
+                .switchIfEmpty(Mono.defer(() -> h.isLost() ? Mono.error(lostError(h)) : Mono.empty()));
+    }
+
+    private static <T> Flux<T> runUnder(LeaseHandle h, Flux<T> body) {
+        return body.takeUntilOther(h.lost())
+                .concatWith(Mono.defer(() -> h.isLost() ? Mono.error(lostError(h)) : Mono.empty()));
+    }
+
+    private static LockLostException lostError(LeaseHandle h) {
+        return new LockLostException(h.name(), h.lock.token(), String.valueOf(h.lossReason()));
+    }
+
+    Mono<LeaseHandle> acquireHandle(String name, LockOptions options, boolean wait) {
+        return Mono.<LeaseHandle>create(sink -> {
+                    if (closed) {
+                        sink.error(new LockClientClosedException(name));
+                        return;
+                    }
+                    AcquireOperation op = new AcquireOperation(this, name, options, wait, schedulerFor(options), sink);
+                    operations.add(op);
+                    if (closed) {
+                        op.closed();
+                        return;
+                    }
+                    op.start();
+                })
+                // a grant that reaches a cancelled subscriber is dropped here: give it back
+                .doOnDiscard(LeaseHandle.class, h -> h.release().subscribe(null, e -> LOG.debug("release failed", e)));
+    }
+
+    LeaseHandle newLease(String name, String owner, long token, LockOptions options, Scheduler scheduler, long validUntil) {
+        RenewalScheduler renewals = renewalSchedulers.computeIfAbsent(scheduler,
+                s -> new RenewalScheduler(backend, s, options.clock()));
+        LeaseHandle h = new LeaseHandle(this, new HeldLock(name, owner, token), options, scheduler, renewals, validUntil);
+        leases.add(h);
+        if (closed) {
+            h.release().subscribe(null, e -> { });
+        }
+        return h;
+    }
+
+    Scheduler schedulerFor(LockOptions options) {
+        return options.scheduler() != null ? options.scheduler() : ownScheduler;
+    }
+
+    LockBackend backend() {
+        return backend;
+    }
+
+    NotificationHub hub() {
+        return hub;
+    }
+
+    long id() {
+        return id;
+    }
+
+    LockClock clock() {
+        return defaults.clock();
+    }
+
+    Scheduler defaultScheduler() {
+        return schedulerFor(defaults);
+    }
+
+    void forget(LeaseHandle h) {
+        leases.remove(h);
+    }
+
+    void operationEnded(AcquireOperation op) {
+        operations.remove(op);
+    }
+
+    /** Owner-checked release on the server, bounded by the request timeout. */
+    Mono<Void> releaseOnServer(String name, String owner, LockOptions options) {
+        return Mono.defer(() -> backend.release(name, owner))
+                .timeout(options.requestTimeout(), schedulerFor(options))
+                .onErrorMap(e -> BackendErrors.map(backend.name(), name, "release", e))
+                .then();
+    }
+
+    /** Fire-and-forget release of whatever {@code owner} may have on the server. */
+    void releaseDetached(String name, String owner, LockOptions options) {
+        releaseOnServer(name, owner, options).subscribe(null,
+                e -> LOG.warn("could not release lock '{}' of a cancelled acquire (it expires by its TTL): {}", name, e.toString()));
+    }
+
+    private Mono<Void> doClose() {
+        closed = true;
+        for (AcquireOperation op : new ArrayList<>(operations)) {
+            op.closed();
+        }
+        observer.close();
+        List<Mono<Void>> releases = new ArrayList<>();
+        for (LeaseHandle h : new ArrayList<>(leases)) {
+            releases.add(h.release().onErrorResume(e -> Mono.empty()));
+        }
+        return Mono.when(releases)
+                .then(Mono.fromRunnable(() -> renewalSchedulers.values().forEach(RenewalScheduler::close)))
+                .then(Mono.defer(backend::close))
+                .doFinally(s -> ownScheduler.dispose());
+    }
+
+    /** @return how many leases this client holds now (for tests and metrics) */
+    public int heldLeaseCount() {
+        return leases.size();
+    }
+
+    /** @return how many acquires are in progress (for tests and metrics) */
+    public int pendingAcquireCount() {
+        return operations.size();
+    }
+
+    @Override
+    public String toString() {
+        return "LockClient{" + backend.name() + ", id " + id + "}";
+    }
+}

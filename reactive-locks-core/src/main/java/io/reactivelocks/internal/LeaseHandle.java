@@ -1,0 +1,322 @@
+package io.reactivelocks.internal;
+
+import io.reactivelocks.Lease;
+import io.reactivelocks.LockClock;
+import io.reactivelocks.LockException;
+import io.reactivelocks.LockOptions;
+import io.reactivelocks.spi.HeldLock;
+import io.reactivelocks.spi.RenewOutcome;
+import io.reactivelocks.spi.Renewal;
+import io.reactivelocks.spi.RenewalMode;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+import reactor.core.scheduler.Scheduler;
+import reactor.util.Logger;
+import reactor.util.Loggers;
+
+/**
+ * The live state of one grant: deadline, renewal, loss and release. {@link Lease} values handed
+ * to users are snapshots ({@link Snapshot}) that share this handle.
+ */
+final class LeaseHandle {
+
+    private static final Logger LOG = Loggers.getLogger(LeaseHandle.class);
+
+    private static final int ACTIVE = 0;
+    private static final int LOST = 1;
+    private static final int RELEASED = 2;
+
+    final DefaultLockClient client;
+    final HeldLock lock;
+    final LockOptions options;
+    final Scheduler scheduler;
+    final LockClock clock;
+    final RenewalScheduler renewals;
+
+    private final Sinks.Many<Lease> updates = Sinks.many().replay().latest();
+    private final Sinks.Empty<Void> lostSink = Sinks.empty();
+
+    // guarded by this
+    private int state = ACTIVE;
+    private long validUntil;
+    private Snapshot current;
+    private Disposable deadlineTimer;
+    private Disposable sessionSubscription;
+    private String lossReason;
+
+    /** The renewal batch this lease waits in; guarded by the {@link RenewalScheduler}. */
+    Object renewalBatch;
+
+    LeaseHandle(DefaultLockClient client, HeldLock lock, LockOptions options, Scheduler scheduler,
+                RenewalScheduler renewals, long validUntil) {
+        this.client = client;
+        this.lock = lock;
+        this.options = options;
+        this.scheduler = scheduler;
+        this.clock = options.clock();
+        this.renewals = renewals;
+        this.validUntil = validUntil;
+        this.current = new Snapshot(this, validUntil);
+    }
+
+    /** Starts the deadline and renewal; called once, right after the grant. */
+    void start(long sentAt) {
+        updates.tryEmitNext(current);
+        synchronized (this) {
+            scheduleDeadline();
+        }
+        if (client.backend().renewalMode() == RenewalMode.SESSION) {
+            Disposable d = client.backend().sessionRenewals(lock, clock).subscribe(
+                    r -> onRenewed(r.sentAtNanos(), r.ttl()),
+                    e -> lose("session lost: " + e),
+                    () -> lose("session ended"));
+            boolean dispose;
+            synchronized (this) {
+                dispose = state != ACTIVE;
+                sessionSubscription = d;
+            }
+            if (dispose) {
+                d.dispose();
+            }
+        } else {
+            renewals.schedule(this, sentAt + options.renewalInterval().toNanos());
+        }
+    }
+
+    String name() {
+        return lock.name();
+    }
+
+    synchronized boolean isActive() {
+        return state == ACTIVE;
+    }
+
+    synchronized boolean isLost() {
+        return state == LOST || (state == RELEASED && lossReason != null);
+    }
+
+    synchronized long validUntil() {
+        return validUntil;
+    }
+
+    synchronized Snapshot snapshot() {
+        return current;
+    }
+
+    Flux<Lease> updates() {
+        return updates.asFlux();
+    }
+
+    Mono<Void> lost() {
+        return lostSink.asMono();
+    }
+
+    synchronized String lossReason() {
+        return lossReason;
+    }
+
+    // ---- renewal
+
+    void onRenewOutcome(long sentAt, RenewOutcome outcome) {
+        if (outcome == null || !outcome.renewed()) {
+            lose("the store says the lock is no longer ours");
+            return;
+        }
+        if (onRenewed(sentAt, outcome.ttl())) {
+            renewals.schedule(this, sentAt + options.renewalInterval().toNanos());
+        }
+    }
+
+    void onRenewFailed(LockException error) {
+        if (!BackendErrors.isTransient(error)) {
+            lose("renewal failed: " + error.getMessage());
+            return;
+        }
+        long retryAt = clock.nanoTime() + renewalRetryNanos();
+        boolean retry;
+        synchronized (this) {
+            retry = state == ACTIVE && retryAt < validUntil;
+        }
+        if (retry) {
+            LOG.debug("renewal of lock '{}' failed, retrying: {}", lock.name(), error.toString());
+            renewals.schedule(this, retryAt);
+        }
+        // otherwise the deadline timer ends the lease
+    }
+
+    private long renewalRetryNanos() {
+        long r = options.renewalInterval().toNanos() / 8;
+        return Math.max(TimeUnit.MILLISECONDS.toNanos(5), Math.min(TimeUnit.SECONDS.toNanos(1), r));
+    }
+
+    /** @return true when the lease is still active after the update */
+    boolean onRenewed(long sentAt, Duration ttl) {
+        Snapshot next;
+        synchronized (this) {
+            if (state != ACTIVE) {
+                return false;
+            }
+            long until = sentAt + options.validityNanos(ttl);
+            if (until <= validUntil) {
+                return true;
+            }
+            validUntil = until;
+            current = new Snapshot(this, until);
+            next = current;
+            scheduleDeadline();
+        }
+        updates.tryEmitNext(next);
+        return true;
+    }
+
+    // guarded by this
+    private void scheduleDeadline() {
+        if (deadlineTimer != null) {
+            deadlineTimer.dispose();
+        }
+        long delay = Math.max(0, validUntil - clock.nanoTime());
+        deadlineTimer = scheduler.schedule(this::onDeadline, delay, TimeUnit.NANOSECONDS);
+    }
+
+    private void onDeadline() {
+        boolean expired;
+        synchronized (this) {
+            if (state != ACTIVE) {
+                return;
+            }
+            expired = clock.nanoTime() >= validUntil;
+            if (!expired) {
+                scheduleDeadline();
+            }
+        }
+        if (expired) {
+            lose("its deadline passed without a confirmed renewal");
+        }
+    }
+
+    // ---- loss and release
+
+    void lose(String reason) {
+        Disposable session;
+        synchronized (this) {
+            if (state != ACTIVE) {
+                return;
+            }
+            state = LOST;
+            lossReason = reason;
+            session = stopTimers();
+        }
+        if (session != null) {
+            session.dispose();
+        }
+        LOG.debug("lease on lock '{}' (token {}) lost: {}", lock.name(), lock.token(), reason);
+        client.forget(this);
+        lostSink.tryEmitEmpty();
+        updates.tryEmitComplete();
+    }
+
+    /** Idempotent, owner-checked release; later subscriptions complete at once. */
+    Mono<Void> release() {
+        return Mono.defer(() -> {
+            Disposable session;
+            boolean wasLost;
+            synchronized (this) {
+                if (state == RELEASED) {
+                    return Mono.empty();
+                }
+                wasLost = state == LOST;
+                state = RELEASED;
+                session = stopTimers();
+            }
+            if (wasLost) {
+                // the lease is gone already: clean up on the server without making the caller
+                // (a hold stream completing on loss) wait for a store that may be unreachable
+                client.releaseDetached(lock.name(), lock.owner(), options);
+                return Mono.empty();
+            }
+            if (session != null) {
+                session.dispose();
+            }
+            client.forget(this);
+            updates.tryEmitComplete();
+            return client.releaseOnServer(lock.name(), lock.owner(), options);
+        });
+    }
+
+    // guarded by this
+    private Disposable stopTimers() {
+        if (deadlineTimer != null) {
+            deadlineTimer.dispose();
+            deadlineTimer = null;
+        }
+        Disposable s = sessionSubscription;
+        sessionSubscription = null;
+        return s;
+    }
+
+    @Override
+    public String toString() {
+        return "Lease{" + lock.name() + ", token " + lock.token() + ", owner " + lock.owner() + "}";
+    }
+
+    /** An immutable view of the handle at one deadline. */
+    static final class Snapshot implements Lease {
+        final LeaseHandle handle;
+        private final long validUntil;
+
+        Snapshot(LeaseHandle handle, long validUntil) {
+            this.handle = handle;
+            this.validUntil = validUntil;
+        }
+
+        @Override
+        public String name() {
+            return handle.lock.name();
+        }
+
+        @Override
+        public String owner() {
+            return handle.lock.owner();
+        }
+
+        @Override
+        public long token() {
+            return handle.lock.token();
+        }
+
+        @Override
+        public long validUntilNanos() {
+            return validUntil;
+        }
+
+        @Override
+        public Duration remaining() {
+            return Duration.ofNanos(Math.max(0, handle.validUntil() - handle.clock.nanoTime()));
+        }
+
+        @Override
+        public boolean isValid() {
+            return handle.isActive() && handle.clock.nanoTime() < handle.validUntil();
+        }
+
+        @Override
+        public Mono<Void> release() {
+            return handle.release();
+        }
+
+        @Override
+        public Mono<Void> lost() {
+            return handle.lost();
+        }
+
+        @Override
+        public String toString() {
+            return "Lease{name=" + name() + ", token=" + token() + ", owner=" + owner()
+                    + ", validUntilNanos=" + validUntil + "}";
+        }
+    }
+}

@@ -1,0 +1,129 @@
+package io.reactivelocks.internal;
+
+import io.reactivelocks.LockClock;
+import io.reactivelocks.spi.LockBackend;
+import io.reactivelocks.spi.RenewOutcome;
+import io.reactivelocks.spi.RenewRequest;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import reactor.core.Disposable;
+import reactor.core.scheduler.Scheduler;
+
+/**
+ * Renews per-lease backends' leases in batches. A lease due at time {@code t} joins a batch
+ * already scheduled in {@code [t − slack, t]} (renewing a little early is always safe), else
+ * starts a new one; each batch is one {@link LockBackend#renew} call. Leases acquired close
+ * together therefore converge onto shared ticks.
+ */
+final class RenewalScheduler {
+
+    private final LockBackend backend;
+    private final Scheduler scheduler;
+    private final LockClock clock;
+    private final String backendName;
+
+    // guarded by this
+    private final TreeMap<Long, Batch> batches = new TreeMap<>();
+    private boolean closed;
+
+    RenewalScheduler(LockBackend backend, Scheduler scheduler, LockClock clock) {
+        this.backend = backend;
+        this.scheduler = scheduler;
+        this.clock = clock;
+        this.backendName = backend.name();
+    }
+
+    void schedule(LeaseHandle lease, long due) {
+        long slack = lease.options.renewalInterval().toNanos() / 4;
+        Batch start = null;
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            Map.Entry<Long, Batch> e = batches.floorEntry(due);
+            if (e != null && e.getKey() >= due - slack) {
+                e.getValue().leases.add(lease);
+                lease.renewalBatch = e.getValue();
+                return;
+            }
+            long key = due;
+            while (batches.containsKey(key)) {
+                key++;
+            }
+            Batch b = new Batch(key);
+            b.leases.add(lease);
+            lease.renewalBatch = b;
+            batches.put(key, b);
+            start = b;
+        }
+        long delay = Math.max(0, start.due - clock.nanoTime());
+        Batch b = start;
+        Disposable timer = scheduler.schedule(() -> run(b), delay, TimeUnit.NANOSECONDS);
+        synchronized (this) {
+            b.timer = timer;
+        }
+    }
+
+    private void run(Batch batch) {
+        List<LeaseHandle> leases;
+        synchronized (this) {
+            batches.remove(batch.due, batch);
+            leases = new ArrayList<>(batch.leases.size());
+            for (LeaseHandle h : batch.leases) {
+                if (h.renewalBatch == batch && h.isActive()) {
+                    h.renewalBatch = null;
+                    leases.add(h);
+                }
+            }
+        }
+        if (leases.isEmpty()) {
+            return;
+        }
+        List<RenewRequest> requests = new ArrayList<>(leases.size());
+        for (LeaseHandle h : leases) {
+            requests.add(new RenewRequest(h.lock, h.options.leaseTime()));
+        }
+        long sentAt = clock.nanoTime();
+        backend.renew(requests)
+                .timeout(leases.get(0).options.requestTimeout(), scheduler)
+                .subscribe(results -> {
+                    for (int i = 0; i < leases.size(); i++) {
+                        RenewOutcome o = i < results.size() ? results.get(i) : null;
+                        leases.get(i).onRenewOutcome(sentAt, o);
+                    }
+                }, error -> {
+                    var mapped = BackendErrors.map(backendName, null, "renewal", error);
+                    for (LeaseHandle h : leases) {
+                        h.onRenewFailed(mapped);
+                    }
+                });
+    }
+
+    void close() {
+        List<Batch> all;
+        synchronized (this) {
+            closed = true;
+            all = new ArrayList<>(batches.values());
+            batches.clear();
+        }
+        for (Batch b : all) {
+            if (b.timer != null) {
+                b.timer.dispose();
+            }
+        }
+    }
+
+    /** Leases due at (or joining) one tick. */
+    private static final class Batch {
+        final long due;
+        final List<LeaseHandle> leases = new ArrayList<>();
+        Disposable timer;
+
+        Batch(long due) {
+            this.due = due;
+        }
+    }
+}

@@ -1,0 +1,5 @@
+/**
+ * The engine: acquire loop, renewal, loss detection, reentrancy and observation fan-out, written
+ * once for every backend. <b>Not API</b>: anything here may change in any release.
+ */
+package io.reactivelocks.internal;

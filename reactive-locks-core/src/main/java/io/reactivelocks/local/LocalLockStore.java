@@ -1,0 +1,186 @@
+package io.reactivelocks.local;
+
+import io.reactivelocks.LockClock;
+import io.reactivelocks.spi.Holder;
+import io.reactivelocks.spi.LockEvent;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Sinks;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * The shared state of in-memory locks: what a server would hold. Several
+ * {@link LocalLockBackend}s (one per simulated client) may share one store. Expiry is decided by
+ * the store's own clock and scheduler — inject a {@code VirtualTimeScheduler} to drive it in tests.
+ * All operations are short critical sections on in-memory maps; nothing blocks.
+ */
+public final class LocalLockStore {
+
+    private final Scheduler scheduler;
+    private final LockClock clock;
+    private final Map<String, Entry> locks = new HashMap<>();      // guarded by this
+    private final Map<String, Long> counters = new HashMap<>();    // guarded by this
+    private final ConcurrentHashMap<String, Sinks.Many<LockEvent>> channels = new ConcurrentHashMap<>();
+
+    /** A store on Reactor's parallel scheduler and the JVM's monotonic clock. */
+    public LocalLockStore() {
+        this(Schedulers.parallel(), LockClock.system());
+    }
+
+    /**
+     * @param scheduler runs expiry timers
+     * @param clock     decides expiry (the "server clock")
+     */
+    public LocalLockStore(Scheduler scheduler, LockClock clock) {
+        this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
+        this.clock = Objects.requireNonNull(clock, "clock");
+    }
+
+    /** What the store holds for one name. */
+    private static final class Entry {
+        final String owner;
+        final long token;
+        long expiresAt;
+        Disposable expiryTimer;
+
+        Entry(String owner, long token, long expiresAt) {
+            this.owner = owner;
+            this.token = token;
+            this.expiresAt = expiresAt;
+        }
+    }
+
+    /** Result of {@link #grant}: the token when granted, else the holder. */
+    record GrantResult(boolean granted, long token, Holder holder) {
+    }
+
+    GrantResult grant(String name, String owner, Duration ttl) {
+        LockEvent event;
+        GrantResult result;
+        synchronized (this) {
+            long now = clock.nanoTime();
+            Entry e = liveEntry(name, now);
+            if (e != null && !e.owner.equals(owner)) {
+                return new GrantResult(false, 0, new Holder(e.owner, e.token, Duration.ofNanos(e.expiresAt - now)));
+            }
+            if (e != null) { // the same owner again (a retried request): extend and grant again
+                e.expiresAt = now + ttl.toNanos();
+                armExpiry(name, e);
+                return new GrantResult(true, e.token, null);
+            }
+            long token = counters.merge(name, 1L, Long::sum);
+            Entry fresh = new Entry(owner, token, now + ttl.toNanos());
+            locks.put(name, fresh);
+            armExpiry(name, fresh);
+            result = new GrantResult(true, token, null);
+            event = new LockEvent.Acquired(name, owner, token);
+        }
+        publish(event);
+        return result;
+    }
+
+    boolean renew(String name, String owner, long token, Duration ttl) {
+        synchronized (this) {
+            long now = clock.nanoTime();
+            Entry e = liveEntry(name, now);
+            if (e == null || !e.owner.equals(owner) || e.token != token) {
+                return false;
+            }
+            e.expiresAt = now + ttl.toNanos();
+            armExpiry(name, e);
+            return true;
+        }
+    }
+
+    boolean release(String name, String owner) {
+        synchronized (this) {
+            Entry e = liveEntry(name, clock.nanoTime());
+            if (e == null || !e.owner.equals(owner)) {
+                return false;
+            }
+            locks.remove(name);
+            e.expiryTimer.dispose();
+        }
+        publish(new LockEvent.Released(name, owner, false));
+        return true;
+    }
+
+    Holder inspect(String name) {
+        synchronized (this) {
+            long now = clock.nanoTime();
+            Entry e = liveEntry(name, now);
+            return e == null ? null : new Holder(e.owner, e.token, Duration.ofNanos(e.expiresAt - now));
+        }
+    }
+
+    Flux<LockEvent> events(String name) {
+        return Flux.defer(() -> {
+            Sinks.Many<LockEvent> sink = channels.computeIfAbsent(name,
+                    n -> Sinks.many().multicast().directBestEffort());
+            return sink.asFlux().startWith(new LockEvent.Subscribed(name)).doFinally(s -> {
+                if (sink.currentSubscriberCount() == 0) {
+                    channels.remove(name, sink);
+                }
+            });
+        });
+    }
+
+    /** @return how many locks are held now (expired ones not counted) */
+    public synchronized int heldCount() {
+        long now = clock.nanoTime();
+        int n = 0;
+        for (Entry e : locks.values()) {
+            if (e.expiresAt > now) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    // guarded by this
+    private Entry liveEntry(String name, long now) {
+        Entry e = locks.get(name);
+        if (e != null && e.expiresAt <= now) {
+            return null; // expired; its timer removes it and tells the waiters
+        }
+        return e;
+    }
+
+    // guarded by this
+    private void armExpiry(String name, Entry e) {
+        if (e.expiryTimer != null) {
+            e.expiryTimer.dispose();
+        }
+        long delay = Math.max(0, e.expiresAt - clock.nanoTime());
+        e.expiryTimer = scheduler.schedule(() -> expire(name, e), delay, TimeUnit.NANOSECONDS);
+    }
+
+    private void expire(String name, Entry e) {
+        synchronized (this) {
+            if (locks.get(name) != e) {
+                return;
+            }
+            if (e.expiresAt > clock.nanoTime()) {
+                armExpiry(name, e);
+                return;
+            }
+            locks.remove(name);
+        }
+        publish(new LockEvent.Released(name, e.owner, true));
+    }
+
+    private void publish(LockEvent event) {
+        Sinks.Many<LockEvent> sink = channels.get(event.name());
+        if (sink != null) {
+            // several threads may publish to one name: retry while another emission is in progress
+            sink.emitNext(event, Sinks.EmitFailureHandler.busyLooping(Duration.ofMillis(100)));
+        }
+    }
+}

@@ -1,0 +1,6 @@
+/**
+ * The in-memory backend: the same semantics as the distributed ones (fencing tokens, expiry by
+ * the injected scheduler's time, release notifications) inside one JVM, for tests and local
+ * development.
+ */
+package io.reactivelocks.local;

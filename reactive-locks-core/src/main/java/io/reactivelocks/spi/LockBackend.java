@@ -1,0 +1,110 @@
+package io.reactivelocks.spi;
+
+import io.reactivelocks.LockClock;
+import java.util.List;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * What a store must provide for the engine ({@code io.reactivelocks.internal}) to run locks on
+ * it: grant, renew (batched), release, inspect and notify. The engine is written once; a backend
+ * only talks to its store. Every method is lazy (nothing is sent before subscribe) and must never
+ * block. Errors should be {@link io.reactivelocks.LockBackendException} with the right
+ * {@code isTransient()}; the engine maps anything else (timeouts and I/O errors as transient).
+ *
+ * <p>Two kinds of store fit:
+ * <ul>
+ *   <li><b>Polling stores</b> (Redis, PostgreSQL, in-memory): {@link #tryGrant} answers
+ *       {@link Attempt.Granted} or {@link Attempt.Busy}; the engine waits for a
+ *       {@link LockEvent.Released} from {@link #events}, the holder's TTL or a backoff step.</li>
+ *   <li><b>Queueing stores</b> (etcd, ZooKeeper): when {@link GrantRequest#queue()} is true,
+ *       {@link #tryGrant} may enqueue the owner and answer {@link Attempt.Queued} with a
+ *       {@code turn} that resolves when its predecessor is gone (no thundering herd). The
+ *       engine deletes the queue entry through {@link #release} if the waiter gives up.</li>
+ * </ul>
+ * and two kinds of renewal ({@link #renewalMode()}): per lease, driven by the engine in
+ * batches ({@link #renew}), or per session ({@link #sessionRenewals}), where one store-side
+ * session keeps every lock of the client alive (etcd lease, ZooKeeper session).
+ */
+public interface LockBackend {
+
+    /** @return a short name of the store for messages and metrics, e.g. {@code "redis"} */
+    String name();
+
+    /**
+     * One attempt to take the lock for {@code request.owner()}. Must be idempotent for an owner:
+     * if the same owner already holds the lock (a retried request whose first answer was lost),
+     * answer {@link Attempt.Granted} again.
+     *
+     * @param request what to grant
+     * @return the answer
+     */
+    Mono<Attempt> tryGrant(GrantRequest request);
+
+    /**
+     * Renews many leases in as few round trips as the store allows (the engine batches leases
+     * that are due in the same tick). Each lease is owner-checked: a lease whose key is gone or
+     * belongs to another owner gets {@link RenewOutcome#notHeld()}.
+     *
+     * @param batch the leases to renew, never empty
+     * @return one outcome per request, in the same order
+     */
+    Mono<List<RenewOutcome>> renew(List<RenewRequest> batch);
+
+    /**
+     * Owner-checked release (compare-and-delete) of the held lock or the queue entry of
+     * {@code owner}. Never removes another owner's key. Publishes the release to waiters.
+     *
+     * @param name  the lock name
+     * @param owner the owner id
+     * @return {@code true} when something of this owner was deleted, {@code false} when nothing was
+     */
+    Mono<Boolean> release(String name, String owner);
+
+    /**
+     * Reads who holds the lock now.
+     *
+     * @param name the lock name
+     * @return the holder, or empty when the lock is free
+     */
+    Mono<Holder> inspect(String name);
+
+    /**
+     * A hot stream of changes of one lock. It emits {@link LockEvent.Subscribed} first, once the
+     * store-side subscription is live (so the engine can re-check without missing a release),
+     * then {@link LockEvent.Acquired}/{@link LockEvent.Released} as they happen; it completes
+     * when the backend closes. The engine shares one subscription per name; cancelling
+     * unsubscribes on the store. A backend without notifications returns a stream that emits
+     * {@code Subscribed} and nothing else (waiters then rely on TTL and backoff).
+     *
+     * @param name the lock name
+     * @return the event stream
+     */
+    Flux<LockEvent> events(String name);
+
+    /** @return how held locks are kept alive; {@link RenewalMode#PER_LEASE} by default */
+    default RenewalMode renewalMode() {
+        return RenewalMode.PER_LEASE;
+    }
+
+    /**
+     * For {@link RenewalMode#SESSION} backends: the confirmations that keep this lease alive —
+     * one {@link Renewal} each time the store confirmed the session (keep-alive answer, cheap
+     * check of the owner's node). The stream completes or errors when the lease is lost
+     * (session expired, owner key gone); the engine cancels it on release.
+     *
+     * @param lease the held lease
+     * @param clock the clock to time-stamp each confirmation's request with
+     * @return the confirmations
+     */
+    default Flux<Renewal> sessionRenewals(HeldLock lease, LockClock clock) {
+        return Flux.error(new UnsupportedOperationException(name() + " renews per lease"));
+    }
+
+    /**
+     * Closes connections the backend owns (not those the application passed in). Idempotent.
+     *
+     * @return a {@code Mono} that closes on subscribe
+     */
+    Mono<Void> close();
+}
