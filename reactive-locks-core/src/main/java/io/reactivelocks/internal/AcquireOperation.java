@@ -10,6 +10,7 @@ import io.reactivelocks.spi.Holder;
 import io.reactivelocks.spi.LockEvent;
 import java.util.concurrent.TimeUnit;
 import reactor.core.Disposable;
+import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
 import reactor.core.scheduler.Scheduler;
 
@@ -104,9 +105,9 @@ final class AcquireOperation {
             }
         }
         client.backend().tryGrant(request)
+                .switchIfEmpty(Mono.error(() -> new IllegalStateException("store answered nothing")))
                 .timeout(options.requestTimeout(), scheduler)
-                .subscribe(a -> onAnswer(a, sentAt), this::onAttemptError,
-                        () -> onAttemptError(new IllegalStateException("store answered nothing")));
+                .subscribe(a -> onAnswer(a, sentAt), this::onAttemptError);
     }
 
     private void onAnswer(Attempt answer, long sentAt) {
@@ -235,8 +236,9 @@ final class AcquireOperation {
             client.releaseDetached(name, owner, options);
             return;
         }
-        Disposable d = q.turn().subscribe(a -> onAnswer(a, firstSentAt()), this::onAttemptError,
-                () -> onAttemptError(new IllegalStateException("store ended the queue wait without an answer")));
+        Disposable d = q.turn()
+                .switchIfEmpty(Mono.error(() -> new IllegalStateException("store ended the queue wait without an answer")))
+                .subscribe(a -> onAnswer(a, firstSentAt()), this::onAttemptError);
         synchronized (this) {
             if (!done) {
                 inFlight = true;

@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import reactor.core.Disposable;
+import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
 
 /**
@@ -88,6 +89,7 @@ final class RenewalScheduler {
         }
         long sentAt = clock.nanoTime();
         backend.renew(requests)
+                .switchIfEmpty(Mono.error(() -> new IllegalStateException("store answered nothing to a renewal")))
                 .timeout(leases.get(0).options.requestTimeout(), scheduler)
                 .subscribe(results -> {
                     for (int i = 0; i < leases.size(); i++) {

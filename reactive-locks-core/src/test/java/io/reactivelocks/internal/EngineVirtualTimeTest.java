@@ -1,0 +1,243 @@
+package io.reactivelocks.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.reactivelocks.Lease;
+import io.reactivelocks.LockBackendException;
+import io.reactivelocks.LockClient;
+import io.reactivelocks.LockClock;
+import io.reactivelocks.LockOptions;
+import io.reactivelocks.LockTimeoutException;
+import io.reactivelocks.spi.Attempt;
+import io.reactivelocks.spi.Holder;
+import io.reactivelocks.spi.LockEvent;
+import io.reactivelocks.spi.RenewRequest;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+import reactor.test.StepVerifier;
+import reactor.test.scheduler.VirtualTimeScheduler;
+import reactor.util.retry.Retry;
+
+/** The engine's timing logic, driven by virtual time against a scripted backend. */
+class EngineVirtualTimeTest {
+
+    private static final Duration VERIFY = Duration.ofSeconds(10);
+
+    private VirtualTimeScheduler vts;
+    private ScriptedBackend backend;
+    private LockOptions options;
+    private LockClient client;
+
+    @BeforeEach
+    void setUp() {
+        vts = VirtualTimeScheduler.create();
+        backend = new ScriptedBackend();
+        options = LockOptions.builder()
+                .leaseTime(Duration.ofSeconds(30))
+                .backoff(Retry.backoff(Long.MAX_VALUE, Duration.ofMillis(10)).maxBackoff(Duration.ofSeconds(1)).jitter(0))
+                .scheduler(vts)
+                .clock(LockClock.of(vts))
+                .build();
+        client = LockClient.create(backend, options);
+    }
+
+    @AfterEach
+    void tearDown() {
+        client.close().block(VERIFY);
+        vts.dispose();
+    }
+
+    private Holder holder(Duration remaining) {
+        return new Holder("someone-else", 1, remaining);
+    }
+
+    @Test
+    void renewsEveryThirdOfTheLeaseAndKeepsTheToken() {
+        StepVerifier.withVirtualTime(() -> client.hold("a"), () -> vts, Long.MAX_VALUE)
+                .assertNext(l -> assertThat(l.validUntilNanos()).isEqualTo(Duration.ofMillis(29_698).toNanos()))
+                .expectNoEvent(Duration.ofMillis(9_999))
+                .then(() -> assertThat(backend.renewals).isEmpty())
+                .thenAwait(Duration.ofMillis(1))
+                .assertNext(l -> assertThat(l.validUntilNanos()).isEqualTo(Duration.ofMillis(39_698).toNanos()))
+                .then(() -> assertThat(backend.renewals).hasSize(1))
+                .thenAwait(Duration.ofSeconds(10))
+                .expectNextCount(1)
+                .thenAwait(Duration.ofSeconds(100))
+                .expectNextCount(10)
+                .then(() -> assertThat(backend.renewals).hasSize(12))
+                .thenCancel()
+                .verify(VERIFY);
+        assertThat(backend.releasedOwners).containsExactly(backend.grants.get(0).owner());
+    }
+
+    @Test
+    void theHoldStreamCompletesAtTheLocalDeadlineWhenRenewalsKeepFailing() {
+        backend.onRenew = b -> Mono.error(new LockBackendException(null, "store down", null, true));
+        // validity = 30 s − 1% − 2 ms = 29.698 s from the send time of the grant request
+        StepVerifier.withVirtualTime(() -> client.hold("a"), () -> vts, Long.MAX_VALUE)
+                .expectNextCount(1)
+                .expectNoEvent(Duration.ofMillis(29_697))
+                .thenAwait(Duration.ofMillis(1))
+                .expectComplete()
+                .verify(VERIFY);
+        // renewal was retried quickly (every min(1 s, interval/8)) while time remained: 10 s, 11 s, ... 29 s
+        assertThat(backend.renewals).hasSize(20);
+        // and the lost lease is released on the server (owner-checked) without delaying completion
+        assertThat(backend.releasedOwners).containsExactly(backend.grants.get(0).owner());
+    }
+
+    @Test
+    void aLeaseTheStoreNoLongerRecognisesIsLostAtOnce() {
+        backend.onRenew = b -> Mono.just(b.stream().map(r -> io.reactivelocks.spi.RenewOutcome.notHeld()).toList());
+        AtomicInteger lostSignals = new AtomicInteger();
+        StepVerifier.withVirtualTime(() -> client.hold("a").doOnNext(l -> l.lost().subscribe(null, null, lostSignals::incrementAndGet)),
+                        () -> vts, Long.MAX_VALUE)
+                .expectNextCount(1)
+                .thenAwait(Duration.ofSeconds(10))
+                .expectComplete()
+                .verify(VERIFY);
+        assertThat(lostSignals).hasValue(1);
+    }
+
+    @Test
+    void waitTimeoutEndsTheAcquireWithLockTimeoutExceptionAfterBackoffSteps() {
+        backend.onGrant = r -> Mono.just(Attempt.busy(holder(Duration.ofSeconds(60))));
+        LockOptions fiveSeconds = options.mutate().waitTimeout(Duration.ofSeconds(5)).build();
+        StepVerifier.withVirtualTime(() -> client.acquire("a", fiveSeconds), () -> vts, Long.MAX_VALUE)
+                .expectSubscription()
+                .expectNoEvent(Duration.ofMillis(4_999))
+                .thenAwait(Duration.ofMillis(1))
+                .expectErrorSatisfies(e -> {
+                    assertThat(e).isInstanceOf(LockTimeoutException.class);
+                    assertThat(((LockTimeoutException) e).waitTimeout()).isEqualTo(Duration.ofSeconds(5));
+                    assertThat(((LockTimeoutException) e).lockName()).isEqualTo("a");
+                })
+                .verify(VERIFY);
+        // attempts at 0, 10, 30, 70, 150, 310, 630, 1270 ms, then every second (cap): 2270, 3270, 4270
+        assertThat(backend.grants).hasSize(11);
+        assertThat(backend.releasedOwners).as("nothing to clean up: every answer was busy").isEmpty();
+    }
+
+    @Test
+    void aWaiterRetriesWhenTheHoldersTtlRunsOutEvenWithAHugeBackoff() {
+        AtomicInteger calls = new AtomicInteger();
+        backend.onGrant = r -> calls.incrementAndGet() == 1
+                ? Mono.just(Attempt.busy(holder(Duration.ofSeconds(5))))
+                : Mono.just(Attempt.granted(7, r.leaseTime()));
+        LockOptions slow = options.mutate()
+                .backoff(Retry.backoff(Long.MAX_VALUE, Duration.ofMinutes(10)).maxBackoff(Duration.ofMinutes(10)).jitter(0))
+                .build();
+        StepVerifier.withVirtualTime(() -> client.acquire("a", slow), () -> vts, Long.MAX_VALUE)
+                .expectSubscription()
+                .expectNoEvent(Duration.ofMillis(5_000))
+                .thenAwait(Duration.ofMillis(1))
+                .assertNext(l -> assertThat(l.token()).isEqualTo(7))
+                .expectComplete()
+                .verify(VERIFY);
+    }
+
+    @Test
+    void aReleaseNotificationWakesTheWaiterAndTheSubscriptionGoingLiveTriggersOneRecheck() {
+        Sinks.Many<LockEvent> events = Sinks.many().multicast().directBestEffort();
+        backend.events = events.asFlux();
+        AtomicInteger calls = new AtomicInteger();
+        backend.onGrant = r -> calls.incrementAndGet() <= 2
+                ? Mono.just(Attempt.busy(holder(Duration.ofSeconds(60))))
+                : Mono.just(Attempt.granted(9, r.leaseTime()));
+        LockOptions slow = options.mutate()
+                .backoff(Retry.backoff(Long.MAX_VALUE, Duration.ofMinutes(10)).maxBackoff(Duration.ofMinutes(10)).jitter(0))
+                .build();
+        StepVerifier.withVirtualTime(() -> client.acquire("a", slow), () -> vts, Long.MAX_VALUE)
+                .expectSubscription()
+                .then(() -> assertThat(calls).hasValue(1))
+                .then(() -> events.tryEmitNext(new LockEvent.Subscribed("a")))
+                .then(() -> assertThat(calls).as("re-check once the subscription is live").hasValue(2))
+                .then(() -> events.tryEmitNext(new LockEvent.Acquired("a", "x", 3)))
+                .then(() -> assertThat(calls).as("an acquisition does not wake waiters").hasValue(2))
+                .then(() -> events.tryEmitNext(new LockEvent.Released("a", "someone-else", false)))
+                .assertNext(l -> assertThat(l.token()).isEqualTo(9))
+                .expectComplete()
+                .verify(VERIFY);
+        assertThat(events.currentSubscriberCount()).as("the waiter unsubscribed").isZero();
+    }
+
+    @Test
+    void aGrantThatArrivesAfterCancelIsReleased() {
+        Sinks.One<Attempt> answer = Sinks.one();
+        backend.onGrant = r -> answer.asMono();
+        Disposable d = client.acquire("a").subscribe();
+        assertThat(backend.grants).hasSize(1);
+        d.dispose();
+        assertThat(backend.releasedOwners).as("nothing released while the request is in flight").isEmpty();
+        answer.tryEmitValue(Attempt.granted(1, Duration.ofSeconds(30)));
+        assertThat(backend.releasedOwners).containsExactly(backend.grants.get(0).owner());
+        assertThat(((DefaultLockClient) client).heldLeaseCount()).isZero();
+        assertThat(((DefaultLockClient) client).pendingAcquireCount()).isZero();
+    }
+
+    @Test
+    void anErrorAfterCancelIsAlsoCleanedUpBecauseTheOutcomeIsUnknown() {
+        Sinks.One<Attempt> answer = Sinks.one();
+        backend.onGrant = r -> answer.asMono();
+        Disposable d = client.tryAcquire("a").subscribe();
+        d.dispose();
+        answer.tryEmitError(new java.io.IOException("connection reset"));
+        assertThat(backend.releasedOwners).containsExactly(backend.grants.get(0).owner());
+    }
+
+    @Test
+    void aRequestThatNeverAnswersFailsWithATransientBackendErrorAfterTheRequestTimeout() {
+        backend.onGrant = r -> Mono.never();
+        LockOptions quick = options.mutate().requestTimeout(Duration.ofSeconds(2)).build();
+        StepVerifier.withVirtualTime(() -> client.tryAcquire("a", quick), () -> vts, Long.MAX_VALUE)
+                .expectSubscription()
+                .expectNoEvent(Duration.ofMillis(1_999))
+                .thenAwait(Duration.ofMillis(1))
+                .expectErrorSatisfies(e -> assertThat(e).isInstanceOf(LockBackendException.class)
+                        .satisfies(x -> assertThat(((LockBackendException) x).isTransient()).isTrue()))
+                .verify(VERIFY);
+        assertThat(backend.releasedOwners).as("unknown outcome: released").hasSize(1);
+    }
+
+    @Test
+    void leasesDueInTheSameTickAreRenewedInOneCall() {
+        List<Lease> leases = new ArrayList<>();
+        for (int i = 0; i < 50; i++) {
+            leases.add(client.tryAcquire("n" + i).block(VERIFY));
+        }
+        vts.advanceTimeBy(Duration.ofSeconds(1));
+        for (int i = 50; i < 100; i++) {
+            leases.add(client.tryAcquire("n" + i).block(VERIFY));
+        }
+        vts.advanceTimeBy(Duration.ofSeconds(9)); // t = 10 s: the first 50 are due; the others join early
+        assertThat(backend.renewals).hasSize(1);
+        assertThat(backend.renewals.get(0)).hasSize(100);
+        vts.advanceTimeBy(Duration.ofSeconds(10));
+        assertThat(backend.renewals).hasSize(2);
+        assertThat(backend.renewals.get(1)).extracting(RenewRequest::lock).hasSize(100);
+        Flux.fromIterable(leases).flatMap(Lease::release).blockLast(VERIFY);
+        vts.advanceTimeBy(Duration.ofSeconds(30));
+        assertThat(backend.renewals).as("no renewal outlives a release").hasSize(2);
+    }
+
+    @Test
+    void cancellingAWaiterLeavesNothingScheduled() {
+        backend.onGrant = r -> Mono.just(Attempt.busy(holder(Duration.ofSeconds(60))));
+        Disposable d = client.acquire("a").subscribe();
+        vts.advanceTimeBy(Duration.ofMillis(100));
+        int attempts = backend.grants.size();
+        d.dispose();
+        vts.advanceTimeBy(Duration.ofMinutes(5));
+        assertThat(backend.grants).hasSize(attempts);
+        assertThat(((DefaultLockClient) client).pendingAcquireCount()).isZero();
+    }
+}
