@@ -229,10 +229,20 @@ public final class LockOptions {
         }
 
         /**
-         * @param scheduler where timers and renewals run; {@code null} = the client's own
+         * @param scheduler where timers and renewals run, able to schedule with a delay (a plain
+         *                  executor is not); {@code null} = the client's own
          * @return this builder
+         * @throws IllegalArgumentException naming the scheduler when it cannot schedule with a delay
          */
         public Builder scheduler(Scheduler scheduler) {
+            if (scheduler != null) {
+                try {
+                    scheduler.schedule(() -> { }, 1, java.util.concurrent.TimeUnit.NANOSECONDS).dispose();
+                } catch (java.util.concurrent.RejectedExecutionException e) {
+                    throw new IllegalArgumentException("scheduler must support time-based scheduling (and not be disposed): "
+                            + scheduler, e);
+                }
+            }
             this.scheduler = scheduler;
             return this;
         }

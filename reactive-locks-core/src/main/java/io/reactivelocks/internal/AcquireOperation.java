@@ -71,7 +71,10 @@ final class AcquireOperation {
     void start() {
         sink.onCancel(() -> finish(null, false));
         if (wait && options.waitTimeout() != null) {
-            Disposable t = scheduler.schedule(this::onWaitTimeout, options.waitTimeout().toNanos(), TimeUnit.NANOSECONDS);
+            Disposable t = schedule(this::onWaitTimeout, options.waitTimeout().toNanos());
+            if (t == null) {
+                return;
+            }
             synchronized (this) {
                 if (done) {
                     t.dispose();
@@ -215,7 +218,10 @@ final class AcquireOperation {
             onWake();
             return;
         }
-        Disposable t = scheduler.schedule(this::onWake, delay, TimeUnit.NANOSECONDS);
+        Disposable t = schedule(this::onWake, delay);
+        if (t == null) {
+            return;
+        }
         synchronized (this) {
             if (done || !waiting) {
                 t.dispose();
@@ -271,7 +277,10 @@ final class AcquireOperation {
         }
         if (wait && BackendErrors.isTransient(e)) {
             long delay = Backoff.delayNanos(options.backoff(), attempts);
-            Disposable t = scheduler.schedule(this::attempt, delay, TimeUnit.NANOSECONDS);
+            Disposable t = schedule(this::attempt, delay);
+            if (t == null) {
+                return;
+            }
             synchronized (this) {
                 if (done) {
                     t.dispose();
@@ -363,6 +372,16 @@ final class AcquireOperation {
 
     private synchronized long firstSentAt() {
         return firstSentAt;
+    }
+
+    /** Schedules a timer; a scheduler that refuses (disposed) ends the operation with an error, and null is returned. */
+    private Disposable schedule(Runnable task, long delayNanos) {
+        try {
+            return scheduler.schedule(task, delayNanos, TimeUnit.NANOSECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            fail(new io.reactivelocks.LockException(name, "the lock scheduler refused a timer: " + scheduler, e), "scheduler");
+            return null;
+        }
     }
 
     // guarded by this

@@ -137,14 +137,20 @@ public final class DefaultLockClient implements LockClient {
 
     // ---- engine
 
+    /*
+     * The body runs until it ends or the lease is lost (then it is cancelled). A body that ends
+     * after the lease's deadline passed — before the deadline timer could fire, say after a
+     * long pause — did not finish under the lock either: it fails with LockLostException too.
+     */
     private static <T> Mono<T> runUnder(LeaseHandle h, Mono<T> body) {
         return body.takeUntilOther(h.lost())
-                .switchIfEmpty(Mono.defer(() -> h.isLost() ? Mono.error(lostError(h)) : Mono.empty()));
+                .flatMap(v -> h.confirmValid() ? Mono.just(v) : Mono.<T>error(lostError(h)))
+                .switchIfEmpty(Mono.defer(() -> h.confirmValid() ? Mono.empty() : Mono.error(lostError(h))));
     }
 
     private static <T> Flux<T> runUnder(LeaseHandle h, Flux<T> body) {
         return body.takeUntilOther(h.lost())
-                .concatWith(Mono.defer(() -> h.isLost() ? Mono.error(lostError(h)) : Mono.empty()));
+                .concatWith(Mono.defer(() -> h.confirmValid() ? Mono.empty() : Mono.error(lostError(h))));
     }
 
     private static LockLostException lostError(LeaseHandle h) {

@@ -15,6 +15,7 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
 import reactor.util.Logger;
 import reactor.util.Loggers;
 
@@ -95,10 +96,6 @@ final class LeaseHandle {
         return state == ACTIVE;
     }
 
-    synchronized boolean isLost() {
-        return state == LOST || (state == RELEASED && lossReason != null);
-    }
-
     synchronized long validUntil() {
         return validUntil;
     }
@@ -113,6 +110,25 @@ final class LeaseHandle {
 
     Mono<Void> lost() {
         return lostSink.asMono();
+    }
+
+    /**
+     * @return true while the lease is active and its deadline has not passed; a passed deadline
+     *         that no timer has acted on yet (the process was paused) is acted on now
+     */
+    boolean confirmValid() {
+        boolean expired;
+        synchronized (this) {
+            if (state != ACTIVE) {
+                return false;
+            }
+            expired = clock.nanoTime() >= validUntil;
+        }
+        if (expired) {
+            lose("its deadline passed while the work ran (a pause longer than the lease?)");
+            return false;
+        }
+        return true;
     }
 
     synchronized String lossReason() {
@@ -179,7 +195,13 @@ final class LeaseHandle {
             deadlineTimer.dispose();
         }
         long delay = Math.max(0, validUntil - clock.nanoTime());
-        deadlineTimer = scheduler.schedule(this::onDeadline, delay, TimeUnit.NANOSECONDS);
+        try {
+            deadlineTimer = scheduler.schedule(this::onDeadline, delay, TimeUnit.NANOSECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // no timer can watch this lease: end it now rather than let it outlive its deadline unseen
+            deadlineTimer = null;
+            Schedulers.parallel().schedule(() -> lose("the lock scheduler refused the deadline timer"));
+        }
     }
 
     private void onDeadline() {
