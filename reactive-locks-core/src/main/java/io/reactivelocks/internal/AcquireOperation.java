@@ -9,9 +9,11 @@ import io.reactivelocks.spi.GrantRequest;
 import io.reactivelocks.spi.Holder;
 import io.reactivelocks.spi.LockEvent;
 import java.util.concurrent.TimeUnit;
+import org.reactivestreams.Subscription;
+import reactor.core.CoreSubscriber;
 import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
-import reactor.core.publisher.MonoSink;
+import reactor.core.publisher.Operators;
 import reactor.core.scheduler.Scheduler;
 
 /**
@@ -29,8 +31,13 @@ import reactor.core.scheduler.Scheduler;
  *       subscriptions are disposed, and if the store may hold a key of this owner, an
  *       owner-checked release is sent — after the in-flight request settled.</li>
  * </ul>
+ *
+ * <p>It is its subscriber's {@link Subscription} (see {@link #mono}) rather than a
+ * {@code Mono.create} sink: a sink that loses the race between {@code success} and
+ * {@code cancel} drops the value as "next dropped", which would leak a granted lease. Here a
+ * grant is either handed to the subscriber or, if the cancel came first, released.
  */
-final class AcquireOperation {
+final class AcquireOperation implements Subscription {
 
     private final DefaultLockClient client;
     private final String name;
@@ -38,7 +45,7 @@ final class AcquireOperation {
     private final LockOptions options;
     private final boolean wait;
     private final Scheduler scheduler;
-    private final MonoSink<LeaseHandle> sink;
+    private final CoreSubscriber<? super LeaseHandle> actual;
 
     // guarded by this
     private boolean done;
@@ -56,20 +63,118 @@ final class AcquireOperation {
     private Disposable timeoutTimer;
     private Disposable events;
     private Disposable turn;
+    private boolean requested;
+    private boolean cancelled;
+    private LeaseHandle granted;      // granted, not yet handed over
+    private boolean delivered;
 
-    AcquireOperation(DefaultLockClient client, String name, LockOptions options, boolean wait,
-                     Scheduler scheduler, MonoSink<LeaseHandle> sink) {
+    /**
+     * @return a {@code Mono} that runs one acquire per subscription
+     */
+    static Mono<LeaseHandle> mono(DefaultLockClient client, String name, LockOptions options, boolean wait) {
+        return new Mono<>() {
+            @Override
+            public void subscribe(CoreSubscriber<? super LeaseHandle> actual) {
+                AcquireOperation op = new AcquireOperation(client, name, options, wait, client.schedulerFor(options), actual);
+                actual.onSubscribe(op);
+                client.register(op);
+            }
+        };
+    }
+
+    private AcquireOperation(DefaultLockClient client, String name, LockOptions options, boolean wait,
+                             Scheduler scheduler, CoreSubscriber<? super LeaseHandle> actual) {
         this.client = client;
         this.name = name;
         this.owner = OwnerIds.next();
         this.options = options;
         this.wait = wait;
         this.scheduler = scheduler;
-        this.sink = sink;
+        this.actual = actual;
+    }
+
+    // ---- Subscription
+
+    @Override
+    public void request(long n) {
+        if (!Operators.validate(n)) {
+            return;
+        }
+        LeaseHandle deliver;
+        synchronized (this) {
+            requested = true;
+            deliver = granted;
+            granted = null;
+            if (deliver != null) {
+                delivered = true;
+            }
+        }
+        if (deliver != null) {
+            actual.onNext(deliver);
+            actual.onComplete();
+        }
+    }
+
+    @Override
+    public void cancel() {
+        LeaseHandle undelivered;
+        synchronized (this) {
+            if (cancelled) {
+                return;
+            }
+            cancelled = true;
+            undelivered = granted;
+            granted = null;
+        }
+        if (undelivered != null) {
+            // granted but not handed over yet: ours to give back
+            undelivered.release().subscribe(null, e -> { });
+            return;
+        }
+        finish(null, false);
+    }
+
+    private void emitGranted(LeaseHandle lease) {
+        boolean deliver;
+        boolean giveBack;
+        synchronized (this) {
+            giveBack = cancelled;
+            deliver = !cancelled && requested;
+            if (deliver) {
+                delivered = true;
+            } else if (!cancelled) {
+                granted = lease; // handed over on request
+            }
+        }
+        if (giveBack) {
+            lease.release().subscribe(null, e -> { });
+        } else if (deliver) {
+            actual.onNext(lease);
+            actual.onComplete();
+        }
+    }
+
+    private void emitEmpty() {
+        boolean signal;
+        synchronized (this) {
+            signal = !cancelled;
+        }
+        if (signal) {
+            actual.onComplete();
+        }
+    }
+
+    private void emitError(Throwable e) {
+        boolean signal;
+        synchronized (this) {
+            signal = !cancelled;
+        }
+        if (signal) {
+            actual.onError(e);
+        }
     }
 
     void start() {
-        sink.onCancel(() -> finish(null, false));
         if (wait && options.waitTimeout() != null) {
             Disposable t = schedule(this::onWaitTimeout, options.waitTimeout().toNanos());
             if (t == null) {
@@ -153,14 +258,14 @@ final class AcquireOperation {
             // the grant took longer than its own validity: give it back and fail this attempt
             client.releaseDetached(name, owner, options);
             client.operationEnded(this);
-            sink.error(new io.reactivelocks.LockBackendException(name, "grant of lock '" + name
+            emitError(new io.reactivelocks.LockBackendException(name, "grant of lock '" + name
                     + "' arrived after its validity (" + g.ttl() + ") had passed", null, true));
             return;
         }
         LeaseHandle lease = client.newLease(name, owner, g.token(), options, scheduler, validUntil);
         client.operationEnded(this);
         lease.start(validFrom);
-        sink.success(lease); // dropped if cancelled meanwhile: the discard hook releases it
+        emitGranted(lease);
     }
 
     private void onBusy(Holder holder) {
@@ -179,7 +284,7 @@ final class AcquireOperation {
         }
         if (!wait) {
             client.operationEnded(this);
-            sink.success();
+            emitEmpty();
             return;
         }
         if (attempts >= options.backoff().maxAttempts) {
@@ -339,7 +444,7 @@ final class AcquireOperation {
 
     private void fail(LockException error, String why) {
         if (finish(error, true)) {
-            sink.error(error);
+            emitError(error);
         }
     }
 

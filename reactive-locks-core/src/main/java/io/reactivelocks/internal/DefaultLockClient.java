@@ -158,21 +158,21 @@ public final class DefaultLockClient implements LockClient {
     }
 
     Mono<LeaseHandle> acquireHandle(String name, LockOptions options, boolean wait) {
-        return Mono.<LeaseHandle>create(sink -> {
-                    if (closed) {
-                        sink.error(new LockClientClosedException(name));
-                        return;
-                    }
-                    AcquireOperation op = new AcquireOperation(this, name, options, wait, schedulerFor(options), sink);
-                    operations.add(op);
-                    if (closed) {
-                        op.closed();
-                        return;
-                    }
-                    op.start();
-                })
-                // a grant that reaches a cancelled subscriber is dropped here: give it back
-                .doOnDiscard(LeaseHandle.class, h -> h.release().subscribe(null, e -> LOG.debug("release failed", e)));
+        return AcquireOperation.mono(this, name, options, wait);
+    }
+
+    /** Called by a new acquire once its subscriber has its subscription. */
+    void register(AcquireOperation op) {
+        if (closed) {
+            op.closed();
+            return;
+        }
+        operations.add(op);
+        if (closed) {
+            op.closed();
+            return;
+        }
+        op.start();
     }
 
     LeaseHandle newLease(String name, String owner, long token, LockOptions options, Scheduler scheduler, long validUntil) {

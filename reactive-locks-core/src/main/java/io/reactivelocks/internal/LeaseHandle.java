@@ -255,10 +255,11 @@ final class LeaseHandle {
                 session = stopTimers();
             }
             if (wasLost) {
-                // the lease is gone already: clean up on the server without making the caller
-                // (a hold stream completing on loss) wait for a store that may be unreachable
-                client.releaseDetached(lock.name(), lock.owner(), options);
-                return Mono.empty();
+                // The lease is gone already. Clean up on the server without making the caller (a
+                // hold stream completing on loss) wait for a store that may be unreachable — and
+                // only after the caller has seen the end (doFinally runs after the terminal
+                // signal went downstream), so no other client is granted before that.
+                return Mono.<Void>empty().doFinally(s -> client.releaseDetached(lock.name(), lock.owner(), options));
             }
             if (session != null) {
                 session.dispose();

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Runs every test of every module against real servers. Installs the Debian packages of the
+# servers the tests start (redis-server, postgresql, etcd-server, zookeeper) when missing;
+# the tests start and stop the servers themselves on random loopback ports.
+#   ./test.sh [extra maven arguments]
+set -euo pipefail
+cd "$(dirname "$0")"
+if [ -f .ci/install-servers.sh ]; then
+  bash .ci/install-servers.sh
+fi
+./mvnw -B -ntp verify "$@"
