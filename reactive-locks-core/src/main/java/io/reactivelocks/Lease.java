@@ -34,10 +34,13 @@ public interface Lease {
      */
     long validUntilNanos();
 
-    /** @return the time left until {@link #validUntilNanos()}, zero when it has passed */
+    /**
+     * @return the time left until the grant's <em>current</em> deadline (later renewals move it
+     *         past this snapshot's {@link #validUntilNanos()}); zero when it has passed
+     */
     Duration remaining();
 
-    /** @return {@code true} while the lease is held: not released, not lost, deadline not passed */
+    /** @return {@code true} while the grant is held: not released, not lost, current deadline not passed */
     boolean isValid();
 
     /**

@@ -64,7 +64,10 @@ public interface LockClient {
      * prefer {@link #withLock} / {@link #hold}, which release for you.
      *
      * <p>Cancel: at any moment, including while a request is in flight, leaves nothing behind —
-     * a grant that arrives after the cancel is released. Errors: {@link LockTimeoutException}
+     * a grant that arrives after the cancel is released. (Once the lease has been handed to the
+     * subscriber it is the subscriber's: a lambda subscriber disposed at that very moment drops
+     * it, as Reactor drops any value racing a dispose — prefer {@link #withLock} or
+     * {@link #hold}, which are cancel-safe end to end.) Errors: {@link LockTimeoutException}
      * after the wait timeout; {@link LockBackendException} when the store fails permanently,
      * or is still failing when the wait timeout ends; {@link LockClientClosedException}.
      * Not reentrant (see {@link #withLock} for reentrancy).
