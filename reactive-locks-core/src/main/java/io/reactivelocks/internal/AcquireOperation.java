@@ -66,7 +66,6 @@ final class AcquireOperation implements Subscription {
     private boolean requested;
     private boolean cancelled;
     private LeaseHandle granted;      // granted, not yet handed over
-    private boolean delivered;
 
     /**
      * @return a {@code Mono} that runs one acquire per subscription
@@ -105,9 +104,6 @@ final class AcquireOperation implements Subscription {
             requested = true;
             deliver = granted;
             granted = null;
-            if (deliver != null) {
-                delivered = true;
-            }
         }
         if (deliver != null) {
             actual.onNext(deliver);
@@ -140,9 +136,7 @@ final class AcquireOperation implements Subscription {
         synchronized (this) {
             giveBack = cancelled;
             deliver = !cancelled && requested;
-            if (deliver) {
-                delivered = true;
-            } else if (!cancelled) {
+            if (!deliver && !cancelled) {
                 granted = lease; // handed over on request
             }
         }
@@ -175,6 +169,10 @@ final class AcquireOperation implements Subscription {
     }
 
     void start() {
+        if (isDone()) { // cancelled from within onSubscribe
+            client.operationEnded(this);
+            return;
+        }
         if (wait && options.waitTimeout() != null) {
             Disposable t = schedule(this::onWaitTimeout, options.waitTimeout().toNanos());
             if (t == null) {
