@@ -1,0 +1,563 @@
+package io.reactivelocks.test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.reactivelocks.Lease;
+import io.reactivelocks.LockBackendException;
+import io.reactivelocks.LockClient;
+import io.reactivelocks.LockLostException;
+import io.reactivelocks.LockOptions;
+import io.reactivelocks.LockState;
+import io.reactivelocks.spi.LockBackend;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import reactor.core.Disposable;
+import reactor.core.publisher.BaseSubscriber;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+import reactor.test.StepVerifier;
+import reactor.util.retry.Retry;
+
+/**
+ * The contract every backend passes. A backend's test extends this class and supplies
+ * {@link #newBackend()}: each call must return an independent client (its own connections) to
+ * the same store, so that several clients contend as separate processes would. Tests run in
+ * real time against the real store with short leases (see {@link #options()}).
+ *
+ * <p>Stores that renew by session (etcd, ZooKeeper) override {@link #cutRenewals} with a real
+ * fault (a fault proxy blackholing that client), since failing the client-side calls does not
+ * stop the server-side session.
+ */
+public abstract class LockBackendContract {
+
+    /** Generous bound for any single step that involves the real store. */
+    protected static final Duration STEP = Duration.ofSeconds(10);
+
+    private final List<TestClient> clients = new ArrayList<>();
+    private final Set<String> names = Collections.synchronizedSet(new LinkedHashSet<>());
+
+    /** @return a new, independent backend (its own connections) to the store under test */
+    protected abstract LockBackend newBackend();
+
+    /** @return a backend whose store does not answer (blackholed or closed); the default silences a real one */
+    protected LockBackend unreachableBackend() {
+        return FaultInjectingBackend.wrap(newBackend()).silent(true);
+    }
+
+    /**
+     * @return options for the tests: short lease, short request timeout, and a drift allowance
+     *         (5% + 20 ms = 80 ms of a 1.2 s lease) wide enough for a loaded test machine's timer
+     *         lateness, which is what the allowance is for
+     */
+    protected LockOptions options() {
+        return LockOptions.builder()
+                .leaseTime(Duration.ofMillis(1200))
+                .requestTimeout(Duration.ofSeconds(2))
+                .drift(0.05, Duration.ofMillis(20))
+                .build();
+    }
+
+    /**
+     * Stops {@code client}'s renewals from reaching the store while its other calls still do.
+     *
+     * @param client the client whose lease must now run out
+     */
+    protected void cutRenewals(TestClient client) {
+        client.faults().failRenewals(true);
+    }
+
+    /**
+     * Checks that the store holds nothing for {@code names} any more. The default asks
+     * {@link LockBackend#inspect}; backends may also scan their key space.
+     *
+     * @param backend a live backend to ask
+     * @param names   every lock name the test used
+     */
+    protected void assertNothingLeft(LockBackend backend, Set<String> names) {
+        for (String n : names) {
+            await().atMost(STEP).untilAsserted(() ->
+                    assertThat(backend.inspect(n).blockOptional(STEP)).as("holder of '%s' after the test", n).isEmpty());
+        }
+    }
+
+    /** A client under test: the lock client and the fault switch of its backend. */
+    public record TestClient(LockClient locks, FaultInjectingBackend faults) {
+    }
+
+    /** @return a new client over {@link #newBackend()} with {@link #options()} */
+    protected TestClient newClient() {
+        return newClient(options());
+    }
+
+    /**
+     * @param options the client's default options
+     * @return a new client over {@link #newBackend()}
+     */
+    protected TestClient newClient(LockOptions options) {
+        FaultInjectingBackend b = FaultInjectingBackend.wrap(newBackend());
+        TestClient c = new TestClient(LockClient.create(b, options), b);
+        clients.add(c);
+        return c;
+    }
+
+    /**
+     * @param prefix a readable prefix
+     * @return a lock name unique to this run, remembered for the after-test check
+     */
+    protected String name(String prefix) {
+        String n = prefix + "-" + UUID.randomUUID();
+        names.add(n);
+        return n;
+    }
+
+    @AfterEach
+    void closeClientsAndCheckNothingLeft() {
+        for (TestClient c : clients) {
+            c.locks().close().block(STEP);
+        }
+        clients.clear();
+        LockBackend check = newBackend();
+        try {
+            assertNothingLeft(check, names);
+        } finally {
+            check.close().block(STEP);
+            names.clear();
+        }
+    }
+
+    // ---------------------------------------------------------------- exclusion and tokens
+
+    @Test
+    void mutualExclusionWhenManySubscribersRace() {
+        String name = name("race");
+        MutualExclusionChecker checker = new MutualExclusionChecker();
+        List<TestClient> cs = List.of(newClient(), newClient(), newClient());
+        AtomicInteger done = new AtomicInteger();
+        int perClient = 8;
+        List<Mono<Void>> all = new ArrayList<>();
+        for (TestClient c : cs) {
+            for (int i = 0; i < perClient; i++) {
+                all.add(c.locks().withLock(name, lease -> {
+                    MutualExclusionChecker.Hold h = checker.begin(name, lease.owner(), lease.token());
+                    // end the hold before the body's completion goes downstream (and the release begins)
+                    return Mono.delay(Duration.ofMillis(ThreadLocalRandom.current().nextInt(1, 5)))
+                            .doOnNext(x -> done.incrementAndGet())
+                            .then(Mono.fromRunnable(h::end))
+                            .doOnCancel(h::end)
+                            .then();
+                }));
+            }
+        }
+        Flux.merge(all).then().block(Duration.ofSeconds(60));
+        assertThat(done).hasValue(cs.size() * perClient);
+        checker.assertNoOverlap();
+        checker.assertTokensStrictlyIncreasing(name);
+    }
+
+    @Test
+    void tokensStrictlyIncreaseAcrossHoldersAndClients() {
+        String name = name("tokens");
+        TestClient a = newClient();
+        TestClient b = newClient();
+        long last = Long.MIN_VALUE;
+        for (int i = 0; i < 10; i++) {
+            TestClient c = i % 2 == 0 ? a : b;
+            Lease lease = c.locks().acquire(name).block(STEP);
+            assertThat(lease).isNotNull();
+            assertThat(lease.token()).as("token of grant %d", i).isGreaterThan(last);
+            last = lease.token();
+            lease.release().block(STEP);
+        }
+    }
+
+    @Test
+    void tryAcquireOnAHeldLockIsEmpty() {
+        String name = name("try");
+        TestClient a = newClient();
+        TestClient b = newClient();
+        Lease held = a.locks().tryAcquire(name).block(STEP);
+        assertThat(held).isNotNull();
+        StepVerifier.create(b.locks().tryAcquire(name)).expectComplete().verify(STEP);
+        StepVerifier.create(a.locks().tryAcquire(name)).as("plain acquire is not reentrant")
+                .expectComplete().verify(STEP);
+        held.release().block(STEP);
+        Lease next = b.locks().tryAcquire(name).block(STEP);
+        assertThat(next).isNotNull();
+        assertThat(next.token()).isGreaterThan(held.token());
+        next.release().block(STEP);
+    }
+
+    @Test
+    void releaseWakesAWaiterByNotificationNotByBackoff() {
+        String name = name("wake");
+        // only a notification can wake the waiter quickly: a 10-minute backoff and a 60 s lease
+        LockOptions slow = options().mutate()
+                .leaseTime(Duration.ofSeconds(60))
+                .backoff(Retry.backoff(Long.MAX_VALUE, Duration.ofMinutes(10)).maxBackoff(Duration.ofMinutes(10)).jitter(0))
+                .build();
+        TestClient a = newClient(slow);
+        TestClient b = newClient(slow);
+        Lease held = a.locks().acquire(name).block(STEP);
+        long grantsBefore = b.faults().grantCalls();
+        AtomicReference<Lease> got = new AtomicReference<>();
+        Disposable waiter = b.locks().acquire(name).subscribe(got::set);
+        try {
+            // the waiter has asked and been told busy (and re-checked once its subscription went live)
+            await().atMost(STEP).until(() -> b.faults().grantCalls() >= grantsBefore + 2);
+            assertThat(got.get()).isNull();
+            held.release().block(STEP);
+            await().atMost(Duration.ofSeconds(5)).until(() -> got.get() != null);
+            assertThat(got.get().token()).isGreaterThan(held.token());
+        } finally {
+            waiter.dispose();
+            if (got.get() != null) {
+                got.get().release().block(STEP);
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- renewal, expiry, loss
+
+    @Test
+    void renewalKeepsALeaseAliveAcrossManyLeasePeriods() {
+        String name = name("renew");
+        TestClient a = newClient();
+        TestClient b = newClient();
+        Duration lease = options().leaseTime();
+        ConcurrentLinkedQueue<Lease> updates = new ConcurrentLinkedQueue<>();
+        Disposable hold = a.locks().hold(name).subscribe(updates::add);
+        try {
+            await().atMost(STEP).until(() -> !updates.isEmpty());
+            long t0 = System.nanoTime();
+            // 13 renewals at lease/3 take more than four lease periods
+            await().atMost(lease.multipliedBy(6).plus(STEP)).until(() -> updates.size() >= 14);
+            assertThat(System.nanoTime() - t0).as("time held").isGreaterThan(lease.multipliedBy(4).toNanos());
+            assertThat(updates).extracting(Lease::token).containsOnly(updates.peek().token());
+            assertThat(updates).extracting(Lease::validUntilNanos).isSorted();
+            assertThat(b.locks().tryAcquire(name).blockOptional(STEP)).as("still held by a").isEmpty();
+        } finally {
+            hold.dispose();
+        }
+    }
+
+    @Test
+    void expiryWithoutRenewalLetsAnotherClientInOnlyAfterTheHoldStreamCompleted() {
+        String name = name("expiry");
+        TestClient a = newClient();
+        TestClient b = newClient();
+        AtomicLong holdEnded = new AtomicLong();
+        AtomicReference<Lease> first = new AtomicReference<>();
+        Disposable hold = a.locks().hold(name)
+                .doOnNext(l -> first.compareAndSet(null, l))
+                .subscribe(null, e -> holdEnded.set(-1), () -> holdEnded.set(System.nanoTime()));
+        await().atMost(STEP).until(() -> first.get() != null);
+        cutRenewals(a);
+        Lease second = b.locks().acquire(name).block(options().leaseTime().multipliedBy(3).plus(STEP));
+        long granted = System.nanoTime();
+        assertThat(second).isNotNull();
+        assertThat(holdEnded.get()).as("hold stream completed (not errored) before the other client's grant")
+                .isPositive().isLessThan(granted);
+        assertThat(second.token()).isGreaterThan(first.get().token());
+        assertThat(first.get().isValid()).isFalse();
+        hold.dispose();
+        second.release().block(STEP);
+    }
+
+    @Test
+    void aStaleOrForgedLeaseCannotRenewOrReleaseAnotherOwnersLock() {
+        String name = name("forged");
+        TestClient a = newClient();
+        TestClient b = newClient();
+        LockBackend raw = a.faults().delegate();
+        Lease held = a.locks().acquire(name).block(STEP);
+        assertThat(raw.release(name, "forged-owner").block(STEP)).isFalse();
+        assertThat(raw.renew(List.of(new io.reactivelocks.spi.RenewRequest(
+                new io.reactivelocks.spi.HeldLock(name, "forged-owner", held.token()), options().leaseTime())))
+                .block(STEP)).extracting(io.reactivelocks.spi.RenewOutcome::renewed).containsExactly(false);
+        assertThat(raw.inspect(name).block(STEP).owner()).isEqualTo(held.owner());
+
+        // a stale lease: a's lease runs out, b takes over, a's late release must not free b's lock
+        cutRenewals(a);
+        Lease taken = b.locks().acquire(name).block(options().leaseTime().multipliedBy(3).plus(STEP));
+        assertThat(taken.token()).isGreaterThan(held.token());
+        held.release().block(STEP);
+        assertThat(raw.renew(List.of(new io.reactivelocks.spi.RenewRequest(
+                new io.reactivelocks.spi.HeldLock(name, held.owner(), held.token()), options().leaseTime())))
+                .block(STEP)).extracting(io.reactivelocks.spi.RenewOutcome::renewed).containsExactly(false);
+        assertThat(raw.inspect(name).block(STEP).owner()).as("b still holds").isEqualTo(taken.owner());
+        taken.release().block(STEP);
+    }
+
+    // ---------------------------------------------------------------- cancellation
+
+    @Test
+    void cancelAtRandomMomentsDuringAcquireLeavesTheLockFree() {
+        String name = name("cancel");
+        TestClient a = newClient();
+        TestClient b = newClient();
+        LockBackend raw = a.faults().delegate();
+        int rounds = cancelRounds();
+        for (int i = 0; i < rounds; i++) {
+            Lease blocker = i % 3 == 0 ? b.locks().acquire(name).block(STEP) : null; // sometimes cancel while waiting
+            // a lease that did reach the subscriber is its own to release (a lambda subscriber would
+            // drop one that arrives while it cancels: Reactor's onNextDropped); the rest is the client's job
+            Disposable d;
+            if (i % 2 == 0) {
+                d = a.locks().hold(name).subscribeOn(Schedulers.parallel()).subscribe();
+            } else {
+                BaseSubscriber<Lease> releasing = new BaseSubscriber<>() {
+                    @Override
+                    protected void hookOnNext(Lease lease) {
+                        lease.release().subscribe();
+                    }
+                };
+                a.locks().acquire(name).subscribeOn(Schedulers.parallel()).subscribe(releasing);
+                d = releasing;
+            }
+            int spin = ThreadLocalRandom.current().nextInt(0, 200_000);
+            long until = System.nanoTime() + spin; // cancel at a random moment within 0-200 µs
+            while (System.nanoTime() < until) {
+                Thread.onSpinWait();
+            }
+            d.dispose();
+            if (blocker != null) {
+                blocker.release().block(STEP);
+            }
+            int round = i;
+            await().atMost(STEP).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(2))
+                    .untilAsserted(() -> assertThat(raw.inspect(name).blockOptional(STEP))
+                    .as("lock after cancelled acquire, round %d", round).isEmpty());
+        }
+        assertThat(((io.reactivelocks.internal.DefaultLockClient) a.locks()).heldLeaseCount()).isZero();
+    }
+
+    /** @return how many cancel rounds {@link #cancelAtRandomMomentsDuringAcquireLeavesTheLockFree} runs */
+    protected int cancelRounds() {
+        return 300;
+    }
+
+    // ---------------------------------------------------------------- scoped use
+
+    @Test
+    void withLockReleasesOnSuccessErrorAndCancel() {
+        String name = name("scoped");
+        TestClient a = newClient();
+        LockBackend raw = a.faults().delegate();
+
+        StepVerifier.create(a.locks().withLock(name, lease -> Mono.just(lease.token())))
+                .expectNextCount(1).expectComplete().verify(STEP);
+        assertThat(raw.inspect(name).blockOptional(STEP)).as("after success").isEmpty();
+
+        StepVerifier.create(a.locks().withLock(name, lease -> Mono.error(new IllegalStateException("boom"))))
+                .expectErrorMessage("boom").verify(STEP);
+        assertThat(raw.inspect(name).blockOptional(STEP)).as("after error").isEmpty();
+
+        AtomicReference<Lease> inside = new AtomicReference<>();
+        Disposable d = a.locks().withLock(name, lease -> {
+            inside.set(lease);
+            return Mono.never();
+        }).subscribe();
+        await().atMost(STEP).until(() -> inside.get() != null);
+        assertThat(raw.inspect(name).block(STEP).owner()).isEqualTo(inside.get().owner());
+        d.dispose();
+        await().atMost(STEP).untilAsserted(() -> assertThat(raw.inspect(name).blockOptional(STEP)).as("after cancel").isEmpty());
+
+        StepVerifier.create(a.locks().withLockMany(name, lease -> Flux.range(1, 3)))
+                .expectNext(1, 2, 3).expectComplete().verify(STEP);
+        assertThat(raw.inspect(name).blockOptional(STEP)).as("after streaming body").isEmpty();
+    }
+
+    @Test
+    void withLockFailsWithLockLostExceptionWhenTheLeaseIsLost() {
+        String name = name("lost");
+        TestClient a = newClient();
+        AtomicReference<Lease> inside = new AtomicReference<>();
+        AtomicInteger bodyCancelled = new AtomicInteger();
+        Mono<String> scoped = a.locks().withLock(name, lease -> {
+            inside.set(lease);
+            cutRenewals(a);
+            return Mono.<String>never().doOnCancel(bodyCancelled::incrementAndGet);
+        });
+        StepVerifier.create(scoped)
+                .expectErrorSatisfies(e -> assertThat(e).isInstanceOf(LockLostException.class)
+                        .satisfies(x -> assertThat(((LockLostException) x).lockName()).isEqualTo(name)))
+                .verify(options().leaseTime().multipliedBy(3).plus(STEP));
+        assertThat(bodyCancelled).hasValue(1);
+        assertThat(inside.get().isValid()).isFalse();
+    }
+
+    @Test
+    void withLockIsReentrantThroughTheReactorContext() {
+        String name = name("reentrant");
+        TestClient a = newClient();
+        Mono<List<Long>> nested = a.locks().withLock(name, outer ->
+                a.locks().withLock(name, inner ->
+                        a.locks().withLockMany(name, innermost -> Flux.just(outer.token(), inner.token(), innermost.token()))
+                                .collectList()));
+        StepVerifier.create(nested)
+                .assertNext(tokens -> assertThat(tokens).hasSize(3).containsOnly(tokens.get(0)))
+                .expectComplete().verify(STEP);
+        // an unrelated chain does not share the lease
+        StepVerifier.create(a.locks().withLock(name, outer ->
+                        a.locks().tryAcquire(name).map(l -> "shared").defaultIfEmpty("not shared")))
+                .expectNext("not shared").expectComplete().verify(STEP);
+        assertThat(a.faults().delegate().inspect(name).blockOptional(STEP)).isEmpty();
+    }
+
+    // ---------------------------------------------------------------- observation
+
+    @Test
+    void observeReportsFreeThenHeldThenFreeWithTokens() {
+        String name = name("observe");
+        TestClient a = newClient();
+        TestClient b = newClient();
+        AtomicReference<Lease> held = new AtomicReference<>();
+        AtomicReference<LockState> seen = new AtomicReference<>();
+        StepVerifier.create(b.locks().observe(name))
+                .assertNext(s -> assertThat(s).isEqualTo(new LockState.Free(name)))
+                .then(() -> held.set(a.locks().acquire(name).block(STEP)))
+                .assertNext(s -> seen.set(s))
+                .then(() -> held.get().release().block(STEP))
+                .assertNext(s -> assertThat(s.isHeld()).isFalse())
+                .thenCancel()
+                .verify(STEP);
+        assertThat(seen.get()).isInstanceOf(LockState.Held.class);
+        LockState.Held h = (LockState.Held) seen.get();
+        assertThat(h.owner()).isEqualTo(held.get().owner());
+        assertThat(h.token()).isEqualTo(held.get().token());
+    }
+
+    @Test
+    void awaitReleaseCompletesOnReleaseAndOnExpiry() {
+        String name = name("await");
+        TestClient a = newClient();
+        TestClient b = newClient();
+        Lease held = a.locks().acquire(name).block(STEP);
+        StepVerifier.create(b.locks().awaitRelease(name))
+                .expectSubscription()
+                .expectNoEvent(Duration.ofMillis(100))
+                .then(() -> held.release().block(STEP))
+                .expectComplete()
+                .verify(STEP);
+
+        Lease again = a.locks().acquire(name).block(STEP);
+        cutRenewals(a);
+        StepVerifier.create(b.locks().awaitRelease(name))
+                .expectComplete()
+                .verify(options().leaseTime().multipliedBy(3).plus(STEP));
+        assertThat(again.isValid()).isFalse();
+        // awaitRelease on a free lock completes at once
+        StepVerifier.create(b.locks().awaitRelease(name(("free")))).expectComplete().verify(STEP);
+    }
+
+    // ---------------------------------------------------------------- names and arguments
+
+    @Test
+    void hostileNamesAreDataAndDoNotCollide() {
+        TestClient a = newClient();
+        String unique = UUID.randomUUID().toString();
+        List<String> hostile = new ArrayList<>(List.of(
+                "ünïcødé-锁-🔒-" + unique, "a/b/../c-" + unique, "*-" + unique, "?-" + unique, "[a-z]-" + unique,
+                "it's-" + unique, "100%-" + unique, "{tag}-" + unique, "}{-" + unique, "zookeeper-" + unique,
+                "..-" + unique, "line\nbreak-" + unique, "nul\u0000byte-" + unique, " -" + unique,
+                "a:b:c-" + unique, "\\-" + unique, "$(rm -rf)-" + unique, "'; DROP TABLE locks;--" + unique));
+        String prefix = "x-" + unique + "-";
+        int room = 1024 - prefix.length();
+        hostile.add(prefix + "é".repeat(room / 2) + "x".repeat(room % 2)); // exactly 1024 UTF-8 bytes
+        assertThat(hostile.get(hostile.size() - 1).getBytes(java.nio.charset.StandardCharsets.UTF_8)).hasSize(1024);
+        names.addAll(hostile);
+        List<Lease> leases = new ArrayList<>();
+        for (String n : hostile) {
+            Lease l = a.locks().tryAcquire(n).block(STEP);
+            assertThat(l).as("grant of %s", n).isNotNull();
+            assertThat(l.name()).isEqualTo(n);
+            leases.add(l);
+        }
+        // all held at once: none collided with another
+        for (Lease l : leases) {
+            assertThat(a.faults().delegate().inspect(l.name()).block(STEP).owner()).isEqualTo(l.owner());
+        }
+        for (Lease l : leases) {
+            l.release().block(STEP);
+        }
+    }
+
+    @Test
+    void badNamesAndOptionsAreRejectedAtCallTimeNamingTheArgument() {
+        LockClient locks = newClient().locks();
+        assertThatThrownBy(() -> locks.acquire(null)).isInstanceOf(NullPointerException.class).hasMessageContaining("name");
+        assertThatThrownBy(() -> locks.acquire("")).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("name");
+        assertThatThrownBy(() -> locks.tryAcquire("x".repeat(1025))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("name").hasMessageContaining("1024");
+        assertThatThrownBy(() -> locks.hold("é".repeat(513))).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("name");
+        assertThatThrownBy(() -> locks.observe("")).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("name");
+        assertThatThrownBy(() -> locks.withLock("a", null)).isInstanceOf(NullPointerException.class).hasMessageContaining("body");
+        assertThatThrownBy(() -> locks.acquire("a", null)).isInstanceOf(NullPointerException.class).hasMessageContaining("options");
+        assertThatThrownBy(() -> LockOptions.builder().leaseTime(Duration.ZERO)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("leaseTime");
+        assertThatThrownBy(() -> LockOptions.builder().leaseTime(Duration.ofSeconds(-1))).hasMessageContaining("leaseTime");
+        assertThatThrownBy(() -> LockOptions.builder().waitTimeout(Duration.ofMillis(-5))).hasMessageContaining("waitTimeout");
+        assertThatThrownBy(() -> LockOptions.builder().requestTimeout(Duration.ZERO)).hasMessageContaining("requestTimeout");
+        assertThatThrownBy(() -> LockOptions.builder().leaseTime(Duration.ofSeconds(1)).renewalInterval(Duration.ofSeconds(1)).build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("renewalInterval");
+        assertThatThrownBy(() -> LockOptions.builder().renewalInterval(Duration.ZERO)).hasMessageContaining("renewalInterval");
+        assertThatThrownBy(() -> LockOptions.builder().drift(0.7, Duration.ZERO)).hasMessageContaining("drift");
+        assertThatThrownBy(() -> LockOptions.builder().backoff(null)).isInstanceOf(NullPointerException.class).hasMessageContaining("backoff");
+        assertThatThrownBy(() -> LockOptions.builder().backoff(Retry.backoff(3, Duration.ZERO)))
+                .hasMessageContaining("backoff.minBackoff");
+    }
+
+    @Test
+    void anUnreachableBackendGivesATypedErrorWithinTheTimeout() {
+        LockOptions fast = options().mutate().requestTimeout(Duration.ofMillis(300)).waitTimeout(Duration.ofSeconds(1)).build();
+        LockClient locks = LockClient.create(unreachableBackend(), fast);
+        try {
+            StepVerifier.create(locks.tryAcquire("unreachable"))
+                    .expectErrorSatisfies(e -> assertThat(e).isInstanceOf(LockBackendException.class)
+                            .satisfies(x -> assertThat(((LockBackendException) x).isTransient()).isTrue()))
+                    .verify(Duration.ofSeconds(3));
+            StepVerifier.create(locks.acquire("unreachable"))
+                    .expectError(LockBackendException.class)
+                    .verify(Duration.ofSeconds(4));
+            StepVerifier.create(locks.observe("unreachable"))
+                    .expectError(LockBackendException.class)
+                    .verify(Duration.ofSeconds(3));
+        } finally {
+            locks.close().onErrorResume(e -> Mono.empty()).block(Duration.ofSeconds(5));
+        }
+    }
+
+    // ---------------------------------------------------------------- close
+
+    @Test
+    void closeReleasesHeldLeasesAndFailsPendingAcquires() {
+        String name = name("close");
+        TestClient a = newClient();
+        TestClient b = newClient();
+        Lease held = a.locks().acquire(name).block(STEP);
+        AtomicReference<Throwable> pending = new AtomicReference<>();
+        b.locks().acquire(name).subscribe(null, pending::set);
+        await().atMost(STEP).until(() -> b.faults().grantCalls() >= 1);
+        b.locks().close().block(STEP);
+        await().atMost(STEP).until(() -> pending.get() != null);
+        assertThat(pending.get()).isInstanceOf(io.reactivelocks.LockClientClosedException.class);
+        a.locks().close().block(STEP);
+        assertThat(held.isValid()).isFalse();
+        StepVerifier.create(a.locks().acquire(name)).expectError(io.reactivelocks.LockClientClosedException.class).verify(STEP);
+    }
+}
