@@ -1,0 +1,338 @@
+package io.reactivelocks.redis;
+
+import io.lettuce.core.pubsub.RedisPubSubAdapter;
+import io.lettuce.core.pubsub.RedisPubSubListener;
+import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
+import io.reactivelocks.spi.LockEvent;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Supplier;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+import reactor.util.Logger;
+import reactor.util.Loggers;
+
+/**
+ * The lock events of a backend over one pub/sub connection: one {@code SUBSCRIBE} per channel,
+ * shared by every subscriber of that name and ref-counted — the first subscriber subscribes, the
+ * last one unsubscribes. No pattern subscriptions.
+ *
+ * <p>Each channel runs a small state machine with at most one (UN)SUBSCRIBE in flight, so the
+ * server always ends in the state the subscriber count asks for, whatever the interleaving:
+ * {@code SUBSCRIBING → LIVE → UNSUBSCRIBING → (SUBSCRIBING again if someone joined | gone)}.
+ * A subscriber gets {@link LockEvent.Subscribed} once its channel is {@code LIVE} (the server
+ * confirmed the {@code SUBSCRIBE}), then every message that arrived after that, in order: its
+ * messages are queued until the {@code Subscribed} signal went out. Signals are never emitted
+ * while a lock is held.
+ */
+final class PubSubChannels {
+
+    private static final Logger LOG = Loggers.getLogger(PubSubChannels.class);
+    private static final Sinks.EmitFailureHandler RETRY_BRIEFLY = Sinks.EmitFailureHandler.busyLooping(Duration.ofMillis(100));
+
+    private enum State { SUBSCRIBING, LIVE, UNSUBSCRIBING }
+
+    private final LazyConnection<StatefulRedisPubSubConnection<String, String>> connection;
+    private final boolean owned;
+    private final Map<String, Channel> channels = new HashMap<>(); // guarded by this
+    private boolean closed; // guarded by this
+
+    private final RedisPubSubListener<String, String> listener = new RedisPubSubAdapter<>() {
+        @Override
+        public void message(String channel, String message) {
+            dispatch(channel, message);
+        }
+    };
+
+    /**
+     * @param connector opens the pub/sub connection on subscribe
+     * @param owned     whether {@link #close()} closes the connection
+     */
+    PubSubChannels(Supplier<Mono<StatefulRedisPubSubConnection<String, String>>> connector, boolean owned) {
+        this.connection = new LazyConnection<>("pub/sub connection", connector, owned, c -> c.addListener(listener));
+        this.owned = owned;
+    }
+
+    /**
+     * @param name    the lock name (for the events)
+     * @param channel the lock's channel
+     * @return the events of the lock; see {@link io.reactivelocks.spi.LockBackend#events}
+     */
+    Flux<LockEvent> events(String name, String channel) {
+        return Flux.defer(() -> {
+            Member m = new Member(name);
+            join(channel, m);
+            return Flux.concat(m.ready.asMono(), m.queue.asFlux())
+                    .doFinally(s -> leave(m));
+        });
+    }
+
+    /** @return how many channels are subscribed or being (un)subscribed (for tests) */
+    synchronized int channelCount() {
+        return channels.size();
+    }
+
+    /**
+     * Completes every subscriber's stream (later subscribers complete at once), then closes the
+     * connection if owned, else removes the listener and unsubscribes what this subscribed.
+     *
+     * @return completes when the connection is closed
+     */
+    Mono<Void> close() {
+        return Mono.defer(() -> {
+            List<String> subscribed = completeAll();
+            return connection.close(c -> {
+                c.removeListener(listener);
+                if (!owned && !subscribed.isEmpty()) {
+                    c.reactive().unsubscribe(subscribed.toArray(new String[0]))
+                            .subscribe(null, e -> LOG.debug("UNSUBSCRIBE on close failed: {}", e.toString()));
+                }
+            });
+        });
+    }
+
+    private List<String> completeAll() {
+        List<Member> all = new ArrayList<>();
+        List<String> names = new ArrayList<>();
+        synchronized (this) {
+            closed = true;
+            for (Channel c : channels.values()) {
+                names.add(c.name);
+                all.addAll(c.members);
+                c.members.clear();
+                c.waiting.clear();
+            }
+            channels.clear();
+        }
+        for (Member m : all) {
+            m.complete();
+        }
+        return names;
+    }
+
+    // ---- membership
+
+    private void join(String channel, Member m) {
+        boolean readyNow = false;
+        boolean subscribe = false;
+        Channel c;
+        synchronized (this) {
+            if (closed) {
+                c = null;
+            } else {
+                c = channels.get(channel);
+                if (c == null) {
+                    c = new Channel(channel, m.name);
+                    channels.put(channel, c);
+                    c.state = State.SUBSCRIBING;
+                    subscribe = true;
+                }
+                m.channel = c;
+                c.members.add(m);
+                if (c.state == State.LIVE) {
+                    readyNow = true;
+                } else {
+                    c.waiting.add(m);
+                }
+            }
+        }
+        if (c == null) {
+            m.complete();
+            return;
+        }
+        if (readyNow) {
+            m.ready();
+        }
+        if (subscribe) {
+            sendSubscribe(c);
+        }
+    }
+
+    private void leave(Member m) {
+        Channel c = m.channel;
+        if (c == null) {
+            return;
+        }
+        boolean unsubscribe = false;
+        synchronized (this) {
+            c.members.remove(m);
+            c.waiting.remove(m);
+            if (c.members.isEmpty() && c.state == State.LIVE && channels.get(c.name) == c) {
+                c.state = State.UNSUBSCRIBING;
+                unsubscribe = true;
+            }
+        }
+        if (unsubscribe) {
+            sendUnsubscribe(c);
+        }
+    }
+
+    // ---- server round trips (at most one in flight per channel)
+
+    private void sendSubscribe(Channel c) {
+        connection.get()
+                .flatMap(conn -> conn.reactive().subscribe(c.name))
+                .subscribe(null, e -> onSubscribeFailed(c, e), () -> onSubscribed(c));
+    }
+
+    private void sendUnsubscribe(Channel c) {
+        StatefulRedisPubSubConnection<String, String> conn = connection.current();
+        if (conn == null) {
+            onUnsubscribed(c);
+            return;
+        }
+        conn.reactive().unsubscribe(c.name).subscribe(null, e -> {
+            LOG.debug("UNSUBSCRIBE of {} failed: {}", c.name, e.toString());
+            onUnsubscribed(c);
+        }, () -> onUnsubscribed(c));
+    }
+
+    private void onSubscribed(Channel c) {
+        List<Member> ready = null;
+        boolean unsubscribe = false;
+        synchronized (this) {
+            if (channels.get(c.name) != c) {
+                return; // closed meanwhile
+            }
+            if (c.members.isEmpty()) {
+                c.state = State.UNSUBSCRIBING;
+                unsubscribe = true;
+            } else {
+                c.state = State.LIVE;
+                ready = new ArrayList<>(c.waiting);
+                c.waiting.clear();
+            }
+        }
+        if (unsubscribe) {
+            sendUnsubscribe(c);
+            return;
+        }
+        for (Member m : ready) {
+            m.ready();
+        }
+    }
+
+    private void onSubscribeFailed(Channel c, Throwable e) {
+        List<Member> failed;
+        synchronized (this) {
+            if (channels.get(c.name) != c) {
+                return;
+            }
+            channels.remove(c.name);
+            failed = new ArrayList<>(c.members);
+            c.members.clear();
+            c.waiting.clear();
+        }
+        RuntimeException error = RedisErrors.map(c.lockName, "subscribe to the events", e);
+        for (Member m : failed) {
+            m.fail(error);
+        }
+    }
+
+    private void onUnsubscribed(Channel c) {
+        boolean resubscribe = false;
+        synchronized (this) {
+            if (channels.get(c.name) != c) {
+                return;
+            }
+            if (!c.members.isEmpty() && !closed) {
+                c.state = State.SUBSCRIBING; // joined while we were leaving: subscribe again
+                resubscribe = true;
+            } else {
+                channels.remove(c.name);
+            }
+        }
+        if (resubscribe) {
+            sendSubscribe(c);
+        }
+    }
+
+    // ---- messages
+
+    private void dispatch(String channel, String message) {
+        Channel c;
+        synchronized (this) {
+            c = channels.get(channel);
+            if (c == null || c.state != State.LIVE) {
+                return;
+            }
+        }
+        LockEvent event = parse(c.lockName, message);
+        if (event == null) {
+            LOG.debug("ignoring unknown message on {}: {}", channel, message);
+            return;
+        }
+        for (Member m : c.members) {
+            m.queue.emitNext(event, RETRY_BRIEFLY);
+        }
+    }
+
+    /**
+     * @param name    the lock name
+     * @param message {@code acquired:<token>:<owner>} or {@code released:<owner>}
+     * @return the event, or {@code null} when the message is not one of ours
+     */
+    static LockEvent parse(String name, String message) {
+        if (message.startsWith("released:")) {
+            return new LockEvent.Released(name, message.substring("released:".length()), false);
+        }
+        if (message.startsWith("acquired:")) {
+            int sep = message.indexOf(':', "acquired:".length());
+            if (sep < 0) {
+                return null;
+            }
+            try {
+                long token = Long.parseLong(message.substring("acquired:".length(), sep));
+                return new LockEvent.Acquired(name, message.substring(sep + 1), token);
+            } catch (NumberFormatException e) {
+                return null;
+            }
+        }
+        return null;
+    }
+
+    /** One subscribed channel. */
+    private static final class Channel {
+        final String name;
+        final String lockName;
+        final List<Member> members = new CopyOnWriteArrayList<>(); // mutated under PubSubChannels.this
+        final List<Member> waiting = new ArrayList<>();            // guarded by PubSubChannels.this
+        State state;                                               // guarded by PubSubChannels.this
+
+        Channel(String name, String lockName) {
+            this.name = name;
+            this.lockName = lockName;
+        }
+    }
+
+    /** One subscriber of a channel: its Subscribed signal and its queue of later events. */
+    private static final class Member {
+        final String name;
+        final Sinks.One<LockEvent> ready = Sinks.one();
+        final Sinks.Many<LockEvent> queue = Sinks.many().unicast().onBackpressureBuffer();
+        volatile Channel channel;
+
+        Member(String name) {
+            this.name = name;
+        }
+
+        void ready() {
+            ready.tryEmitValue(new LockEvent.Subscribed(name));
+        }
+
+        void fail(Throwable e) {
+            ready.tryEmitError(e);
+            queue.tryEmitComplete();
+        }
+
+        void complete() {
+            ready.tryEmitEmpty();
+            queue.emitComplete(RETRY_BRIEFLY);
+        }
+    }
+}

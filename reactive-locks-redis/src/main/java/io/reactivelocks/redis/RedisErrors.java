@@ -1,0 +1,88 @@
+package io.reactivelocks.redis;
+
+import io.lettuce.core.RedisBusyException;
+import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.RedisCommandInterruptedException;
+import io.lettuce.core.RedisCommandTimeoutException;
+import io.lettuce.core.RedisConnectionException;
+import io.lettuce.core.RedisException;
+import io.lettuce.core.RedisLoadingException;
+import io.reactivelocks.LockBackendException;
+import io.reactivelocks.LockException;
+import java.io.IOException;
+import java.util.Locale;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * Maps Lettuce's exceptions to {@link LockBackendException}, deciding {@code isTransient()}:
+ * timeouts, connection failures and I/O errors, a server busy with a script or loading its
+ * dataset, cluster redirections and fail-overs are transient; authentication and permission
+ * errors, wrong types, script errors and everything unknown are not.
+ */
+final class RedisErrors {
+
+    private static final String[] PERMANENT_PREFIXES = {"NOAUTH", "WRONGPASS", "NOPERM", "WRONGTYPE", "NOSCRIPT", "ERR"};
+    private static final String[] TRANSIENT_PREFIXES = {"LOADING", "BUSY", "TRYAGAIN", "CLUSTERDOWN", "MASTERDOWN",
+            "READONLY", "MOVED", "ASK", "UNBLOCKED", "NOREPLICAS"};
+
+    private RedisErrors() {
+    }
+
+    /**
+     * @param lockName  the lock concerned, or {@code null}
+     * @param operation what was attempted, for the message ("acquire", "renewal", ...)
+     * @param t         what Lettuce signalled
+     * @return the exception to signal instead
+     */
+    static LockException map(String lockName, String operation, Throwable t) {
+        if (t instanceof LockException le) {
+            return le;
+        }
+        String what = "redis failed " + operation + (lockName == null ? "" : " of lock '" + lockName + "'");
+        return new LockBackendException(lockName, what + ": " + t, t, isTransient(t));
+    }
+
+    /**
+     * @param t a failure
+     * @return whether repeating the operation may succeed
+     */
+    static boolean isTransient(Throwable t) {
+        // an authentication or permission error wrapped in a connection error is not transient
+        for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
+            if (c instanceof RedisCommandExecutionException && hasPrefix(c, PERMANENT_PREFIXES)) {
+                return false;
+            }
+        }
+        if (t instanceof RedisCommandTimeoutException || t instanceof RedisConnectionException
+                || t instanceof IOException || t instanceof TimeoutException
+                || t instanceof RedisBusyException || t instanceof RedisLoadingException
+                || t instanceof RedisCommandInterruptedException) {
+            return true;
+        }
+        if (t instanceof RedisCommandExecutionException) {
+            return hasPrefix(t, TRANSIENT_PREFIXES);
+        }
+        for (Throwable c = t.getCause(); c != null && c != c.getCause(); c = c.getCause()) {
+            if (c instanceof IOException || c instanceof TimeoutException || c instanceof RedisConnectionException) {
+                return true;
+            }
+        }
+        // other client-side RedisExceptions are about the connection: "Connection closed",
+        // "Currently not connected. Commands are rejected."
+        return t instanceof RedisException;
+    }
+
+    private static boolean hasPrefix(Throwable t, String[] prefixes) {
+        String m = t.getMessage();
+        if (m == null) {
+            return false;
+        }
+        String upper = m.toUpperCase(Locale.ROOT);
+        for (String p : prefixes) {
+            if (upper.startsWith(p)) {
+                return true;
+            }
+        }
+        return false;
+    }
+}

@@ -1,0 +1,152 @@
+package io.reactivelocks.redis;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Objects;
+
+/**
+ * The key layout of one backend. Every key of a lock name shares one Redis Cluster hash tag, the
+ * encoded name between braces, so a script may touch all of them:
+ *
+ * <pre>
+ *   {prefix}{<tag>}:lock     the lock: "&lt;token&gt;:&lt;owner&gt;", with the lease as PX TTL
+ *   {prefix}{<tag>}:fence    the fencing counter (integer), with a long TTL refreshed on each grant
+ *   {prefix}{<tag>}:events   the pub/sub channel of the lock ("acquired:&lt;token&gt;:&lt;owner&gt;", "released:&lt;owner&gt;")
+ *   {prefix}{<tag>}:window   the window-lock sorted set (member = period in ms, score = last claimed window)
+ * </pre>
+ *
+ * <p>The tag is the name percent-encoded over its UTF-8 bytes: ASCII letters, digits and
+ * {@code - . _ ~ : / @} stay as they are, every other byte becomes {@code %XX}. The encoding is
+ * injective, so names never collide; it contains no braces, so a name cannot move its keys to
+ * another slot; and it contains no glob characters ({@code * ? [ ]}), so keys can be scanned
+ * safely by operators. A lone surrogate (a Java string that is not valid UTF-16) is encoded as its
+ * three-byte generalized UTF-8 form, so even those names stay distinct.
+ */
+final class RedisKeys {
+
+    private static final char[] HEX = "0123456789ABCDEF".toCharArray();
+
+    private final String prefix;
+
+    RedisKeys(String prefix) {
+        this.prefix = Objects.requireNonNull(prefix, "keyPrefix");
+    }
+
+    String prefix() {
+        return prefix;
+    }
+
+    String lock(String name) {
+        return base(name) + "lock";
+    }
+
+    String fence(String name) {
+        return base(name) + "fence";
+    }
+
+    String channel(String name) {
+        return base(name) + "events";
+    }
+
+    String window(String name) {
+        return base(name) + "window";
+    }
+
+    private String base(String name) {
+        return prefix + '{' + tag(name) + "}:";
+    }
+
+    /**
+     * @param name any string
+     * @return the injective, brace-free and glob-free encoding of {@code name}
+     */
+    static String tag(String name) {
+        StringBuilder out = new StringBuilder(name.length() + 16);
+        int i = 0;
+        int len = name.length();
+        while (i < len) {
+            char c = name.charAt(i);
+            int cp;
+            if (Character.isHighSurrogate(c) && i + 1 < len && Character.isLowSurrogate(name.charAt(i + 1))) {
+                cp = Character.toCodePoint(c, name.charAt(i + 1));
+                i += 2;
+            } else {
+                cp = c; // includes lone surrogates, encoded below as 3 bytes (generalized UTF-8)
+                i++;
+            }
+            if (cp < 0x80) {
+                if (isSafe(cp)) {
+                    out.append((char) cp);
+                } else {
+                    escape(out, cp);
+                }
+            } else if (cp < 0x800) {
+                escape(out, 0xC0 | (cp >> 6));
+                escape(out, 0x80 | (cp & 0x3F));
+            } else if (cp < 0x10000) {
+                escape(out, 0xE0 | (cp >> 12));
+                escape(out, 0x80 | ((cp >> 6) & 0x3F));
+                escape(out, 0x80 | (cp & 0x3F));
+            } else {
+                escape(out, 0xF0 | (cp >> 18));
+                escape(out, 0x80 | ((cp >> 12) & 0x3F));
+                escape(out, 0x80 | ((cp >> 6) & 0x3F));
+                escape(out, 0x80 | (cp & 0x3F));
+            }
+        }
+        return out.toString();
+    }
+
+    /**
+     * @param s any string
+     * @return its length in (generalized) UTF-8 bytes, a lone surrogate counting 3, as the engine counts
+     */
+    static int utf8Length(String s) {
+        int n = 0;
+        for (int i = 0, len = s.length(); i < len; i++) {
+            char c = s.charAt(i);
+            if (c < 0x80) {
+                n += 1;
+            } else if (c < 0x800) {
+                n += 2;
+            } else if (Character.isHighSurrogate(c) && i + 1 < len && Character.isLowSurrogate(s.charAt(i + 1))) {
+                n += 4;
+                i++;
+            } else {
+                n += 3;
+            }
+        }
+        return n;
+    }
+
+    private static boolean isSafe(int c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+                || c == '-' || c == '.' || c == '_' || c == '~' || c == ':' || c == '/' || c == '@';
+    }
+
+    private static void escape(StringBuilder out, int b) {
+        out.append('%').append(HEX[(b >> 4) & 0xF]).append(HEX[b & 0xF]);
+    }
+
+    /**
+     * @param key a key of this layout
+     * @return the key's bytes as the server sees them (UTF-8), for slot computation
+     */
+    static byte[] bytes(String key) {
+        return key.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /**
+     * Checks a key prefix: braces would change the hash tag Redis Cluster uses.
+     *
+     * @param prefix the prefix to check
+     * @return the prefix
+     */
+    static String checkPrefix(String prefix) {
+        Objects.requireNonNull(prefix, "keyPrefix");
+        if (prefix.indexOf('{') >= 0 || prefix.indexOf('}') >= 0) {
+            throw new IllegalArgumentException("keyPrefix must not contain '{' or '}' (they would change the "
+                    + "Redis Cluster hash tag), was '" + prefix + "'");
+        }
+        return prefix;
+    }
+}

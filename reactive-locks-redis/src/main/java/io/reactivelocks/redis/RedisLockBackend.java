@@ -1,0 +1,309 @@
+package io.reactivelocks.redis;
+
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.cluster.SlotHash;
+import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
+import io.reactivelocks.spi.Attempt;
+import io.reactivelocks.spi.GrantRequest;
+import io.reactivelocks.spi.Holder;
+import io.reactivelocks.spi.LockBackend;
+import io.reactivelocks.spi.LockEvent;
+import io.reactivelocks.spi.RenewOutcome;
+import io.reactivelocks.spi.RenewRequest;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.Supplier;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * A {@link LockBackend} on one Redis server (or one master), over Lettuce's reactive API. Each
+ * operation is one Lua script (see the {@code *.lua} resources of this package and
+ * {@link RedisKeys} for the key layout), run with {@code EVALSHA} and a {@code NOSCRIPT}
+ * fallback to {@code EVAL}:
+ * <ul>
+ *   <li><b>grant</b>: set-if-absent with the lease as {@code PX}, the fencing token
+ *       {@code max(counter + 1, server TIME in µs)} from a per-name counter in the same script,
+ *       a {@code PUBLISH} of the grant; the same owner asking again gets the same token;</li>
+ *   <li><b>renew</b>: owner- and token-checked {@code PEXPIRE} of many leases per call, one call
+ *       per Redis Cluster slot;</li>
+ *   <li><b>release</b>: owner-checked delete and a {@code PUBLISH};</li>
+ *   <li><b>events</b>: one {@code SUBSCRIBE} per name on one pub/sub connection, shared and
+ *       ref-counted. Expiry is not published (keyspace notifications are not required): the
+ *       engine's timer at the holder's TTL covers it.</li>
+ * </ul>
+ *
+ * <p><b>Connections and ownership.</b> Built from a {@link RedisClient}, the backend opens two
+ * connections on first use (commands, pub/sub) and {@link #close()} closes them; it never shuts
+ * the client down — that stays the application's. Built from connections the application passed
+ * in, {@link #close()} leaves them open (it only removes its listener and unsubscribes).
+ * Connections use UTF-8 strings; Lettuce reconnects them by itself.
+ *
+ * <p>Nothing is sent before subscribe; nothing blocks. Failures are
+ * {@link io.reactivelocks.LockBackendException}s: transient for timeouts and connection
+ * failures, permanent for authentication, permission, wrong-type and script errors.
+ */
+public final class RedisLockBackend implements LockBackend {
+
+    private final RedisLockOptions options;
+    private final RedisKeys keys;
+    private final String fenceTtlMs;
+    private final LazyConnection<StatefulRedisConnection<String, String>> commands;
+    private final PubSubChannels channels;
+    private final Mono<Void> close;
+
+    private RedisLockBackend(RedisLockOptions options,
+                             Supplier<Mono<StatefulRedisConnection<String, String>>> commandConnector,
+                             Supplier<Mono<StatefulRedisPubSubConnection<String, String>>> pubSubConnector,
+                             boolean owned) {
+        this.options = Objects.requireNonNull(options, "options");
+        LuaScript.loadAll();
+        this.keys = new RedisKeys(options.keyPrefix());
+        this.fenceTtlMs = Long.toString(options.fenceTtl().toMillis());
+        this.commands = new LazyConnection<>("command connection", commandConnector, owned, c -> { });
+        this.channels = new PubSubChannels(pubSubConnector, owned);
+        this.close = Mono.defer(this::doClose).cache();
+    }
+
+    /**
+     * Creates a backend over {@code client} with {@link RedisLockOptions#defaults()}.
+     *
+     * @param client the application's client; the backend opens its own connections from it
+     * @return the backend; nothing is connected before the first operation is subscribed
+     */
+    public static RedisLockBackend create(RedisClient client) {
+        return create(client, RedisLockOptions.defaults());
+    }
+
+    /**
+     * Creates a backend over {@code client}. It connects lazily, on the first subscribed
+     * operation: asynchronously to {@link RedisLockOptions#uri()} when set, else to the client's
+     * own URI through Lettuce's blocking {@code connect()}, run on Reactor's bounded-elastic
+     * scheduler (never on the caller's thread).
+     *
+     * @param client  the application's client (not closed by {@link #close()})
+     * @param options the Redis settings
+     * @return the backend
+     */
+    public static RedisLockBackend create(RedisClient client, RedisLockOptions options) {
+        Objects.requireNonNull(client, "client");
+        Objects.requireNonNull(options, "options");
+        RedisURI uri = options.uri();
+        Supplier<Mono<StatefulRedisConnection<String, String>>> cmd;
+        Supplier<Mono<StatefulRedisPubSubConnection<String, String>>> ps;
+        if (uri != null) {
+            cmd = () -> Mono.fromCompletionStage(() -> client.connectAsync(StringCodec.UTF8, uri));
+            ps = () -> Mono.fromCompletionStage(() -> client.connectPubSubAsync(StringCodec.UTF8, uri));
+        } else {
+            cmd = () -> Mono.fromCallable(() -> client.connect(StringCodec.UTF8)).subscribeOn(Schedulers.boundedElastic());
+            ps = () -> Mono.fromCallable(() -> client.connectPubSub(StringCodec.UTF8)).subscribeOn(Schedulers.boundedElastic());
+        }
+        return new RedisLockBackend(options, cmd, ps, true);
+    }
+
+    /**
+     * Creates a backend over connections the application opened and keeps owning:
+     * {@link #close()} does not close them. Both must use a UTF-8 string codec
+     * ({@code StringCodec.UTF8}) and must not be shared with code that (un)subscribes the same
+     * channels.
+     *
+     * @param connection the command connection
+     * @param pubSub     the pub/sub connection for release notifications
+     * @param options    the Redis settings ({@link RedisLockOptions#uri()} is ignored)
+     * @return the backend
+     */
+    public static RedisLockBackend create(StatefulRedisConnection<String, String> connection,
+                                          StatefulRedisPubSubConnection<String, String> pubSub,
+                                          RedisLockOptions options) {
+        Objects.requireNonNull(connection, "connection");
+        Objects.requireNonNull(pubSub, "pubSub");
+        return new RedisLockBackend(options, () -> Mono.just(connection), () -> Mono.just(pubSub), false);
+    }
+
+    /** @return the Redis settings of this backend */
+    public RedisLockOptions options() {
+        return options;
+    }
+
+    @Override
+    public String name() {
+        return "redis";
+    }
+
+    /**
+     * One grant attempt (see the class documentation). A grant's validity starts when the script
+     * was sent (on {@link GrantRequest#clock()}), after the connection was ready. Errors with a
+     * {@link io.reactivelocks.LockBackendException}; cancelling does not recall a request already
+     * sent (the engine releases a late grant by owner).
+     */
+    @Override
+    public Mono<Attempt> tryGrant(GrantRequest request) {
+        Objects.requireNonNull(request, "request");
+        return Mono.defer(() -> {
+            String name = request.name();
+            String[] k = {keys.lock(name), keys.fence(name)};
+            String[] a = {request.owner(), millis(request.leaseTime()), fenceTtlMs, keys.channel(name)};
+            return commands.get()
+                    .flatMap(c -> {
+                        // the lease is timed from here, not from before a (first, lazy) connect
+                        long sentAt = request.clock().nanoTime();
+                        return LuaScript.ACQUIRE.run(c.reactive(), ScriptOutputType.MULTI, k, a).next()
+                                .map(reply -> toAttempt((List<?>) reply, request.leaseTime(), sentAt));
+                    })
+                    .onErrorMap(e -> RedisErrors.map(name, "acquire", e));
+        });
+    }
+
+    /**
+     * Renews the batch with one script call per Redis Cluster slot, all sent at once. Errors
+     * when any call fails (renewal is idempotent, so the engine may simply retry the batch).
+     */
+    @Override
+    public Mono<List<RenewOutcome>> renew(List<RenewRequest> batch) {
+        Objects.requireNonNull(batch, "batch");
+        return Mono.defer(() -> {
+            if (batch.isEmpty()) {
+                return Mono.just(List.<RenewOutcome>of());
+            }
+            Map<Integer, List<Integer>> bySlot = new LinkedHashMap<>();
+            for (int i = 0; i < batch.size(); i++) {
+                int slot = SlotHash.getSlot(RedisKeys.bytes(keys.lock(batch.get(i).lock().name())));
+                bySlot.computeIfAbsent(slot, s -> new ArrayList<>()).add(i);
+            }
+            RenewOutcome[] out = new RenewOutcome[batch.size()];
+            return Flux.fromIterable(bySlot.values())
+                    .flatMap(group -> renewGroup(batch, group).doOnNext(results -> {
+                        for (int j = 0; j < group.size(); j++) {
+                            RenewRequest r = batch.get(group.get(j));
+                            boolean ok = j < results.size() && Long.valueOf(1L).equals(results.get(j));
+                            out[group.get(j)] = ok ? RenewOutcome.renewed(r.leaseTime()) : RenewOutcome.notHeld();
+                        }
+                    }))
+                    .then(Mono.fromSupplier(() -> List.of(out)))
+                    .onErrorMap(e -> RedisErrors.map(batch.size() == 1 ? batch.get(0).lock().name() : null, "renewal", e));
+        });
+    }
+
+    private Mono<List<?>> renewGroup(List<RenewRequest> batch, List<Integer> group) {
+        String[] k = new String[group.size()];
+        String[] a = new String[group.size() * 3];
+        for (int j = 0; j < group.size(); j++) {
+            RenewRequest r = batch.get(group.get(j));
+            k[j] = keys.lock(r.lock().name());
+            a[3 * j] = r.lock().owner();
+            a[3 * j + 1] = Long.toString(r.lock().token());
+            a[3 * j + 2] = millis(r.leaseTime());
+        }
+        return script(LuaScript.RENEW, ScriptOutputType.MULTI, k, a).map(reply -> (List<?>) reply);
+    }
+
+    /** Owner-checked delete; publishes the release. Errors with a {@link io.reactivelocks.LockBackendException}. */
+    @Override
+    public Mono<Boolean> release(String name, String owner) {
+        Objects.requireNonNull(name, "name");
+        Objects.requireNonNull(owner, "owner");
+        return Mono.defer(() -> script(LuaScript.RELEASE, ScriptOutputType.INTEGER,
+                        new String[] {keys.lock(name)}, owner, keys.channel(name))
+                .map(r -> Long.valueOf(1L).equals(r))
+                .onErrorMap(e -> RedisErrors.map(name, "release", e)));
+    }
+
+    /** Reads the holder (owner, token, remaining TTL); empty when free. */
+    @Override
+    public Mono<Holder> inspect(String name) {
+        Objects.requireNonNull(name, "name");
+        return Mono.defer(() -> script(LuaScript.INSPECT, ScriptOutputType.MULTI, new String[] {keys.lock(name)})
+                .flatMap(reply -> {
+                    List<?> r = (List<?>) reply;
+                    return r.isEmpty() ? Mono.<Holder>empty() : Mono.just(holder(r.get(0), r.get(1), r.get(2)));
+                })
+                .onErrorMap(e -> RedisErrors.map(name, "inspect", e)));
+    }
+
+    /**
+     * The lock's events from its pub/sub channel: {@code Subscribed} once the server confirmed
+     * the {@code SUBSCRIBE}, then {@code Acquired}/{@code Released} (never expiry). Completes
+     * when the backend closes; errors when the subscription fails; cancelling unsubscribes when
+     * this was the last subscriber of the name.
+     */
+    @Override
+    public Flux<LockEvent> events(String name) {
+        Objects.requireNonNull(name, "name");
+        return channels.events(name, keys.channel(name));
+    }
+
+    /**
+     * Closes the connections this backend opened (not the {@code RedisClient}, not connections
+     * passed in) and completes every events stream. Idempotent.
+     */
+    @Override
+    public Mono<Void> close() {
+        return close;
+    }
+
+    // ---- for the quorum backend and the window lock
+
+    /**
+     * Quorum mode: raises this server's counter to {@code token} and rewrites the lock value with
+     * it, where {@code owner} still holds the lock.
+     */
+    Mono<Boolean> ratchet(String name, String owner, long token) {
+        return Mono.defer(() -> script(LuaScript.RATCHET, ScriptOutputType.INTEGER,
+                        new String[] {keys.lock(name), keys.fence(name)}, owner, Long.toString(token), fenceTtlMs,
+                        keys.channel(name))
+                .map(r -> Long.valueOf(1L).equals(r))
+                .onErrorMap(e -> RedisErrors.map(name, "token ratchet", e)));
+    }
+
+    RedisKeys keys() {
+        return keys;
+    }
+
+    /** @return how many channels are subscribed or being (un)subscribed now (for tests) */
+    int channelCount() {
+        return channels.channelCount();
+    }
+
+    /** Runs a script of this package on the command connection; one reply. */
+    Mono<Object> script(LuaScript script, ScriptOutputType type, String[] k, String... a) {
+        return commands.get().flatMap(c -> script.run(c.reactive(), type, k, a).next());
+    }
+
+    // ---- helpers
+
+    private Mono<Void> doClose() {
+        Mono<Void> ps = channels.close();
+        Mono<Void> cmd = commands.close(c -> { });
+        return Mono.when(ps.onErrorResume(e -> Mono.empty()), cmd.onErrorResume(e -> Mono.empty()));
+    }
+
+    private static Attempt toAttempt(List<?> reply, Duration leaseTime, long sentAt) {
+        if (Long.valueOf(1L).equals(reply.get(0))) {
+            return new Attempt.Granted(Long.parseLong(String.valueOf(reply.get(1))), leaseTime, sentAt);
+        }
+        return Attempt.busy(holder(reply.get(1), reply.get(2), reply.get(3)));
+    }
+
+    private static Holder holder(Object token, Object pttl, Object owner) {
+        long ms = ((Number) pttl).longValue();
+        return new Holder(String.valueOf(owner), Long.parseLong(String.valueOf(token)), ms >= 0 ? Duration.ofMillis(ms) : null);
+    }
+
+    static String millis(Duration d) {
+        return Long.toString(Math.max(1L, d.toMillis()));
+    }
+
+    @Override
+    public String toString() {
+        return "RedisLockBackend{" + options + "}";
+    }
+}

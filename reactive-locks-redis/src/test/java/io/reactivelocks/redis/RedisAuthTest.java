@@ -1,0 +1,69 @@
+package io.reactivelocks.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.reactivelocks.Lease;
+import io.reactivelocks.LockBackendException;
+import io.reactivelocks.LockClient;
+import io.reactivelocks.LockOptions;
+import io.reactivelocks.test.server.RedisServer;
+import java.time.Duration;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+import reactor.test.StepVerifier;
+
+/** Authentication goes through Lettuce's {@link RedisURI}; failures are permanent errors. */
+class RedisAuthTest {
+
+    private static final Duration STEP = Duration.ofSeconds(10);
+
+    private static void roundTrip(String url) {
+        RedisClient client = RedisClient.create();
+        LockClient locks = RedisLocks.create(client,
+                RedisLockOptions.builder().uri(RedisURI.create(url)).build(), LockOptions.defaults());
+        try {
+            Lease lease = locks.acquire("auth-" + UUID.randomUUID()).block(STEP);
+            assertThat(lease.token()).isPositive();
+            lease.release().block(STEP);
+        } finally {
+            locks.close().block(STEP);
+            client.shutdown();
+        }
+    }
+
+    private static void wrongCredentialsFailPermanently(String url) {
+        RedisClient client = RedisClient.create();
+        LockClient locks = RedisLocks.create(client, RedisLockOptions.builder().uri(RedisURI.create(url)).build(),
+                LockOptions.builder().waitTimeout(Duration.ofSeconds(5)).build());
+        try {
+            StepVerifier.create(locks.tryAcquire("auth"))
+                    .expectErrorSatisfies(e -> {
+                        assertThat(e).isInstanceOf(LockBackendException.class);
+                        assertThat(((LockBackendException) e).isTransient()).as("wrong credentials are not transient").isFalse();
+                    })
+                    .verify(STEP);
+        } finally {
+            locks.close().block(STEP);
+            client.shutdown();
+        }
+    }
+
+    @Test
+    void aPasswordProtectedServer() {
+        try (RedisServer server = RedisServer.builder().password("s3cret-" + UUID.randomUUID()).start()) {
+            roundTrip(server.url());
+            wrongCredentialsFailPermanently("redis://:wrong@" + server.host() + ":" + server.port());
+            wrongCredentialsFailPermanently("redis://" + server.host() + ":" + server.port()); // none at all
+        }
+    }
+
+    @Test
+    void anAclUser() {
+        try (RedisServer server = RedisServer.builder().user("locker", "pw-" + UUID.randomUUID()).start()) {
+            roundTrip(server.url());
+            wrongCredentialsFailPermanently("redis://locker:wrong@" + server.host() + ":" + server.port());
+        }
+    }
+}

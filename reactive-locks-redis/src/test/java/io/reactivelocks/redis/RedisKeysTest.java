@@ -1,0 +1,85 @@
+package io.reactivelocks.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.lettuce.core.cluster.SlotHash;
+import java.nio.charset.StandardCharsets;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/** The key layout: hash tags, encoding, prefixes. No server needed. */
+class RedisKeysTest {
+
+    private final RedisKeys keys = new RedisKeys("rl:");
+
+    @Test
+    void readableNamesStayReadable() {
+        assertThat(keys.lock("order:42")).isEqualTo("rl:{order:42}:lock");
+        assertThat(keys.fence("order:42")).isEqualTo("rl:{order:42}:fence");
+        assertThat(keys.channel("order:42")).isEqualTo("rl:{order:42}:events");
+        assertThat(keys.window("a/b-c_d.e~f@g")).isEqualTo("rl:{a/b-c_d.e~f@g}:window");
+    }
+
+    @Test
+    void everyOtherByteIsPercentEncodedSoBracesAndGlobsNeverReachTheKey() {
+        assertThat(RedisKeys.tag("{x}")).isEqualTo("%7Bx%7D");
+        assertThat(RedisKeys.tag("*?[]")).isEqualTo("%2A%3F%5B%5D");
+        assertThat(RedisKeys.tag("100%")).isEqualTo("100%25");
+        assertThat(RedisKeys.tag("é")).isEqualTo("%C3%A9");
+        assertThat(RedisKeys.tag("🔒")).isEqualTo("%F0%9F%94%92");
+        assertThat(RedisKeys.tag("a\u0000b")).isEqualTo("a%00b");
+    }
+
+    @Test
+    void theEncodingIsInjectiveEvenForLoneSurrogates() {
+        List<String> names = List.of("a", "A", "%41", "a%", "a%25", "{a}", "%7Ba%7D", "\uD800", "?", "\uFFFD",
+                "\uD800\uDC00", "\uD800\uD800", "\uDC00\uD800", "é", "e\u0301", "", " ", "%20");
+        Set<String> tags = new HashSet<>();
+        for (String n : names) {
+            assertThat(tags.add(RedisKeys.tag(n))).as("tag of %s is unique", n).isTrue();
+        }
+        // a lone surrogate encodes to its 3-byte generalized UTF-8 form
+        assertThat(RedisKeys.tag("\uD800")).isEqualTo("%ED%A0%80");
+    }
+
+    @Test
+    void allKeysOfANameShareOneClusterSlot() {
+        for (String n : List.of("order:42", "{x}", "}{", "a{b}c", "🔒", "x".repeat(1024))) {
+            int slot = SlotHash.getSlot(RedisKeys.bytes(keys.lock(n)));
+            assertThat(SlotHash.getSlot(RedisKeys.bytes(keys.fence(n)))).isEqualTo(slot);
+            assertThat(SlotHash.getSlot(RedisKeys.bytes(keys.window(n)))).isEqualTo(slot);
+        }
+    }
+
+    @Test
+    void aLongNameMakesABoundedKey() {
+        String name = "é".repeat(512);
+        assertThat(name.getBytes(StandardCharsets.UTF_8)).hasSize(1024);
+        assertThat(keys.lock(name)).hasSize("rl:{}:lock".length() + 1024 * 3);
+    }
+
+    @Test
+    void prefixesWithBracesAreRejectedNamingTheOption() {
+        assertThatThrownBy(() -> RedisLockOptions.builder().keyPrefix("a{b")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("keyPrefix");
+        assertThatThrownBy(() -> RedisLockOptions.builder().keyPrefix("}")).hasMessageContaining("keyPrefix");
+        assertThatThrownBy(() -> RedisLockOptions.builder().keyPrefix(null)).isInstanceOf(NullPointerException.class)
+                .hasMessageContaining("keyPrefix");
+        assertThatThrownBy(() -> RedisLockOptions.builder().fenceTtl(java.time.Duration.ofMillis(10)))
+                .hasMessageContaining("fenceTtl");
+        assertThat(RedisLockOptions.builder().keyPrefix("").build().keyPrefix()).isEmpty();
+    }
+
+    @Test
+    void messagesParseIntoEvents() {
+        assertThat(PubSubChannels.parse("n", "acquired:17:own:er"))
+                .isEqualTo(new io.reactivelocks.spi.LockEvent.Acquired("n", "own:er", 17));
+        assertThat(PubSubChannels.parse("n", "released:own:er"))
+                .isEqualTo(new io.reactivelocks.spi.LockEvent.Released("n", "own:er", false));
+        assertThat(PubSubChannels.parse("n", "acquired:x:y")).isNull();
+        assertThat(PubSubChannels.parse("n", "hello")).isNull();
+    }
+}

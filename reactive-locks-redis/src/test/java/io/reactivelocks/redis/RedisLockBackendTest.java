@@ -1,0 +1,399 @@
+package io.reactivelocks.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.reactivelocks.LockBackendException;
+import io.reactivelocks.LockClock;
+import io.reactivelocks.internal.OwnerIds;
+import io.reactivelocks.spi.Attempt;
+import io.reactivelocks.spi.GrantRequest;
+import io.reactivelocks.spi.HeldLock;
+import io.reactivelocks.spi.Holder;
+import io.reactivelocks.spi.LockEvent;
+import io.reactivelocks.spi.RenewOutcome;
+import io.reactivelocks.spi.RenewRequest;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.test.StepVerifier;
+
+/** The Redis backend through its SPI, against a real redis-server. */
+class RedisLockBackendTest {
+
+    private static final Duration STEP = Duration.ofSeconds(10);
+    private static final Duration LEASE = Duration.ofSeconds(30);
+
+    private static RedisTestSupport redis;
+    private final List<RedisLockBackend> backends = new ArrayList<>();
+
+    @BeforeAll
+    static void startServer() {
+        redis = RedisTestSupport.start();
+    }
+
+    @AfterAll
+    static void stopServer() {
+        if (redis != null) {
+            redis.close();
+        }
+    }
+
+    @AfterEach
+    void closeBackendsAndCheckNoLockKeysLeft() {
+        for (RedisLockBackend b : backends) {
+            b.close().block(STEP);
+        }
+        // counters (":fence") and window keys stay by design, with a TTL; lock keys must all be gone
+        assertThat(redis.scanKeys()).as("lock keys left under %s", redis.prefix)
+                .noneMatch(k -> k.endsWith(":lock"));
+    }
+
+    private RedisLockBackend backend() {
+        RedisLockBackend b = redis.backend();
+        backends.add(b);
+        return b;
+    }
+
+    private static GrantRequest request(String name, String owner, Duration lease) {
+        return new GrantRequest(name, owner, lease, true, LockClock.system());
+    }
+
+    private static String name(String prefix) {
+        return prefix + "-" + UUID.randomUUID();
+    }
+
+    @Test
+    void grantBusyReleaseAndInspect() {
+        RedisLockBackend b = backend();
+        String name = name("grant");
+        String a = OwnerIds.next();
+        String other = OwnerIds.next();
+
+        StepVerifier.create(b.inspect(name)).expectComplete().verify(STEP);
+        long before = System.nanoTime();
+        Attempt first = b.tryGrant(request(name, a, LEASE)).block(STEP);
+        long after = System.nanoTime();
+        assertThat(first).isInstanceOf(Attempt.Granted.class);
+        Attempt.Granted g = (Attempt.Granted) first;
+        assertThat(g.ttl()).isEqualTo(LEASE);
+        assertThat(g.validFromNanos()).as("timed from when the script was sent").isBetween(before, after);
+
+        Attempt busy = b.tryGrant(request(name, other, LEASE)).block(STEP);
+        assertThat(busy).isInstanceOf(Attempt.Busy.class);
+        Holder h = ((Attempt.Busy) busy).holder();
+        assertThat(h.owner()).isEqualTo(a);
+        assertThat(h.token()).isEqualTo(g.token());
+        assertThat(h.remaining()).isPositive().isLessThanOrEqualTo(LEASE);
+
+        Holder inspected = b.inspect(name).block(STEP);
+        assertThat(inspected.owner()).isEqualTo(a);
+        assertThat(inspected.token()).isEqualTo(g.token());
+        assertThat(inspected.remaining()).isPositive().isLessThanOrEqualTo(LEASE);
+
+        assertThat(b.release(name, other).block(STEP)).as("release by another owner").isFalse();
+        assertThat(b.release(name, a).block(STEP)).isTrue();
+        assertThat(b.release(name, a).block(STEP)).as("second release").isFalse();
+        StepVerifier.create(b.inspect(name)).expectComplete().verify(STEP);
+    }
+
+    @Test
+    void theSameOwnerAskingAgainIsGrantedTheSameToken() {
+        RedisLockBackend b = backend();
+        String name = name("idempotent");
+        String a = OwnerIds.next();
+        Attempt.Granted first = (Attempt.Granted) b.tryGrant(request(name, a, Duration.ofSeconds(5))).block(STEP);
+        Attempt.Granted again = (Attempt.Granted) b.tryGrant(request(name, a, LEASE)).block(STEP);
+        assertThat(again.token()).isEqualTo(first.token());
+        assertThat(b.inspect(name).block(STEP).remaining()).as("TTL set again to the new lease")
+                .isGreaterThan(Duration.ofSeconds(5));
+        assertThat(b.release(name, a).block(STEP)).isTrue();
+    }
+
+    @Test
+    void tokensStrictlyIncreaseAcrossHoldersAndAreAtLeastTheServerClockInMicroseconds() {
+        RedisLockBackend b = backend();
+        String name = name("tokens");
+        long serverMicrosBefore;
+        try (StatefulRedisConnection<String, String> c = redis.connect()) {
+            List<String> t = c.sync().time();
+            serverMicrosBefore = Long.parseLong(t.get(0)) * 1_000_000L + Long.parseLong(t.get(1));
+        }
+        long last = Long.MIN_VALUE;
+        for (int i = 0; i < 50; i++) {
+            String owner = OwnerIds.next();
+            Attempt.Granted g = (Attempt.Granted) b.tryGrant(request(name, owner, LEASE)).block(STEP);
+            assertThat(g.token()).as("token %d", i).isGreaterThan(last).isGreaterThanOrEqualTo(serverMicrosBefore);
+            last = g.token();
+            assertThat(b.release(name, owner).block(STEP)).isTrue();
+        }
+    }
+
+    @Test
+    void tokensStayMonotonicWhenTheCounterRunsAheadOfTheClock() {
+        RedisLockBackend b = backend();
+        String name = name("ahead");
+        long ahead = 9_000_000_000_000_000L; // far beyond any clock in µs, still below 2^53
+        try (StatefulRedisConnection<String, String> c = redis.connect()) {
+            c.sync().set(b.keys().fence(name), Long.toString(ahead));
+        }
+        String owner = OwnerIds.next();
+        Attempt.Granted g = (Attempt.Granted) b.tryGrant(request(name, owner, LEASE)).block(STEP);
+        assertThat(g.token()).isEqualTo(ahead + 1);
+        assertThat(b.release(name, owner).block(STEP)).isTrue();
+        try (StatefulRedisConnection<String, String> c = redis.connect()) {
+            assertThat(c.sync().pttl(b.keys().fence(name))).as("the counter carries its long TTL")
+                    .isGreaterThan(Duration.ofDays(29).toMillis());
+        }
+    }
+
+    @Test
+    void renewIsOwnerAndTokenCheckedPerLeaseInOneBatch() {
+        RedisLockBackend b = backend();
+        List<RenewRequest> batch = new ArrayList<>();
+        List<Boolean> expected = new ArrayList<>();
+        Map<String, String> granted = new java.util.LinkedHashMap<>();
+        for (int i = 0; i < 20; i++) {
+            String name = name("renew" + i);
+            String owner = OwnerIds.next();
+            Attempt.Granted g = (Attempt.Granted) b.tryGrant(request(name, owner, Duration.ofSeconds(5))).block(STEP);
+            granted.put(name, owner);
+            switch (i % 4) {
+                case 0 -> { batch.add(new RenewRequest(new HeldLock(name, owner, g.token()), LEASE)); expected.add(true); }
+                case 1 -> { batch.add(new RenewRequest(new HeldLock(name, "forged", g.token()), LEASE)); expected.add(false); }
+                case 2 -> { batch.add(new RenewRequest(new HeldLock(name, owner, g.token() - 1), LEASE)); expected.add(false); }
+                default -> { batch.add(new RenewRequest(new HeldLock(name("never-held"), owner, g.token()), LEASE)); expected.add(false); }
+            }
+        }
+        List<RenewOutcome> outcomes = b.renew(batch).block(STEP);
+        assertThat(outcomes).extracting(RenewOutcome::renewed).containsExactlyElementsOf(expected);
+        for (int i = 0; i < batch.size(); i++) {
+            RenewRequest r = batch.get(i);
+            Holder h = b.inspect(r.lock().name()).block(STEP);
+            if (expected.get(i)) {
+                assertThat(outcomes.get(i).ttl()).isEqualTo(LEASE);
+                assertThat(h.remaining()).as("renewed to the new lease").isGreaterThan(Duration.ofSeconds(5));
+            } else if (h != null) {
+                assertThat(h.remaining()).as("not renewed").isLessThanOrEqualTo(Duration.ofSeconds(5));
+            }
+        }
+        granted.forEach((name, owner) -> assertThat(b.release(name, owner).block(STEP)).isTrue());
+    }
+
+    @Test
+    void anEmptyRenewBatchAnswersAnEmptyList() {
+        assertThat(backend().renew(List.of()).block(STEP)).isEmpty();
+    }
+
+    @Test
+    void eventsStartWithSubscribedThenCarryAcquiredAndReleased() {
+        RedisLockBackend watcher = backend();
+        RedisLockBackend actor = backend();
+        String name = name("events");
+        String owner = OwnerIds.next();
+        long[] token = new long[1];
+        StepVerifier.create(watcher.events(name))
+                .expectNext(new LockEvent.Subscribed(name))
+                .then(() -> actor.tryGrant(request(name, owner, LEASE))
+                        .subscribe(a -> token[0] = ((Attempt.Granted) a).token()))
+                .assertNext(e -> {
+                    assertThat(e).isInstanceOf(LockEvent.Acquired.class);
+                    LockEvent.Acquired acq = (LockEvent.Acquired) e;
+                    assertThat(acq.name()).isEqualTo(name);
+                    assertThat(acq.owner()).isEqualTo(owner);
+                    assertThat(acq.token()).isPositive();
+                })
+                .then(() -> actor.release(name, owner).subscribe())
+                .expectNext(new LockEvent.Released(name, owner, false))
+                .thenCancel()
+                .verify(STEP);
+        assertThat(token[0]).isPositive();
+    }
+
+    @Test
+    void oneSubscribePerNameSharedByAllSubscribersAndDroppedByTheLast() {
+        RedisLockBackend watcher = backend();
+        RedisLockBackend actor = backend();
+        String name = name("shared");
+        String channel = watcher.keys().channel(name);
+        List<LockEvent> first = new java.util.concurrent.CopyOnWriteArrayList<>();
+        List<LockEvent> second = new java.util.concurrent.CopyOnWriteArrayList<>();
+        var d1 = watcher.events(name).subscribe(first::add);
+        var d2 = watcher.events(name).subscribe(second::add);
+        try (StatefulRedisConnection<String, String> c = redis.connect()) {
+            await().atMost(STEP).until(() -> first.size() == 1 && second.size() == 1);
+            assertThat(first).containsExactly(new LockEvent.Subscribed(name));
+            assertThat(second).containsExactly(new LockEvent.Subscribed(name));
+            Map<String, Long> subs = c.sync().pubsubNumsub(channel);
+            assertThat(subs.get(channel)).as("server-side subscriptions of the channel").isEqualTo(1L);
+
+            String owner = OwnerIds.next();
+            actor.tryGrant(request(name, owner, LEASE)).block(STEP);
+            actor.release(name, owner).block(STEP);
+            await().atMost(STEP).until(() -> first.size() == 3 && second.size() == 3);
+            assertThat(second).isEqualTo(first);
+
+            d1.dispose();
+            assertThat(c.sync().pubsubNumsub(channel).get(channel)).as("still one subscriber left").isEqualTo(1L);
+            d2.dispose();
+            await().atMost(STEP).until(() -> c.sync().pubsubNumsub(channel).get(channel) == 0L);
+            await().atMost(STEP).until(() -> watcher.channelCount() == 0);
+
+            // a later subscriber subscribes again
+            StepVerifier.create(watcher.events(name)).expectNext(new LockEvent.Subscribed(name)).thenCancel().verify(STEP);
+        } finally {
+            d1.dispose();
+            d2.dispose();
+        }
+    }
+
+    @Test
+    void subscribersChurningOnOneNameNeverLoseTheServerSubscription() {
+        RedisLockBackend watcher = backend();
+        String name = name("churn");
+        String channel = watcher.keys().channel(name);
+        // many short subscriptions racing on one name: every one sees Subscribed
+        Flux.range(0, 200)
+                .flatMap(i -> watcher.events(name).take(1).subscribeOn(reactor.core.scheduler.Schedulers.parallel()), 16)
+                .as(StepVerifier::create)
+                .expectNextCount(200)
+                .expectComplete()
+                .verify(STEP.multipliedBy(3));
+        // then a long-lived one must be live on the server
+        List<LockEvent> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+        var d = watcher.events(name).subscribe(seen::add);
+        try (StatefulRedisConnection<String, String> c = redis.connect()) {
+            await().atMost(STEP).until(() -> !seen.isEmpty());
+            assertThat(c.sync().pubsubNumsub(channel).get(channel)).isEqualTo(1L);
+        } finally {
+            d.dispose();
+        }
+    }
+
+    @Test
+    void closeCompletesEventStreamsAndLaterCallsFailPermanently() {
+        RedisLockBackend b = redis.backend();
+        String name = name("close");
+        StepVerifier.create(b.events(name))
+                .expectNext(new LockEvent.Subscribed(name))
+                .then(() -> b.close().subscribe())
+                .expectComplete()
+                .verify(STEP);
+        b.close().block(STEP); // idempotent
+        StepVerifier.create(b.tryGrant(request(name, OwnerIds.next(), LEASE)))
+                .expectErrorSatisfies(e -> assertThat(e).isInstanceOf(LockBackendException.class)
+                        .satisfies(x -> assertThat(((LockBackendException) x).isTransient()).isFalse()))
+                .verify(STEP);
+        StepVerifier.create(b.events(name)).expectComplete().verify(STEP);
+    }
+
+    @Test
+    void scriptsAreLoadedAgainAfterTheServerForgotThem() {
+        RedisLockBackend b = backend();
+        String name = name("noscript");
+        String owner = OwnerIds.next();
+        b.tryGrant(request(name, owner, LEASE)).block(STEP);
+        try (StatefulRedisConnection<String, String> c = redis.connect()) {
+            c.sync().scriptFlush();
+            assertThat(c.sync().scriptExists(LuaScript.RELEASE.sha())).containsExactly(false);
+            assertThat(b.release(name, owner).block(STEP)).isTrue();
+            assertThat(c.sync().scriptExists(LuaScript.RELEASE.sha())).as("cached again by EVAL").containsExactly(true);
+        }
+    }
+
+    @Test
+    void aWrongTypeKeyIsAPermanentError() {
+        RedisLockBackend b = backend();
+        String name = name("wrongtype");
+        String key = b.keys().lock(name);
+        try (StatefulRedisConnection<String, String> c = redis.connect()) {
+            c.sync().hset(key, "not", "a string");
+            StepVerifier.create(b.tryGrant(request(name, OwnerIds.next(), LEASE)))
+                    .expectErrorSatisfies(e -> {
+                        assertThat(e).isInstanceOf(LockBackendException.class).hasMessageContaining("WRONGTYPE");
+                        assertThat(((LockBackendException) e).isTransient()).isFalse();
+                        assertThat(((LockBackendException) e).lockName()).isEqualTo(name);
+                    })
+                    .verify(STEP);
+        } finally {
+            try (StatefulRedisConnection<String, String> c = redis.connect()) {
+                c.sync().del(key);
+            }
+        }
+    }
+
+    @Test
+    void anUnreachableServerIsATransientError() {
+        RedisLockBackend b = RedisLockBackend.create(redis.client, redis.options().mutate()
+                .uri(io.lettuce.core.RedisURI.create("redis://127.0.0.1:" + freePort())).build());
+        backends.add(b);
+        StepVerifier.create(b.tryGrant(request(name("down"), OwnerIds.next(), LEASE)))
+                .expectErrorSatisfies(e -> {
+                    assertThat(e).isInstanceOf(LockBackendException.class);
+                    assertThat(((LockBackendException) e).isTransient()).isTrue();
+                })
+                .verify(STEP);
+        StepVerifier.create(b.events("down"))
+                .expectErrorSatisfies(e -> assertThat(((LockBackendException) e).isTransient()).isTrue())
+                .verify(STEP);
+    }
+
+    @Test
+    void theClientsOwnUriIsUsedWhenNoneIsGivenAndConnectsOffTheCallersThread() {
+        RedisLockBackend b = RedisLockBackend.create(redis.client, RedisLockOptions.builder().keyPrefix(redis.prefix).build());
+        backends.add(b);
+        String name = name("default-uri");
+        String owner = OwnerIds.next();
+        // subscribed from a non-blocking thread: the blocking connect must not run there (BlockHound)
+        Mono<Attempt> grant = b.tryGrant(request(name, owner, LEASE)).subscribeOn(reactor.core.scheduler.Schedulers.parallel());
+        StepVerifier.create(grant).assertNext(a -> assertThat(a).isInstanceOf(Attempt.Granted.class)).expectComplete().verify(STEP);
+        assertThat(b.release(name, owner).block(STEP)).isTrue();
+    }
+
+    @Test
+    void hostileNamesAreDataAndDoNotCollide() {
+        RedisLockBackend b = backend();
+        String u = UUID.randomUUID().toString();
+        List<String> names = new ArrayList<>(List.of("ünïcødé-锁-🔒-" + u, "a/b/../c-" + u, "*-" + u, "?-" + u,
+                "[a-z]-" + u, "it's-" + u, "100%-" + u, "%25-" + u, "{tag}-" + u, "}{-" + u, "{" + u, "}" + u,
+                "{}" + u, "line\nbreak-" + u, "nul\u0000byte-" + u, " -" + u, "a:b:c-" + u, "a%3Ab%3Ac-" + u,
+                "lone\uD800surrogate-" + u, "lone?surrogate-" + u, "lone\uFFFDsurrogate-" + u));
+        String prefix = "x-" + u + "-"; // 39 bytes
+        names.add(prefix + "a" + "é".repeat((1024 - prefix.length() - 1) / 2));
+        names.add(prefix + "{".repeat(1024 - prefix.length()));
+        assertThat(names.get(names.size() - 2).getBytes(StandardCharsets.UTF_8)).hasSize(1024);
+        List<String> owners = new ArrayList<>();
+        for (String n : names) {
+            String owner = OwnerIds.next();
+            assertThat(b.tryGrant(request(n, owner, LEASE)).block(STEP)).as("grant of %s", n).isInstanceOf(Attempt.Granted.class);
+            owners.add(owner);
+        }
+        for (int i = 0; i < names.size(); i++) {
+            assertThat(b.inspect(names.get(i)).block(STEP).owner()).as("holder of %s", names.get(i)).isEqualTo(owners.get(i));
+            String key = b.keys().lock(names.get(i));
+            assertThat(key.substring(redis.prefix.length() + 1, key.length() - "}:lock".length()))
+                    .as("hash tag").doesNotContain("{", "}", "*", "?", "[", "]");
+        }
+        for (int i = 0; i < names.size(); i++) {
+            assertThat(b.release(names.get(i), owners.get(i)).block(STEP)).isTrue();
+        }
+    }
+
+    private static int freePort() {
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+}
