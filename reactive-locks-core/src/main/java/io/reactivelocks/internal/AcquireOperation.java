@@ -85,7 +85,7 @@ final class AcquireOperation implements Subscription {
                              Scheduler scheduler, CoreSubscriber<? super LeaseHandle> actual) {
         this.client = client;
         this.name = name;
-        this.owner = OwnerIds.next();
+        this.owner = io.reactivelocks.spi.OwnerIds.next();
         this.options = options;
         this.wait = wait;
         this.scheduler = scheduler;

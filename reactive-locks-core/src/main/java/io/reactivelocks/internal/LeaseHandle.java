@@ -239,6 +239,9 @@ final class LeaseHandle {
         client.forget(this);
         lostSink.tryEmitEmpty();
         updates.tryEmitComplete();
+        // Only now that the holder has been told: clean up on the store (owner-checked, so
+        // harmless if the key is gone or someone else's), without anyone waiting on it.
+        client.releaseDetached(lock.name(), lock.owner(), options);
     }
 
     /** Idempotent, owner-checked release; later subscriptions complete at once. */
@@ -255,11 +258,8 @@ final class LeaseHandle {
                 session = stopTimers();
             }
             if (wasLost) {
-                // The lease is gone already. Clean up on the server without making the caller (a
-                // hold stream completing on loss) wait for a store that may be unreachable — and
-                // only after the caller has seen the end (doFinally runs after the terminal
-                // signal went downstream), so no other client is granted before that.
-                return Mono.<Void>empty().doFinally(s -> client.releaseDetached(lock.name(), lock.owner(), options));
+                // the lease is gone already and lose() has sent the store's clean-up: nothing to wait for
+                return Mono.empty();
             }
             if (session != null) {
                 session.dispose();

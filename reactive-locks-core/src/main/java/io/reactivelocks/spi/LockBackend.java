@@ -36,6 +36,12 @@ public interface LockBackend {
      * if the same owner already holds the lock (a retried request whose first answer was lost),
      * answer {@link Attempt.Granted} again.
      *
+     * <p>Cancelling the returned {@code Mono} (the engine does so when the request timeout
+     * passes) does not recall a request already sent: it may still take effect on the store. The
+     * engine then releases the owner, but that release can arrive first and find nothing; such a
+     * key expires by its TTL. Backends may remember these owners and sweep them on
+     * {@link #close()}.
+     *
      * @param request what to grant
      * @return the answer
      */
@@ -72,8 +78,9 @@ public interface LockBackend {
     /**
      * A hot stream of changes of one lock. It emits {@link LockEvent.Subscribed} first, once the
      * store-side subscription is live (so the engine can re-check without missing a release),
-     * then {@link LockEvent.Acquired}/{@link LockEvent.Released} as they happen; it completes
-     * when the backend closes. The engine shares one subscription per name; cancelling
+     * then {@link LockEvent.Acquired}/{@link LockEvent.Released} as they happen, and
+     * {@code Subscribed} again after the store-side subscription was lost and re-established
+     * (waiters and observers re-check then); it completes when the backend closes. The engine shares one subscription per name; cancelling
      * unsubscribes on the store. A backend without notifications returns a stream that emits
      * {@code Subscribed} and nothing else (waiters then rely on TTL and backoff).
      *
@@ -102,7 +109,8 @@ public interface LockBackend {
     }
 
     /**
-     * Closes connections the backend owns (not those the application passed in). Idempotent.
+     * Closes connections the backend owns (not those the application passed in). Idempotent,
+     * and bounded in time even when the store does not answer (a few seconds at most).
      *
      * @return a {@code Mono} that closes on subscribe
      */

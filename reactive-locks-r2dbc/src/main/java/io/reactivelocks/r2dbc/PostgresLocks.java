@@ -1,0 +1,67 @@
+package io.reactivelocks.r2dbc;
+
+import io.r2dbc.spi.ConnectionFactory;
+import io.reactivelocks.LockClient;
+import io.reactivelocks.LockOptions;
+import java.util.Objects;
+
+/**
+ * Entry point: lock clients on PostgreSQL through R2DBC.
+ *
+ * <pre>{@code
+ * ConnectionFactory db = ConnectionFactories.get("r2dbc:postgresql://app:secret@localhost:5432/app");
+ * LockClient locks = PostgresLocks.create(db);
+ * Mono<Receipt> r = locks.withLock("order:42", lease -> charge(order, lease.token()));
+ * }</pre>
+ *
+ * <p>Every factory method returns at once: nothing connects before the first operation is
+ * subscribed, and the tables are created on first use (see
+ * {@link PostgresLockOptions#createSchemaOnFirstUse()}; or call {@link PostgresLockBackend#migrate()}).
+ * Closing the returned client releases its leases, closes the listening connection, and closes the
+ * pool the backend created — a pool passed in stays the application's. To share one backend, use
+ * window locks, or migrate explicitly, build the backend with {@link #backend} and call
+ * {@link LockClient#create(io.reactivelocks.spi.LockBackend, LockOptions)}.
+ */
+public final class PostgresLocks {
+
+    private PostgresLocks() {
+    }
+
+    /**
+     * @param factory an r2dbc-postgresql connection factory or an r2dbc-pool {@code ConnectionPool}
+     * @return a lock client with {@link LockOptions#defaults()} and {@link PostgresLockOptions#defaults()}
+     */
+    public static LockClient create(ConnectionFactory factory) {
+        return create(factory, PostgresLockOptions.defaults(), LockOptions.defaults());
+    }
+
+    /**
+     * @param factory an r2dbc-postgresql connection factory or an r2dbc-pool {@code ConnectionPool}
+     * @param options the lock client's default options
+     * @return a lock client with {@link PostgresLockOptions#defaults()}
+     */
+    public static LockClient create(ConnectionFactory factory, LockOptions options) {
+        return create(factory, PostgresLockOptions.defaults(), options);
+    }
+
+    /**
+     * @param factory         an r2dbc-postgresql connection factory or an r2dbc-pool {@code ConnectionPool}
+     * @param postgresOptions tables, channel, schema creation, pool and listener settings
+     * @param options         the lock client's default options
+     * @return a lock client over a new {@link PostgresLockBackend}
+     */
+    public static LockClient create(ConnectionFactory factory, PostgresLockOptions postgresOptions, LockOptions options) {
+        Objects.requireNonNull(options, "options");
+        return LockClient.create(backend(factory, postgresOptions), options);
+    }
+
+    /**
+     * @param factory         an r2dbc-postgresql connection factory or an r2dbc-pool {@code ConnectionPool}
+     * @param postgresOptions tables, channel, schema creation, pool and listener settings
+     * @return a new backend, for {@link LockClient#create(io.reactivelocks.spi.LockBackend, LockOptions)},
+     *         {@link PostgresLockBackend#migrate()} or {@link PostgresWindowLock}
+     */
+    public static PostgresLockBackend backend(ConnectionFactory factory, PostgresLockOptions postgresOptions) {
+        return PostgresLockBackend.create(factory, postgresOptions);
+    }
+}
