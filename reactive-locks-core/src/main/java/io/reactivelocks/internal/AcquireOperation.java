@@ -212,7 +212,7 @@ final class AcquireOperation implements Subscription {
         }
         client.backend().tryGrant(request)
                 .switchIfEmpty(Mono.error(() -> new IllegalStateException("store answered nothing")))
-                .timeout(options.requestTimeout(), scheduler)
+                .transform(m -> Timeouts.within(m, options.requestTimeout(), scheduler))
                 .subscribe(a -> onAnswer(a, sentAt), this::onAttemptError);
     }
 

@@ -221,7 +221,7 @@ public final class DefaultLockClient implements LockClient {
     /** Owner-checked release on the server, bounded by the request timeout. */
     Mono<Void> releaseOnServer(String name, String owner, LockOptions options) {
         return Mono.defer(() -> backend.release(name, owner))
-                .timeout(options.requestTimeout(), schedulerFor(options))
+                .transform(m -> Timeouts.within(m, options.requestTimeout(), schedulerFor(options)))
                 .onErrorMap(e -> BackendErrors.map(backend.name(), name, "release", e))
                 .then();
     }

@@ -272,6 +272,7 @@ final class LeaseHandle {
 
     // guarded by this
     private Disposable stopTimers() {
+        renewals.cancel(this);
         if (deadlineTimer != null) {
             deadlineTimer.dispose();
             deadlineTimer = null;

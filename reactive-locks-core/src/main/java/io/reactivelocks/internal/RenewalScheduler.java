@@ -63,21 +63,33 @@ final class RenewalScheduler {
         long delay = Math.max(0, start.due - clock.nanoTime());
         Batch b = start;
         Disposable timer = scheduler.schedule(() -> run(b), delay, TimeUnit.NANOSECONDS);
+        boolean orphaned;
         synchronized (this) {
             b.timer = timer;
+            orphaned = batches.get(b.due) != b; // emptied by cancel() before its timer was known
+        }
+        if (orphaned) {
+            timer.dispose();
         }
     }
 
     private void run(Batch batch) {
-        List<LeaseHandle> leases;
+        List<LeaseHandle> candidates;
         synchronized (this) {
             batches.remove(batch.due, batch);
-            leases = new ArrayList<>(batch.leases.size());
+            candidates = new ArrayList<>(batch.leases.size());
             for (LeaseHandle h : batch.leases) {
-                if (h.renewalBatch == batch && h.isActive()) {
+                if (h.renewalBatch == batch) {
                     h.renewalBatch = null;
-                    leases.add(h);
+                    candidates.add(h);
                 }
+            }
+        }
+        // outside this monitor: a lease's own monitor is taken before this one (stopTimers -> cancel)
+        List<LeaseHandle> leases = new ArrayList<>(candidates.size());
+        for (LeaseHandle h : candidates) {
+            if (h.isActive()) {
+                leases.add(h);
             }
         }
         if (leases.isEmpty()) {
@@ -90,7 +102,7 @@ final class RenewalScheduler {
         long sentAt = clock.nanoTime();
         backend.renew(requests)
                 .switchIfEmpty(Mono.error(() -> new IllegalStateException("store answered nothing to a renewal")))
-                .timeout(leases.get(0).options.requestTimeout(), scheduler)
+                .transform(m -> Timeouts.within(m, leases.get(0).options.requestTimeout(), scheduler))
                 .subscribe(results -> {
                     for (int i = 0; i < leases.size(); i++) {
                         RenewOutcome o = i < results.size() ? results.get(i) : null;
@@ -102,6 +114,27 @@ final class RenewalScheduler {
                         h.onRenewFailed(mapped);
                     }
                 });
+    }
+
+    /**
+     * Takes a released or lost lease out of its pending batch; an emptied batch's timer is
+     * cancelled, so short-lived leases leave no timers behind.
+     */
+    void cancel(LeaseHandle lease) {
+        Disposable timer = null;
+        synchronized (this) {
+            if (!(lease.renewalBatch instanceof Batch b)) {
+                return;
+            }
+            lease.renewalBatch = null;
+            b.leases.remove(lease);
+            if (b.leases.isEmpty() && batches.remove(b.due, b)) {
+                timer = b.timer;
+            }
+        }
+        if (timer != null) {
+            timer.dispose();
+        }
     }
 
     void close() {
@@ -121,7 +154,7 @@ final class RenewalScheduler {
     /** Leases due at (or joining) one tick. */
     private static final class Batch {
         final long due;
-        final List<LeaseHandle> leases = new ArrayList<>();
+        final java.util.Set<LeaseHandle> leases = new java.util.LinkedHashSet<>();
         Disposable timer;
 
         Batch(long due) {

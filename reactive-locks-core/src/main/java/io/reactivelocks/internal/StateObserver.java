@@ -54,7 +54,7 @@ final class StateObserver {
         return Mono.defer(() -> {
             long sentAt = client.clock().nanoTime();
             return client.backend().inspect(name)
-                    .timeout(client.defaultOptions().requestTimeout(), client.defaultScheduler())
+                    .transform(m -> Timeouts.within(m, client.defaultOptions().requestTimeout(), client.defaultScheduler()))
                     .onErrorMap(e -> BackendErrors.map(client.backend().name(), name, "inspect", e))
                     .map(h -> (LockState) held(name, h, sentAt))
                     .defaultIfEmpty(new LockState.Free(name));
