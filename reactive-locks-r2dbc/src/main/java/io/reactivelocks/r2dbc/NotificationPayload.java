@@ -38,6 +38,26 @@ final class NotificationPayload {
     }
 
     /**
+     * The dispatch key of a task queue's wake-ups: {@code \q} and the stored queue name. No lock
+     * name has it: in a stored name a backslash is always followed by {@code \}, {@code 0} or
+     * {@code u}, so queue wake-ups never reach a lock's subscribers and vice versa.
+     *
+     * @param storedQueue the queue name, stored form
+     * @return the key the listener dispatches the queue's wake-ups under
+     */
+    static String queueKey(String storedQueue) {
+        return "\\q" + storedQueue;
+    }
+
+    /**
+     * @param storedQueue the queue name, stored form
+     * @return the whole payload of a "tasks became capturable" notification: {@code R 0 -1 \q<queue>}
+     */
+    static String queueWakeUp(String storedQueue) {
+        return "R 0 -1 " + queueKey(storedQueue);
+    }
+
+    /**
      * @param payload a notification's text
      * @return the parsed payload, or {@code null} when it is not one of ours
      */

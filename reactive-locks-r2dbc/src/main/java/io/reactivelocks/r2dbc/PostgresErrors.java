@@ -51,6 +51,25 @@ final class PostgresErrors {
     }
 
     /**
+     * Like {@link #map}, for operations of a {@link PostgresTaskQueue}: the message names the queue
+     * (and {@link LockException#lockName()} is the queue).
+     *
+     * @param queue     the task queue concerned
+     * @param operation what was being done, e.g. "task capture"
+     * @param error     what the driver signalled
+     * @return the error to signal: {@code error} itself when it is already a {@link LockException}
+     */
+    static LockException mapQueue(String queue, String operation, Throwable error) {
+        if (error instanceof LockException le) {
+            return le;
+        }
+        String state = sqlState(error);
+        String message = BACKEND + " failed " + operation + " on task queue '" + queue + "': "
+                + (state == null ? "" : "[" + state + "] ") + describe(error);
+        return new LockBackendException(queue, message, error, isTransient(error));
+    }
+
+    /**
      * @param error an error of the driver, the pool or the network
      * @return {@code true} when repeating the operation (on a new connection) may succeed
      */

@@ -363,6 +363,15 @@ public final class PostgresLockBackend implements LockBackend {
         return listener.sessions();
     }
 
+    /**
+     * The wake-ups of a task queue ({@link PostgresTaskQueue}) on the backend's one listening
+     * connection: {@link LockEvent.Released} when tasks became capturable, {@link LockEvent.Subscribed}
+     * after each (re)connect. Completes when the backend closes.
+     */
+    Flux<LockEvent> queueEvents(String queue) {
+        return Flux.defer(() -> listener.events(queue, NotificationPayload.queueKey(LockNames.encode(queue))));
+    }
+
     /** Runs {@code sql} (one statement with bind parameters) on a pooled connection, returned on any end. */
     <T> Flux<T> query(String sql, Consumer<Statement> binder, BiFunction<Row, RowMetadata, T> mapper) {
         return Flux.usingWhen(connections.create(), c -> {
@@ -395,7 +404,8 @@ public final class PostgresLockBackend implements LockBackend {
                 .flatMap(ready -> ready ? Mono.<Void>empty() : runScript(schemaSql));
     }
 
-    private Mono<Void> runScript(String script) {
+    /** Runs a script of several statements without parameters (simple query: one implicit transaction). */
+    Mono<Void> runScript(String script) {
         return Flux.usingWhen(connections.create(),
                 c -> Flux.from(c.createStatement(script).execute()).concatMap(r -> r.getRowsUpdated()),
                 Connection::close).then();

@@ -17,8 +17,9 @@ import reactor.core.scheduler.Schedulers;
  * the SQL, the only text that is not a bind parameter.
  *
  * <p>Defaults: schema {@code public}, table {@code reactive_locks}, sequence
- * {@code reactive_locks_token_seq}, window table {@code reactive_lock_windows}, channel
- * {@code reactive_locks}, schema created on first use, an owned pool of at most 10 connections
+ * {@code reactive_locks_token_seq}, window table {@code reactive_lock_windows}, task table
+ * {@code reactive_lock_tasks} (see {@link PostgresTaskQueue}), channel {@code reactive_locks},
+ * schema created on first use, an owned pool of at most 10 connections
  * (only when the factory is not already a pool), connect timeout 10 s, listener reconnect backoff 50 ms to 2 s,
  * listener health check every 10 s with a 5 s timeout, timers on {@link Schedulers#parallel()}.
  */
@@ -30,6 +31,7 @@ public final class PostgresLockOptions {
     private final String table;
     private final String sequence;
     private final String windowTable;
+    private final String taskTable;
     private final String channel;
     private final boolean createSchemaOnFirstUse;
     private final int poolMaxSize;
@@ -46,6 +48,7 @@ public final class PostgresLockOptions {
         this.table = b.table;
         this.sequence = b.sequence;
         this.windowTable = b.windowTable;
+        this.taskTable = b.taskTable;
         this.channel = b.channel;
         this.createSchemaOnFirstUse = b.createSchemaOnFirstUse;
         this.poolMaxSize = b.poolMaxSize;
@@ -75,6 +78,7 @@ public final class PostgresLockOptions {
         b.table = table;
         b.sequence = sequence;
         b.windowTable = windowTable;
+        b.taskTable = taskTable;
         b.channel = channel;
         b.createSchemaOnFirstUse = createSchemaOnFirstUse;
         b.poolMaxSize = poolMaxSize;
@@ -106,6 +110,11 @@ public final class PostgresLockOptions {
     /** @return the window-lock table */
     public String windowTable() {
         return windowTable;
+    }
+
+    /** @return the task table of {@link PostgresTaskQueue} */
+    public String taskTable() {
+        return taskTable;
     }
 
     /** @return the LISTEN/NOTIFY channel */
@@ -164,7 +173,7 @@ public final class PostgresLockOptions {
     @Override
     public String toString() {
         return "PostgresLockOptions{schema=" + schema + ", table=" + table + ", sequence=" + sequence
-                + ", windowTable=" + windowTable + ", channel=" + channel + ", createSchemaOnFirstUse="
+                + ", windowTable=" + windowTable + ", taskTable=" + taskTable + ", channel=" + channel + ", createSchemaOnFirstUse="
                 + createSchemaOnFirstUse + ", poolMaxSize=" + poolMaxSize + "}";
     }
 
@@ -174,6 +183,7 @@ public final class PostgresLockOptions {
         private String table = "reactive_locks";
         private String sequence = "reactive_locks_token_seq";
         private String windowTable = "reactive_lock_windows";
+        private String taskTable = "reactive_lock_tasks";
         private String channel = "reactive_locks";
         private boolean createSchemaOnFirstUse = true;
         private int poolMaxSize = 10;
@@ -221,6 +231,17 @@ public final class PostgresLockOptions {
          */
         public Builder windowTable(String windowTable) {
             this.windowTable = SqlIdentifiers.check(windowTable, "windowTable");
+            return this;
+        }
+
+        /**
+         * @param taskTable the task table of {@link PostgresTaskQueue}; an SQL identifier. It is created
+         *                  by {@link PostgresTaskQueue#migrate()} (or on first use), not by the lock backend's
+         *                  {@code migrate()}.
+         * @return this builder
+         */
+        public Builder taskTable(String taskTable) {
+            this.taskTable = SqlIdentifiers.check(taskTable, "taskTable");
             return this;
         }
 
@@ -317,11 +338,14 @@ public final class PostgresLockOptions {
 
         /**
          * @return the options
-         * @throws IllegalArgumentException when the lock and window tables have the same name
+         * @throws IllegalArgumentException when two of the lock, window and task tables have the same name
          */
         public PostgresLockOptions build() {
             if (table.equals(windowTable)) {
                 throw new IllegalArgumentException("table and windowTable must differ, both were '" + table + "'");
+            }
+            if (taskTable.equals(table) || taskTable.equals(windowTable)) {
+                throw new IllegalArgumentException("taskTable must differ from table and windowTable, was '" + taskTable + "'");
             }
             return new PostgresLockOptions(this);
         }

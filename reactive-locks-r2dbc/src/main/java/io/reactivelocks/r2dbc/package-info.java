@@ -1,8 +1,8 @@
 /**
  * PostgreSQL backend over R2DBC: fenced leases in one table, fencing tokens from a durable
  * sequence, expiry by the server's clock, wake-ups and observation through {@code LISTEN}/{@code NOTIFY}
- * on one dedicated connection per backend, window locks, and a fenced-write helper for the
- * application's own rows.
+ * on one dedicated connection per backend, window locks, task capture, and a fenced-write helper
+ * for the application's own rows.
  *
  * <ul>
  *   <li>{@link io.reactivelocks.r2dbc.PostgresLocks} — entry point: a {@code LockClient} over PostgreSQL.</li>
@@ -11,6 +11,9 @@
  *   <li>{@link io.reactivelocks.r2dbc.PostgresLockOptions} — schema and table names, channel, pool and listener settings.</li>
  *   <li>{@link io.reactivelocks.r2dbc.PostgresWindowLock} — at most one claim per name and period.</li>
  *   <li>{@link io.reactivelocks.r2dbc.FencedWrites} — {@code UPDATE ... WHERE fence < :token}.</li>
+ *   <li>{@link io.reactivelocks.r2dbc.PostgresTaskQueue} — task capture: demand-driven
+ *       {@code FOR UPDATE SKIP LOCKED} captures handing out {@link io.reactivelocks.r2dbc.TaskClaim}s
+ *       (fenced, expiring, renewable), retries, dead tasks, {@link io.reactivelocks.r2dbc.TaskStatus}.</li>
  * </ul>
  *
  * <p>The SQL lives in resources next to these classes, one statement per file; the schema is
