@@ -217,8 +217,7 @@ public abstract class LockBackendContract {
         AtomicReference<Lease> got = new AtomicReference<>();
         Disposable waiter = b.locks().acquire(name).subscribe(got::set);
         try {
-            // the waiter has asked and been told busy (and re-checked once its subscription went live)
-            await().atMost(STEP).until(() -> b.faults().grantCalls() >= grantsBefore + 2);
+            awaitParkedWaiter(b, name, grantsBefore);
             assertThat(got.get()).isNull();
             held.release().block(STEP);
             await().atMost(Duration.ofSeconds(5)).until(() -> got.get() != null);
@@ -229,6 +228,20 @@ public abstract class LockBackendContract {
                 got.get().release().block(STEP);
             }
         }
+    }
+
+    /**
+     * Waits until {@code waiter}'s acquire of {@code name} is parked, so that only a notification
+     * can wake it. The default fits polling stores: the waiter has asked, been told busy, and
+     * re-checked once its notification subscription went live (two attempts). Stores that queue
+     * natively override it: one attempt, and the store shows the waiter's queue entry.
+     *
+     * @param waiter           the waiting client
+     * @param name             the lock name
+     * @param grantCallsBefore the waiter's {@code tryGrant} count before it started to wait
+     */
+    protected void awaitParkedWaiter(TestClient waiter, String name, long grantCallsBefore) {
+        await().atMost(STEP).until(() -> waiter.faults().grantCalls() >= grantCallsBefore + 2);
     }
 
     // ---------------------------------------------------------------- renewal, expiry, loss

@@ -1,0 +1,91 @@
+package io.reactivelocks.etcd;
+
+import io.etcd.jetcd.Client;
+import io.reactivelocks.LockClient;
+import io.reactivelocks.LockOptions;
+import java.util.Objects;
+
+/**
+ * Entry point: lock clients on etcd.
+ *
+ * <pre>{@code
+ * Client etcd = Client.builder().endpoints("http://localhost:2379").build();
+ * LockClient locks = EtcdLocks.create(etcd);
+ * Mono<Receipt> r = locks.withLock("order:42", lease -> charge(order, lease.token()));
+ * }</pre>
+ *
+ * <p>Every factory returns at once: nothing is sent to etcd before the first operation is
+ * subscribed. Closing the returned client releases its leases, revokes the backend's session
+ * lease and — only for {@link #connect} — closes the jetcd client; a {@link Client} passed in
+ * stays the application's to close. For leader election see {@link EtcdLeaderElection}.
+ */
+public final class EtcdLocks {
+
+    private EtcdLocks() {
+    }
+
+    /**
+     * @param client the application's jetcd client
+     * @return a lock client with {@link LockOptions#defaults()} and {@link EtcdLockOptions#defaults()}
+     */
+    public static LockClient create(Client client) {
+        return create(client, EtcdLockOptions.defaults(), LockOptions.defaults());
+    }
+
+    /**
+     * @param client  the application's jetcd client
+     * @param options the lock client's default options (the session TTL is their lease time)
+     * @return a lock client with {@link EtcdLockOptions#defaults()}
+     */
+    public static LockClient create(Client client, LockOptions options) {
+        return create(client, EtcdLockOptions.defaults(), options);
+    }
+
+    /**
+     * @param client      the application's jetcd client
+     * @param etcdOptions key prefix and session settings; an unset session TTL becomes
+     *                    {@code options.leaseTime()}
+     * @param options     the lock client's default options
+     * @return a lock client over a new {@link EtcdLockBackend}
+     */
+    public static LockClient create(Client client, EtcdLockOptions etcdOptions, LockOptions options) {
+        Objects.requireNonNull(client, "client");
+        Objects.requireNonNull(options, "options");
+        return LockClient.create(EtcdLockBackend.create(client, withTtl(etcdOptions, options)), options);
+    }
+
+    /**
+     * Connects with user/password and TLS settings; the jetcd client is the lock client's own and
+     * is closed with it.
+     *
+     * @param connection  endpoints, authentication, TLS
+     * @param etcdOptions key prefix and session settings; an unset session TTL becomes
+     *                    {@code options.leaseTime()}
+     * @param options     the lock client's default options
+     * @return a lock client over a new {@link EtcdLockBackend} owning its jetcd client
+     * @throws java.io.UncheckedIOException when a TLS file cannot be read
+     */
+    public static LockClient connect(EtcdConnectionOptions connection, EtcdLockOptions etcdOptions, LockOptions options) {
+        Objects.requireNonNull(connection, "connection");
+        Objects.requireNonNull(options, "options");
+        EtcdLockOptions o = withTtl(etcdOptions, options);
+        return LockClient.create(EtcdLockBackend.owning(connection.connect(), o), options);
+    }
+
+    /**
+     * @param client      the application's jetcd client
+     * @param etcdOptions key prefix and session settings
+     * @return a new backend, for {@link LockClient#create(io.reactivelocks.spi.LockBackend, LockOptions)}
+     *         or {@link EtcdLeaderElection}
+     */
+    public static EtcdLockBackend backend(Client client, EtcdLockOptions etcdOptions) {
+        return EtcdLockBackend.create(client, etcdOptions);
+    }
+
+    static EtcdLockOptions withTtl(EtcdLockOptions etcdOptions, LockOptions options) {
+        Objects.requireNonNull(etcdOptions, "etcdOptions");
+        return etcdOptions.isSessionTtlSet() ? etcdOptions
+                : etcdOptions.mutate().sessionTtl(options.leaseTime().compareTo(java.time.Duration.ofSeconds(1)) < 0
+                        ? java.time.Duration.ofSeconds(1) : options.leaseTime()).build();
+    }
+}

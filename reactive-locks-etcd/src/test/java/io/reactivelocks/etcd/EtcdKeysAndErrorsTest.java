@@ -1,0 +1,112 @@
+package io.reactivelocks.etcd;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.etcd.jetcd.common.exception.ErrorCode;
+import io.etcd.jetcd.common.exception.EtcdExceptionFactory;
+import io.grpc.Status;
+import io.reactivelocks.LockBackendException;
+import io.reactivelocks.LockOptions;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeoutException;
+import org.junit.jupiter.api.Test;
+
+/** Key layout, error mapping and option checks, without a server. */
+class EtcdKeysAndErrorsTest {
+
+    @Test
+    void everyNameIsOneSegmentOfTheKeyAndDecodesBack() {
+        EtcdKeys keys = new EtcdKeys("p");
+        for (String name : List.of("a", "a/b", "/", "..", "../../etc", "*", "\u0000", "ünï-锁-🔒", "a/", " ", "\n")) {
+            String key = EtcdKeys.string(keys.owner(name, "owner"));
+            assertThat(key).startsWith("p/").endsWith("/owner");
+            String segment = key.substring(2, key.length() - "/owner".length());
+            assertThat(segment).as("segment of %s", name).matches("[A-Za-z0-9_-]+");
+            assertThat(keys.nameOf(keys.owner(name, "owner"))).isEqualTo(name);
+            assertThat(EtcdKeys.string(keys.lock(name))).isEqualTo("p/" + segment + "/");
+        }
+        // a name's range never contains another name's keys
+        assertThat(EtcdKeys.string(keys.owner("ab", "o"))).doesNotStartWith(EtcdKeys.string(keys.lock("a")));
+        assertThat(EtcdKeys.string(keys.owner("a/b", "o"))).doesNotStartWith(EtcdKeys.string(keys.lock("a")));
+        assertThat(keys.nameOf(EtcdKeys.bytes("other/x/y"))).isNull();
+    }
+
+    @Test
+    void theEncodingIsUtf8AndKeepsLoneSurrogatesApartFromQuestionMarks() {
+        for (String s : List.of("plain", "ünï-锁-🔒", "\u0000", "\uFFFF", "\uD83D\uDD12")) {
+            assertThat(EtcdKeys.utf8(s)).isEqualTo(s.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        }
+        // String.getBytes would turn both into "?x": one key for two names
+        assertThat(EtcdKeys.encode("\uD800x")).isNotEqualTo(EtcdKeys.encode("?x"));
+        assertThat(EtcdKeys.encode("\uDC00")).isNotEqualTo(EtcdKeys.encode("\uD800"));
+        assertThat(EtcdKeys.utf8("\uD800")).containsExactly(0xED, 0xA0, 0x80);
+        assertThat(io.reactivelocks.spi.LockNames.utf8Length("\uD800x")).isEqualTo(EtcdKeys.utf8("\uD800x").length);
+    }
+
+    @Test
+    void prefixesAreChecked() {
+        assertThatThrownBy(() -> EtcdLockOptions.builder().prefix("")).hasMessageContaining("prefix");
+        assertThatThrownBy(() -> EtcdLockOptions.builder().prefix("a/")).hasMessageContaining("prefix");
+        assertThatThrownBy(() -> EtcdLockOptions.builder().prefix(null)).isInstanceOf(NullPointerException.class)
+                .hasMessageContaining("prefix");
+        assertThat(EtcdLockOptions.builder().prefix("a/b").build().prefix()).isEqualTo("a/b");
+    }
+
+    @Test
+    void optionsAreCheckedAndTheSessionTtlFollowsTheLeaseTimeUnlessSet() {
+        assertThatThrownBy(() -> EtcdLockOptions.builder().sessionTtl(Duration.ofMillis(999))).hasMessageContaining("sessionTtl");
+        assertThatThrownBy(() -> EtcdLockOptions.builder().keepAliveInterval(Duration.ZERO)).hasMessageContaining("keepAliveInterval");
+        assertThatThrownBy(() -> EtcdLockOptions.builder().requestTimeout(Duration.ZERO)).hasMessageContaining("requestTimeout");
+        assertThatThrownBy(() -> EtcdConnectionOptions.builder().build()).hasMessageContaining("endpoints");
+        assertThatThrownBy(() -> EtcdConnectionOptions.builder().user("", "x")).hasMessageContaining("user");
+
+        EtcdLockOptions o = EtcdLockOptions.builder().sessionTtl(Duration.ofMillis(2500)).build();
+        assertThat(o.sessionTtlSeconds()).isEqualTo(3);
+        assertThat(o.keepAliveInterval(Duration.ofSeconds(3))).isEqualTo(Duration.ofSeconds(1));
+        assertThat(EtcdLockOptions.builder().keepAliveInterval(Duration.ofSeconds(9)).build()
+                .keepAliveInterval(Duration.ofSeconds(3))).as("never longer than the TTL").isEqualTo(Duration.ofSeconds(1));
+        assertThat(EtcdLockOptions.defaults().isSessionTtlSet()).isFalse();
+        assertThat(EtcdLockOptions.defaults().mutate().build().isSessionTtlSet()).isFalse();
+        assertThat(o.mutate().build().sessionTtl()).isEqualTo(Duration.ofMillis(2500));
+
+        // EtcdLocks takes the lock client's lease time (at least 1 s) as the session TTL when none is set
+        LockOptions lock = LockOptions.builder().leaseTime(Duration.ofSeconds(7)).build();
+        assertThat(EtcdLocks.withTtl(EtcdLockOptions.defaults(), lock).sessionTtl()).isEqualTo(Duration.ofSeconds(7));
+        assertThat(EtcdLocks.withTtl(o, lock).sessionTtl()).isEqualTo(Duration.ofMillis(2500));
+        LockOptions shortLease = LockOptions.builder().leaseTime(Duration.ofMillis(300)).build();
+        assertThat(EtcdLocks.withTtl(EtcdLockOptions.defaults(), shortLease).sessionTtl()).isEqualTo(Duration.ofSeconds(1));
+    }
+
+    @Test
+    void grpcCodesDecideWhetherAFailureIsTransient() {
+        assertThat(EtcdErrors.isTransient(Status.UNAVAILABLE.asRuntimeException())).isTrue();
+        assertThat(EtcdErrors.isTransient(Status.DEADLINE_EXCEEDED.asRuntimeException())).isTrue();
+        assertThat(EtcdErrors.isTransient(EtcdExceptionFactory.newEtcdException(ErrorCode.UNAVAILABLE, "etcdserver: no leader"))).isTrue();
+        assertThat(EtcdErrors.isTransient(new CompletionException(Status.UNAVAILABLE.asRuntimeException()))).isTrue();
+        assertThat(EtcdErrors.isTransient(new TimeoutException())).isTrue();
+        assertThat(EtcdErrors.isTransient(new IOException("reset"))).isTrue();
+
+        assertThat(EtcdErrors.isTransient(Status.UNAUTHENTICATED.asRuntimeException())).isFalse();
+        assertThat(EtcdErrors.isTransient(Status.PERMISSION_DENIED.asRuntimeException())).isFalse();
+        assertThat(EtcdErrors.isTransient(Status.INVALID_ARGUMENT.asRuntimeException())).isFalse();
+        assertThat(EtcdErrors.isTransient(EtcdExceptionFactory.newEtcdException(ErrorCode.PERMISSION_DENIED, "denied"))).isFalse();
+        assertThat(EtcdErrors.isTransient(EtcdExceptionFactory.newClosedLeaseClientException())).isFalse();
+        // jetcd wraps a failed Authenticate call in UNAUTHENTICATED: a wrong password is permanent, an unreachable server not
+        assertThat(EtcdErrors.isTransient(Status.UNAUTHENTICATED.withCause(
+                Status.INVALID_ARGUMENT.withDescription("authentication failed").asRuntimeException()).asRuntimeException())).isFalse();
+        assertThat(EtcdErrors.isTransient(Status.UNAUTHENTICATED.withCause(
+                Status.UNAVAILABLE.asRuntimeException()).asRuntimeException())).isTrue();
+
+        assertThat(EtcdErrors.isLeaseNotFound(EtcdExceptionFactory.newEtcdException(ErrorCode.NOT_FOUND, "lease not found"))).isTrue();
+        assertThat(EtcdErrors.isLeaseNotFound(Status.UNAVAILABLE.asRuntimeException())).isFalse();
+
+        assertThat(EtcdErrors.map("n", "acquire", new CompletionException(Status.UNAVAILABLE.asRuntimeException())))
+                .isInstanceOf(LockBackendException.class)
+                .hasMessageContaining("lock 'n'").hasMessageContaining("UNAVAILABLE");
+        assertThat(EtcdErrors.map(null, "acquire", new TimeoutException())).hasMessageContaining("within the request timeout");
+    }
+}

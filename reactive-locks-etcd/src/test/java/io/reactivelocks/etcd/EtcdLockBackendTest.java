@@ -1,0 +1,292 @@
+package io.reactivelocks.etcd;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.KeyValue;
+import io.reactivelocks.Lease;
+import io.reactivelocks.LockClient;
+import io.reactivelocks.LockClock;
+import io.reactivelocks.LockOptions;
+import io.reactivelocks.LockState;
+import io.reactivelocks.spi.Attempt;
+import io.reactivelocks.spi.GrantRequest;
+import io.reactivelocks.spi.LockEvent;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import reactor.core.Disposable;
+import reactor.core.publisher.Mono;
+import reactor.test.StepVerifier;
+
+/** The etcd recipe seen from etcd: keys, values, leases, revisions, who is woken. */
+class EtcdLockBackendTest {
+
+    private static final Duration STEP = Duration.ofSeconds(10);
+    private static final LockOptions OPTIONS = LockOptions.builder()
+            .leaseTime(Duration.ofSeconds(2)).requestTimeout(Duration.ofSeconds(2)).build();
+
+    private static EtcdTestSupport etcd;
+    private final List<LockClient> clients = new ArrayList<>();
+
+    @BeforeAll
+    static void startServer() {
+        etcd = EtcdTestSupport.start();
+    }
+
+    @AfterAll
+    static void stopServer() {
+        if (etcd != null) {
+            etcd.close();
+        }
+    }
+
+    @AfterEach
+    void closeClients() {
+        for (LockClient c : clients) {
+            c.close().block(STEP);
+        }
+        clients.clear();
+        assertThat(etcd.keys()).as("keys left after close").isEmpty();
+    }
+
+    private LockClient client(EtcdLockBackend backend) {
+        LockClient c = LockClient.create(backend, OPTIONS);
+        clients.add(c);
+        return c;
+    }
+
+    private static String name(String p) {
+        return p + "-" + UUID.randomUUID();
+    }
+
+    private static KeyValue get(String key) throws Exception {
+        List<KeyValue> kvs = etcd.checker().getKVClient().get(ByteSequence.from(key, StandardCharsets.UTF_8))
+                .get(10, TimeUnit.SECONDS).getKvs();
+        return kvs.isEmpty() ? null : kvs.get(0);
+    }
+
+    @Test
+    void theOwnersKeyHoldsTheOwnerOnTheSessionLeaseAndItsCreateRevisionIsTheToken() throws Exception {
+        EtcdLockBackend backend = etcd.backend();
+        LockClient locks = client(backend);
+        String name = name("layout");
+        Lease lease = locks.acquire(name).block(STEP);
+        String key = etcd.prefix + "/" + EtcdKeys.encode(name) + "/" + lease.owner();
+        assertThat(etcd.keys()).containsExactly(key);
+        KeyValue kv = get(key);
+        assertThat(kv.getValue().toString(StandardCharsets.UTF_8)).isEqualTo(lease.owner());
+        assertThat(kv.getLease()).isEqualTo(backend.sessionLeaseId().orElseThrow());
+        assertThat(kv.getCreateRevision()).isEqualTo(lease.token());
+        lease.release().block(STEP);
+        assertThat(etcd.keys()).isEmpty();
+    }
+
+    @Test
+    void everyLockOfABackendSharesOneSessionLease() throws Exception {
+        EtcdLockBackend backend = etcd.backend();
+        LockClient locks = client(backend);
+        List<Lease> leases = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            leases.add(locks.acquire(name("shared")).block(STEP));
+        }
+        long session = backend.sessionLeaseId().orElseThrow();
+        for (String k : etcd.keys()) {
+            assertThat(get(k).getLease()).as("lease of %s", k).isEqualTo(session);
+        }
+        assertThat(backend.sessionsGranted()).isEqualTo(1);
+        for (Lease l : leases) {
+            l.release().block(STEP);
+        }
+    }
+
+    @Test
+    void grantIsIdempotentForAnOwnerAndTryAcquireLeavesNoKeyBehind() {
+        EtcdLockBackend backend = etcd.backend();
+        client(backend); // closes the backend after the test
+        String name = name("idempotent");
+        GrantRequest mine = new GrantRequest(name, "owner-1", Duration.ofSeconds(2), false, LockClock.system());
+        Attempt first = backend.tryGrant(mine).block(STEP);
+        Attempt again = backend.tryGrant(mine).block(STEP);
+        assertThat(first).isInstanceOf(Attempt.Granted.class);
+        assertThat(again).isInstanceOf(Attempt.Granted.class);
+        assertThat(((Attempt.Granted) again).token()).isEqualTo(((Attempt.Granted) first).token());
+
+        Attempt other = backend.tryGrant(new GrantRequest(name, "owner-2", Duration.ofSeconds(2), false, LockClock.system()))
+                .block(STEP);
+        assertThat(other).isInstanceOf(Attempt.Busy.class);
+        assertThat(((Attempt.Busy) other).holder().owner()).isEqualTo("owner-1");
+        assertThat(((Attempt.Busy) other).holder().token()).isEqualTo(((Attempt.Granted) first).token());
+        assertThat(etcd.keys()).hasSize(1);
+
+        assertThat(backend.release(name, "owner-2").block(STEP)).isFalse();
+        assertThat(backend.release(name, "owner-1").block(STEP)).isTrue();
+        assertThat(backend.release(name, "owner-1").block(STEP)).isFalse();
+        assertThat(etcd.keys()).isEmpty();
+    }
+
+    @Test
+    void namesThatArePrefixesOrPathsOfOneAnotherAreIndependentLocks() {
+        LockClient locks = client(etcd.backend());
+        String u = UUID.randomUUID().toString();
+        List<String> names = List.of("x" + u, "x" + u + "/", "x" + u + "/y", "x" + u + "y", "x" + u + "/../x" + u);
+        List<Lease> leases = new ArrayList<>();
+        for (String n : names) {
+            Lease l = locks.tryAcquire(n).block(STEP);
+            assertThat(l).as("grant of %s", n).isNotNull();
+            leases.add(l);
+        }
+        leases.get(0).release().block(STEP);
+        for (int i = 1; i < names.size(); i++) {
+            assertThat(locks.tryAcquire(names.get(i)).blockOptional(STEP)).as("%s still held", names.get(i)).isEmpty();
+        }
+        for (String k : etcd.keys()) {
+            String segment = k.substring(etcd.prefix.length() + 1, k.lastIndexOf('/'));
+            assertThat(segment).matches("[A-Za-z0-9_-]+");
+        }
+        leases.subList(1, leases.size()).forEach(l -> l.release().block(STEP));
+    }
+
+    @Test
+    void aWaiterThatGivesUpWakesOnlyItsSuccessorWhichThenWaitsOnTheHolder() {
+        EtcdLockBackend backend = etcd.backend();
+        LockClient locks = client(backend);
+        String name = name("middle");
+        String range = etcd.prefix + "/" + EtcdKeys.encode(name) + "/";
+        Lease holder = locks.acquire(name).block(STEP);
+        Disposable middle = locks.acquire(name).subscribe();
+        await().atMost(STEP).until(() -> etcd.keys(range).size() == 2);
+        AtomicReference<Lease> last = new AtomicReference<>();
+        Disposable successor = locks.acquire(name).subscribe(last::set);
+        await().atMost(STEP).until(() -> etcd.keys(range).size() == 3);
+        try {
+            middle.dispose(); // its key goes: only the last waiter, which watched it, is woken
+            await().atMost(STEP).until(() -> backend.predecessorWakeups() == 1);
+            await().atMost(STEP).until(() -> etcd.keys(range).size() == 2);
+            assertThat(last.get()).as("still waiting for the holder").isNull();
+            holder.release().block(STEP);
+            await().atMost(STEP).until(() -> last.get() != null);
+            assertThat(backend.predecessorWakeups()).isEqualTo(2);
+            assertThat(last.get().token()).isGreaterThan(holder.token());
+            last.get().release().block(STEP);
+        } finally {
+            successor.dispose();
+        }
+    }
+
+    @Test
+    void eventsSaySubscribedFirstThenAcquiredAndReleased() {
+        EtcdLockBackend backend = etcd.backend();
+        LockClient locks = client(backend);
+        String name = name("events");
+        List<LockEvent> events = new java.util.concurrent.CopyOnWriteArrayList<>();
+        Disposable d = backend.events(name).subscribe(events::add);
+        try {
+            await().atMost(STEP).until(() -> events.size() == 1);
+            assertThat(events.get(0)).isEqualTo(new LockEvent.Subscribed(name));
+            Lease held = locks.acquire(name).block(STEP);
+            held.release().block(STEP);
+            await().atMost(STEP).until(() -> events.size() == 3);
+            assertThat(events.subList(1, 3)).containsExactly(
+                    new LockEvent.Acquired(name, held.owner(), held.token()),
+                    new LockEvent.Released(name, held.owner(), false));
+        } finally {
+            d.dispose();
+        }
+    }
+
+    @Test
+    void observeSeesTheHolderChangeAndExpiry() {
+        EtcdLockBackend backend = etcd.backend();
+        LockClient watcher = client(backend);
+        EtcdLockBackend other = etcd.proxiedBackend();
+        LockClient holder = client(other);
+        String name = name("observe");
+        List<LockState> states = new java.util.concurrent.CopyOnWriteArrayList<>();
+        Disposable d = watcher.observe(name).subscribe(states::add);
+        try {
+            await().atMost(STEP).until(() -> states.size() == 1);
+            Lease l = holder.acquire(name).block(STEP);
+            await().atMost(STEP).until(() -> states.size() == 2);
+            assertThat(states.get(1)).isEqualTo(new LockState.Held(name, l.owner(), l.token(), Long.MAX_VALUE));
+            etcd.partitionUntilSessionLost(other); // its lease expires on etcd: the key goes, the watch sees it
+            await().atMost(STEP).until(() -> states.size() == 3);
+            assertThat(states.get(2).isHeld()).isFalse();
+        } finally {
+            d.dispose();
+        }
+    }
+
+    @Test
+    void aHeldKeyDeletedBehindTheClientsBackEndsItsHoldWhileTheSessionLivesOn() throws Exception {
+        EtcdLockBackend backend = etcd.backend();
+        LockClient locks = client(backend);
+        String deleted = name("deleted");
+        String kept = name("kept");
+        List<Lease> updates = new java.util.concurrent.CopyOnWriteArrayList<>();
+        java.util.concurrent.atomic.AtomicLong ended = new java.util.concurrent.atomic.AtomicLong();
+        Disposable hold = locks.hold(deleted).subscribe(updates::add, e -> ended.set(-1), () -> ended.set(System.nanoTime()));
+        Lease other = locks.acquire(kept).block(STEP);
+        try {
+            await().atMost(STEP).until(() -> !updates.isEmpty());
+            String key = etcd.prefix + "/" + EtcdKeys.encode(deleted) + "/" + updates.get(0).owner();
+            etcd.checker().getKVClient().delete(ByteSequence.from(key, StandardCharsets.UTF_8)).get(10, TimeUnit.SECONDS);
+            // the session is fine (it would renew this hold forever): the key's own watch ends it
+            await().atMost(Duration.ofSeconds(1)).until(() -> ended.get() != 0);
+            assertThat(ended.get()).as("completed, not errored").isPositive();
+            assertThat(updates.get(0).isValid()).isFalse();
+            assertThat(backend.sessionsLost()).isZero();
+            assertThat(other.isValid()).as("the other lock of the session").isTrue();
+        } finally {
+            hold.dispose();
+            other.release().block(STEP);
+        }
+    }
+
+    @Test
+    void closeRevokesTheSessionSoEveryKeyGoesAtOnce() {
+        EtcdLockBackend backend = etcd.backend();
+        LockClient locks = LockClient.create(backend, OPTIONS);
+        for (int i = 0; i < 5; i++) {
+            locks.acquire(name("close")).block(STEP);
+        }
+        assertThat(etcd.keys()).hasSize(5);
+        StepVerifier.create(locks.close()).expectComplete().verify(STEP);
+        assertThat(etcd.keys()).isEmpty();
+        StepVerifier.create(backend.tryGrant(new GrantRequest("x", "o", Duration.ofSeconds(2), true, LockClock.system())))
+                .expectError(io.reactivelocks.LockClientClosedException.class).verify(STEP);
+        StepVerifier.create(Mono.defer(backend::close)).expectComplete().verify(STEP);
+    }
+
+    @Test
+    void etcdAnswersArriveOnThreadsBlockHoundWatches() throws Exception {
+        // so the whole suite proves that nothing blocks where etcd's answers (here: a watch event) are handled
+        AtomicReference<Throwable> caught = new AtomicReference<>();
+        ByteSequence key = ByteSequence.from(etcd.prefix + "-blockhound", StandardCharsets.UTF_8);
+        io.etcd.jetcd.Watch.Watcher w = etcd.checker().getWatchClient().watch(key, io.etcd.jetcd.Watch.listener(r -> {
+            try {
+                Thread.sleep(1);
+                caught.compareAndSet(null, new AssertionError("slept on " + Thread.currentThread().getName()));
+            } catch (Throwable t) {
+                caught.compareAndSet(null, t);
+            }
+        }));
+        try {
+            etcd.checker().getKVClient().put(key, key).get(10, TimeUnit.SECONDS);
+            await().atMost(STEP).until(() -> caught.get() != null);
+            assertThat(caught.get().getClass().getName()).isEqualTo("reactor.blockhound.BlockingOperationError");
+        } finally {
+            w.close();
+            etcd.checker().getKVClient().delete(key).get(10, TimeUnit.SECONDS);
+        }
+    }
+}

@@ -1,0 +1,165 @@
+package io.reactivelocks.etcd;
+
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.options.GetOption;
+import io.reactivelocks.test.fault.FaultProxy;
+import io.reactivelocks.test.server.EtcdServer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * A real etcd child process (from {@link EtcdServer}) plus jetcd clients for it, directly or
+ * through a {@link FaultProxy} each. Every backend gets its own jetcd client (its own
+ * connection), as separate processes would. Blocking methods are for test threads only.
+ */
+final class EtcdTestSupport implements AutoCloseable {
+
+    /** Session TTL of test backends: etcd's minimum with the default election timeout. */
+    static final Duration TTL = Duration.ofSeconds(2);
+
+    final EtcdServer server;
+    /** A prefix unique to this fixture, so runs and test classes never see each other's keys. */
+    final String prefix;
+    private final Client checker;
+    private final List<FaultProxy> proxies = new ArrayList<>();
+    private final Map<EtcdLockBackend, FaultProxy> proxyOf = new ConcurrentHashMap<>();
+
+    private EtcdTestSupport(EtcdServer server) {
+        this.server = server;
+        this.prefix = "rltest-" + UUID.randomUUID().toString().substring(0, 8);
+        this.checker = client(server.host(), server.port());
+    }
+
+    static EtcdTestSupport start() {
+        return new EtcdTestSupport(EtcdServer.start());
+    }
+
+    /** @return options with this fixture's prefix, a 2 s session and short session requests */
+    EtcdLockOptions options() {
+        return EtcdLockOptions.builder().prefix(prefix).sessionTtl(TTL).requestTimeout(Duration.ofSeconds(1)).build();
+    }
+
+    static Client client(String host, int port) {
+        return Client.builder().endpoints("http://" + host + ":" + port)
+                .connectTimeout(Duration.ofSeconds(2))
+                .retryMaxAttempts(1)
+                .retryDelay(100)
+                .build();
+    }
+
+    /** @return a new backend with its own jetcd client, straight to the server */
+    EtcdLockBackend backend() {
+        return backend(options());
+    }
+
+    /**
+     * @param options the backend's options
+     * @return a new backend with its own jetcd client, straight to the server
+     */
+    EtcdLockBackend backend(EtcdLockOptions options) {
+        return EtcdLockBackend.owning(client(server.host(), server.port()), options);
+    }
+
+    /** @return a new backend whose own jetcd client talks to the server through a new fault proxy ({@link #proxyOf}) */
+    EtcdLockBackend proxiedBackend() {
+        FaultProxy proxy = FaultProxy.start(server.host(), server.port());
+        synchronized (proxies) {
+            proxies.add(proxy);
+        }
+        EtcdLockBackend b = EtcdLockBackend.owning(client(proxy.host(), proxy.port()), options());
+        proxyOf.put(b, proxy);
+        return b;
+    }
+
+    /**
+     * @param backend a backend from {@link #proxiedBackend()}
+     * @return its proxy
+     */
+    FaultProxy proxyOf(EtcdLockBackend backend) {
+        FaultProxy p = proxyOf.get(backend);
+        if (p == null) {
+            throw new IllegalArgumentException("not a proxied backend: " + backend);
+        }
+        return p;
+    }
+
+    /**
+     * Partitions {@code backend} from etcd (its proxy blackholes both directions) until its session
+     * is lost on the client side, then cuts its connections (what was held is dropped, as after a
+     * long partition) and heals, on a helper thread, so that the rest of the test can use the
+     * backend again. The server-side lease is not renewed meanwhile: it runs out by its TTL, or is
+     * revoked when the backend's best-effort revoke gets through after the heal.
+     *
+     * @param backend a backend from {@link #proxiedBackend()}
+     */
+    void partitionUntilSessionLost(EtcdLockBackend backend) {
+        FaultProxy proxy = proxyOf(backend);
+        Mono<Void> end = backend.sessionEnd();
+        proxy.blackhole();
+        end.timeout(Duration.ofSeconds(30))
+                .publishOn(Schedulers.boundedElastic()) // the proxy's socket work may block
+                .doFinally(s -> {
+                    proxy.cutConnections();
+                    proxy.heal();
+                })
+                .subscribe(null, e -> { });
+    }
+
+    /** Closes the fault proxies made so far (after their backends were closed). */
+    void closeProxies() {
+        List<FaultProxy> done;
+        synchronized (proxies) {
+            done = new ArrayList<>(proxies);
+            proxies.clear();
+        }
+        proxyOf.values().removeAll(done);
+        done.forEach(FaultProxy::close);
+    }
+
+    /** @return every key under this fixture's prefix */
+    List<String> keys() {
+        return keys(prefix + "/");
+    }
+
+    /**
+     * @param under a key prefix
+     * @return the keys under it
+     */
+    List<String> keys(String under) {
+        try {
+            List<String> out = new ArrayList<>();
+            for (KeyValue kv : checker.getKVClient().get(ByteSequence.from(under, StandardCharsets.UTF_8),
+                    GetOption.builder().isPrefix(true).withKeysOnly(true).build()).get(10, TimeUnit.SECONDS).getKvs()) {
+                out.add(kv.getKey().toString(StandardCharsets.UTF_8));
+            }
+            return out;
+        } catch (Exception e) {
+            throw new IllegalStateException("could not list keys under " + under, e);
+        }
+    }
+
+    /** @return a jetcd client for checks, owned by the fixture */
+    Client checker() {
+        return checker;
+    }
+
+    @Override
+    public void close() {
+        try {
+            closeProxies();
+            checker.close();
+        } finally {
+            server.close();
+        }
+    }
+}
