@@ -25,6 +25,12 @@ final class LuaScript {
     static final LuaScript INSPECT = load("inspect.lua");
     static final LuaScript RATCHET = load("ratchet.lua");
     static final LuaScript WINDOW = load("window.lua");
+    static final LuaScript TASK_REGISTER = load("task-register.lua");
+    static final LuaScript TASK_CAPTURE = load("task-capture.lua");
+    static final LuaScript TASK_RENEW = load("task-renew.lua");
+    static final LuaScript TASK_FINISH = load("task-finish.lua");
+    static final LuaScript TASK_STATUS = load("task-status.lua");
+    static final LuaScript TASK_REMOVE = load("task-remove.lua");
 
     /**
      * Makes sure the scripts are read: called where backends are built (an application's setup

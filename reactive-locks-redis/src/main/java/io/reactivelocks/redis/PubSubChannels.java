@@ -29,6 +29,14 @@ import reactor.util.Loggers;
  * confirmed the {@code SUBSCRIBE}), then every message that arrived after that, in order: its
  * messages are queued until the {@code Subscribed} signal went out. Signals are never emitted
  * while a lock is held.
+ *
+ * <p><b>Reconnects.</b> When the connection drops, Lettuce reconnects it and subscribes its
+ * channels again by itself; messages published meanwhile are lost. Each confirmation the server
+ * sends for a channel that is {@code LIVE} here (the listener's {@code subscribed} callback) is
+ * passed to the channel's subscribers as another {@link LockEvent.Subscribed}, so waiters and
+ * observers re-check what they may have missed — only once the server is delivering again, never
+ * before. The listener also hears the confirmation of each {@code SUBSCRIBE} sent here (before
+ * or after its command completes); those are counted per channel and not passed on.
  */
 final class PubSubChannels {
 
@@ -46,6 +54,11 @@ final class PubSubChannels {
         @Override
         public void message(String channel, String message) {
             dispatch(channel, message);
+        }
+
+        @Override
+        public void subscribed(String channel, long count) {
+            resubscribed(channel);
         }
     };
 
@@ -175,6 +188,9 @@ final class PubSubChannels {
     // ---- server round trips (at most one in flight per channel)
 
     private void sendSubscribe(Channel c) {
+        synchronized (this) {
+            c.ownConfirmations++; // the listener hears this confirmation too: not a resubscription
+        }
         connection.get()
                 .flatMap(conn -> conn.reactive().subscribe(c.name))
                 .subscribe(null, e -> onSubscribeFailed(c, e), () -> onSubscribed(c));
@@ -272,12 +288,38 @@ final class PubSubChannels {
         }
     }
 
+    private void resubscribed(String channel) {
+        Channel c;
+        synchronized (this) {
+            c = channels.get(channel);
+            if (c == null) {
+                return;
+            }
+            if (c.ownConfirmations > 0) {
+                c.ownConfirmations--; // our own SUBSCRIBE (before or after its command completed): onSubscribed signals it
+                return;
+            }
+            if (c.state != State.LIVE) {
+                return;
+            }
+        }
+        LockEvent event = new LockEvent.Subscribed(c.lockName);
+        for (Member m : c.members) {
+            m.queue.emitNext(event, RETRY_BRIEFLY);
+        }
+    }
+
     /**
-     * @param name    the lock name
-     * @param message {@code acquired:<token>:<owner>} or {@code released:<owner>}
+     * @param name    the lock name (or task queue name)
+     * @param message {@code acquired:<token>:<owner>} or {@code released:<owner>}; on a task
+     *                queue's channel {@code ready} (tasks became capturable), which is a
+     *                {@code Released} without an owner
      * @return the event, or {@code null} when the message is not one of ours
      */
     static LockEvent parse(String name, String message) {
+        if (message.equals("ready")) {
+            return new LockEvent.Released(name, null, false);
+        }
         if (message.startsWith("released:")) {
             return new LockEvent.Released(name, message.substring("released:".length()), false);
         }
@@ -303,6 +345,7 @@ final class PubSubChannels {
         final List<Member> members = new CopyOnWriteArrayList<>(); // mutated under PubSubChannels.this
         final List<Member> waiting = new ArrayList<>();            // guarded by PubSubChannels.this
         State state;                                               // guarded by PubSubChannels.this
+        int ownConfirmations;                                      // guarded by PubSubChannels.this
 
         Channel(String name, String lockName) {
             this.name = name;

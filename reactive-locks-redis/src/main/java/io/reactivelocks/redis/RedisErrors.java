@@ -17,7 +17,8 @@ import java.util.concurrent.TimeoutException;
  * Maps Lettuce's exceptions to {@link LockBackendException}, deciding {@code isTransient()}:
  * timeouts, connection failures and I/O errors, a server busy with a script or loading its
  * dataset, cluster redirections and fail-overs are transient; authentication and permission
- * errors, wrong types, script errors and everything unknown are not.
+ * errors ({@code NOAUTH}, {@code WRONGPASS}, {@code NOPERM}), untrusted TLS certificates, wrong
+ * types and script errors are not.
  */
 final class RedisErrors {
 
@@ -43,13 +44,34 @@ final class RedisErrors {
     }
 
     /**
+     * @param queue     the task queue concerned
+     * @param operation what was attempted, for the message ("task capture", ...)
+     * @param t         what Lettuce signalled
+     * @return the exception to signal instead (its {@code lockName()} is the queue)
+     */
+    static LockException mapQueue(String queue, String operation, Throwable t) {
+        if (t instanceof LockException le) {
+            return le;
+        }
+        String what = "redis failed " + operation + " of task queue '" + queue + "'";
+        if (t instanceof TimeoutException) {
+            what = "redis did not answer " + operation + " of task queue '" + queue + "' within the request timeout";
+        }
+        return new LockBackendException(queue, what + ": " + t, t, isTransient(t));
+    }
+
+    /**
      * @param t a failure
      * @return whether repeating the operation may succeed
      */
     static boolean isTransient(Throwable t) {
-        // an authentication or permission error wrapped in a connection error is not transient
+        // an authentication or permission error wrapped in a connection error is not transient,
+        // nor is a TLS peer whose certificate this client does not trust
         for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
             if (c instanceof RedisCommandExecutionException && hasPrefix(c, PERMANENT_PREFIXES)) {
+                return false;
+            }
+            if (c instanceof java.security.cert.CertificateException) {
                 return false;
             }
         }

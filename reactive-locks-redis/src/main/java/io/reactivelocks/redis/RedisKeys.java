@@ -12,6 +12,13 @@ import java.util.Objects;
  *   {prefix}{<tag>}:fence    the fencing counter (integer), with a long TTL refreshed on each grant
  *   {prefix}{<tag>}:events   the pub/sub channel of the lock ("acquired:&lt;token&gt;:&lt;owner&gt;", "released:&lt;owner&gt;")
  *   {prefix}{<tag>}:window   the window-lock sorted set (member = period in ms, score = last claimed window)
+ *
+ *   for a task queue (see {@link RedisTaskQueue}; the task ids inside are encoded like the tag):
+ *   {prefix}{<tag>}:queue:tasks    hash: task id -&gt; "&lt;state&gt;|&lt;retries&gt;|&lt;failures&gt;|&lt;captures&gt;|&lt;token&gt;|&lt;owner&gt;"
+ *   {prefix}{<tag>}:queue:pending  sorted set of capturable task ids, score = server µs when it became pending
+ *   {prefix}{<tag>}:queue:claimed  sorted set of claimed task ids, score = claim expiry in server ms
+ *   {prefix}{<tag>}:queue:fence    the queue's fencing counter
+ *   {prefix}{<tag>}:queue:events   the queue's pub/sub channel ("ready" when tasks became capturable)
  * </pre>
  *
  * <p>The tag is the name percent-encoded over its UTF-8 bytes: ASCII letters, digits and
@@ -49,6 +56,26 @@ final class RedisKeys {
 
     String window(String name) {
         return base(name) + "window";
+    }
+
+    String tasks(String queue) {
+        return base(queue) + "queue:tasks";
+    }
+
+    String pending(String queue) {
+        return base(queue) + "queue:pending";
+    }
+
+    String claimed(String queue) {
+        return base(queue) + "queue:claimed";
+    }
+
+    String queueFence(String queue) {
+        return base(queue) + "queue:fence";
+    }
+
+    String queueChannel(String queue) {
+        return base(queue) + "queue:events";
     }
 
     private String base(String name) {
@@ -97,25 +124,56 @@ final class RedisKeys {
     }
 
     /**
+     * The inverse of {@link #tag(String)}.
+     *
+     * @param tag a string made by {@link #tag(String)}
+     * @return the original string
+     * @throws IllegalArgumentException when {@code tag} is not such a string
+     */
+    static String untag(String tag) {
+        StringBuilder out = new StringBuilder(tag.length());
+        int i = 0;
+        int len = tag.length();
+        while (i < len) {
+            char c = tag.charAt(i);
+            if (c != '%') {
+                out.append(c);
+                i++;
+                continue;
+            }
+            int b0 = hexByte(tag, i);
+            int n = b0 < 0x80 ? 1 : b0 >= 0xF0 ? 4 : b0 >= 0xE0 ? 3 : 2;
+            int cp = n == 1 ? b0 : n == 2 ? b0 & 0x1F : n == 3 ? b0 & 0x0F : b0 & 0x07;
+            for (int k = 1; k < n; k++) {
+                cp = (cp << 6) | (hexByte(tag, i + 3 * k) & 0x3F);
+            }
+            out.appendCodePoint(cp); // a surrogate code point comes back as the lone char it was
+            i += 3 * n;
+        }
+        return out.toString();
+    }
+
+    private static int hexByte(String s, int at) {
+        if (at + 3 > s.length()) {
+            throw new IllegalArgumentException("truncated escape in '" + s + "'");
+        }
+        if (s.charAt(at) != '%') {
+            throw new IllegalArgumentException("expected '%' at " + at + " in '" + s + "'");
+        }
+        int hi = Character.digit(s.charAt(at + 1), 16);
+        int lo = Character.digit(s.charAt(at + 2), 16);
+        if (hi < 0 || lo < 0) {
+            throw new IllegalArgumentException("bad escape at " + at + " in '" + s + "'");
+        }
+        return (hi << 4) | lo;
+    }
+
+    /**
      * @param s any string
-     * @return its length in (generalized) UTF-8 bytes, a lone surrogate counting 3, as the engine counts
+     * @return its length in UTF-8 bytes, a lone surrogate counting 3, as the engine counts
      */
     static int utf8Length(String s) {
-        int n = 0;
-        for (int i = 0, len = s.length(); i < len; i++) {
-            char c = s.charAt(i);
-            if (c < 0x80) {
-                n += 1;
-            } else if (c < 0x800) {
-                n += 2;
-            } else if (Character.isHighSurrogate(c) && i + 1 < len && Character.isLowSurrogate(s.charAt(i + 1))) {
-                n += 4;
-                i++;
-            } else {
-                n += 3;
-            }
-        }
-        return n;
+        return io.reactivelocks.spi.LockNames.utf8Length(s);
     }
 
     private static boolean isSafe(int c) {

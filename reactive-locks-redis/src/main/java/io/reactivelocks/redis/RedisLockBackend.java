@@ -34,8 +34,9 @@ import reactor.core.scheduler.Schedulers;
  *   <li><b>grant</b>: set-if-absent with the lease as {@code PX}, the fencing token
  *       {@code max(counter + 1, server TIME in µs)} from a per-name counter in the same script,
  *       a {@code PUBLISH} of the grant; the same owner asking again gets the same token;</li>
- *   <li><b>renew</b>: owner- and token-checked {@code PEXPIRE} of many leases per call, one call
- *       per Redis Cluster slot;</li>
+ *   <li><b>renew</b>: owner- and token-checked {@code PEXPIRE} of many leases per call: the whole
+ *       batch in one call, or one call per Redis Cluster slot with
+ *       {@link RedisLockOptions#clusterSafeBatches()};</li>
  *   <li><b>release</b>: owner-checked delete and a {@code PUBLISH};</li>
  *   <li><b>events</b>: one {@code SUBSCRIBE} per name on one pub/sub connection, shared and
  *       ref-counted. Expiry is not published (keyspace notifications are not required): the
@@ -164,8 +165,9 @@ public final class RedisLockBackend implements LockBackend {
     }
 
     /**
-     * Renews the batch with one script call per Redis Cluster slot, all sent at once. Errors
-     * when any call fails (renewal is idempotent, so the engine may simply retry the batch).
+     * Renews the batch with one script call, or — with {@link RedisLockOptions#clusterSafeBatches()}
+     * — one script call per Redis Cluster slot, all sent at once. Errors when any call fails
+     * (renewal is idempotent, so the engine may simply retry the batch).
      */
     @Override
     public Mono<List<RenewOutcome>> renew(List<RenewRequest> batch) {
@@ -176,7 +178,9 @@ public final class RedisLockBackend implements LockBackend {
             }
             Map<Integer, List<Integer>> bySlot = new LinkedHashMap<>();
             for (int i = 0; i < batch.size(); i++) {
-                int slot = SlotHash.getSlot(RedisKeys.bytes(keys.lock(batch.get(i).lock().name())));
+                int slot = options.clusterSafeBatches()
+                        ? SlotHash.getSlot(RedisKeys.bytes(keys.lock(batch.get(i).lock().name())))
+                        : 0; // one server holds every key: one call for the whole batch
                 bySlot.computeIfAbsent(slot, s -> new ArrayList<>()).add(i);
             }
             RenewOutcome[] out = new RenewOutcome[batch.size()];
@@ -266,6 +270,19 @@ public final class RedisLockBackend implements LockBackend {
 
     RedisKeys keys() {
         return keys;
+    }
+
+    String fenceTtlMs() {
+        return fenceTtlMs;
+    }
+
+    /**
+     * @param queue a task queue name
+     * @return the queue's events on the shared pub/sub connection: {@code Subscribed} when the
+     *         subscription is live (again), {@code Released} when tasks became capturable
+     */
+    Flux<LockEvent> queueEvents(String queue) {
+        return channels.events(queue, keys.queueChannel(queue));
     }
 
     /** @return how many channels are subscribed or being (un)subscribed now (for tests) */

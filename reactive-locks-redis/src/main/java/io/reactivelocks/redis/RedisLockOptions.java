@@ -11,7 +11,7 @@ import java.util.Objects;
  * {@link io.reactivelocks.LockOptions}.
  *
  * <p>Defaults: key prefix {@code "rl:"}, fencing counter TTL 30 days, the {@code RedisClient}'s
- * own URI.
+ * own URI, renewal batches as one script call ({@link #clusterSafeBatches()} off).
  */
 public final class RedisLockOptions {
 
@@ -20,11 +20,13 @@ public final class RedisLockOptions {
     private final String keyPrefix;
     private final Duration fenceTtl;
     private final RedisURI uri;
+    private final boolean clusterSafeBatches;
 
     private RedisLockOptions(Builder b) {
         this.keyPrefix = b.keyPrefix;
         this.fenceTtl = b.fenceTtl;
         this.uri = b.uri;
+        this.clusterSafeBatches = b.clusterSafeBatches;
     }
 
     /** @return the defaults described in the class documentation */
@@ -43,6 +45,7 @@ public final class RedisLockOptions {
         b.keyPrefix = keyPrefix;
         b.fenceTtl = fenceTtl;
         b.uri = uri;
+        b.clusterSafeBatches = clusterSafeBatches;
         return b;
     }
 
@@ -61,10 +64,21 @@ public final class RedisLockOptions {
         return uri;
     }
 
+    /**
+     * @return whether a renewal batch is split into one script call per Redis Cluster hash slot
+     *         ({@code true}), or sent as one script call whatever the slots of its keys
+     *         ({@code false}, the default: right for a standalone server or a Sentinel-managed
+     *         master, where every key lives on the one server)
+     */
+    public boolean clusterSafeBatches() {
+        return clusterSafeBatches;
+    }
+
     @Override
     public String toString() {
         return "RedisLockOptions{keyPrefix='" + keyPrefix + "', fenceTtl=" + fenceTtl
-                + (uri == null ? "" : ", uri=" + uri) + "}";
+                + (uri == null ? "" : ", uri=" + uri)
+                + (clusterSafeBatches ? ", clusterSafeBatches" : "") + "}";
     }
 
     /** Mutable builder of {@link RedisLockOptions}; not thread-safe. */
@@ -72,6 +86,7 @@ public final class RedisLockOptions {
         private String keyPrefix = "rl:";
         private Duration fenceTtl = Duration.ofDays(30);
         private RedisURI uri;
+        private boolean clusterSafeBatches;
 
         private Builder() {
         }
@@ -112,6 +127,23 @@ public final class RedisLockOptions {
          */
         public Builder uri(RedisURI uri) {
             this.uri = uri;
+            return this;
+        }
+
+        /**
+         * How many script calls a renewal batch takes. Off (the default), the engine's whole batch
+         * of due leases is renewed by one script call, which is right for what
+         * {@link RedisLockBackend} connects to: one standalone server or a Sentinel-managed
+         * master. On, the batch is split into one call per Redis Cluster hash slot (all calls sent
+         * at once), so that no script touches keys of two slots: turn it on when the connection
+         * goes through a cluster-aware proxy (Envoy, a Redis Enterprise endpoint) that rejects
+         * cross-slot scripts.
+         *
+         * @param clusterSafeBatches whether to group renewals by hash slot
+         * @return this builder
+         */
+        public Builder clusterSafeBatches(boolean clusterSafeBatches) {
+            this.clusterSafeBatches = clusterSafeBatches;
             return this;
         }
 

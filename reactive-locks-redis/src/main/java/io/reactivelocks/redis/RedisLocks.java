@@ -57,7 +57,7 @@ public final class RedisLocks {
      * @param client       the application's Redis client
      * @param redisOptions key prefix, fencing counter lifetime, URI
      * @return a new backend, for {@link LockClient#create(io.reactivelocks.spi.LockBackend, LockOptions)},
-     *         {@link RedisWindowLock} or {@link RedisQuorumBackend}
+     *         {@link RedisWindowLock}, {@link RedisTaskQueue} or {@link RedisQuorumBackend}
      */
     public static RedisLockBackend backend(RedisClient client, RedisLockOptions redisOptions) {
         return RedisLockBackend.create(client, redisOptions);

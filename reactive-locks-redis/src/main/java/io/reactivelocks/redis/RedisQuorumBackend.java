@@ -292,10 +292,12 @@ public final class RedisQuorumBackend implements LockBackend {
     }
 
     /**
-     * All instances' events merged: one {@code Subscribed} once a majority is subscribed, then
-     * every {@code Acquired} (with token 0: an instance's grant precedes the quorum token; the
-     * ratchet publishes again once the token is final) and {@code Released}. Errors when a
-     * majority's subscriptions failed.
+     * All instances' events merged: one {@code Subscribed} once a majority is subscribed (each
+     * instance counted once), then every {@code Acquired} (with token 0: an instance's grant
+     * precedes the quorum token; the ratchet publishes again once the token is final) and
+     * {@code Released}, and a {@code Subscribed} again whenever an instance's subscription is
+     * live again after a reconnect (so waiters re-check). Errors when a majority's subscriptions
+     * failed.
      */
     @Override
     public Flux<LockEvent> events(String name) {
@@ -303,14 +305,19 @@ public final class RedisQuorumBackend implements LockBackend {
         return Flux.defer(() -> {
             AtomicInteger subscribed = new AtomicInteger();
             AtomicInteger failed = new AtomicInteger();
+            java.util.concurrent.atomic.AtomicIntegerArray seen = new java.util.concurrent.atomic.AtomicIntegerArray(instances.size());
             List<Flux<LockEvent>> all = new ArrayList<>();
-            for (RedisLockBackend i : instances) {
-                all.add(i.events(name).onErrorResume(e -> failed.incrementAndGet() > instances.size() - quorum
-                        ? Flux.error(e) : Flux.empty()));
+            for (int n = 0; n < instances.size(); n++) {
+                int index = n;
+                all.add(instances.get(n).events(name)
+                        .filter(e -> !(e instanceof LockEvent.Subscribed) || seen.getAndSet(index, 1) == 0
+                                || subscribed.get() >= quorum) // a first Subscribed counts; later ones are re-checks
+                        .onErrorResume(e -> failed.incrementAndGet() > instances.size() - quorum
+                                ? Flux.error(e) : Flux.empty()));
             }
             return Flux.merge(all).handle((e, sink) -> {
                 if (e instanceof LockEvent.Subscribed) {
-                    if (subscribed.incrementAndGet() == quorum) {
+                    if (subscribed.get() >= quorum || subscribed.incrementAndGet() == quorum) {
                         sink.next(e);
                     }
                 } else if (e instanceof LockEvent.Acquired a) {

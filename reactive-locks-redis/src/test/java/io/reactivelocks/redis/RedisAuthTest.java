@@ -66,4 +66,37 @@ class RedisAuthTest {
             wrongCredentialsFailPermanently("redis://locker:wrong@" + server.host() + ":" + server.port());
         }
     }
+
+    @Test
+    void anAclUserWithoutScriptPermissionGetsAPermanentError() {
+        try (RedisServer server = RedisServer.start()) {
+            String password = "pw-" + UUID.randomUUID();
+            RedisClient admin = RedisClient.create(RedisURI.create(server.url()));
+            try (var c = admin.connect()) {
+                c.sync().aclSetuser("noscript", io.lettuce.core.AclSetuserArgs.Builder.on().addPassword(password)
+                        .allKeys().allChannels().allCommands()
+                        .removeCommand(io.lettuce.core.protocol.CommandType.EVALSHA)
+                        .removeCommand(io.lettuce.core.protocol.CommandType.EVAL));
+            } finally {
+                admin.shutdown();
+            }
+            RedisURI uri = RedisURI.builder().withHost(server.host()).withPort(server.port())
+                    .withAuthentication("noscript", password).build();
+            RedisClient client = RedisClient.create();
+            LockClient locks = RedisLocks.create(client, RedisLockOptions.builder().uri(uri).build(),
+                    LockOptions.builder().waitTimeout(Duration.ofSeconds(5)).build());
+            try {
+                // a waiting acquire: a permanent error ends it at once instead of waiting out the timeout
+                StepVerifier.create(locks.acquire("noperm"))
+                        .expectErrorSatisfies(e -> {
+                            assertThat(e).isInstanceOf(LockBackendException.class).hasMessageContaining("NOPERM");
+                            assertThat(((LockBackendException) e).isTransient()).as("NOPERM is not transient").isFalse();
+                        })
+                        .verify(Duration.ofSeconds(3));
+            } finally {
+                locks.close().block(STEP);
+                client.shutdown();
+            }
+        }
+    }
 }

@@ -7,16 +7,20 @@ import io.lettuce.core.RedisURI;
 import io.reactivelocks.Lease;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.reactivelocks.spi.LockEvent;
 import io.reactivelocks.test.fault.FaultProxy;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
+import reactor.util.retry.Retry;
 
 /**
  * A holder whose server freezes or whose connection breaks: its hold stream must end before any
@@ -121,5 +125,59 @@ class RedisFaultTest {
             hold.dispose();
         }
         await().atMost(STEP).until(() -> redis.inspect(name).isEmpty());
+    }
+
+    @Test
+    void aWaiterWhosePubSubConnectionWasCutReChecksOnceItIsResubscribed() {
+        // a 10-minute backoff and 60 s leases: only a re-check after the resubscription can wake the waiter in time
+        LockOptions slow = LockOptions.builder()
+                .leaseTime(Duration.ofSeconds(60))
+                .backoff(Retry.backoff(Long.MAX_VALUE, Duration.ofMinutes(10)).maxBackoff(Duration.ofMinutes(10)).jitter(0))
+                .build();
+        RedisLockBackend viaProxy = RedisLockBackend.create(redis.client, redis.options().mutate()
+                .uri(RedisURI.create("redis://" + proxy.host() + ":" + proxy.port())).build());
+        LockClient waiter = LockClient.create(viaProxy, slow);
+        LockClient holder = LockClient.create(redis.backend(), slow);
+        String name = name("resubscribe");
+        String channel = new RedisKeys(redis.prefix).channel(name);
+        List<LockEvent> events = new CopyOnWriteArrayList<>();
+        AtomicReference<Lease> got = new AtomicReference<>();
+        Disposable watch = viaProxy.events(name).subscribe(events::add);
+        Disposable waiting = null;
+        try (StatefulRedisConnection<String, String> c = redis.connect()) {
+            Lease held = holder.acquire(name).block(STEP);
+            waiting = waiter.acquire(name).subscribe(got::set);
+            await().atMost(STEP).until(() -> c.sync().pubsubNumsub(channel).get(channel) == 1L);
+            await().atMost(STEP).until(() -> subscribedCount(events) >= 1);
+            long subscribedBefore = subscribedCount(events);
+
+            // cut the waiter's connections and keep them down while the lock is released: the release message is lost
+            proxy.refuse();
+            assertThat(proxy.cutConnections()).isPositive();
+            await().atMost(STEP).until(() -> c.sync().pubsubNumsub(channel).get(channel) == 0L);
+            held.release().block(STEP);
+            assertThat(got.get()).isNull();
+
+            long healed = System.nanoTime();
+            proxy.heal(); // Lettuce reconnects and subscribes again by itself
+            await().atMost(Duration.ofSeconds(5)).until(() -> got.get() != null);
+            assertThat(Duration.ofNanos(System.nanoTime() - healed)).isLessThan(Duration.ofSeconds(5));
+            assertThat(got.get().token()).isGreaterThan(held.token());
+            assertThat(subscribedCount(events)).as("Subscribed again after the reconnect").isGreaterThan(subscribedBefore);
+            assertThat(events).as("the release message was lost").noneMatch(e -> e instanceof LockEvent.Released r
+                    && held.owner().equals(r.owner()));
+            got.get().release().block(STEP);
+        } finally {
+            watch.dispose();
+            if (waiting != null) {
+                waiting.dispose();
+            }
+            waiter.close().onErrorResume(e -> reactor.core.publisher.Mono.empty()).block(STEP);
+            holder.close().block(STEP);
+        }
+    }
+
+    private static long subscribedCount(List<LockEvent> events) {
+        return events.stream().filter(e -> e instanceof LockEvent.Subscribed).count();
     }
 }

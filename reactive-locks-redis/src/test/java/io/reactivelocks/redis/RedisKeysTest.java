@@ -46,6 +46,30 @@ class RedisKeysTest {
     }
 
     @Test
+    void untagInvertsTagForEveryKindOfString() {
+        List<String> names = List.of("a", "order:42", "{x}", "100%", "é", "🔒", "a\u0000b", "\uD800", "\uDC00\uD800",
+                "\uD800\uDC00", "?", "\uFFFD", "e\u0301", " ", "%20", "c|1|0|0|0|x", "é".repeat(512), "\uDBFF\uDFFF");
+        for (String n : names) {
+            assertThat(RedisKeys.untag(RedisKeys.tag(n))).as("round trip of %s", n).isEqualTo(n);
+        }
+        assertThatThrownBy(() -> RedisKeys.untag("%4")).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> RedisKeys.untag("%ZZ")).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void taskQueueKeysShareTheQueuesSlotAndDoNotCollideWithLockKeys() {
+        for (String q : List.of("emails", "{x}", "🔒")) {
+            int slot = SlotHash.getSlot(RedisKeys.bytes(keys.tasks(q)));
+            for (String k : List.of(keys.pending(q), keys.claimed(q), keys.queueFence(q), keys.queueChannel(q))) {
+                assertThat(SlotHash.getSlot(RedisKeys.bytes(k))).as(k).isEqualTo(slot);
+            }
+            assertThat(Set.of(keys.tasks(q), keys.pending(q), keys.claimed(q), keys.queueFence(q), keys.queueChannel(q),
+                    keys.lock(q), keys.fence(q), keys.channel(q), keys.window(q))).hasSize(9);
+        }
+        assertThat(keys.tasks("emails")).isEqualTo("rl:{emails}:queue:tasks");
+    }
+
+    @Test
     void allKeysOfANameShareOneClusterSlot() {
         for (String n : List.of("order:42", "{x}", "}{", "a{b}c", "🔒", "x".repeat(1024))) {
             int slot = SlotHash.getSlot(RedisKeys.bytes(keys.lock(n)));

@@ -6,7 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.reactivelocks.LockBackendException;
 import io.reactivelocks.LockClock;
-import io.reactivelocks.internal.OwnerIds;
+import io.reactivelocks.spi.OwnerIds;
 import io.reactivelocks.spi.Attempt;
 import io.reactivelocks.spi.GrantRequest;
 import io.reactivelocks.spi.HeldLock;
@@ -188,6 +188,62 @@ class RedisLockBackendTest {
             }
         }
         granted.forEach((name, owner) -> assertThat(b.release(name, owner).block(STEP)).isTrue());
+    }
+
+    @Test
+    void aRenewalBatchOf100LeasesIsOneScriptCallOnAStandaloneServer() {
+        RedisLockBackend b = backend();
+        List<RenewRequest> batch = grantMany(b, "batch", 100);
+        b.renew(batch.subList(0, 1)).block(STEP); // the script is cached on the server from here on
+        long before = scriptCalls();
+        List<RenewOutcome> outcomes = b.renew(batch).block(STEP);
+        assertThat(scriptCalls() - before).as("EVALSHA/EVAL calls for one batch of 100").isEqualTo(1);
+        assertThat(outcomes).hasSize(100).allMatch(RenewOutcome::renewed);
+        batch.forEach(r -> assertThat(b.release(r.lock().name(), r.lock().owner()).block(STEP)).isTrue());
+    }
+
+    @Test
+    void clusterSafeBatchesMakeOneScriptCallPerHashSlot() {
+        RedisLockBackend b = RedisLockBackend.create(redis.client, redis.options().mutate().clusterSafeBatches(true).build());
+        backends.add(b);
+        assertThat(b.options().clusterSafeBatches()).isTrue();
+        assertThat(RedisLockOptions.defaults().clusterSafeBatches()).as("off by default").isFalse();
+        List<RenewRequest> batch = grantMany(b, "slots", 100);
+        long slots = batch.stream()
+                .map(r -> io.lettuce.core.cluster.SlotHash.getSlot(RedisKeys.bytes(b.keys().lock(r.lock().name()))))
+                .distinct().count();
+        b.renew(batch.subList(0, 1)).block(STEP);
+        long before = scriptCalls();
+        List<RenewOutcome> outcomes = b.renew(batch).block(STEP);
+        assertThat(scriptCalls() - before).as("one call per slot").isEqualTo(slots);
+        assertThat(outcomes).hasSize(100).allMatch(RenewOutcome::renewed);
+        batch.forEach(r -> assertThat(b.release(r.lock().name(), r.lock().owner()).block(STEP)).isTrue());
+    }
+
+    private static List<RenewRequest> grantMany(RedisLockBackend b, String prefix, int n) {
+        return Flux.range(0, n)
+                .flatMapSequential(i -> {
+                    String name = name(prefix + i);
+                    String owner = OwnerIds.next();
+                    return b.tryGrant(request(name, owner, Duration.ofSeconds(5)))
+                            .map(a -> new RenewRequest(new HeldLock(name, owner, ((Attempt.Granted) a).token()), LEASE));
+                })
+                .collectList()
+                .block(STEP);
+    }
+
+    /** @return how many EVALSHA and EVAL commands the server has run so far ({@code INFO commandstats}) */
+    private static long scriptCalls() {
+        try (StatefulRedisConnection<String, String> c = redis.connect()) {
+            long calls = 0;
+            for (String line : c.sync().info("commandstats").split("\r?\n")) {
+                if (line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:")) {
+                    String v = line.substring(line.indexOf("calls=") + "calls=".length());
+                    calls += Long.parseLong(v.substring(0, v.indexOf(',')));
+                }
+            }
+            return calls;
+        }
     }
 
     @Test

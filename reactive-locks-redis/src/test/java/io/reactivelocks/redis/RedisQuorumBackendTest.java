@@ -9,7 +9,7 @@ import io.reactivelocks.LockBackendException;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockClock;
 import io.reactivelocks.LockOptions;
-import io.reactivelocks.internal.OwnerIds;
+import io.reactivelocks.spi.OwnerIds;
 import io.reactivelocks.spi.Attempt;
 import io.reactivelocks.spi.GrantRequest;
 import io.reactivelocks.spi.Holder;
