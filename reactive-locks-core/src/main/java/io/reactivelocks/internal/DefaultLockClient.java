@@ -229,7 +229,7 @@ public final class DefaultLockClient implements LockClient {
     /** Fire-and-forget release of whatever {@code owner} may have on the server. */
     void releaseDetached(String name, String owner, LockOptions options) {
         releaseOnServer(name, owner, options).subscribe(null,
-                e -> LOG.warn("could not release lock '{}' of a cancelled acquire (it expires by its TTL): {}", name, e.toString()));
+                e -> LOG.warn("could not release lock '{}' on the store (it expires by its TTL): {}", name, e.toString()));
     }
 
     private Mono<Void> doClose() {

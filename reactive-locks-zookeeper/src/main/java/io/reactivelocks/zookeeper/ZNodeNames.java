@@ -1,0 +1,152 @@
+package io.reactivelocks.zookeeper;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Objects;
+import java.util.regex.Pattern;
+import org.apache.curator.framework.imps.ProtectedUtils;
+
+/**
+ * Where locks live in the tree, and how names become znode names. Names are data: every lock
+ * name becomes exactly one znode segment, {@code n-} followed by the unpadded base64url of its
+ * UTF-8 bytes — only {@code [A-Za-z0-9_-]}, so never a {@code /}, never {@code .} or
+ * {@code ..}, never {@code zookeeper}, no control character; a 1024-byte name gives 1370
+ * characters, far within ZooKeeper's limits (paths are bounded only by {@code jute.maxbuffer}).
+ *
+ * <p>A lock node is {@code <root>/<segment>/_c_<uuid>-lock-<owner>-<sequence>}: Curator's
+ * protection prefix, then the owner (as is when it is base64url-safe, else {@code ~} and its
+ * base64url), then the ten-digit sequence ZooKeeper appends. The owner in the node name lets a
+ * release find the owner's node among the children without reading their data.
+ */
+final class ZNodeNames {
+
+    static final String NAME_PREFIX = "n-";
+    static final String NODE_PREFIX = "lock-";
+    private static final int SEQUENCE_DIGITS = 10;
+    private static final Pattern SAFE_OWNER = Pattern.compile("[A-Za-z0-9_-]{1,128}");
+    private static final Base64.Encoder ENCODER = Base64.getUrlEncoder().withoutPadding();
+    private static final Base64.Decoder DECODER = Base64.getUrlDecoder();
+
+    private final String root;
+
+    /**
+     * @param root the root path (validated by {@link ZooKeeperLockOptions})
+     */
+    ZNodeNames(String root) {
+        this.root = Objects.requireNonNull(root, "root");
+    }
+
+    String root() {
+        return root;
+    }
+
+    /** @return {@code <root>/n-<base64url(name)>} */
+    String lockPath(String name) {
+        return root + "/" + segment(name);
+    }
+
+    /** @return the node name to create (before protection and sequence) for {@code owner} */
+    static String nodeName(String owner) {
+        return NODE_PREFIX + encodeOwner(owner) + "-";
+    }
+
+    /** @return the path to pass to a sequential create for {@code owner} under {@code name} */
+    String nodePathPrefix(String name, String owner) {
+        return lockPath(name) + "/" + nodeName(owner);
+    }
+
+    /** @return {@code n-<base64url(utf8(name))>} */
+    static String segment(String name) {
+        return NAME_PREFIX + ENCODER.encodeToString(name.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** @return the lock name of a segment made by {@link #segment}, or {@code null} if it is not one */
+    static String nameOf(String segment) {
+        if (!segment.startsWith(NAME_PREFIX)) {
+            return null;
+        }
+        try {
+            return new String(DECODER.decode(segment.substring(NAME_PREFIX.length())), StandardCharsets.UTF_8);
+        } catch (IllegalArgumentException e) {
+            return null;
+        }
+    }
+
+    static String encodeOwner(String owner) {
+        return SAFE_OWNER.matcher(owner).matches() ? owner : "~" + ENCODER.encodeToString(owner.getBytes(StandardCharsets.UTF_8));
+    }
+
+    static String decodeOwner(String encoded) {
+        if (encoded.startsWith("~")) {
+            return new String(DECODER.decode(encoded.substring(1)), StandardCharsets.UTF_8);
+        }
+        return encoded;
+    }
+
+    /**
+     * One child of a lock node, parsed.
+     *
+     * @param node     the child's znode name
+     * @param owner    the owner id it was created for
+     * @param sequence the sequence ZooKeeper appended
+     */
+    record Child(String node, String owner, long sequence) {
+    }
+
+    /** Orders children by their sequence: the first is the holder. */
+    static final Comparator<Child> BY_SEQUENCE = Comparator.comparingLong(Child::sequence);
+
+    /**
+     * @param node a child's znode name
+     * @return the parsed child, or {@code null} when the name is not a lock node of this recipe
+     */
+    static Child parse(String node) {
+        String n = ProtectedUtils.normalize(node);
+        if (!n.startsWith(NODE_PREFIX) || n.length() < NODE_PREFIX.length() + 2 + SEQUENCE_DIGITS) {
+            return null;
+        }
+        int seqStart = n.length() - SEQUENCE_DIGITS;
+        if (n.charAt(seqStart - 1) != '-') {
+            return null;
+        }
+        long sequence;
+        try {
+            sequence = Long.parseLong(n.substring(seqStart));
+        } catch (NumberFormatException e) {
+            return null;
+        }
+        String encodedOwner = n.substring(NODE_PREFIX.length(), seqStart - 1);
+        if (encodedOwner.isEmpty()) {
+            return null;
+        }
+        try {
+            return new Child(node, decodeOwner(encodedOwner), sequence);
+        } catch (IllegalArgumentException e) {
+            return null;
+        }
+    }
+
+    /**
+     * @param children the znode names under a lock node
+     * @return the lock nodes among them, lowest sequence first
+     */
+    static List<Child> sorted(List<String> children) {
+        List<Child> out = new ArrayList<>(children.size());
+        for (String c : children) {
+            Child p = parse(c);
+            if (p != null) {
+                out.add(p);
+            }
+        }
+        out.sort(BY_SEQUENCE);
+        return out;
+    }
+
+    /** @return the last segment of a path */
+    static String lastSegment(String path) {
+        return path.substring(path.lastIndexOf('/') + 1);
+    }
+}

@@ -1,0 +1,90 @@
+package io.reactivelocks.zookeeper;
+
+import io.reactivelocks.LockClient;
+import io.reactivelocks.LockOptions;
+import java.util.Objects;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.imps.CuratorFrameworkState;
+
+/**
+ * Entry point: lock clients on ZooKeeper, through an Apache Curator client.
+ *
+ * <pre>{@code
+ * CuratorFramework zk = CuratorFrameworkFactory.builder()
+ *         .connectString("localhost:2181")
+ *         .sessionTimeoutMs(10_000)                       // = the lease time of every lock
+ *         .retryPolicy(new ExponentialBackoffRetry(100, 3))
+ *         .authorization("digest", "app:secret".getBytes(UTF_8))
+ *         .build();
+ * zk.start();
+ * LockClient locks = ZooKeeperLocks.create(zk,
+ *         ZooKeeperLockOptions.builder().digestAcl("app", "secret").build(), LockOptions.defaults());
+ * Mono<Receipt> r = locks.withLock("order:42", lease -> charge(order, lease.token()));
+ * }</pre>
+ *
+ * <p>A lease lives as long as the client's ZooKeeper session: its TTL is the negotiated session
+ * timeout, and {@link LockOptions#leaseTime()} is not used. The factories return at once;
+ * nothing is sent before the first operation is subscribed. Closing the returned client
+ * releases its leases and removes the backend's listener; the {@link CuratorFramework} stays
+ * the application's to close. For leader election see {@link ZooKeeperLeaderElection}.
+ */
+public final class ZooKeeperLocks {
+
+    private ZooKeeperLocks() {
+    }
+
+    /**
+     * @param client the application's Curator client
+     * @return a lock client with {@link ZooKeeperLockOptions#defaults()} and {@link LockOptions#defaults()}
+     * @throws IllegalArgumentException when the client was closed
+     */
+    public static LockClient create(CuratorFramework client) {
+        return create(client, ZooKeeperLockOptions.defaults(), LockOptions.defaults());
+    }
+
+    /**
+     * @param client  the application's Curator client
+     * @param options the lock client's default options
+     * @return a lock client with {@link ZooKeeperLockOptions#defaults()}
+     * @throws IllegalArgumentException when the client was closed
+     */
+    public static LockClient create(CuratorFramework client, LockOptions options) {
+        return create(client, ZooKeeperLockOptions.defaults(), options);
+    }
+
+    /**
+     * @param client    the application's Curator client; started here if it was not yet
+     *                  ({@code start()} returns at once: it connects in the background)
+     * @param zkOptions root, ACL and confirmation settings
+     * @param options   the lock client's default options
+     * @return a lock client over a new {@link ZooKeeperLockBackend}
+     * @throws IllegalArgumentException when the client was closed
+     */
+    public static LockClient create(CuratorFramework client, ZooKeeperLockOptions zkOptions, LockOptions options) {
+        Objects.requireNonNull(options, "options");
+        return LockClient.create(backend(client, zkOptions), options);
+    }
+
+    /**
+     * @param client    the application's Curator client (started here if it was not yet)
+     * @param zkOptions root, ACL and confirmation settings
+     * @return a new backend, for {@link LockClient#create(io.reactivelocks.spi.LockBackend, LockOptions)}
+     * @throws IllegalArgumentException when the client was closed
+     */
+    public static ZooKeeperLockBackend backend(CuratorFramework client, ZooKeeperLockOptions zkOptions) {
+        Objects.requireNonNull(client, "client");
+        Objects.requireNonNull(zkOptions, "zkOptions");
+        started(client);
+        return ZooKeeperLockBackend.create(client, zkOptions);
+    }
+
+    static CuratorFramework started(CuratorFramework client) {
+        if (client.getState() == CuratorFrameworkState.STOPPED) {
+            throw new IllegalArgumentException("client must not be closed: " + client);
+        }
+        if (client.getState() == CuratorFrameworkState.LATENT) {
+            client.start();
+        }
+        return client;
+    }
+}

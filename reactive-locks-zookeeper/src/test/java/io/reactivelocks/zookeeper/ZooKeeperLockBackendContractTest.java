@@ -1,0 +1,75 @@
+package io.reactivelocks.zookeeper;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.reactivelocks.LockOptions;
+import io.reactivelocks.spi.LockBackend;
+import io.reactivelocks.test.LockBackendContract;
+import java.time.Duration;
+import java.util.Set;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+
+/**
+ * The backend contract suite against a real ZooKeeper (the Debian package's server as a child
+ * JVM). Every client talks to ZooKeeper through its own fault proxy, so that
+ * {@link #cutRenewals} can stop its session for real (a partition): failing the client-side
+ * calls would not end ZooKeeper's server-side session. The lease time of the suite's options is
+ * the session timeout (2 s), which is the TTL of every ZooKeeper lease. ZooKeeper queues waiters
+ * natively, so {@link #awaitParkedWaiter} looks for the waiter's node and its predecessor watch
+ * instead of a re-check.
+ */
+class ZooKeeperLockBackendContractTest extends LockBackendContract {
+
+    private static ZooKeeperTestSupport zk;
+
+    @BeforeAll
+    static void startServer() {
+        zk = ZooKeeperTestSupport.start();
+    }
+
+    @AfterAll
+    static void stopServer() {
+        if (zk != null) {
+            zk.close();
+        }
+    }
+
+    @BeforeEach
+    void closeProxiesOfThePreviousTest() {
+        zk.closeProxies(); // after the previous test's clients were closed (the suite's @AfterEach)
+    }
+
+    @Override
+    protected LockBackend newBackend() {
+        return zk.proxiedBackend();
+    }
+
+    @Override
+    protected LockOptions options() {
+        return super.options().mutate().leaseTime(ZooKeeperTestSupport.SESSION).build();
+    }
+
+    @Override
+    protected void cutRenewals(TestClient client) {
+        zk.partitionUntilSessionLost((ZooKeeperLockBackend) client.faults().delegate());
+    }
+
+    @Override
+    protected void awaitParkedWaiter(TestClient waiter, String name, long grantCallsBefore) {
+        // one attempt enqueues the waiter behind the holder (two nodes), and it watches its
+        // predecessor: only that node's deletion wakes it
+        ZooKeeperLockBackend backend = (ZooKeeperLockBackend) waiter.faults().delegate();
+        await().atMost(STEP).until(() -> zk.children(name).size() >= 2 && backend.predecessorWatches() >= 1);
+        assertThat(waiter.faults().grantCalls()).as("attempts of the queued waiter").isEqualTo(grantCallsBefore + 1);
+    }
+
+    @Override
+    protected void assertNothingLeft(LockBackend backend, Set<String> names) {
+        super.assertNothingLeft(backend, names);
+        await().atMost(STEP).untilAsserted(() ->
+                assertThat(zk.nodes()).as("znodes left under %s", zk.root).isEmpty());
+    }
+}

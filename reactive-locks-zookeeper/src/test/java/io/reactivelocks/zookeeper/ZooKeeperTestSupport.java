@@ -1,0 +1,233 @@
+package io.reactivelocks.zookeeper;
+
+import io.reactivelocks.test.fault.FaultProxy;
+import io.reactivelocks.test.server.ZooKeeperServer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.zookeeper.KeeperException;
+
+/**
+ * A real ZooKeeper child process (from {@link ZooKeeperServer}, tick 500 ms) plus Curator
+ * clients for it, directly or each through its own {@link FaultProxy}. Every backend gets its
+ * own Curator client (its own session), as separate processes would. Blocking methods are for
+ * test threads only.
+ */
+final class ZooKeeperTestSupport implements AutoCloseable {
+
+    /** Session timeout of test clients: the lease time of every test lock. */
+    static final Duration SESSION = Duration.ofSeconds(2);
+
+    final ZooKeeperServer server;
+    /** A root unique to this fixture, so runs and test classes never see each other's nodes. */
+    final String root;
+    private final CuratorFramework checker;
+    private final List<FaultProxy> proxies = new ArrayList<>();
+    private final Map<ZooKeeperLockBackend, FaultProxy> proxyOf = new ConcurrentHashMap<>();
+
+    private ZooKeeperTestSupport(ZooKeeperServer server) {
+        this.server = server;
+        this.root = "/rltest-" + UUID.randomUUID().toString().substring(0, 8);
+        this.checker = curator(server.connectString(), SESSION);
+    }
+
+    static ZooKeeperTestSupport start() {
+        return new ZooKeeperTestSupport(ZooKeeperServer.start());
+    }
+
+    /** @return options with this fixture's root */
+    ZooKeeperLockOptions options() {
+        return ZooKeeperLockOptions.builder().root(root).build();
+    }
+
+    /**
+     * @param connectString where to connect
+     * @param session       the session timeout to ask for
+     * @return a started Curator client
+     */
+    static CuratorFramework curator(String connectString, Duration session) {
+        return curator(CuratorFrameworkFactory.builder().connectString(connectString), session);
+    }
+
+    static CuratorFramework curator(CuratorFrameworkFactory.Builder builder, Duration session) {
+        CuratorFramework c = builder
+                .sessionTimeoutMs((int) session.toMillis())
+                .connectionTimeoutMs(5_000)
+                .retryPolicy(new ExponentialBackoffRetry(50, 3))
+                .build();
+        c.start();
+        return c;
+    }
+
+    /** @return a new backend with its own Curator client straight to the server */
+    ZooKeeperLockBackend backend() {
+        return backend(options());
+    }
+
+    /**
+     * @param options the backend's options
+     * @return a new backend with its own Curator client straight to the server
+     */
+    ZooKeeperLockBackend backend(ZooKeeperLockOptions options) {
+        return ZooKeeperLockBackend.owning(curator(server.connectString(), SESSION), options);
+    }
+
+    /** @return a new backend whose own Curator client talks to the server through a new fault proxy ({@link #proxyOf}) */
+    ZooKeeperLockBackend proxiedBackend() {
+        return proxiedBackend(options());
+    }
+
+    /**
+     * @param options the backend's options
+     * @return a new backend whose own Curator client talks to the server through a new fault proxy
+     */
+    ZooKeeperLockBackend proxiedBackend(ZooKeeperLockOptions options) {
+        FaultProxy proxy = FaultProxy.start(server.host(), server.port());
+        synchronized (proxies) {
+            proxies.add(proxy);
+        }
+        ZooKeeperLockBackend b = ZooKeeperLockBackend.owning(curator(proxy.host() + ":" + proxy.port(), SESSION), options);
+        proxyOf.put(b, proxy);
+        return b;
+    }
+
+    FaultProxy proxyOf(ZooKeeperLockBackend backend) {
+        FaultProxy p = proxyOf.get(backend);
+        if (p == null) {
+            throw new IllegalArgumentException("not a proxied backend: " + backend);
+        }
+        return p;
+    }
+
+    /**
+     * Partitions {@code backend} from ZooKeeper (its proxy blackholes both directions) until the
+     * server has ended its session (the session's connection is gone from the server's
+     * {@code cons} list: it expired there), then cuts its connections and heals, on a helper
+     * thread, so that the rest of the test can use the backend again: Curator learns of the
+     * expiry when it reconnects (LOST) and moves to a new session. Returns at once.
+     *
+     * @param backend a backend from {@link #proxiedBackend()}
+     */
+    void partitionUntilSessionLost(ZooKeeperLockBackend backend) {
+        FaultProxy proxy = proxyOf(backend);
+        long lost = backend.session().losses();
+        long sessionId = backend.session().sessionId();
+        proxy.blackhole();
+        Thread healer = new Thread(() -> {
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (backend.session().losses() == lost && (sessionId == 0 || serverKnowsSession(sessionId))
+                    && System.nanoTime() < until) {
+                try {
+                    Thread.sleep(20); // a plain test thread, never a Reactor one
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+            }
+            proxy.cutConnections();
+            proxy.heal();
+        }, "zookeeper-test-healer");
+        healer.setDaemon(true);
+        healer.start();
+    }
+
+    /**
+     * @param sessionId a session id
+     * @return whether the server still has a connection of that session (four-letter word {@code cons})
+     */
+    boolean serverKnowsSession(long sessionId) {
+        return fourLetterWord("cons").contains("sid=0x" + Long.toHexString(sessionId) + ",");
+    }
+
+    /** @return the server's answer to a four-letter word */
+    String fourLetterWord(String word) {
+        try (java.net.Socket s = new java.net.Socket()) {
+            s.connect(new java.net.InetSocketAddress(server.host(), server.port()), 2_000);
+            s.setSoTimeout(2_000);
+            s.getOutputStream().write(word.getBytes(StandardCharsets.US_ASCII));
+            s.getOutputStream().flush();
+            return new String(s.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException("four-letter word " + word + " failed", e);
+        }
+    }
+
+    /** Closes the fault proxies made so far (after their backends were closed). */
+    void closeProxies() {
+        List<FaultProxy> done;
+        synchronized (proxies) {
+            done = new ArrayList<>(proxies);
+            proxies.clear();
+        }
+        proxyOf.values().removeAll(done);
+        done.forEach(FaultProxy::close);
+    }
+
+    /** @return every node under this fixture's root (paths relative to it), depth first */
+    List<String> nodes() {
+        List<String> out = new ArrayList<>();
+        collect(root, out);
+        return out;
+    }
+
+    /**
+     * @param name a lock name
+     * @return the children of the lock's node (empty when there is none)
+     */
+    List<String> children(String name) {
+        try {
+            return checker.getChildren().forPath(new ZNodeNames(root).lockPath(name));
+        } catch (KeeperException.NoNodeException e) {
+            return List.of();
+        } catch (Exception e) {
+            throw new IllegalStateException("could not list the nodes of lock " + name, e);
+        }
+    }
+
+    private void collect(String path, List<String> out) {
+        List<String> children;
+        try {
+            children = checker.getChildren().forPath(path);
+        } catch (KeeperException.NoNodeException e) {
+            return;
+        } catch (Exception e) {
+            throw new IllegalStateException("could not list " + path, e);
+        }
+        for (String c : children) {
+            String p = path + "/" + c;
+            out.add(p.substring(root.length()));
+            collect(p, out);
+        }
+    }
+
+    /** @return the checker's data of a node, as text */
+    String data(String path) {
+        try {
+            return new String(checker.getData().forPath(path), StandardCharsets.UTF_8);
+        } catch (Exception e) {
+            throw new IllegalStateException("could not read " + path, e);
+        }
+    }
+
+    CuratorFramework checker() {
+        return checker;
+    }
+
+    @Override
+    public void close() {
+        try {
+            closeProxies();
+            checker.close();
+        } finally {
+            server.close();
+        }
+    }
+}
