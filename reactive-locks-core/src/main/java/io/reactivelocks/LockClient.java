@@ -40,7 +40,19 @@ public interface LockClient {
      * @return the client; close it with {@link #close()}
      */
     static LockClient create(LockBackend backend, LockOptions defaults) {
-        return new DefaultLockClient(backend, defaults);
+        return new DefaultLockClient(backend, defaults, LockListener.NONE);
+    }
+
+    /**
+     * Creates a client over a backend that reports to a listener (metrics, tracing).
+     *
+     * @param backend  the store adapter
+     * @param defaults the options used by the methods that take none
+     * @param listener called as locks are acquired, renewed, released and lost
+     * @return the client; close it with {@link #close()}
+     */
+    static LockClient create(LockBackend backend, LockOptions defaults, LockListener listener) {
+        return new DefaultLockClient(backend, defaults, listener);
     }
 
     /** @return the options used by the methods that take none */

@@ -46,6 +46,7 @@ final class AcquireOperation implements Subscription {
     private final boolean wait;
     private final Scheduler scheduler;
     private final CoreSubscriber<? super LeaseHandle> actual;
+    private final long startedAt;
 
     // guarded by this
     private boolean done;
@@ -90,6 +91,11 @@ final class AcquireOperation implements Subscription {
         this.wait = wait;
         this.scheduler = scheduler;
         this.actual = actual;
+        this.startedAt = options.clock().nanoTime();
+    }
+
+    private java.time.Duration waited() {
+        return java.time.Duration.ofNanos(Math.max(0, options.clock().nanoTime() - startedAt));
     }
 
     // ---- Subscription
@@ -256,12 +262,15 @@ final class AcquireOperation implements Subscription {
             // the grant took longer than its own validity: give it back and fail this attempt
             client.releaseDetached(name, owner, options);
             client.operationEnded(this);
-            emitError(new io.reactivelocks.LockBackendException(name, "grant of lock '" + name
-                    + "' arrived after its validity (" + g.ttl() + ") had passed", null, true));
+            io.reactivelocks.LockBackendException tooLate = new io.reactivelocks.LockBackendException(name,
+                    "grant of lock '" + name + "' arrived after its validity (" + g.ttl() + ") had passed", null, true);
+            client.listener().onAcquireFailed(name, tooLate, waited());
+            emitError(tooLate);
             return;
         }
         LeaseHandle lease = client.newLease(name, owner, g.token(), options, scheduler, validUntil);
         client.operationEnded(this);
+        client.listener().onAcquired(name, g.token(), waited());
         lease.start(validFrom);
         emitGranted(lease);
     }
@@ -282,6 +291,7 @@ final class AcquireOperation implements Subscription {
         }
         if (!wait) {
             client.operationEnded(this);
+            client.listener().onContended(name);
             emitEmpty();
             return;
         }
@@ -442,6 +452,7 @@ final class AcquireOperation implements Subscription {
 
     private void fail(LockException error, String why) {
         if (finish(error, true)) {
+            client.listener().onAcquireFailed(name, error, waited());
             emitError(error);
         }
     }

@@ -4,6 +4,7 @@ import io.reactivelocks.Lease;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockClientClosedException;
 import io.reactivelocks.LockClock;
+import io.reactivelocks.LockListener;
 import io.reactivelocks.LockLostException;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.LockState;
@@ -36,6 +37,7 @@ public final class DefaultLockClient implements LockClient {
     private static final AtomicLong IDS = new AtomicLong();
 
     private final long id = IDS.incrementAndGet();
+    private final LockListener listener;
     private final LockBackend backend;
     private final LockOptions defaults;
     private final Scheduler ownScheduler;
@@ -50,10 +52,12 @@ public final class DefaultLockClient implements LockClient {
     /**
      * @param backend  the store adapter
      * @param defaults options for the methods that take none
+     * @param listener told about acquisitions, renewals, releases and losses
      */
-    public DefaultLockClient(LockBackend backend, LockOptions defaults) {
+    public DefaultLockClient(LockBackend backend, LockOptions defaults, LockListener listener) {
         this.backend = Objects.requireNonNull(backend, "backend");
         this.defaults = Objects.requireNonNull(defaults, "defaults");
+        this.listener = new SafeListener(Objects.requireNonNull(listener, "listener"));
         this.ownScheduler = Schedulers.newSingle("reactive-locks-" + backend.name() + "-" + id, true);
         this.hub = new NotificationHub(backend);
         this.observer = new StateObserver(this);
@@ -192,6 +196,10 @@ public final class DefaultLockClient implements LockClient {
 
     LockBackend backend() {
         return backend;
+    }
+
+    LockListener listener() {
+        return listener;
     }
 
     NotificationHub hub() {

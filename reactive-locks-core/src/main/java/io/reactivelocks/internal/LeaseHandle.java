@@ -39,6 +39,7 @@ final class LeaseHandle {
     final RenewalScheduler renewals;
 
     private final Sinks.Many<Lease> updates = Sinks.many().replay().latest();
+    private final long grantedAt;
     private final Sinks.Empty<Void> lostSink = Sinks.empty();
 
     // guarded by this
@@ -62,6 +63,11 @@ final class LeaseHandle {
         this.renewals = renewals;
         this.validUntil = validUntil;
         this.current = new Snapshot(this, validUntil);
+        this.grantedAt = clock.nanoTime();
+    }
+
+    private Duration held() {
+        return Duration.ofNanos(Math.max(0, clock.nanoTime() - grantedAt));
     }
 
     /** Starts the deadline and renewal; called once, right after the grant. */
@@ -148,6 +154,7 @@ final class LeaseHandle {
     }
 
     void onRenewFailed(LockException error) {
+        client.listener().onRenewalFailed(lock.name(), lock.token(), error);
         if (!BackendErrors.isTransient(error)) {
             lose("renewal failed: " + error.getMessage());
             return;
@@ -178,14 +185,18 @@ final class LeaseHandle {
             }
             long until = sentAt + options.validityNanos(ttl);
             if (until <= validUntil) {
-                return true;
+                next = null;
+            } else {
+                validUntil = until;
+                current = new Snapshot(this, until);
+                next = current;
+                scheduleDeadline();
             }
-            validUntil = until;
-            current = new Snapshot(this, until);
-            next = current;
-            scheduleDeadline();
         }
-        updates.tryEmitNext(next);
+        client.listener().onRenewed(lock.name(), lock.token());
+        if (next != null) {
+            updates.tryEmitNext(next);
+        }
         return true;
     }
 
@@ -237,6 +248,7 @@ final class LeaseHandle {
         }
         LOG.debug("lease on lock '{}' (token {}) lost: {}", lock.name(), lock.token(), reason);
         client.forget(this);
+        client.listener().onLost(lock.name(), lock.token(), reason, held());
         lostSink.tryEmitEmpty();
         updates.tryEmitComplete();
         // Only now that the holder has been told: clean up on the store (owner-checked, so
@@ -265,6 +277,7 @@ final class LeaseHandle {
                 session.dispose();
             }
             client.forget(this);
+            client.listener().onReleased(lock.name(), lock.token(), held());
             updates.tryEmitComplete();
             return client.releaseOnServer(lock.name(), lock.owner(), options);
         });
