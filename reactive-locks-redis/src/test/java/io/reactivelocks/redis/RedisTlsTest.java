@@ -116,6 +116,8 @@ class RedisTlsTest {
         List<LockState> states = new CopyOnWriteArrayList<>();
         Disposable watch = b.observe(name).subscribe(states::add);
         try {
+            // the observer's first state (it connects lazily, over TLS) before anyone takes the lock
+            await().atMost(STEP).until(() -> !states.isEmpty());
             Lease held = a.acquire(name).block(STEP);
             assertThat(held.token()).isPositive();
             StepVerifier.create(b.tryAcquire(name)).expectComplete().verify(STEP);
