@@ -1,0 +1,39 @@
+package io.reactivelocks.spring.boot;
+
+import io.reactivelocks.LockClient;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Import;
+
+/**
+ * Auto-configures a {@link LockClient} bean, unless the application defines its own:
+ * <ol>
+ *   <li>on the Lettuce {@code io.lettuce.core.RedisClient} bean, with {@code reactive-locks-redis} on the
+ *       classpath and {@code reactive-locks.backend} = {@code auto} or {@code redis};</li>
+ *   <li>else on the Lettuce client inside Spring Data Redis's {@code LettuceConnectionFactory} bean (standalone or
+ *       Sentinel), under the same conditions;</li>
+ *   <li>else on the R2DBC {@code io.r2dbc.spi.ConnectionFactory} bean (PostgreSQL), with
+ *       {@code reactive-locks-r2dbc} on the classpath and {@code reactive-locks.backend} = {@code auto} or
+ *       {@code postgres};</li>
+ *   <li>else no client; the condition evaluation report ({@code --debug}) says which bean was missing.</li>
+ * </ol>
+ * Options come from {@link ReactiveLocksProperties}. The client reports to the application's single
+ * {@code io.reactivelocks.LockListener} bean if it defines one, and to Micrometer when a {@code MeterRegistry} bean
+ * and {@code reactive-locks-micrometer} are present. Nothing connects at startup; the client is closed (its leases
+ * released) when the context stops, after a web server's graceful shutdown and before Spring Data Redis's connection
+ * factory stops, waiting at most {@code reactive-locks.shutdown-timeout}.
+ */
+@AutoConfiguration(afterName = {
+        "org.springframework.boot.r2dbc.autoconfigure.R2dbcAutoConfiguration",
+        "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration"})
+@ConditionalOnClass(LockClient.class)
+@EnableConfigurationProperties(ReactiveLocksProperties.class)
+@Import({RedisLockClientConfiguration.class, SpringDataRedisLockClientConfiguration.class,
+        PostgresLockClientConfiguration.class, LockMetricsConfiguration.class})
+public class ReactiveLocksAutoConfiguration {
+
+    /** Created by Spring Boot's auto-configuration. */
+    public ReactiveLocksAutoConfiguration() {
+    }
+}

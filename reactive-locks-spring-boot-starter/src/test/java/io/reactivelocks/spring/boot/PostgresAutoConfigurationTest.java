@@ -1,0 +1,94 @@
+package io.reactivelocks.spring.boot;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.r2dbc.postgresql.PostgresqlConnectionConfiguration;
+import io.r2dbc.postgresql.PostgresqlConnectionFactory;
+import io.r2dbc.spi.Connection;
+import io.r2dbc.spi.ConnectionFactory;
+import io.reactivelocks.Lease;
+import io.reactivelocks.LockClient;
+import io.reactivelocks.test.server.PostgresServer;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.test.StepVerifier;
+
+/** The auto-configured client on an R2DBC {@code ConnectionFactory} bean, against a real PostgreSQL. */
+class PostgresAutoConfigurationTest {
+
+    private static final Duration TIMEOUT = Duration.ofSeconds(15);
+
+    private static PostgresServer server;
+
+    @BeforeAll
+    static void start() {
+        server = PostgresServer.start();
+    }
+
+    @AfterAll
+    static void stop() {
+        server.close();
+    }
+
+    private static PostgresqlConnectionFactory factory() {
+        return new PostgresqlConnectionFactory(PostgresqlConnectionConfiguration.builder()
+                .host(server.host()).port(server.port())
+                .username(server.username()).password(server.password()).database(server.database())
+                .connectTimeout(Duration.ofSeconds(3))
+                .build());
+    }
+
+    private ApplicationContextRunner runner() {
+        return new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(ReactiveLocksAutoConfiguration.class))
+                .withBean(ConnectionFactory.class, PostgresAutoConfigurationTest::factory)
+                .withPropertyValues("reactive-locks.postgres.table=boot_locks", "reactive-locks.lease-time=10s");
+    }
+
+    @Test
+    void theClientLocksInPostgresUsingTheConfiguredTable() {
+        runner().run(context -> {
+            LockClient locks = context.getBean(LockClient.class);
+            StepVerifier.create(locks.withLock("order:42", lease -> Mono.just(lease.token())))
+                    .assertNext(token -> assertThat(token).isPositive())
+                    .expectComplete()
+                    .verify(TIMEOUT);
+            StepVerifier.create(locks.acquire("held")
+                            .flatMap(lease -> locks.tryAcquire("held").hasElement()
+                                    .flatMap(got -> lease.release().thenReturn(got))))
+                    .expectNext(false)
+                    .expectComplete()
+                    .verify(TIMEOUT);
+            assertThat(tableExists("boot_locks")).isTrue();
+        });
+    }
+
+    @Test
+    void closingTheContextReleasesTheClientsLeases() {
+        AtomicReference<Lease> held = new AtomicReference<>();
+        runner().run(context -> held.set(context.getBean(LockClient.class).acquire("kept").block(TIMEOUT)));
+        assertThat(held.get()).isNotNull();
+
+        runner().run(context -> StepVerifier.create(context.getBean(LockClient.class).tryAcquire("kept")
+                        .flatMap(l -> l.release().thenReturn(true)))
+                .expectNext(true)
+                .expectComplete()
+                .verify(TIMEOUT));
+    }
+
+    private static boolean tableExists(String table) {
+        Long n = Flux.usingWhen(factory().create(),
+                        c -> Flux.from(c.createStatement("SELECT count(*) AS n FROM information_schema.tables WHERE table_name = $1")
+                                .bind(0, table).execute()).concatMap(r -> r.map((row, md) -> row.get("n", Long.class))),
+                        Connection::close)
+                .blockLast(TIMEOUT);
+        return n != null && n == 1;
+    }
+}

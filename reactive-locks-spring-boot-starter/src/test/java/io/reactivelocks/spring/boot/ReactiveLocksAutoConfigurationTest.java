@@ -1,0 +1,204 @@
+package io.reactivelocks.spring.boot;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.lettuce.core.RedisClient;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.reactivelocks.LockClient;
+import io.reactivelocks.LockOptions;
+import io.reactivelocks.local.LocalLockBackend;
+import io.reactivelocks.micrometer.MicrometerLockListener;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.condition.ConditionEvaluationReport;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+
+/**
+ * Binding, validation and bean conditions, without a server: a Lettuce {@code RedisClient} bean does not connect
+ * until a lock operation is subscribed, so the client can be built against an address nobody listens on.
+ */
+class ReactiveLocksAutoConfigurationTest {
+
+    private final ApplicationContextRunner runner = new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(ReactiveLocksAutoConfiguration.class));
+
+    private static ApplicationContextRunner withUnconnectedRedis(ApplicationContextRunner runner) {
+        return runner.withBean(RedisClient.class, () -> RedisClient.create("redis://127.0.0.1:1"),
+                bd -> bd.setDestroyMethodName("shutdown"));
+    }
+
+    @Test
+    void propertiesBindIntoTheClientOptions() {
+        withUnconnectedRedis(runner).withPropertyValues(
+                        "reactive-locks.backend=redis",
+                        "reactive-locks.lease-time=12s",
+                        "reactive-locks.renewal-interval=3s",
+                        "reactive-locks.wait-timeout=1500ms",
+                        "reactive-locks.request-timeout=2s",
+                        "reactive-locks.redis.key-prefix=app:",
+                        "reactive-locks.postgres.schema=locks",
+                        "reactive-locks.postgres.table=app_locks")
+                .run(context -> {
+                    assertThat(context).hasNotFailed().hasSingleBean(LockClient.class);
+                    ReactiveLocksProperties p = context.getBean(ReactiveLocksProperties.class);
+                    assertThat(p.getBackend()).isEqualTo(ReactiveLocksProperties.Backend.REDIS);
+                    assertThat(p.getRedis().getKeyPrefix()).isEqualTo("app:");
+                    assertThat(p.getPostgres().getSchema()).isEqualTo("locks");
+                    assertThat(p.getPostgres().getTable()).isEqualTo("app_locks");
+                    LockOptions o = context.getBean(LockClient.class).defaultOptions();
+                    assertThat(o.leaseTime()).isEqualTo(Duration.ofSeconds(12));
+                    assertThat(o.renewalInterval()).isEqualTo(Duration.ofSeconds(3));
+                    assertThat(o.waitTimeout()).isEqualTo(Duration.ofMillis(1500));
+                    assertThat(o.requestTimeout()).isEqualTo(Duration.ofSeconds(2));
+                });
+    }
+
+    @Test
+    void defaultsMatchTheLibrarysDefaults() {
+        withUnconnectedRedis(runner).run(context -> {
+            LockOptions o = context.getBean(LockClient.class).defaultOptions();
+            assertThat(o.leaseTime()).isEqualTo(LockOptions.defaults().leaseTime());
+            assertThat(o.renewalInterval()).isEqualTo(LockOptions.defaults().renewalInterval());
+            assertThat(o.waitTimeout()).isEqualTo(LockOptions.defaults().waitTimeout());
+            assertThat(o.requestTimeout()).isEqualTo(LockOptions.defaults().requestTimeout());
+        });
+    }
+
+    @Test
+    void aZeroLeaseTimeFailsNamingTheProperty() {
+        runner.withPropertyValues("reactive-locks.lease-time=0s").run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(context.getStartupFailure()).rootCause()
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("reactive-locks.lease-time must be positive");
+        });
+    }
+
+    @Test
+    void aRenewalIntervalNotShorterThanTheLeaseFailsNamingTheProperties() {
+        withUnconnectedRedis(runner).withPropertyValues("reactive-locks.lease-time=5s", "reactive-locks.renewal-interval=5s")
+                .run(context -> {
+                    assertThat(context).hasFailed();
+                    assertThat(context.getStartupFailure()).rootCause().hasMessageContaining("renewalInterval must be shorter");
+                    assertThat(context.getStartupFailure()).hasStackTraceContaining("Invalid reactive-locks.* properties")
+                            .hasStackTraceContaining("renewal-interval");
+                });
+    }
+
+    @Test
+    void anUnknownBackendFailsNamingTheProperty() {
+        runner.withPropertyValues("reactive-locks.backend=mongo").run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(context.getStartupFailure()).hasStackTraceContaining("reactive-locks.backend");
+        });
+    }
+
+    @Test
+    void withoutABackendBeanThereIsNoClientAndTheReportSaysWhy() {
+        runner.run(context -> {
+            assertThat(context).hasNotFailed().doesNotHaveBean(LockClient.class);
+            String report = ConditionEvaluationReport.get(context.getBeanFactory()).getConditionAndOutcomesBySource()
+                    .entrySet().stream()
+                    .filter(e -> e.getKey().contains("LockClientConfiguration"))
+                    .map(e -> e.getKey() + ": " + java.util.stream.StreamSupport.stream(e.getValue().spliterator(), false)
+                            .map(c -> c.getOutcome().getMessage()).collect(Collectors.joining("; ")))
+                    .collect(Collectors.joining("\n"));
+            assertThat(report)
+                    .contains("RedisLockClientConfiguration#reactiveLocksClient")
+                    .contains("did not find any beans of type io.lettuce.core.RedisClient")
+                    .contains("SpringDataRedisLockClientConfiguration#reactiveLocksClient")
+                    .contains("did not find any beans of type org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory")
+                    .contains("PostgresLockClientConfiguration#reactiveLocksClient")
+                    .contains("did not find any beans of type io.r2dbc.spi.ConnectionFactory");
+        });
+    }
+
+    @Test
+    void aBackendPropertyExcludesTheOtherBackend() {
+        withUnconnectedRedis(runner).withPropertyValues("reactive-locks.backend=postgres").run(context -> {
+            assertThat(context).hasNotFailed().doesNotHaveBean(LockClient.class);
+            assertThat(ConditionEvaluationReport.get(context.getBeanFactory()).getConditionAndOutcomesBySource()
+                    .get(RedisLockClientConfiguration.class.getName()).isFullMatch()).isFalse();
+        });
+    }
+
+    @Test
+    void aConnectionFactoryThatIsNotPostgresFailsWithAClearMessage() {
+        runner.withBean(io.r2dbc.spi.ConnectionFactory.class, () -> new io.r2dbc.spi.ConnectionFactory() {
+            @Override
+            public org.reactivestreams.Publisher<? extends io.r2dbc.spi.Connection> create() {
+                return reactor.core.publisher.Mono.error(new UnsupportedOperationException("not used"));
+            }
+
+            @Override
+            public io.r2dbc.spi.ConnectionFactoryMetadata getMetadata() {
+                return () -> "H2";
+            }
+        }).run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(context.getStartupFailure()).rootCause()
+                    .hasMessageContaining("needs PostgreSQL, but the R2DBC ConnectionFactory bean is H2")
+                    .hasMessageContaining("reactive-locks.backend");
+        });
+    }
+
+    @Test
+    void aUserDefinedClientWins() {
+        LockClient mine = LocalLockBackend.client();
+        try {
+            withUnconnectedRedis(runner).withBean(LockClient.class, () -> mine, bd -> bd.setDestroyMethodName(""))
+                    .run(context -> {
+                        assertThat(context).hasNotFailed().hasSingleBean(LockClient.class);
+                        assertThat(context.getBean(LockClient.class)).isSameAs(mine);
+                        assertThat(context).doesNotHaveBean(LockClientFactoryBean.class);
+                    });
+        } finally {
+            mine.close().block(Duration.ofSeconds(5));
+        }
+    }
+
+    @Test
+    void aMeterRegistryBeanGetsTheMetersTaggedWithTheBackend() {
+        withUnconnectedRedis(runner).withBean(MeterRegistry.class, SimpleMeterRegistry::new).run(context -> {
+            context.getBean(LockClient.class);
+            MeterRegistry registry = context.getBean(MeterRegistry.class);
+            assertThat(registry.get(MicrometerLockListener.LOSSES).tags("backend", "redis").counter().count()).isZero();
+            assertThat(registry.find(MicrometerLockListener.ACQUIRE_WAIT).timers()).hasSize(2);
+        });
+    }
+
+    @Test
+    void metricsCanBeSwitchedOff() {
+        withUnconnectedRedis(runner).withBean(MeterRegistry.class, SimpleMeterRegistry::new)
+                .withPropertyValues("reactive-locks.metrics-enabled=false").run(context -> {
+                    context.getBean(LockClient.class);
+                    assertThat(context.getBean(MeterRegistry.class).getMeters()).isEmpty();
+                });
+    }
+
+    @Test
+    void theClientIsClosedAfterAWebServerStopsAndBeforeSpringDataRedisStops() {
+        // higher phases stop first: web server graceful shutdown / stop run at DEFAULT_PHASE - 1024 / - 2048,
+        // LettuceConnectionFactory (which shuts its Lettuce client down in stop()) at phase 0
+        assertThat(LockClientFactoryBean.PHASE)
+                .isLessThan(org.springframework.context.SmartLifecycle.DEFAULT_PHASE - 2048)
+                .isGreaterThan(new org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory().getPhase());
+    }
+
+    @Test
+    void configurationMetadataDescribesTheProperties() throws Exception {
+        try (InputStream in = getClass().getClassLoader().getResourceAsStream("META-INF/spring-configuration-metadata.json")) {
+            assertThat(in).isNotNull();
+            String json = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+            assertThat(json).contains("\"reactive-locks.backend\"", "\"reactive-locks.lease-time\"",
+                    "\"reactive-locks.renewal-interval\"", "\"reactive-locks.wait-timeout\"",
+                    "\"reactive-locks.request-timeout\"", "\"reactive-locks.redis.key-prefix\"",
+                    "\"reactive-locks.postgres.schema\"", "\"reactive-locks.postgres.table\"", "\"30s\"");
+        }
+    }
+}

@@ -1,0 +1,133 @@
+package io.reactivelocks.spring.boot;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.lettuce.core.RedisClient;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.reactivelocks.Lease;
+import io.reactivelocks.LockClient;
+import io.reactivelocks.LockListener;
+import io.reactivelocks.micrometer.MicrometerLockListener;
+import io.reactivelocks.redis.RedisLocks;
+import io.reactivelocks.test.server.RedisServer;
+import java.time.Duration;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import reactor.core.publisher.Mono;
+import reactor.test.StepVerifier;
+
+/** The auto-configured client on a {@code RedisClient} bean, against a real redis-server. */
+class RedisAutoConfigurationTest {
+
+    private static final Duration TIMEOUT = Duration.ofSeconds(10);
+
+    private static RedisServer server;
+
+    @BeforeAll
+    static void start() {
+        server = RedisServer.start();
+    }
+
+    @AfterAll
+    static void stop() {
+        server.close();
+    }
+
+    private final String prefix = "rlboot:" + UUID.randomUUID().toString().substring(0, 8) + ":";
+
+    private ApplicationContextRunner runner() {
+        return new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(ReactiveLocksAutoConfiguration.class))
+                .withBean(RedisClient.class, () -> RedisClient.create(server.url()), bd -> bd.setDestroyMethodName("shutdown"))
+                .withBean(MeterRegistry.class, SimpleMeterRegistry::new)
+                .withPropertyValues("reactive-locks.redis.key-prefix=" + prefix, "reactive-locks.lease-time=10s");
+    }
+
+    @Test
+    void theClientLocksOnTheRedisServerAndReportsToTheMetersAndTheApplicationsListener() {
+        java.util.List<String> acquired = new java.util.concurrent.CopyOnWriteArrayList<>();
+        runner().withBean(LockListener.class, () -> new LockListener() {
+            @Override
+            public void onAcquired(String name, long token, Duration waited) {
+                acquired.add(name);
+            }
+        }).run(context -> {
+            LockClient locks = context.getBean(LockClient.class);
+            StepVerifier.create(locks.withLock("order:42", lease -> Mono.just(lease.token())))
+                    .assertNext(token -> assertThat(token).isPositive())
+                    .expectComplete()
+                    .verify(TIMEOUT);
+            StepVerifier.create(locks.acquire("held")
+                            .flatMap(lease -> locks.tryAcquire("held").hasElement()
+                                    .flatMap(got -> lease.release().thenReturn(got))))
+                    .expectNext(false)
+                    .expectComplete()
+                    .verify(TIMEOUT);
+
+            MeterRegistry registry = context.getBean(MeterRegistry.class);
+            assertThat(registry.get(MicrometerLockListener.ACQUIRE_WAIT).tags("backend", "redis", "outcome", "acquired")
+                    .timer().count()).isEqualTo(2);
+            assertThat(registry.get(MicrometerLockListener.CONTENTION).tags("backend", "redis").counter().count())
+                    .isEqualTo(1.0);
+            assertThat(acquired).containsExactly("order:42", "held");
+        });
+    }
+
+    @Test
+    void closingTheContextReleasesTheClientsLeases() {
+        AtomicReference<Lease> held = new AtomicReference<>();
+        runner().run(context -> held.set(context.getBean(LockClient.class).acquire("kept").block(TIMEOUT)));
+        assertThat(held.get()).isNotNull();
+        assertFree("kept");
+    }
+
+    @Test
+    void aSpringDataLettuceConnectionFactoryWorksTooAndClosingTheContextReleasesItsLeases() {
+        AtomicReference<Lease> held = new AtomicReference<>();
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(ReactiveLocksAutoConfiguration.class))
+                .withBean(LettuceConnectionFactory.class,
+                        () -> new LettuceConnectionFactory(new RedisStandaloneConfiguration(server.host(), server.port())))
+                .withPropertyValues("reactive-locks.redis.key-prefix=" + prefix, "reactive-locks.lease-time=10s")
+                .run(context -> {
+                    assertThat(context).hasNotFailed().hasSingleBean(LockClient.class);
+                    LockClient locks = context.getBean(LockClient.class);
+                    StepVerifier.create(locks.withLock("order:7", lease -> Mono.just(lease.token())))
+                            .assertNext(token -> assertThat(token).isPositive())
+                            .expectComplete()
+                            .verify(TIMEOUT);
+                    held.set(locks.acquire("kept-by-data-redis").block(TIMEOUT));
+                });
+        assertThat(held.get()).isNotNull();
+        // released when the context closes: the client stops in a phase before the connection factory (phase 0)
+        assertFree("kept-by-data-redis");
+    }
+
+    private void assertFree(String name) {
+
+        // the lease was never released by the application: closing the context closed the client, which released it
+        RedisClient other = RedisClient.create(server.url());
+        try {
+            LockClient checker = RedisLocks.create(other, io.reactivelocks.redis.RedisLockOptions.builder().keyPrefix(prefix).build(),
+                    io.reactivelocks.LockOptions.defaults());
+            try {
+                StepVerifier.create(checker.tryAcquire(name).flatMap(l -> l.release().thenReturn(true)))
+                        .expectNext(true)
+                        .expectComplete()
+                        .verify(TIMEOUT);
+            } finally {
+                checker.close().block(TIMEOUT);
+            }
+        } finally {
+            other.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+        }
+    }
+}
