@@ -36,6 +36,12 @@ public final class DefaultLockClient implements LockClient {
     private static final Logger LOG = Loggers.getLogger(DefaultLockClient.class);
     private static final AtomicLong IDS = new AtomicLong();
 
+    static {
+        // seed the owner-id generator now (it reads the entropy device once), not on the event
+        // loop that runs the first acquire
+        io.reactivelocks.spi.OwnerIds.next();
+    }
+
     private final long id = IDS.incrementAndGet();
     private final LockListener listener;
     private final LockBackend backend;
@@ -46,6 +52,7 @@ public final class DefaultLockClient implements LockClient {
     private final Map<Scheduler, RenewalScheduler> renewalSchedulers = new ConcurrentHashMap<>();
     private final Set<LeaseHandle> leases = ConcurrentHashMap.newKeySet();
     private final Set<AcquireOperation> operations = ConcurrentHashMap.newKeySet();
+    private final Set<Mono<Void>> detachedReleases = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
     private final Mono<Void> close;
 
@@ -234,10 +241,19 @@ public final class DefaultLockClient implements LockClient {
                 .then();
     }
 
-    /** Fire-and-forget release of whatever {@code owner} may have on the server. */
+    /**
+     * Release of whatever {@code owner} may have on the server, nobody waiting for it — except
+     * {@link #close()}, which lets such releases finish before it closes the backend.
+     */
     void releaseDetached(String name, String owner, LockOptions options) {
-        releaseOnServer(name, owner, options).subscribe(null,
-                e -> LOG.warn("could not release lock '{}' on the store (it expires by its TTL): {}", name, e.toString()));
+        Mono<Void> release = releaseOnServer(name, owner, options)
+                .onErrorResume(e -> {
+                    LOG.warn("could not release lock '{}' on the store (it expires by its TTL): {}", name, e.toString());
+                    return Mono.empty();
+                })
+                .cache();
+        detachedReleases.add(release);
+        release.doFinally(s -> detachedReleases.remove(release)).subscribe();
     }
 
     private Mono<Void> doClose() {
@@ -250,6 +266,7 @@ public final class DefaultLockClient implements LockClient {
         for (LeaseHandle h : new ArrayList<>(leases)) {
             releases.add(h.release().onErrorResume(e -> Mono.empty()));
         }
+        releases.addAll(detachedReleases); // releases of cancelled acquires and lost leases still under way
         return Mono.when(releases)
                 .then(Mono.fromRunnable(() -> renewalSchedulers.values().forEach(RenewalScheduler::close)))
                 .then(Mono.defer(backend::close))
