@@ -1,0 +1,30 @@
+package io.reactivelocks.test;
+
+import reactor.blockhound.BlockHound;
+import reactor.blockhound.integration.BlockHoundIntegration;
+
+/**
+ * The few blocking calls inside the drivers that BlockHound must let pass in tests, each short,
+ * in-memory or one-time, none of them ours. Registered as a service, so every test JVM that has
+ * this module on its class path gets exactly these allowances and nothing broader:
+ * <ul>
+ *   <li>Lettuce guards each write to a connection with a lock held for nanoseconds
+ *       ({@code SharedLock}); two event loops writing to one connection at once may park briefly;</li>
+ *   <li>java.util.logging's one-time global set-up takes a lock (drivers without an SLF4J binding);</li>
+ *   <li>{@code SSLContext.init} run by a driver per TLS connect reads the JDK's entropy device;</li>
+ *   <li>the SCRAM client of r2dbc-postgresql draws its nonce from the entropy device;</li>
+ *   <li>Curator's protection mode draws a {@code UUID.randomUUID()} (the entropy device) per create.</li>
+ * </ul>
+ */
+public final class DriverBlockHoundIntegration implements BlockHoundIntegration {
+
+    @Override
+    public void applyTo(BlockHound.Builder builder) {
+        builder.allowBlockingCallsInside("io.lettuce.core.protocol.SharedLock", "incrementWriters");
+        builder.allowBlockingCallsInside("io.lettuce.core.protocol.SharedLock", "doExclusive");
+        builder.allowBlockingCallsInside("java.util.logging.LogManager", "initializeGlobalHandlers");
+        builder.allowBlockingCallsInside("sun.security.provider.NativePRNG$RandomIO", "implNextBytes");
+        builder.allowBlockingCallsInside("com.ongres.scram.common.util.CryptoUtil", "nonce");
+        builder.allowBlockingCallsInside("org.apache.curator.framework.imps.ProtectedMode", "resetProtectedId");
+    }
+}
