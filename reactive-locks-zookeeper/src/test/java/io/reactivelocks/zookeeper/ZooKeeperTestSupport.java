@@ -122,15 +122,12 @@ final class ZooKeeperTestSupport implements AutoCloseable {
         long sessionId = backend.session().sessionId();
         proxy.blackhole();
         Thread healer = new Thread(() -> {
-            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (backend.session().losses() == lost && (sessionId == 0 || serverKnowsSession(sessionId))
-                    && System.nanoTime() < until) {
-                try {
-                    Thread.sleep(20); // a plain test thread, never a Reactor one
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    return;
-                }
+            try {
+                org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30))
+                        .pollInterval(java.time.Duration.ofMillis(20))
+                        .until(() -> backend.session().losses() != lost || (sessionId != 0 && !serverKnowsSession(sessionId)));
+            } catch (org.awaitility.core.ConditionTimeoutException e) {
+                // heal anyway: the test's own assertions report what did not happen
             }
             proxy.cutConnections();
             proxy.heal();
