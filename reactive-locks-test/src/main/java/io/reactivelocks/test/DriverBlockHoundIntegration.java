@@ -13,7 +13,10 @@ import reactor.blockhound.integration.BlockHoundIntegration;
  *   <li>java.util.logging's one-time global set-up takes a lock (drivers without an SLF4J binding);</li>
  *   <li>{@code SSLContext.init} run by a driver per TLS connect reads the JDK's entropy device;</li>
  *   <li>the SCRAM client of r2dbc-postgresql draws its nonce from the entropy device;</li>
- *   <li>Curator's protection mode draws a {@code UUID.randomUUID()} (the entropy device) per create.</li>
+ *   <li>Curator's protection mode draws a {@code UUID.randomUUID()} (the entropy device) per create;</li>
+ *   <li>Netty 4.2's default adaptive buffer allocator holds a {@code StampedLock} write lock for a
+ *       moment when it frees or expands a magazine; BlockHound throwing there (inside Lettuce's
+ *       {@code channelRegistered}) left a connection that never read an answer.</li>
  * </ul>
  */
 public final class DriverBlockHoundIntegration implements BlockHoundIntegration {
@@ -26,5 +29,7 @@ public final class DriverBlockHoundIntegration implements BlockHoundIntegration 
         builder.allowBlockingCallsInside("sun.security.provider.NativePRNG$RandomIO", "implNextBytes");
         builder.allowBlockingCallsInside("com.ongres.scram.common.util.CryptoUtil", "nonce");
         builder.allowBlockingCallsInside("org.apache.curator.framework.imps.ProtectedMode", "resetProtectedId");
+        builder.allowBlockingCallsInside("io.netty.buffer.AdaptivePoolingAllocator$Magazine", "free");
+        builder.allowBlockingCallsInside("io.netty.buffer.AdaptivePoolingAllocator$MagazineGroup", "free");
     }
 }

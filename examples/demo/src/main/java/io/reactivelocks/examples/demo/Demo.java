@@ -3,8 +3,6 @@ package io.reactivelocks.examples.demo;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockLostException;
 import io.reactivelocks.LockOptions;
-import io.reactivelocks.local.LocalLockBackend;
-import io.reactivelocks.local.LocalLockStore;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -29,12 +27,19 @@ import reactor.core.scheduler.Schedulers;
  * frozen (a stop-the-world pause) inside its critical section for longer than its lease; another
  * takes over, and the frozen one's late write is rejected by its stale fencing token.
  *
- * <p>Usage: {@code Demo [--duration=10s] [--workers=4] [--resources=3] [--backend=memory]}.
+ * <p>Usage: {@code Demo [--duration=10s] [--workers=4] [--resources=3] [--backend=memory|redis://host:port|
+ * postgresql://user:password@host:port/database|zookeeper://host:port]}. On a real server the
+ * frozen instance reaches it through a TCP proxy that goes silent while it is frozen.
  */
 public final class Demo {
 
     /** Demo settings. */
-    public record Config(Duration duration, int workers, int resources, Duration lease, Duration pause, boolean live) {
+    public record Config(Duration duration, int workers, int resources, Duration lease, Duration pause, boolean live,
+                         String backend) {
+        /** Settings on the in-memory backend. */
+        public Config(Duration duration, int workers, int resources, Duration lease, Duration pause, boolean live) {
+            this(duration, workers, resources, lease, pause, live, "memory");
+        }
     }
 
     /** What the run did. */
@@ -54,6 +59,7 @@ public final class Demo {
         Duration duration = Duration.ofSeconds(10);
         int workers = 4;
         int resources = 3;
+        String backend = "memory";
         for (String a : args) {
             if (a.startsWith("--duration=")) {
                 duration = parseDuration(a.substring("--duration=".length()));
@@ -62,17 +68,21 @@ public final class Demo {
             } else if (a.startsWith("--resources=")) {
                 resources = Integer.parseInt(a.substring("--resources=".length()));
             } else if (a.startsWith("--backend=")) {
-                String b = a.substring("--backend=".length());
-                if (!b.equals("memory")) {
-                    System.err.println("--backend=" + b + ": only the in-memory backend ships yet (memory)");
-                    System.exit(2);
-                }
+                backend = a.substring("--backend=".length());
             } else {
-                System.err.println("unknown argument " + a + "; usage: Demo [--duration=10s] [--workers=4] [--resources=3] [--backend=memory]");
+                System.err.println("unknown argument " + a + "; usage: Demo [--duration=10s] [--workers=4] [--resources=3] "
+                        + "[--backend=memory|redis://host:port|postgresql://user:password@host:port/database|zookeeper://host:port]");
                 System.exit(2);
             }
         }
-        Summary s = run(new Config(duration, workers, resources, Duration.ofMillis(600), Duration.ofMillis(1500), true), System.out);
+        Summary s;
+        try {
+            s = run(new Config(duration, workers, resources, Duration.ofMillis(600), Duration.ofMillis(1500), true, backend), System.out);
+        } catch (IllegalArgumentException e) {
+            System.err.println(e.getMessage());
+            System.exit(2);
+            return;
+        }
         System.exit(s.staleWritesAccepted() == 0 && s.lostUpdates() == 0 ? 0 : 1);
     }
 
@@ -97,7 +107,15 @@ public final class Demo {
      * @return the summary
      */
     public static Summary run(Config config, PrintStream out) {
-        LocalLockStore store = new LocalLockStore();
+        try (DemoBackends backends = DemoBackends.open(config.backend())) {
+            Duration lease = backends.lease(config.lease());
+            Duration pause = config.pause().plus(lease.minus(config.lease()).multipliedBy(2));
+            return run(new Config(config.duration(), config.workers(), config.resources(), lease, pause, config.live(),
+                    backends.kind()), backends, out);
+        }
+    }
+
+    private static Summary run(Config config, DemoBackends backends, PrintStream out) {
         FencedLedger ledger = new FencedLedger();
         Stats stats = new Stats(config.resources());
         List<String> accounts = new ArrayList<>();
@@ -119,7 +137,7 @@ public final class Demo {
             if (w == 0) {
                 ob.scheduler(freezable);
             }
-            LockClient client = LocalLockBackend.client(store, ob.build());
+            LockClient client = backends.client(w, ob.build());
             clients.add(client);
             int worker = w;
             Mono<Void> one = Mono.defer(() -> {
@@ -141,7 +159,9 @@ public final class Demo {
                                                     out.println("  >> worker-0 freezes for " + config.pause().toMillis()
                                                             + " ms inside its critical section (lease " + config.lease().toMillis()
                                                             + " ms, token " + lease.token() + ")");
+                                                    backends.freeze();
                                                     LockSupport.parkNanos(config.pause().toNanos()); // a stop-the-world pause
+                                                    backends.thaw();
                                                     boolean ok = ledger.write(account, lease.token(), balance + 1);
                                                     out.println("  >> worker-0 wakes and writes with token " + lease.token()
                                                             + ": " + (ok ? "ACCEPTED (bad!)" : "rejected as stale"));
@@ -169,7 +189,7 @@ public final class Demo {
                     }
                 });
         out.println("reactive-locks demo: " + config.workers() + " instances, " + config.resources()
-                + " fenced accounts, lease " + config.lease().toMillis() + " ms, in-memory backend, "
+                + " fenced accounts, lease " + config.lease().toMillis() + " ms, " + config.backend() + " backend, "
                 + config.duration().toSeconds() + " s");
         Disposable liveView = view.subscribe();
         try {

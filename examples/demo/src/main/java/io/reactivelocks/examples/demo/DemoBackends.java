@@ -1,0 +1,147 @@
+package io.reactivelocks.examples.demo;
+
+import io.etcd.jetcd.Client;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.r2dbc.spi.ConnectionFactories;
+import io.reactivelocks.LockClient;
+import io.reactivelocks.LockOptions;
+import io.reactivelocks.etcd.EtcdLocks;
+import io.reactivelocks.local.LocalLockBackend;
+import io.reactivelocks.local.LocalLockStore;
+import io.reactivelocks.r2dbc.PostgresLocks;
+import io.reactivelocks.redis.RedisLockOptions;
+import io.reactivelocks.redis.RedisLocks;
+import io.reactivelocks.test.fault.FaultProxy;
+import io.reactivelocks.zookeeper.ZooKeeperLocks;
+import java.net.URI;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryNTimes;
+
+/**
+ * The stores the demo can run on: {@code memory} (default), {@code redis://host:port},
+ * {@code postgresql://user:password@host:port/database}, {@code zookeeper://host:port}
+ * ({@code etcd://host:port} is refused for now: one run never finished after the partition
+ * healed; the etcd client code stays for when that is understood). On a real server, the
+ * instance that freezes talks to it through
+ * a TCP proxy that goes silent while it is frozen — as a process paused by a long GC would be —
+ * so the server lets its lease expire.
+ */
+final class DemoBackends implements AutoCloseable {
+
+    private final String kind;
+    private final URI uri;
+    private final LocalLockStore store = new LocalLockStore();
+    private final List<AutoCloseable> resources = new ArrayList<>();
+    private FaultProxy proxy;
+
+    private DemoBackends(String backend) {
+        if (backend == null || backend.equals("memory")) {
+            this.kind = "memory";
+            this.uri = null;
+            return;
+        }
+        this.uri = URI.create(backend);
+        this.kind = String.valueOf(uri.getScheme());
+        if (kind.equals("etcd")) {
+            // the library's etcd backend passes its own suite; in this demo an etcd run once never
+            // finished after the frozen instance's partition healed (not yet diagnosed)
+            throw new IllegalArgumentException("--backend etcd://... is not available in the demo yet; "
+                    + "use memory, redis://, postgresql:// or zookeeper://");
+        }
+        if (!List.of("redis", "postgresql", "etcd", "zookeeper").contains(kind) || uri.getHost() == null || uri.getPort() < 0) {
+            throw new IllegalArgumentException("--backend must be memory, redis://host:port, "
+                    + "postgresql://user:password@host:port/database or zookeeper://host:port; was " + backend);
+        }
+    }
+
+    static DemoBackends open(String backend) {
+        return new DemoBackends(backend);
+    }
+
+    String kind() {
+        return kind;
+    }
+
+    /** @return the lease time the demo uses on this store (session stores have a 2 s minimum) */
+    Duration lease(Duration wanted) {
+        Duration min = Duration.ofSeconds(2);
+        return (kind.equals("etcd") || kind.equals("zookeeper")) && wanted.compareTo(min) < 0 ? min : wanted;
+    }
+
+    /**
+     * @param worker  the instance number; instance 0 is the one that freezes
+     * @param options the lock options
+     * @return that instance's own client (its own connections)
+     */
+    LockClient client(int worker, LockOptions options) {
+        if (kind.equals("memory")) {
+            return LocalLockBackend.client(store, options);
+        }
+        String host = uri.getHost();
+        int port = uri.getPort();
+        if (worker == 0) {
+            proxy = FaultProxy.start(host, port);
+            resources.add(proxy);
+            host = proxy.host();
+            port = proxy.port();
+        }
+        switch (kind) {
+            case "redis": {
+                RedisURI redisUri = RedisURI.create("redis://" + (uri.getRawUserInfo() == null ? "" : uri.getRawUserInfo() + "@")
+                        + host + ":" + port);
+                RedisClient redis = RedisClient.create(redisUri);
+                resources.add(redis::shutdown);
+                return RedisLocks.create(redis, RedisLockOptions.builder().keyPrefix("demo:").uri(redisUri).build(), options);
+            }
+            case "postgresql": {
+                String url = "r2dbc:postgresql://" + (uri.getRawUserInfo() == null ? "" : uri.getRawUserInfo() + "@")
+                        + host + ":" + port + uri.getRawPath();
+                return PostgresLocks.create(ConnectionFactories.get(url), options);
+            }
+            case "etcd": {
+                Client etcd = Client.builder().endpoints("http://" + host + ":" + port).build();
+                resources.add(etcd);
+                return EtcdLocks.create(etcd, options);
+            }
+            default: {
+                CuratorFramework zk = CuratorFrameworkFactory.builder().connectString(host + ":" + port)
+                        .sessionTimeoutMs((int) options.leaseTime().toMillis()).connectionTimeoutMs(2000)
+                        .retryPolicy(new RetryNTimes(3, 100)).build();
+                zk.start();
+                resources.add(zk);
+                return ZooKeeperLocks.create(zk, options);
+            }
+        }
+    }
+
+    /** The frozen instance goes silent on the network (nothing to do in memory: its timers stop). */
+    void freeze() {
+        if (proxy != null) {
+            proxy.blackhole();
+        }
+    }
+
+    /** The frozen instance comes back: its old connections are gone, new ones work. */
+    void thaw() {
+        if (proxy != null) {
+            proxy.cutConnections();
+            proxy.heal();
+        }
+    }
+
+    @Override
+    public void close() {
+        for (int i = resources.size() - 1; i >= 0; i--) {
+            try {
+                resources.get(i).close();
+            } catch (Exception e) {
+                // best effort at the end of the demo
+            }
+        }
+    }
+}
