@@ -53,7 +53,6 @@ final class AcquireOperation implements Subscription {
     private boolean inFlight;
     private boolean mayHoldKey;
     private boolean waiting;
-    private boolean eventsLive;
     private boolean eventsRequested;
     private boolean wakePending;
     private boolean turnWaiting;
@@ -413,9 +412,7 @@ final class AcquireOperation implements Subscription {
         boolean retry;
         synchronized (this) {
             boolean wake = event instanceof LockEvent.Subscribed || event instanceof LockEvent.Released;
-            if (event instanceof LockEvent.Subscribed) {
-                eventsLive = true; // re-check: a release may have slipped in before the subscription
-            }
+            // Subscribed: re-check, a release may have slipped in before the subscription went live
             retry = wake && waiting;
             if (wake && inFlight && !turnWaiting) {
                 wakePending = true; // the answer in flight may predate this release
@@ -521,17 +518,5 @@ final class AcquireOperation implements Subscription {
             turn.dispose();
             turn = null;
         }
-    }
-
-    String name() {
-        return name;
-    }
-
-    String owner() {
-        return owner;
-    }
-
-    synchronized boolean eventsLive() {
-        return eventsLive;
     }
 }

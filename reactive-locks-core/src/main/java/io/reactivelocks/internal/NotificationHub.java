@@ -27,10 +27,6 @@ final class NotificationHub {
         return Flux.defer(() -> channels.computeIfAbsent(name, Channel::new).shared);
     }
 
-    int openChannels() {
-        return channels.size();
-    }
-
     private final class Channel {
         final Flux<LockEvent> shared;
 

@@ -16,70 +16,46 @@ final class SafeListener implements LockListener {
         this.delegate = delegate;
     }
 
-    private void failed(RuntimeException e) {
-        LOG.warn("lock listener " + delegate + " failed", e);
+    private void safely(Runnable call) {
+        try {
+            call.run();
+        } catch (RuntimeException e) {
+            LOG.warn("lock listener " + delegate + " failed", e);
+        }
     }
 
     @Override
     public void onAcquired(String name, long token, Duration waited) {
-        try {
-            delegate.onAcquired(name, token, waited);
-        } catch (RuntimeException e) {
-            failed(e);
-        }
+        safely(() -> delegate.onAcquired(name, token, waited));
     }
 
     @Override
     public void onContended(String name) {
-        try {
-            delegate.onContended(name);
-        } catch (RuntimeException e) {
-            failed(e);
-        }
+        safely(() -> delegate.onContended(name));
     }
 
     @Override
     public void onAcquireFailed(String name, Throwable error, Duration waited) {
-        try {
-            delegate.onAcquireFailed(name, error, waited);
-        } catch (RuntimeException e) {
-            failed(e);
-        }
+        safely(() -> delegate.onAcquireFailed(name, error, waited));
     }
 
     @Override
     public void onRenewed(String name, long token) {
-        try {
-            delegate.onRenewed(name, token);
-        } catch (RuntimeException e) {
-            failed(e);
-        }
+        safely(() -> delegate.onRenewed(name, token));
     }
 
     @Override
     public void onRenewalFailed(String name, long token, Throwable error) {
-        try {
-            delegate.onRenewalFailed(name, token, error);
-        } catch (RuntimeException e) {
-            failed(e);
-        }
+        safely(() -> delegate.onRenewalFailed(name, token, error));
     }
 
     @Override
     public void onLost(String name, long token, String reason, Duration held) {
-        try {
-            delegate.onLost(name, token, reason, held);
-        } catch (RuntimeException e) {
-            failed(e);
-        }
+        safely(() -> delegate.onLost(name, token, reason, held));
     }
 
     @Override
     public void onReleased(String name, long token, Duration held) {
-        try {
-            delegate.onReleased(name, token, held);
-        } catch (RuntimeException e) {
-            failed(e);
-        }
+        safely(() -> delegate.onReleased(name, token, held));
     }
 }
