@@ -1,0 +1,314 @@
+package io.reactivelocks.safety;
+
+import io.reactivelocks.test.fault.FaultProxy;
+import io.reactivelocks.test.server.ServerFixture;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.SplittableRandom;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * One safety run: W worker JVMs × L lock names against one server for a bounded time, one kind of
+ * fault injected in cycles, then the checks ({@link SafetyCheck}).
+ *
+ * <p>A cycle: the workers run undisturbed for {@code settle}, then the fault is applied and
+ * lifted (its length depends on the kind and the lease), then the next cycle. After the last cycle
+ * every worker is asked to stop (a paused one is resumed first), and the harness waits — at most a
+ * lease time plus a margin, which is how long a killed worker's lock may legitimately stay — until
+ * nothing of the run is held on the server (I5).
+ */
+public final class SafetyRun {
+
+    private static final AtomicInteger RUNS = new AtomicInteger();
+
+    /**
+     * What a run does.
+     *
+     * @param backend  the store
+     * @param fault    the fault kind
+     * @param workers  how many worker JVMs
+     * @param names    how many lock names
+     * @param lease    the lease time
+     * @param settle   undisturbed time before each fault
+     * @param duration the run's length (at least one cycle runs)
+     * @param seed     the random seed (worker choice, worker randomness)
+     */
+    public record Settings(SafetyBackend backend, Fault fault, int workers, int names, Duration lease, Duration settle,
+                           Duration duration, long seed) {
+        /** Checks the settings. */
+        public Settings {
+            Objects.requireNonNull(backend, "backend");
+            Objects.requireNonNull(fault, "fault");
+            if (workers < 2) {
+                throw new IllegalArgumentException("workers must be at least 2, was " + workers);
+            }
+            if (names < 1) {
+                throw new IllegalArgumentException("names must be at least 1, was " + names);
+            }
+            if (lease.compareTo(backend.minimumLease()) < 0) {
+                lease = backend.minimumLease();
+            }
+        }
+
+        /**
+         * Settings of the short mode: 3 workers, 2 names, the shortest lease the store takes, one
+         * fault cycle.
+         *
+         * @param backend the store
+         * @param fault   the fault kind
+         * @return the settings
+         */
+        public static Settings shortMode(SafetyBackend backend, Fault fault) {
+            return new Settings(backend, fault, 3, 2, Duration.ofSeconds(1), Duration.ofMillis(1500), Duration.ZERO, 42);
+        }
+
+        /**
+         * Settings of the long mode: 4 workers, 3 names, fault cycles for {@code duration}.
+         *
+         * @param backend  the store
+         * @param fault    the fault kind
+         * @param duration how long
+         * @return the settings
+         */
+        public static Settings longMode(SafetyBackend backend, Fault fault, Duration duration) {
+            return new Settings(backend, fault, 4, 3, Duration.ofSeconds(2), Duration.ofSeconds(3), duration, System.nanoTime());
+        }
+    }
+
+    /**
+     * A fault as applied.
+     *
+     * @param fault  the kind
+     * @param worker the worker it hit, or -1 for the server / every worker
+     * @param start  when it began ({@link System#nanoTime()})
+     * @param end    when it was lifted
+     * @param names  the names the hit worker held (or was in a section of) at the start
+     */
+    public record Applied(Fault fault, int worker, long start, long end, List<String> names) {
+    }
+
+    /**
+     * Everything a run produced.
+     *
+     * @param settings    what ran
+     * @param events      the workers' events
+     * @param ops         the arbiter's decisions
+     * @param applied     the faults applied
+     * @param heldAfter   locks of the run still on the server once the bounded wait ended
+     * @param clearMillis how long after the stop the server had nothing of the run left
+     * @param renewals    renewals the workers saw
+     * @param problems    harness-level problems (a worker that did not stop, a fault that found no target)
+     * @param startNanos  when the run started
+     * @param endNanos    when the workers were asked to stop
+     */
+    public record Outcome(Settings settings, List<WorkerProcess.Event> events, List<Arbiter.Op> ops, List<Applied> applied,
+                          long heldAfter, long clearMillis, long renewals, List<String> problems, long startNanos, long endNanos) {
+    }
+
+    private SafetyRun() {
+    }
+
+    /**
+     * Runs once against {@code server}, which must be a child process of this JVM (fault methods).
+     *
+     * @param server   the running server of {@code settings.backend()}
+     * @param settings what to run
+     * @return the outcome, to be judged by {@link SafetyCheck}
+     * @throws InterruptedException when interrupted
+     */
+    public static Outcome run(ServerFixture server, Settings settings) throws InterruptedException {
+        SafetyBackend backend = settings.backend();
+        String namespace = "s" + ProcessHandle.current().pid() + "_" + RUNS.incrementAndGet();
+        List<String> names = new ArrayList<>();
+        for (int i = 0; i < settings.names(); i++) {
+            names.add(namespace + "-n" + i);
+        }
+        backend.prepare(server, namespace);
+        SplittableRandom random = new SplittableRandom(settings.seed());
+        List<WorkerProcess.Event> events = new ArrayList<>();
+        List<Applied> applied = new ArrayList<>();
+        List<String> problems = new ArrayList<>();
+        List<WorkerProcess> workers = new ArrayList<>();
+        List<FaultProxy> proxies = new ArrayList<>();
+        long lease = settings.lease().toMillis();
+        try (Arbiter arbiter = Arbiter.start()) {
+            AtomicInteger ids = new AtomicInteger();
+            for (int i = 0; i < settings.workers(); i++) {
+                workers.add(startWorker(ids.getAndIncrement(), server, settings, namespace, names, arbiter, proxies, events, random));
+            }
+            for (WorkerProcess w : workers) {
+                w.awaitReady(60_000);
+            }
+            long start = System.nanoTime();
+            long end = start + settings.duration().toNanos();
+            do {
+                pause(settings.settle().toMillis());
+                Applied a = inject(settings, server, workers, proxies, random, lease, problems,
+                        () -> startWorker(ids.getAndIncrement(), server, settings, namespace, names, arbiter, proxies, events, random));
+                if (a != null) {
+                    applied.add(a);
+                }
+            } while (System.nanoTime() - end < 0);
+            pause(settings.settle().toMillis());
+            long stopAt = System.nanoTime();
+            long renewals = 0;
+            for (WorkerProcess w : workers) {
+                if (!w.stop(30_000)) {
+                    if (!w.isKilled()) {
+                        problems.add("worker " + w.id() + " did not stop cleanly: " + w.stderr());
+                    }
+                }
+                renewals += w.renewals();
+            }
+            long held = -1;
+            long deadline = System.nanoTime() + Duration.ofMillis(lease * 2 + 5_000).toNanos();
+            long backoff = 50;
+            while (true) {
+                held = backend.held(server, namespace);
+                if (held == 0 || System.nanoTime() - deadline > 0) {
+                    break;
+                }
+                pause(backoff);
+                backoff = Math.min(500, backoff * 2);
+            }
+            long clear = Duration.ofNanos(System.nanoTime() - stopAt).toMillis();
+            List<WorkerProcess.Event> copy;
+            synchronized (events) {
+                copy = new ArrayList<>(events);
+            }
+            return new Outcome(settings, copy, arbiter.log(), applied, held, clear, renewals, problems, start, stopAt);
+        } finally {
+            for (WorkerProcess w : workers) {
+                if (!w.isKilled()) {
+                    w.resume();
+                    w.kill();
+                }
+            }
+            for (FaultProxy p : proxies) {
+                p.close();
+            }
+        }
+    }
+
+    private static WorkerProcess startWorker(int id, ServerFixture server, Settings settings, String namespace, List<String> names,
+                                             Arbiter arbiter, List<FaultProxy> proxies, List<WorkerProcess.Event> events,
+                                             SplittableRandom random) {
+        FaultProxy proxy = FaultProxy.start(server.host(), server.port());
+        proxies.add(proxy);
+        return WorkerProcess.start(id, List.of(settings.backend().name(), proxy.host(), Integer.toString(proxy.port()),
+                settings.backend().extra(server), namespace, Integer.toString(arbiter.port()), String.join(",", names),
+                Long.toString(settings.lease().toMillis()), Long.toString(random.nextLong())), events);
+    }
+
+    private interface Spawner {
+        WorkerProcess spawn();
+    }
+
+    private static Applied inject(Settings settings, ServerFixture server, List<WorkerProcess> workers, List<FaultProxy> proxies,
+                                  SplittableRandom random, long lease, List<String> problems, Spawner spawner)
+            throws InterruptedException {
+        List<WorkerProcess> alive = workers.stream().filter(w -> !w.isKilled()).toList();
+        WorkerProcess target = alive.get(random.nextInt(alive.size()));
+        switch (settings.fault()) {
+            case PAUSE_WORKER -> {
+                WorkerProcess.Event section = sectionOf(target, lease, problems);
+                if (section == null) {
+                    return null;
+                }
+                long start = System.nanoTime();
+                target.pause();
+                pause(lease * 2);
+                target.resume();
+                return new Applied(Fault.PAUSE_WORKER, target.id(), start, System.nanoTime(), List.of(section.name()));
+            }
+            case PARTITION_WORKER -> {
+                WorkerProcess.Event section = sectionOf(target, lease, problems);
+                if (section == null) {
+                    return null;
+                }
+                FaultProxy proxy = proxies.get(target.id());
+                long start = System.nanoTime();
+                proxy.blackhole();
+                pause(lease * 2);
+                proxy.cutConnections();
+                proxy.heal();
+                return new Applied(Fault.PARTITION_WORKER, target.id(), start, System.nanoTime(), List.of(section.name()));
+            }
+            case KILL_WORKER -> {
+                WorkerProcess holder = null;
+                List<String> held = List.of();
+                long deadline = System.nanoTime() + Duration.ofMillis(lease * 3).toNanos();
+                while (holder == null && System.nanoTime() - deadline < 0) {
+                    for (WorkerProcess w : alive) {
+                        List<String> h = w.holding();
+                        if (!h.isEmpty()) {
+                            holder = w;
+                            held = h;
+                            break;
+                        }
+                    }
+                    if (holder == null) {
+                        pause(5);
+                    }
+                }
+                if (holder == null) {
+                    problems.add("kill-worker: no worker held a lock within " + lease * 3 + " ms");
+                    return null;
+                }
+                long start = System.nanoTime();
+                holder.kill();
+                long end = System.nanoTime();
+                WorkerProcess replacement = spawner.spawn();
+                workers.add(replacement);
+                replacement.awaitReady(60_000);
+                return new Applied(Fault.KILL_WORKER, holder.id(), start, end, held);
+            }
+            case PAUSE_SERVER -> {
+                // a holder in a long section, so that the fault catches a lease in the middle
+                WorkerProcess.Event section = sectionOf(target, lease, problems);
+                long start = System.nanoTime();
+                server.pause();
+                pause(lease * 2);
+                server.resume();
+                return new Applied(Fault.PAUSE_SERVER, -1, start, System.nanoTime(), section == null ? List.of() : List.of(section.name()));
+            }
+            case RESTART_SERVER -> {
+                WorkerProcess.Event section = sectionOf(target, lease, problems);
+                long start = System.nanoTime();
+                server.kill();
+                server.restart();
+                return new Applied(Fault.RESTART_SERVER, -1, start, System.nanoTime(), section == null ? List.of() : List.of(section.name()));
+            }
+            case LATENCY -> {
+                long start = System.nanoTime();
+                Duration base = Duration.ofMillis(lease / 10);
+                for (FaultProxy p : proxies) {
+                    p.latency(base, base);
+                }
+                pause(lease * 3);
+                for (FaultProxy p : proxies) {
+                    p.latency(Duration.ZERO, Duration.ZERO);
+                }
+                return new Applied(Fault.LATENCY, -1, start, System.nanoTime(), List.of());
+            }
+            default -> throw new IllegalStateException("unknown fault " + settings.fault());
+        }
+    }
+
+    /** Tells the worker to make its next section long and waits until it is inside it. */
+    private static WorkerProcess.Event sectionOf(WorkerProcess target, long lease, List<String> problems) throws InterruptedException {
+        target.command("long");
+        WorkerProcess.Event section = target.awaitSection(true, lease * 10 + 10_000);
+        if (section == null) {
+            problems.add("worker " + target.id() + " did not enter a long critical section: " + target.stderr());
+        }
+        return section;
+    }
+
+    /** Lets time pass: fault lengths and settle times are the point of a run, not a wait for a condition. */
+    private static void pause(long millis) throws InterruptedException {
+        Thread.sleep(millis);
+    }
+}

@@ -1,0 +1,266 @@
+package io.reactivelocks.safety;
+
+import io.reactivelocks.Lease;
+import io.reactivelocks.LockClient;
+import io.reactivelocks.LockOptions;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import reactor.core.Disposable;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * One worker process of a safety run. It loops until told to stop (a line {@code stop} on stdin,
+ * or stdin closing): pick a lock name at random, {@link LockClient#hold hold} it, and in the critical
+ * section read the name's counter from the {@link Arbiter} with the lease's token, wait a random
+ * time, and write counter + 1 with the same token — whether or not the lease is still valid, so that
+ * a late write reaches the arbiter and is judged there. Cancelling the hold releases the lock.
+ *
+ * <p>It reports on stdout, one event per line (times are {@link System#nanoTime()}, which on Linux
+ * is {@code CLOCK_MONOTONIC} and so comparable between processes of one machine):
+ * <pre>
+ * READY
+ * G name token t validUntil           granted
+ * C name token t                      in the critical section: the read was accepted, the write is next
+ * E name token t lost|released lastValidUntil   the hold ended (lost: the stream completed)
+ * V name token t validUntil           I4 violation: a lease emitted after its validity
+ * X t kind message                    an acquire that failed (timeout, store error): not a violation
+ * DONE acquisitions renewals
+ * </pre>
+ *
+ * <p>On stdin, {@code long} makes the next critical section wait three lease times between its read
+ * and its write (the harness then freezes or cuts off the worker in exactly that window, where a
+ * late write does harm), and {@code stop} ends the worker after its current section.
+ *
+ * <p>Arguments: {@code id backend host port extra namespace arbiterPort names leaseMillis seed}
+ * (see {@link SafetyBackend}; names comma-separated).
+ */
+public final class Worker {
+
+    private final int id;
+    private final LockClient client;
+    private final ArbiterClient arbiter;
+    private final List<String> names;
+    private final LockOptions options;
+    private final SplittableRandom random;
+    private final PrintStream out;
+    private final AtomicBoolean stopping = new AtomicBoolean();
+    private final AtomicBoolean longNext = new AtomicBoolean();
+    private final AtomicLong acquisitions = new AtomicLong();
+    private final AtomicLong renewals = new AtomicLong();
+    private final Scheduler blocking = Schedulers.newBoundedElastic(4, 64, "arbiter-io");
+
+    private Worker(int id, LockClient client, ArbiterClient arbiter, List<String> names, LockOptions options, long seed, PrintStream out) {
+        this.id = id;
+        this.client = client;
+        this.arbiter = arbiter;
+        this.names = names;
+        this.options = options;
+        this.random = new SplittableRandom(seed);
+        this.out = out;
+    }
+
+    /**
+     * Runs one worker (see the class documentation for the arguments).
+     *
+     * @param args the arguments
+     * @throws Exception when the worker cannot start
+     */
+    public static void main(String[] args) throws Exception {
+        if (args.length != 10) {
+            System.err.println("usage: Worker id backend host port extra namespace arbiterPort names leaseMillis seed");
+            System.exit(2);
+        }
+        int id = Integer.parseInt(args[0]);
+        SafetyBackend backend = SafetyBackend.valueOf(args[1]);
+        String host = args[2];
+        int port = Integer.parseInt(args[3]);
+        String extra = args[4];
+        String namespace = args[5];
+        int arbiterPort = Integer.parseInt(args[6]);
+        List<String> names = List.of(args[7].split(","));
+        Duration lease = Duration.ofMillis(Long.parseLong(args[8]));
+        long seed = Long.parseLong(args[9]);
+
+        PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
+        LockOptions options = LockOptions.builder()
+                .leaseTime(lease)
+                .waitTimeout(Duration.ofSeconds(10))
+                .requestTimeout(Duration.ofSeconds(1))
+                .build();
+        SafetyBackend.Connection connection = backend.connect(host, port, extra, namespace, options);
+        Worker worker = new Worker(id, connection.client(), ArbiterClient.connect(arbiterPort, id), names, options, seed, out);
+        Thread stdin = new Thread(worker::watchStdin, "stdin");
+        stdin.setDaemon(true);
+        stdin.start();
+        out.println("READY");
+        worker.run();
+        out.println("DONE " + worker.acquisitions.get() + " " + worker.renewals.get());
+        connection.close();
+        out.flush();
+        System.exit(0);
+    }
+
+    private void watchStdin() {
+        try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
+            String line;
+            while ((line = in.readLine()) != null) {
+                if (line.trim().equals("stop")) {
+                    break;
+                }
+                if (line.trim().equals("long")) {
+                    longNext.set(true);
+                }
+            }
+        } catch (Exception e) {
+            // stdin gone: the harness is gone too
+        }
+        stopping.set(true);
+    }
+
+    private void run() {
+        while (!stopping.get()) {
+            String name = names.get(random.nextInt(names.size()));
+            try {
+                section(name).block(Duration.ofSeconds(60));
+            } catch (RuntimeException e) {
+                emit("X " + System.nanoTime() + " " + e.getClass().getSimpleName() + " " + oneLine(e.getMessage()));
+            }
+        }
+        client.close().block(Duration.ofSeconds(10));
+    }
+
+    /** One critical section on {@code name}: hold, read, wait, write, cancel the hold. */
+    private Mono<Void> section(String name) {
+        return Mono.defer(() -> {
+            Sinks.One<Lease> granted = Sinks.one();
+            AtomicReference<Lease> last = new AtomicReference<>();
+            AtomicBoolean ended = new AtomicBoolean();
+            Disposable hold = client.hold(name, options).subscribe(
+                    lease -> {
+                        long now = System.nanoTime();
+                        if (now - lease.validUntilNanos() > 0) {
+                            emit("V " + name + " " + lease.token() + " " + now + " " + lease.validUntilNanos());
+                        }
+                        Lease previous = last.getAndSet(lease);
+                        if (previous == null) {
+                            acquisitions.incrementAndGet();
+                            emit("G " + name + " " + lease.token() + " " + now + " " + lease.validUntilNanos());
+                            granted.tryEmitValue(lease);
+                        } else {
+                            renewals.incrementAndGet();
+                        }
+                    },
+                    error -> {
+                        Lease lease = last.get();
+                        if (lease != null && ended.compareAndSet(false, true)) {
+                            emit("E " + name + " " + lease.token() + " " + System.nanoTime() + " lost " + lease.validUntilNanos());
+                        }
+                        granted.tryEmitError(error);
+                    },
+                    () -> {
+                        Lease lease = last.get();
+                        if (lease != null && ended.compareAndSet(false, true)) {
+                            emit("E " + name + " " + lease.token() + " " + System.nanoTime() + " lost " + lease.validUntilNanos());
+                        }
+                    });
+            return granted.asMono()
+                    .flatMap(lease -> critical(lease))
+                    .doFinally(signal -> {
+                        Lease lease = last.get();
+                        if (lease != null && ended.compareAndSet(false, true)) {
+                            emit("E " + name + " " + lease.token() + " " + System.nanoTime() + " released " + lease.validUntilNanos());
+                        }
+                        hold.dispose();
+                    });
+        });
+    }
+
+    private Mono<Void> critical(Lease lease) {
+        long pause;
+        int dice = random.nextInt(100);
+        boolean isLong = longNext.compareAndSet(true, false);
+        if (isLong) {
+            pause = options.leaseTime().toMillis() * 3;
+        } else if (dice < 3) {
+            // now and then a section long enough to see renewals
+            pause = options.renewalInterval().toMillis() + random.nextInt((int) Math.max(1, options.renewalInterval().toMillis()));
+        } else {
+            pause = random.nextInt(20);
+        }
+        return Mono.fromCallable(() -> arbiter.read(lease.name(), lease.token()))
+                .subscribeOn(blocking)
+                .doOnNext(read -> {
+                    if (read.value() >= 0) {
+                        emit("C " + lease.name() + " " + lease.token() + " " + System.nanoTime() + (isLong ? " long" : " short"));
+                    }
+                })
+                .flatMap(read -> Mono.delay(Duration.ofMillis(pause))
+                        .then(Mono.fromCallable(() -> {
+                            if (read.value() < 0) {
+                                return 0L; // the read itself was stale: nothing to write
+                            }
+                            boolean validAtSend = lease.isValid();
+                            arbiter.write(lease.name(), lease.token(), read.value() + 1, validAtSend);
+                            return 1L;
+                        }).subscribeOn(blocking)))
+                .then();
+    }
+
+    private void emit(String line) {
+        synchronized (out) {
+            out.println(line);
+        }
+    }
+
+    private static String oneLine(String s) {
+        return s == null ? "" : s.replace('\n', ' ').replace('\r', ' ');
+    }
+
+    /** The worker's view of the arbiter: one socket, one request at a time. */
+    static final class ArbiterClient {
+        private final java.net.Socket socket;
+        private final BufferedReader in;
+        private final PrintStream out;
+        private final int worker;
+
+        private ArbiterClient(java.net.Socket socket, int worker) throws java.io.IOException {
+            this.socket = socket;
+            this.worker = worker;
+            this.in = new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.UTF_8));
+            this.out = new PrintStream(socket.getOutputStream(), true, StandardCharsets.UTF_8);
+        }
+
+        static ArbiterClient connect(int port, int worker) throws java.io.IOException {
+            java.net.Socket s = new java.net.Socket("127.0.0.1", port);
+            s.setTcpNoDelay(true);
+            s.setSoTimeout(10_000);
+            return new ArbiterClient(s, worker);
+        }
+
+        /** @return the value read, or value -1 when the arbiter refused the read as stale */
+        synchronized Read read(String name, long token) throws java.io.IOException {
+            out.println("R " + name + " " + token + " " + worker);
+            String[] answer = in.readLine().split(" ");
+            return new Read(answer[0].equals("OK") ? Long.parseLong(answer[1]) : -1);
+        }
+
+        synchronized boolean write(String name, long token, long value, boolean validAtSend) throws java.io.IOException {
+            out.println("W " + name + " " + token + " " + worker + " " + value + " " + (validAtSend ? 1 : 0));
+            return in.readLine().startsWith("OK");
+        }
+
+        record Read(long value) {
+        }
+    }
+}

@@ -1,0 +1,69 @@
+package io.reactivelocks.safety;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.reactivelocks.test.server.ServerFixture;
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * The short mode of the safety harness, part of the build: every backend × every fault kind, one
+ * fault cycle each with three worker JVMs on two names. Fails on any I1–I5 violation and prints one
+ * summary line per run. Select a subset with {@code -Dsafety.backends=REDIS,ETCD} and
+ * {@code -Dsafety.faults=PAUSE_WORKER}.
+ */
+@Execution(ExecutionMode.SAME_THREAD)
+class SafetyShortModeTest {
+
+    private static final Map<SafetyBackend, ServerFixture> SERVERS = new EnumMap<>(SafetyBackend.class);
+
+    static Stream<Arguments> runs() {
+        String backends = System.getProperty("safety.backends", "");
+        String faults = System.getProperty("safety.faults", "");
+        return Stream.of(SafetyBackend.values())
+                .filter(b -> backends.isBlank() || backends.contains(b.name()))
+                .flatMap(b -> Stream.of(Fault.values())
+                        .filter(f -> faults.isBlank() || faults.contains(f.name()))
+                        .map(f -> Arguments.of(b, f)));
+    }
+
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("runs")
+    void shortRun(SafetyBackend backend, Fault fault) throws Exception {
+        ServerFixture server = SERVERS.computeIfAbsent(backend, SafetyBackend::start);
+        assertThat(server.supportsFaults())
+                .as("the safety harness needs a server it can pause, kill and restart (a local binary); got %s", server)
+                .isTrue();
+
+        SafetyCheck.Verdict verdict = SafetyCheck.judge(SafetyRun.run(server, SafetyRun.Settings.shortMode(backend, fault)));
+        System.out.println("[safety] " + verdict.summary());
+
+        assertThat(verdict.problems()).as("harness problems").isEmpty();
+        assertThat(verdict.staleWritesAccepted()).as("I1 stale writes accepted").isZero();
+        assertThat(verdict.lostUpdates()).as("I2 lost updates").isZero();
+        assertThat(verdict.tokenOrder()).as("I3 token order violations").isZero();
+        assertThat(verdict.heldPastValidity()).as("I4 held past validity").isZero();
+        assertThat(verdict.leftOnServer()).as("I5 left on server").isZero();
+        assertThat(verdict.acquisitions()).as("acquisitions").isGreaterThan(10);
+        if (fault == Fault.PAUSE_WORKER) {
+            // the frozen worker believed it held while another took over, and its late write was refused
+            assertThat(verdict.overlaps()).as("overlaps under a pause (else the fault did not bite)").isPositive();
+            assertThat(verdict.staleWritesRejected()).as("stale writes rejected under a pause").isPositive();
+        }
+        if (fault == Fault.KILL_WORKER) {
+            assertThat(verdict.takeover()).as("takeover after the kill").isNotEmpty();
+        }
+    }
+
+    @AfterAll
+    static void stopServers() {
+        SERVERS.values().forEach(ServerFixture::close);
+    }
+}
