@@ -23,17 +23,14 @@ import io.reactivelocks.test.server.ServerFixture;
 import io.reactivelocks.test.server.ZooKeeperServer;
 import io.reactivelocks.zookeeper.ZooKeeperLockOptions;
 import io.reactivelocks.zookeeper.ZooKeeperLocks;
-import java.net.URLDecoder;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryNTimes;
 import org.apache.zookeeper.data.Stat;
-import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
@@ -245,17 +242,5 @@ public enum SafetyBackend {
 
     static String enc(String s) {
         return URLEncoder.encode(s, StandardCharsets.UTF_8);
-    }
-
-    static String dec(String s) {
-        return URLDecoder.decode(s, StandardCharsets.UTF_8);
-    }
-
-    static List<SafetyBackend> all() {
-        return List.of(values());
-    }
-
-    static Flux<SafetyBackend> flux() {
-        return Flux.fromArray(values());
     }
 }

@@ -33,10 +33,12 @@ public final class SafetyRun {
      * @param lease    the lease time
      * @param settle   undisturbed time before each fault
      * @param duration the run's length (at least one cycle runs)
+     * @param minAcquisitions cycles go on after {@code duration} until this many grants were seen (up to three
+     *                 times {@code duration} in all)
      * @param seed     the random seed (worker choice, worker randomness)
      */
     public record Settings(SafetyBackend backend, Fault fault, int workers, int names, Duration lease, Duration settle,
-                           Duration duration, long seed) {
+                           Duration duration, long minAcquisitions, long seed) {
         /** Checks the settings. */
         public Settings {
             Objects.requireNonNull(backend, "backend");
@@ -61,19 +63,21 @@ public final class SafetyRun {
          * @return the settings
          */
         public static Settings shortMode(SafetyBackend backend, Fault fault) {
-            return new Settings(backend, fault, 3, 2, Duration.ofSeconds(1), Duration.ofMillis(1500), Duration.ZERO, 42);
+            return new Settings(backend, fault, 3, 2, Duration.ofSeconds(1), Duration.ofMillis(1500), Duration.ZERO, 0, 42);
         }
 
         /**
-         * Settings of the long mode: 4 workers, 3 names, fault cycles for {@code duration}.
+         * Settings of the long mode: 6 workers, 4 names, a 2 s lease, fault cycles for {@code duration}.
          *
          * @param backend  the store
          * @param fault    the fault kind
-         * @param duration how long
+         * @param duration how long at least
+         * @param minAcquisitions how many grants at least (see {@link Settings})
          * @return the settings
          */
-        public static Settings longMode(SafetyBackend backend, Fault fault, Duration duration) {
-            return new Settings(backend, fault, 4, 3, Duration.ofSeconds(2), Duration.ofSeconds(3), duration, System.nanoTime());
+        public static Settings longMode(SafetyBackend backend, Fault fault, Duration duration, long minAcquisitions) {
+            return new Settings(backend, fault, 6, 4, Duration.ofSeconds(2), Duration.ofSeconds(3), duration, minAcquisitions,
+                    System.nanoTime());
         }
     }
 
@@ -150,7 +154,8 @@ public final class SafetyRun {
                 if (a != null) {
                     applied.add(a);
                 }
-            } while (System.nanoTime() - end < 0);
+            } while (System.nanoTime() - end < 0 || (grants(events) < settings.minAcquisitions()
+                    && System.nanoTime() - (end + 2 * settings.duration().toNanos()) < 0));
             pause(settings.settle().toMillis());
             long stopAt = System.nanoTime();
             long renewals = 0;
@@ -189,6 +194,12 @@ public final class SafetyRun {
             for (FaultProxy p : proxies) {
                 p.close();
             }
+        }
+    }
+
+    private static long grants(List<WorkerProcess.Event> events) {
+        synchronized (events) {
+            return events.stream().filter(e -> e.type() == 'G').count();
         }
     }
 

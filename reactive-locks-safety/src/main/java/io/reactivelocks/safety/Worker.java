@@ -23,8 +23,8 @@ import reactor.core.scheduler.Schedulers;
  * One worker process of a safety run. It loops until told to stop (a line {@code stop} on stdin,
  * or stdin closing): pick a lock name at random, {@link LockClient#hold hold} it, and in the critical
  * section read the name's counter from the {@link Arbiter} with the lease's token, wait a random
- * time, and write counter + 1 with the same token — whether or not the lease is still valid, so that
- * a late write reaches the arbiter and is judged there. Cancelling the hold releases the lock.
+ * time (0–10 ms; one section in a hundred one to two renewal intervals), and write counter + 1
+ * with the same token — whether or not the lease is still valid, so that a late write reaches the arbiter and is judged there. Cancelling the hold releases the lock.
  *
  * <p>It reports on stdout, one event per line (times are {@link System#nanoTime()}, which on Linux
  * is {@code CLOCK_MONOTONIC} and so comparable between processes of one machine):
@@ -38,7 +38,7 @@ import reactor.core.scheduler.Schedulers;
  * DONE acquisitions renewals
  * </pre>
  *
- * <p>On stdin, {@code long} makes the next critical section wait three lease times between its read
+ * <p>On stdin, {@code long} makes the next critical section wait two lease times between its read
  * and its write (the harness then freezes or cuts off the worker in exactly that window, where a
  * late write does harm), and {@code stop} ends the worker after its current section.
  *
@@ -165,6 +165,7 @@ public final class Worker {
                         Lease lease = last.get();
                         if (lease != null && ended.compareAndSet(false, true)) {
                             emit("E " + name + " " + lease.token() + " " + System.nanoTime() + " lost " + lease.validUntilNanos());
+                            emit("X " + System.nanoTime() + " hold-" + error.getClass().getSimpleName() + " " + oneLine(error.getMessage()));
                         }
                         granted.tryEmitError(error);
                     },
@@ -191,12 +192,12 @@ public final class Worker {
         int dice = random.nextInt(100);
         boolean isLong = longNext.compareAndSet(true, false);
         if (isLong) {
-            pause = options.leaseTime().toMillis() * 3;
-        } else if (dice < 3) {
-            // now and then a section long enough to see renewals
+            pause = options.leaseTime().toMillis() * 2;
+        } else if (dice == 0) {
+            // one section in a hundred long enough to see renewals
             pause = options.renewalInterval().toMillis() + random.nextInt((int) Math.max(1, options.renewalInterval().toMillis()));
         } else {
-            pause = random.nextInt(20);
+            pause = random.nextInt(11);
         }
         return Mono.fromCallable(() -> arbiter.read(lease.name(), lease.token()))
                 .subscribeOn(blocking)

@@ -43,6 +43,17 @@ final class Clients implements AutoCloseable {
         return UUID.randomUUID().toString().substring(0, 8);
     }
 
+    /**
+     * Connects a client to a good server once, with a generous request timeout, so that the first
+     * connect of a fresh JVM (class loading, TLS and driver set-up) does not count against the
+     * short request timeout of the tests.
+     */
+    static LockClient warm(LockClient client) {
+        LockOptions patient = OPTIONS.mutate().requestTimeout(BadInput.STEP).waitTimeout(BadInput.STEP).build();
+        client.withLock("warm-up-" + unique(), patient, lease -> Mono.just(lease.token())).block(BadInput.STEP.multipliedBy(2));
+        return client;
+    }
+
     /** Registers a lock client to close. */
     LockClient track(LockClient client) {
         locks.add(client);
@@ -62,8 +73,8 @@ final class Clients implements AutoCloseable {
         return track(RedisLocks.create(driver, redisOptions.mutate().uri(uri).build(), options));
     }
 
-    LockClient redis(String url, LockOptions options) {
-        return redis(RedisURI.create(url), RedisLockOptions.builder().keyPrefix("badinput:" + unique() + ":").build(), options);
+    LockClient redis(String url, String keyPrefix, LockOptions options) {
+        return redis(RedisURI.create(url), RedisLockOptions.builder().keyPrefix(keyPrefix).build(), options);
     }
 
     // ------------------------------------------------------------------ PostgreSQL

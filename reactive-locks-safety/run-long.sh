@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Long mode of the safety harness: every backend x fault kind for --duration each (default 5 min),
+# then docs/SAFETY.md and docs/safety-timeline.png.
+#   reactive-locks-safety/run-long.sh                         # the whole set
+#   reactive-locks-safety/run-long.sh --duration=PT2M --backends=REDIS --faults=PAUSE_WORKER
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash .ci/install-servers.sh
+./mvnw -q -B -ntp -pl reactive-locks-safety -am install -DskipTests
+CP="reactive-locks-safety/target/classes:$(./mvnw -q -B -ntp -pl reactive-locks-safety dependency:build-classpath -Dmdep.outputFile=/dev/stdout)"
+exec java -Xmx2g -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -cp "$CP" io.reactivelocks.safety.SafetyReport "$@"
