@@ -9,7 +9,10 @@ import io.reactivelocks.spi.RenewOutcome;
 import io.reactivelocks.spi.Renewal;
 import io.reactivelocks.spi.RenewalMode;
 import java.time.Duration;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -39,6 +42,13 @@ final class LeaseHandle {
     final RenewalScheduler renewals;
 
     private final Sinks.Many<Lease> updates = Sinks.many().replay().latest();
+    // Signals for `updates` from the renewal thread (a new deadline) and the timer or release
+    // thread (completion) can meet; a serialized sink refuses the second one at that moment
+    // (FAIL_NON_SERIALIZED) and a refused completion would leave the hold stream running past
+    // the deadline. So every signal goes through this queue, drained by one thread at a time.
+    private final Queue<Object> pendingSignals = new ConcurrentLinkedQueue<>();
+    private final AtomicInteger signalling = new AtomicInteger();
+    private static final Object COMPLETE = new Object();
     private final long grantedAt;
     private final Sinks.Empty<Void> lostSink = Sinks.empty();
 
@@ -72,7 +82,7 @@ final class LeaseHandle {
 
     /** Starts the deadline and renewal; called once, right after the grant. */
     void start(long sentAt) {
-        updates.tryEmitNext(current);
+        signal(current);
         synchronized (this) {
             scheduleDeadline();
         }
@@ -195,7 +205,7 @@ final class LeaseHandle {
         }
         client.listener().onRenewed(lock.name(), lock.token());
         if (next != null) {
-            updates.tryEmitNext(next);
+            signal(next);
         }
         return true;
     }
@@ -231,6 +241,26 @@ final class LeaseHandle {
         }
     }
 
+    /** Emits on {@code updates} in order, never two at once (see {@link #pendingSignals}). */
+    private void signal(Object s) {
+        pendingSignals.offer(s);
+        if (signalling.getAndIncrement() != 0) {
+            return; // the thread emitting now will emit this one too
+        }
+        int missed = 1;
+        do {
+            Object next;
+            while ((next = pendingSignals.poll()) != null) {
+                if (next == COMPLETE) {
+                    updates.tryEmitComplete();
+                } else {
+                    updates.tryEmitNext((Lease) next);
+                }
+            }
+            missed = signalling.addAndGet(-missed);
+        } while (missed != 0);
+    }
+
     // ---- loss and release
 
     void lose(String reason) {
@@ -250,7 +280,7 @@ final class LeaseHandle {
         client.forget(this);
         client.listener().onLost(lock.name(), lock.token(), reason, held());
         lostSink.tryEmitEmpty();
-        updates.tryEmitComplete();
+        signal(COMPLETE);
         // Only now that the holder has been told: clean up on the store (owner-checked, so
         // harmless if the key is gone or someone else's), without anyone waiting on it.
         client.releaseDetached(lock.name(), lock.owner(), options);
@@ -278,7 +308,7 @@ final class LeaseHandle {
             }
             client.forget(this);
             client.listener().onReleased(lock.name(), lock.token(), held());
-            updates.tryEmitComplete();
+            signal(COMPLETE);
             return client.releaseOnServer(lock.name(), lock.owner(), options);
         });
     }

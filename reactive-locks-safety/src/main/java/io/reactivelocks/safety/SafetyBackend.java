@@ -9,6 +9,7 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import io.r2dbc.spi.ConnectionFactories;
 import io.r2dbc.spi.ConnectionFactory;
 import io.reactivelocks.LockClient;
+import io.reactivelocks.LockListener;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.etcd.EtcdLockOptions;
 import io.reactivelocks.etcd.EtcdLocks;
@@ -54,11 +55,12 @@ public enum SafetyBackend {
         }
 
         @Override
-        Connection connect(String host, int port, String extra, String namespace, LockOptions options) {
+        Connection connect(String host, int port, String extra, String namespace, LockOptions options, LockListener listener) {
             RedisURI uri = RedisURI.create("redis://" + host + ":" + port);
             uri.setTimeout(options.requestTimeout());
             RedisClient redis = RedisClient.create(uri);
-            LockClient client = RedisLocks.create(redis, RedisLockOptions.builder().keyPrefix(namespace + ":").uri(uri).build(), options);
+            LockClient client = LockClient.create(RedisLocks.backend(redis, RedisLockOptions.builder().keyPrefix(namespace + ":").uri(uri).build()),
+                    options, listener);
             return new Connection(client, redis::shutdown);
         }
 
@@ -87,11 +89,11 @@ public enum SafetyBackend {
         }
 
         @Override
-        Connection connect(String host, int port, String extra, String namespace, LockOptions options) {
+        Connection connect(String host, int port, String extra, String namespace, LockOptions options, LockListener listener) {
             String[] e = extra.split(":");
             ConnectionFactory factory = ConnectionFactories.get("r2dbc:postgresql://" + e[0] + ":" + e[1] + "@" + host + ":" + port
                     + "/" + e[2] + "?connectTimeout=PT2S");
-            LockClient client = PostgresLocks.create(factory, pgOptions(namespace), options);
+            LockClient client = LockClient.create(PostgresLocks.backend(factory, pgOptions(namespace)), options, listener);
             return new Connection(client, () -> { });
         }
 
@@ -132,9 +134,10 @@ public enum SafetyBackend {
         }
 
         @Override
-        Connection connect(String host, int port, String extra, String namespace, LockOptions options) {
+        Connection connect(String host, int port, String extra, String namespace, LockOptions options, LockListener listener) {
             Client etcd = Client.builder().endpoints("http://" + host + ":" + port).build();
-            LockClient client = EtcdLocks.create(etcd, EtcdLockOptions.builder().prefix(namespace).build(), options);
+            LockClient client = LockClient.create(EtcdLocks.backend(etcd, EtcdLockOptions.builder().prefix(namespace)
+                    .sessionTtl(options.leaseTime()).build()), options, listener);
             return new Connection(client, etcd::close);
         }
 
@@ -163,12 +166,13 @@ public enum SafetyBackend {
         }
 
         @Override
-        Connection connect(String host, int port, String extra, String namespace, LockOptions options) {
+        Connection connect(String host, int port, String extra, String namespace, LockOptions options, LockListener listener) {
             CuratorFramework zk = CuratorFrameworkFactory.builder().connectString(host + ":" + port)
                     .sessionTimeoutMs((int) options.leaseTime().toMillis()).connectionTimeoutMs(2000)
                     .retryPolicy(new RetryNTimes(Integer.MAX_VALUE, 200)).build();
             zk.start();
-            LockClient client = ZooKeeperLocks.create(zk, ZooKeeperLockOptions.builder().root("/" + namespace).build(), options);
+            LockClient client = LockClient.create(ZooKeeperLocks.backend(zk, ZooKeeperLockOptions.builder().root("/" + namespace).build()),
+                    options, listener);
             return new Connection(client, zk::close);
         }
 
@@ -226,7 +230,7 @@ public enum SafetyBackend {
     abstract String extra(ServerFixture server);
 
     /** Connects one worker to the store at {@code host:port} (its proxy). */
-    abstract Connection connect(String host, int port, String extra, String namespace, LockOptions options);
+    abstract Connection connect(String host, int port, String extra, String namespace, LockOptions options, LockListener listener);
 
     /** Readies the namespace before the workers start (tables for PostgreSQL). */
     void prepare(ServerFixture server, String namespace) {

@@ -20,8 +20,9 @@ import java.util.Map;
  *   <li><b>I3 token order</b>: grants of a name, in the order they happened, whose token is not
  *       strictly greater than the previous grant's (server restarts included).</li>
  *   <li><b>I4 held past validity</b>: a lease emitted by a hold stream after its own validity
- *       deadline, or a hold stream that completed (lost) more than {@link #LATENESS} after the
- *       deadline in a worker that was not frozen during that hold.</li>
+ *       deadline, or a hold that ended (lost, or released by its worker) more than
+ *       {@link #LATENESS} after the last validity its stream reported, in a worker that was not
+ *       frozen during that hold — its stream did not complete when the lease ran out.</li>
  *   <li><b>I5 left on the server</b>: locks of the run still held on the server after every worker
  *       stopped and the longest legitimate expiry (a killed worker's lease) passed.</li>
  * </ul>
@@ -56,11 +57,12 @@ public final class SafetyCheck {
      * @param detect              loss detection times after a fault began, ms
      * @param acceptedWrites      accepted writes
      * @param problems            harness problems (fault found no target, worker did not stop)
+     * @param details             what each I1–I4 violation was (the first few)
      */
     public record Verdict(SafetyRun.Outcome outcome, long acquisitions, long staleWritesAccepted, long lostUpdates, long tokenOrder,
                           long heldPastValidity, long leftOnServer, long staleWritesRejected, long staleReadsRejected,
                           long rejectedWhileValid, long overlaps, long overlapMillis, long losses, long errors,
-                          List<Long> takeover, List<Long> detect, long acceptedWrites, List<String> problems) {
+                          List<Long> takeover, List<Long> detect, long acceptedWrites, List<String> problems, List<String> details) {
 
         /** @return true when I1–I5 all hold and the harness had no problem */
         public boolean safe() {
@@ -121,6 +123,7 @@ public final class SafetyCheck {
         long rejectedWhileValid = 0;
         long acceptedWrites = 0;
         Map<String, Arbiter.Op> lastAccepted = new HashMap<>();
+        List<String> details = new ArrayList<>();
         for (Arbiter.Op op : o.ops()) {
             if (!op.accepted()) {
                 if (op.write()) {
@@ -138,9 +141,13 @@ public final class SafetyCheck {
                 acceptedWrites++;
                 if (previous == null || previous.write() || previous.worker() != op.worker() || previous.token() != op.token()) {
                     staleAccepted++;
+                    detail(details, "I1: write #" + op.seq() + " of " + op.name() + " by worker " + op.worker() + " (token "
+                            + op.token() + ") accepted after " + (previous == null ? "nothing" : (previous.write() ? "write #" : "read #")
+                            + previous.seq() + " by worker " + previous.worker() + " (token " + previous.token() + ")"));
                 }
                 if (op.value() != op.previous() + 1) {
                     lost++;
+                    detail(details, "I2: write #" + op.seq() + " of " + op.name() + " set " + op.value() + " over " + op.previous());
                 }
             }
         }
@@ -168,7 +175,15 @@ public final class SafetyCheck {
             for (int i = 1; i < g.size(); i++) {
                 if (g.get(i).token() <= g.get(i - 1).token()) {
                     tokenOrder++;
+                    detail(details, "I3: grant of " + g.get(i).name() + " to worker " + g.get(i).worker() + " with token "
+                            + g.get(i).token() + " after token " + g.get(i - 1).token() + " (worker " + g.get(i - 1).worker() + ")");
                 }
+            }
+        }
+        for (WorkerProcess.Event e : o.events()) {
+            if (e.type() == 'V') {
+                detail(details, "I4: worker " + e.worker() + " got a lease of " + e.name() + " (token " + e.token() + ") "
+                        + Duration.ofNanos(e.nanos() - e.validUntil()).toMillis() + " ms after its validity");
             }
         }
 
@@ -179,10 +194,17 @@ public final class SafetyCheck {
         for (Interval i : intervals) {
             if (i.lost) {
                 losses++;
-                boolean frozen = frozenDuring(o, i.worker, i.start, i.end);
-                if (!frozen && i.end - i.validUntil > LATENESS.toNanos()) {
-                    late++;
-                }
+            }
+            boolean ended = i.lost || i.released;
+            if (ended && !frozenDuring(o, i.worker, i.start, i.end) && i.end - i.validUntil > LATENESS.toNanos()) {
+                late++;
+                String reason = o.events().stream()
+                        .filter(e -> e.type() == 'L' && e.worker() == i.worker && e.name().equals(i.name) && e.token() == i.token)
+                        .map(e -> "lost " + Duration.ofNanos(e.nanos() - i.validUntil).toMillis() + " ms after validity: " + e.how())
+                        .findFirst().orElse("no loss reported by the engine");
+                detail(details, "I4: worker " + i.worker + " held " + i.name + " (token " + i.token + ") until "
+                        + Duration.ofNanos(i.end - i.validUntil).toMillis() + " ms after its validity, ended "
+                        + (i.lost ? "by the stream completing" : "by the worker releasing") + "; " + reason);
             }
         }
         long overlaps = 0;
@@ -225,11 +247,17 @@ public final class SafetyCheck {
         }
         return new Verdict(o, acquisitions, staleAccepted, lost, tokenOrder, vEmissions + late, Math.max(0, o.heldAfter()),
                 staleWrites, staleReads, rejectedWhileValid, overlaps, Duration.ofNanos(overlapNanos).toMillis(), losses, errors,
-                takeover, detect, acceptedWrites, problems);
+                takeover, detect, acceptedWrites, problems, details);
+    }
+
+    private static void detail(List<String> details, String line) {
+        if (details.size() < 20) {
+            details.add(line);
+        }
     }
 
     /** One hold as its worker believed it. */
-    record Interval(int worker, String name, long token, long start, long end, boolean lost, long validUntil) {
+    record Interval(int worker, String name, long token, long start, long end, boolean lost, boolean released, long validUntil) {
     }
 
     static List<Interval> intervals(SafetyRun.Outcome o) {
@@ -242,7 +270,8 @@ public final class SafetyCheck {
             } else if (e.type() == 'E') {
                 WorkerProcess.Event g = open.remove(key);
                 if (g != null) {
-                    out.add(new Interval(e.worker(), e.name(), g.token(), g.nanos(), e.nanos(), e.how().equals("lost"), e.validUntil()));
+                    out.add(new Interval(e.worker(), e.name(), g.token(), g.nanos(), e.nanos(), e.how().equals("lost"),
+                            e.how().equals("released"), e.validUntil()));
                 }
             }
         }
@@ -253,7 +282,7 @@ public final class SafetyCheck {
                     end = a.start();
                 }
             }
-            out.add(new Interval(g.worker(), g.name(), g.token(), g.nanos(), Math.max(g.nanos(), end), false, g.validUntil()));
+            out.add(new Interval(g.worker(), g.name(), g.token(), g.nanos(), Math.max(g.nanos(), end), false, false, g.validUntil()));
         }
         out.sort(Comparator.comparingLong(Interval::start));
         return out;

@@ -67,7 +67,7 @@ public final class SafetyRun {
         }
 
         /**
-         * Settings of the long mode: 6 workers, 4 names, a 2 s lease, fault cycles for {@code duration}.
+         * Settings of the long mode: 8 workers, 8 names, a 2 s lease, fault cycles for {@code duration}.
          *
          * @param backend  the store
          * @param fault    the fault kind
@@ -76,7 +76,7 @@ public final class SafetyRun {
          * @return the settings
          */
         public static Settings longMode(SafetyBackend backend, Fault fault, Duration duration, long minAcquisitions) {
-            return new Settings(backend, fault, 6, 4, Duration.ofSeconds(2), Duration.ofSeconds(3), duration, minAcquisitions,
+            return new Settings(backend, fault, 8, 8, Duration.ofSeconds(2), Duration.ofSeconds(3), duration, minAcquisitions,
                     System.nanoTime());
         }
     }

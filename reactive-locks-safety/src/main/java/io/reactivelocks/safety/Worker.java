@@ -2,6 +2,7 @@ package io.reactivelocks.safety;
 
 import io.reactivelocks.Lease;
 import io.reactivelocks.LockClient;
+import io.reactivelocks.LockListener;
 import io.reactivelocks.LockOptions;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -34,6 +35,7 @@ import reactor.core.scheduler.Schedulers;
  * C name token t                      in the critical section: the read was accepted, the write is next
  * E name token t lost|released lastValidUntil   the hold ended (lost: the stream completed)
  * V name token t validUntil           I4 violation: a lease emitted after its validity
+ * L name token t reason               the engine's reason for a loss (its LockListener)
  * X t kind message                    an acquire that failed (timeout, store error): not a violation
  * DONE acquisitions renewals
  * </pre>
@@ -98,7 +100,15 @@ public final class Worker {
                 .waitTimeout(Duration.ofSeconds(10))
                 .requestTimeout(Duration.ofSeconds(1))
                 .build();
-        SafetyBackend.Connection connection = backend.connect(host, port, extra, namespace, options);
+        LockListener listener = new LockListener() {
+            @Override
+            public void onLost(String name, long token, String reason, Duration held) {
+                synchronized (out) {
+                    out.println("L " + name + " " + token + " " + System.nanoTime() + " " + oneLine(reason));
+                }
+            }
+        };
+        SafetyBackend.Connection connection = backend.connect(host, port, extra, namespace, options, listener);
         Worker worker = new Worker(id, connection.client(), ArbiterClient.connect(arbiterPort, id), names, options, seed, out);
         Thread stdin = new Thread(worker::watchStdin, "stdin");
         stdin.setDaemon(true);

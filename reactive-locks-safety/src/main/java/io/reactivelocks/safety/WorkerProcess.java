@@ -23,11 +23,11 @@ final class WorkerProcess {
      * One line a worker printed, parsed.
      *
      * @param worker the worker id
-     * @param type   G, C, E, V, X
+     * @param type   G, C, E, V, X, L
      * @param name   the lock name (null for X)
      * @param token  the token (0 for X)
      * @param nanos  when it happened ({@link System#nanoTime()}, shared by the processes of one machine)
-     * @param how    for E: lost or released; for C: long or short; for X: the error kind
+     * @param how    for E: lost or released; for C: long or short; for X: the error kind; for L: the reason
      * @param validUntil for G, E, V: the lease's validity deadline
      */
     record Event(int worker, char type, String name, long token, long nanos, String how, long validUntil) {
@@ -151,6 +151,8 @@ final class WorkerProcess {
                     inSection.remove(e.name());
                 }
                 case "X" -> add(new Event(id, 'X', null, 0, Long.parseLong(p[1]), p[2], 0));
+                case "L" -> add(new Event(id, 'L', p[1], Long.parseLong(p[2]), Long.parseLong(p[3]),
+                        line.substring(line.indexOf(p[3]) + p[3].length()).trim(), 0));
                 default -> {
                     // a stray line (a library printing to stdout): ignored
                 }

@@ -44,12 +44,13 @@ class SafetyShortModeTest {
 
         SafetyCheck.Verdict verdict = SafetyCheck.judge(SafetyRun.run(server, SafetyRun.Settings.shortMode(backend, fault)));
         System.out.println("[safety] " + verdict.summary());
+        verdict.details().forEach(d -> System.out.println("[safety]   " + d));
 
         assertThat(verdict.problems()).as("harness problems").isEmpty();
         assertThat(verdict.staleWritesAccepted()).as("I1 stale writes accepted").isZero();
         assertThat(verdict.lostUpdates()).as("I2 lost updates").isZero();
         assertThat(verdict.tokenOrder()).as("I3 token order violations").isZero();
-        assertThat(verdict.heldPastValidity()).as("I4 held past validity").isZero();
+        assertThat(verdict.heldPastValidity()).as("I4 held past validity: %s", verdict.details()).isZero();
         assertThat(verdict.leftOnServer()).as("I5 left on server").isZero();
         assertThat(verdict.acquisitions()).as("acquisitions").isGreaterThan(5);
         if (fault == Fault.PAUSE_WORKER) {
