@@ -29,7 +29,9 @@ import javax.imageio.ImageIO;
  * worker-pause run. Run it with {@code reactive-locks-safety/run-long.sh}.
  *
  * <p>Arguments: {@code --duration=PT5M} per run at least, {@code --min-acquisitions=10000} per run at
- * least (a run goes on up to three times its duration to get them), {@code --backends=REDIS,ETCD},
+ * least (a run goes on up to {@code --max-duration}, default three times the duration, to get them),
+ * {@code --merge=true} (keep the rows of an existing SAFETY.md for the backends × faults not run now),
+ * {@code --backends=REDIS,ETCD},
  * {@code --faults=PAUSE_WORKER,...}, {@code --out=docs}.
  */
 public final class SafetyReport {
@@ -53,6 +55,7 @@ public final class SafetyReport {
             a.put(arg.substring(2, eq), arg.substring(eq + 1));
         }
         Duration duration = Duration.parse(a.getOrDefault("duration", "PT5M"));
+        Duration maxDuration = Duration.parse(a.getOrDefault("max-duration", duration.multipliedBy(3).toString()));
         long minAcquisitions = Long.parseLong(a.getOrDefault("min-acquisitions", "10000"));
         List<SafetyBackend> backends = new ArrayList<>();
         for (String b : a.getOrDefault("backends", "REDIS,POSTGRESQL,ETCD,ZOOKEEPER").split(",")) {
@@ -63,6 +66,7 @@ public final class SafetyReport {
             faults.add(Fault.valueOf(f.trim()));
         }
         Path out = Paths.get(a.getOrDefault("out", "docs"));
+        boolean merge = Boolean.parseBoolean(a.getOrDefault("merge", "false"));
         Files.createDirectories(out);
 
         long started = System.nanoTime();
@@ -70,23 +74,31 @@ public final class SafetyReport {
         for (SafetyBackend backend : backends) {
             try (ServerFixture server = backend.start()) {
                 for (Fault fault : faults) {
-                    SafetyCheck.Verdict v = SafetyCheck.judge(SafetyRun.run(server, SafetyRun.Settings.longMode(backend, fault, duration, minAcquisitions)));
+                    SafetyCheck.Verdict v = SafetyCheck.judge(SafetyRun.run(server,
+                            SafetyRun.Settings.longMode(backend, fault, duration, minAcquisitions, maxDuration)));
                     System.out.println("[safety] " + v.summary());
+                    v.details().forEach(d -> System.out.println("[safety]   " + d));
                     verdicts.add(v);
                 }
             }
         }
         SafetyCheck.Verdict pauseRun = verdicts.stream().filter(v -> v.outcome().settings().fault() == Fault.PAUSE_WORKER)
                 .filter(v -> v.staleWritesRejected() > 0).findFirst().orElse(null);
-        String plot = null;
+        Path png = out.resolve("safety-timeline.png");
+        String plotCaption = null;
         if (pauseRun != null) {
-            Path png = out.resolve("safety-timeline.png");
             timeline(pauseRun, png);
-            plot = png.getFileName().toString();
+            plotCaption = pauseRun.outcome().settings().backend().name().toLowerCase(Locale.ROOT);
         }
         Path md = out.resolve("SAFETY.md");
-        Files.writeString(md, markdown(verdicts, duration, plot, Duration.ofNanos(System.nanoTime() - started), args), StandardCharsets.UTF_8);
-        System.out.println("wrote " + md + (plot == null ? "" : " and " + out.resolve(plot)));
+        Previous previous = merge && Files.exists(md) ? Previous.read(md) : new Previous();
+        if (plotCaption == null && previous.plotCaption != null && Files.exists(png)) {
+            plotCaption = previous.plotCaption;
+        }
+        String command = "`reactive-locks-safety/run-long.sh" + (args.length == 0 ? "" : " " + String.join(" ", args)) + "` on "
+                + LocalDate.now() + " (took " + Duration.ofNanos(System.nanoTime() - started).toMinutes() + " min)";
+        Files.writeString(md, markdown(verdicts, previous, command, plotCaption), StandardCharsets.UTF_8);
+        System.out.println("wrote " + md + (plotCaption == null ? "" : " and " + png));
         boolean safe = verdicts.stream().allMatch(SafetyCheck.Verdict::safe);
         System.exit(safe ? 0 : 1);
     }
@@ -99,21 +111,82 @@ public final class SafetyReport {
         return n;
     }
 
-    static String markdown(List<SafetyCheck.Verdict> verdicts, Duration duration, String plot, Duration took, String[] args) {
+    /** What an earlier SAFETY.md held, for {@code --merge=true}: its runs, rows and notes by backend and fault. */
+    static final class Previous {
+        final List<String> commands = new ArrayList<>();
+        final Map<String, String> rows = new LinkedHashMap<>();
+        final Map<String, List<String>> notes = new LinkedHashMap<>();
+        String plotCaption;
+
+        static Previous read(Path md) throws IOException {
+            Previous p = new Previous();
+            for (String line : Files.readAllLines(md, StandardCharsets.UTF_8)) {
+                if (line.startsWith("- `reactive-locks-safety/run-long.sh")) {
+                    p.commands.add(line.substring(2));
+                } else if (line.startsWith("| ") && !line.startsWith("| backend") && !line.startsWith("|---")) {
+                    String[] cells = line.split("\\|");
+                    p.rows.put(cells[1].trim() + " " + cells[2].trim(), line);
+                } else if (line.startsWith("- ") && line.contains(": ") && line.indexOf(' ', 2) > 0) {
+                    String[] words = line.substring(2).split(" ", 3);
+                    if (words.length == 3 && isBackend(words[0])) {
+                        p.notes.computeIfAbsent(words[0] + " " + words[1].replace(":", ""), k -> new ArrayList<>()).add(line);
+                    }
+                } else if (line.startsWith("Timeline of a worker-pause run (")) {
+                    p.plotCaption = line.substring("Timeline of a worker-pause run (".length(), line.indexOf(')'));
+                }
+            }
+            return p;
+        }
+
+        private static boolean isBackend(String word) {
+            for (SafetyBackend b : SafetyBackend.values()) {
+                if (b.name().toLowerCase(Locale.ROOT).equals(word)) {
+                    return true;
+                }
+            }
+            return false;
+        }
+    }
+
+    static String key(SafetyRun.Settings s) {
+        return s.backend().name().toLowerCase(Locale.ROOT) + " " + s.fault().label();
+    }
+
+    static String markdown(List<SafetyCheck.Verdict> verdicts, Previous previous, String command, String plotCaption) {
+        Map<String, String> rows = new LinkedHashMap<>(previous.rows);
+        Map<String, List<String>> notes = new LinkedHashMap<>(previous.notes);
+        for (SafetyCheck.Verdict v : verdicts) {
+            String key = key(v.outcome().settings());
+            notes.remove(key);
+            List<String> n = new ArrayList<>();
+            v.problems().forEach(p -> n.add("- " + key + ": harness problem: " + p));
+            v.details().forEach(d -> n.add("- " + key + ": " + d));
+            if (!n.isEmpty()) {
+                notes.put(key, n);
+            }
+            rows.put(key, row(v));
+        }
+        List<String> order = new ArrayList<>();
+        for (SafetyBackend b : SafetyBackend.values()) {
+            for (Fault f : Fault.values()) {
+                order.add(b.name().toLowerCase(Locale.ROOT) + " " + f.label());
+            }
+        }
         StringBuilder b = new StringBuilder();
         b.append("# Safety: fault runs against every backend\n\n");
-        b.append("Generated by `reactive-locks-safety/run-long.sh")
-                .append(args.length == 0 ? "" : " " + String.join(" ", args)).append("` on ").append(LocalDate.now())
-                .append(" (took ").append(took.toMinutes()).append(" min).\n\n");
+        b.append("Runs that produced the figures below (the table merges them; a later run of a backend × fault replaces "
+                + "the earlier row):\n\n");
+        previous.commands.forEach(c -> b.append("- ").append(c).append('\n'));
+        b.append("- ").append(command).append("\n\n");
         b.append("Machine: ").append(Runtime.getRuntime().availableProcessors()).append(" cores, ")
                 .append(System.getProperty("os.name")).append(' ').append(System.getProperty("os.version")).append(", Java ")
-                .append(System.getProperty("java.version")).append(", heap max ")
+                .append(System.getProperty("java.version")).append(", harness heap max ")
                 .append(ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getMax() >> 20).append(" MiB.\n\n");
         SafetyRun.Settings s = verdicts.isEmpty() ? null : verdicts.get(0).outcome().settings();
         if (s != null) {
             b.append("Each run: ").append(s.workers()).append(" worker JVMs × ").append(s.names()).append(" lock names for at least ")
-                    .append(duration.toSeconds()).append(" s and ").append(s.minAcquisitions())
-                    .append(" acquisitions (up to three times as long to get them); lease ")
+                    .append(s.duration().toSeconds()).append(" s and, where it can be had within ").append(s.maxDuration().toSeconds())
+                    .append(" s, ").append(s.minAcquisitions()).append(" acquisitions; lease ")
                     .append(s.lease().toMillis()).append(" ms; a fault cycle every ").append(s.settle().toSeconds())
                     .append(" s of undisturbed work plus the fault's length (two lease times for pauses and partitions, "
                             + "three under latency); servers are the Debian packages started by the test fixtures "
@@ -128,49 +201,55 @@ public final class SafetyReport {
         b.append("Hard checks: **I1** stale writes accepted (an accepted write not immediately preceded, among accepted "
                 + "requests on the name, by the same lease's read), **I2** lost updates (an accepted write that is not the "
                 + "previous value + 1), **I3** token order (grants of a name not strictly increasing, across server restarts), "
-                + "**I4** held past validity (a lease emitted after its deadline, or a loss reported more than "
-                + SafetyCheck.LATENESS.toMillis() + " ms after the deadline by a worker that was not frozen), **I5** left "
-                + "on the server after shutdown.\n\n");
+                + "**I4** held past validity (a lease emitted after its deadline, or a hold that ended more than "
+                + SafetyCheck.LATENESS.toMillis() + " ms after its last reported deadline in a worker that was not frozen), "
+                + "**I5** left on the server after shutdown.\n\n");
         b.append("| backend | fault | acquisitions | I1 | I2 | I3 | I4 | I5 | stale writes rejected | overlaps (ms) | "
                 + "takeover p50/p99 ms | loss detected p50/p99 ms | losses (rate) | failed acquires | faults |\n");
         b.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---:|\n");
-        for (SafetyCheck.Verdict v : verdicts) {
-            SafetyRun.Settings rs = v.outcome().settings();
-            b.append(String.format(Locale.ROOT, "| %s | %s | %d | %d | %d | %d | %d | %d | %d | %d (%d) | %s/%s | %s/%s | %d (%.2f%%) | %d | %d |%n",
-                    rs.backend().name().toLowerCase(Locale.ROOT), rs.fault().label(), v.acquisitions(), v.staleWritesAccepted(),
-                    v.lostUpdates(), v.tokenOrder(), v.heldPastValidity(), v.leftOnServer(), v.staleWritesRejected(),
-                    v.overlaps(), v.overlapMillis(), SafetyCheck.pct(v.takeover(), 50), SafetyCheck.pct(v.takeover(), 99),
-                    SafetyCheck.pct(v.detect(), 50), SafetyCheck.pct(v.detect(), 99), v.losses(),
-                    v.acquisitions() == 0 ? 0.0 : 100.0 * v.losses() / v.acquisitions(), v.errors(), v.outcome().applied().size()));
-        }
-        b.append('\n');
-        List<String> problems = new ArrayList<>();
-        for (SafetyCheck.Verdict v : verdicts) {
-            if (!v.problems().isEmpty()) {
-                problems.add(v.outcome().settings().backend() + " " + v.outcome().settings().fault().label() + ": "
-                        + String.join("; ", v.problems()));
+        for (String k : order) {
+            if (rows.containsKey(k)) {
+                b.append(rows.get(k)).append('\n');
             }
         }
-        b.append(problems.isEmpty() ? "No harness problems (every fault found its target, every worker stopped cleanly).\n\n"
-                : "Harness problems:\n\n- " + String.join("\n- ", problems) + "\n\n");
+        b.append('\n');
+        b.append("Violations and harness problems (the first few of each run):\n\n");
+        boolean any = false;
+        for (String k : order) {
+            for (String line : notes.getOrDefault(k, List.of())) {
+                b.append(line).append('\n');
+                any = true;
+            }
+        }
+        b.append(any ? "\n" : "- none: every fault found its target, every worker stopped cleanly, no check failed.\n\n");
         b.append("Reading the diagnostics: *overlaps* are pairs of holds on one name by different workers that both "
                 + "believed they held the lock at once — under a worker pause they must be > 0 (the frozen worker cannot "
-                + "know), and the fencing is what keeps I1/I2 at zero; *takeover* is from the SIGKILL of a holder to the "
-                + "next grant of its lock (bounded by the lease or session TTL); *loss detected* is from the start of a "
-                + "server pause, restart or partition to the hold stream completing in a holder it caught; *losses* under "
-                + "latency are false losses; *failed acquires* are waits that ended in a timeout or store error "
-                + "(expected while the server is down).\n\n");
-        if (plot != null) {
-            b.append("Timeline of a worker-pause run (").append(verdicts.stream()
-                            .filter(v -> v.outcome().settings().fault() == Fault.PAUSE_WORKER && v.staleWritesRejected() > 0)
-                            .findFirst().map(v -> v.outcome().settings().backend().name().toLowerCase(Locale.ROOT)).orElse(""))
+                + "know), and the fencing is what keeps I1/I2 at zero; after a restart of a Redis without persistence they "
+                + "are > 0 too (the restarted server has forgotten the lock while its holder still has time left on its lease: "
+                + "Redis without persistence is not a safe lock store across restarts, fencing or not — see the README); "
+                + "*takeover* is from the SIGKILL of a holder to the next grant of its lock (bounded by the lease or session "
+                + "TTL); *loss detected* is from the start of a server pause, restart or partition to the hold stream completing "
+                + "in a holder it caught; *losses* under latency are false losses; *failed acquires* are waits that ended in a "
+                + "timeout or store error (expected while the server is down).\n\n");
+        if (plotCaption != null) {
+            b.append("Timeline of a worker-pause run (").append(plotCaption)
                     .append("), around the first pause: each lane is a worker, bars are the holds of the paused name "
                             + "with their tokens, the shaded band is the SIGSTOP, the red cross the late write the arbiter "
-                            + "refused.\n\n![timeline](").append(plot).append(")\n\n");
+                            + "refused.\n\n![timeline](safety-timeline.png)\n\n");
         }
         b.append("The short mode (one fault cycle per backend × fault) runs in the build: `SafetyShortModeTest`. "
                 + "The bad-input catalogue is in [BAD-INPUT.md](BAD-INPUT.md).\n");
         return b.toString();
+    }
+
+    static String row(SafetyCheck.Verdict v) {
+        SafetyRun.Settings rs = v.outcome().settings();
+        return String.format(Locale.ROOT, "| %s | %s | %d | %d | %d | %d | %d | %d | %d | %d (%d) | %s/%s | %s/%s | %d (%.2f%%) | %d | %d |",
+                rs.backend().name().toLowerCase(Locale.ROOT), rs.fault().label(), v.acquisitions(), v.staleWritesAccepted(),
+                v.lostUpdates(), v.tokenOrder(), v.heldPastValidity(), v.leftOnServer(), v.staleWritesRejected(),
+                v.overlaps(), v.overlapMillis(), SafetyCheck.pct(v.takeover(), 50), SafetyCheck.pct(v.takeover(), 99),
+                SafetyCheck.pct(v.detect(), 50), SafetyCheck.pct(v.detect(), 99), v.losses(),
+                v.acquisitions() == 0 ? 0.0 : 100.0 * v.losses() / v.acquisitions(), v.errors(), v.outcome().applied().size());
     }
 
     /** Draws the holds of the paused name around the first pause of {@code v}'s run. */

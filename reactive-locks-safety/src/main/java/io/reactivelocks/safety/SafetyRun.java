@@ -33,12 +33,13 @@ public final class SafetyRun {
      * @param lease    the lease time
      * @param settle   undisturbed time before each fault
      * @param duration the run's length (at least one cycle runs)
-     * @param minAcquisitions cycles go on after {@code duration} until this many grants were seen (up to three
-     *                 times {@code duration} in all)
+     * @param minAcquisitions cycles go on after {@code duration} until this many grants were seen, up to
+     *                 {@code maxDuration}
+     * @param maxDuration the longest a run goes on to reach {@code minAcquisitions}
      * @param seed     the random seed (worker choice, worker randomness)
      */
     public record Settings(SafetyBackend backend, Fault fault, int workers, int names, Duration lease, Duration settle,
-                           Duration duration, long minAcquisitions, long seed) {
+                           Duration duration, long minAcquisitions, Duration maxDuration, long seed) {
         /** Checks the settings. */
         public Settings {
             Objects.requireNonNull(backend, "backend");
@@ -63,7 +64,7 @@ public final class SafetyRun {
          * @return the settings
          */
         public static Settings shortMode(SafetyBackend backend, Fault fault) {
-            return new Settings(backend, fault, 3, 2, Duration.ofSeconds(1), Duration.ofMillis(1500), Duration.ZERO, 0, 42);
+            return new Settings(backend, fault, 3, 2, Duration.ofSeconds(1), Duration.ofMillis(1500), Duration.ZERO, 0, Duration.ZERO, 42);
         }
 
         /**
@@ -73,11 +74,12 @@ public final class SafetyRun {
          * @param fault    the fault kind
          * @param duration how long at least
          * @param minAcquisitions how many grants at least (see {@link Settings})
+         * @param maxDuration how long at most to get them
          * @return the settings
          */
-        public static Settings longMode(SafetyBackend backend, Fault fault, Duration duration, long minAcquisitions) {
+        public static Settings longMode(SafetyBackend backend, Fault fault, Duration duration, long minAcquisitions, Duration maxDuration) {
             return new Settings(backend, fault, 8, 8, Duration.ofSeconds(2), Duration.ofSeconds(3), duration, minAcquisitions,
-                    System.nanoTime());
+                    maxDuration, System.nanoTime());
         }
     }
 
@@ -155,7 +157,7 @@ public final class SafetyRun {
                     applied.add(a);
                 }
             } while (System.nanoTime() - end < 0 || (grants(events) < settings.minAcquisitions()
-                    && System.nanoTime() - (end + 2 * settings.duration().toNanos()) < 0));
+                    && System.nanoTime() - (start + settings.maxDuration().toNanos()) < 0));
             pause(settings.settle().toMillis());
             long stopAt = System.nanoTime();
             long renewals = 0;
