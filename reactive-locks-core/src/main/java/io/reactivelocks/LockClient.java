@@ -190,6 +190,7 @@ public interface LockClient {
      * handed over, released, expired). Renewals by the same holder are not changes. All
      * subscribers of one name share one upstream subscription per client; the stream ends only
      * when cancelled or the client closes (completes), or with a {@link LockBackendException}.
+     * Subscribed after the client was closed, it fails with {@link LockClientClosedException}.
      *
      * @param name the lock name
      * @return the state stream
@@ -198,6 +199,8 @@ public interface LockClient {
 
     /**
      * Completes when the lock is next free — at once if it is free now (released or expired).
+     * Fails with {@link LockClientClosedException} when the client is (or gets) closed before
+     * that, and with {@link LockBackendException} when the state cannot be read.
      *
      * @param name the lock name
      * @return a {@code Mono} that completes when the lock is free

@@ -14,8 +14,18 @@ import reactor.util.retry.RetryBackoffSpec;
  * <p>Defaults: lease time 30 s, renewal every lease/3, wait until cancelled, backoff exponential
  * with full jitter from 10 ms to 1 s, request timeout 5 s, drift allowance 1% + 2 ms, the
  * client's own scheduler and {@link LockClock#system()}.
+ *
+ * <p>Every duration is at most {@link #MAX_DURATION} (100 years), so that deadlines computed in
+ * nanoseconds never overflow; a longer one is rejected by the builder, naming the option. For
+ * "wait until cancelled" leave {@link Builder#waitTimeout(Duration)} {@code null}.
  */
 public final class LockOptions {
+
+    /**
+     * The longest duration any option accepts: 36500 days (100 years). Deadlines are computed in
+     * nanoseconds on a monotonic clock; this bound keeps them far from {@code Long.MAX_VALUE}.
+     */
+    public static final Duration MAX_DURATION = Duration.ofDays(36500);
 
     /** The default backoff: exponential from 10 ms, capped at 1 s, full jitter. */
     public static final RetryBackoffSpec DEFAULT_BACKOFF =
@@ -150,7 +160,7 @@ public final class LockOptions {
         }
 
         /**
-         * @param leaseTime the TTL of each grant and renewal; positive
+         * @param leaseTime the TTL of each grant and renewal; positive, at most {@link #MAX_DURATION}
          * @return this builder
          */
         public Builder leaseTime(Duration leaseTime) {
@@ -169,7 +179,8 @@ public final class LockOptions {
         }
 
         /**
-         * @param waitTimeout how long acquire waits; positive, or {@code null} to wait until cancelled
+         * @param waitTimeout how long acquire waits; positive and at most {@link #MAX_DURATION}, or
+         *                    {@code null} to wait until cancelled
          * @return this builder
          */
         public Builder waitTimeout(Duration waitTimeout) {
@@ -183,12 +194,17 @@ public final class LockOptions {
          * (jitter 1.0 = full jitter), cut short by a release notification or the holder's TTL.
          * {@code maxAttempts} bounds the attempts of one acquire.
          *
-         * @param backoff a spec from {@code Retry.backoff(...)}; not null
+         * @param backoff a spec from {@code Retry.backoff(...)}; not null. A {@code maxBackoff} above
+         *                {@link #MAX_DURATION} — such as Reactor's default, which means "no cap" — is
+         *                capped to it
          * @return this builder
          */
         public Builder backoff(RetryBackoffSpec backoff) {
             Objects.requireNonNull(backoff, "backoff");
             positive(backoff.minBackoff, "backoff.minBackoff");
+            if (backoff.maxBackoff != null && backoff.maxBackoff.compareTo(MAX_DURATION) > 0) {
+                backoff = backoff.maxBackoff(MAX_DURATION);
+            }
             positive(backoff.maxBackoff, "backoff.maxBackoff");
             if (backoff.maxBackoff.compareTo(backoff.minBackoff) < 0) {
                 throw new IllegalArgumentException("backoff.maxBackoff must be >= backoff.minBackoff, was "
@@ -202,7 +218,7 @@ public final class LockOptions {
         }
 
         /**
-         * @param requestTimeout the longest one store request may take; positive
+         * @param requestTimeout the longest one store request may take; positive, at most {@link #MAX_DURATION}
          * @return this builder
          */
         public Builder requestTimeout(Duration requestTimeout) {
@@ -212,7 +228,7 @@ public final class LockOptions {
 
         /**
          * @param factor   fraction of the TTL to subtract for clock drift, in [0, 0.5)
-         * @param constant constant to subtract, zero or positive
+         * @param constant constant to subtract, zero or positive, at most {@link #MAX_DURATION}
          * @return this builder
          */
         public Builder drift(double factor, Duration constant) {
@@ -223,6 +239,7 @@ public final class LockOptions {
             if (constant.isNegative()) {
                 throw new IllegalArgumentException("driftConstant must not be negative, was " + constant);
             }
+            atMostMax(constant, "driftConstant");
             this.driftFactor = factor;
             this.driftConstant = constant;
             return this;
@@ -279,6 +296,14 @@ public final class LockOptions {
             Objects.requireNonNull(d, name);
             if (d.isZero() || d.isNegative()) {
                 throw new IllegalArgumentException(name + " must be positive, was " + d);
+            }
+            return atMostMax(d, name);
+        }
+
+        private static Duration atMostMax(Duration d, String name) {
+            if (d.compareTo(MAX_DURATION) > 0) {
+                throw new IllegalArgumentException(name + " must be at most " + MAX_DURATION.toDays() + " days ("
+                        + MAX_DURATION + "), was " + d);
             }
             return d;
         }

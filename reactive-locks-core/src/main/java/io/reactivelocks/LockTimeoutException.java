@@ -21,7 +21,20 @@ public final class LockTimeoutException extends LockException {
         this.waitTimeout = waitTimeout;
     }
 
-    /** @return how long the acquire waited before giving up */
+    /**
+     * The attempt budget ({@code backoff.maxAttempts}) ran out before the wait timeout.
+     *
+     * @param lockName    the lock that could not be acquired
+     * @param waitTimeout how long the caller was prepared to wait, or {@code null} (until cancelled)
+     * @param attempts    how many attempts were made
+     */
+    public LockTimeoutException(String lockName, Duration waitTimeout, long attempts) {
+        super(lockName, "lock '" + lockName + "' was not acquired in " + attempts + " attempts (backoff.maxAttempts)"
+                + (waitTimeout == null ? "" : ", before its wait timeout " + waitTimeout), null);
+        this.waitTimeout = waitTimeout;
+    }
+
+    /** @return how long the caller was prepared to wait; {@code null} when it was to wait until cancelled */
     public Duration waitTimeout() {
         return waitTimeout;
     }

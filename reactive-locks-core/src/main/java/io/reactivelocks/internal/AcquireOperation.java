@@ -295,7 +295,7 @@ final class AcquireOperation implements Subscription {
             return;
         }
         if (attempts >= options.backoff().maxAttempts) {
-            fail(new LockTimeoutException(name, options.waitTimeout()), "attempts exhausted");
+            fail(new LockTimeoutException(name, options.waitTimeout(), attempts), "attempts exhausted");
             return;
         }
         long delay = Backoff.delayNanos(options.backoff(), attempts);

@@ -133,12 +133,17 @@ public final class DefaultLockClient implements LockClient {
 
     @Override
     public Flux<LockState> observe(String name) {
-        return observer.observe(Names.check(name));
+        Names.check(name);
+        // subscribed after close: an error, not an empty stream a caller could take for "no news"
+        return Flux.defer(() -> closed ? Flux.error(new LockClientClosedException(name)) : observer.observe(name));
     }
 
     @Override
     public Mono<Void> awaitRelease(String name) {
-        return observe(name).filter(s -> !s.isHeld()).next().then();
+        // the state stream only ends without a Free state when the client closes: never report that as free
+        return observe(name).filter(s -> !s.isHeld()).next()
+                .switchIfEmpty(Mono.error(() -> new LockClientClosedException(name)))
+                .then();
     }
 
     @Override

@@ -40,6 +40,41 @@ public final class LockNames {
     }
 
     /**
+     * The bytes of a name for stores that key by bytes: UTF-8, except that a lone surrogate (a
+     * Java string that is not valid UTF-16, yet a valid lock name) becomes its own three-byte
+     * sequence, as in WTF-8, instead of {@code '?'}: {@code "\uD800"} and {@code "?"} are two
+     * names, so they must be two keys. For every well-formed string this is plain UTF-8; the
+     * length is {@link #utf8Length}.
+     *
+     * @param s a string
+     * @return its generalized UTF-8 bytes
+     */
+    public static byte[] utf8(CharSequence s) {
+        byte[] out = new byte[utf8Length(s)];
+        int n = 0;
+        for (int i = 0, len = s.length(); i < len; ) {
+            int cp = Character.codePointAt(s, i); // a lone surrogate comes back as itself
+            i += Character.charCount(cp);
+            if (cp < 0x80) {
+                out[n++] = (byte) cp;
+            } else if (cp < 0x800) {
+                out[n++] = (byte) (0xC0 | (cp >> 6));
+                out[n++] = (byte) (0x80 | (cp & 0x3F));
+            } else if (cp < 0x10000) {
+                out[n++] = (byte) (0xE0 | (cp >> 12));
+                out[n++] = (byte) (0x80 | ((cp >> 6) & 0x3F));
+                out[n++] = (byte) (0x80 | (cp & 0x3F));
+            } else {
+                out[n++] = (byte) (0xF0 | (cp >> 18));
+                out[n++] = (byte) (0x80 | ((cp >> 12) & 0x3F));
+                out[n++] = (byte) (0x80 | ((cp >> 6) & 0x3F));
+                out[n++] = (byte) (0x80 | (cp & 0x3F));
+            }
+        }
+        return out;
+    }
+
+    /**
      * @param s a string
      * @return its length in UTF-8 bytes, counting a lone surrogate as 3
      */

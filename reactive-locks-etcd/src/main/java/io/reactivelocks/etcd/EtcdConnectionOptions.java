@@ -5,6 +5,8 @@ import io.etcd.jetcd.Client;
 import io.etcd.jetcd.ClientBuilder;
 import io.netty.handler.ssl.SslContext;
 import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -163,9 +165,11 @@ public final class EtcdConnectionOptions {
         }
 
         /**
-         * @param endpoints client URLs, {@code http://host:port} or {@code https://host:port}; replaces
-         *                  any set before; at least one
+         * @param endpoints client URLs, {@code http://host[:port]} or {@code https://host[:port]}
+         *                  (port 2379 when omitted); replaces any set before; at least one
          * @return this builder
+         * @throws IllegalArgumentException naming {@code endpoints} when an entry is blank, not a
+         *         URL, not {@code http}/{@code https}, without a host, or with a port out of range
          */
         public Builder endpoints(String... endpoints) {
             Objects.requireNonNull(endpoints, "endpoints");
@@ -175,11 +179,39 @@ public final class EtcdConnectionOptions {
                 if (e.isBlank()) {
                     throw new IllegalArgumentException("endpoints must not contain a blank entry");
                 }
-                list.add(e.trim());
+                list.add(checkEndpoint(e.trim()));
             }
             this.endpoints.clear();
             this.endpoints.addAll(list);
             return this;
+        }
+
+        /*
+         * jetcd takes only the host and port of an endpoint and ignores the rest, scheme included: a
+         * typo ("htp://", "localhost:2379" read as scheme "localhost") would surface late, or not at
+         * all. Check it here, where the message can name the argument.
+         */
+        private static String checkEndpoint(String endpoint) {
+            URI uri;
+            try {
+                uri = new URI(endpoint);
+            } catch (URISyntaxException e) {
+                throw new IllegalArgumentException("endpoints must be URLs like http://host:2379, '" + endpoint
+                        + "' is not one: " + e.getMessage(), e);
+            }
+            String scheme = uri.getScheme();
+            if (scheme == null || !(scheme.equalsIgnoreCase("http") || scheme.equalsIgnoreCase("https"))) {
+                throw new IllegalArgumentException("endpoints must be http:// or https:// URLs like http://host:2379, was '"
+                        + endpoint + "'");
+            }
+            if (uri.getHost() == null || uri.getHost().isEmpty()) {
+                throw new IllegalArgumentException("endpoints must name a host (and optionally a port 1-65535) like"
+                        + " http://host:2379, was '" + endpoint + "'");
+            }
+            if (uri.getPort() == 0 || uri.getPort() > 65535) {
+                throw new IllegalArgumentException("endpoints must use a port from 1 to 65535, was '" + endpoint + "'");
+            }
+            return endpoint;
         }
 
         /**
@@ -258,11 +290,19 @@ public final class EtcdConnectionOptions {
 
         /**
          * @return the options
-         * @throws IllegalArgumentException when no endpoint was set
+         * @throws IllegalArgumentException when no endpoint was set, or an endpoint is
+         *         {@code https://} but no TLS is configured (jetcd would connect in plain text)
          */
         public EtcdConnectionOptions build() {
             if (endpoints.isEmpty()) {
                 throw new IllegalArgumentException("endpoints must name at least one etcd server");
+            }
+            boolean tls = sslContext != null || trustCertificates != null || clientCertificate != null;
+            for (String e : endpoints) {
+                if (!tls && e.regionMatches(true, 0, "https:", 0, 6)) {
+                    throw new IllegalArgumentException("endpoints use https:// but no TLS is configured: set"
+                            + " trustCertificates, clientCertificate or sslContext (was '" + e + "')");
+                }
             }
             return new EtcdConnectionOptions(this);
         }

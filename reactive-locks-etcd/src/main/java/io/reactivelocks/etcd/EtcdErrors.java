@@ -51,6 +51,23 @@ final class EtcdErrors {
     }
 
     /**
+     * A failure of the backend's shared session (its lease grant: wrong password, no answer)
+     * names no lock; reported for an operation on one lock, it should.
+     *
+     * @param lockName  the lock the operation was for
+     * @param operation what was attempted, for the message
+     * @param e         the mapped failure
+     * @return {@code e}, or when it is a {@link LockBackendException} naming no lock, one naming {@code lockName}
+     */
+    static LockException forLock(String lockName, String operation, LockException e) {
+        if (e.lockName() != null || !(e instanceof LockBackendException be)) {
+            return e;
+        }
+        return new LockBackendException(lockName, "etcd failed " + operation + " of lock '" + lockName + "': "
+                + e.getMessage(), e, be.isTransient());
+    }
+
+    /**
      * @param t a failure
      * @return whether repeating the operation may succeed
      */

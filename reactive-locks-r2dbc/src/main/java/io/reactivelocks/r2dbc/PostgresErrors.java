@@ -1,5 +1,6 @@
 package io.reactivelocks.r2dbc;
 
+import io.netty.handler.codec.DecoderException;
 import io.r2dbc.spi.R2dbcBadGrammarException;
 import io.r2dbc.spi.R2dbcDataIntegrityViolationException;
 import io.r2dbc.spi.R2dbcException;
@@ -21,7 +22,9 @@ import java.util.concurrent.TimeoutException;
  * too many connections), {@code 40} (serialization failure, deadlock), {@code 55P03} (lock not
  * available) and {@code 58} (system/I/O error) are transient; everything else — notably {@code 28}
  * (authentication), {@code 42} (syntax, undefined table, permission), {@code 3D}/{@code 3F}
- * (no such database/schema), {@code 22}/{@code 23} (data) — is not. Without a SQLSTATE the
+ * (no such database/schema), {@code 22}/{@code 23} (data) — is not; nor is a peer whose bytes the
+ * driver cannot decode (a Netty {@code DecoderException}, reported with {@code 08006}: it is not a
+ * PostgreSQL server). Without a SQLSTATE the
  * exception type decides: R2DBC transient exceptions, non-transient <em>resource</em> exceptions
  * (the driver's connection-closed and cannot-connect errors: a new connection may well work),
  * I/O errors and timeouts are transient; bad grammar, permission denied, integrity violations and
@@ -76,6 +79,13 @@ final class PostgresErrors {
     static boolean isTransient(Throwable error) {
         if (error instanceof LockBackendException be) {
             return be.isTransient();
+        }
+        // a peer that does not speak the PostgreSQL protocol: the driver reports a frame it cannot
+        // decode as an I/O error (SQLSTATE 08006), but no retry will make it speak PostgreSQL
+        for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof DecoderException) {
+                return false;
+            }
         }
         String state = sqlState(error);
         if (state != null) {

@@ -7,6 +7,9 @@ import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.RedisConnectionException;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisLoadingException;
+import io.lettuce.core.protocol.RedisProtocolException;
+import io.netty.channel.ChannelException;
+import io.netty.handler.codec.DecoderException;
 import io.reactivelocks.LockBackendException;
 import io.reactivelocks.LockException;
 import java.io.IOException;
@@ -18,7 +21,7 @@ import java.util.concurrent.TimeoutException;
  * timeouts, connection failures and I/O errors, a server busy with a script or loading its
  * dataset, cluster redirections and fail-overs are transient; authentication and permission
  * errors ({@code NOAUTH}, {@code WRONGPASS}, {@code NOPERM}), untrusted TLS certificates, wrong
- * types and script errors are not.
+ * types, script errors and a peer that does not speak RESP (a protocol or decoder error) are not.
  */
 final class RedisErrors {
 
@@ -40,7 +43,7 @@ final class RedisErrors {
             return le;
         }
         String what = "redis failed " + operation + (lockName == null ? "" : " of lock '" + lockName + "'");
-        return new LockBackendException(lockName, what + ": " + t, t, isTransient(t));
+        return new LockBackendException(lockName, what + ": " + t + because(t), t, isTransient(t));
     }
 
     /**
@@ -57,7 +60,26 @@ final class RedisErrors {
         if (t instanceof TimeoutException) {
             what = "redis did not answer " + operation + " of task queue '" + queue + "' within the request timeout";
         }
-        return new LockBackendException(queue, what + ": " + t, t, isTransient(t));
+        return new LockBackendException(queue, what + ": " + t + because(t), t, isTransient(t));
+    }
+
+    /**
+     * Lettuce reports a failed connection as "Unable to connect to host:port" and hides why (a
+     * refused connection, {@code WRONGPASS}, {@code NOAUTH}) in its causes: name the innermost one.
+     *
+     * @param t what Lettuce signalled
+     * @return {@code " (cause: <innermost cause>)"}, or {@code ""} when {@code t} says it already
+     */
+    static String because(Throwable t) {
+        Throwable root = t;
+        for (int i = 0; i < 16 && root.getCause() != null && root.getCause() != root; i++) {
+            root = root.getCause();
+        }
+        String m = root.getMessage();
+        if (root == t || m == null || String.valueOf(t.getMessage()).contains(m)) {
+            return "";
+        }
+        return " (cause: " + root.getClass().getSimpleName() + ": " + m + ")";
     }
 
     /**
@@ -66,14 +88,21 @@ final class RedisErrors {
      */
     static boolean isTransient(Throwable t) {
         // an authentication or permission error wrapped in a connection error is not transient,
-        // nor is a TLS peer whose certificate this client does not trust
+        // nor is a TLS peer whose certificate this client does not trust, nor a peer that answers
+        // something that is not RESP (a protocol or decoder error, or the decoder failing on it)
+        Throwable root = t;
         for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
             if (c instanceof RedisCommandExecutionException && hasPrefix(c, PERMANENT_PREFIXES)) {
                 return false;
             }
-            if (c instanceof java.security.cert.CertificateException) {
+            if (c instanceof java.security.cert.CertificateException || c instanceof RedisProtocolException
+                    || c instanceof DecoderException) {
                 return false;
             }
+            root = c;
+        }
+        if (t instanceof RedisConnectionException && root != t && isDecoderFailure(root)) {
+            return false;
         }
         if (t instanceof RedisCommandTimeoutException || t instanceof RedisConnectionException
                 || t instanceof IOException || t instanceof TimeoutException
@@ -92,6 +121,18 @@ final class RedisErrors {
         // other client-side RedisExceptions are about the connection: "Connection closed",
         // "Currently not connected. Commands are rejected."
         return t instanceof RedisException;
+    }
+
+    /**
+     * @param root the innermost cause of a failed connection
+     * @return whether it is neither an I/O problem nor one of Lettuce's or Netty's own errors, but a
+     *         plain runtime error — what Lettuce's decoder throws on bytes that are not RESP
+     */
+    private static boolean isDecoderFailure(Throwable root) {
+        return root instanceof RuntimeException && !(root instanceof RedisException)
+                && !(root instanceof ChannelException) && !(root instanceof java.util.concurrent.CompletionException)
+                && !(root instanceof java.util.concurrent.RejectedExecutionException)
+                && !(root instanceof java.nio.channels.UnresolvedAddressException); // DNS may answer later
     }
 
     private static boolean hasPrefix(Throwable t, String[] prefixes) {

@@ -1,5 +1,6 @@
 package io.reactivelocks.zookeeper;
 
+import io.reactivelocks.spi.LockNames;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -12,7 +13,8 @@ import org.apache.curator.framework.imps.ProtectedUtils;
 /**
  * Where locks live in the tree, and how names become znode names. Names are data: every lock
  * name becomes exactly one znode segment, {@code n-} followed by the unpadded base64url of its
- * UTF-8 bytes — only {@code [A-Za-z0-9_-]}, so never a {@code /}, never {@code .} or
+ * UTF-8 bytes (a lone surrogate as its own three bytes, so every name gets its own segment) —
+ * only {@code [A-Za-z0-9_-]}, so never a {@code /}, never {@code .} or
  * {@code ..}, never {@code zookeeper}, no control character; a 1024-byte name gives 1370
  * characters, far within ZooKeeper's limits (paths are bounded only by {@code jute.maxbuffer}).
  *
@@ -58,9 +60,13 @@ final class ZNodeNames {
         return lockPath(name) + "/" + nodeName(owner);
     }
 
-    /** @return {@code n-<base64url(utf8(name))>} */
+    /**
+     * @return {@code n-<base64url(utf8(name))>}, where a lone surrogate is encoded as its own three
+     *         bytes ({@link LockNames#utf8}), not as {@code '?'}: {@code "\uD800"} and {@code "?"}
+     *         are two locks
+     */
     static String segment(String name) {
-        return NAME_PREFIX + ENCODER.encodeToString(name.getBytes(StandardCharsets.UTF_8));
+        return NAME_PREFIX + ENCODER.encodeToString(LockNames.utf8(name));
     }
 
     /** @return the lock name of a segment made by {@link #segment}, or {@code null} if it is not one */

@@ -13,6 +13,7 @@ import io.reactivelocks.spi.RenewOutcome;
 import io.reactivelocks.spi.RenewRequest;
 import io.reactivelocks.spi.Renewal;
 import io.reactivelocks.spi.RenewalMode;
+import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
@@ -32,6 +33,7 @@ import org.apache.curator.x.async.api.AsyncCuratorFrameworkDsl;
 import org.apache.curator.x.async.api.CreateOption;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.client.ConnectStringParser;
 import org.apache.zookeeper.data.Stat;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
@@ -125,7 +127,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
     private volatile boolean closed;
 
     private ZooKeeperLockBackend(CuratorFramework client, boolean ownsClient, ZooKeeperLockOptions options) {
-        this.client = Objects.requireNonNull(client, "client");
+        this.client = checkConnectString(Objects.requireNonNull(client, "client"));
         this.ownsClient = ownsClient;
         this.options = Objects.requireNonNull(options, "options");
         this.paths = new ZNodeNames(options.root());
@@ -140,9 +142,45 @@ public final class ZooKeeperLockBackend implements LockBackend {
     }
 
     /**
+     * Checks the client's connect string: Curator accepts a malformed one ({@code "host:port"} with
+     * a port that is not a number or out of range, no host at all, a bad chroot) and every request
+     * then fails with a bare {@code SystemError} — transient, so a waiting acquire would retry it
+     * forever. A connect string that is not known yet (a dynamic ensemble provider) is not checked.
+     *
+     * @throws IllegalArgumentException naming the connect string when it is malformed
+     */
+    static CuratorFramework checkConnectString(CuratorFramework client) {
+        String connectString = client.getZookeeperClient().getCurrentConnectionString();
+        if (connectString == null || connectString.isEmpty()) {
+            return client;
+        }
+        List<InetSocketAddress> servers;
+        try {
+            servers = new ConnectStringParser(connectString).getServerAddresses();
+        } catch (IllegalArgumentException e) { // a NumberFormatException, a port out of range, a bad chroot
+            throw badConnectString(connectString, e.getMessage());
+        }
+        if (servers.isEmpty()) {
+            throw badConnectString(connectString, "no server");
+        }
+        for (InetSocketAddress server : servers) {
+            if (server.getHostString() == null || server.getHostString().isBlank() || server.getPort() < 1) {
+                throw badConnectString(connectString, "bad server '" + server.getHostString() + ":" + server.getPort() + "'");
+            }
+        }
+        return client;
+    }
+
+    private static IllegalArgumentException badConnectString(String connectString, String why) {
+        return new IllegalArgumentException("client connect string must be host:port[,host:port...][/chroot] with ports"
+                + " 1-65535, was '" + connectString + "' (" + why + ")");
+    }
+
+    /**
      * @param client  the application's Curator client, started (not closed by the backend)
      * @param options root, ACL and confirmation settings
      * @return a backend; nothing is sent to ZooKeeper before the first operation is subscribed
+     * @throws IllegalArgumentException when the client's connect string is malformed
      */
     public static ZooKeeperLockBackend create(CuratorFramework client, ZooKeeperLockOptions options) {
         return new ZooKeeperLockBackend(client, false, options);

@@ -36,7 +36,7 @@ public final class ZooKeeperLocks {
     /**
      * @param client the application's Curator client
      * @return a lock client with {@link ZooKeeperLockOptions#defaults()} and {@link LockOptions#defaults()}
-     * @throws IllegalArgumentException when the client was closed
+     * @throws IllegalArgumentException when the client was closed, or its connect string is malformed
      */
     public static LockClient create(CuratorFramework client) {
         return create(client, ZooKeeperLockOptions.defaults(), LockOptions.defaults());
@@ -46,7 +46,7 @@ public final class ZooKeeperLocks {
      * @param client  the application's Curator client
      * @param options the lock client's default options
      * @return a lock client with {@link ZooKeeperLockOptions#defaults()}
-     * @throws IllegalArgumentException when the client was closed
+     * @throws IllegalArgumentException when the client was closed, or its connect string is malformed
      */
     public static LockClient create(CuratorFramework client, LockOptions options) {
         return create(client, ZooKeeperLockOptions.defaults(), options);
@@ -58,7 +58,7 @@ public final class ZooKeeperLocks {
      * @param zkOptions root, ACL and confirmation settings
      * @param options   the lock client's default options
      * @return a lock client over a new {@link ZooKeeperLockBackend}
-     * @throws IllegalArgumentException when the client was closed
+     * @throws IllegalArgumentException when the client was closed, or its connect string is malformed
      */
     public static LockClient create(CuratorFramework client, ZooKeeperLockOptions zkOptions, LockOptions options) {
         Objects.requireNonNull(options, "options");
@@ -69,11 +69,12 @@ public final class ZooKeeperLocks {
      * @param client    the application's Curator client (started here if it was not yet)
      * @param zkOptions root, ACL and confirmation settings
      * @return a new backend, for {@link LockClient#create(io.reactivelocks.spi.LockBackend, LockOptions)}
-     * @throws IllegalArgumentException when the client was closed
+     * @throws IllegalArgumentException when the client was closed, or its connect string is malformed
      */
     public static ZooKeeperLockBackend backend(CuratorFramework client, ZooKeeperLockOptions zkOptions) {
         Objects.requireNonNull(client, "client");
         Objects.requireNonNull(zkOptions, "zkOptions");
+        ZooKeeperLockBackend.checkConnectString(client); // before start(): do not let Curator try a malformed one
         started(client);
         return ZooKeeperLockBackend.create(client, zkOptions);
     }

@@ -5,10 +5,16 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.reactivelocks.LockBackendException;
 import io.reactivelocks.LockClient;
+import io.reactivelocks.LockOptions;
 import io.reactivelocks.LockState;
+import io.reactivelocks.test.fault.FaultProxy;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicReference;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
+import org.awaitility.Awaitility;
 import org.reactivestreams.Publisher;
 import reactor.test.StepVerifier;
 
@@ -72,15 +78,45 @@ final class BadInput {
                 .verify(STEP);
     }
 
+    /**
+     * The refused-connection kind: {@code tryAcquire} fails with a transient error within the request
+     * timeout, and a waiting {@code acquire} retries it and reports it when its wait timeout ends.
+     */
+    static void assertRefusedTransiently(LockClient locks, LockOptions options, String... words) {
+        backendErrorWithin(locks.tryAcquire("refused", options), true, options.requestTimeout(), words);
+        Duration wait = options.requestTimeout().plusMillis(500);
+        backendErrorWithin(locks.acquire("refused", options.mutate().waitTimeout(wait).build()), true, wait, words);
+    }
+
+    /**
+     * The blackhole kind: {@code proxy} starts swallowing everything; {@code tryAcquire} fails with a
+     * transient "did not answer" within the request timeout, a waiting {@code acquire} at its wait
+     * timeout; after healing — the held requests reach the server in order, each grant followed by
+     * its owner's release — {@code observer} sees the lock free.
+     */
+    static void assertBlackholeTimesOutAndLeavesNothingLocked(FaultProxy proxy, LockClient locks, LockOptions options,
+                                                              LockClient observer, String backend) {
+        proxy.blackhole();
+        backendErrorWithin(locks.tryAcquire("blackholed", options), true, options.requestTimeout(),
+                backend + " did not answer acquire of lock 'blackholed' within the request timeout");
+        Duration wait = options.requestTimeout().plusMillis(500);
+        backendErrorWithin(locks.acquire("blackholed", options.mutate().waitTimeout(wait).build()), true, wait,
+                "lock 'blackholed'");
+        proxy.heal();
+        Awaitility.await().atMost(STEP).untilAsserted(() -> assertFree(observer, "blackholed"));
+    }
+
+    /** @return a loopback port nobody listens on (bound, then closed): connecting to it is refused */
+    static int closedPort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
+    }
+
     /** Closes a client, bounded. */
     static void close(LockClient client) {
         if (client != null) {
             client.close().block(STEP);
         }
-    }
-
-    /** @return {@code s} repeated {@code n} times */
-    static String repeat(String s, int n) {
-        return s.repeat(n);
     }
 }

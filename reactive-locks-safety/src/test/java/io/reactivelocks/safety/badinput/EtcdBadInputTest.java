@@ -1,8 +1,11 @@
 package io.reactivelocks.safety.badinput;
 
 import static io.reactivelocks.safety.badinput.BadInput.STEP;
+import static io.reactivelocks.safety.badinput.BadInput.assertBlackholeTimesOutAndLeavesNothingLocked;
 import static io.reactivelocks.safety.badinput.BadInput.assertFree;
+import static io.reactivelocks.safety.badinput.BadInput.assertRefusedTransiently;
 import static io.reactivelocks.safety.badinput.BadInput.backendErrorWithin;
+import static io.reactivelocks.safety.badinput.BadInput.closedPort;
 import static io.reactivelocks.safety.badinput.BadInput.rejectedAtCall;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -17,14 +20,11 @@ import io.reactivelocks.etcd.EtcdLocks;
 import io.reactivelocks.test.fault.FaultProxy;
 import io.reactivelocks.test.server.EtcdServer;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -103,12 +103,6 @@ class EtcdBadInputTest {
         return clients.track(EtcdLocks.connect(connection, options(), OPTIONS));
     }
 
-    private static int closedPort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        }
-    }
-
     // ------------------------------------------------------------------ endpoints
 
     @Test
@@ -147,7 +141,8 @@ class EtcdBadInputTest {
     void wrongPasswordIsAPermanentErrorThatEndsEvenAnUnboundedWait() {
         LockClient locks = lockClient(connection(server.url(), "locker", "wrong"));
         // the session (one etcd lease per backend) is what fails first: the message names it and the cause
-        backendErrorWithin(locks.tryAcquire("wrongpass"), false, REQUEST_TIMEOUT, "etcd failed session lease grant",
+        backendErrorWithin(locks.tryAcquire("wrongpass"), false, REQUEST_TIMEOUT,
+                "etcd failed acquire of lock 'wrongpass'", "session lease grant",
                 "authentication failed, invalid user ID or password");
         backendErrorWithin(locks.acquire("wrongpass"), false, REQUEST_TIMEOUT, "authentication failed");
         assertFree(good, "wrongpass");
@@ -172,10 +167,8 @@ class EtcdBadInputTest {
 
     @Test
     void closedPortIsATransientErrorWithinTheRequestTimeout() throws IOException {
-        LockClient locks = lockClient(connection("http://127.0.0.1:" + closedPort(), "locker", "lockerpw"));
-        backendErrorWithin(locks.tryAcquire("refused"), true, REQUEST_TIMEOUT, "etcd", "lock 'refused'");
-        Duration wait = REQUEST_TIMEOUT.plusMillis(500);
-        backendErrorWithin(locks.acquire("refused", OPTIONS.mutate().waitTimeout(wait).build()), true, wait, "lock 'refused'");
+        assertRefusedTransiently(lockClient(connection("http://127.0.0.1:" + closedPort(), "locker", "lockerpw")), OPTIONS,
+                "etcd", "lock 'refused'");
     }
 
     @Test
@@ -183,14 +176,7 @@ class EtcdBadInputTest {
         try (FaultProxy proxy = FaultProxy.start(server.host(), server.port())) {
             LockClient locks = Clients.warm(lockClient(connection("http://" + proxy.host() + ":" + proxy.port(), "locker",
                     "lockerpw")));
-            proxy.blackhole();
-            backendErrorWithin(locks.tryAcquire("blackholed"), true, REQUEST_TIMEOUT,
-                    "etcd did not answer acquire of lock 'blackholed' within the request timeout");
-            Duration wait = REQUEST_TIMEOUT.plusMillis(500);
-            backendErrorWithin(locks.acquire("blackholed", OPTIONS.mutate().waitTimeout(wait).build()), true, wait,
-                    "lock 'blackholed'");
-            proxy.heal();
-            Awaitility.await().atMost(STEP).untilAsserted(() -> assertFree(good, "blackholed"));
+            assertBlackholeTimesOutAndLeavesNothingLocked(proxy, locks, OPTIONS, good, "etcd");
         }
     }
 

@@ -1,8 +1,11 @@
 package io.reactivelocks.safety.badinput;
 
 import static io.reactivelocks.safety.badinput.BadInput.STEP;
+import static io.reactivelocks.safety.badinput.BadInput.assertBlackholeTimesOutAndLeavesNothingLocked;
 import static io.reactivelocks.safety.badinput.BadInput.assertFree;
+import static io.reactivelocks.safety.badinput.BadInput.assertRefusedTransiently;
 import static io.reactivelocks.safety.badinput.BadInput.backendErrorWithin;
+import static io.reactivelocks.safety.badinput.BadInput.closedPort;
 import static io.reactivelocks.safety.badinput.BadInput.rejectedAtCall;
 import static io.reactivelocks.safety.badinput.Clients.OPTIONS;
 import static io.reactivelocks.safety.badinput.Clients.REQUEST_TIMEOUT;
@@ -19,12 +22,9 @@ import io.reactivelocks.r2dbc.PostgresWindowLock;
 import io.reactivelocks.test.fault.FaultProxy;
 import io.reactivelocks.test.server.PostgresServer;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.List;
 import java.util.function.Function;
-import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -83,12 +83,6 @@ class PostgresBadInputTest {
 
     private LockClient lockClient(PostgresqlConnectionFactory factory, PostgresLockOptions options) {
         return clients.postgres(factory, options, OPTIONS);
-    }
-
-    private static int closedPort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        }
     }
 
     // ------------------------------------------------------------------ credentials, database, privileges
@@ -176,26 +170,15 @@ class PostgresBadInputTest {
 
     @Test
     void closedPortIsATransientErrorWithinTheRequestTimeout() throws IOException {
-        LockClient locks = lockClient(factory("app", PASSWORD, pg.host(), closedPort(), "locks"), pgOptions);
-        backendErrorWithin(locks.tryAcquire("refused"), true, REQUEST_TIMEOUT, "postgresql failed acquire of lock 'refused'",
-                "Connection refused");
-        Duration wait = Duration.ofMillis(1500);
-        backendErrorWithin(locks.acquire("refused", OPTIONS.mutate().waitTimeout(wait).build()), true, wait,
-                "Connection refused");
+        assertRefusedTransiently(lockClient(factory("app", PASSWORD, pg.host(), closedPort(), "locks"), pgOptions), OPTIONS,
+                "postgresql failed acquire of lock 'refused'", "Connection refused");
     }
 
     @Test
     void blackholedServerIsATransientTimeoutAndLeavesNothingLocked() {
         try (FaultProxy proxy = FaultProxy.start(pg.host(), pg.port())) {
             LockClient locks = Clients.warm(lockClient(factory("app", PASSWORD, proxy.host(), proxy.port(), "locks"), pgOptions));
-            proxy.blackhole();
-            backendErrorWithin(locks.tryAcquire("blackholed"), true, REQUEST_TIMEOUT,
-                    "postgresql did not answer acquire of lock 'blackholed' within the request timeout");
-            Duration wait = Duration.ofMillis(1500);
-            backendErrorWithin(locks.acquire("blackholed", OPTIONS.mutate().waitTimeout(wait).build()), true, wait,
-                    "lock 'blackholed'");
-            proxy.heal();
-            Awaitility.await().atMost(STEP).untilAsserted(() -> assertFree(good, "blackholed"));
+            assertBlackholeTimesOutAndLeavesNothingLocked(proxy, locks, OPTIONS, good, "postgresql");
         }
     }
 

@@ -1,8 +1,11 @@
 package io.reactivelocks.safety.badinput;
 
 import static io.reactivelocks.safety.badinput.BadInput.STEP;
+import static io.reactivelocks.safety.badinput.BadInput.assertBlackholeTimesOutAndLeavesNothingLocked;
 import static io.reactivelocks.safety.badinput.BadInput.assertFree;
+import static io.reactivelocks.safety.badinput.BadInput.assertRefusedTransiently;
 import static io.reactivelocks.safety.badinput.BadInput.backendErrorWithin;
+import static io.reactivelocks.safety.badinput.BadInput.closedPort;
 import static io.reactivelocks.safety.badinput.BadInput.rejectedAtCall;
 import static io.reactivelocks.safety.badinput.Clients.OPTIONS;
 import static io.reactivelocks.safety.badinput.Clients.REQUEST_TIMEOUT;
@@ -24,13 +27,10 @@ import io.reactivelocks.redis.RedisWindowLock;
 import io.reactivelocks.test.fault.FaultProxy;
 import io.reactivelocks.test.server.RedisServer;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
-import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -94,12 +94,6 @@ class RedisBadInputTest {
         return clients.redis(uri, RedisLockOptions.builder().keyPrefix(prefix).build(), options);
     }
 
-    private static int closedPort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        }
-    }
-
     // ------------------------------------------------------------------ credentials
 
     @Test
@@ -154,13 +148,8 @@ class RedisBadInputTest {
     @Test
     void closedPortIsATransientErrorWithinTheRequestTimeout() throws IOException {
         int port = closedPort();
-        LockClient locks = lockClient(uri(server.host(), port).build(), OPTIONS);
-        backendErrorWithin(locks.tryAcquire("refused"), true, REQUEST_TIMEOUT, "redis failed acquire of lock 'refused'",
-                "Connection refused");
-        // a waiting acquire retries a transient error, and reports it when its wait timeout ends
-        Duration wait = Duration.ofMillis(1500);
-        backendErrorWithin(locks.acquire("refused", OPTIONS.mutate().waitTimeout(wait).build()), true, wait,
-                "Connection refused");
+        assertRefusedTransiently(lockClient(uri(server.host(), port).build(), OPTIONS), OPTIONS,
+                "redis failed acquire of lock 'refused'", "Connection refused");
     }
 
     @Test
@@ -169,15 +158,7 @@ class RedisBadInputTest {
             LockClient locks = lockClient(uri(proxy.host(), proxy.port())
                     .withAuthentication("locker", LOCKER_PASSWORD.toCharArray()).build(), OPTIONS);
             Clients.warm(locks);
-            proxy.blackhole();
-            backendErrorWithin(locks.tryAcquire("blackholed"), true, REQUEST_TIMEOUT,
-                    "redis did not answer acquire of lock 'blackholed' within the request timeout");
-            Duration wait = Duration.ofMillis(1500);
-            backendErrorWithin(locks.acquire("blackholed", OPTIONS.mutate().waitTimeout(wait).build()), true, wait,
-                    "within the request timeout");
-            // heal: the held requests reach the server in order — each grant followed by its owner's release
-            proxy.heal();
-            Awaitility.await().atMost(STEP).untilAsserted(() -> assertFree(good, "blackholed"));
+            assertBlackholeTimesOutAndLeavesNothingLocked(proxy, locks, OPTIONS, good, "redis");
             assertThat(((io.reactivelocks.internal.DefaultLockClient) locks).heldLeaseCount()).isZero();
         }
     }
@@ -195,6 +176,21 @@ class RedisBadInputTest {
         backendErrorWithin(locks.acquire("tls", OPTIONS.mutate().waitTimeout(wait).build()), true, wait,
                 "lock 'tls'");
         assertFree(good, "tls");
+    }
+
+    @Test
+    void releaseWithAnotherOwnersIdReleasesNothing() {
+        var lease = good.acquire("owned").block(STEP);
+        // the store's compare-and-delete: a forged, a foreign and an empty owner id delete nothing
+        for (String forged : List.of("not-the-owner", io.reactivelocks.spi.OwnerIds.next(), "", lease.owner() + " ")) {
+            StepVerifier.create(goodBackend.release("owned", forged)).expectNext(false).expectComplete().verify(STEP);
+        }
+        StepVerifier.create(good.observe("owned").next())
+                .assertNext(s -> assertThat(s.isHeld()).as("still held after foreign releases").isTrue())
+                .expectComplete().verify(STEP);
+        rejectedAtCall(NullPointerException.class, () -> goodBackend.release("owned", null), "owner");
+        lease.release().block(STEP);
+        assertFree(good, "owned");
     }
 
     // ------------------------------------------------------------------ options

@@ -1,8 +1,10 @@
 package io.reactivelocks.safety.badinput;
 
 import static io.reactivelocks.safety.badinput.BadInput.STEP;
-import static io.reactivelocks.safety.badinput.BadInput.assertFree;
+import static io.reactivelocks.safety.badinput.BadInput.assertBlackholeTimesOutAndLeavesNothingLocked;
+import static io.reactivelocks.safety.badinput.BadInput.assertRefusedTransiently;
 import static io.reactivelocks.safety.badinput.BadInput.backendErrorWithin;
+import static io.reactivelocks.safety.badinput.BadInput.closedPort;
 import static io.reactivelocks.safety.badinput.BadInput.rejectedAtCall;
 import static io.reactivelocks.safety.badinput.Clients.OPTIONS;
 import static io.reactivelocks.safety.badinput.Clients.REQUEST_TIMEOUT;
@@ -15,15 +17,12 @@ import io.reactivelocks.test.server.ZooKeeperServer;
 import io.reactivelocks.zookeeper.ZooKeeperLockOptions;
 import io.reactivelocks.zookeeper.ZooKeeperLocks;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.ExponentialBackoffRetry;
-import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -62,12 +61,6 @@ class ZooKeeperBadInputTest {
 
     private LockClient lockClient(String connectString, ZooKeeperLockOptions zkOptions) {
         return clients.zookeeper(Clients.curator(connectString), zkOptions, OPTIONS);
-    }
-
-    private static int closedPort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        }
     }
 
     // ------------------------------------------------------------------ root path
@@ -133,21 +126,39 @@ class ZooKeeperBadInputTest {
 
     @Test
     void malformedConnectStringIsRejectedWhenTheLockClientIsCreated() {
-        for (String bad : List.of("", "   ", "localhost:notaport", "localhost:99999", "localhost:-1", ":2181")) {
+        // Curator's builder refuses an empty one itself
+        rejectedAtCall(IllegalArgumentException.class, () -> Clients.curator(""), "connectionString cannot be null or empty");
+        // Curator accepts these, and every request then failed with a bare, "transient" SystemError
+        for (String bad : List.of("   ", "localhost:notaport", "localhost:99999", "localhost:-1", ":2181",
+                "localhost:2181/chroot/", "localhost:2181/a/../b")) {
             CuratorFramework curator = Clients.curator(bad);
             clients.afterwards(curator::close);
             rejectedAtCall(IllegalArgumentException.class,
                     () -> clients.track(ZooKeeperLocks.create(curator, ZooKeeperLockOptions.builder().root(root).build(),
-                            OPTIONS)), "connect string");
+                            OPTIONS)), "client connect string must be host:port", "was '" + bad + "'");
         }
+        // several servers (and a trailing comma, which ZooKeeper ignores) are fine
+        CuratorFramework several = Clients.curator(server.connectString() + "," + server.connectString() + ",");
+        LockClient locks = Clients.warm(clients.zookeeper(several, ZooKeeperLockOptions.builder().root(root).build(), OPTIONS));
+        var lease = locks.tryAcquire("several").block(STEP);
+        assertThat(lease).isNotNull();
+        lease.release().block(STEP);
+    }
+
+    @Test
+    void chrootThatDoesNotExistIsAPermanentError() {
+        // ZooKeeper does not create a chroot: every request under it fails with NoNode
+        String chroot = "/badinput-missing-chroot-" + Clients.unique();
+        LockClient locks = lockClient(server.connectString() + chroot, ZooKeeperLockOptions.builder().root(root).build());
+        backendErrorWithin(locks.tryAcquire("chrooted"), false, REQUEST_TIMEOUT, "zookeeper failed acquire of lock 'chrooted'",
+                "NoNode", root);
+        backendErrorWithin(locks.acquire("chrooted"), false, REQUEST_TIMEOUT, "NoNode");
     }
 
     @Test
     void closedPortIsATransientErrorWithinTheRequestTimeout() throws IOException {
-        LockClient locks = lockClient("127.0.0.1:" + closedPort(), ZooKeeperLockOptions.builder().root(root).build());
-        backendErrorWithin(locks.tryAcquire("refused"), true, REQUEST_TIMEOUT, "zookeeper", "lock 'refused'");
-        Duration wait = Duration.ofMillis(1500);
-        backendErrorWithin(locks.acquire("refused", OPTIONS.mutate().waitTimeout(wait).build()), true, wait, "lock 'refused'");
+        assertRefusedTransiently(lockClient("127.0.0.1:" + closedPort(), ZooKeeperLockOptions.builder().root(root).build()),
+                OPTIONS, "zookeeper", "lock 'refused'");
     }
 
     @Test
@@ -155,14 +166,7 @@ class ZooKeeperBadInputTest {
         try (FaultProxy proxy = FaultProxy.start(server.host(), server.port())) {
             LockClient locks = Clients.warm(lockClient(proxy.host() + ":" + proxy.port(),
                     ZooKeeperLockOptions.builder().root(root).build()));
-            proxy.blackhole();
-            backendErrorWithin(locks.tryAcquire("blackholed"), true, REQUEST_TIMEOUT,
-                    "zookeeper did not answer acquire of lock 'blackholed' within the request timeout");
-            Duration wait = Duration.ofMillis(1500);
-            backendErrorWithin(locks.acquire("blackholed", OPTIONS.mutate().waitTimeout(wait).build()), true, wait,
-                    "lock 'blackholed'");
-            proxy.heal();
-            Awaitility.await().atMost(STEP).untilAsserted(() -> assertFree(good, "blackholed"));
+            assertBlackholeTimesOutAndLeavesNothingLocked(proxy, locks, OPTIONS, good, "zookeeper");
         }
     }
 
