@@ -314,7 +314,7 @@ final class AcquireOperation implements Subscription {
             eventsRequested = true;
         }
         if (subscribe) {
-            Disposable d = client.hub().events(name).subscribe(this::onEvent, e -> { /* timers still wake us */ });
+            Disposable d = client.hub().wakes(name).subscribe(this::onEvent, e -> { /* timers still wake us */ });
             synchronized (this) {
                 if (!done) {
                     events = d;
@@ -408,13 +408,19 @@ final class AcquireOperation implements Subscription {
 
     // ---- wake-ups
 
-    private void onEvent(LockEvent event) {
+    private void onEvent(NotificationHub.Wake w) {
         boolean retry;
         synchronized (this) {
+            LockEvent event = w.event;
             boolean wake = event instanceof LockEvent.Subscribed || event instanceof LockEvent.Released;
-            // Subscribed: re-check, a release may have slipped in before the subscription went live
-            retry = wake && waiting;
-            if (wake && inFlight && !turnWaiting) {
+            boolean interested = waiting || (inFlight && !turnWaiting);
+            // Subscribed: re-check, a release may have slipped in before the subscription went live.
+            // Released: the first interested local waiter claims it, the others keep their timers.
+            if (!wake || !interested || !w.claim()) {
+                return;
+            }
+            retry = waiting;
+            if (inFlight && !turnWaiting) {
                 wakePending = true; // the answer in flight may predate this release
             }
         }

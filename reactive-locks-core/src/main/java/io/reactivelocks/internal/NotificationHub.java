@@ -3,6 +3,7 @@ package io.reactivelocks.internal;
 import io.reactivelocks.spi.LockBackend;
 import io.reactivelocks.spi.LockEvent;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import reactor.core.publisher.Flux;
 
 /**
@@ -24,14 +25,44 @@ final class NotificationHub {
      *         see its {@link LockEvent.Subscribed}
      */
     Flux<LockEvent> events(String name) {
+        return wakes(name).map(w -> w.event);
+    }
+
+    /**
+     * @param name the lock name
+     * @return the shared events of {@code name} as wake-ups for local waiters: every subscriber
+     *         gets the same {@link Wake} for one event, and only one of them can {@link Wake#claim}
+     *         a release — so one release wakes one local waiter, not all of them (no herd)
+     */
+    Flux<Wake> wakes(String name) {
         return Flux.defer(() -> channels.computeIfAbsent(name, Channel::new).shared);
     }
 
+    /** One store event as seen by the local waiters of its lock. */
+    static final class Wake {
+        final LockEvent event;
+        private final AtomicBoolean claimed = new AtomicBoolean();
+
+        Wake(LockEvent event) {
+            this.event = event;
+        }
+
+        /**
+         * @return true for the one caller that may act on a {@link LockEvent.Released} (the first
+         *         to ask); always true for other events ({@link LockEvent.Subscribed} concerns each
+         *         subscriber that was waiting for the channel to go live)
+         */
+        boolean claim() {
+            return !(event instanceof LockEvent.Released) || claimed.compareAndSet(false, true);
+        }
+    }
+
     private final class Channel {
-        final Flux<LockEvent> shared;
+        final Flux<Wake> shared;
 
         Channel(String name) {
             this.shared = backend.events(name)
+                    .map(Wake::new)
                     .doFinally(s -> channels.remove(name, this))
                     .publish()
                     .refCount();

@@ -171,6 +171,34 @@ class EngineVirtualTimeTest {
     }
 
     @Test
+    void oneReleaseWakesOneLocalWaiterNotAll() {
+        Sinks.Many<LockEvent> events = Sinks.many().multicast().directBestEffort();
+        backend.events = events.asFlux();
+        java.util.concurrent.atomic.AtomicBoolean free = new java.util.concurrent.atomic.AtomicBoolean();
+        backend.onGrant = r -> free.compareAndSet(true, false)
+                ? Mono.just(Attempt.granted(backend.grants.size(), r.leaseTime()))
+                : Mono.just(Attempt.busy(holder(Duration.ofSeconds(60))));
+        LockOptions slow = options.mutate()
+                .backoff(Retry.backoff(Long.MAX_VALUE, Duration.ofMinutes(10)).maxBackoff(Duration.ofMinutes(10)).jitter(0))
+                .build();
+        int waiters = 20;
+        List<Lease> granted = new java.util.concurrent.CopyOnWriteArrayList<>();
+        for (int i = 0; i < waiters; i++) {
+            client.acquire("a", slow).subscribe(granted::add);
+        }
+        events.tryEmitNext(new LockEvent.Subscribed("a"));
+        int before = backend.grants.size();
+        assertThat(before).as("one attempt each, and one re-check each when the channel went live").isEqualTo(2 * waiters);
+
+        for (int handoff = 1; handoff <= waiters; handoff++) {
+            free.set(true);
+            events.tryEmitNext(new LockEvent.Released("a", "someone-else", false));
+            assertThat(granted).as("handoff %d", handoff).hasSize(handoff);
+            assertThat(backend.grants.size() - before).as("store calls after %d releases", handoff).isEqualTo(handoff);
+        }
+    }
+
+    @Test
     void aGrantThatArrivesAfterCancelIsReleased() {
         Sinks.One<Attempt> answer = Sinks.one();
         backend.onGrant = r -> answer.asMono();
