@@ -132,6 +132,14 @@ public class EngineOverheadBenchmark {
         return sink.done;
     }
 
+    /** @return whether the pair completed (the waiting acquire, as B1 uses it) */
+    @Benchmark
+    public boolean acquireThenRelease() {
+        Sink sink = new Sink();
+        client.acquire("bench").flatMap(Lease::release).subscribe(sink);
+        return sink.done;
+    }
+
     /** @return whether the pair completed */
     @Benchmark
     public boolean withLockEmptyBody() {

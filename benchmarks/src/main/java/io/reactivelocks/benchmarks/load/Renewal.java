@@ -1,0 +1,227 @@
+package io.reactivelocks.benchmarks.load;
+
+import com.sun.management.OperatingSystemMXBean;
+import io.lettuce.core.RedisClient;
+import io.reactivelocks.Lease;
+import io.reactivelocks.LockClient;
+import io.reactivelocks.LockListener;
+import io.reactivelocks.LockOptions;
+import io.reactivelocks.redis.RedisLockOptions;
+import io.reactivelocks.redis.RedisLocks;
+import java.lang.management.ManagementFactory;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.LongAdder;
+import org.redisson.Redisson;
+import org.redisson.api.RedissonClient;
+import org.redisson.api.RedissonReactiveClient;
+import reactor.core.publisher.Flux;
+
+/**
+ * B4 and B7 on Redis: hold {@code n} leases, then measure one window of renewal ticks — server
+ * requests per second, round trips per tick, client CPU per renewed lease — and, right after the
+ * acquisitions, the heap each held lease costs. Ours (the engine's batched renewal) against
+ * Redisson's lock watchdog with the same timeout.
+ */
+final class Renewal {
+
+    /** Acquisitions in flight while filling (and emptying) the set of held leases. */
+    static final int FILL_CONCURRENCY = 256;
+
+    /** One contender holding {@code leases} leases. */
+    record Case(String label, Role role, int leases, double acquireSeconds, double heapPerLease, double windowSeconds,
+                double ticks, long renewals, long requests, long executed, long scriptCalls, long scriptMicros,
+                double cpuNanos, double idleCpuNanos, long connections, String error) {
+
+        double cpuPerRenewal() {
+            return renewals == 0 ? Double.NaN : (cpuNanos - idleCpuNanos) / renewals;
+        }
+
+        double requestsPerSecond() {
+            return requests / windowSeconds;
+        }
+
+        double executedPerSecond() {
+            return executed / windowSeconds;
+        }
+
+        double roundTripsPerTickPerConnection() {
+            return (double) scriptCalls / ticks / Math.max(1, connections);
+        }
+
+        double roundTripsPerTick() {
+            return (double) scriptCalls / ticks;
+        }
+    }
+
+    private Renewal() {
+    }
+
+    static List<Case> run(RedisBench bench, Settings s) {
+        List<Case> out = new ArrayList<>();
+        boolean oursFirst = true;
+        for (int n : s.leaseCounts()) {
+            Case a = oursFirst ? ours(bench, s, n) : redisson(bench, s, n);
+            Case b = oursFirst ? redisson(bench, s, n) : ours(bench, s, n);
+            out.add(oursFirst ? a : b);
+            out.add(oursFirst ? b : a);
+            oursFirst = !oursFirst;
+        }
+        return out;
+    }
+
+    private interface Holder {
+        void acquire(String[] names);
+
+        long renewedSoFar();
+
+        void releaseAll(String[] names);
+
+        void close();
+    }
+
+    static Case ours(RedisBench bench, Settings s, int n) {
+        RedisClient client = RedisClient.create(bench.url());
+        LongAdder renewed = new LongAdder();
+        LockListener listener = new LockListener() {
+            @Override
+            public void onRenewed(String name, long token) {
+                renewed.increment();
+            }
+        };
+        LockOptions options = LockOptions.builder().leaseTime(s.b4Lease()).build();
+        LockClient locks = LockClient.create(RedisLocks.backend(client, RedisLockOptions.defaults()), options, listener);
+        locks.acquire("b4.warm").flatMap(Lease::release).block(Duration.ofSeconds(30));
+        Lease[] held = new Lease[n];
+        Holder h = new Holder() {
+            @Override
+            public void acquire(String[] names) {
+                Flux.range(0, n).flatMap(i -> locks.acquire(names[i]).doOnNext(l -> held[i] = l), FILL_CONCURRENCY)
+                        .blockLast(Duration.ofMinutes(5));
+            }
+
+            @Override
+            public long renewedSoFar() {
+                return renewed.sum();
+            }
+
+            @Override
+            public void releaseAll(String[] names) {
+                Flux.range(0, n).flatMap(i -> held[i].release(), FILL_CONCURRENCY).blockLast(Duration.ofMinutes(5));
+                java.util.Arrays.fill(held, null);
+            }
+
+            @Override
+            public void close() {
+                locks.close().block(Duration.ofSeconds(60));
+                client.shutdown();
+            }
+        };
+        return measure(bench, s, n, "reactive-locks", Role.OURS, h, 1);
+    }
+
+    static Case redisson(RedisBench bench, Settings s, int n) {
+        long clientsBefore = RedisBench.field(bench.admin().info("clients"), "connected_clients");
+        RedissonClient redisson = Redisson.create(RedisBench.RedissonLock.config(bench.url(), s.b4Lease()));
+        RedissonReactiveClient r = redisson.reactive();
+        r.getLock("b4.warm").lock(1L).then(r.getLock("b4.warm").unlock(1L)).block(Duration.ofSeconds(30));
+        long connections = RedisBench.field(bench.admin().info("clients"), "connected_clients") - clientsBefore;
+        Holder h = new Holder() {
+            @Override
+            public void acquire(String[] names) {
+                Flux.range(0, n).flatMap(i -> r.getLock(names[i]).lock(1L), FILL_CONCURRENCY).blockLast(Duration.ofMinutes(5));
+            }
+
+            @Override
+            public long renewedSoFar() {
+                return -1; // counted on the server (PEXPIRE calls of the watchdog script)
+            }
+
+            @Override
+            public void releaseAll(String[] names) {
+                Flux.range(0, n).flatMap(i -> r.getLock(names[i]).unlock(1L), FILL_CONCURRENCY).blockLast(Duration.ofMinutes(5));
+            }
+
+            @Override
+            public void close() {
+                redisson.shutdown();
+            }
+        };
+        return measure(bench, s, n, "Redisson RLock watchdog", Role.COMPETITOR, h, connections);
+    }
+
+    private static Case measure(RedisBench bench, Settings s, int n, String label, Role role, Holder h, long connections) {
+        String[] names = new String[n];
+        String tag = role == Role.OURS ? "ours" : "redisson";
+        for (int i = 0; i < n; i++) {
+            names[i] = "b4." + tag + "." + n + "." + i;
+        }
+        OperatingSystemMXBean os = (OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+        String error = null;
+        try {
+            // idle CPU of this process (the client open, nothing held): subtracted from the window
+            long heap0 = usedHeapAfterGc();
+            Duration idle = Duration.ofSeconds(3);
+            long c0 = os.getProcessCpuTime();
+            long w0 = System.nanoTime();
+            Handoff.sleep(idle);
+            double idleRate = (double) (os.getProcessCpuTime() - c0) / (System.nanoTime() - w0);
+
+            long a0 = System.nanoTime();
+            h.acquire(names);
+            double acquireSeconds = (System.nanoTime() - a0) / 1e9;
+            long heap1 = usedHeapAfterGc();
+            double perLease = (double) (heap1 - heap0) / n;
+            Log.info("  B4 %s n=%d acquired in %.1f s, heap %.0f B per held lease", label, n, acquireSeconds, perLease);
+
+            // let one round of renewals pass first (the renewal path gets compiled by the JIT outside the window)
+            Handoff.sleep(s.renewalInterval().plus(s.renewalInterval().dividedBy(3)));
+            BackendBench.Counts k0 = bench.counts();
+            long[] eval0 = scriptStats(bench);
+            long pexpire0 = bench.commandStat("pexpire")[0];
+            long renewed0 = h.renewedSoFar();
+            long cpu0 = os.getProcessCpuTime();
+            long t0 = System.nanoTime();
+            Handoff.sleep(s.b4Window());
+            long cpu1 = os.getProcessCpuTime();
+            long t1 = System.nanoTime();
+            long renewed1 = h.renewedSoFar();
+            long pexpire1 = bench.commandStat("pexpire")[0];
+            long[] eval1 = scriptStats(bench);
+            BackendBench.Counts k = bench.counts().minus(k0);
+            long renewals = renewed0 >= 0 ? renewed1 - renewed0 : pexpire1 - pexpire0;
+            double window = (t1 - t0) / 1e9;
+            double ticks = window / (s.renewalInterval().toNanos() / 1e9);
+            Case c = new Case(label, role, n, acquireSeconds, perLease, window, ticks, renewals, k.counted(),
+                    k.executed(), eval1[0] - eval0[0], eval1[1] - eval0[1], cpu1 - cpu0, idleRate * (t1 - t0), connections, null);
+            Log.info("  B4 %s n=%d window %.1f s: %d renewals (server PEXPIREs %d), %d script calls, %.1f req/s, "
+                            + "CPU %.0f ms (idle %.0f ms) = %.2f µs per renewal", label, n, window, renewals, pexpire1 - pexpire0,
+                    c.scriptCalls(), c.requestsPerSecond(), c.cpuNanos() / 1e6, c.idleCpuNanos() / 1e6, c.cpuPerRenewal() / 1e3);
+            h.releaseAll(names);
+            return c;
+        } catch (RuntimeException e) {
+            error = e.toString();
+            Log.info("  B4 %s n=%d FAILED: %s", label, n, error);
+            return new Case(label, role, n, Double.NaN, Double.NaN, Double.NaN, s.b4Ticks(), 0, 0, 0, 0, 0, 0, 0,
+                    connections, error);
+        } finally {
+            h.close();
+        }
+    }
+
+    /** @return calls and µs of EVAL + EVALSHA so far */
+    private static long[] scriptStats(RedisBench bench) {
+        long[] a = bench.commandStat("evalsha");
+        long[] b = bench.commandStat("eval");
+        return new long[] {a[0] + b[0], a[1] + b[1]};
+    }
+
+    static long usedHeapAfterGc() {
+        for (int i = 0; i < 3; i++) {
+            System.gc();
+            Handoff.sleep(Duration.ofMillis(200));
+        }
+        return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+    }
+}

@@ -1,0 +1,11 @@
+package io.reactivelocks.benchmarks.load;
+
+/** What a contender is in a comparison: the floor, this project, or a competitor. */
+enum Role {
+    /** The raw driver issuing exactly the commands our lock issues: what no lock client can beat. */
+    FLOOR,
+    /** reactive-locks. */
+    OURS,
+    /** Another lock library. */
+    COMPETITOR
+}

@@ -1,0 +1,217 @@
+package io.reactivelocks.benchmarks.load;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.LongAdder;
+import org.HdrHistogram.Histogram;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * B1: uncontended acquire + release, closed loop. Each of {@code c} workers owns one lock name
+ * and repeats acquire-then-release on it; the figure is completed pairs per second, and the
+ * latency of one pair. At each concurrency level the contenders run in rounds, in an order
+ * rotated every round, so drift of a shared machine hits all of them alike.
+ */
+final class Uncontended {
+
+    /** One measured run of one contender. */
+    record Run(double opsPerSec, long ops, long errors, double p50, double p99, double countedPerOp,
+               double executedPerOp, double cpuPerOp, String error) {
+    }
+
+    /** All rounds of one contender at one level. */
+    static final class Cell {
+        final Contender contender;
+        final int concurrency;
+        final List<Run> rounds = new ArrayList<>();
+
+        Cell(Contender contender, int concurrency) {
+            this.contender = contender;
+            this.concurrency = concurrency;
+        }
+
+        double ops() {
+            return Stats.median(rounds.stream().map(Run::opsPerSec).toList());
+        }
+
+        double p50() {
+            return Stats.median(rounds.stream().map(Run::p50).toList());
+        }
+
+        double p99() {
+            return Stats.median(rounds.stream().map(Run::p99).toList());
+        }
+
+        double countedPerOp() {
+            return Stats.median(rounds.stream().map(Run::countedPerOp).toList());
+        }
+
+        double executedPerOp() {
+            return Stats.median(rounds.stream().map(Run::executedPerOp).toList());
+        }
+
+        /** @return this JVM's CPU time (all threads) per pair, nanoseconds, median of rounds */
+        double cpuPerOp() {
+            return Stats.median(rounds.stream().map(Run::cpuPerOp).toList());
+        }
+
+        long errors() {
+            return rounds.stream().mapToLong(Run::errors).sum();
+        }
+
+        String error() {
+            return rounds.stream().map(Run::error).filter(e -> e != null).findFirst().orElse(null);
+        }
+
+        /** @return the median over rounds of this cell's throughput divided by {@code other}'s in the same round */
+        double ratioTo(Cell other) {
+            List<Double> r = new ArrayList<>();
+            for (int i = 0; i < Math.min(rounds.size(), other.rounds.size()); i++) {
+                if (other.rounds.get(i).opsPerSec() > 0) {
+                    r.add(rounds.get(i).opsPerSec() / other.rounds.get(i).opsPerSec());
+                }
+            }
+            return Stats.median(r);
+        }
+    }
+
+    /** Results of one backend: level → cells in contender order. */
+    static final class Result {
+        final BackendBench bench;
+        final Map<Integer, List<Cell>> levels = new LinkedHashMap<>();
+
+        Result(BackendBench bench) {
+            this.bench = bench;
+        }
+    }
+
+    private static final com.sun.management.OperatingSystemMXBean OS =
+            (com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+
+    private Uncontended() {
+    }
+
+    static Result run(BackendBench bench, List<Contender> contenders, Settings s) {
+        Result result = new Result(bench);
+        boolean first = true;
+        for (int c : s.concurrencies()) {
+            List<Cell> cells = new ArrayList<>();
+            for (Contender k : contenders) {
+                cells.add(new Cell(k, c));
+            }
+            result.levels.put(c, cells);
+            for (Contender k : contenders) {
+                Run w = once(bench, k, c, first ? s.firstWarmup() : s.warmup());
+                Log.info("  B1 %s c=%d warm-up %-45s %s", bench.key, c, k.label, describe(w));
+            }
+            first = false;
+            for (int r = 0; r < s.rounds(); r++) {
+                for (int i = 0; i < cells.size(); i++) {
+                    Cell cell = cells.get((i + r) % cells.size());
+                    Run run = once(bench, cell.contender, c, s.round());
+                    cell.rounds.add(run);
+                    Log.info("  B1 %s c=%d round %d %-45s %s", bench.key, c, r + 1, cell.contender.label, describe(run));
+                }
+            }
+        }
+        return result;
+    }
+
+    static String describe(Run r) {
+        return String.format(java.util.Locale.ROOT, "%10.0f ops/s p50 %8s µs p99 %8s µs  %.2f req/op  CPU %s µs/op%s",
+                r.opsPerSec(), Stats.us(r.p50()), Stats.us(r.p99()), r.countedPerOp(), Stats.us(r.cpuPerOp()),
+                r.errors() > 0 ? "  ERRORS " + r.errors() + ": " + r.error() : "");
+    }
+
+    /** One closed-loop run of {@code contender} with {@code c} workers for {@code length}. */
+    static Run once(BackendBench bench, Contender contender, int c, Duration length) {
+        contender.prepare(c);
+        Histogram[] h = new Histogram[c];
+        String[] names = new String[c];
+        for (int w = 0; w < c; w++) {
+            h[w] = new Histogram(3);
+            names[w] = "b1." + contender.id + "." + c + "." + w;
+        }
+        LongAdder errors = new LongAdder();
+        AtomicReference<String> error = new AtomicReference<>();
+        BackendBench.Counts before = bench.counts();
+        long cpu0 = OS.getProcessCpuTime();
+        long start = System.nanoTime();
+        long deadline = start + length.toNanos();
+        if (contender.blocking()) {
+            runBlocking(contender, c, names, h, deadline, errors, error);
+        } else {
+            Flux.range(0, c)
+                    .flatMap(w -> Mono.defer(() -> {
+                        long t0 = System.nanoTime();
+                        return contender.cycle(names[w], w)
+                                .doOnSuccess(v -> h[w].recordValue(System.nanoTime() - t0))
+                                .onErrorResume(e -> {
+                                    errors.increment();
+                                    error.compareAndSet(null, Log.describe(e));
+                                    return Mono.empty();
+                                });
+                    }).repeat(() -> System.nanoTime() < deadline).then(), c)
+                    .blockLast(length.plusSeconds(120));
+        }
+        long end = System.nanoTime();
+        long cpu = OS.getProcessCpuTime() - cpu0;
+        BackendBench.Counts delta = bench.counts().minus(before);
+        contender.finish();
+        Histogram all = new Histogram(3);
+        for (Histogram x : h) {
+            all.add(x);
+        }
+        long ops = all.getTotalCount();
+        double seconds = (end - start) / 1e9;
+        return new Run(ops / seconds, ops, errors.sum(), all.getValueAtPercentile(50), all.getValueAtPercentile(99),
+                ops == 0 ? Double.NaN : (double) delta.counted() / ops,
+                ops == 0 || delta.executed() < 0 ? Double.NaN : (double) delta.executed() / ops,
+                ops == 0 ? Double.NaN : (double) cpu / ops, error.get());
+    }
+
+    private static void runBlocking(Contender contender, int c, String[] names, Histogram[] h, long deadline,
+                                    LongAdder errors, AtomicReference<String> error) {
+        AtomicInteger n = new AtomicInteger();
+        ExecutorService pool = Executors.newFixedThreadPool(c, r -> {
+            Thread t = new Thread(r, "b1-" + contender.id + "-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
+        try {
+            List<Future<?>> all = new ArrayList<>();
+            for (int w = 0; w < c; w++) {
+                int worker = w;
+                all.add(pool.submit(() -> {
+                    while (System.nanoTime() < deadline) {
+                        long t0 = System.nanoTime();
+                        try {
+                            contender.cycleBlocking(names[worker], worker);
+                            h[worker].recordValue(System.nanoTime() - t0);
+                        } catch (Exception e) {
+                            errors.increment();
+                            error.compareAndSet(null, Log.describe(e));
+                        }
+                    }
+                }));
+            }
+            for (Future<?> f : all) {
+                f.get(Math.max(1, (deadline - System.nanoTime()) / 1_000_000) + 120_000, TimeUnit.MILLISECONDS);
+            }
+        } catch (Exception e) {
+            throw new IllegalStateException("blocking run of " + contender + " failed", e);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+}

@@ -1,0 +1,293 @@
+package io.reactivelocks.benchmarks.load;
+
+import io.reactivelocks.Lease;
+import io.reactivelocks.LockClient;
+import io.reactivelocks.LockOptions;
+import io.reactivelocks.spi.OwnerIds;
+import io.reactivelocks.test.server.ZooKeeperServer;
+import io.reactivelocks.zookeeper.ZooKeeperLockOptions;
+import io.reactivelocks.zookeeper.ZooKeeperLocks;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Base64;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import org.HdrHistogram.Histogram;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.curator.x.async.AsyncCuratorFramework;
+import org.apache.curator.x.async.api.CreateOption;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.ZooDefs;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * ZooKeeper: the raw Curator-async floor (the lock recipe's create of a protected
+ * ephemeral-sequential node, the children listing that finds it first, the delete),
+ * reactive-locks, and Curator's {@code InterProcessMutex} (blocking: one platform thread per
+ * worker). Each contender has its own Curator client and session.
+ */
+final class ZooKeeperBench extends BackendBench {
+
+    private ZooKeeperServer server;
+    private CuratorFramework probe;
+
+    ZooKeeperBench() {
+        super("zookeeper", "ZooKeeper");
+    }
+
+    @Override
+    void start() {
+        server = ZooKeeperServer.start();
+        probe = curator(server.connectString());
+    }
+
+    static CuratorFramework curator(String connect) {
+        CuratorFramework c = CuratorFrameworkFactory.builder().connectString(connect)
+                .retryPolicy(new ExponentialBackoffRetry(100, 3)).build();
+        c.start();
+        try {
+            if (!c.blockUntilConnected(30, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("no ZooKeeper connection to " + connect);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+        return c;
+    }
+
+    @Override
+    List<Contender> contenders() {
+        String cs = server.connectString();
+        return List.of(new Raw(cs), new Ours(cs), new Mutex(cs));
+    }
+
+    @Override
+    Counts counts() {
+        return new Counts(Long.parseLong(fourLetter("mntr", "zk_packets_received")), -1);
+    }
+
+    /** Sends a four-letter word; with a key, returns that key's value from a tab-separated answer. */
+    String fourLetter(String word, String key) {
+        try (Socket s = new Socket()) {
+            s.connect(new InetSocketAddress(server.host(), server.port()), 5000);
+            s.setSoTimeout(10_000);
+            OutputStream out = s.getOutputStream();
+            out.write(word.getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            InputStream in = s.getInputStream();
+            ByteArrayOutputStream buf = new ByteArrayOutputStream();
+            in.transferTo(buf);
+            String text = buf.toString(StandardCharsets.UTF_8);
+            if (key == null) {
+                return text;
+            }
+            for (String line : text.split("\n")) {
+                String[] kv = line.split("\t");
+                if (kv.length == 2 && kv[0].trim().equals(key)) {
+                    return kv[1].trim();
+                }
+            }
+            throw new IllegalStateException("no " + key + " in '" + word + "': " + text);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    @Override
+    String counterDescription() {
+        return "ZooKeeper four-letter word `mntr`, delta of `zk_packets_received`: every request packet the server "
+                + "read (creates, deletes, reads, watch removals, session pings)";
+    }
+
+    @Override
+    Histogram roundTrip(int samples) {
+        Histogram h = new Histogram(3);
+        AsyncCuratorFramework async = AsyncCuratorFramework.wrap(probe);
+        Flux.range(0, samples).concatMap(i -> {
+            long t0 = System.nanoTime();
+            return Mono.fromCompletionStage(() -> async.checkExists().forPath("/zookeeper"))
+                    .doOnNext(x -> h.recordValue(System.nanoTime() - t0));
+        }).blockLast(Duration.ofMinutes(1));
+        return h;
+    }
+
+    @Override
+    String roundTripDescription() {
+        return "`exists /zookeeper` through Curator's async API";
+    }
+
+    @Override
+    Map<String, String> serverInfo() {
+        Map<String, String> m = info();
+        String srvr = fourLetter("srvr", null);
+        m.put("version", srvr.lines().filter(l -> l.startsWith("Zookeeper version")).findFirst().orElse("?"));
+        String conf = fourLetter("conf", null);
+        StringBuilder c = new StringBuilder();
+        for (String line : conf.split("\n")) {
+            if (line.startsWith("tickTime") || line.startsWith("maxSessionTimeout") || line.startsWith("minSessionTimeout")) {
+                c.append(line.trim()).append(", ");
+            }
+        }
+        m.put("settings", c + "forceSync=yes (default: the transaction log is fsynced before each write is acknowledged)");
+        m.put("command line", commandLine(server.pid()));
+        return m;
+    }
+
+    @Override
+    public void close() {
+        if (probe != null) {
+            probe.close();
+        }
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    // ------------------------------------------------------------------ contenders
+
+    /** The floor: create a protected ephemeral-sequential node, list the children, delete the node. */
+    static final class Raw extends Contender {
+        private final CuratorFramework client;
+        private final AsyncCuratorFramework async;
+
+        Raw(String connect) {
+            super("zookeeper", "raw", "raw Curator async create + children + delete (floor)", Role.FLOOR);
+            client = curator(connect);
+            async = AsyncCuratorFramework.wrap(client);
+        }
+
+        @Override
+        Mono<Void> cycle(String name, int worker) {
+            return Mono.defer(() -> {
+                String owner = OwnerIds.next();
+                String parent = "/bench-raw/n-" + Base64.getUrlEncoder().withoutPadding()
+                        .encodeToString(name.getBytes(StandardCharsets.UTF_8));
+                return Mono.fromCompletionStage(() -> async.create()
+                                .withOptions(EnumSet.of(CreateOption.doProtected, CreateOption.createParentsAsContainers),
+                                        CreateMode.EPHEMERAL_SEQUENTIAL, ZooDefs.Ids.OPEN_ACL_UNSAFE)
+                                .forPath(parent + "/lock-" + owner + "-", owner.getBytes(StandardCharsets.UTF_8)))
+                        .flatMap(path -> Mono.fromCompletionStage(() -> async.getChildren().forPath(parent))
+                                .flatMap(children -> {
+                                    String mine = path.substring(path.lastIndexOf('/') + 1);
+                                    String first = children.stream()
+                                            .min((a, b) -> a.substring(a.length() - 10).compareTo(b.substring(b.length() - 10)))
+                                            .orElse("");
+                                    if (!first.equals(mine)) {
+                                        return Mono.error(new IllegalStateException("busy"));
+                                    }
+                                    return Mono.fromCompletionStage(() -> async.delete().forPath(path));
+                                }))
+                        .then();
+            });
+        }
+
+        @Override
+        public void close() {
+            client.close();
+        }
+    }
+
+    /** reactive-locks on ZooKeeper, defaults. */
+    static final class Ours extends Contender {
+        private final CuratorFramework client;
+        private final LockClient locks;
+
+        Ours(String connect) {
+            super("zookeeper", "ours", "reactive-locks", Role.OURS);
+            client = curator(connect);
+            locks = ZooKeeperLocks.create(client, ZooKeeperLockOptions.defaults(), LockOptions.defaults());
+        }
+
+        @Override
+        Mono<Void> cycle(String name, int worker) {
+            return locks.acquire(name).flatMap(Lease::release);
+        }
+
+        @Override
+        boolean supportsWaiting() {
+            return true;
+        }
+
+        @Override
+        Mono<Held> acquireWaiting(String name, int worker) {
+            return locks.acquire(name).map(l -> l::release);
+        }
+
+        @Override
+        public void close() {
+            locks.close().block(Duration.ofSeconds(30));
+            client.close();
+        }
+    }
+
+    /** Curator's InterProcessMutex (blocking; one instance per name and thread, reused). */
+    static final class Mutex extends Contender {
+        private final CuratorFramework client;
+        private final Map<String, InterProcessMutex> mutexes = new ConcurrentHashMap<>();
+
+        Mutex(String connect) {
+            super("zookeeper", "mutex", "Curator InterProcessMutex", Role.COMPETITOR);
+            client = curator(connect);
+        }
+
+        @Override
+        boolean blocking() {
+            return true;
+        }
+
+        private InterProcessMutex mutex(String name, int worker) {
+            return mutexes.computeIfAbsent(name + "#" + worker, k -> new InterProcessMutex(client, "/bench-mutex/" + name));
+        }
+
+        @Override
+        void cycleBlocking(String name, int worker) throws Exception {
+            InterProcessMutex m = mutex(name, worker);
+            m.acquire();
+            m.release();
+        }
+
+        @Override
+        boolean supportsWaiting() {
+            return true;
+        }
+
+        @Override
+        Held acquireWaitingBlocking(String name, int worker) throws Exception {
+            InterProcessMutex m = mutex(name, worker);
+            m.acquire();
+            return new Held() {
+                @Override
+                public Mono<Void> release() {
+                    return Mono.fromRunnable(() -> {
+                        throw new UnsupportedOperationException("release on the acquiring thread");
+                    });
+                }
+
+                @Override
+                public void releaseBlocking() throws Exception {
+                    m.release();
+                }
+            };
+        }
+
+        @Override
+        public void close() {
+            client.close();
+        }
+    }
+}
