@@ -279,6 +279,7 @@ final class AcquireOperation implements Subscription {
         boolean now;
         synchronized (this) {
             inFlight = false;
+            turnWaiting = false;
             mayHoldKey = false;
             if (done) {
                 return;
@@ -347,8 +348,11 @@ final class AcquireOperation implements Subscription {
     private void onQueued(Attempt.Queued q) {
         boolean abandoned;
         synchronized (this) {
-            inFlight = false; // the entry exists (mayHoldKey stays true): finish() releases it
+            // the entry exists (mayHoldKey stays true): finish() releases it. The turn counts as the
+            // request in flight from before it is subscribed: it may answer (even fail) during subscribe
             abandoned = done;
+            inFlight = !abandoned;
+            turnWaiting = !abandoned;
         }
         if (abandoned) {
             client.releaseDetached(name, owner, options);
@@ -358,14 +362,12 @@ final class AcquireOperation implements Subscription {
                 .switchIfEmpty(Mono.error(() -> new IllegalStateException("store ended the queue wait without an answer")))
                 .subscribe(a -> onAnswer(a, firstSentAt()), this::onAttemptError);
         synchronized (this) {
-            if (!done) {
-                inFlight = true;
-                turnWaiting = true;
-                turn = d;
+            if (!done && turnWaiting) {
+                turn = d; // still waiting for its answer
                 return;
             }
         }
-        d.dispose(); // finish() ran meanwhile and released the entry
+        d.dispose(); // answered already, or finish() ran meanwhile and released the entry
     }
 
     private void onAttemptError(Throwable error) {

@@ -223,6 +223,21 @@ class EngineVirtualTimeTest {
     }
 
     @Test
+    void aQueueTurnThatFailsWhileBeingSubscribedIsRetriedNotLeftHanging() {
+        // e.g. etcd: the session lease ended between the enqueue and the turn's subscription
+        backend.onGrant = r -> backend.grants.size() == 1
+                ? Mono.just(new Attempt.Queued(Mono.error(new LockBackendException(r.name(), "session ended", null, true))))
+                : Mono.just(Attempt.granted(7, r.leaseTime()));
+        StepVerifier.withVirtualTime(() -> client.acquire("a"), () -> vts, Long.MAX_VALUE)
+                .expectSubscription()
+                .thenAwait(Duration.ofSeconds(1))
+                .assertNext(l -> assertThat(l.token()).isEqualTo(7))
+                .expectComplete()
+                .verify(VERIFY);
+        assertThat(backend.grants).hasSize(2);
+    }
+
+    @Test
     void aRequestThatNeverAnswersFailsWithATransientBackendErrorAfterTheRequestTimeout() {
         backend.onGrant = r -> Mono.never();
         LockOptions quick = options.mutate().requestTimeout(Duration.ofSeconds(2)).build();

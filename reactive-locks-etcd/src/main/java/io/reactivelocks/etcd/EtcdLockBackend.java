@@ -18,6 +18,7 @@ import io.etcd.jetcd.watch.WatchEvent;
 import io.reactivelocks.LockBackendException;
 import io.reactivelocks.LockClientClosedException;
 import io.reactivelocks.LockClock;
+import io.reactivelocks.LockException;
 import io.reactivelocks.spi.Attempt;
 import io.reactivelocks.spi.GrantRequest;
 import io.reactivelocks.spi.HeldLock;
@@ -212,7 +213,22 @@ public final class EtcdLockBackend implements LockBackend {
                 granting = null;
             }
         }).onErrorMap(e -> EtcdErrors.map(null, "session lease grant", e))
-                .flatMap(s -> s.isOver() ? Mono.error(new LockClientClosedException(null)) : Mono.just(s));
+                .flatMap(s -> s.isOver() ? Mono.error(endedAtOnce(s)) : Mono.just(s));
+    }
+
+    /**
+     * A session over as soon as it was granted: revoked because the backend closed meanwhile, or
+     * lost because its grant was answered only after a whole TTL (a partition that healed) — the
+     * latter is transient: the next attempt grants a new lease.
+     */
+    private LockException endedAtOnce(EtcdSession s) {
+        synchronized (sessionLock) {
+            if (closed) {
+                return new LockClientClosedException(null);
+            }
+        }
+        return new LockBackendException(null, "the etcd session lease granted was over at once: " + s.endReason(),
+                null, true);
     }
 
     private void onSessionEnded(EtcdSession s) {
@@ -238,7 +254,7 @@ public final class EtcdLockBackend implements LockBackend {
                     s.lose("etcd says the session lease " + Long.toHexString(s.leaseId) + " is gone");
                     return session().flatMap(fresh -> enqueue(request, fresh, true));
                 }))
-                .onErrorMap(e -> EtcdErrors.map(request.name(), "acquire", e));
+                .onErrorMap(e -> EtcdErrors.forLock(request.name(), "acquire", EtcdErrors.map(request.name(), "acquire", e)));
     }
 
     private Mono<Attempt> enqueue(GrantRequest request, EtcdSession s, boolean mayReplaceStale) {
