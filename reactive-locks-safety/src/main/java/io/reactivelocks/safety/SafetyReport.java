@@ -96,11 +96,25 @@ public final class SafetyReport {
             plotCaption = previous.plotCaption;
         }
         String command = "`reactive-locks-safety/run-long.sh" + (args.length == 0 ? "" : " " + String.join(" ", args)) + "` on "
-                + LocalDate.now() + " (took " + Duration.ofNanos(System.nanoTime() - started).toMinutes() + " min)";
+                + LocalDate.now() + " at commit " + commit() + " (took " + Duration.ofNanos(System.nanoTime() - started).toMinutes() + " min)";
         Files.writeString(md, markdown(verdicts, previous, command, plotCaption), StandardCharsets.UTF_8);
         System.out.println("wrote " + md + (plotCaption == null ? "" : " and " + png));
         boolean safe = verdicts.stream().allMatch(SafetyCheck.Verdict::safe);
         System.exit(safe ? 0 : 1);
+    }
+
+    /** @return the checkout's commit, or "unknown" outside a git work tree */
+    private static String commit() {
+        try {
+            Process p = new ProcessBuilder("git", "rev-parse", "--short", "HEAD").redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+            return p.waitFor() == 0 && !out.isEmpty() ? out : "unknown";
+        } catch (IOException e) {
+            return "unknown";
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "unknown";
+        }
     }
 
     private static List<String> names(Fault[] faults) {
