@@ -146,7 +146,7 @@ public enum SafetyBackend {
             try (Client etcd = Client.builder().endpoints("http://" + server.host() + ":" + server.port()).build()) {
                 ByteSequence prefix = ByteSequence.from(namespace + "/", StandardCharsets.UTF_8);
                 return etcd.getKVClient().get(prefix, GetOption.builder().isPrefix(true).withCountOnly(true).build())
-                        .get(30, TimeUnit.SECONDS).getCount();
+                        .get(10, TimeUnit.SECONDS).getCount();
             } catch (Exception e) {
                 throw new IllegalStateException("cannot count etcd keys under " + namespace, e);
             }

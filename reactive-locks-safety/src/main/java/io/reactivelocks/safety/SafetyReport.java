@@ -31,6 +31,7 @@ import javax.imageio.ImageIO;
  * <p>Arguments: {@code --duration=PT5M} per run at least, {@code --min-acquisitions=10000} per run at
  * least (a run goes on up to {@code --max-duration}, default three times the duration, to get them),
  * {@code --merge=true} (keep the rows of an existing SAFETY.md for the backends × faults not run now),
+ * {@code --import-log=FILE} (take the rows of the summary lines in the log of a run that stopped early),
  * {@code --backends=REDIS,ETCD},
  * {@code --faults=PAUSE_WORKER,...}, {@code --out=docs}.
  */
@@ -70,6 +71,14 @@ public final class SafetyReport {
         Files.createDirectories(out);
 
         long started = System.nanoTime();
+        Path md = out.resolve("SAFETY.md");
+        Path png = out.resolve("safety-timeline.png");
+        Previous previous = merge && Files.exists(md) ? Previous.read(md) : new Previous();
+        if (a.containsKey("import-log")) {
+            previous.importLog(Paths.get(a.get("import-log")));
+        }
+        String plotCaption = previous.plotCaption != null && Files.exists(png) ? previous.plotCaption : null;
+        String commit = commit();
         List<SafetyCheck.Verdict> verdicts = new ArrayList<>();
         for (SafetyBackend backend : backends) {
             try (ServerFixture server = backend.start()) {
@@ -79,28 +88,34 @@ public final class SafetyReport {
                     System.out.println("[safety] " + v.summary());
                     v.details().forEach(d -> System.out.println("[safety]   " + d));
                     verdicts.add(v);
+                    if (fault == Fault.PAUSE_WORKER && v.staleWritesRejected() > 0 && !plotted(verdicts, v)) {
+                        timeline(v, png);
+                        plotCaption = backend.name().toLowerCase(Locale.ROOT);
+                    }
+                    // written after every run, so that what ran is kept if a later run cannot finish
+                    String command = "`reactive-locks-safety/run-long.sh" + (args.length == 0 ? "" : " " + String.join(" ", args))
+                            + "` on " + LocalDate.now() + " at commit " + commit + " (took "
+                            + Duration.ofNanos(System.nanoTime() - started).toMinutes() + " min)";
+                    Files.writeString(md, markdown(verdicts, previous, command, plotCaption), StandardCharsets.UTF_8);
                 }
             }
         }
-        SafetyCheck.Verdict pauseRun = verdicts.stream().filter(v -> v.outcome().settings().fault() == Fault.PAUSE_WORKER)
-                .filter(v -> v.staleWritesRejected() > 0).findFirst().orElse(null);
-        Path png = out.resolve("safety-timeline.png");
-        String plotCaption = null;
-        if (pauseRun != null) {
-            timeline(pauseRun, png);
-            plotCaption = pauseRun.outcome().settings().backend().name().toLowerCase(Locale.ROOT);
-        }
-        Path md = out.resolve("SAFETY.md");
-        Previous previous = merge && Files.exists(md) ? Previous.read(md) : new Previous();
-        if (plotCaption == null && previous.plotCaption != null && Files.exists(png)) {
-            plotCaption = previous.plotCaption;
-        }
-        String command = "`reactive-locks-safety/run-long.sh" + (args.length == 0 ? "" : " " + String.join(" ", args)) + "` on "
-                + LocalDate.now() + " at commit " + commit() + " (took " + Duration.ofNanos(System.nanoTime() - started).toMinutes() + " min)";
-        Files.writeString(md, markdown(verdicts, previous, command, plotCaption), StandardCharsets.UTF_8);
         System.out.println("wrote " + md + (plotCaption == null ? "" : " and " + png));
         boolean safe = verdicts.stream().allMatch(SafetyCheck.Verdict::safe);
         System.exit(safe ? 0 : 1);
+    }
+
+    /** @return whether an earlier pause run of this invocation already drew the timeline */
+    private static boolean plotted(List<SafetyCheck.Verdict> verdicts, SafetyCheck.Verdict current) {
+        for (SafetyCheck.Verdict v : verdicts) {
+            if (v == current) {
+                return false;
+            }
+            if (v.outcome().settings().fault() == Fault.PAUSE_WORKER && v.staleWritesRejected() > 0) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** @return the checkout's commit, or "unknown" outside a git work tree */
@@ -135,7 +150,7 @@ public final class SafetyReport {
         static Previous read(Path md) throws IOException {
             Previous p = new Previous();
             for (String line : Files.readAllLines(md, StandardCharsets.UTF_8)) {
-                if (line.startsWith("- `reactive-locks-safety/run-long.sh")) {
+                if (line.startsWith("- `reactive-locks-safety/run-long.sh") || line.startsWith("- rows of ")) {
                     p.commands.add(line.substring(2));
                 } else if (line.startsWith("| ") && !line.startsWith("| backend") && !line.startsWith("|---")) {
                     String[] cells = line.split("\\|");
@@ -150,6 +165,38 @@ public final class SafetyReport {
                 }
             }
             return p;
+        }
+
+        private static final java.util.regex.Pattern SUMMARY = java.util.regex.Pattern.compile(
+                "^\\[safety\\] (\\w+) ([\\w-]+): acquisitions (\\d+), stale writes accepted (\\d+), lost updates (\\d+), "
+                        + "token order violations (\\d+), held past validity (\\d+), left on server (\\d+) \\| stale writes rejected (\\d+), "
+                        + "overlaps (\\d+) \\((\\d+) ms\\), takeover p50/p99 (\\S+)/(\\S+) ms, loss detected p50/p99 (\\S+)/(\\S+) ms, "
+                        + "losses (\\d+) \\(([\\d.]+)%\\), failed acquires (\\d+), faults (\\d+)(.*)$");
+
+        /**
+         * Takes the rows of the summary lines a run printed (for a run that ended before it could
+         * write its report), replacing rows of the same backend and fault.
+         */
+        void importLog(Path log) throws IOException {
+            int imported = 0;
+            for (String line : Files.readAllLines(log, StandardCharsets.UTF_8)) {
+                java.util.regex.Matcher m = SUMMARY.matcher(line);
+                if (!m.matches()) {
+                    continue;
+                }
+                String key = m.group(1) + " " + m.group(2);
+                rows.put(key, String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s (%s) | %s/%s | %s/%s | %s (%s%%) | %s | %s |",
+                        m.group(1), m.group(2), m.group(3), m.group(4), m.group(5), m.group(6), m.group(7), m.group(8), m.group(9),
+                        m.group(10), m.group(11), m.group(12), m.group(13), m.group(14), m.group(15), m.group(16), m.group(17),
+                        m.group(18), m.group(19)));
+                notes.remove(key);
+                if (m.group(20).contains("problems: ")) {
+                    notes.put(key, List.of("- " + key + ": harness problem: " + m.group(20).substring(m.group(20).indexOf("problems: ") + 10)));
+                }
+                imported++;
+            }
+            commands.add("rows of " + imported + " runs imported from the summary lines of `" + log.getFileName()
+                    + "` (`--import-log`), the log of a long run that stopped before writing its report");
         }
 
         private static boolean isBackend(String word) {

@@ -172,13 +172,23 @@ public final class SafetyRun {
             long held = -1;
             long deadline = System.nanoTime() + Duration.ofMillis(lease * 2 + 5_000).toNanos();
             long backoff = 50;
+            RuntimeException countError = null;
             while (true) {
-                held = backend.held(server, namespace);
+                try {
+                    held = backend.held(server, namespace);
+                    countError = null;
+                } catch (RuntimeException e) {
+                    countError = e; // the store may still be recovering from the fault: ask again
+                }
                 if (held == 0 || System.nanoTime() - deadline > 0) {
                     break;
                 }
                 pause(backoff);
                 backoff = Math.min(500, backoff * 2);
+            }
+            if (countError != null) {
+                problems.add("could not count what was left on the server: " + countError
+                        + (countError.getCause() == null ? "" : " (" + countError.getCause() + ")"));
             }
             long clear = Duration.ofNanos(System.nanoTime() - stopAt).toMillis();
             List<WorkerProcess.Event> copy;

@@ -22,6 +22,17 @@ class SafetyReportTest {
     }
 
     @Test
+    void importsTheRowsOfARunFromItsSummaryLines(@TempDir Path dir) throws Exception {
+        SafetyCheck.Verdict v = verdict(SafetyBackend.POSTGRESQL, Fault.KILL_WORKER, 10_123, List.of());
+        Path log = dir.resolve("log.txt");
+        Files.writeString(log, "install-servers: present\n[safety] " + v.summary() + "\n[safety]   a detail line\n", StandardCharsets.UTF_8);
+        SafetyReport.Previous previous = new SafetyReport.Previous();
+        previous.importLog(log);
+        assertThat(previous.rows).containsExactly(java.util.Map.entry("postgresql kill-worker", SafetyReport.row(v)));
+        assertThat(previous.commands).singleElement().asString().contains("rows of 1 runs imported");
+    }
+
+    @Test
     void mergesALaterRunIntoAnEarlierFile(@TempDir Path dir) throws Exception {
         Path md = dir.resolve("SAFETY.md");
         Files.writeString(md, SafetyReport.markdown(List.of(
