@@ -32,6 +32,8 @@ import javax.imageio.ImageIO;
  * least (a run goes on up to {@code --max-duration}, default three times the duration, to get them),
  * {@code --merge=true} (keep the rows of an existing SAFETY.md for the backends × faults not run now),
  * {@code --import-log=FILE} (take the rows of the summary lines in the log of a run that stopped early),
+ * {@code --import=A,B} (earlier SAFETY.md files or logs, oldest first), {@code --backends=none} (only
+ * merge what was imported),
  * {@code --backends=REDIS,ETCD},
  * {@code --faults=PAUSE_WORKER,...}, {@code --out=docs}.
  */
@@ -59,7 +61,8 @@ public final class SafetyReport {
         Duration maxDuration = Duration.parse(a.getOrDefault("max-duration", duration.multipliedBy(3).toString()));
         long minAcquisitions = Long.parseLong(a.getOrDefault("min-acquisitions", "10000"));
         List<SafetyBackend> backends = new ArrayList<>();
-        for (String b : a.getOrDefault("backends", "REDIS,POSTGRESQL,ETCD,ZOOKEEPER").split(",")) {
+        String backendList = a.getOrDefault("backends", "REDIS,POSTGRESQL,ETCD,ZOOKEEPER");
+        for (String b : backendList.equals("none") ? new String[0] : backendList.split(",")) {
             backends.add(SafetyBackend.valueOf(b.trim()));
         }
         List<Fault> faults = new ArrayList<>();
@@ -77,8 +80,20 @@ public final class SafetyReport {
         if (a.containsKey("import-log")) {
             previous.importLog(Paths.get(a.get("import-log")));
         }
+        if (a.containsKey("import")) {
+            // earlier reports or logs, oldest first: a later one replaces the rows of the same backend and fault
+            for (String f : a.get("import").split(",")) {
+                Path from = Paths.get(f.trim());
+                if (f.trim().endsWith(".md")) {
+                    previous.importReport(Previous.read(from));
+                } else {
+                    previous.importLog(from);
+                }
+            }
+        }
         String plotCaption = previous.plotCaption != null && Files.exists(png) ? previous.plotCaption : null;
         String commit = commit();
+        SafetyRun.Settings shape = SafetyRun.Settings.longMode(SafetyBackend.REDIS, Fault.PAUSE_WORKER, duration, minAcquisitions, maxDuration);
         List<SafetyCheck.Verdict> verdicts = new ArrayList<>();
         for (SafetyBackend backend : backends) {
             try (ServerFixture server = backend.start()) {
@@ -96,9 +111,12 @@ public final class SafetyReport {
                     String command = "`reactive-locks-safety/run-long.sh" + (args.length == 0 ? "" : " " + String.join(" ", args))
                             + "` on " + LocalDate.now() + " at commit " + commit + " (took "
                             + Duration.ofNanos(System.nanoTime() - started).toMinutes() + " min)";
-                    Files.writeString(md, markdown(verdicts, previous, command, plotCaption), StandardCharsets.UTF_8);
+                    Files.writeString(md, markdown(verdicts, previous, command, plotCaption, shape), StandardCharsets.UTF_8);
                 }
             }
+        }
+        if (backends.isEmpty()) {
+            Files.writeString(md, markdown(verdicts, previous, null, plotCaption, shape), StandardCharsets.UTF_8);
         }
         System.out.println("wrote " + md + (plotCaption == null ? "" : " and " + png));
         boolean safe = verdicts.stream().allMatch(SafetyCheck.Verdict::safe);
@@ -173,6 +191,19 @@ public final class SafetyReport {
                         + "overlaps (\\d+) \\((\\d+) ms\\), takeover p50/p99 (\\S+)/(\\S+) ms, loss detected p50/p99 (\\S+)/(\\S+) ms, "
                         + "losses (\\d+) \\(([\\d.]+)%\\), failed acquires (\\d+), faults (\\d+)(.*)$");
 
+        /** Takes another report's runs, rows and notes, replacing rows of the same backend and fault. */
+        void importReport(Previous other) {
+            commands.addAll(other.commands);
+            other.rows.forEach((k, v) -> {
+                rows.put(k, v);
+                notes.remove(k);
+            });
+            notes.putAll(other.notes);
+            if (other.plotCaption != null) {
+                plotCaption = other.plotCaption;
+            }
+        }
+
         /**
          * Takes the rows of the summary lines a run printed (for a run that ended before it could
          * write its report), replacing rows of the same backend and fault.
@@ -195,8 +226,10 @@ public final class SafetyReport {
                 }
                 imported++;
             }
+            Path about = log.resolveSibling("command.txt"); // how that run was started, when someone noted it
+            String how = Files.exists(about) ? " of " + Files.readString(about, StandardCharsets.UTF_8).trim() : "";
             commands.add("rows of " + imported + " runs imported from the summary lines of `" + log.getFileName()
-                    + "` (`--import-log`), the log of a long run that stopped before writing its report");
+                    + "` (`--import-log`), the log" + how + ", a long run that stopped before writing its report");
         }
 
         private static boolean isBackend(String word) {
@@ -213,7 +246,8 @@ public final class SafetyReport {
         return s.backend().name().toLowerCase(Locale.ROOT) + " " + s.fault().label();
     }
 
-    static String markdown(List<SafetyCheck.Verdict> verdicts, Previous previous, String command, String plotCaption) {
+    static String markdown(List<SafetyCheck.Verdict> verdicts, Previous previous, String command, String plotCaption,
+                           SafetyRun.Settings shape) {
         Map<String, String> rows = new LinkedHashMap<>(previous.rows);
         Map<String, List<String>> notes = new LinkedHashMap<>(previous.notes);
         for (SafetyCheck.Verdict v : verdicts) {
@@ -238,12 +272,15 @@ public final class SafetyReport {
         b.append("Runs that produced the figures below (the table merges them; a later run of a backend × fault replaces "
                 + "the earlier row):\n\n");
         previous.commands.forEach(c -> b.append("- ").append(c).append('\n'));
-        b.append("- ").append(command).append("\n\n");
+        if (command != null) {
+            b.append("- ").append(command).append('\n');
+        }
+        b.append('\n');
         b.append("Machine: ").append(Runtime.getRuntime().availableProcessors()).append(" cores, ")
                 .append(System.getProperty("os.name")).append(' ').append(System.getProperty("os.version")).append(", Java ")
                 .append(System.getProperty("java.version")).append(", harness heap max ")
                 .append(ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getMax() >> 20).append(" MiB.\n\n");
-        SafetyRun.Settings s = verdicts.isEmpty() ? null : verdicts.get(0).outcome().settings();
+        SafetyRun.Settings s = verdicts.isEmpty() ? shape : verdicts.get(0).outcome().settings();
         if (s != null) {
             b.append("Each run: ").append(s.workers()).append(" worker JVMs × ").append(s.names()).append(" lock names for at least ")
                     .append(s.duration().toSeconds()).append(" s and, where it can be had within ").append(s.maxDuration().toSeconds())

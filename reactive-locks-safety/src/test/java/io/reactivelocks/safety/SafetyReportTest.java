@@ -38,7 +38,7 @@ class SafetyReportTest {
         Files.writeString(md, SafetyReport.markdown(List.of(
                         verdict(SafetyBackend.REDIS, Fault.PAUSE_WORKER, 11_000, List.of()),
                         verdict(SafetyBackend.ETCD, Fault.LATENCY, 7_000, List.of("I4: worker 2 held x"))),
-                new SafetyReport.Previous(), "`reactive-locks-safety/run-long.sh --a` on today", "redis"), StandardCharsets.UTF_8);
+                new SafetyReport.Previous(), "`reactive-locks-safety/run-long.sh --a` on today", "redis", null), StandardCharsets.UTF_8);
 
         SafetyReport.Previous previous = SafetyReport.Previous.read(md);
         assertThat(previous.rows).containsOnlyKeys("redis pause-worker", "etcd latency");
@@ -46,7 +46,7 @@ class SafetyReportTest {
         assertThat(previous.plotCaption).isEqualTo("redis");
 
         String merged = SafetyReport.markdown(List.of(verdict(SafetyBackend.ETCD, Fault.LATENCY, 12_000, List.of())), previous,
-                "`reactive-locks-safety/run-long.sh --b` on today", null);
+                "`reactive-locks-safety/run-long.sh --b` on today", null, null);
         assertThat(merged)
                 .contains("- `reactive-locks-safety/run-long.sh --a` on today", "- `reactive-locks-safety/run-long.sh --b` on today")
                 .contains("| redis | pause-worker | 11000 |", "| etcd | latency | 12000 |")
