@@ -274,6 +274,9 @@ public final class SafetyReport {
         previous.commands.forEach(c -> b.append("- ").append(c).append('\n'));
         if (command != null) {
             b.append("- ").append(command).append('\n');
+        } else {
+            b.append("- this file assembled from them with `SafetyReport --backends=none --import=…` (oldest first) on ")
+                    .append(LocalDate.now()).append('\n');
         }
         b.append('\n');
         b.append("Machine: ").append(Runtime.getRuntime().availableProcessors()).append(" cores, ")
@@ -283,8 +286,8 @@ public final class SafetyReport {
         SafetyRun.Settings s = verdicts.isEmpty() ? shape : verdicts.get(0).outcome().settings();
         if (s != null) {
             b.append("Each run: ").append(s.workers()).append(" worker JVMs × ").append(s.names()).append(" lock names for at least ")
-                    .append(s.duration().toSeconds()).append(" s and, where it can be had within ").append(s.maxDuration().toSeconds())
-                    .append(" s, ").append(s.minAcquisitions()).append(" acquisitions; lease ")
+                    .append(s.duration().toSeconds()).append(" s and, where it could be had within the run's `--max-duration`, ")
+                    .append(s.minAcquisitions()).append(" acquisitions; lease ")
                     .append(s.lease().toMillis()).append(" ms; a fault cycle every ").append(s.settle().toSeconds())
                     .append(" s of undisturbed work plus the fault's length (two lease times for pauses and partitions, "
                             + "three under latency); servers are the Debian packages started by the test fixtures "
@@ -311,6 +314,21 @@ public final class SafetyReport {
             }
         }
         b.append('\n');
+        List<String> short_ = new ArrayList<>();
+        for (String k : order) {
+            String row = rows.get(k);
+            if (row != null && s != null) {
+                String[] cells = row.split("\\|");
+                if (Long.parseLong(cells[3].trim()) < s.minAcquisitions()) {
+                    short_.add(k + " (" + cells[3].trim() + ")");
+                }
+            }
+        }
+        if (!short_.isEmpty()) {
+            b.append("Runs that stayed below ").append(s.minAcquisitions()).append(" acquisitions within their cap — the store's "
+                    + "throughput under that fault (every restart or pause stalls all workers for seconds, latency slows every "
+                    + "request): ").append(String.join(", ", short_)).append(".\n\n");
+        }
         b.append("Violations and harness problems (the first few of each run):\n\n");
         boolean any = false;
         for (String k : order) {
