@@ -70,8 +70,9 @@ import reactor.util.retry.Retry;
  *       our node again and answer {@code Busy}.</li>
  * </ol>
  * Release deletes the owner's node (found by its remembered path, or by the owner id in the
- * children's names: never another owner's node) and then tries to delete the lock's node,
- * which fails harmlessly while someone else is in it.
+ * children's names: never another owner's node); half a second later (once per name, so a
+ * lock used in a loop keeps its node) the backend tries to delete the lock's node, which fails
+ * harmlessly while someone is in it; close() deletes the ones still pending.
  *
  * <h2>Why it is correct</h2>
  * <b>Exclusion:</b> ZooKeeper totally orders writes; sequence numbers under one parent grow with
@@ -118,6 +119,9 @@ public final class ZooKeeperLockBackend implements LockBackend {
     private final ConcurrentHashMap<String, OwnerNode> owners = new ConcurrentHashMap<>();
     private final Set<EventsWatch> eventStreams = ConcurrentHashMap.newKeySet();
     private final Set<String> prunePending = ConcurrentHashMap.newKeySet();
+    private final Set<String> pruneScheduled = ConcurrentHashMap.newKeySet();
+    /** How long after a release the lock's empty node is pruned (see {@link #schedulePrune}). */
+    static final Duration PRUNE_DELAY = Duration.ofMillis(500);
     private final Set<String> deletePending = ConcurrentHashMap.newKeySet();
     private final AtomicLong predecessorWatches = new AtomicLong();
     private final AtomicLong predecessorWatchEvents = new AtomicLong();
@@ -457,7 +461,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
             } else {
                 deleted = deleteByOwner(name, owner);
             }
-            return deleted.flatMap(d -> prune(name).thenReturn(d));
+            return deleted.doOnSuccess(d -> schedulePrune(name));
         }).onErrorMap(e -> ZooKeeperErrors.map(name, "release", e));
     }
 
@@ -647,6 +651,28 @@ public final class ZooKeeperLockBackend implements LockBackend {
                 .filter(c -> c.owner().equals(owner))
                 .concatMap(c -> delete(paths.lockPath(name) + "/" + c.node()))
                 .reduce(false, (a, b) -> a || b);
+    }
+
+    /**
+     * Prunes the lock's node a moment after a release rather than at once: a name taken again
+     * soon (the common case: a lock used in a loop) keeps its node, so its next acquire is one
+     * create instead of a failed create, a container create and a create again (B1 measured 6
+     * requests per acquire+release against the raw floor's 3). At most one prune per name is
+     * scheduled at a time; close() prunes whatever is still pending.
+     */
+    private void schedulePrune(String name) {
+        if (closed || !pruneScheduled.add(name)) {
+            return;
+        }
+        Runnable run = () -> {
+            pruneScheduled.remove(name);
+            prune(name).subscribe(null, e -> LOG.debug("prune of lock '{}' failed: {}", name, e.toString()));
+        };
+        try {
+            options.scheduler().schedule(run, PRUNE_DELAY.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            run.run();
+        }
     }
 
     /** Deletes the lock's node if it is empty; best effort (someone in it, or already gone, is fine). */

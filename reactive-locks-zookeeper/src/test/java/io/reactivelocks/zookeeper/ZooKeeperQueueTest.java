@@ -68,6 +68,22 @@ class ZooKeeperQueueTest {
     }
 
     @Test
+    void aLockUsedInALoopKeepsItsNodeBetweenUsesAndIsPrunedAfterwards() {
+        String name = "loop-" + UUID.randomUUID();
+        LockClient c = client();
+        for (int i = 0; i < 20; i++) {
+            Lease lease = c.acquire(name).block(STEP);
+            assertThat(lease).isNotNull();
+            lease.release().block(STEP);
+            // the release deleted the owner's node only: the lock's node stays for the next use
+            assertThat(zk.nodes()).as("after release %d", i).containsExactly(new ZNodeNames("/").lockPath(name).substring(1));
+            assertThat(zk.children(name)).isEmpty();
+        }
+        // and it is pruned a moment later (ZooKeeperLockBackend.PRUNE_DELAY)
+        await().atMost(STEP).untilAsserted(() -> assertThat(zk.nodes()).isEmpty());
+    }
+
+    @Test
     void aHundredWaitersAreHandedTheLockWithOneWatchFiredPerHandOver() {
         String name = "herd-" + UUID.randomUUID();
         List<LockClient> cs = List.of(client(), client(), client(), client());
