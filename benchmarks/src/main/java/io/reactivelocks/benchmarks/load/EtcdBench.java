@@ -9,8 +9,6 @@ import io.etcd.jetcd.op.CmpTarget;
 import io.etcd.jetcd.op.Op;
 import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.PutOption;
-import io.reactivelocks.Lease;
-import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.etcd.EtcdLockOptions;
 import io.reactivelocks.etcd.EtcdLocks;
@@ -64,7 +62,7 @@ final class EtcdBench extends BackendBench {
 
     @Override
     List<Contender> contenders() {
-        return List.of(new Raw(url()), new Ours(url()), new LockRpc(url()));
+        return List.of(new Raw(url()), ours(url()), new LockRpc(url()));
     }
 
     @Override
@@ -197,37 +195,10 @@ final class EtcdBench extends BackendBench {
         }
     }
 
-    /** reactive-locks on etcd, defaults (session lease = 30 s lease time). */
-    static final class Ours extends Contender {
-        private final Client client;
-        private final LockClient locks;
-
-        Ours(String url) {
-            super("etcd", "ours", "reactive-locks", Role.OURS);
-            client = client(url);
-            locks = EtcdLocks.create(client, EtcdLockOptions.defaults(), LockOptions.defaults());
-        }
-
-        @Override
-        Mono<Void> cycle(String name, int worker) {
-            return locks.acquire(name).flatMap(Lease::release);
-        }
-
-        @Override
-        boolean supportsWaiting() {
-            return true;
-        }
-
-        @Override
-        Mono<Held> acquireWaiting(String name, int worker) {
-            return locks.acquire(name).map(l -> l::release);
-        }
-
-        @Override
-        public void close() {
-            locks.close().block(Duration.ofSeconds(30));
-            client.close();
-        }
+    /** reactive-locks on etcd, defaults, its own jetcd client. */
+    static Contender ours(String url) {
+        Client client = client(url);
+        return new Ours("etcd", EtcdLocks.create(client, EtcdLockOptions.defaults(), LockOptions.defaults()), client::close);
     }
 
     /**

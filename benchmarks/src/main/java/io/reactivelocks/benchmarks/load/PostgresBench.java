@@ -7,7 +7,6 @@ import io.r2dbc.spi.ConnectionFactories;
 import io.r2dbc.spi.ConnectionFactory;
 import io.r2dbc.spi.ConnectionFactoryMetadata;
 import io.r2dbc.spi.ConnectionFactoryOptions;
-import io.reactivelocks.Lease;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.r2dbc.PostgresLockBackend;
@@ -79,7 +78,7 @@ final class PostgresBench extends BackendBench {
 
     @Override
     List<Contender> contenders() {
-        return List.of(new Raw(pool()), new Ours(pool(), base), new ShedLock(pool()));
+        return List.of(new Raw(pool()), ours(pool(), base), new ShedLock(pool()));
     }
 
     @Override
@@ -236,39 +235,12 @@ final class PostgresBench extends BackendBench {
         }
     }
 
-    /** reactive-locks on PostgreSQL, defaults, on a pool it is given. */
-    static final class Ours extends Contender {
-        private final ConnectionPool pool;
-        private final LockClient locks;
-
-        Ours(ConnectionPool pool, ConnectionFactory listener) {
-            super("postgres", "ours", "reactive-locks", Role.OURS);
-            this.pool = pool;
-            PostgresLockBackend backend = PostgresLocks.backend(pool,
-                    PostgresLockOptions.builder().listenerConnectionFactory(listener).build());
-            this.locks = LockClient.create(backend, LockOptions.defaults());
-        }
-
-        @Override
-        Mono<Void> cycle(String name, int worker) {
-            return locks.acquire(name).flatMap(Lease::release);
-        }
-
-        @Override
-        boolean supportsWaiting() {
-            return true;
-        }
-
-        @Override
-        Mono<Held> acquireWaiting(String name, int worker) {
-            return locks.acquire(name).map(l -> l::release);
-        }
-
-        @Override
-        public void close() {
-            locks.close().block(Duration.ofSeconds(30));
-            pool.close().block(Duration.ofSeconds(10));
-        }
+    /** reactive-locks on PostgreSQL, defaults, on a pool it is given (closed with it). */
+    static Contender ours(ConnectionPool pool, ConnectionFactory listener) {
+        PostgresLockBackend backend = PostgresLocks.backend(pool,
+                PostgresLockOptions.builder().listenerConnectionFactory(listener).build());
+        return new Ours("postgres", LockClient.create(backend, LockOptions.defaults()),
+                () -> pool.close().block(Duration.ofSeconds(10)));
     }
 
     /**

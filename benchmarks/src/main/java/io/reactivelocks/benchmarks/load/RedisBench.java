@@ -5,8 +5,6 @@ import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.reactive.RedisReactiveCommands;
 import io.lettuce.core.api.sync.RedisCommands;
-import io.reactivelocks.Lease;
-import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.redis.RedisLockOptions;
 import io.reactivelocks.redis.RedisLocks;
@@ -69,7 +67,7 @@ final class RedisBench extends BackendBench {
 
     @Override
     List<Contender> contenders() {
-        return List.of(new Raw(url()), new Ours(url()), new RedissonLock(url(), false), new RedissonLock(url(), true));
+        return List.of(new Raw(url()), ours(url()), new RedissonLock(url(), false), new RedissonLock(url(), true));
     }
 
     @Override
@@ -231,37 +229,10 @@ final class RedisBench extends BackendBench {
         }
     }
 
-    /** reactive-locks on Redis, defaults (30 s lease, renewal every 10 s). */
-    static final class Ours extends Contender {
-        private final RedisClient client;
-        private final LockClient locks;
-
-        Ours(String url) {
-            super("redis", "ours", "reactive-locks", Role.OURS);
-            client = RedisClient.create(url);
-            locks = RedisLocks.create(client, RedisLockOptions.defaults(), LockOptions.defaults());
-        }
-
-        @Override
-        Mono<Void> cycle(String name, int worker) {
-            return locks.acquire(name).flatMap(Lease::release);
-        }
-
-        @Override
-        boolean supportsWaiting() {
-            return true;
-        }
-
-        @Override
-        Mono<Held> acquireWaiting(String name, int worker) {
-            return locks.acquire(name).map(l -> l::release);
-        }
-
-        @Override
-        public void close() {
-            locks.close().block(Duration.ofSeconds(30));
-            client.shutdown();
-        }
+    /** reactive-locks on Redis, defaults, its own client. */
+    static Contender ours(String url) {
+        RedisClient client = RedisClient.create(url);
+        return new Ours("redis", RedisLocks.create(client, RedisLockOptions.defaults(), LockOptions.defaults()), client::shutdown);
     }
 
     /** Redisson's RLock or RFencedLock, reactive API, lock(threadId)/unlock(threadId), watchdog on. */

@@ -1,7 +1,5 @@
 package io.reactivelocks.benchmarks.load;
 
-import io.reactivelocks.Lease;
-import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.spi.OwnerIds;
 import io.reactivelocks.test.server.ZooKeeperServer;
@@ -73,7 +71,7 @@ final class ZooKeeperBench extends BackendBench {
     @Override
     List<Contender> contenders() {
         String cs = server.connectString();
-        return List.of(new Raw(cs), new Ours(cs), new Mutex(cs));
+        return List.of(new Raw(cs), ours(cs), new Mutex(cs));
     }
 
     @Override
@@ -202,37 +200,11 @@ final class ZooKeeperBench extends BackendBench {
         }
     }
 
-    /** reactive-locks on ZooKeeper, defaults. */
-    static final class Ours extends Contender {
-        private final CuratorFramework client;
-        private final LockClient locks;
-
-        Ours(String connect) {
-            super("zookeeper", "ours", "reactive-locks", Role.OURS);
-            client = curator(connect);
-            locks = ZooKeeperLocks.create(client, ZooKeeperLockOptions.defaults(), LockOptions.defaults());
-        }
-
-        @Override
-        Mono<Void> cycle(String name, int worker) {
-            return locks.acquire(name).flatMap(Lease::release);
-        }
-
-        @Override
-        boolean supportsWaiting() {
-            return true;
-        }
-
-        @Override
-        Mono<Held> acquireWaiting(String name, int worker) {
-            return locks.acquire(name).map(l -> l::release);
-        }
-
-        @Override
-        public void close() {
-            locks.close().block(Duration.ofSeconds(30));
-            client.close();
-        }
+    /** reactive-locks on ZooKeeper, defaults, its own Curator client. */
+    static Contender ours(String connect) {
+        CuratorFramework client = curator(connect);
+        return new Ours("zookeeper", ZooKeeperLocks.create(client, ZooKeeperLockOptions.defaults(), LockOptions.defaults()),
+                client::close);
     }
 
     /** Curator's InterProcessMutex (blocking; one instance per name and thread, reused). */
