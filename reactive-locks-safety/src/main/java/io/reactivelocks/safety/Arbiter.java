@@ -91,15 +91,6 @@ public final class Arbiter implements AutoCloseable {
         return new ArrayList<>(log);
     }
 
-    /**
-     * @param name a lock name
-     * @return the register's current value
-     */
-    public synchronized long value(String name) {
-        Register r = registers.get(name);
-        return r == null ? 0 : r.value;
-    }
-
     private void accept() {
         while (!closed) {
             try {

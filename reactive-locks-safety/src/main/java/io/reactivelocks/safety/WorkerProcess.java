@@ -43,7 +43,6 @@ final class WorkerProcess {
     private final List<String> stderrTail = new ArrayList<>();
     private boolean ready;
     private boolean done;
-    private long acquisitions;
     private long renewals;
     private volatile boolean paused;
     private volatile boolean killed;
@@ -88,10 +87,6 @@ final class WorkerProcess {
         return id;
     }
 
-    long pid() {
-        return process.pid();
-    }
-
     private void read() {
         try (BufferedReader in = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
             String line;
@@ -129,7 +124,6 @@ final class WorkerProcess {
                 case "READY" -> ready = true;
                 case "DONE" -> {
                     done = true;
-                    acquisitions = Long.parseLong(p[1]);
                     renewals = Long.parseLong(p[2]);
                 }
                 case "G", "V" -> {
@@ -205,10 +199,6 @@ final class WorkerProcess {
     /** @return the names this worker holds now (by its own reports) */
     synchronized List<String> holding() {
         return new ArrayList<>(holding.keySet());
-    }
-
-    synchronized long acquisitions() {
-        return acquisitions;
     }
 
     synchronized long renewals() {
