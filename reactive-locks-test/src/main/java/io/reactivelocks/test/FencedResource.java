@@ -1,5 +1,6 @@
 package io.reactivelocks.test;
 
+import io.reactivelocks.fencing.Fencing;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -16,9 +17,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * storage side of Kleppmann's fencing argument). Thread-safe and non-blocking: each write decides
  * atomically per key (a {@link ConcurrentHashMap#compute} on that key only) and never waits on I/O.
  *
- * <p><b>Rule of the fenced resource</b> ({@link #fenced()}): a write for a key is accepted when its
- * token is greater than <em>or equal to</em> the highest token seen so far for that key, and rejected
- * when it is lower (a stale write). Equal is accepted because the same lease may write several times
+ * <p><b>Rule of the fenced resource</b> ({@link #fenced()}): the library's one rule,
+ * {@link Fencing#admits}: a write for a key is accepted when its token is greater than <em>or equal
+ * to</em> the highest token seen so far for that key, and rejected when it is lower (a stale write). Equal is accepted because the same lease may write several times
  * under one token; a lower token can only come from a holder whose lease was superseded. Rejected
  * writes change nothing. Keys are independent.
  *
@@ -97,7 +98,7 @@ public final class FencedResource {
         Objects.requireNonNull(value, "value");
         Write[] decided = new Write[1];
         keys.compute(key, (k, state) -> {
-            boolean stale = state != null && token < state.highestToken();
+            boolean stale = state != null && !Fencing.admits(state.highestToken(), token);
             boolean accept = !fenced || !stale;
             decided[0] = new Write(sequence.incrementAndGet(), k, token, value, accept, stale);
             log.add(decided[0]);
