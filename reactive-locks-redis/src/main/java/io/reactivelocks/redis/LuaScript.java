@@ -25,6 +25,7 @@ final class LuaScript {
     static final LuaScript INSPECT = load("inspect.lua");
     static final LuaScript RATCHET = load("ratchet.lua");
     static final LuaScript WINDOW = load("window.lua");
+    static final LuaScript FENCED_VALUE = load("fenced-value.lua");
     static final LuaScript TASK_REGISTER = load("task-register.lua");
     static final LuaScript TASK_CAPTURE = load("task-capture.lua");
     static final LuaScript TASK_RENEW = load("task-renew.lua");

@@ -12,6 +12,8 @@ import java.util.Objects;
  *   {prefix}{<tag>}:fence    the fencing counter (integer), with a long TTL refreshed on each grant
  *   {prefix}{<tag>}:events   the pub/sub channel of the lock ("acquired:&lt;token&gt;:&lt;owner&gt;", "released:&lt;owner&gt;")
  *   {prefix}{<tag>}:window   the window-lock sorted set (member = period in ms, score = last claimed window)
+ *   {prefix}{<tag>}:window:fence  the window claims' fencing counter (integer), with the fence TTL
+ *   {prefix}{<tag>}:value    a fenced value (hash: "value", "fence"; see {@link RedisFencedValues}), no TTL
  *
  *   for a task queue (see {@link RedisTaskQueue}; the task ids inside are encoded like the tag):
  *   {prefix}{<tag>}:queue:tasks    hash: task id -&gt; "&lt;state&gt;|&lt;retries&gt;|&lt;failures&gt;|&lt;captures&gt;|&lt;token&gt;|&lt;owner&gt;"
@@ -56,6 +58,14 @@ final class RedisKeys {
 
     String window(String name) {
         return base(name) + "window";
+    }
+
+    String windowFence(String name) {
+        return base(name) + "window:fence";
+    }
+
+    String fencedValue(String key) {
+        return base(key) + "value";
     }
 
     String tasks(String queue) {

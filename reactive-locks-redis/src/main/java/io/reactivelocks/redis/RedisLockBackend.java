@@ -254,7 +254,7 @@ public final class RedisLockBackend implements LockBackend {
         return close;
     }
 
-    // ---- for the quorum backend and the window lock
+    // ---- for the quorum backend, the window store and the fenced values
 
     /**
      * Quorum mode: raises this server's counter to {@code token} and rewrites the lock value with
@@ -288,6 +288,11 @@ public final class RedisLockBackend implements LockBackend {
     /** @return how many channels are subscribed or being (un)subscribed now (for tests) */
     int channelCount() {
         return channels.channelCount();
+    }
+
+    /** @return the command connection, opened on first use (for the fenced-value reads) */
+    Mono<StatefulRedisConnection<String, String>> commands() {
+        return commands.get();
     }
 
     /** Runs a script of this package on the command connection; one reply. */

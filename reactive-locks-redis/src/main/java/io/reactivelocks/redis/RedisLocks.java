@@ -3,6 +3,8 @@ package io.reactivelocks.redis;
 import io.lettuce.core.RedisClient;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
+import io.reactivelocks.fencing.FencedValues;
+import io.reactivelocks.window.WindowLock;
 import java.util.Objects;
 
 /**
@@ -57,9 +59,75 @@ public final class RedisLocks {
      * @param client       the application's Redis client
      * @param redisOptions key prefix, fencing counter lifetime, URI
      * @return a new backend, for {@link LockClient#create(io.reactivelocks.spi.LockBackend, LockOptions)},
-     *         {@link RedisWindowLock}, {@link RedisTaskQueue} or {@link RedisQuorumBackend}
+     *         {@link RedisTaskQueue} or {@link RedisQuorumBackend}
      */
     public static RedisLockBackend backend(RedisClient client, RedisLockOptions redisOptions) {
         return RedisLockBackend.create(client, redisOptions);
+    }
+
+    /**
+     * @param client the application's Redis client
+     * @return a window lock with {@link RedisLockOptions#defaults()} and {@link LockOptions#defaults()}
+     * @see #windowLock(RedisClient, RedisLockOptions, LockOptions)
+     */
+    public static WindowLock windowLock(RedisClient client) {
+        return windowLock(client, RedisLockOptions.defaults(), LockOptions.defaults());
+    }
+
+    /**
+     * A window lock on Redis: the window is {@code floor(server TIME in ms / period)}, decided by the
+     * server's clock in one script ({@code ZADD GT CH} of the window index, so the first caller of a
+     * window wins and a stored window never goes back); the claim's token comes from a per-name
+     * counter floored by the server's {@code TIME} in µs, like a lock's. The window key expires when
+     * its longest period's window ends. It opens its own command connection on first use and closes
+     * it with {@link WindowLock#close()}.
+     *
+     * @param client       the application's Redis client (not closed)
+     * @param redisOptions key prefix, fencing counter lifetime, URI
+     * @param options      request timeout, drift allowance and clock of the claims
+     * @return a window lock
+     */
+    public static WindowLock windowLock(RedisClient client, RedisLockOptions redisOptions, LockOptions options) {
+        Objects.requireNonNull(options, "options");
+        return WindowLock.create(new RedisWindowStore(RedisLockBackend.create(client, redisOptions), true), options);
+    }
+
+    /**
+     * A window lock sharing the command connection and key prefix of an existing backend (for
+     * instance one built over the application's own connections); {@link WindowLock#close()} leaves
+     * the backend open. Otherwise as {@link #windowLock(RedisClient, RedisLockOptions, LockOptions)}.
+     *
+     * @param backend the backend to share; its owner closes it
+     * @param options request timeout, drift allowance and clock of the claims
+     * @return a window lock
+     */
+    public static WindowLock windowLock(RedisLockBackend backend, LockOptions options) {
+        Objects.requireNonNull(backend, "backend");
+        Objects.requireNonNull(options, "options");
+        return WindowLock.create(new RedisWindowStore(backend, false), options);
+    }
+
+    /**
+     * @param client the application's Redis client
+     * @return fenced values with {@link RedisLockOptions#defaults()}
+     * @see #fencedValues(RedisClient, RedisLockOptions)
+     */
+    public static FencedValues fencedValues(RedisClient client) {
+        return fencedValues(client, RedisLockOptions.defaults());
+    }
+
+    /**
+     * Fenced values on Redis: each key is a hash holding the value beside its fence, and one script
+     * compares the writer's token with the fence and writes both atomically
+     * ({@link io.reactivelocks.fencing.Fencing#admits}). Keys live under the key prefix, without
+     * TTL. It opens its own command connection on first use and closes it with
+     * {@link FencedValues#close()}.
+     *
+     * @param client       the application's Redis client (not closed)
+     * @param redisOptions key prefix, URI
+     * @return fenced values
+     */
+    public static FencedValues fencedValues(RedisClient client, RedisLockOptions redisOptions) {
+        return new RedisFencedValues(RedisLockBackend.create(client, redisOptions));
     }
 }

@@ -23,9 +23,9 @@ import io.reactivelocks.redis.RedisLockOptions;
 import io.reactivelocks.redis.RedisLocks;
 import io.reactivelocks.redis.RedisQuorumBackend;
 import io.reactivelocks.redis.RedisTaskQueue;
-import io.reactivelocks.redis.RedisWindowLock;
 import io.reactivelocks.test.fault.FaultProxy;
 import io.reactivelocks.test.server.RedisServer;
+import io.reactivelocks.window.WindowLock;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -249,13 +249,15 @@ class RedisBadInputTest {
 
     @Test
     void windowPeriodBelowOneMillisecondOrNullIsRejected() {
-        RedisWindowLock window = RedisWindowLock.create(goodBackend);
+        WindowLock window = RedisLocks.windowLock(goodBackend, LockOptions.defaults());
         for (Duration bad : List.of(Duration.ZERO, Duration.ofMillis(-1), Duration.ofNanos(999_999))) {
             rejectedAtCall(IllegalArgumentException.class, () -> window.tryClaim("job", bad), "period must be at least 1 ms");
         }
+        rejectedAtCall(IllegalArgumentException.class, () -> window.tryClaim("job", Duration.ofNanos(1_000_001)),
+                "period must be a whole number of milliseconds");
         rejectedAtCall(NullPointerException.class, () -> window.tryClaim("job", null), "period");
         rejectedAtCall(IllegalArgumentException.class, () -> window.tryClaim("", Duration.ofHours(1)), "name must not be empty");
-        rejectedAtCall(NullPointerException.class, () -> RedisWindowLock.create(null), "backend");
+        rejectedAtCall(NullPointerException.class, () -> RedisLocks.windowLock((RedisLockBackend) null, LockOptions.defaults()), "backend");
     }
 
     @Test

@@ -10,9 +10,10 @@ import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.redis.RedisLockBackend;
 import io.reactivelocks.redis.RedisLockOptions;
-import io.reactivelocks.redis.RedisWindowLock;
-import io.reactivelocks.redis.WindowClaim;
+import io.reactivelocks.redis.RedisLocks;
 import io.reactivelocks.spi.OwnerIds;
+import io.reactivelocks.window.WindowClaim;
+import io.reactivelocks.window.WindowLock;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;
 import io.vertx.core.Promise;
@@ -32,7 +33,7 @@ import reactor.core.scheduler.Scheduler;
  * A Vert.x verticle that, on its event loop and without ever blocking it:
  * <ul>
  *   <li>runs a job <b>at most once per window across all instances</b>: a periodic timer tries
- *       {@link RedisWindowLock#tryClaim(String, Duration)} every {@link ServiceOptions#tickInterval()};
+ *       {@link WindowLock#tryClaim(String, Duration)} every {@link ServiceOptions#tickInterval()};
  *       the instance whose claim wins runs the job for that window, the others get nothing;</li>
  *   <li><b>elects a leader</b>: every instance subscribes to {@link LockClient#hold(String)} on
  *       {@link ServiceOptions#leaderLock()}; the one holding it leads ({@link #isLeader()}). When
@@ -65,7 +66,7 @@ public final class VertxLockService extends VerticleBase {
     private Scheduler onContext;
     private Connections connections;
     private LockClient locks;
-    private RedisWindowLock windowLock;
+    private WindowLock windowLock;
     private long timerId = -1;
     private boolean claiming;
     private boolean stopped;
@@ -137,13 +138,14 @@ public final class VertxLockService extends VerticleBase {
         }
         // one backend for both lock kinds; it leaves the connections open, stop() closes them
         RedisLockBackend backend = RedisLockBackend.create(commands, pubSub, RedisLockOptions.defaults());
-        LockClient client = LockClient.create(backend, LockOptions.builder().leaseTime(options.leaseTime()).build());
-        return new Connections(commands, pubSub, client, RedisWindowLock.create(backend));
+        LockOptions lockOptions = LockOptions.builder().leaseTime(options.leaseTime()).build();
+        LockClient client = LockClient.create(backend, lockOptions);
+        return new Connections(commands, pubSub, client, RedisLocks.windowLock(backend, lockOptions));
     }
 
     private record Connections(StatefulRedisConnection<String, String> commands,
                                StatefulRedisPubSubConnection<String, String> pubSub,
-                               LockClient locks, RedisWindowLock windowLock) {
+                               LockClient locks, WindowLock windowLock) {
 
         Mono<Void> close() {
             return Mono.when(Mono.fromCompletionStage(commands::closeAsync), Mono.fromCompletionStage(pubSub::closeAsync));

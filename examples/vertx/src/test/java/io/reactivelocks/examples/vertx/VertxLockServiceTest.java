@@ -5,7 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
-import io.reactivelocks.redis.WindowClaim;
+import io.reactivelocks.window.WindowClaim;
 import io.reactivelocks.test.server.RedisServer;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;
