@@ -3,6 +3,7 @@ package io.reactivelocks.r2dbc;
 import io.r2dbc.spi.Connection;
 import io.r2dbc.spi.ConnectionFactory;
 import io.r2dbc.spi.Statement;
+import io.reactivelocks.fencing.Fencing;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -17,12 +18,14 @@ import reactor.core.publisher.Mono;
  * statement,
  *
  * <pre>{@code
- * UPDATE "schema"."table" SET "col" = $1, ..., "fence" = $n WHERE "key" = $k AND ("fence" IS NULL OR "fence" < $n)
+ * UPDATE "schema"."table" SET "col" = $1, ..., "fence" = $n WHERE "key" = $k AND ("fence" IS NULL OR "fence" <= $n)
  * }</pre>
  *
- * so a writer whose lease was lost (a paused process, a lease that expired while the write was in
- * flight) and whose token has since been superseded is rejected by the database itself — the
- * guarantee the lock alone cannot give (Kleppmann). Table and column names are checked as SQL
+ * on the library's one fencing rule ({@link Fencing#admits}): a writer whose lease was lost (a
+ * paused process, a lease that expired while the write was in flight) and whose token has since
+ * been superseded is rejected by the database itself — the guarantee the lock alone cannot give
+ * (Kleppmann) — while the holder of the current lease may write the row as often as it needs
+ * under its one token. Table and column names are checked as SQL
  * identifiers; the key, the values and the token are bind parameters.
  *
  * <pre>{@code
@@ -30,6 +33,10 @@ import reactor.core.publisher.Mono;
  * locks.withLock("account:" + id, lease -> accounts.write(id, "balance", newBalance, lease.token()))
  *      .flatMap(accepted -> accepted ? Mono.just(ok) : Mono.error(new StaleWriteException()));
  * }</pre>
+ *
+ * <p>This helper writes columns of an application's own rows (it never inserts: the row is the
+ * application's), so it is not a {@link io.reactivelocks.fencing.FencedValues}; for a fenced
+ * key/value resource on PostgreSQL use {@link PostgresLocks#fencedValues}.
  *
  * <p>Immutable and thread-safe; {@code in}/{@code fenceColumn} return changed copies.
  */
@@ -79,7 +86,8 @@ public final class FencedWrites {
     }
 
     /**
-     * Writes one column of the row {@code key} if {@code token} is greater than the row's fence.
+     * Writes one column of the row {@code key} if {@link Fencing#admits} {@code token} against the
+     * row's fence (at least the fence).
      *
      * @param key    the row's key value (bound)
      * @param column the column to set; an SQL identifier
@@ -94,8 +102,9 @@ public final class FencedWrites {
     }
 
     /**
-     * Writes columns of the row {@code key} if {@code token} is greater than the row's fence (a
-     * {@code NULL} fence accepts any token), and stores {@code token} as the new fence — in one
+     * Writes columns of the row {@code key} if {@link Fencing#admits} {@code token} against the
+     * row's fence (equal or greater; a {@code NULL} fence accepts any token), and stores
+     * {@code token} as the new fence — in one
      * statement, so the check and the write are atomic. On subscribe it runs once; cancel returns
      * the connection (a statement already sent still completes); errors are the driver's
      * {@code R2dbcException}s, unchanged (this is the application's table, not the lock store).
@@ -103,8 +112,8 @@ public final class FencedWrites {
      * @param key     the row's key value (bound)
      * @param columns the columns to set and their values (bound; not null); at least one; iteration order is kept
      * @param token   the writer's fencing token, e.g. {@code lease.token()}
-     * @return {@code true} when the write was accepted, {@code false} when the row carries an equal
-     *         or greater token (a newer writer got there) or does not exist
+     * @return {@code true} when the write was accepted, {@code false} when the row carries a
+     *         greater token (a newer writer got there) or does not exist
      * @throws NullPointerException     when the key, the map, a column or a value is null
      * @throws IllegalArgumentException when there is no column, a column is not an SQL identifier,
      *                                  or a column is the key or the fence column
@@ -151,7 +160,7 @@ public final class FencedWrites {
         int tokenParam = p++;
         sql.append(fence).append(" = $").append(tokenParam)
                 .append(" WHERE ").append(SqlIdentifiers.quote(keyColumn)).append(" = $").append(p)
-                .append(" AND (").append(fence).append(" IS NULL OR ").append(fence).append(" < $").append(tokenParam).append(')');
+                .append(" AND (").append(fence).append(" IS NULL OR ").append(fence).append(" <= $").append(tokenParam).append(')');
         return sql.toString();
     }
 

@@ -3,6 +3,8 @@ package io.reactivelocks.r2dbc;
 import io.r2dbc.spi.ConnectionFactory;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
+import io.reactivelocks.fencing.FencedValues;
+import io.reactivelocks.window.WindowLock;
 import java.util.Objects;
 
 /**
@@ -59,9 +61,76 @@ public final class PostgresLocks {
      * @param factory         an r2dbc-postgresql connection factory or an r2dbc-pool {@code ConnectionPool}
      * @param postgresOptions tables, channel, schema creation, pool and listener settings
      * @return a new backend, for {@link LockClient#create(io.reactivelocks.spi.LockBackend, LockOptions)},
-     *         {@link PostgresLockBackend#migrate()} or {@link PostgresWindowLock}
+     *         {@link PostgresLockBackend#migrate()} or {@link #windowLock(PostgresLockBackend, LockOptions)}
      */
     public static PostgresLockBackend backend(ConnectionFactory factory, PostgresLockOptions postgresOptions) {
         return PostgresLockBackend.create(factory, postgresOptions);
+    }
+
+    /**
+     * @param factory an r2dbc-postgresql connection factory or an r2dbc-pool {@code ConnectionPool}
+     * @return a window lock with {@link PostgresLockOptions#defaults()} and {@link LockOptions#defaults()}
+     * @see #windowLock(ConnectionFactory, PostgresLockOptions, LockOptions)
+     */
+    public static WindowLock windowLock(ConnectionFactory factory) {
+        return windowLock(factory, PostgresLockOptions.defaults(), LockOptions.defaults());
+    }
+
+    /**
+     * A window lock on PostgreSQL: the window is {@code floor(server epoch / period)} by the server's
+     * {@code now()}; one conditional upsert per claim only advances the stored window of
+     * {@code (name, period)} (the first caller of a window wins, a stored window never goes back);
+     * the token comes from the lock sequence. One row per name and period in
+     * {@link PostgresLockOptions#windowTable()}, created with the schema. Closing the window lock
+     * closes the pool its backend created (a pool passed in stays the application's).
+     *
+     * @param factory         an r2dbc-postgresql connection factory or an r2dbc-pool {@code ConnectionPool}
+     * @param postgresOptions tables, schema creation, pool settings
+     * @param options         request timeout, drift allowance and clock of the claims
+     * @return a window lock
+     */
+    public static WindowLock windowLock(ConnectionFactory factory, PostgresLockOptions postgresOptions, LockOptions options) {
+        Objects.requireNonNull(options, "options");
+        return WindowLock.create(new PostgresWindowStore(backend(factory, postgresOptions), true), options);
+    }
+
+    /**
+     * A window lock sharing the connections and tables of an existing backend; {@link WindowLock#close()}
+     * leaves the backend open. Otherwise as {@link #windowLock(ConnectionFactory, PostgresLockOptions, LockOptions)}.
+     *
+     * @param backend the backend to share; its owner closes it
+     * @param options request timeout, drift allowance and clock of the claims
+     * @return a window lock
+     */
+    public static WindowLock windowLock(PostgresLockBackend backend, LockOptions options) {
+        Objects.requireNonNull(backend, "backend");
+        Objects.requireNonNull(options, "options");
+        return WindowLock.create(new PostgresWindowStore(backend, false), options);
+    }
+
+    /**
+     * @param factory an r2dbc-postgresql connection factory or an r2dbc-pool {@code ConnectionPool}
+     * @return fenced values with {@link PostgresLockOptions#defaults()}
+     * @see #fencedValues(ConnectionFactory, PostgresLockOptions)
+     */
+    public static FencedValues fencedValues(ConnectionFactory factory) {
+        return fencedValues(factory, PostgresLockOptions.defaults());
+    }
+
+    /**
+     * Fenced values in a PostgreSQL table, {@code <schema>.<lock table>_fenced_values} (by default
+     * {@code public.reactive_locks_fenced_values}; created on first use unless
+     * {@link PostgresLockOptions#createSchemaOnFirstUse()} is off): one row per key with the value
+     * beside its fence, written by one upsert whose {@code WHERE fence <= token} is
+     * {@link io.reactivelocks.fencing.Fencing#admits}. For columns of the application's own rows use
+     * {@link FencedWrites}. Closing it closes the pool it created (a pool passed in stays the
+     * application's).
+     *
+     * @param factory         an r2dbc-postgresql connection factory or an r2dbc-pool {@code ConnectionPool}
+     * @param postgresOptions schema, table prefix, schema creation, pool settings
+     * @return fenced values
+     */
+    public static FencedValues fencedValues(ConnectionFactory factory, PostgresLockOptions postgresOptions) {
+        return new PostgresFencedValues(backend(factory, postgresOptions));
     }
 }

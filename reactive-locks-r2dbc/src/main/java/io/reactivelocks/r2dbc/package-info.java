@@ -9,8 +9,9 @@
  *   <li>{@link io.reactivelocks.r2dbc.PostgresLockBackend} — the {@code LockBackend}; {@code migrate()},
  *       {@code purgeExpired()}.</li>
  *   <li>{@link io.reactivelocks.r2dbc.PostgresLockOptions} — schema and table names, channel, pool and listener settings.</li>
- *   <li>{@link io.reactivelocks.r2dbc.PostgresWindowLock} — at most one claim per name and period.</li>
- *   <li>{@link io.reactivelocks.r2dbc.FencedWrites} — {@code UPDATE ... WHERE fence < :token}.</li>
+ *   <li>{@code PostgresLocks.windowLock} — the core {@code WindowLock}: at most one claim per name and period.</li>
+ *   <li>{@code PostgresLocks.fencedValues} — the core {@code FencedValues}: a fenced key/value table.</li>
+ *   <li>{@link io.reactivelocks.r2dbc.FencedWrites} — {@code UPDATE ... WHERE fence <= :token} on the application's rows.</li>
  *   <li>{@link io.reactivelocks.r2dbc.PostgresTaskQueue} — task capture: demand-driven
  *       {@code FOR UPDATE SKIP LOCKED} captures handing out {@link io.reactivelocks.r2dbc.TaskClaim}s
  *       (fenced, expiring, renewable), retries, dead tasks, {@link io.reactivelocks.r2dbc.TaskStatus}.</li>

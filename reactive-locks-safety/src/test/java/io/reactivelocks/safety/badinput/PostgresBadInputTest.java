@@ -14,13 +14,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.r2dbc.postgresql.PostgresqlConnectionFactory;
 import io.r2dbc.spi.Connection;
 import io.reactivelocks.LockClient;
+import io.reactivelocks.LockOptions;
 import io.reactivelocks.r2dbc.PostgresLockBackend;
 import io.reactivelocks.r2dbc.PostgresLockOptions;
 import io.reactivelocks.r2dbc.PostgresLocks;
 import io.reactivelocks.r2dbc.PostgresTaskQueue;
-import io.reactivelocks.r2dbc.PostgresWindowLock;
 import io.reactivelocks.test.fault.FaultProxy;
 import io.reactivelocks.test.server.PostgresServer;
+import io.reactivelocks.window.WindowLock;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
@@ -210,7 +211,7 @@ class PostgresBadInputTest {
 
     @Test
     void windowPeriodBelowOneMillisecondOrNullIsRejected() {
-        PostgresWindowLock window = PostgresWindowLock.create(goodBackend);
+        WindowLock window = PostgresLocks.windowLock(goodBackend, LockOptions.defaults());
         for (Duration bad : List.of(Duration.ZERO, Duration.ofMillis(-1), Duration.ofNanos(999_999))) {
             rejectedAtCall(IllegalArgumentException.class, () -> window.tryClaim("job", bad), "period must be at least 1 ms");
         }
