@@ -58,7 +58,7 @@ public class LockConfiguration {
 
     /**
      * Fenced writes to {@code stock}: {@code UPDATE stock SET ... , fence = $token WHERE sku = $k
-     * AND (fence IS NULL OR fence < $token)}.
+     * AND (fence IS NULL OR fence <= $token)}: a lower token is refused, the lease's own token may write again.
      *
      * @param connectionFactory Spring Boot's connection factory
      * @return fenced writes on the {@code stock} table keyed by {@code sku}

@@ -43,8 +43,9 @@ public class StockRepository {
     }
 
     /**
-     * Sets {@code available} if {@code token} is greater than the row's fence, and stores the token as
-     * the new fence (one statement, {@link FencedWrites#write(Object, String, Object, long)}).
+     * Sets {@code available} if {@code token} is at least the row's fence (the library's one rule,
+     * {@code Fencing.admits}), and stores the token as the new fence (one statement,
+     * {@link FencedWrites#write(Object, String, Object, long)}).
      *
      * @param sku       the stock keeping unit
      * @param available the new value
@@ -56,8 +57,8 @@ public class StockRepository {
     }
 
     /**
-     * Creates the row or, if {@code token} is greater than its fence, overwrites it: one fenced
-     * {@code INSERT ... ON CONFLICT DO UPDATE ... WHERE fence < token}.
+     * Creates the row or, if {@code token} is at least its fence, overwrites it: one fenced
+     * {@code INSERT ... ON CONFLICT DO UPDATE ... WHERE fence <= token} (the rule of {@code Fencing.admits}).
      *
      * @param sku       the stock keeping unit
      * @param available the value
@@ -67,7 +68,7 @@ public class StockRepository {
     public Mono<Boolean> upsert(String sku, long available, long token) {
         return db.sql("INSERT INTO stock (sku, available, fence) VALUES (:sku, :available, :token)"
                         + " ON CONFLICT (sku) DO UPDATE SET available = EXCLUDED.available, fence = EXCLUDED.fence"
-                        + " WHERE stock.fence IS NULL OR stock.fence < EXCLUDED.fence")
+                        + " WHERE stock.fence IS NULL OR stock.fence <= EXCLUDED.fence")
                 .bind("sku", sku)
                 .bind("available", available)
                 .bind("token", token)
