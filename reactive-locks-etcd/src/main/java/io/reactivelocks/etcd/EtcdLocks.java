@@ -3,7 +3,9 @@ package io.reactivelocks.etcd;
 import io.etcd.jetcd.Client;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
+import io.reactivelocks.window.WindowLock;
 import java.util.Objects;
+import reactor.core.scheduler.Schedulers;
 
 /**
  * Entry point: lock clients on etcd.
@@ -17,7 +19,8 @@ import java.util.Objects;
  * <p>Every factory returns at once: nothing is sent to etcd before the first operation is
  * subscribed. Closing the returned client releases its leases, revokes the backend's session
  * lease and — only for {@link #connect} — closes the jetcd client; a {@link Client} passed in
- * stays the application's to close. For leader election see {@link EtcdLeaderElection}.
+ * stays the application's to close. For leader election see {@link EtcdLeaderElection}; for
+ * window locks {@link #windowLock(Client, EtcdLockOptions, LockOptions)}.
  */
 public final class EtcdLocks {
 
@@ -80,6 +83,38 @@ public final class EtcdLocks {
      */
     public static EtcdLockBackend backend(Client client, EtcdLockOptions etcdOptions) {
         return EtcdLockBackend.create(client, etcdOptions);
+    }
+
+    /**
+     * @param client the application's jetcd client (not closed by the window lock)
+     * @return a window lock with {@link EtcdLockOptions#defaults()} and {@link LockOptions#defaults()}
+     * @see #windowLock(Client, EtcdLockOptions, LockOptions)
+     */
+    public static WindowLock windowLock(Client client) {
+        return windowLock(client, EtcdLockOptions.defaults(), LockOptions.defaults());
+    }
+
+    /**
+     * A window lock on etcd: one key per name and period under {@code <prefix>-window} holds the last
+     * claimed window index, and a claim is one transaction that puts this window's index only if the
+     * stored one is lower (the first caller of a window wins, a stored window never goes back); the
+     * token is the put's revision. etcd has no clock a transaction can read, so the window index
+     * comes from this client's wall clock ({@code options.scheduler()}'s {@code now}, else the system
+     * clock): at most one claim per window index holds whatever the clocks do, but window boundaries
+     * are as good as the fleet's clock synchronization (keep it well under a period).
+     *
+     * @param client      the application's jetcd client (not closed by the window lock)
+     * @param etcdOptions the key prefix (window keys live under {@code <prefix>-window})
+     * @param options     request timeout, drift allowance, clock of the claims; its scheduler's
+     *                    {@code now} decides the window when set
+     * @return a window lock
+     */
+    public static WindowLock windowLock(Client client, EtcdLockOptions etcdOptions, LockOptions options) {
+        Objects.requireNonNull(client, "client");
+        Objects.requireNonNull(etcdOptions, "etcdOptions");
+        Objects.requireNonNull(options, "options");
+        return WindowLock.create(new EtcdWindowStore(client, false, etcdOptions.prefix() + "-window",
+                options.scheduler() != null ? options.scheduler() : Schedulers.parallel()), options);
     }
 
     static EtcdLockOptions withTtl(EtcdLockOptions etcdOptions, LockOptions options) {
