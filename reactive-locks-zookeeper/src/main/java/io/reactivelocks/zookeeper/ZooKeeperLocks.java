@@ -2,6 +2,7 @@ package io.reactivelocks.zookeeper;
 
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
+import io.reactivelocks.window.WindowLock;
 import java.util.Objects;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.imps.CuratorFrameworkState;
@@ -77,6 +78,37 @@ public final class ZooKeeperLocks {
         ZooKeeperLockBackend.checkConnectString(client); // before start(): do not let Curator try a malformed one
         started(client);
         return ZooKeeperLockBackend.create(client, zkOptions);
+    }
+
+    /**
+     * @param client the application's Curator client (started here if it was not yet; not closed)
+     * @return a window lock with {@link ZooKeeperLockOptions#defaults()} and {@link LockOptions#defaults()}
+     * @see #windowLock(CuratorFramework, ZooKeeperLockOptions, LockOptions)
+     */
+    public static WindowLock windowLock(CuratorFramework client) {
+        return windowLock(client, ZooKeeperLockOptions.defaults(), LockOptions.defaults());
+    }
+
+    /**
+     * A window lock on ZooKeeper, decided by the server's clock: one persistent node per name and
+     * period under {@code <root>-window}; each claim is one versioned write, and the window is
+     * {@code floor(mtime / period)} of that write (the leader stamps {@code mtime}), claimed when it
+     * is above every window claimed before, so at most one claim per window holds even if the
+     * leader's clock steps back. The token is the write's {@code mzxid}. Every attempt is a write.
+     *
+     * @param client    the application's Curator client (started here if it was not yet; not closed)
+     * @param zkOptions the root (window nodes live under {@code <root>-window}) and the ACL of new nodes
+     * @param options   request timeout, drift allowance and clock of the claims
+     * @return a window lock
+     * @throws IllegalArgumentException when the client was closed, or its connect string is malformed
+     */
+    public static WindowLock windowLock(CuratorFramework client, ZooKeeperLockOptions zkOptions, LockOptions options) {
+        Objects.requireNonNull(client, "client");
+        Objects.requireNonNull(zkOptions, "zkOptions");
+        Objects.requireNonNull(options, "options");
+        ZooKeeperLockBackend.checkConnectString(client);
+        started(client);
+        return WindowLock.create(new ZooKeeperWindowStore(client, false, zkOptions.root() + "-window", zkOptions.acl()), options);
     }
 
     static CuratorFramework started(CuratorFramework client) {
