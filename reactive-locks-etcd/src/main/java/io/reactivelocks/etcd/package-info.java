@@ -5,5 +5,9 @@
  * fencing tokens, each waiter watching only its predecessor);
  * {@link io.reactivelocks.etcd.EtcdLeaderElection} runs leader elections on the same recipe.
  * Connection, authentication and TLS settings are in {@link io.reactivelocks.etcd.EtcdConnectionOptions}.
+ *
+ * <p>Window locks (the core {@code WindowLock}, from {@code EtcdLocks.windowLock}) are one
+ * conditional put per claim; the window index comes from the client's clock, since etcd has none
+ * a transaction can read.
  */
 package io.reactivelocks.etcd;

@@ -6,5 +6,8 @@
  * ZooKeeper session is the lease); {@link io.reactivelocks.zookeeper.ZooKeeperLeaderElection}
  * runs leader elections on the same recipe. Root, ACL and timing settings are in
  * {@link io.reactivelocks.zookeeper.ZooKeeperLockOptions}.
+ *
+ * <p>Window locks (the core {@code WindowLock}, from {@code ZooKeeperLocks.windowLock}) are one
+ * versioned write per claim, the window taken from the write's server-stamped {@code mtime}.
  */
 package io.reactivelocks.zookeeper;

@@ -9,6 +9,8 @@ import io.r2dbc.spi.ConnectionFactory;
 import io.reactivelocks.Lease;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.test.server.PostgresServer;
+import io.reactivelocks.window.WindowClaim;
+import io.reactivelocks.window.WindowLock;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterAll;
@@ -67,6 +69,19 @@ class PostgresAutoConfigurationTest {
                     .expectComplete()
                     .verify(TIMEOUT);
             assertThat(tableExists("boot_locks")).isTrue();
+        });
+    }
+
+    @Test
+    void aWindowLockBeanClaimsInTheConfiguredSchemaOncePerWindow() {
+        runner().run(context -> {
+            assertThat(context).hasSingleBean(WindowLock.class);
+            WindowLock windows = context.getBean(WindowLock.class);
+            String job = "job-" + java.util.UUID.randomUUID();
+            WindowClaim claim = windows.tryClaim(job, Duration.ofHours(1)).block(TIMEOUT);
+            assertThat(claim).isNotNull();
+            assertThat(claim.token()).isPositive();
+            assertThat(windows.tryClaim(job, Duration.ofHours(1)).blockOptional(TIMEOUT)).isEmpty();
         });
     }
 

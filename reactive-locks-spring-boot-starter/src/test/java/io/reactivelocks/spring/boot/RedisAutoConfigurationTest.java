@@ -11,6 +11,8 @@ import io.reactivelocks.LockListener;
 import io.reactivelocks.micrometer.MicrometerLockListener;
 import io.reactivelocks.redis.RedisLocks;
 import io.reactivelocks.test.server.RedisServer;
+import io.reactivelocks.window.WindowClaim;
+import io.reactivelocks.window.WindowLock;
 import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicReference;
@@ -82,6 +84,26 @@ class RedisAutoConfigurationTest {
     }
 
     @Test
+    void aWindowLockBeanClaimsOnTheSameRedisOncePerWindow() {
+        runner().run(context -> {
+            assertThat(context).hasSingleBean(WindowLock.class);
+            WindowLock windows = context.getBean(WindowLock.class);
+            String job = "job-" + UUID.randomUUID();
+            WindowClaim claim = windows.tryClaim(job, Duration.ofHours(1)).block(TIMEOUT);
+            assertThat(claim).isNotNull();
+            assertThat(claim.token()).isPositive();
+            assertThat(windows.tryClaim(job, Duration.ofHours(1)).blockOptional(TIMEOUT)).isEmpty();
+        });
+    }
+
+    @Test
+    void anApplicationsOwnWindowLockWins() {
+        WindowLock own = WindowLock.create(new io.reactivelocks.local.LocalWindowStore());
+        runner().withBean(WindowLock.class, () -> own).run(context ->
+                assertThat(context.getBean(WindowLock.class)).isSameAs(own));
+    }
+
+    @Test
     void closingTheContextReleasesTheClientsLeases() {
         AtomicReference<Lease> held = new AtomicReference<>();
         runner().run(context -> held.set(context.getBean(LockClient.class).acquire("kept").block(TIMEOUT)));
@@ -98,7 +120,9 @@ class RedisAutoConfigurationTest {
                         () -> new LettuceConnectionFactory(new RedisStandaloneConfiguration(server.host(), server.port())))
                 .withPropertyValues("reactive-locks.redis.key-prefix=" + prefix, "reactive-locks.lease-time=10s")
                 .run(context -> {
-                    assertThat(context).hasNotFailed().hasSingleBean(LockClient.class);
+                    assertThat(context).hasNotFailed().hasSingleBean(LockClient.class).hasSingleBean(WindowLock.class);
+                    assertThat(context.getBean(WindowLock.class).tryClaim("data-redis-job-" + UUID.randomUUID(), Duration.ofHours(1))
+                            .blockOptional(TIMEOUT)).isPresent();
                     LockClient locks = context.getBean(LockClient.class);
                     StepVerifier.create(locks.withLock("order:7", lease -> Mono.just(lease.token())))
                             .assertNext(token -> assertThat(token).isPositive())
