@@ -1,5 +1,6 @@
 package io.reactivelocks.safety;
 
+import io.reactivelocks.fencing.Fencing;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -132,7 +133,7 @@ public final class Arbiter implements AutoCloseable {
         Register r = registers.computeIfAbsent(name, n -> new Register());
         long seq = log.size();
         long now = System.nanoTime();
-        if (token < r.highest) {
+        if (!Fencing.admits(r.highest, token)) {
             long value = write ? Long.parseLong(p[4]) : -1;
             boolean valid = write && p[5].equals("1");
             log.add(new Op(seq, now, write, name, token, worker, value, false, valid, -1));

@@ -5,6 +5,7 @@ import io.reactivelocks.LockException;
 import io.reactivelocks.LockLostException;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.LockTimeoutException;
+import io.reactivelocks.fencing.Fencing;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -349,7 +350,7 @@ public final class Demo {
 
         synchronized boolean write(String account, long token, long balance) {
             long[] r = rows.computeIfAbsent(account, k -> new long[] {0, Long.MIN_VALUE, 0});
-            if (token < r[1]) {
+            if (!Fencing.admits(r[1], token)) {
                 staleRejected.incrementAndGet();
                 return false;
             }
