@@ -95,6 +95,16 @@ public final class EtcdLocks {
     }
 
     /**
+     * @param client the application's client
+     * @param options request timeout, drift allowance and clock of the claims
+     * @return a window lock with {@link EtcdLockOptions#defaults()}
+     * @see #windowLock(Client, EtcdLockOptions, LockOptions)
+     */
+    public static WindowLock windowLock(Client client, LockOptions options) {
+        return windowLock(client, EtcdLockOptions.defaults(), options);
+    }
+
+    /**
      * A window lock on etcd: one key per name and period under {@code <prefix>-window} holds the last
      * claimed window index, and a claim is one transaction that puts this window's index only if the
      * stored one is lower (the first caller of a window wins, a stored window never goes back); the

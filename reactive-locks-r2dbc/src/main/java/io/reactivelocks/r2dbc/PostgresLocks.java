@@ -77,6 +77,16 @@ public final class PostgresLocks {
     }
 
     /**
+     * @param factory the application's connection factory
+     * @param options request timeout, drift allowance and clock of the claims
+     * @return a window lock with {@link PostgresLockOptions#defaults()}
+     * @see #windowLock(ConnectionFactory, PostgresLockOptions, LockOptions)
+     */
+    public static WindowLock windowLock(ConnectionFactory factory, LockOptions options) {
+        return windowLock(factory, PostgresLockOptions.defaults(), options);
+    }
+
+    /**
      * A window lock on PostgreSQL: the window is {@code floor(server epoch / period)} by the server's
      * {@code now()}; one conditional upsert per claim only advances the stored window of
      * {@code (name, period)} (the first caller of a window wins, a stored window never goes back);

@@ -75,6 +75,16 @@ public final class RedisLocks {
     }
 
     /**
+     * @param client the application's client
+     * @param options request timeout, drift allowance and clock of the claims
+     * @return a window lock with {@link RedisLockOptions#defaults()}
+     * @see #windowLock(RedisClient, RedisLockOptions, LockOptions)
+     */
+    public static WindowLock windowLock(RedisClient client, LockOptions options) {
+        return windowLock(client, RedisLockOptions.defaults(), options);
+    }
+
+    /**
      * A window lock on Redis: the window is {@code floor(server TIME in ms / period)}, decided by the
      * server's clock in one script ({@code ZADD GT CH} of the window index, so the first caller of a
      * window wins and a stored window never goes back); the claim's token comes from a per-name

@@ -90,6 +90,16 @@ public final class ZooKeeperLocks {
     }
 
     /**
+     * @param client the application's client
+     * @param options request timeout, drift allowance and clock of the claims
+     * @return a window lock with {@link ZooKeeperLockOptions#defaults()}
+     * @see #windowLock(CuratorFramework, ZooKeeperLockOptions, LockOptions)
+     */
+    public static WindowLock windowLock(CuratorFramework client, LockOptions options) {
+        return windowLock(client, ZooKeeperLockOptions.defaults(), options);
+    }
+
+    /**
      * A window lock on ZooKeeper, decided by the server's clock: one persistent node per name and
      * period under {@code <root>-window}; each claim is one versioned write, and the window is
      * {@code floor(mtime / period)} of that write (the leader stamps {@code mtime}), claimed when it
