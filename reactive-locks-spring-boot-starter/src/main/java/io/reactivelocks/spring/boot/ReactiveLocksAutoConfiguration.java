@@ -18,7 +18,8 @@ import org.springframework.context.annotation.Import;
  *       {@code postgres};</li>
  *   <li>else no client; the condition evaluation report ({@code --debug}) says which bean was missing.</li>
  * </ol>
- * Options come from {@link ReactiveLocksProperties}. The client reports to the application's single
+ * Next to the client, a {@link io.reactivelocks.election.LeaderElection} bean on it (unless the application defines
+ * one). Options come from {@link ReactiveLocksProperties}. The client reports to the application's single
  * {@code io.reactivelocks.LockListener} bean if it defines one, and to Micrometer when a {@code MeterRegistry} bean
  * and {@code reactive-locks-micrometer} are present. Nothing connects at startup; the client is closed (its leases
  * released) when the context stops, after a web server's graceful shutdown and before Spring Data Redis's connection
@@ -30,7 +31,7 @@ import org.springframework.context.annotation.Import;
 @ConditionalOnClass(LockClient.class)
 @EnableConfigurationProperties(ReactiveLocksProperties.class)
 @Import({RedisLockClientConfiguration.class, SpringDataRedisLockClientConfiguration.class,
-        PostgresLockClientConfiguration.class, LockMetricsConfiguration.class})
+        PostgresLockClientConfiguration.class, LockMetricsConfiguration.class, LeaderElectionConfiguration.class})
 public class ReactiveLocksAutoConfiguration {
 
     /** Created by Spring Boot's auto-configuration. */
