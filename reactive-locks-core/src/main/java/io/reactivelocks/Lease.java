@@ -1,6 +1,7 @@
 package io.reactivelocks;
 
 import java.time.Duration;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 /**
@@ -53,6 +54,27 @@ public interface Lease {
      *         server could not be reached — the lease then simply expires by its TTL
      */
     Mono<Void> release();
+
+    /**
+     * @return the payload stored with this grant — the one given through
+     *         {@link LockOptions#payload()} at acquire, or the last one set by a completed
+     *         {@link #updatePayload(String)} — or {@code null} for none
+     */
+    @Nullable String payload();
+
+    /**
+     * Replaces the payload stored with this grant, owner- and token-checked on the store;
+     * observers see a new {@link LockState.Held} with it. Reentrant {@code withLock} calls share
+     * the outer lease, and so its payload.
+     *
+     * @param payload at most {@link LockOptions#MAX_PAYLOAD_BYTES} UTF-8 bytes, well-formed
+     *                UTF-16; {@code null} removes the payload
+     * @return a {@code Mono} that writes on subscribe and completes when the store confirmed;
+     *         errors with {@link LockLostException} when this lease is no longer held (released,
+     *         lost, or another owner's now), {@link LockBackendException} when the store fails
+     * @throws IllegalArgumentException naming {@code payload} when it is too long or malformed
+     */
+    Mono<Void> updatePayload(@Nullable String payload);
 
     /**
      * @return a {@code Mono} that completes when this lease is lost (its deadline passed

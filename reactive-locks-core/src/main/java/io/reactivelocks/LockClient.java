@@ -186,8 +186,19 @@ public interface LockClient {
     <T> Flux<T> withLockMany(String name, LockOptions options, Function<? super Lease, ? extends Publisher<T>> body);
 
     /**
+     * Reads the lock's state once: {@link LockState.Held} with the holder's owner, token and
+     * payload, or {@link LockState.Free}. Errors with {@link LockBackendException} when the store
+     * cannot be read within the request timeout.
+     *
+     * @param name the lock name
+     * @return a {@code Mono} that reads on subscribe
+     */
+    Mono<LockState> inspect(String name);
+
+    /**
      * Streams the lock's state: first the current state, then each change of holder (acquired,
-     * handed over, released, expired). Renewals by the same holder are not changes. All
+     * handed over, released, expired) or of the holder's payload. Renewals by the same holder are
+     * not changes. All
      * subscribers of one name share one upstream subscription per client; the stream ends only
      * when cancelled or the client closes (completes), or with a {@link LockBackendException}.
      * Subscribed after the client was closed, it fails with {@link LockClientClosedException}.

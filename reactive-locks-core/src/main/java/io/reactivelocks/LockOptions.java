@@ -2,6 +2,7 @@ package io.reactivelocks;
 
 import java.time.Duration;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import reactor.core.scheduler.Scheduler;
 import reactor.util.retry.Retry;
 import reactor.util.retry.RetryBackoffSpec;
@@ -31,6 +32,12 @@ public final class LockOptions {
     public static final RetryBackoffSpec DEFAULT_BACKOFF =
             Retry.backoff(Long.MAX_VALUE, Duration.ofMillis(10)).maxBackoff(Duration.ofSeconds(1)).jitter(1.0);
 
+    /**
+     * The largest lock payload accepted, in UTF-8 bytes (4096): a payload is a small value stored
+     * beside the grant (a leader's address, a holder's description), not a data channel.
+     */
+    public static final int MAX_PAYLOAD_BYTES = 4096;
+
     private static final LockOptions DEFAULTS = builder().build();
 
     private final Duration leaseTime;
@@ -43,6 +50,7 @@ public final class LockOptions {
     private final Scheduler scheduler;
     private final LockClock clock;
     private final boolean renewalIntervalSet;
+    private final @Nullable String payload;
 
     private LockOptions(Builder b) {
         this.leaseTime = b.leaseTime;
@@ -55,6 +63,7 @@ public final class LockOptions {
         this.driftConstant = b.driftConstant;
         this.scheduler = b.scheduler;
         this.clock = b.clock;
+        this.payload = b.payload;
     }
 
     /** @return the defaults described in the class documentation */
@@ -79,7 +88,19 @@ public final class LockOptions {
         b.driftConstant = driftConstant;
         b.scheduler = scheduler;
         b.clock = clock;
+        b.payload = payload;
         return b;
+    }
+
+    /**
+     * @param payload the payload to store with each grant (see {@link Builder#payload(String)});
+     *                {@code null} for none
+     * @return a copy of these options with that payload
+     * @throws IllegalArgumentException naming {@code payload} when it is over {@link #MAX_PAYLOAD_BYTES}
+     *         UTF-8 bytes or not well-formed UTF-16
+     */
+    public LockOptions withPayload(@Nullable String payload) {
+        return mutate().payload(payload).build();
     }
 
     /** @return the TTL asked of the server for each grant and renewal */
@@ -128,6 +149,15 @@ public final class LockOptions {
     }
 
     /**
+     * @return the payload stored with each grant made with these options (visible to every
+     *         client through {@link LockClient#observe} and {@link LockClient#inspect}), or
+     *         {@code null} for none
+     */
+    public @Nullable String payload() {
+        return payload;
+    }
+
+    /**
      * @param grantedTtl the TTL the server granted
      * @return the validity left after the drift allowance ({@code ttl − ttl·driftFactor − driftConstant})
      */
@@ -141,7 +171,8 @@ public final class LockOptions {
         return "LockOptions{leaseTime=" + leaseTime + ", renewalInterval=" + renewalInterval
                 + ", waitTimeout=" + waitTimeout + ", backoff=[" + backoff.minBackoff + ".." + backoff.maxBackoff
                 + ", jitter " + backoff.jitterFactor + "], requestTimeout=" + requestTimeout
-                + ", drift=" + driftFactor + "+" + driftConstant + "}";
+                + ", drift=" + driftFactor + "+" + driftConstant
+                + (payload == null ? "" : ", payload=" + io.reactivelocks.spi.LockNames.utf8Length(payload) + " bytes") + "}";
     }
 
     /** Mutable builder of {@link LockOptions}; not thread-safe. */
@@ -155,8 +186,24 @@ public final class LockOptions {
         private Duration driftConstant = Duration.ofMillis(2);
         private Scheduler scheduler;
         private LockClock clock = LockClock.system();
+        private @Nullable String payload;
 
         private Builder() {
+        }
+
+        /**
+         * A small value stored with each grant, readable by every client while the lock is held
+         * ({@link LockState.Held#payload()}) and changeable by the holder
+         * ({@link Lease#updatePayload(String)}).
+         *
+         * @param payload at most {@link #MAX_PAYLOAD_BYTES} UTF-8 bytes, well-formed UTF-16 (no lone
+         *                surrogates); {@code null} (the default) for none
+         * @return this builder
+         * @throws IllegalArgumentException naming {@code payload} when it is too long or malformed
+         */
+        public Builder payload(@Nullable String payload) {
+            this.payload = payload == null ? null : io.reactivelocks.internal.Payloads.check(payload, "payload");
+            return this;
         }
 
         /**

@@ -207,7 +207,7 @@ final class AcquireOperation implements Subscription {
             attempts++;
             inFlight = true;
             mayHoldKey = true; // the request may create a key of ours, whatever we hear back
-            request = new GrantRequest(name, owner, options.leaseTime(), wait, options.clock());
+            request = new GrantRequest(name, owner, options.leaseTime(), wait, options.clock(), options.payload());
         }
         long sentAt = options.clock().nanoTime();
         synchronized (this) {

@@ -139,6 +139,12 @@ public final class DefaultLockClient implements LockClient {
     }
 
     @Override
+    public Mono<LockState> inspect(String name) {
+        Names.check(name);
+        return Mono.defer(() -> closed ? Mono.error(new LockClientClosedException(name)) : observer.inspect(name));
+    }
+
+    @Override
     public Mono<Void> awaitRelease(String name) {
         // the state stream only ends without a Free state when the client closes: never report that as free
         return observe(name).filter(s -> !s.isHeld()).next()
@@ -195,6 +201,7 @@ public final class DefaultLockClient implements LockClient {
         RenewalScheduler renewals = renewalSchedulers.computeIfAbsent(scheduler,
                 s -> new RenewalScheduler(backend, s, options.clock()));
         LeaseHandle h = new LeaseHandle(this, new HeldLock(name, owner, token), options, scheduler, renewals, validUntil);
+        h.payload = options.payload();
         leases.add(h);
         if (closed) {
             h.release().subscribe(null, e -> { });
@@ -236,6 +243,15 @@ public final class DefaultLockClient implements LockClient {
 
     void operationEnded(AcquireOperation op) {
         operations.remove(op);
+    }
+
+    /** Owner- and token-checked payload update on the server, bounded by the request timeout. */
+    Mono<Boolean> updatePayloadOnServer(HeldLock lock, String payload, LockOptions options) {
+        return Mono.defer(() -> backend.updatePayload(lock, payload))
+                .transform(m -> Timeouts.within(m, options.requestTimeout(), schedulerFor(options)))
+                .onErrorMap(e -> !(e instanceof io.reactivelocks.LockException),
+                        e -> BackendErrors.map(backend.name(), lock.name(), "payload update", e))
+                .defaultIfEmpty(Boolean.FALSE);
     }
 
     /** Owner-checked release on the server, bounded by the request timeout. */

@@ -60,6 +60,9 @@ final class LeaseHandle {
     private Disposable sessionSubscription;
     private String lossReason;
 
+    /** The payload stored with the grant, as last confirmed by the store. */
+    volatile String payload;
+
     /** The renewal batch this lease waits in; guarded by the {@link RenewalScheduler}. */
     Object renewalBatch;
 
@@ -261,6 +264,30 @@ final class LeaseHandle {
         } while (missed != 0);
     }
 
+    // ---- payload
+
+    /** Owner- and token-checked on the store; a "not held" answer ends the lease as lost. */
+    Mono<Void> updatePayload(String newPayload) {
+        if (newPayload != null) {
+            Payloads.check(newPayload, "payload");
+        }
+        return Mono.defer(() -> {
+            if (!isActive()) {
+                return Mono.error(new io.reactivelocks.LockLostException(lock.name(), lock.token(),
+                        "the lease is no longer held (" + (lossReason() == null ? "released" : lossReason()) + ")"));
+            }
+            return client.updatePayloadOnServer(lock, newPayload, options).flatMap(written -> {
+                if (written) {
+                    payload = newPayload;
+                    return Mono.<Void>empty();
+                }
+                lose("the store says the lock is no longer ours");
+                return Mono.error(new io.reactivelocks.LockLostException(lock.name(), lock.token(),
+                        "the store says the lock is no longer ours"));
+            });
+        });
+    }
+
     // ---- loss and release
 
     void lose(String reason) {
@@ -368,6 +395,16 @@ final class LeaseHandle {
         @Override
         public boolean isValid() {
             return handle.isActive() && handle.clock.nanoTime() < handle.validUntil();
+        }
+
+        @Override
+        public String payload() {
+            return handle.payload;
+        }
+
+        @Override
+        public Mono<Void> updatePayload(String payload) {
+            return handle.updatePayload(payload);
         }
 
         @Override

@@ -50,7 +50,7 @@ final class StateObserver {
         return self[0];
     }
 
-    private Mono<LockState> inspect(String name) {
+    Mono<LockState> inspect(String name) {
         return Mono.defer(() -> {
             long sentAt = client.clock().nanoTime();
             return client.backend().inspect(name)
@@ -63,7 +63,7 @@ final class StateObserver {
 
     private static LockState.Held held(String name, Holder h, long sentAt) {
         long until = h.remaining() == null ? Long.MAX_VALUE : sentAt + h.remaining().toNanos();
-        return new LockState.Held(name, h.owner(), h.token(), until);
+        return new LockState.Held(name, h.owner(), h.token(), until, h.payload());
     }
 
     private Duration untilExpiry(LockState.Held h) {
@@ -75,6 +75,6 @@ final class StateObserver {
     }
 
     private static Object identity(LockState s) {
-        return s instanceof LockState.Held h ? h.owner() + '\u0000' + h.token() : FREE;
+        return s instanceof LockState.Held h ? java.util.Arrays.asList(h.owner(), h.token(), h.payload()) : FREE;
     }
 }

@@ -4,6 +4,7 @@ import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.spi.Attempt;
 import io.reactivelocks.spi.GrantRequest;
+import io.reactivelocks.spi.HeldLock;
 import io.reactivelocks.spi.Holder;
 import io.reactivelocks.spi.LockBackend;
 import io.reactivelocks.spi.LockEvent;
@@ -59,7 +60,7 @@ public final class LocalLockBackend implements LockBackend {
     @Override
     public Mono<Attempt> tryGrant(GrantRequest request) {
         return Mono.fromSupplier(() -> {
-            LocalLockStore.GrantResult r = store.grant(request.name(), request.owner(), request.leaseTime());
+            LocalLockStore.GrantResult r = store.grant(request.name(), request.owner(), request.leaseTime(), request.payload());
             return r.granted() ? Attempt.granted(r.token(), request.leaseTime()) : Attempt.busy(r.holder());
         });
     }
@@ -79,6 +80,11 @@ public final class LocalLockBackend implements LockBackend {
     @Override
     public Mono<Boolean> release(String name, String owner) {
         return Mono.fromSupplier(() -> store.release(name, owner));
+    }
+
+    @Override
+    public Mono<Boolean> updatePayload(HeldLock lock, String payload) {
+        return Mono.fromSupplier(() -> store.updatePayload(lock.name(), lock.owner(), lock.token(), payload));
     }
 
     @Override

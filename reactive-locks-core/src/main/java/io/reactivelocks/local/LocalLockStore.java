@@ -47,6 +47,7 @@ public final class LocalLockStore {
     private static final class Entry {
         final String owner;
         final long token;
+        String payload;
         long expiresAt;
         Disposable expiryTimer;
 
@@ -61,14 +62,14 @@ public final class LocalLockStore {
     record GrantResult(boolean granted, long token, Holder holder) {
     }
 
-    GrantResult grant(String name, String owner, Duration ttl) {
+    GrantResult grant(String name, String owner, Duration ttl, String payload) {
         LockEvent event;
         GrantResult result;
         synchronized (this) {
             long now = clock.nanoTime();
             Entry e = liveEntry(name, now);
             if (e != null && !e.owner.equals(owner)) {
-                return new GrantResult(false, 0, new Holder(e.owner, e.token, Duration.ofNanos(e.expiresAt - now)));
+                return new GrantResult(false, 0, new Holder(e.owner, e.token, Duration.ofNanos(e.expiresAt - now), e.payload));
             }
             if (e != null) { // the same owner again (a retried request): extend and grant again
                 e.expiresAt = now + ttl.toNanos();
@@ -77,6 +78,7 @@ public final class LocalLockStore {
             }
             long token = counters.merge(name, 1L, Long::sum);
             Entry fresh = new Entry(owner, token, now + ttl.toNanos());
+            fresh.payload = payload;
             locks.put(name, fresh);
             armExpiry(name, fresh);
             result = new GrantResult(true, token, null);
@@ -99,6 +101,18 @@ public final class LocalLockStore {
         }
     }
 
+    boolean updatePayload(String name, String owner, long token, String payload) {
+        synchronized (this) {
+            Entry e = liveEntry(name, clock.nanoTime());
+            if (e == null || !e.owner.equals(owner) || e.token != token) {
+                return false;
+            }
+            e.payload = payload;
+        }
+        publish(new LockEvent.Acquired(name, owner, token));
+        return true;
+    }
+
     boolean release(String name, String owner) {
         synchronized (this) {
             Entry e = liveEntry(name, clock.nanoTime());
@@ -116,7 +130,7 @@ public final class LocalLockStore {
         synchronized (this) {
             long now = clock.nanoTime();
             Entry e = liveEntry(name, now);
-            return e == null ? null : new Holder(e.owner, e.token, Duration.ofNanos(e.expiresAt - now));
+            return e == null ? null : new Holder(e.owner, e.token, Duration.ofNanos(e.expiresAt - now), e.payload);
         }
     }
 

@@ -3,6 +3,7 @@ package io.reactivelocks.spi;
 import io.reactivelocks.LockClock;
 import java.time.Duration;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One attempt to take a lock.
@@ -14,13 +15,30 @@ import java.util.Objects;
  *                  answer {@link Attempt.Queued}; {@code false} (tryAcquire) must not leave a
  *                  queue entry behind
  * @param clock     the engine's clock, for backends that time-stamp a later grant themselves
+ * @param payload   the value to store with the grant (already checked: at most
+ *                  {@link io.reactivelocks.LockOptions#MAX_PAYLOAD_BYTES} UTF-8 bytes, well-formed),
+ *                  or {@code null} for none; a queueing store stores it with the queue entry
  */
-public record GrantRequest(String name, String owner, Duration leaseTime, boolean queue, LockClock clock) {
+public record GrantRequest(String name, String owner, Duration leaseTime, boolean queue, LockClock clock,
+                           @Nullable String payload) {
     /** Checks the fields. */
     public GrantRequest {
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(owner, "owner");
         Objects.requireNonNull(leaseTime, "leaseTime");
         Objects.requireNonNull(clock, "clock");
+    }
+
+    /**
+     * A request without payload.
+     *
+     * @param name      the lock name
+     * @param owner     the owner id
+     * @param leaseTime the TTL to ask for
+     * @param queue     whether a queueing store may enqueue
+     * @param clock     the engine's clock
+     */
+    public GrantRequest(String name, String owner, Duration leaseTime, boolean queue, LockClock clock) {
+        this(name, owner, leaseTime, queue, clock, null);
     }
 }

@@ -2,6 +2,7 @@ package io.reactivelocks.spi;
 
 import io.reactivelocks.LockClock;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -68,7 +69,21 @@ public interface LockBackend {
     Mono<Boolean> release(String name, String owner);
 
     /**
-     * Reads who holds the lock now.
+     * Replaces the payload stored with a held grant, only while the store still holds exactly
+     * that grant ({@code lock.owner()} and {@code lock.token()}); keeps its TTL. Notifies like a
+     * grant does (an {@link LockEvent.Acquired} for the same holder), so that observers re-read
+     * the holder and see the new payload.
+     *
+     * @param lock    the held grant
+     * @param payload the new payload (already checked), or {@code null} to remove it
+     * @return {@code true} when written, {@code false} when that grant is no longer held
+     */
+    default Mono<Boolean> updatePayload(HeldLock lock, @Nullable String payload) {
+        return Mono.error(new UnsupportedOperationException(name() + " does not store lock payloads"));
+    }
+
+    /**
+     * Reads who holds the lock now (with the payload stored with the grant).
      *
      * @param name the lock name
      * @return the holder, or empty when the lock is free

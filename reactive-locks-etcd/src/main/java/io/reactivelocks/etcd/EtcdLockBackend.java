@@ -261,7 +261,7 @@ public final class EtcdLockBackend implements LockBackend {
         ByteSequence key = keys.owner(request.name(), request.owner());
         ByteSequence range = keys.lock(request.name());
         Cmp absent = new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0));
-        Op put = Op.put(key, EtcdKeys.bytes(request.owner()), PutOption.builder().withLeaseId(s.leaseId).build());
+        Op put = Op.put(key, value(request.owner(), request.payload()), PutOption.builder().withLeaseId(s.leaseId).build());
         return Mono.fromFuture(() -> kv.txn()
                         .If(absent)
                         .Then(put, Op.get(range, LOWEST))
@@ -488,7 +488,8 @@ public final class EtcdLockBackend implements LockBackend {
                             KeyValue kv = e.getKeyValue();
                             if (e.getEventType() == WatchEvent.EventType.DELETE) {
                                 sink.next(new LockEvent.Released(name, ownerOf(kv.getKey()), false));
-                            } else if (e.getEventType() == WatchEvent.EventType.PUT && kv.getVersion() == 1) {
+                            } else if (e.getEventType() == WatchEvent.EventType.PUT) {
+                                // a new key (version 1) or a payload update of an existing one
                                 sink.next(new LockEvent.Acquired(name, ownerOf(kv.getKey()), kv.getCreateRevision()));
                             }
                         }
@@ -504,29 +505,32 @@ public final class EtcdLockBackend implements LockBackend {
     }
 
     /**
-     * Writes {@code value} into the held key of {@code owner} (leader election's proclamation),
-     * only while that key is still the one granted with {@code token}, keeping it on its lease.
+     * Writes the payload into the held key of {@code lock.owner()} (as etcd's Proclaim does),
+     * only while that key is still the one granted with {@code lock.token()} (its create
+     * revision), keeping it on its session lease. The watch of {@link #events} reports the put.
      *
-     * @return completes when written; a {@link io.reactivelocks.LockLostException} when the key is gone
+     * @return {@code true} when written; {@code false} when the key is gone or is not one this
+     *         backend granted on a live session
      */
-    Mono<Void> proclaim(String name, String owner, long token, String value) {
+    @Override
+    public Mono<Boolean> updatePayload(HeldLock lock, String payload) {
+        Objects.requireNonNull(lock, "lock");
         return Mono.defer(() -> {
-            EtcdSession s = grantedSessions.get(heldKey(name, owner));
+            EtcdSession s = grantedSessions.get(heldKey(lock.name(), lock.owner()));
             if (s == null || s.isOver()) {
-                return Mono.error(new io.reactivelocks.LockLostException(name, token, "the session lease ended"));
+                return Mono.just(false);
             }
-            ByteSequence key = keys.owner(name, owner);
+            ByteSequence key = keys.owner(lock.name(), lock.owner());
             return Mono.fromFuture(() -> kv.txn()
-                            .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(token)))
-                            .Then(Op.put(key, EtcdKeys.bytes(value), PutOption.builder().withLeaseId(s.leaseId).build()))
+                            .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(lock.token())))
+                            .Then(Op.put(key, value(lock.owner(), payload), PutOption.builder().withLeaseId(s.leaseId).build()))
                             .commit())
-                    .onErrorMap(EtcdErrors::isLeaseNotFound, e -> {
+                    .map(TxnResponse::isSucceeded)
+                    .onErrorResume(EtcdErrors::isLeaseNotFound, e -> {
                         s.lose("etcd says the session lease " + Long.toHexString(s.leaseId) + " is gone");
-                        return new io.reactivelocks.LockLostException(name, token, "the session lease is gone");
+                        return Mono.just(false);
                     })
-                    .onErrorMap(e -> EtcdErrors.map(name, "proclamation", e))
-                    .flatMap(r -> r.isSucceeded() ? Mono.<Void>empty()
-                            : Mono.error(new io.reactivelocks.LockLostException(name, token, "the key is gone")));
+                    .onErrorMap(e -> EtcdErrors.map(lock.name(), "payload update", e));
         });
     }
 
@@ -567,7 +571,17 @@ public final class EtcdLockBackend implements LockBackend {
     }
 
     private Holder holder(KeyValue kv) {
-        return new Holder(ownerOf(kv.getKey()), kv.getCreateRevision(), null);
+        String value = EtcdKeys.string(kv.getValue());
+        int nl = value.indexOf('\n');
+        return new Holder(ownerOf(kv.getKey()), kv.getCreateRevision(), null, nl < 0 ? null : value.substring(nl + 1));
+    }
+
+    /**
+     * The value of an owner's key: the owner id (for people reading etcd), followed by a newline
+     * and the payload when the grant has one. Owner ids never contain a newline.
+     */
+    private static ByteSequence value(String owner, String payload) {
+        return EtcdKeys.bytes(payload == null ? owner : owner + '\n' + payload);
     }
 
     /** The owner is the last segment of the key (the value holds it too, for people reading etcd). */
@@ -584,18 +598,6 @@ public final class EtcdLockBackend implements LockBackend {
         synchronized (sessionLock) {
             return session;
         }
-    }
-
-    EtcdKeys keys() {
-        return keys;
-    }
-
-    KV kv() {
-        return kv;
-    }
-
-    Client client() {
-        return client;
     }
 
     /** @return how many times a queued waiter was woken by its predecessor's deletion (for tests) */

@@ -19,8 +19,9 @@ import reactor.core.scheduler.Schedulers;
  * <p>Every factory returns at once: nothing is sent to etcd before the first operation is
  * subscribed. Closing the returned client releases its leases, revokes the backend's session
  * lease and — only for {@link #connect} — closes the jetcd client; a {@link Client} passed in
- * stays the application's to close. For leader election see {@link EtcdLeaderElection}; for
- * window locks {@link #windowLock(Client, EtcdLockOptions, LockOptions)}.
+ * stays the application's to close. For leader election on these clients see
+ * {@link io.reactivelocks.election.LeaderElection#create(LockClient)}; for window locks
+ * {@link #windowLock(Client, EtcdLockOptions, LockOptions)}.
  */
 public final class EtcdLocks {
 
@@ -79,7 +80,6 @@ public final class EtcdLocks {
      * @param client      the application's jetcd client
      * @param etcdOptions key prefix and session settings
      * @return a new backend, for {@link LockClient#create(io.reactivelocks.spi.LockBackend, LockOptions)}
-     *         or {@link EtcdLeaderElection}
      */
     public static EtcdLockBackend backend(Client client, EtcdLockOptions etcdOptions) {
         return EtcdLockBackend.create(client, etcdOptions);

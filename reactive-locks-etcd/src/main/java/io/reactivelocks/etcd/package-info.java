@@ -2,8 +2,8 @@
  * The etcd backend: {@link io.reactivelocks.etcd.EtcdLocks} creates lock clients on etcd v3
  * through jetcd; {@link io.reactivelocks.etcd.EtcdLockBackend} documents the recipe (Go's
  * {@code concurrency.Mutex} on KV + Watch, one session lease per backend, create revisions as
- * fencing tokens, each waiter watching only its predecessor);
- * {@link io.reactivelocks.etcd.EtcdLeaderElection} runs leader elections on the same recipe.
+ * fencing tokens, each waiter watching only its predecessor, the lock payload in the owner's
+ * key); leader election runs on these clients through {@link io.reactivelocks.election.LeaderElection}.
  * Connection, authentication and TLS settings are in {@link io.reactivelocks.etcd.EtcdConnectionOptions}.
  *
  * <p>Window locks (the core {@code WindowLock}, from {@code EtcdLocks.windowLock}) are one

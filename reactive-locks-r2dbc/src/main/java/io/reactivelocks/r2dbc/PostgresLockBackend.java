@@ -11,6 +11,7 @@ import io.r2dbc.spi.Wrapped;
 import io.reactivelocks.LockBackendException;
 import io.reactivelocks.spi.Attempt;
 import io.reactivelocks.spi.GrantRequest;
+import io.reactivelocks.spi.HeldLock;
 import io.reactivelocks.spi.Holder;
 import io.reactivelocks.spi.LockBackend;
 import io.reactivelocks.spi.LockEvent;
@@ -85,6 +86,7 @@ public final class PostgresLockBackend implements LockBackend {
     final String releaseSql;
     final String renewSql;
     final String inspectSql;
+    final String updatePayloadSql;
     final String purgeSql;
     final String releaseOwnersSql;
     final String schemaSql;
@@ -127,6 +129,7 @@ public final class PostgresLockBackend implements LockBackend {
         this.releaseSql = SqlScripts.render("release.sql", names, false);
         this.renewSql = SqlScripts.render("renew.sql", names, false);
         this.inspectSql = SqlScripts.render("inspect.sql", names, false);
+        this.updatePayloadSql = SqlScripts.render("update_payload.sql", names, false);
         this.purgeSql = SqlScripts.render("purge.sql", names, false);
         this.releaseOwnersSql = SqlScripts.render("release_owners.sql", names, false);
         this.windowClaimSql = SqlScripts.render("window_claim.sql", names, false);
@@ -225,7 +228,8 @@ public final class PostgresLockBackend implements LockBackend {
             unsettled.add(key);   // until an answer arrives: a grant cut off by a timeout may still commit
             return firstOfAll(withSchema(query(acquireSql, st -> st
                             .bind(0, name).bind(1, owner).bind(2, ttlUs).bind(3, options.channel())
-                            .bind(4, NotificationPayload.suffix(owner, name)),
+                            .bind(4, NotificationPayload.suffix(owner, name))
+                            .bind(5, storedPayload(request.payload())),
                     (row, md) -> toAttempt(row, request))))
                     .defaultIfEmpty(Attempt.busy(null)) // the holder committed after our snapshot
                     .doOnNext(a -> {
@@ -317,9 +321,41 @@ public final class PostgresLockBackend implements LockBackend {
             String n = LockNames.encode(name);
             return firstOfAll(withSchema(query(inspectSql, st -> st.bind(0, n),
                     (row, md) -> new Holder(LockNames.decode(row.get("owner", String.class)), row.get("token", Long.class),
-                            Duration.ofNanos(row.get("remaining_us", Long.class) * 1000)))))
+                            Duration.ofNanos(row.get("remaining_us", Long.class) * 1000), payloadOf(row)))))
                     .onErrorMap(e -> PostgresErrors.map(name, "inspect", e));
         });
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>{@code UPDATE ... WHERE name, owner and token match and the row has not expired}
+     * ({@code update_payload.sql}), announced like a grant; answered after the commit.
+     */
+    @Override
+    public Mono<Boolean> updatePayload(HeldLock lock, String payload) {
+        Objects.requireNonNull(lock, "lock");
+        return Mono.defer(() -> {
+            String n = LockNames.encode(lock.name());
+            String o = LockNames.encode(lock.owner());
+            return withSchema(query(updatePayloadSql, st -> st.bind(0, n).bind(1, o).bind(2, lock.token())
+                            .bind(3, storedPayload(payload)).bind(4, options.channel())
+                            .bind(5, NotificationPayload.suffix(o, n)),
+                    (row, md) -> row.get("token", Long.class)))
+                    .count() // the whole result: the UPDATE is committed when it ends
+                    .map(updated -> updated > 0)
+                    .onErrorMap(e -> PostgresErrors.map(lock.name(), "payload update", e));
+        });
+    }
+
+    /** A payload in stored form; {@code Parameters.in} types a NULL as text. */
+    private static Object storedPayload(String payload) {
+        return payload == null ? io.r2dbc.spi.Parameters.in(io.r2dbc.spi.R2dbcType.VARCHAR) : LockNames.encode(payload);
+    }
+
+    private static String payloadOf(Row row) {
+        String p = row.get("payload", String.class);
+        return p == null ? null : LockNames.decode(p);
     }
 
     /**
@@ -418,7 +454,7 @@ public final class PostgresLockBackend implements LockBackend {
         }
         Long remainingUs = row.get("remaining_us", Long.class);
         return Attempt.busy(new Holder(LockNames.decode(row.get("owner", String.class)), token,
-                Duration.ofNanos(Math.max(0, remainingUs == null ? 0 : remainingUs) * 1000)));
+                Duration.ofNanos(Math.max(0, remainingUs == null ? 0 : remainingUs) * 1000), payloadOf(row)));
     }
 
     private Mono<Void> doClose() {

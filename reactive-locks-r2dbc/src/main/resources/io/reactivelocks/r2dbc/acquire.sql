@@ -1,6 +1,7 @@
 -- One attempt to take a lock, in ONE statement (one implicit transaction):
 --   $1 name (stored form)  $2 owner (stored form)  $3 TTL in microseconds  $4 notification channel
 --   $5 the notification payload after the token: "<owner length> <owner><name>" (built by the client)
+--   $6 the lock payload to store with a new grant (stored form), or NULL for none
 -- Granted: insert a new row, or take over the existing row when its lease has expired by the
 -- server's clock, or grant again to the same owner (a retried request) with the same token.
 -- Why it is correct under concurrency:
@@ -13,26 +14,27 @@
 --    later grant always draws a greater token — even when a fresh INSERT races a complete
 --    grant-and-release (DELETE) of another client, which the row lock alone could not order.
 --    (A hash collision of two names only makes them wait for each other for a moment.)
--- Busy: the holder's owner, token and remaining TTL come back in the same round trip (from the
+-- Busy: the holder's owner, token, remaining TTL and payload come back in the same round trip (from the
 -- statement's snapshot; when the holder committed after it began, none comes back: holder unknown).
 -- The grant is announced with pg_notify, delivered to listeners when this statement commits.
 WITH granted AS (
-    INSERT INTO ${table} AS l (name, owner, token, expires_at)
-    SELECT $1, $2, nextval('${sequence}'), now() + $3::bigint * interval '1 microsecond'
+    INSERT INTO ${table} AS l (name, owner, token, expires_at, payload)
+    SELECT $1, $2, nextval('${sequence}'), now() + $3::bigint * interval '1 microsecond', $6::text
     FROM (SELECT pg_advisory_xact_lock(hashtextextended($1, 7305467431562270022)) OFFSET 0) AS serialized
     ON CONFLICT (name) DO UPDATE
         SET owner      = excluded.owner,
             token      = CASE WHEN l.owner = excluded.owner THEN l.token ELSE excluded.token END,
-            expires_at = excluded.expires_at
+            expires_at = excluded.expires_at,
+            payload    = CASE WHEN l.owner = excluded.owner THEN l.payload ELSE excluded.payload END
         WHERE l.owner = excluded.owner OR l.expires_at <= now()
     RETURNING l.token
 ), notified AS MATERIALIZED (
     SELECT g.token, pg_notify($4, 'A ' || g.token || ' ' || $5) AS sent FROM granted g
 )
-SELECT true AS granted, n.token, NULL::text AS owner, NULL::bigint AS remaining_us
+SELECT true AS granted, n.token, NULL::text AS owner, NULL::bigint AS remaining_us, NULL::text AS payload
 FROM notified n
 UNION ALL
 SELECT false, h.token, h.owner,
-       GREATEST(0, floor(extract(epoch FROM h.expires_at - now()) * 1000000))::bigint
+       GREATEST(0, floor(extract(epoch FROM h.expires_at - now()) * 1000000))::bigint, h.payload
 FROM ${table} h
 WHERE h.name = $1 AND NOT EXISTS (SELECT 1 FROM granted)

@@ -34,13 +34,18 @@ CREATE SEQUENCE IF NOT EXISTS ${sequence} AS bigint NO CYCLE;
 --   owner       the holder's random owner id (same stored form)
 --   token       the fencing token of the grant, from ${sequence}
 --   expires_at  when the lease ends, by the SERVER's clock (now() + TTL at grant/renewal)
+--   payload     the holder's payload (at most 4096 UTF-8 bytes, stored form as names), NULL for none
 CREATE TABLE IF NOT EXISTS ${table} (
     name       text        NOT NULL,
     owner      text        NOT NULL,
     token      bigint      NOT NULL,
     expires_at timestamptz NOT NULL,
+    payload    text,
     CONSTRAINT ${table_pkey} PRIMARY KEY (name)
 );
+
+-- Tables created before lock payloads existed get the column (a catalog-only change, no rewrite).
+ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS payload text;
 
 -- For purging expired rows (PostgresLockBackend.purgeExpired) without a full scan.
 CREATE INDEX IF NOT EXISTS ${expires_index} ON ${table} (expires_at);

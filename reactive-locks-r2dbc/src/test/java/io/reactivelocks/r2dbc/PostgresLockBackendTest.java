@@ -439,6 +439,25 @@ class PostgresLockBackendTest {
         StepVerifier.create(manual.release("z", "o")).expectNext(true).expectComplete().verify(TIMEOUT);
     }
 
+    @Test
+    void aLockTableOfAnOlderVersionGetsThePayloadColumnOnFirstUse() {
+        String schema = "old_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+        PostgresLockOptions o = options.mutate().schema(schema).build();
+        // the lock table as versions without payloads created it
+        PostgresTestSupport.sql(factory, "CREATE SCHEMA " + schema);
+        PostgresTestSupport.sql(factory, "CREATE SEQUENCE " + schema + ".reactive_locks_token_seq AS bigint NO CYCLE");
+        PostgresTestSupport.sql(factory, "CREATE TABLE " + schema + ".reactive_locks (name text NOT NULL, owner text NOT NULL,"
+                + " token bigint NOT NULL, expires_at timestamptz NOT NULL, CONSTRAINT reactive_locks_pkey PRIMARY KEY (name))");
+        PostgresTestSupport.sql(factory, "INSERT INTO " + schema + ".reactive_locks VALUES ('held', 'o1', 1, now() + interval '1 hour')");
+        PostgresLockBackend b = backend(o);
+        StepVerifier.create(b.inspect("held"))
+                .assertNext(h -> assertThat(h).isEqualTo(new io.reactivelocks.spi.Holder("o1", 1, h.remaining(), null)))
+                .expectComplete().verify(TIMEOUT);
+        assertThat(b.updatePayload(new io.reactivelocks.spi.HeldLock("held", "o1", 1), "p").block(TIMEOUT)).isTrue();
+        assertThat(b.inspect("held").block(TIMEOUT).payload()).isEqualTo("p");
+        assertThat(b.release("held", "o1").block(TIMEOUT)).isTrue();
+    }
+
     // ---------------------------------------------------------------- connections and clean-up
 
     @Test

@@ -24,6 +24,7 @@ final class LuaScript {
     static final LuaScript RENEW = load("renew.lua");
     static final LuaScript INSPECT = load("inspect.lua");
     static final LuaScript RATCHET = load("ratchet.lua");
+    static final LuaScript UPDATE = load("update.lua");
     static final LuaScript WINDOW = load("window.lua");
     static final LuaScript FENCED_VALUE = load("fenced-value.lua");
     static final LuaScript TASK_REGISTER = load("task-register.lua");

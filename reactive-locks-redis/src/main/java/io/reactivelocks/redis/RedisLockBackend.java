@@ -9,6 +9,7 @@ import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.reactivelocks.spi.Attempt;
 import io.reactivelocks.spi.GrantRequest;
+import io.reactivelocks.spi.HeldLock;
 import io.reactivelocks.spi.Holder;
 import io.reactivelocks.spi.LockBackend;
 import io.reactivelocks.spi.LockEvent;
@@ -152,7 +153,8 @@ public final class RedisLockBackend implements LockBackend {
         return Mono.defer(() -> {
             String name = request.name();
             String[] k = {keys.lock(name), keys.fence(name)};
-            String[] a = {request.owner(), millis(request.leaseTime()), fenceTtlMs, keys.channel(name)};
+            String[] a = {request.owner(), millis(request.leaseTime()), fenceTtlMs, keys.channel(name),
+                    request.payload() == null ? "0" : "1", request.payload() == null ? "" : request.payload()};
             return commands.get()
                     .flatMap(c -> {
                         // the lease is timed from here, not from before a (first, lazy) connect
@@ -221,14 +223,28 @@ public final class RedisLockBackend implements LockBackend {
                 .onErrorMap(e -> RedisErrors.map(name, "release", e)));
     }
 
-    /** Reads the holder (owner, token, remaining TTL); empty when free. */
+    /**
+     * Replaces the payload where the key still holds exactly this grant (owner and token), keeping
+     * its TTL, and publishes {@code acquired:<token>:<owner>} so that observers re-read.
+     */
+    @Override
+    public Mono<Boolean> updatePayload(HeldLock lock, String payload) {
+        Objects.requireNonNull(lock, "lock");
+        return Mono.defer(() -> script(LuaScript.UPDATE, ScriptOutputType.INTEGER, new String[] {keys.lock(lock.name())},
+                        lock.owner(), Long.toString(lock.token()), payload == null ? "0" : "1",
+                        payload == null ? "" : payload, keys.channel(lock.name()))
+                .map(r -> Long.valueOf(1L).equals(r))
+                .onErrorMap(e -> RedisErrors.map(lock.name(), "payload update", e)));
+    }
+
+    /** Reads the holder (owner, token, remaining TTL, payload); empty when free. */
     @Override
     public Mono<Holder> inspect(String name) {
         Objects.requireNonNull(name, "name");
         return Mono.defer(() -> script(LuaScript.INSPECT, ScriptOutputType.MULTI, new String[] {keys.lock(name)})
                 .flatMap(reply -> {
                     List<?> r = (List<?>) reply;
-                    return r.isEmpty() ? Mono.<Holder>empty() : Mono.just(holder(r.get(0), r.get(1), r.get(2)));
+                    return r.isEmpty() ? Mono.<Holder>empty() : Mono.just(holder(r.get(0), r.get(1), r.get(2), r.get(3), r.get(4)));
                 })
                 .onErrorMap(e -> RedisErrors.map(name, "inspect", e)));
     }
@@ -312,12 +328,13 @@ public final class RedisLockBackend implements LockBackend {
         if (Long.valueOf(1L).equals(reply.get(0))) {
             return new Attempt.Granted(Long.parseLong(String.valueOf(reply.get(1))), leaseTime, sentAt);
         }
-        return Attempt.busy(holder(reply.get(1), reply.get(2), reply.get(3)));
+        return Attempt.busy(holder(reply.get(1), reply.get(2), reply.get(3), reply.get(4), reply.get(5)));
     }
 
-    private static Holder holder(Object token, Object pttl, Object owner) {
+    private static Holder holder(Object token, Object pttl, Object owner, Object hasPayload, Object payload) {
         long ms = ((Number) pttl).longValue();
-        return new Holder(String.valueOf(owner), Long.parseLong(String.valueOf(token)), ms >= 0 ? Duration.ofMillis(ms) : null);
+        return new Holder(String.valueOf(owner), Long.parseLong(String.valueOf(token)), ms >= 0 ? Duration.ofMillis(ms) : null,
+                Long.valueOf(1L).equals(hasPayload) ? String.valueOf(payload) : null);
     }
 
     static String millis(Duration d) {

@@ -3,6 +3,7 @@ package io.reactivelocks.redis;
 import io.reactivelocks.LockBackendException;
 import io.reactivelocks.spi.Attempt;
 import io.reactivelocks.spi.GrantRequest;
+import io.reactivelocks.spi.HeldLock;
 import io.reactivelocks.spi.Holder;
 import io.reactivelocks.spi.LockBackend;
 import io.reactivelocks.spi.LockEvent;
@@ -250,6 +251,35 @@ public final class RedisQuorumBackend implements LockBackend {
                                 + name + "'", answers.get(0).error, true));
                     }
                     return Mono.just(false);
+                }));
+    }
+
+    /**
+     * Replaces the payload on every instance where the grant (owner and token) still stands:
+     * {@code true} once a majority wrote it, {@code false} when a majority no longer holds the
+     * grant, an error when too few answered. Until every instance has it, {@link #inspect} may
+     * report the old or the new payload.
+     */
+    @Override
+    public Mono<Boolean> updatePayload(HeldLock lock, String payload) {
+        Objects.requireNonNull(lock, "lock");
+        return Mono.defer(() -> Flux.fromIterable(instances)
+                .flatMap(i -> i.updatePayload(lock, payload).timeout(instanceTimeout)
+                        .map(r -> new Answer<>(i, r, null))
+                        .onErrorResume(e -> Mono.just(new Answer<>(i, null, e))))
+                .collectList()
+                .flatMap(answers -> {
+                    long written = answers.stream().filter(a -> Boolean.TRUE.equals(a.value)).count();
+                    long notHeld = answers.stream().filter(a -> Boolean.FALSE.equals(a.value)).count();
+                    if (written >= quorum) {
+                        return Mono.just(true);
+                    }
+                    if (notHeld > instances.size() - quorum) {
+                        return Mono.just(false);
+                    }
+                    return Mono.error(new LockBackendException(lock.name(), "no majority of redis instances answered the"
+                            + " payload update of lock '" + lock.name() + "'", answers.stream().filter(a -> a.error != null)
+                            .findFirst().map(a -> a.error).orElse(null), true));
                 }));
     }
 

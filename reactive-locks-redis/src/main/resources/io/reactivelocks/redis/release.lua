@@ -1,6 +1,6 @@
 -- Owner-checked release (compare-and-delete).
 --
--- KEYS[1]  the lock key ("<token>:<owner>")
+-- KEYS[1]  the lock key ("<token>:<owner>", or "<token>:<owner>\n<payload>")
 -- ARGV[1]  owner id
 -- ARGV[2]  the lock's pub/sub channel
 --
@@ -14,6 +14,10 @@ local sep = string.find(current, ':', 1, true)
 local owner = current
 if sep then
   owner = string.sub(current, sep + 1)
+  local nl = string.find(owner, '\n', 1, true)
+  if nl then
+    owner = string.sub(owner, 1, nl - 1)
+  end
 end
 if owner ~= ARGV[1] then
   return 0

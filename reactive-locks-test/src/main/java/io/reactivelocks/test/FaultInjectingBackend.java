@@ -127,6 +127,11 @@ public final class FaultInjectingBackend implements LockBackend {
     }
 
     @Override
+    public Mono<Boolean> updatePayload(HeldLock lock, String payload) {
+        return Mono.defer(() -> silent ? Mono.never() : delegate.updatePayload(lock, payload));
+    }
+
+    @Override
     public Mono<Holder> inspect(String name) {
         return Mono.defer(() -> silent ? Mono.never() : delegate.inspect(name));
     }

@@ -478,6 +478,115 @@ public abstract class LockBackendContract {
         StepVerifier.create(b.locks().awaitRelease(name(("free")))).expectComplete().verify(STEP);
     }
 
+    // ---------------------------------------------------------------- payload
+
+    @Test
+    void payloadIsStoredWithTheGrantVisibleToOthersAndUpdatableByTheHolder() {
+        String name = name("payload");
+        TestClient a = newClient();
+        TestClient b = newClient();
+        String first = "host-a:8080\nüñî€😀";
+        Lease lease = a.locks().acquire(name, options().withPayload(first)).block(STEP);
+        assertThat(lease.payload()).isEqualTo(first);
+        assertThat(b.locks().inspect(name).block(STEP)).isInstanceOfSatisfying(LockState.Held.class, h -> {
+            assertThat(h.owner()).isEqualTo(lease.owner());
+            assertThat(h.token()).isEqualTo(lease.token());
+            assertThat(h.payload()).isEqualTo(first);
+        });
+        List<LockState> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+        Disposable watching = b.locks().observe(name).subscribe(seen::add);
+        try {
+            await().atMost(STEP).until(() -> seen.size() >= 1);
+            lease.updatePayload("second").block(STEP);
+            assertThat(lease.payload()).isEqualTo("second");
+            await().atMost(STEP).untilAsserted(() -> assertThat(seen).last()
+                    .isInstanceOfSatisfying(LockState.Held.class, h -> {
+                        assertThat(h.token()).isEqualTo(lease.token());
+                        assertThat(h.payload()).isEqualTo("second");
+                    }));
+            assertThat(((LockState.Held) b.locks().inspect(name).block(STEP)).payload()).isEqualTo("second");
+            // the empty string is a payload, distinct from none
+            lease.updatePayload("").block(STEP);
+            assertThat(((LockState.Held) b.locks().inspect(name).block(STEP)).payload()).isEqualTo("");
+            lease.updatePayload(null).block(STEP);
+            assertThat(((LockState.Held) b.locks().inspect(name).block(STEP)).payload()).isNull();
+            assertThat(lease.payload()).isNull();
+        } finally {
+            watching.dispose();
+        }
+        // a waiter's payload shows only once it holds the lock
+        Mono<Lease> next = b.locks().acquire(name, options().withPayload("b")).cache();
+        next.subscribe(null, e -> { });
+        await().atMost(STEP).until(() -> b.faults().grantCalls() >= 1);
+        assertThat(((LockState.Held) a.locks().inspect(name).block(STEP)).owner()).isEqualTo(lease.owner());
+        assertThat(((LockState.Held) a.locks().inspect(name).block(STEP)).payload()).isNull();
+        lease.release().block(STEP);
+        Lease bLease = next.block(STEP);
+        assertThat(bLease.payload()).isEqualTo("b");
+        assertThat(a.locks().inspect(name).block(STEP)).isInstanceOfSatisfying(LockState.Held.class, h ->
+                assertThat(h.payload()).isEqualTo("b"));
+        bLease.release().block(STEP);
+        StepVerifier.create(a.locks().inspect(name)).expectNext(new LockState.Free(name)).expectComplete().verify(STEP);
+    }
+
+    @Test
+    void aLockTakenWithoutPayloadHasNone() {
+        String name = name("no-payload");
+        TestClient a = newClient();
+        Lease lease = a.locks().acquire(name).block(STEP);
+        assertThat(lease.payload()).isNull();
+        assertThat(newClient().locks().inspect(name).block(STEP)).isInstanceOfSatisfying(LockState.Held.class, h ->
+                assertThat(h.payload()).isNull());
+        lease.release().block(STEP);
+    }
+
+    @Test
+    void onlyTheCurrentHolderMayUpdateThePayload() {
+        String name = name("payload-owner");
+        TestClient a = newClient();
+        TestClient b = newClient();
+        Lease stale = a.locks().acquire(name, options().withPayload("a")).block(STEP);
+        stale.release().block(STEP);
+        StepVerifier.create(stale.updatePayload("after release")).expectError(LockLostException.class).verify(STEP);
+        Lease current = b.locks().acquire(name, options().withPayload("b")).block(STEP);
+        // a forged or stale grant is refused on the store itself (owner and token checked)
+        io.reactivelocks.spi.HeldLock forged = new io.reactivelocks.spi.HeldLock(name, stale.owner(), current.token());
+        assertThat(a.faults().updatePayload(forged, "forged").block(STEP)).isFalse();
+        io.reactivelocks.spi.HeldLock oldToken = new io.reactivelocks.spi.HeldLock(name, current.owner(), stale.token());
+        assertThat(a.faults().updatePayload(oldToken, "forged").block(STEP)).isFalse();
+        assertThat(((LockState.Held) a.locks().inspect(name).block(STEP)).payload()).isEqualTo("b");
+        current.release().block(STEP);
+        assertThat(a.faults().updatePayload(new io.reactivelocks.spi.HeldLock(name, current.owner(), current.token()), "x")
+                .block(STEP)).as("update of a released grant").isFalse();
+        StepVerifier.create(a.locks().inspect(name)).expectNext(new LockState.Free(name)).expectComplete().verify(STEP);
+    }
+
+    @Test
+    void payloadSizeIsBoundedAndCheckedAtCallTime() {
+        String name = name("payload-size");
+        TestClient a = newClient();
+        // 4096 UTF-8 bytes exactly: 1024 four-byte code points
+        String largest = "😀".repeat(LockOptions.MAX_PAYLOAD_BYTES / 4);
+        assertThatThrownBy(() -> LockOptions.builder().payload(largest + "x"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("payload").hasMessageContaining("4096");
+        assertThatThrownBy(() -> options().withPayload("\uD800"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("payload");
+        Lease lease = a.locks().acquire(name, options().withPayload(largest)).block(STEP);
+        assertThat(((LockState.Held) newClient().locks().inspect(name).block(STEP)).payload()).isEqualTo(largest);
+        assertThatThrownBy(() -> lease.updatePayload("x".repeat(LockOptions.MAX_PAYLOAD_BYTES + 1)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("payload");
+        lease.release().block(STEP);
+    }
+
+    @Test
+    void reentrantWithLockKeepsTheOuterPayload() {
+        String name = name("payload-reentrant");
+        TestClient a = newClient();
+        String inner = a.locks().withLock(name, options().withPayload("outer"),
+                outer -> a.locks().withLock(name, options().withPayload("inner"), l -> Mono.just(l.payload()))).block(STEP);
+        assertThat(inner).isEqualTo("outer");
+    }
+
     // ---------------------------------------------------------------- names and arguments
 
     @Test

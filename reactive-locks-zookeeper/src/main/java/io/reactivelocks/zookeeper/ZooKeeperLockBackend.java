@@ -234,7 +234,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 
     private Mono<Attempt> enqueueAndDecide(GrantRequest request, boolean mayRenew) {
         String key = key(request.name(), request.owner());
-        OwnerNode node = owners.computeIfAbsent(key, k -> new OwnerNode(request.name(), request.owner(), k));
+        OwnerNode node = owners.computeIfAbsent(key, k -> new OwnerNode(request.name(), request.owner(), request.payload(), k));
         node.start();
         return node.creation.flatMap(c -> {
             if (c.sessionId() != session.sessionId()) {
@@ -315,12 +315,12 @@ public final class ZooKeeperLockBackend implements LockBackend {
     }
 
     /** Creates the owner's protected ephemeral-sequential node, creating the lock's node (and the root) when missing. */
-    private Mono<Created> createNode(String name, String owner, int tries) {
+    private Mono<Created> createNode(String name, String owner, String payload, int tries) {
         return Mono.defer(() -> {
             Stat stat = new Stat();
             return Mono.fromCompletionStage(() -> async.create()
                     .withOptions(EnumSet.of(CreateOption.doProtected), CreateMode.EPHEMERAL_SEQUENTIAL, options.acl(), stat)
-                    .forPath(paths.nodePathPrefix(name, owner), ZooKeeperLockOptions.bytes(owner)))
+                    .forPath(paths.nodePathPrefix(name, owner), data(owner, payload)))
                     .flatMap(path -> stat.getCzxid() != 0
                             ? Mono.just(new Created(path, ZNodeNames.lastSegment(path), stat.getCzxid(), stat.getEphemeralOwner()))
                             // found by Curator's protected-mode retry: no stat came with it
@@ -328,7 +328,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
                                     .switchIfEmpty(Mono.error(() -> new LockBackendException(name,
                                             "the node of owner " + owner + " vanished right after its create", null, true))));
         }).onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NONODE && tries < CREATE_TRIES,
-                e -> ensureLockNode(name).then(createNode(name, owner, tries + 1)));
+                e -> ensureLockNode(name).then(createNode(name, owner, payload, tries + 1)));
     }
 
     /** Creates the lock's container node, and the root when that is missing too. */
@@ -482,7 +482,8 @@ public final class ZooKeeperLockBackend implements LockBackend {
      * not exist, an exists-watch for its creation). {@link LockEvent.Subscribed} once the first
      * watch is set, and again after a reconnection; {@link LockEvent.Released} when the lowest
      * child disappears, {@link LockEvent.Acquired} (token 0: read it with {@link #inspect}) when
-     * another child becomes lowest. Transient failures are retried; a permanent one (no ACL)
+     * another child becomes lowest — sent once a data watch on that child is set, and again on
+     * each change of its data (a payload update), so a re-read never misses one. Transient failures are retried; a permanent one (no ACL)
      * ends the stream with a {@link LockBackendException}; the stream completes when the backend
      * closes. Cancelling removes the watches.
      */
@@ -500,77 +501,52 @@ public final class ZooKeeperLockBackend implements LockBackend {
         });
     }
 
-    // ---------------------------------------------------------------- leader election support
+    // ---------------------------------------------------------------- payload
 
     /**
-     * Writes {@code value} into the node of {@code owner} (leader election's proclamation), only
-     * while that node is still the one granted with {@code token}.
+     * Rewrites the data of the owner's node (owner id, then the payload) with a version check,
+     * only while it is the node granted with {@code lock.token()} (its czxid). The data watch of
+     * {@link #events} on the lowest node reports the change.
      *
-     * @return completes when written; a {@link io.reactivelocks.LockLostException} when the node is gone
+     * @return {@code true} when written; {@code false} when the node is gone or not one this
+     *         backend created for that grant
      */
-    Mono<Void> proclaim(String name, String owner, long token, String value) {
+    @Override
+    public Mono<Boolean> updatePayload(HeldLock lock, String payload) {
+        Objects.requireNonNull(lock, "lock");
         return Mono.defer(() -> {
-            OwnerNode node = owners.get(key(name, owner));
+            OwnerNode node = owners.get(key(lock.name(), lock.owner()));
             Created c = node == null ? null : node.created;
-            if (c == null || c.czxid() != token) {
-                return Mono.error(new io.reactivelocks.LockLostException(name, token, "the node is gone"));
+            if (c == null || c.czxid() != lock.token() || !node.granted) {
+                return Mono.just(false);
             }
-            return Mono.fromCompletionStage(() -> async.setData().forPath(c.path(), ZooKeeperLockOptions.bytes(value)))
-                    .flatMap(stat -> stat.getCzxid() == token ? Mono.<Void>empty()
-                            : Mono.error(new io.reactivelocks.LockLostException(name, token, "the node was replaced")))
-                    .onErrorMap(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NONODE,
-                            e -> new io.reactivelocks.LockLostException(name, token, "the node is gone"))
-                    .onErrorMap(e -> ZooKeeperErrors.map(name, "proclamation", e));
-        });
+            return setData(c.path(), lock.token(), data(lock.owner(), payload), 3);
+        }).onErrorMap(e -> ZooKeeperErrors.map(lock.name(), "payload update", e));
     }
 
-    /** What one read of an election's leader found, and what signals its next change. */
-    record LeaderRead(java.util.Optional<Leader> leader, Mono<Void> changed) {
-    }
-
-    /**
-     * @return the current leader (empty when nobody leads or the leader has not published its
-     *         value yet), with a data watch on the leader's node when {@code watching} is given
-     */
-    Mono<LeaderRead> readLeader(String election, AsyncCuratorFrameworkDsl watching) {
-        return children(election).flatMap(list -> {
-            if (list.isEmpty()) {
-                return Mono.just(new LeaderRead(java.util.Optional.empty(), null));
+    /** Reads the node's version, then sets its data at that version; a concurrent change makes it try again. */
+    private Mono<Boolean> setData(String path, long czxid, byte[] data, int tries) {
+        return exists(path).flatMap(stat -> {
+            if (stat.getCzxid() != czxid) {
+                return Mono.just(false);
             }
-            ZNodeNames.Child first = list.get(0);
-            String path = paths.lockPath(election) + "/" + first.node();
-            Stat stat = new Stat();
-            AsyncStage<byte[]> stage = watching == null
-                    ? async.getData().storingStatIn(stat).forPath(path)
-                    : watching.watched().getData().storingStatIn(stat).forPath(path);
-            return Mono.fromCompletionStage(stage)
-                    .map(data -> {
-                        // version 0: the owner id written at creation, no value published yet
-                        java.util.Optional<Leader> leader = stat.getVersion() == 0 ? java.util.Optional.empty()
-                                : java.util.Optional.of(new Leader(election,
-                                        new String(data, java.nio.charset.StandardCharsets.UTF_8), stat.getCzxid()));
-                        Mono<Void> changed = watching == null ? null : Mono.fromCompletionStage(stage.event()).then();
-                        return new LeaderRead(leader, changed);
-                    })
-                    // the first child left between the two reads: the children watch reports it
-                    .onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NONODE,
-                            e -> Mono.just(new LeaderRead(java.util.Optional.empty(), null)));
-        }).onErrorMap(e -> ZooKeeperErrors.map(election, "leader read", e));
+            return Mono.fromCompletionStage(() -> async.setData().withVersion(stat.getVersion()).forPath(path, data))
+                    .map(written -> true)
+                    .onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.BADVERSION && tries > 1,
+                            e -> setData(path, czxid, data, tries - 1));
+        }).defaultIfEmpty(false)
+                .onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NONODE, e -> Mono.just(false));
     }
 
-    /**
-     * @return the leader now, then again after each change of its node's data (its proclamation);
-     *         changes of who leads come from {@link #events}
-     */
-    Flux<java.util.Optional<Leader>> leaderUpdates(String election) {
-        return Flux.defer(() -> {
-            WatcherRemoveCuratorFramework watchers = client.newWatcherRemoveCuratorFramework();
-            AsyncCuratorFrameworkDsl watching = AsyncCuratorFramework.wrap(watchers).with(WatchMode.successOnly);
-            return readLeader(election, watching)
-                    .expand(r -> r.changed() == null ? Mono.empty() : r.changed().then(readLeader(election, watching)))
-                    .map(LeaderRead::leader)
-                    .doFinally(s -> watchers.removeWatchers());
-        });
+    /** A node's data: the owner id, then a newline and the payload when the grant has one (owner ids have no newline). */
+    private static byte[] data(String owner, String payload) {
+        return ZooKeeperLockOptions.bytes(payload == null ? owner : owner + '\n' + payload);
+    }
+
+    private static String payloadOf(byte[] data) {
+        String s = new String(data, java.nio.charset.StandardCharsets.UTF_8);
+        int nl = s.indexOf('\n');
+        return nl < 0 ? null : s.substring(nl + 1);
     }
 
     // ---------------------------------------------------------------- close
@@ -618,7 +594,12 @@ public final class ZooKeeperLockBackend implements LockBackend {
     }
 
     private Mono<Holder> holderOf(String name, ZNodeNames.Child child) {
-        return exists(paths.lockPath(name) + "/" + child.node()).map(s -> new Holder(child.owner(), s.getCzxid(), null));
+        return Mono.defer(() -> {
+            Stat stat = new Stat();
+            return Mono.fromCompletionStage(() -> async.getData().storingStatIn(stat).forPath(paths.lockPath(name) + "/" + child.node()))
+                    .map(data -> new Holder(child.owner(), stat.getCzxid(), null, payloadOf(data)))
+                    .onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NONODE, e -> Mono.empty());
+        });
     }
 
     /** @return true when deleted, false when there was no such node */
@@ -786,11 +767,11 @@ public final class ZooKeeperLockBackend implements LockBackend {
         volatile boolean released;
         volatile boolean granted;
 
-        OwnerNode(String name, String owner, String key) {
+        OwnerNode(String name, String owner, String payload, String key) {
             this.name = name;
             this.owner = owner;
             this.key = key;
-            this.creation = createNode(name, owner, 0)
+            this.creation = createNode(name, owner, payload, 0)
                     .doOnNext(c -> {
                         created = c;
                         if (released || closed) {
@@ -918,6 +899,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 
         private void onChildren(List<ZNodeNames.Child> children) {
             ZNodeNames.Child now = children.isEmpty() ? null : children.get(0);
+            ZNodeNames.Child watchData = null;
             List<LockEvent> out = new ArrayList<>(2);
             synchronized (this) {
                 if (!subscribed || resubscribe) {
@@ -930,8 +912,11 @@ public final class ZooKeeperLockBackend implements LockBackend {
                         out.add(new LockEvent.Released(name, lowest.owner(), false));
                     }
                     if (changed && now != null) {
-                        out.add(new LockEvent.Acquired(name, now.owner(), 0));
+                        watchData = now;
                     }
+                }
+                if (out.size() == 1 && out.get(0) instanceof LockEvent.Subscribed && now != null) {
+                    watchData = now; // (again) after a reconnection: the data watch may be gone with the session
                 }
                 lowest = now;
             }
@@ -940,6 +925,53 @@ public final class ZooKeeperLockBackend implements LockBackend {
                     sink.next(e);
                 }
             }
+            if (watchData != null) {
+                armData(watchData);
+            }
+        }
+
+        /**
+         * Watches the data of the lowest child; announces it as {@link LockEvent.Acquired} once
+         * the watch is set (a re-read from then on sees every later change), and again after
+         * each data change while it is still the lowest.
+         */
+        private void armData(ZNodeNames.Child child) {
+            if (done) {
+                return;
+            }
+            AsyncStage<Stat> stage;
+            try {
+                stage = watching.watched().checkExists().forPath(lockPath + "/" + child.node());
+            } catch (RuntimeException e) {
+                fail(e);
+                return;
+            }
+            stage.whenComplete((stat, error) -> {
+                boolean lowestNow;
+                synchronized (this) {
+                    lowestNow = lowest != null && lowest.node().equals(child.node());
+                }
+                if (done || !lowestNow) {
+                    return; // replaced: the children watch reports what comes next
+                }
+                if (error != null && ZooKeeperErrors.isTransient(error)) {
+                    try {
+                        options.scheduler().schedule(() -> armData(child), WATCH_RETRY.toMillis(), TimeUnit.MILLISECONDS);
+                    } catch (java.util.concurrent.RejectedExecutionException e) {
+                        fail(e);
+                    }
+                    return;
+                }
+                if (error != null || stat == null) {
+                    return; // gone: the children watch reports it
+                }
+                sink.next(new LockEvent.Acquired(name, child.owner(), 0));
+                stage.event().thenAccept(e -> {
+                    if (e.getType() == org.apache.zookeeper.Watcher.Event.EventType.NodeDataChanged) {
+                        armData(child);
+                    }
+                });
+            });
         }
 
         private void fail(Throwable error) {

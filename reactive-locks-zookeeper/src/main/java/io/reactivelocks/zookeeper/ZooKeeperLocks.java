@@ -27,7 +27,8 @@ import org.apache.curator.framework.imps.CuratorFrameworkState;
  * timeout, and {@link LockOptions#leaseTime()} is not used. The factories return at once;
  * nothing is sent before the first operation is subscribed. Closing the returned client
  * releases its leases and removes the backend's listener; the {@link CuratorFramework} stays
- * the application's to close. For leader election see {@link ZooKeeperLeaderElection}.
+ * the application's to close. For leader election on these clients see
+ * {@link io.reactivelocks.election.LeaderElection#create(io.reactivelocks.LockClient)}.
  */
 public final class ZooKeeperLocks {
 

@@ -3,8 +3,8 @@
  * on ZooKeeper through Apache Curator's asynchronous API; {@link io.reactivelocks.zookeeper.ZooKeeperLockBackend}
  * documents the recipe (protected ephemeral-sequential nodes, the lowest sequence owns the lock,
  * each waiter watches only its predecessor, the owner node's czxid is the fencing token, the
- * ZooKeeper session is the lease); {@link io.reactivelocks.zookeeper.ZooKeeperLeaderElection}
- * runs leader elections on the same recipe. Root, ACL and timing settings are in
+ * ZooKeeper session is the lease, the lock payload in the owner node's data); leader election runs
+ * on these clients through {@link io.reactivelocks.election.LeaderElection}. Root, ACL and timing settings are in
  * {@link io.reactivelocks.zookeeper.ZooKeeperLockOptions}.
  *
  * <p>Window locks (the core {@code WindowLock}, from {@code ZooKeeperLocks.windowLock}) are one

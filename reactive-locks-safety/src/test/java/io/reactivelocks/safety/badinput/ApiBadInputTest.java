@@ -68,7 +68,7 @@ class ApiBadInputTest {
                 () -> locks.hold(name), () -> locks.hold(name, o),
                 () -> locks.withLock(name, BODY), () -> locks.withLock(name, o, BODY),
                 () -> locks.withLockMany(name, BODY_MANY), () -> locks.withLockMany(name, o, BODY_MANY),
-                () -> locks.observe(name), () -> locks.awaitRelease(name));
+                () -> locks.observe(name), () -> locks.inspect(name), () -> locks.awaitRelease(name));
     }
 
     // ------------------------------------------------------------------ names
@@ -249,6 +249,28 @@ class ApiBadInputTest {
         rejectedAtCall(NullPointerException.class, () -> LockOptions.builder().clock(null), "clock");
     }
 
+    @Test
+    void oversizedOrMalformedPayloadIsRejectedAtCallCountingUtf8Bytes() {
+        String largest = "€".repeat(LockOptions.MAX_PAYLOAD_BYTES / 3) + "a"; // 4096 bytes in 1366 chars
+        assertThat(LockOptions.builder().payload(largest).build().payload()).isEqualTo(largest);
+        rejectedAtCall(IllegalArgumentException.class, () -> LockOptions.builder().payload(largest + "a"),
+                "payload must be at most 4096 UTF-8 bytes", "was 4097");
+        rejectedAtCall(IllegalArgumentException.class, () -> LockOptions.defaults().withPayload("a\uD800b"),
+                "payload must be well-formed UTF-16");
+        Lease lease = locks.acquire("payload").block(STEP);
+        try {
+            rejectedAtCall(IllegalArgumentException.class, () -> lease.updatePayload("x".repeat(4097)),
+                    "payload must be at most 4096 UTF-8 bytes");
+            rejectedAtCall(IllegalArgumentException.class,
+                    () -> io.reactivelocks.election.LeaderElection.create(locks).campaign("e", "\uDC00"),
+                    "value must be well-formed UTF-16");
+            rejectedAtCall(NullPointerException.class,
+                    () -> io.reactivelocks.election.LeaderElection.create(locks).campaign("e", null), "value");
+        } finally {
+            lease.release().block(STEP);
+        }
+    }
+
     // ------------------------------------------------------------------ lifecycle
 
     @Test
@@ -257,7 +279,7 @@ class ApiBadInputTest {
         // the call itself succeeds (arguments are fine); the subscription fails
         List<Publisher<?>> after = List.of(locks.acquire("late"), locks.tryAcquire("late"), locks.hold("late"),
                 locks.withLock("late", BODY), locks.withLockMany("late", BODY_MANY),
-                locks.observe("late"), locks.awaitRelease("late"));
+                locks.observe("late"), locks.inspect("late"), locks.awaitRelease("late"));
         for (Publisher<?> p : after) {
             LockClientClosedException e = errorsWithin(p, LockClientClosedException.class, QUICK,
                     "lock client is closed", "lock 'late'");

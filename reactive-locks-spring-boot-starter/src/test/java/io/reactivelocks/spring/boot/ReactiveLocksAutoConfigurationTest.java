@@ -99,6 +99,19 @@ class ReactiveLocksAutoConfigurationTest {
     }
 
     @Test
+    void aLeaderElectionBeanRunsOnTheClientBeanUnlessTheApplicationDefinesOne() {
+        withUnconnectedRedis(runner).run(context -> {
+            assertThat(context).hasNotFailed().hasSingleBean(io.reactivelocks.election.LeaderElection.class);
+            assertThat(context.getBean(io.reactivelocks.election.LeaderElection.class).toString())
+                    .contains(context.getBean(LockClient.class).toString());
+        });
+        io.reactivelocks.election.LeaderElection own = io.reactivelocks.election.LeaderElection.create(LocalLockBackend.client());
+        withUnconnectedRedis(runner).withBean(io.reactivelocks.election.LeaderElection.class, () -> own).run(context ->
+                assertThat(context).hasNotFailed().getBean(io.reactivelocks.election.LeaderElection.class).isSameAs(own));
+        runner.run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(io.reactivelocks.election.LeaderElection.class));
+    }
+
+    @Test
     void withoutABackendBeanThereIsNoClientAndTheReportSaysWhy() {
         runner.run(context -> {
             assertThat(context).hasNotFailed().doesNotHaveBean(LockClient.class);

@@ -5,9 +5,10 @@ import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
-import io.reactivelocks.Lease;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
+import io.reactivelocks.election.LeaderElection;
+import io.reactivelocks.election.Leadership;
 import io.reactivelocks.redis.RedisLockBackend;
 import io.reactivelocks.redis.RedisLockOptions;
 import io.reactivelocks.redis.RedisLocks;
@@ -35,10 +36,10 @@ import reactor.core.scheduler.Scheduler;
  *   <li>runs a job <b>at most once per window across all instances</b>: a periodic timer tries
  *       {@link WindowLock#tryClaim(String, Duration)} every {@link ServiceOptions#tickInterval()};
  *       the instance whose claim wins runs the job for that window, the others get nothing;</li>
- *   <li><b>elects a leader</b>: every instance subscribes to {@link LockClient#hold(String)} on
- *       {@link ServiceOptions#leaderLock()}; the one holding it leads ({@link #isLeader()}). When
- *       its hold stream completes (the lease was lost) it campaigns again at once; on an error it
- *       campaigns again after a third of the lease time;</li>
+ *   <li><b>elects a leader</b>: every instance campaigns with {@link LeaderElection#campaign} on
+ *       {@link ServiceOptions#leaderLock()} with its instance id as value; the one elected leads
+ *       ({@link #isLeader()}). When its campaign completes (leadership was lost) it campaigns
+ *       again at once; on an error it campaigns again after a third of the lease time;</li>
  *   <li>serves {@code GET /status}: {@code {"instance": ..., "leader": true|false, "runs": n}}.</li>
  * </ul>
  *
@@ -72,7 +73,7 @@ public final class VertxLockService extends VerticleBase {
     private boolean stopped;
     private long campaigns; // signals of an older campaign's hold stream are ignored
     private Disposable hold;
-    private Lease lease;
+    private Leadership term;
     private HttpServer server;
 
     /**
@@ -234,11 +235,11 @@ public final class VertxLockService extends VerticleBase {
             return;
         }
         long id = ++campaigns;
-        hold = locks.hold(options.leaderLock())
+        hold = LeaderElection.create(locks).campaign(options.leaderLock(), options.instance())
                 .publishOn(onContext)
-                .subscribe(l -> {
+                .subscribe(t -> {
                     if (id == campaigns) {
-                        lease = l;
+                        term = t;
                         leader = true;
                     }
                 }, e -> {
@@ -247,7 +248,7 @@ public final class VertxLockService extends VerticleBase {
                     }
                 }, () -> {
                     if (id == campaigns) {
-                        // the lease was lost (it could not be renewed in time): campaign again
+                        // leadership was lost (its lease could not be renewed in time): campaign again
                         lostLeadership();
                         campaign();
                     }
@@ -268,19 +269,19 @@ public final class VertxLockService extends VerticleBase {
 
     private void lostLeadership() {
         leader = false;
-        lease = null;
+        term = null;
         hold = null;
     }
 
     /*
-     * Ends the current campaign. A leader releases its lease first and waits for the store to
-     * confirm (the hold stream then completes; its signals are ignored, as they belong to an old
-     * campaign); only then is the hold subscription cancelled. Cancelling first would release too,
+     * Ends the current campaign. A leader resigns first and waits for the store to confirm (the
+     * campaign then completes; its signals are ignored, as they belong to an old campaign); only
+     * then is the campaign's subscription cancelled. Cancelling first would release too,
      * but without anyone waiting: closing the client right after could cut that release short.
      */
     private Mono<Void> resignNow() {
         Disposable h = hold;
-        Lease l = lease;
+        Leadership l = term;
         campaigns++;
         lostLeadership();
         if (l == null) {
@@ -289,7 +290,7 @@ public final class VertxLockService extends VerticleBase {
             }
             return Mono.empty();
         }
-        return l.release().doFinally(signal -> {
+        return l.resign().doFinally(signal -> {
             if (h != null) {
                 h.dispose();
             }
