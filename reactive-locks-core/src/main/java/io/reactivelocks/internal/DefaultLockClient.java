@@ -10,6 +10,7 @@ import io.reactivelocks.LockOptions;
 import io.reactivelocks.LockState;
 import io.reactivelocks.spi.HeldLock;
 import io.reactivelocks.spi.LockBackend;
+import io.reactivelocks.spi.LockNames;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -80,24 +81,24 @@ public final class DefaultLockClient implements LockClient {
 
     @Override
     public Mono<Lease> acquire(String name, LockOptions options) {
-        return acquireHandle(Names.check(name), Objects.requireNonNull(options, "options"), true).map(LeaseHandle::snapshot);
+        return acquireHandle(LockNames.check(name), Objects.requireNonNull(options, "options"), true).map(LeaseHandle::snapshot);
     }
 
     @Override
     public Mono<Lease> tryAcquire(String name, LockOptions options) {
-        return acquireHandle(Names.check(name), Objects.requireNonNull(options, "options"), false).map(LeaseHandle::snapshot);
+        return acquireHandle(LockNames.check(name), Objects.requireNonNull(options, "options"), false).map(LeaseHandle::snapshot);
     }
 
     @Override
     public Flux<Lease> hold(String name, LockOptions options) {
-        Mono<LeaseHandle> acquire = acquireHandle(Names.check(name), Objects.requireNonNull(options, "options"), true);
+        Mono<LeaseHandle> acquire = acquireHandle(LockNames.check(name), Objects.requireNonNull(options, "options"), true);
         return Flux.usingWhen(acquire, LeaseHandle::updates, LeaseHandle::release,
                 (h, e) -> h.release(), LeaseHandle::release);
     }
 
     @Override
     public <T> Mono<T> withLock(String name, LockOptions options, Function<? super Lease, ? extends Mono<T>> body) {
-        Names.check(name);
+        LockNames.check(name);
         Objects.requireNonNull(options, "options");
         Objects.requireNonNull(body, "body");
         return Mono.deferContextual(ctx -> {
@@ -115,7 +116,7 @@ public final class DefaultLockClient implements LockClient {
 
     @Override
     public <T> Flux<T> withLockMany(String name, LockOptions options, Function<? super Lease, ? extends Publisher<T>> body) {
-        Names.check(name);
+        LockNames.check(name);
         Objects.requireNonNull(options, "options");
         Objects.requireNonNull(body, "body");
         return Flux.deferContextual(ctx -> {
@@ -133,7 +134,7 @@ public final class DefaultLockClient implements LockClient {
 
     @Override
     public Flux<LockState> observe(String name) {
-        Names.check(name);
+        LockNames.check(name);
         // subscribed after close: an error, not an empty stream a caller could take for "no news"
         return Flux.defer(() -> closed ? Flux.error(new LockClientClosedException(name)) : observer.observe(name));
     }

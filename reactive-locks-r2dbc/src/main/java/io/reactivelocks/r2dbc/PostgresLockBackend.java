@@ -217,8 +217,8 @@ public final class PostgresLockBackend implements LockBackend {
     @Override
     public Mono<Attempt> tryGrant(GrantRequest request) {
         return Mono.defer(() -> {
-            String name = LockNames.encode(request.name());
-            String owner = LockNames.encode(request.owner());
+            String name = TextEscapes.encode(request.name());
+            String owner = TextEscapes.encode(request.owner());
             long ttlUs = micros(request.leaseTime());
             StoredKey key = new StoredKey(name, owner);
             outstanding.add(key); // a row of this owner may exist from now on, whatever we hear back
@@ -256,8 +256,8 @@ public final class PostgresLockBackend implements LockBackend {
             Long[] ttls = new Long[n];
             for (int i = 0; i < n; i++) {
                 RenewRequest r = batch.get(i);
-                names[i] = LockNames.encode(r.lock().name());
-                owners[i] = LockNames.encode(r.lock().owner());
+                names[i] = TextEscapes.encode(r.lock().name());
+                owners[i] = TextEscapes.encode(r.lock().owner());
                 tokens[i] = r.lock().token();
                 ttls[i] = micros(r.leaseTime());
             }
@@ -288,8 +288,8 @@ public final class PostgresLockBackend implements LockBackend {
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(owner, "owner");
         return Mono.defer(() -> {
-            String n = LockNames.encode(name);
-            String o = LockNames.encode(owner);
+            String n = TextEscapes.encode(name);
+            String o = TextEscapes.encode(owner);
             return withSchema(query(releaseSql, st -> st.bind(0, n).bind(1, o).bind(2, options.channel())
                             .bind(3, NotificationPayload.suffix(o, n)),
                     (row, md) -> row.get("token", Long.class)))
@@ -314,9 +314,9 @@ public final class PostgresLockBackend implements LockBackend {
     public Mono<Holder> inspect(String name) {
         Objects.requireNonNull(name, "name");
         return Mono.defer(() -> {
-            String n = LockNames.encode(name);
+            String n = TextEscapes.encode(name);
             return firstOfAll(withSchema(query(inspectSql, st -> st.bind(0, n),
-                    (row, md) -> new Holder(LockNames.decode(row.get("owner", String.class)), row.get("token", Long.class),
+                    (row, md) -> new Holder(TextEscapes.decode(row.get("owner", String.class)), row.get("token", Long.class),
                             Duration.ofNanos(row.get("remaining_us", Long.class) * 1000)))))
                     .onErrorMap(e -> PostgresErrors.map(name, "inspect", e));
         });
@@ -334,7 +334,7 @@ public final class PostgresLockBackend implements LockBackend {
     @Override
     public Flux<LockEvent> events(String name) {
         Objects.requireNonNull(name, "name");
-        return Flux.defer(() -> listener.events(name, LockNames.encode(name)));
+        return Flux.defer(() -> listener.events(name, TextEscapes.encode(name)));
     }
 
     /**
@@ -369,7 +369,7 @@ public final class PostgresLockBackend implements LockBackend {
      * after each (re)connect. Completes when the backend closes.
      */
     Flux<LockEvent> queueEvents(String queue) {
-        return Flux.defer(() -> listener.events(queue, NotificationPayload.queueKey(LockNames.encode(queue))));
+        return Flux.defer(() -> listener.events(queue, NotificationPayload.queueKey(TextEscapes.encode(queue))));
     }
 
     /** Runs {@code sql} (one statement with bind parameters) on a pooled connection, returned on any end. */
@@ -417,7 +417,7 @@ public final class PostgresLockBackend implements LockBackend {
             return Attempt.granted(token, request.leaseTime());
         }
         Long remainingUs = row.get("remaining_us", Long.class);
-        return Attempt.busy(new Holder(LockNames.decode(row.get("owner", String.class)), token,
+        return Attempt.busy(new Holder(TextEscapes.decode(row.get("owner", String.class)), token,
                 Duration.ofNanos(Math.max(0, remainingUs == null ? 0 : remainingUs) * 1000)));
     }
 

@@ -52,7 +52,7 @@ public final class PostgresWindowLock {
      * @throws IllegalArgumentException when the name is empty or too long, or the period is shorter than 1 ms
      */
     public Mono<WindowClaim> tryClaim(String name, Duration period) {
-        LockNames.check(name);
+        io.reactivelocks.spi.LockNames.check(name);
         Objects.requireNonNull(period, "period");
         if (period.compareTo(Duration.ofMillis(1)) < 0) {
             throw new IllegalArgumentException("period must be at least 1 ms, was " + period);
@@ -60,7 +60,7 @@ public final class PostgresWindowLock {
         long periodUs = TimeUnit.MICROSECONDS.convert(period);
         Duration exact = Duration.ofNanos(TimeUnit.MICROSECONDS.toNanos(periodUs));
         return Mono.defer(() -> {
-            String stored = LockNames.encode(name);
+            String stored = TextEscapes.encode(name);
             String owner = OwnerIds.next();
             return PostgresLockBackend.firstOfAll(backend.withSchema(backend.query(backend.windowClaimSql,
                             st -> st.bind(0, stored).bind(1, periodUs).bind(2, owner),

@@ -50,7 +50,7 @@ public final class RedisWindowLock {
      * @throws IllegalArgumentException when the name is empty or too long, or the period is shorter than 1 ms
      */
     public Mono<WindowClaim> tryClaim(String name, Duration period) {
-        checkName(name);
+        io.reactivelocks.spi.LockNames.check(name);
         Objects.requireNonNull(period, "period");
         if (period.toMillis() < 1) {
             throw new IllegalArgumentException("period must be at least 1 ms, was " + period);
@@ -67,17 +67,5 @@ public final class RedisWindowLock {
                     return Mono.just(new WindowClaim(name, Duration.ofMillis(period.toMillis()),
                             Long.parseLong(String.valueOf(r.get(1))), Duration.ofMillis(((Number) r.get(2)).longValue())));
                 });
-    }
-
-    static void checkName(String name) {
-        Objects.requireNonNull(name, "name");
-        if (name.isEmpty()) {
-            throw new IllegalArgumentException("name must not be empty");
-        }
-        int bytes = RedisKeys.utf8Length(name);
-        if (bytes > io.reactivelocks.LockClient.MAX_NAME_BYTES) {
-            throw new IllegalArgumentException("name must be at most " + io.reactivelocks.LockClient.MAX_NAME_BYTES
-                    + " UTF-8 bytes, was " + bytes);
-        }
     }
 }
