@@ -5,6 +5,7 @@ import io.reactivelocks.LockException;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.LockTimeoutException;
 import io.reactivelocks.spi.Attempt;
+import io.reactivelocks.spi.BackendErrors;
 import io.reactivelocks.spi.GrantRequest;
 import io.reactivelocks.spi.Holder;
 import io.reactivelocks.spi.LockEvent;

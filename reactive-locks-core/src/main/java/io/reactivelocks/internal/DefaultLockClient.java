@@ -8,6 +8,7 @@ import io.reactivelocks.LockListener;
 import io.reactivelocks.LockLostException;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.LockState;
+import io.reactivelocks.spi.BackendErrors;
 import io.reactivelocks.spi.HeldLock;
 import io.reactivelocks.spi.LockBackend;
 import io.reactivelocks.spi.LockNames;
