@@ -6,6 +6,7 @@ import io.reactivelocks.LockOptions;
 import io.reactivelocks.LockTimeoutException;
 import io.reactivelocks.spi.Attempt;
 import io.reactivelocks.spi.BackendErrors;
+import io.reactivelocks.spi.Backoff;
 import io.reactivelocks.spi.GrantRequest;
 import io.reactivelocks.spi.Holder;
 import io.reactivelocks.spi.LockEvent;

@@ -14,7 +14,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiFunction;
 import java.util.function.Consumer;
@@ -498,13 +497,7 @@ public final class PostgresTaskQueue {
      * @return the backoff's delay for that attempt: {@code min(max, min·2^(attempt−1))}, with its jitter
      */
     long backoffNanos(long attempt) {
-        long min = options.backoff().minBackoff.toNanos();
-        long max = options.backoff().maxBackoff.toNanos();
-        long shift = Math.max(0, attempt - 1);
-        long d = (shift >= 62 || min > (max >> shift)) ? max : Math.min(max, min << shift);
-        double j = Math.min(1.0, Math.max(0.0, options.backoff().jitterFactor));
-        long lo = (long) (d * (1.0 - j));
-        return lo + (long) ((d - lo) * ThreadLocalRandom.current().nextDouble());
+        return io.reactivelocks.spi.Backoff.delayNanos(options.backoff(), attempt);
     }
 
     /**

@@ -10,7 +10,6 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Function;
 import reactor.core.CoreSubscriber;
 import reactor.core.publisher.Flux;
@@ -440,17 +439,11 @@ public final class RedisTaskQueue {
      * @return the backoff's delay for that attempt: {@code min(max, min·2^(attempt−1))}, with its jitter
      */
     long backoffNanos(long attempt) {
-        long min = options.backoff().minBackoff.toNanos();
-        long max = options.backoff().maxBackoff.toNanos();
-        long shift = Math.max(0, attempt - 1);
-        long d = (shift >= 62 || min > (max >> shift)) ? max : Math.min(max, min << shift);
-        double j = Math.min(1.0, Math.max(0.0, options.backoff().jitterFactor));
-        long lo = (long) (d * (1.0 - j));
-        return lo + (long) ((d - lo) * ThreadLocalRandom.current().nextDouble());
+        return io.reactivelocks.spi.Backoff.delayNanos(options.backoff(), attempt);
     }
 
     static boolean isTransient(Throwable t) {
-        return t instanceof LockBackendException be && be.isTransient();
+        return io.reactivelocks.spi.BackendErrors.isTransient(t);
     }
 
     private Mono<Object> call(String queue, String operation, LuaScript script, ScriptOutputType type, String[] k,
