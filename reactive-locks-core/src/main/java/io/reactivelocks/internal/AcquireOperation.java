@@ -87,7 +87,7 @@ final class AcquireOperation implements Subscription {
                              Scheduler scheduler, CoreSubscriber<? super LeaseHandle> actual) {
         this.client = client;
         this.name = name;
-        this.owner = io.reactivelocks.spi.OwnerIds.next();
+        this.owner = OwnerIds.next();
         this.options = options;
         this.wait = wait;
         this.scheduler = scheduler;

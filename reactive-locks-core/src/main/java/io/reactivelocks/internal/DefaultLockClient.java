@@ -41,7 +41,7 @@ public final class DefaultLockClient implements LockClient {
     static {
         // seed the owner-id generator now (it reads the entropy device once), not on the event
         // loop that runs the first acquire
-        io.reactivelocks.spi.OwnerIds.next();
+        OwnerIds.next();
     }
 
     private final long id = IDS.incrementAndGet();

@@ -6,6 +6,7 @@ import io.r2dbc.spi.Statement;
 import io.reactivelocks.LockBackendException;
 import io.reactivelocks.LockClock;
 import io.reactivelocks.LockOptions;
+import io.reactivelocks.spi.GrantRequest;
 import io.reactivelocks.spi.LockEvent;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -71,6 +72,10 @@ import reactor.core.scheduler.Scheduler;
  * and lives as long as that backend; it holds no resources of its own.
  */
 public final class PostgresTaskQueue {
+
+    static {
+        GrantRequest.newOwner(); // seeds the owner-id generator on the thread creating the store, not on an event loop
+    }
 
     /** The most tasks one capture statement takes, however large the demand. */
     public static final int MAX_CAPTURE_PER_STATEMENT = 500;

@@ -1,6 +1,6 @@
 package io.reactivelocks.r2dbc;
 
-import io.reactivelocks.spi.OwnerIds;
+import io.reactivelocks.spi.GrantRequest;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
@@ -23,6 +23,10 @@ import reactor.core.publisher.Mono;
  * long as that backend.
  */
 public final class PostgresWindowLock {
+
+    static {
+        GrantRequest.newOwner(); // seeds the owner-id generator on the thread creating the store, not on an event loop
+    }
 
     private final PostgresLockBackend backend;
 
@@ -61,7 +65,7 @@ public final class PostgresWindowLock {
         Duration exact = Duration.ofNanos(TimeUnit.MICROSECONDS.toNanos(periodUs));
         return Mono.defer(() -> {
             String stored = TextEscapes.encode(name);
-            String owner = OwnerIds.next();
+            String owner = GrantRequest.newOwner();
             return PostgresLockBackend.firstOfAll(backend.withSchema(backend.query(backend.windowClaimSql,
                             st -> st.bind(0, stored).bind(1, periodUs).bind(2, owner),
                             (row, md) -> new WindowClaim(name, exact, row.get("window_no", Long.class),

@@ -4,6 +4,7 @@ import io.lettuce.core.ScriptOutputType;
 import io.reactivelocks.LockBackendException;
 import io.reactivelocks.LockLostException;
 import io.reactivelocks.LockOptions;
+import io.reactivelocks.spi.GrantRequest;
 import io.reactivelocks.spi.LockNames;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -55,6 +56,10 @@ import reactor.util.retry.Retry;
  * connections, same key prefix).
  */
 public final class RedisTaskQueue {
+
+    static {
+        GrantRequest.newOwner(); // seeds the owner-id generator on the thread creating the store, not on an event loop
+    }
 
     /** The most tasks one capture script call takes, however large the demand. */
     public static final int MAX_CAPTURE_PER_CALL = 500;
