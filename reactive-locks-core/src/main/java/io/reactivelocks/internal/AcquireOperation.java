@@ -95,6 +95,11 @@ final class AcquireOperation implements Subscription {
         this.startedAt = options.clock().nanoTime();
     }
 
+    /** @return the lock this acquire is for */
+    String name() {
+        return name;
+    }
+
     private java.time.Duration waited() {
         return java.time.Duration.ofNanos(Math.max(0, options.clock().nanoTime() - startedAt));
     }

@@ -3,6 +3,7 @@ package io.reactivelocks.internal;
 import io.reactivelocks.Lease;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockClientClosedException;
+import io.reactivelocks.LockClientMetrics;
 import io.reactivelocks.LockClock;
 import io.reactivelocks.LockListener;
 import io.reactivelocks.LockLostException;
@@ -55,6 +56,7 @@ public final class DefaultLockClient implements LockClient {
     private final Set<LeaseHandle> leases = ConcurrentHashMap.newKeySet();
     private final Set<AcquireOperation> operations = ConcurrentHashMap.newKeySet();
     private final Set<Mono<Void>> detachedReleases = ConcurrentHashMap.newKeySet();
+    private final LockClientMetrics metrics = new ClientMetrics(leases, operations);
     private volatile boolean closed;
     private final Mono<Void> close;
 
@@ -280,14 +282,9 @@ public final class DefaultLockClient implements LockClient {
                 .doFinally(s -> ownScheduler.dispose());
     }
 
-    /** @return how many leases this client holds now (for tests and metrics) */
-    public int heldLeaseCount() {
-        return leases.size();
-    }
-
-    /** @return how many acquires are in progress (for tests and metrics) */
-    public int pendingAcquireCount() {
-        return operations.size();
+    @Override
+    public LockClientMetrics metrics() {
+        return metrics;
     }
 
     @Override
