@@ -2,7 +2,6 @@ package io.reactivelocks.internal;
 
 import io.reactivelocks.Lease;
 import io.reactivelocks.LockClientMetrics;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 
@@ -19,11 +18,7 @@ final class ClientMetrics implements LockClientMetrics {
 
     @Override
     public List<Lease> heldLeases() {
-        List<Lease> out = new ArrayList<>(leases.size());
-        for (LeaseHandle h : leases) {
-            out.add(h.snapshot());
-        }
-        return List.copyOf(out);
+        return leases.stream().<Lease>map(LeaseHandle::snapshot).toList();
     }
 
     @Override
@@ -33,11 +28,7 @@ final class ClientMetrics implements LockClientMetrics {
 
     @Override
     public List<String> pendingAcquires() {
-        List<String> out = new ArrayList<>(operations.size());
-        for (AcquireOperation op : operations) {
-            out.add(op.name());
-        }
-        return List.copyOf(out);
+        return operations.stream().map(AcquireOperation::name).toList();
     }
 
     @Override
