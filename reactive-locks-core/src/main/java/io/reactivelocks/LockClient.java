@@ -219,6 +219,14 @@ public interface LockClient {
     Mono<Void> awaitRelease(String name);
 
     /**
+     * The client's live view: the leases it holds now and the acquires in progress, as
+     * reactor-pool's {@code InstrumentedPool.metrics()} shows a pool's.
+     *
+     * @return the view; the same object on every call, each of its reads current
+     */
+    LockClientMetrics metrics();
+
+    /**
      * Closes the client: pending acquires fail with {@link LockClientClosedException}, held
      * leases are released (best effort), observe streams complete, the backend is closed.
      * Idempotent.

@@ -1,6 +1,10 @@
 package io.reactivelocks;
 
+import io.reactivelocks.internal.SafeListener;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
 
 /**
  * Hooks the engine calls as locks are acquired, renewed, released and lost — for metrics and
@@ -12,6 +16,25 @@ public interface LockListener {
 
     /** A listener that does nothing, the default. */
     LockListener NONE = new LockListener() { };
+
+    /**
+     * Combines listeners: each event goes to each of them in the order given, and an exception
+     * thrown by one is logged and keeps neither the others nor the engine from going on.
+     *
+     * @param listeners the listeners; none null ({@link #NONE} entries are left out)
+     * @return one listener calling them all; {@link #NONE} when none is left
+     * @throws NullPointerException when {@code listeners} or one of them is null
+     */
+    static LockListener composite(LockListener... listeners) {
+        Objects.requireNonNull(listeners, "listeners");
+        List<LockListener> called = new ArrayList<>();
+        for (int i = 0; i < listeners.length; i++) {
+            if (Objects.requireNonNull(listeners[i], "listeners[" + i + "]") != NONE) {
+                called.add(listeners[i]);
+            }
+        }
+        return called.isEmpty() ? NONE : new SafeListener(called);
+    }
 
     /**
      * A lock was granted.

@@ -5,6 +5,8 @@ import io.reactivelocks.LockException;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.LockTimeoutException;
 import io.reactivelocks.spi.Attempt;
+import io.reactivelocks.spi.BackendErrors;
+import io.reactivelocks.spi.Backoff;
 import io.reactivelocks.spi.GrantRequest;
 import io.reactivelocks.spi.Holder;
 import io.reactivelocks.spi.LockEvent;
@@ -85,12 +87,17 @@ final class AcquireOperation implements Subscription {
                              Scheduler scheduler, CoreSubscriber<? super LeaseHandle> actual) {
         this.client = client;
         this.name = name;
-        this.owner = io.reactivelocks.spi.OwnerIds.next();
+        this.owner = OwnerIds.next();
         this.options = options;
         this.wait = wait;
         this.scheduler = scheduler;
         this.actual = actual;
         this.startedAt = options.clock().nanoTime();
+    }
+
+    /** @return the lock this acquire is for */
+    String name() {
+        return name;
     }
 
     private java.time.Duration waited() {

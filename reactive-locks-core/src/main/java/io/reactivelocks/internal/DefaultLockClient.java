@@ -3,13 +3,16 @@ package io.reactivelocks.internal;
 import io.reactivelocks.Lease;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockClientClosedException;
+import io.reactivelocks.LockClientMetrics;
 import io.reactivelocks.LockClock;
 import io.reactivelocks.LockListener;
 import io.reactivelocks.LockLostException;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.LockState;
+import io.reactivelocks.spi.BackendErrors;
 import io.reactivelocks.spi.HeldLock;
 import io.reactivelocks.spi.LockBackend;
+import io.reactivelocks.spi.LockNames;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -39,7 +42,7 @@ public final class DefaultLockClient implements LockClient {
     static {
         // seed the owner-id generator now (it reads the entropy device once), not on the event
         // loop that runs the first acquire
-        io.reactivelocks.spi.OwnerIds.next();
+        OwnerIds.next();
     }
 
     private final long id = IDS.incrementAndGet();
@@ -53,6 +56,7 @@ public final class DefaultLockClient implements LockClient {
     private final Set<LeaseHandle> leases = ConcurrentHashMap.newKeySet();
     private final Set<AcquireOperation> operations = ConcurrentHashMap.newKeySet();
     private final Set<Mono<Void>> detachedReleases = ConcurrentHashMap.newKeySet();
+    private final LockClientMetrics metrics = new ClientMetrics(leases, operations);
     private volatile boolean closed;
     private final Mono<Void> close;
 
@@ -80,24 +84,24 @@ public final class DefaultLockClient implements LockClient {
 
     @Override
     public Mono<Lease> acquire(String name, LockOptions options) {
-        return acquireHandle(Names.check(name), Objects.requireNonNull(options, "options"), true).map(LeaseHandle::snapshot);
+        return acquireHandle(LockNames.check(name), Objects.requireNonNull(options, "options"), true).map(LeaseHandle::snapshot);
     }
 
     @Override
     public Mono<Lease> tryAcquire(String name, LockOptions options) {
-        return acquireHandle(Names.check(name), Objects.requireNonNull(options, "options"), false).map(LeaseHandle::snapshot);
+        return acquireHandle(LockNames.check(name), Objects.requireNonNull(options, "options"), false).map(LeaseHandle::snapshot);
     }
 
     @Override
     public Flux<Lease> hold(String name, LockOptions options) {
-        Mono<LeaseHandle> acquire = acquireHandle(Names.check(name), Objects.requireNonNull(options, "options"), true);
+        Mono<LeaseHandle> acquire = acquireHandle(LockNames.check(name), Objects.requireNonNull(options, "options"), true);
         return Flux.usingWhen(acquire, LeaseHandle::updates, LeaseHandle::release,
                 (h, e) -> h.release(), LeaseHandle::release);
     }
 
     @Override
     public <T> Mono<T> withLock(String name, LockOptions options, Function<? super Lease, ? extends Mono<T>> body) {
-        Names.check(name);
+        LockNames.check(name);
         Objects.requireNonNull(options, "options");
         Objects.requireNonNull(body, "body");
         return Mono.deferContextual(ctx -> {
@@ -115,7 +119,7 @@ public final class DefaultLockClient implements LockClient {
 
     @Override
     public <T> Flux<T> withLockMany(String name, LockOptions options, Function<? super Lease, ? extends Publisher<T>> body) {
-        Names.check(name);
+        LockNames.check(name);
         Objects.requireNonNull(options, "options");
         Objects.requireNonNull(body, "body");
         return Flux.deferContextual(ctx -> {
@@ -133,14 +137,14 @@ public final class DefaultLockClient implements LockClient {
 
     @Override
     public Flux<LockState> observe(String name) {
-        Names.check(name);
+        LockNames.check(name);
         // subscribed after close: an error, not an empty stream a caller could take for "no news"
         return Flux.defer(() -> closed ? Flux.error(new LockClientClosedException(name)) : observer.observe(name));
     }
 
     @Override
     public Mono<LockState> inspect(String name) {
-        Names.check(name);
+        LockNames.check(name);
         return Mono.defer(() -> closed ? Mono.error(new LockClientClosedException(name)) : observer.inspect(name));
     }
 
@@ -294,14 +298,9 @@ public final class DefaultLockClient implements LockClient {
                 .doFinally(s -> ownScheduler.dispose());
     }
 
-    /** @return how many leases this client holds now (for tests and metrics) */
-    public int heldLeaseCount() {
-        return leases.size();
-    }
-
-    /** @return how many acquires are in progress (for tests and metrics) */
-    public int pendingAcquireCount() {
-        return operations.size();
+    @Override
+    public LockClientMetrics metrics() {
+        return metrics;
     }
 
     @Override

@@ -4,6 +4,7 @@ import io.reactivelocks.Lease;
 import io.reactivelocks.LockClock;
 import io.reactivelocks.LockException;
 import io.reactivelocks.LockOptions;
+import io.reactivelocks.spi.BackendErrors;
 import io.reactivelocks.spi.HeldLock;
 import io.reactivelocks.spi.RenewOutcome;
 import io.reactivelocks.spi.Renewal;

@@ -1,6 +1,7 @@
 package io.reactivelocks.internal;
 
 import io.reactivelocks.LockClock;
+import io.reactivelocks.spi.BackendErrors;
 import io.reactivelocks.spi.LockBackend;
 import io.reactivelocks.spi.RenewOutcome;
 import io.reactivelocks.spi.RenewRequest;

@@ -2,60 +2,78 @@ package io.reactivelocks.internal;
 
 import io.reactivelocks.LockListener;
 import java.time.Duration;
+import java.util.List;
+import java.util.function.Consumer;
 import reactor.util.Logger;
 import reactor.util.Loggers;
 
-/** Calls a user's {@link LockListener}, logging and swallowing what it throws. */
-final class SafeListener implements LockListener {
+/**
+ * Calls listeners in order, logging and swallowing what each one throws, so that one failing
+ * listener neither reaches the engine nor keeps the others from being called. Not API; combine
+ * listeners with {@link LockListener#composite}.
+ */
+public final class SafeListener implements LockListener {
 
     private static final Logger LOG = Loggers.getLogger(SafeListener.class);
 
-    private final LockListener delegate;
+    private final List<LockListener> delegates;
 
     SafeListener(LockListener delegate) {
-        this.delegate = delegate;
+        this(List.of(delegate));
     }
 
-    private void safely(Runnable call) {
-        try {
-            call.run();
-        } catch (RuntimeException e) {
-            LOG.warn("lock listener " + delegate + " failed", e);
+    /** @param delegates the listeners to call, in order */
+    public SafeListener(List<LockListener> delegates) {
+        this.delegates = List.copyOf(delegates);
+    }
+
+    private void safely(Consumer<LockListener> call) {
+        for (LockListener delegate : delegates) {
+            try {
+                call.accept(delegate);
+            } catch (RuntimeException e) {
+                LOG.warn("lock listener " + delegate + " failed", e);
+            }
         }
     }
 
     @Override
     public void onAcquired(String name, long token, Duration waited) {
-        safely(() -> delegate.onAcquired(name, token, waited));
+        safely(l -> l.onAcquired(name, token, waited));
     }
 
     @Override
     public void onContended(String name) {
-        safely(() -> delegate.onContended(name));
+        safely(l -> l.onContended(name));
     }
 
     @Override
     public void onAcquireFailed(String name, Throwable error, Duration waited) {
-        safely(() -> delegate.onAcquireFailed(name, error, waited));
+        safely(l -> l.onAcquireFailed(name, error, waited));
     }
 
     @Override
     public void onRenewed(String name, long token) {
-        safely(() -> delegate.onRenewed(name, token));
+        safely(l -> l.onRenewed(name, token));
     }
 
     @Override
     public void onRenewalFailed(String name, long token, Throwable error) {
-        safely(() -> delegate.onRenewalFailed(name, token, error));
+        safely(l -> l.onRenewalFailed(name, token, error));
     }
 
     @Override
     public void onLost(String name, long token, String reason, Duration held) {
-        safely(() -> delegate.onLost(name, token, reason, held));
+        safely(l -> l.onLost(name, token, reason, held));
     }
 
     @Override
     public void onReleased(String name, long token, Duration held) {
-        safely(() -> delegate.onReleased(name, token, held));
+        safely(l -> l.onReleased(name, token, held));
+    }
+
+    @Override
+    public String toString() {
+        return "SafeListener" + delegates;
     }
 }

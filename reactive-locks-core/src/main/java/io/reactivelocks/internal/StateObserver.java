@@ -1,6 +1,7 @@
 package io.reactivelocks.internal;
 
 import io.reactivelocks.LockState;
+import io.reactivelocks.spi.BackendErrors;
 import io.reactivelocks.spi.Holder;
 import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;

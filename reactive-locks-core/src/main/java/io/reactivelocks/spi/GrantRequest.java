@@ -1,6 +1,7 @@
 package io.reactivelocks.spi;
 
 import io.reactivelocks.LockClock;
+import io.reactivelocks.internal.OwnerIds;
 import java.time.Duration;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
@@ -40,5 +41,17 @@ public record GrantRequest(String name, String owner, Duration leaseTime, boolea
      */
     public GrantRequest(String name, String owner, Duration leaseTime, boolean queue, LockClock clock) {
         this(name, owner, leaseTime, queue, clock, null);
+    }
+
+    /**
+     * A fresh owner id of the kind the engine puts in every request (128 random bits, 22 URL-safe
+     * characters), for a store that makes a claim of its own and for code that drives a backend
+     * directly. The first call seeds the generator (one read of the entropy device): make it on
+     * the thread that creates the store, not on an event loop.
+     *
+     * @return a new random owner id
+     */
+    public static String newOwner() {
+        return OwnerIds.next();
     }
 }

@@ -1,10 +1,19 @@
 package io.reactivelocks.spi;
 
 import io.reactivelocks.LockClient;
+import java.util.Base64;
 import java.util.Objects;
 
-/** The lock-name rules of {@link LockClient}, for backends and lock kinds that take names directly. */
+/**
+ * The lock-name rules every store and lock kind applies: a name is any non-empty string of at most
+ * {@value LockClient#MAX_NAME_BYTES} UTF-8 bytes, a lone surrogate counting three bytes. Also the
+ * encodings stores share: the bytes of a name ({@link #utf8}, lone surrogates kept apart) and their
+ * unpadded base64url, one path segment with no {@code '/'} or {@code '.'} ({@link #base64url}).
+ */
 public final class LockNames {
+
+    private static final Base64.Encoder BASE64URL = Base64.getUrlEncoder().withoutPadding();
+    private static final Base64.Decoder BASE64URL_DECODER = Base64.getUrlDecoder();
 
     private LockNames() {
     }
@@ -75,6 +84,32 @@ public final class LockNames {
     }
 
     /**
+     * The inverse of {@link #utf8}: a three-byte sequence of a surrogate comes back as that lone
+     * surrogate.
+     *
+     * @param bytes generalized UTF-8, as made by {@link #utf8}
+     * @return the string
+     * @throws IllegalArgumentException when a sequence is cut short
+     */
+    public static String fromUtf8(byte[] bytes) {
+        StringBuilder out = new StringBuilder(bytes.length);
+        for (int i = 0; i < bytes.length; ) {
+            int b0 = bytes[i] & 0xFF;
+            int n = b0 < 0x80 ? 1 : b0 >= 0xF0 ? 4 : b0 >= 0xE0 ? 3 : 2;
+            if (i + n > bytes.length) {
+                throw new IllegalArgumentException("truncated UTF-8 sequence at byte " + i);
+            }
+            int cp = n == 1 ? b0 : n == 2 ? b0 & 0x1F : n == 3 ? b0 & 0x0F : b0 & 0x07;
+            for (int k = 1; k < n; k++) {
+                cp = (cp << 6) | (bytes[i + k] & 0x3F);
+            }
+            out.appendCodePoint(cp); // a surrogate code point comes back as the lone char it was
+            i += n;
+        }
+        return out.toString();
+    }
+
+    /**
      * @param s a string
      * @return its length in UTF-8 bytes, counting a lone surrogate as 3
      */
@@ -94,5 +129,29 @@ public final class LockNames {
             }
         }
         return n;
+    }
+
+    /**
+     * A name as one path segment: the unpadded base64url of its {@link #utf8} bytes. The alphabet
+     * ({@code A-Z a-z 0-9 - _}) has no {@code '/'} and no {@code '.'}, and the encoding is
+     * injective, so every name is exactly one segment of its own; a
+     * {@value LockClient#MAX_NAME_BYTES}-byte name gives 1366 characters.
+     *
+     * @param name a string
+     * @return its unpadded base64url
+     */
+    public static String base64url(String name) {
+        return BASE64URL.encodeToString(utf8(name));
+    }
+
+    /**
+     * The inverse of {@link #base64url}.
+     *
+     * @param segment a string made by {@link #base64url}
+     * @return the name it encodes, lone surrogates included
+     * @throws IllegalArgumentException when {@code segment} is not base64url of generalized UTF-8
+     */
+    public static String fromBase64url(String segment) {
+        return fromUtf8(BASE64URL_DECODER.decode(segment));
     }
 }

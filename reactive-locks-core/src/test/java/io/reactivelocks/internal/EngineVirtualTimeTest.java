@@ -208,8 +208,8 @@ class EngineVirtualTimeTest {
         assertThat(backend.releasedOwners).as("nothing released while the request is in flight").isEmpty();
         answer.tryEmitValue(Attempt.granted(1, Duration.ofSeconds(30)));
         assertThat(backend.releasedOwners).containsExactly(backend.grants.get(0).owner());
-        assertThat(((DefaultLockClient) client).heldLeaseCount()).isZero();
-        assertThat(((DefaultLockClient) client).pendingAcquireCount()).isZero();
+        assertThat(client.metrics().heldLeaseCount()).isZero();
+        assertThat(client.metrics().pendingAcquireCount()).isZero();
     }
 
     @Test
@@ -281,6 +281,6 @@ class EngineVirtualTimeTest {
         d.dispose();
         vts.advanceTimeBy(Duration.ofMinutes(5));
         assertThat(backend.grants).hasSize(attempts);
-        assertThat(((DefaultLockClient) client).pendingAcquireCount()).isZero();
+        assertThat(client.metrics().pendingAcquireCount()).isZero();
     }
 }

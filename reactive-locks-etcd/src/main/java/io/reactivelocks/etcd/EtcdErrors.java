@@ -8,10 +8,9 @@ import io.grpc.StatusException;
 import io.grpc.StatusRuntimeException;
 import io.reactivelocks.LockBackendException;
 import io.reactivelocks.LockException;
+import io.reactivelocks.spi.BackendErrors;
 import java.io.IOException;
 import java.util.concurrent.CancellationException;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
 
 /**
@@ -26,6 +25,8 @@ import java.util.concurrent.TimeoutException;
  */
 final class EtcdErrors {
 
+    private static final BackendErrors ERRORS = BackendErrors.of("etcd", EtcdErrors::isTransient);
+
     private EtcdErrors() {
     }
 
@@ -36,18 +37,7 @@ final class EtcdErrors {
      * @return the exception to signal instead
      */
     static LockException map(String lockName, String operation, Throwable t) {
-        Throwable e = unwrap(t);
-        if (e instanceof LockException le) {
-            return le;
-        }
-        String what = "etcd failed " + operation + (lockName == null ? "" : " of lock '" + lockName + "'");
-        if (e instanceof TimeoutException) {
-            what = "etcd did not answer " + operation + (lockName == null ? "" : " of lock '" + lockName + "'")
-                    + " within the request timeout";
-        }
-        Throwable cause = e.getCause();
-        String because = cause == null || cause == e ? "" : " (because: " + cause + ")";
-        return new LockBackendException(lockName, what + ": " + e + because, e, isTransient(e));
+        return ERRORS.map(lockName, operation, t);
     }
 
     /**
@@ -72,7 +62,7 @@ final class EtcdErrors {
      * @return whether repeating the operation may succeed
      */
     static boolean isTransient(Throwable t) {
-        Throwable e = unwrap(t);
+        Throwable e = BackendErrors.unwrap(t);
         if (e instanceof LockBackendException be) {
             return be.isTransient();
         }
@@ -84,7 +74,7 @@ final class EtcdErrors {
         }
         Status.Code code = code(e);
         if (code == null) {
-            return hasCause(e, IOException.class) || hasCause(e, TimeoutException.class);
+            return BackendErrors.isIoOrTimeout(e);
         }
         if (code == Status.Code.UNAUTHENTICATED) {
             // jetcd wraps every failed Authenticate call in UNAUTHENTICATED: look at why it failed
@@ -107,7 +97,7 @@ final class EtcdErrors {
      * @return whether it says the lease does not exist (any more)
      */
     static boolean isLeaseNotFound(Throwable t) {
-        Throwable e = unwrap(t);
+        Throwable e = BackendErrors.unwrap(t);
         return code(e) == Status.Code.NOT_FOUND;
     }
 
@@ -138,22 +128,5 @@ final class EtcdErrors {
             return se.getStatus().getCode();
         }
         return null;
-    }
-
-    static Throwable unwrap(Throwable t) {
-        Throwable e = t;
-        while ((e instanceof CompletionException || e instanceof ExecutionException) && e.getCause() != null) {
-            e = e.getCause();
-        }
-        return e;
-    }
-
-    private static boolean hasCause(Throwable t, Class<? extends Throwable> type) {
-        for (Throwable c = t.getCause(); c != null && c != t; c = c.getCause()) {
-            if (type.isInstance(c)) {
-                return true;
-            }
-        }
-        return false;
     }
 }

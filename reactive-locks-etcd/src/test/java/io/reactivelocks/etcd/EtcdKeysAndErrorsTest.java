@@ -36,15 +36,12 @@ class EtcdKeysAndErrorsTest {
     }
 
     @Test
-    void theEncodingIsUtf8AndKeepsLoneSurrogatesApartFromQuestionMarks() {
-        for (String s : List.of("plain", "ünï-锁-🔒", "\u0000", "\uFFFF", "\uD83D\uDD12")) {
-            assertThat(EtcdKeys.utf8(s)).isEqualTo(s.getBytes(java.nio.charset.StandardCharsets.UTF_8));
-        }
+    void loneSurrogatesGetKeysApartFromQuestionMarks() {
         // String.getBytes would turn both into "?x": one key for two names
         assertThat(EtcdKeys.encode("\uD800x")).isNotEqualTo(EtcdKeys.encode("?x"));
         assertThat(EtcdKeys.encode("\uDC00")).isNotEqualTo(EtcdKeys.encode("\uD800"));
-        assertThat(EtcdKeys.utf8("\uD800")).containsExactly(0xED, 0xA0, 0x80);
-        assertThat(io.reactivelocks.spi.LockNames.utf8Length("\uD800x")).isEqualTo(EtcdKeys.utf8("\uD800x").length);
+        EtcdKeys keys = new EtcdKeys("p");
+        assertThat(keys.nameOf(keys.owner("\uD800x", "o"))).isEqualTo("\uD800x");
     }
 
     @Test

@@ -221,7 +221,7 @@ final class NotificationListener {
             return;
         }
         for (Sub s : set) {
-            String owner = p.owner == null ? null : LockNames.decode(p.owner);
+            String owner = p.owner == null ? null : TextEscapes.decode(p.owner);
             s.event(p.kind == 'A' ? new LockEvent.Acquired(s.name, owner, p.token)
                     : new LockEvent.Released(s.name, owner, p.kind == 'E'));
         }

@@ -4,7 +4,7 @@ package io.reactivelocks.r2dbc;
  * The text of the notifications the statements send on the backend's one fixed channel:
  * {@code <kind> <token> <owner length> <owner><name>}, where kind is {@code A} (acquired),
  * {@code R} (released) or {@code E} (released after it had expired), owner and name are in their
- * stored form (see {@link LockNames}), and the owner length counts UTF-16 units ({@code -1}: no
+ * stored form (see {@link TextEscapes}), and the owner length counts UTF-16 units ({@code -1}: no
  * owner). The length prefix makes any owner and name unambiguous without escaping; the client
  * builds everything after the token, so both ends count the same way. PostgreSQL limits a payload
  * to 8000 bytes: a name (at most 2048 bytes stored) always fits, the owner is dropped if it would
@@ -34,7 +34,7 @@ final class NotificationPayload {
      */
     static String suffix(String storedOwner, String storedName) {
         String s = storedOwner.length() + " " + storedOwner + storedName;
-        return LockNames.utf8Length(s) <= MAX_SUFFIX_BYTES ? s : "-1 " + storedName;
+        return io.reactivelocks.spi.LockNames.utf8Length(s) <= MAX_SUFFIX_BYTES ? s : "-1 " + storedName;
     }
 
     /**

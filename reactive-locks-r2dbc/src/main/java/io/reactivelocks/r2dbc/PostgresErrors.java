@@ -9,6 +9,7 @@ import io.r2dbc.spi.R2dbcPermissionDeniedException;
 import io.r2dbc.spi.R2dbcTransientException;
 import io.reactivelocks.LockBackendException;
 import io.reactivelocks.LockException;
+import io.reactivelocks.spi.BackendErrors;
 import java.io.IOException;
 import java.util.concurrent.TimeoutException;
 
@@ -33,6 +34,8 @@ import java.util.concurrent.TimeoutException;
 final class PostgresErrors {
 
     static final String BACKEND = "postgresql";
+    private static final BackendErrors ERRORS = BackendErrors.of(BACKEND, PostgresErrors::isTransient)
+            .describedBy(PostgresErrors::describe);
 
     private PostgresErrors() {
     }
@@ -44,13 +47,7 @@ final class PostgresErrors {
      * @return the error to signal: {@code error} itself when it is already a {@link LockException}
      */
     static LockException map(String name, String operation, Throwable error) {
-        if (error instanceof LockException le) {
-            return le;
-        }
-        String state = sqlState(error);
-        String message = BACKEND + " failed " + operation + (name == null ? "" : " of lock '" + name + "'")
-                + ": " + (state == null ? "" : "[" + state + "] ") + describe(error);
-        return new LockBackendException(name, message, error, isTransient(error));
+        return ERRORS.map(name, operation, error);
     }
 
     /**
@@ -63,13 +60,7 @@ final class PostgresErrors {
      * @return the error to signal: {@code error} itself when it is already a {@link LockException}
      */
     static LockException mapQueue(String queue, String operation, Throwable error) {
-        if (error instanceof LockException le) {
-            return le;
-        }
-        String state = sqlState(error);
-        String message = BACKEND + " failed " + operation + " on task queue '" + queue + "': "
-                + (state == null ? "" : "[" + state + "] ") + describe(error);
-        return new LockBackendException(queue, message, error, isTransient(error));
+        return ERRORS.mapQueue(queue, operation, error);
     }
 
     /**
@@ -139,13 +130,15 @@ final class PostgresErrors {
         return null;
     }
 
+    /** @return the SQLSTATE in brackets, when there is one, then the error's message and its cause's */
     private static String describe(Throwable error) {
+        String state = sqlState(error);
         String m = error.getMessage();
         String text = m == null || m.isBlank() ? error.getClass().getName() : m;
         Throwable cause = error.getCause();
         if (cause != null && cause != error && cause.getMessage() != null && !text.contains(cause.getMessage())) {
             text += " (" + cause.getClass().getSimpleName() + ": " + cause.getMessage() + ")";
         }
-        return text;
+        return (state == null ? "" : "[" + state + "] ") + text;
     }
 }

@@ -75,7 +75,7 @@ final class PostgresFencedValues implements FencedValues {
 
     private Mono<Boolean> upsert(String key, long token, String value, String operation) {
         return ready(Mono.defer(() -> {
-            String stored = LockNames.encode(key);
+            String stored = TextEscapes.encode(key);
             byte[] bytes = value == null ? null : value.getBytes(StandardCharsets.UTF_8);
             return PostgresLockBackend.firstOfAll(backend.query(writeSql, st -> bindWrite(st, stored, bytes, token),
                     (row, md) -> Boolean.TRUE));
@@ -96,7 +96,7 @@ final class PostgresFencedValues implements FencedValues {
     public Mono<FencedValue> read(String key) {
         io.reactivelocks.spi.LockNames.check(key, "key");
         return ready(Mono.defer(() -> PostgresLockBackend.firstOfAll(backend.query(readSql,
-                        st -> st.bind(0, LockNames.encode(key)),
+                        st -> st.bind(0, TextEscapes.encode(key)),
                         (row, md) -> {
                             byte[] v = row.get("value", byte[].class);
                             return v == null ? Optional.<FencedValue>empty()

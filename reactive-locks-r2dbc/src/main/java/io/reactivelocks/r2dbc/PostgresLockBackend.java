@@ -220,8 +220,8 @@ public final class PostgresLockBackend implements LockBackend {
     @Override
     public Mono<Attempt> tryGrant(GrantRequest request) {
         return Mono.defer(() -> {
-            String name = LockNames.encode(request.name());
-            String owner = LockNames.encode(request.owner());
+            String name = TextEscapes.encode(request.name());
+            String owner = TextEscapes.encode(request.owner());
             long ttlUs = micros(request.leaseTime());
             StoredKey key = new StoredKey(name, owner);
             outstanding.add(key); // a row of this owner may exist from now on, whatever we hear back
@@ -260,8 +260,8 @@ public final class PostgresLockBackend implements LockBackend {
             Long[] ttls = new Long[n];
             for (int i = 0; i < n; i++) {
                 RenewRequest r = batch.get(i);
-                names[i] = LockNames.encode(r.lock().name());
-                owners[i] = LockNames.encode(r.lock().owner());
+                names[i] = TextEscapes.encode(r.lock().name());
+                owners[i] = TextEscapes.encode(r.lock().owner());
                 tokens[i] = r.lock().token();
                 ttls[i] = micros(r.leaseTime());
             }
@@ -292,8 +292,8 @@ public final class PostgresLockBackend implements LockBackend {
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(owner, "owner");
         return Mono.defer(() -> {
-            String n = LockNames.encode(name);
-            String o = LockNames.encode(owner);
+            String n = TextEscapes.encode(name);
+            String o = TextEscapes.encode(owner);
             return withSchema(query(releaseSql, st -> st.bind(0, n).bind(1, o).bind(2, options.channel())
                             .bind(3, NotificationPayload.suffix(o, n)),
                     (row, md) -> row.get("token", Long.class)))
@@ -318,9 +318,9 @@ public final class PostgresLockBackend implements LockBackend {
     public Mono<Holder> inspect(String name) {
         Objects.requireNonNull(name, "name");
         return Mono.defer(() -> {
-            String n = LockNames.encode(name);
+            String n = TextEscapes.encode(name);
             return firstOfAll(withSchema(query(inspectSql, st -> st.bind(0, n),
-                    (row, md) -> new Holder(LockNames.decode(row.get("owner", String.class)), row.get("token", Long.class),
+                    (row, md) -> new Holder(TextEscapes.decode(row.get("owner", String.class)), row.get("token", Long.class),
                             Duration.ofNanos(row.get("remaining_us", Long.class) * 1000), payloadOf(row)))))
                     .onErrorMap(e -> PostgresErrors.map(name, "inspect", e));
         });
@@ -336,8 +336,8 @@ public final class PostgresLockBackend implements LockBackend {
     public Mono<Boolean> updatePayload(HeldLock lock, String payload) {
         Objects.requireNonNull(lock, "lock");
         return Mono.defer(() -> {
-            String n = LockNames.encode(lock.name());
-            String o = LockNames.encode(lock.owner());
+            String n = TextEscapes.encode(lock.name());
+            String o = TextEscapes.encode(lock.owner());
             return withSchema(query(updatePayloadSql, st -> st.bind(0, n).bind(1, o).bind(2, lock.token())
                             .bind(3, storedPayload(payload)).bind(4, options.channel())
                             .bind(5, NotificationPayload.suffix(o, n)),
@@ -350,12 +350,12 @@ public final class PostgresLockBackend implements LockBackend {
 
     /** A payload in stored form; {@code Parameters.in} types a NULL as text. */
     private static Object storedPayload(String payload) {
-        return payload == null ? io.r2dbc.spi.Parameters.in(io.r2dbc.spi.R2dbcType.VARCHAR) : LockNames.encode(payload);
+        return payload == null ? io.r2dbc.spi.Parameters.in(io.r2dbc.spi.R2dbcType.VARCHAR) : TextEscapes.encode(payload);
     }
 
     private static String payloadOf(Row row) {
         String p = row.get("payload", String.class);
-        return p == null ? null : LockNames.decode(p);
+        return p == null ? null : TextEscapes.decode(p);
     }
 
     /**
@@ -370,7 +370,7 @@ public final class PostgresLockBackend implements LockBackend {
     @Override
     public Flux<LockEvent> events(String name) {
         Objects.requireNonNull(name, "name");
-        return Flux.defer(() -> listener.events(name, LockNames.encode(name)));
+        return Flux.defer(() -> listener.events(name, TextEscapes.encode(name)));
     }
 
     /**
@@ -405,7 +405,7 @@ public final class PostgresLockBackend implements LockBackend {
      * after each (re)connect. Completes when the backend closes.
      */
     Flux<LockEvent> queueEvents(String queue) {
-        return Flux.defer(() -> listener.events(queue, NotificationPayload.queueKey(LockNames.encode(queue))));
+        return Flux.defer(() -> listener.events(queue, NotificationPayload.queueKey(TextEscapes.encode(queue))));
     }
 
     /** Runs {@code sql} (one statement with bind parameters) on a pooled connection, returned on any end. */
@@ -453,7 +453,7 @@ public final class PostgresLockBackend implements LockBackend {
             return Attempt.granted(token, request.leaseTime());
         }
         Long remainingUs = row.get("remaining_us", Long.class);
-        return Attempt.busy(new Holder(LockNames.decode(row.get("owner", String.class)), token,
+        return Attempt.busy(new Holder(TextEscapes.decode(row.get("owner", String.class)), token,
                 Duration.ofNanos(Math.max(0, remainingUs == null ? 0 : remainingUs) * 1000), payloadOf(row)));
     }
 

@@ -6,6 +6,7 @@ import io.r2dbc.spi.Statement;
 import io.reactivelocks.LockBackendException;
 import io.reactivelocks.LockClock;
 import io.reactivelocks.LockOptions;
+import io.reactivelocks.spi.GrantRequest;
 import io.reactivelocks.spi.LockEvent;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -14,7 +15,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiFunction;
 import java.util.function.Consumer;
@@ -72,6 +72,10 @@ import reactor.core.scheduler.Scheduler;
  * and lives as long as that backend; it holds no resources of its own.
  */
 public final class PostgresTaskQueue {
+
+    static {
+        GrantRequest.newOwner(); // seeds the owner-id generator on the thread creating the store, not on an event loop
+    }
 
     /** The most tasks one capture statement takes, however large the demand. */
     public static final int MAX_CAPTURE_PER_STATEMENT = 500;
@@ -203,8 +207,8 @@ public final class PostgresTaskQueue {
     public Mono<Boolean> register(String queue, String taskId, int retries, String payload) {
         checkKey(queue, taskId);
         checkRetries(retries);
-        String storedPayload = payload == null ? null : LockNames.encode(payload);
-        return Mono.defer(() -> registerStatement(queue, new String[] {LockNames.encode(taskId)},
+        String storedPayload = payload == null ? null : TextEscapes.encode(payload);
+        return Mono.defer(() -> registerStatement(queue, new String[] {TextEscapes.encode(taskId)},
                 new String[] {storedPayload}, retries)).map(added -> added == 1);
     }
 
@@ -228,7 +232,7 @@ public final class PostgresTaskQueue {
         List<String> stored = new ArrayList<>(taskIds.size());
         for (String id : taskIds) {
             checkKey(queue, id);
-            stored.add(LockNames.encode(id));
+            stored.add(TextEscapes.encode(id));
         }
         return Flux.range(0, (stored.size() + MAX_REGISTER_PER_STATEMENT - 1) / MAX_REGISTER_PER_STATEMENT)
                 .concatMap(chunk -> {
@@ -240,7 +244,7 @@ public final class PostgresTaskQueue {
     }
 
     private Mono<Integer> registerStatement(String queue, String[] storedIds, String[] storedPayloads, int retries) {
-        String storedQueue = LockNames.encode(queue);
+        String storedQueue = TextEscapes.encode(queue);
         return PostgresLockBackend.firstOfAll(statement(queue, "task registration", registerSql, st -> st
                         .bind(0, storedQueue).bind(1, storedIds).bind(2, storedPayloads).bind(3, retries)
                         .bind(4, backend.options().channel()).bind(5, NotificationPayload.queueWakeUp(storedQueue)),
@@ -310,7 +314,7 @@ public final class PostgresTaskQueue {
 
     /** One capture statement; the rows come once it committed. */
     Mono<List<CaptureRow>> captureStatement(String queue, String owner, int limit, Duration claimTime) {
-        String storedQueue = LockNames.encode(queue);
+        String storedQueue = TextEscapes.encode(queue);
         long claimUs = PostgresLockBackend.micros(claimTime);
         return statement(queue, "task capture", captureSql, st -> st
                         .bind(0, storedQueue).bind(1, limit).bind(2, owner).bind(3, claimUs),
@@ -332,8 +336,8 @@ public final class PostgresTaskQueue {
         long validUntil = sentAt + options.validityNanos(claimTime);
         for (CaptureRow r : rows) {
             if (r.kind() == 'c') {
-                out.add(new PostgresTaskClaim(this, queue, LockNames.decode(r.storedTaskId()), owner, r.token(),
-                        r.retriesLeft(), r.attempts(), r.storedPayload() == null ? null : LockNames.decode(r.storedPayload()),
+                out.add(new PostgresTaskClaim(this, queue, TextEscapes.decode(r.storedTaskId()), owner, r.token(),
+                        r.retriesLeft(), r.attempts(), r.storedPayload() == null ? null : TextEscapes.decode(r.storedPayload()),
                         claimTime, validUntil));
             }
         }
@@ -347,15 +351,15 @@ public final class PostgresTaskQueue {
      */
     Mono<Long> releaseUndelivered(String queue, String owner, List<TaskClaim> undelivered) {
         String[] ids = undelivered == null ? null
-                : undelivered.stream().map(c -> LockNames.encode(c.taskId())).toArray(String[]::new);
+                : undelivered.stream().map(c -> TextEscapes.encode(c.taskId())).toArray(String[]::new);
         Long[] tokens = undelivered == null ? null : undelivered.stream().map(TaskClaim::token).toArray(Long[]::new);
         return releaseStatement(queue, owner, ids, tokens);
     }
 
     Mono<Long> releaseStatement(String queue, String owner, String[] storedIds, Long[] tokens) {
-        String storedQueue = LockNames.encode(queue);
+        String storedQueue = TextEscapes.encode(queue);
         return PostgresLockBackend.firstOfAll(statement(queue, "task release", releaseSql, st -> {
-                    st.bind(0, storedQueue).bind(1, LockNames.encode(owner)).bind(2, backend.options().channel());
+                    st.bind(0, storedQueue).bind(1, TextEscapes.encode(owner)).bind(2, backend.options().channel());
                     if (storedIds == null) {
                         st.bindNull(3, String[].class).bindNull(4, Long[].class);
                     } else {
@@ -371,8 +375,8 @@ public final class PostgresTaskQueue {
     /** @return whether the claim was renewed */
     Mono<Boolean> renewStatement(TaskClaim c) {
         return statement(c.queue(), "claim renewal", renewSql, st -> st
-                        .bind(0, LockNames.encode(c.queue())).bind(1, LockNames.encode(c.taskId()))
-                        .bind(2, LockNames.encode(c.owner())).bind(3, c.token())
+                        .bind(0, TextEscapes.encode(c.queue())).bind(1, TextEscapes.encode(c.taskId()))
+                        .bind(2, TextEscapes.encode(c.owner())).bind(3, c.token())
                         .bind(4, PostgresLockBackend.micros(c.claimTime())),
                 (row, md) -> row.get("claim_token", Long.class), false)
                 .count().map(n -> n > 0);
@@ -381,18 +385,18 @@ public final class PostgresTaskQueue {
     /** @return whether the task is now done */
     Mono<Boolean> completeStatement(TaskClaim c) {
         return statement(c.queue(), "task completion", completeSql, st -> st
-                        .bind(0, LockNames.encode(c.queue())).bind(1, LockNames.encode(c.taskId()))
-                        .bind(2, LockNames.encode(c.owner())).bind(3, c.token()),
+                        .bind(0, TextEscapes.encode(c.queue())).bind(1, TextEscapes.encode(c.taskId()))
+                        .bind(2, TextEscapes.encode(c.owner())).bind(3, c.token()),
                 (row, md) -> row.get("status", String.class), false)
                 .count().map(n -> n > 0);
     }
 
     /** @return whether the failure was recorded */
     Mono<Boolean> failStatement(TaskClaim c) {
-        String storedQueue = LockNames.encode(c.queue());
+        String storedQueue = TextEscapes.encode(c.queue());
         return statement(c.queue(), "task failure", failSql, st -> st
-                        .bind(0, storedQueue).bind(1, LockNames.encode(c.taskId()))
-                        .bind(2, LockNames.encode(c.owner())).bind(3, c.token())
+                        .bind(0, storedQueue).bind(1, TextEscapes.encode(c.taskId()))
+                        .bind(2, TextEscapes.encode(c.owner())).bind(3, c.token())
                         .bind(4, backend.options().channel()).bind(5, NotificationPayload.queueWakeUp(storedQueue)),
                 (row, md) -> row.get("status", String.class), false)
                 .count().map(n -> n > 0);
@@ -400,7 +404,7 @@ public final class PostgresTaskQueue {
 
     /** @return whether the task was released */
     Mono<Boolean> releaseClaim(TaskClaim c) {
-        return releaseStatement(c.queue(), c.owner(), new String[] {LockNames.encode(c.taskId())}, new Long[] {c.token()})
+        return releaseStatement(c.queue(), c.owner(), new String[] {TextEscapes.encode(c.taskId())}, new Long[] {c.token()})
                 .map(n -> n > 0);
     }
 
@@ -418,7 +422,7 @@ public final class PostgresTaskQueue {
     public Mono<TaskStatus> status(String queue, String taskId) {
         checkKey(queue, taskId);
         return Mono.defer(() -> PostgresLockBackend.firstOfAll(statement(queue, "task status", statusSql, st -> st
-                        .bind(0, LockNames.encode(queue)).bind(1, LockNames.encode(taskId)),
+                        .bind(0, TextEscapes.encode(queue)).bind(1, TextEscapes.encode(taskId)),
                 (row, md) -> toStatus(queue, taskId, row), true)));
     }
 
@@ -445,8 +449,8 @@ public final class PostgresTaskQueue {
             default -> state = TaskState.PENDING;
         }
         return new TaskStatus(queue, taskId, state, row.get("retries_left", Integer.class), row.get("attempts", Integer.class),
-                token == null ? 0 : token, owner == null ? null : LockNames.decode(owner), remaining,
-                payload == null ? null : LockNames.decode(payload));
+                token == null ? 0 : token, owner == null ? null : TextEscapes.decode(owner), remaining,
+                payload == null ? null : TextEscapes.decode(payload));
     }
 
     /**
@@ -462,7 +466,7 @@ public final class PostgresTaskQueue {
     public Mono<Boolean> remove(String queue, String taskId) {
         checkKey(queue, taskId);
         return Mono.defer(() -> statement(queue, "task removal", removeSql, st -> st
-                        .bind(0, LockNames.encode(queue)).bind(1, LockNames.encode(taskId)),
+                        .bind(0, TextEscapes.encode(queue)).bind(1, TextEscapes.encode(taskId)),
                 (row, md) -> row.get("task_id", String.class), true)
                 .count().map(n -> n > 0));
     }
@@ -498,13 +502,7 @@ public final class PostgresTaskQueue {
      * @return the backoff's delay for that attempt: {@code min(max, min·2^(attempt−1))}, with its jitter
      */
     long backoffNanos(long attempt) {
-        long min = options.backoff().minBackoff.toNanos();
-        long max = options.backoff().maxBackoff.toNanos();
-        long shift = Math.max(0, attempt - 1);
-        long d = (shift >= 62 || min > (max >> shift)) ? max : Math.min(max, min << shift);
-        double j = Math.min(1.0, Math.max(0.0, options.backoff().jitterFactor));
-        long lo = (long) (d * (1.0 - j));
-        return lo + (long) ((d - lo) * ThreadLocalRandom.current().nextDouble());
+        return io.reactivelocks.spi.Backoff.delayNanos(options.backoff(), attempt);
     }
 
     /**
@@ -549,7 +547,7 @@ public final class PostgresTaskQueue {
     private static void checkKey(String queue, String taskId) {
         io.reactivelocks.spi.LockNames.check(queue, "queue");
         io.reactivelocks.spi.LockNames.check(taskId, "taskId");
-        int stored = LockNames.utf8Length(LockNames.encode(queue)) + LockNames.utf8Length(LockNames.encode(taskId));
+        int stored = io.reactivelocks.spi.LockNames.utf8Length(TextEscapes.encode(queue)) + io.reactivelocks.spi.LockNames.utf8Length(TextEscapes.encode(taskId));
         if (stored > MAX_STORED_KEY_BYTES) {
             throw new IllegalArgumentException("queue and taskId together take " + stored + " UTF-8 bytes when stored"
                     + " (NUL, backslash and lone surrogates escaped), at most " + MAX_STORED_KEY_BYTES);

@@ -1,6 +1,8 @@
 package io.reactivelocks.r2dbc;
 
-import io.reactivelocks.spi.OwnerIds;
+import io.reactivelocks.spi.GrantRequest;
+
+
 import io.reactivelocks.spi.window.WindowGrant;
 import io.reactivelocks.spi.window.WindowStore;
 import java.time.Duration;
@@ -33,8 +35,8 @@ final class PostgresWindowStore implements WindowStore {
     public Mono<WindowGrant> claim(String name, Duration period) {
         long periodUs = period.toMillis() * 1000;
         return Mono.defer(() -> {
-            String stored = LockNames.encode(name);
-            String owner = OwnerIds.next();
+            String stored = TextEscapes.encode(name);
+            String owner = GrantRequest.newOwner();
             return PostgresLockBackend.firstOfAll(backend.withSchema(backend.query(backend.windowClaimSql,
                             st -> st.bind(0, stored).bind(1, periodUs).bind(2, owner),
                             (row, md) -> new WindowGrant(row.get("window_no", Long.class), row.get("token", Long.class),

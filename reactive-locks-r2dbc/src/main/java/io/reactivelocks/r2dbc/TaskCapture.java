@@ -3,7 +3,7 @@ package io.reactivelocks.r2dbc;
 import io.reactivelocks.LockBackendException;
 import io.reactivelocks.LockException;
 import io.reactivelocks.spi.LockEvent;
-import io.reactivelocks.spi.OwnerIds;
+import io.reactivelocks.spi.GrantRequest;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -111,7 +111,7 @@ final class TaskCapture implements Subscription {
         if (startEvents) {
             startEvents();
         }
-        String owner = OwnerIds.next(); // before the statement: whatever it captures can be released by it
+        String owner = GrantRequest.newOwner(); // before the statement: whatever it captures can be released by it
         long sentAt = tasks.clock().nanoTime();
         tasks.captureStatement(queue, owner, limit, claimTime)
                 .subscribe(rows -> onRows(rows, owner, limit, sentAt), e -> onError(e, owner));

@@ -30,7 +30,7 @@ $$;
 CREATE SEQUENCE IF NOT EXISTS ${sequence} AS bigint NO CYCLE;
 
 -- One row per held (or expired, not yet taken over or released) lock.
---   name        the lock name (stored form: NUL, lone surrogates and '\' escaped, see LockNames)
+--   name        the lock name (stored form: NUL, lone surrogates and '\' escaped, see TextEscapes.java)
 --   owner       the holder's random owner id (same stored form)
 --   token       the fencing token of the grant, from ${sequence}
 --   expires_at  when the lease ends, by the SERVER's clock (now() + TTL at grant/renewal)

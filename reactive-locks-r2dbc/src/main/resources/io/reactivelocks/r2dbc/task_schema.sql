@@ -23,7 +23,7 @@ $$;
 CREATE SEQUENCE IF NOT EXISTS ${sequence} AS bigint NO CYCLE;
 
 -- One row per task of a queue.
---   queue, task_id    stored form (NUL, lone surrogates and '\' escaped, see LockNames)
+--   queue, task_id    stored form (NUL, lone surrogates and '\' escaped, see TextEscapes.java)
 --   status            pending: capturable (registered or released)
 --                     in_progress: claimed until claim_expires_at; capturable again once that passed
 --                     failed: capturable, a retry was used

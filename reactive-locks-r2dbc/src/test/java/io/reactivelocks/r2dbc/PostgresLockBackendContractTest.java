@@ -68,7 +68,7 @@ class PostgresLockBackendContractTest extends LockBackendContract {
     @Override
     protected void assertNothingLeft(LockBackend backend, Set<String> names) {
         super.assertNothingLeft(backend, names);
-        String[] stored = names.stream().map(LockNames::encode).toArray(String[]::new);
+        String[] stored = names.stream().map(TextEscapes::encode).toArray(String[]::new);
         List<?> rows = PostgresTestSupport.sql(factory, "SELECT name, owner, token, expires_at FROM "
                 + SqlIdentifiers.qualified(SCHEMA, options.table()) + " WHERE name = ANY($1::text[])", (Object) stored);
         assertThat(rows).as("rows left in the lock table for the test's names").isEmpty();

@@ -91,7 +91,7 @@ class PostgresLockBackendTest {
 
     private static List<Map<String, Object>> rows(String name) {
         return PostgresTestSupport.sql(factory, "SELECT owner, token, expires_at FROM "
-                + SqlIdentifiers.qualified(SCHEMA, options.table()) + " WHERE name = $1", LockNames.encode(name));
+                + SqlIdentifiers.qualified(SCHEMA, options.table()) + " WHERE name = $1", TextEscapes.encode(name));
     }
 
     // ---------------------------------------------------------------- statements
@@ -165,7 +165,7 @@ class PostgresLockBackendTest {
             // another grant of the same name is "in progress": it holds the per-name transaction lock
             Mono.from(blocker.beginTransaction()).block(TIMEOUT);
             Flux.from(blocker.createStatement("SELECT pg_advisory_xact_lock(hashtextextended($1, 7305467431562270022))")
-                    .bind(0, LockNames.encode(name)).execute()).concatMap(r -> r.getRowsUpdated()).blockLast(TIMEOUT);
+                    .bind(0, TextEscapes.encode(name)).execute()).concatMap(r -> r.getRowsUpdated()).blockLast(TIMEOUT);
             long drawnBefore = lastValue(seq);
             AtomicReference<Attempt> answer = new AtomicReference<>();
             Disposable pending = b.tryGrant(grant(name, "late", LEASE)).subscribe(answer::set);
@@ -227,7 +227,7 @@ class PostgresLockBackendTest {
                 "NULL", "null" + u, "a,b" + u, "'); DELETE FROM reactive_locks; --" + u, "lone \uD800 surrogate" + u,
                 "low \uDC00 first" + u, "pair 🔒" + u, "  spaces  " + u, "tab\tnew\nline" + u, "%_*?" + u,
                 "$1 $2" + u, "x".repeat(1000) + u.substring(0, 24), "\u0000".repeat(1024));
-        assertThat(LockNames.encode("\u0000".repeat(1024)).getBytes(java.nio.charset.StandardCharsets.UTF_8)).hasSize(2048);
+        assertThat(TextEscapes.encode("\u0000".repeat(1024)).getBytes(java.nio.charset.StandardCharsets.UTF_8)).hasSize(2048);
         String owner = "owner \u0000 \\ 'x' " + u;
         Map<String, ConcurrentLinkedQueue<LockEvent>> events = new java.util.HashMap<>();
         List<Disposable> subscriptions = new ArrayList<>();

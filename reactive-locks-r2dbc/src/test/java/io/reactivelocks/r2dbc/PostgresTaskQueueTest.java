@@ -91,13 +91,13 @@ class PostgresTaskQueueTest {
 
     private static long countByStatus(String queue, String status) {
         return ((Number) PostgresTestSupport.sql(factory, "SELECT count(*) AS n FROM " + SqlIdentifiers.qualified(SCHEMA,
-                "reactive_lock_tasks") + " WHERE queue = $1 AND status = $2", LockNames.encode(queue), status)
+                "reactive_lock_tasks") + " WHERE queue = $1 AND status = $2", TextEscapes.encode(queue), status)
                 .get(0).get("n")).longValue();
     }
 
     private static Map<String, Object> row(String queue, String taskId) {
         List<Map<String, Object>> rows = PostgresTestSupport.sql(factory, "SELECT * FROM " + SqlIdentifiers.qualified(SCHEMA,
-                "reactive_lock_tasks") + " WHERE queue = $1 AND task_id = $2", LockNames.encode(queue), LockNames.encode(taskId));
+                "reactive_lock_tasks") + " WHERE queue = $1 AND task_id = $2", TextEscapes.encode(queue), TextEscapes.encode(taskId));
         return rows.isEmpty() ? null : rows.get(0);
     }
 
@@ -188,7 +188,7 @@ class PostgresTaskQueueTest {
 
     private static long sumAttempts(String queue) {
         Object n = PostgresTestSupport.sql(factory, "SELECT sum(attempts) AS n FROM " + SqlIdentifiers.qualified(SCHEMA,
-                "reactive_lock_tasks") + " WHERE queue = $1", LockNames.encode(queue)).get(0).get("n");
+                "reactive_lock_tasks") + " WHERE queue = $1", TextEscapes.encode(queue)).get(0).get("n");
         return n == null ? 0 : ((Number) n).longValue();
     }
 
@@ -253,7 +253,7 @@ class PostgresTaskQueueTest {
         assertThat(countByStatus(q, "done")).isEqualTo(1000);
         Map<String, Object> agg = PostgresTestSupport.sql(factory, "SELECT count(*) AS n, min(attempts) AS lo, max(attempts) AS hi,"
                 + " count(DISTINCT claim_token) AS tokens FROM " + SqlIdentifiers.qualified(SCHEMA, "reactive_lock_tasks")
-                + " WHERE queue = $1", LockNames.encode(q)).get(0);
+                + " WHERE queue = $1", TextEscapes.encode(q)).get(0);
         assertThat(agg).containsEntry("n", 1000L).containsEntry("lo", 1).containsEntry("hi", 1).containsEntry("tokens", 1000L);
     }
 
@@ -428,7 +428,7 @@ class PostgresTaskQueueTest {
         // the claim is taken over behind the worker's back: its first renewal finds another token
         PostgresTestSupport.sql(factory, "UPDATE " + SqlIdentifiers.qualified(SCHEMA, "reactive_lock_tasks")
                 + " SET claim_token = nextval('" + SqlIdentifiers.qualified(SCHEMA, "reactive_locks_token_seq")
-                + "') WHERE queue = $1 AND task_id = $2 RETURNING claim_token", LockNames.encode(q), "job");
+                + "') WHERE queue = $1 AND task_id = $2 RETURNING claim_token", TextEscapes.encode(q), "job");
         StepVerifier.create(run)
                 .expectErrorSatisfies(e -> assertThat(e).isInstanceOf(LockLostException.class)
                         .hasMessageContaining("job").extracting(x -> ((LockLostException) x).token()).isEqualTo(c.token()))
@@ -481,9 +481,9 @@ class PostgresTaskQueueTest {
         assertThat(tasks.register(q, "nul\u0000in\u0000id", 1).block(TIMEOUT)).isFalse();
         // stored forms: distinct rows, escaped only where PostgreSQL text cannot hold the character
         List<Map<String, Object>> rows = PostgresTestSupport.sql(factory, "SELECT task_id FROM "
-                + SqlIdentifiers.qualified(SCHEMA, "reactive_lock_tasks") + " WHERE queue = $1", LockNames.encode(q));
+                + SqlIdentifiers.qualified(SCHEMA, "reactive_lock_tasks") + " WHERE queue = $1", TextEscapes.encode(q));
         assertThat(rows).extracting(r -> (String) r.get("task_id"))
-                .containsExactlyInAnyOrderElementsOf(hostile.stream().map(LockNames::encode).toList());
+                .containsExactlyInAnyOrderElementsOf(hostile.stream().map(TextEscapes::encode).toList());
 
         List<TaskClaim> claims = tasks.capture(q).take(hostile.size()).collectList().block(TIMEOUT);
         assertThat(claims).extracting(TaskClaim::taskId).containsExactlyInAnyOrderElementsOf(hostile);

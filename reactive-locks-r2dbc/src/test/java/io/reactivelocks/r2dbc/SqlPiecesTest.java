@@ -21,15 +21,15 @@ class SqlPiecesTest {
 
     @Test
     void storedNamesAreUnchangedUnlessTheyMustBeEscapedAndNeverCollide() {
-        assertThat(LockNames.encode("order:42 ünï 🔒 '\"%_*")).isEqualTo("order:42 ünï 🔒 '\"%_*");
+        assertThat(TextEscapes.encode("order:42 ünï 🔒 '\"%_*")).isEqualTo("order:42 ünï 🔒 '\"%_*");
         List<String> tricky = List.of("a\u0000", "a\\0", "a\\\\0", "a\\", "a\\\\", "\uD800", "\\uD800", "\uDC00\uD800",
                 "\uD800\uDC00", "\\u0000", "\u0000\u0000", "\\0\\0", "a");
         Set<String> stored = new HashSet<>();
         for (String n : tricky) {
-            String e = LockNames.encode(n);
+            String e = TextEscapes.encode(n);
             assertThat(e).doesNotContain("\u0000");
             assertThat(e.chars().anyMatch(c -> Character.isSurrogate((char) c) && !e.contains("\uD800\uDC00"))).isFalse();
-            assertThat(LockNames.decode(e)).as("round trip of %s", n).isEqualTo(n);
+            assertThat(TextEscapes.decode(e)).as("round trip of %s", n).isEqualTo(n);
             stored.add(e);
         }
         assertThat(stored).as("injective").hasSize(tricky.size());
@@ -37,8 +37,8 @@ class SqlPiecesTest {
 
     @Test
     void payloadsRoundTripAnyOwnerAndNameAndIgnoreForeignOnes() {
-        String owner = LockNames.encode("own er 3 x");
-        String name = LockNames.encode("na me\u0000 \uD800 🔒");
+        String owner = TextEscapes.encode("own er 3 x");
+        String name = TextEscapes.encode("na me\u0000 \uD800 🔒");
         NotificationPayload p = NotificationPayload.parse("A 42 " + NotificationPayload.suffix(owner, name));
         assertThat(p.kind).isEqualTo('A');
         assertThat(p.token).isEqualTo(42);

@@ -12,6 +12,7 @@ import io.netty.channel.ChannelException;
 import io.netty.handler.codec.DecoderException;
 import io.reactivelocks.LockBackendException;
 import io.reactivelocks.LockException;
+import io.reactivelocks.spi.BackendErrors;
 import java.io.IOException;
 import java.util.Locale;
 import java.util.concurrent.TimeoutException;
@@ -29,6 +30,8 @@ final class RedisErrors {
     private static final String[] TRANSIENT_PREFIXES = {"LOADING", "BUSY", "TRYAGAIN", "CLUSTERDOWN", "MASTERDOWN",
             "READONLY", "MOVED", "ASK", "UNBLOCKED", "NOREPLICAS"};
 
+    private static final BackendErrors ERRORS = BackendErrors.of("redis", RedisErrors::isTransient);
+
     private RedisErrors() {
     }
 
@@ -39,11 +42,7 @@ final class RedisErrors {
      * @return the exception to signal instead
      */
     static LockException map(String lockName, String operation, Throwable t) {
-        if (t instanceof LockException le) {
-            return le;
-        }
-        String what = "redis failed " + operation + (lockName == null ? "" : " of lock '" + lockName + "'");
-        return new LockBackendException(lockName, what + ": " + t + because(t), t, isTransient(t));
+        return ERRORS.map(lockName, operation, t);
     }
 
     /**
@@ -53,33 +52,7 @@ final class RedisErrors {
      * @return the exception to signal instead (its {@code lockName()} is the queue)
      */
     static LockException mapQueue(String queue, String operation, Throwable t) {
-        if (t instanceof LockException le) {
-            return le;
-        }
-        String what = "redis failed " + operation + " of task queue '" + queue + "'";
-        if (t instanceof TimeoutException) {
-            what = "redis did not answer " + operation + " of task queue '" + queue + "' within the request timeout";
-        }
-        return new LockBackendException(queue, what + ": " + t + because(t), t, isTransient(t));
-    }
-
-    /**
-     * Lettuce reports a failed connection as "Unable to connect to host:port" and hides why (a
-     * refused connection, {@code WRONGPASS}, {@code NOAUTH}) in its causes: name the innermost one.
-     *
-     * @param t what Lettuce signalled
-     * @return {@code " (cause: <innermost cause>)"}, or {@code ""} when {@code t} says it already
-     */
-    static String because(Throwable t) {
-        Throwable root = t;
-        for (int i = 0; i < 16 && root.getCause() != null && root.getCause() != root; i++) {
-            root = root.getCause();
-        }
-        String m = root.getMessage();
-        if (root == t || m == null || String.valueOf(t.getMessage()).contains(m)) {
-            return "";
-        }
-        return " (cause: " + root.getClass().getSimpleName() + ": " + m + ")";
+        return ERRORS.mapQueue(queue, operation, t);
     }
 
     /**

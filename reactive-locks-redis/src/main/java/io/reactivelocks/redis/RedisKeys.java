@@ -1,5 +1,6 @@
 package io.reactivelocks.redis;
 
+import io.reactivelocks.spi.LockNames;
 import java.nio.charset.StandardCharsets;
 import java.util.Objects;
 
@@ -98,36 +99,12 @@ final class RedisKeys {
      */
     static String tag(String name) {
         StringBuilder out = new StringBuilder(name.length() + 16);
-        int i = 0;
-        int len = name.length();
-        while (i < len) {
-            char c = name.charAt(i);
-            int cp;
-            if (Character.isHighSurrogate(c) && i + 1 < len && Character.isLowSurrogate(name.charAt(i + 1))) {
-                cp = Character.toCodePoint(c, name.charAt(i + 1));
-                i += 2;
+        for (byte b : LockNames.utf8(name)) { // a lone surrogate is its own 3 bytes (generalized UTF-8)
+            int c = b & 0xFF;
+            if (c < 0x80 && isSafe(c)) {
+                out.append((char) c);
             } else {
-                cp = c; // includes lone surrogates, encoded below as 3 bytes (generalized UTF-8)
-                i++;
-            }
-            if (cp < 0x80) {
-                if (isSafe(cp)) {
-                    out.append((char) cp);
-                } else {
-                    escape(out, cp);
-                }
-            } else if (cp < 0x800) {
-                escape(out, 0xC0 | (cp >> 6));
-                escape(out, 0x80 | (cp & 0x3F));
-            } else if (cp < 0x10000) {
-                escape(out, 0xE0 | (cp >> 12));
-                escape(out, 0x80 | ((cp >> 6) & 0x3F));
-                escape(out, 0x80 | (cp & 0x3F));
-            } else {
-                escape(out, 0xF0 | (cp >> 18));
-                escape(out, 0x80 | ((cp >> 12) & 0x3F));
-                escape(out, 0x80 | ((cp >> 6) & 0x3F));
-                escape(out, 0x80 | (cp & 0x3F));
+                escape(out, c);
             }
         }
         return out.toString();
@@ -141,26 +118,19 @@ final class RedisKeys {
      * @throws IllegalArgumentException when {@code tag} is not such a string
      */
     static String untag(String tag) {
-        StringBuilder out = new StringBuilder(tag.length());
-        int i = 0;
-        int len = tag.length();
-        while (i < len) {
+        byte[] bytes = new byte[tag.length()];
+        int n = 0;
+        for (int i = 0; i < tag.length(); ) {
             char c = tag.charAt(i);
-            if (c != '%') {
-                out.append(c);
+            if (c == '%') {
+                bytes[n++] = (byte) hexByte(tag, i);
+                i += 3;
+            } else {
+                bytes[n++] = (byte) c;
                 i++;
-                continue;
             }
-            int b0 = hexByte(tag, i);
-            int n = b0 < 0x80 ? 1 : b0 >= 0xF0 ? 4 : b0 >= 0xE0 ? 3 : 2;
-            int cp = n == 1 ? b0 : n == 2 ? b0 & 0x1F : n == 3 ? b0 & 0x0F : b0 & 0x07;
-            for (int k = 1; k < n; k++) {
-                cp = (cp << 6) | (hexByte(tag, i + 3 * k) & 0x3F);
-            }
-            out.appendCodePoint(cp); // a surrogate code point comes back as the lone char it was
-            i += 3 * n;
         }
-        return out.toString();
+        return LockNames.fromUtf8(java.util.Arrays.copyOf(bytes, n)); // a surrogate comes back as the lone char it was
     }
 
     private static int hexByte(String s, int at) {
@@ -176,14 +146,6 @@ final class RedisKeys {
             throw new IllegalArgumentException("bad escape at " + at + " in '" + s + "'");
         }
         return (hi << 4) | lo;
-    }
-
-    /**
-     * @param s any string
-     * @return its length in UTF-8 bytes, a lone surrogate counting 3, as the engine counts
-     */
-    static int utf8Length(String s) {
-        return io.reactivelocks.spi.LockNames.utf8Length(s);
     }
 
     private static boolean isSafe(int c) {

@@ -4,13 +4,13 @@ import io.lettuce.core.ScriptOutputType;
 import io.reactivelocks.LockBackendException;
 import io.reactivelocks.LockLostException;
 import io.reactivelocks.LockOptions;
+import io.reactivelocks.spi.GrantRequest;
 import io.reactivelocks.spi.LockNames;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Function;
 import reactor.core.CoreSubscriber;
 import reactor.core.publisher.Flux;
@@ -56,6 +56,10 @@ import reactor.util.retry.Retry;
  * connections, same key prefix).
  */
 public final class RedisTaskQueue {
+
+    static {
+        GrantRequest.newOwner(); // seeds the owner-id generator on the thread creating the store, not on an event loop
+    }
 
     /** The most tasks one capture script call takes, however large the demand. */
     public static final int MAX_CAPTURE_PER_CALL = 500;
@@ -440,17 +444,11 @@ public final class RedisTaskQueue {
      * @return the backoff's delay for that attempt: {@code min(max, min·2^(attempt−1))}, with its jitter
      */
     long backoffNanos(long attempt) {
-        long min = options.backoff().minBackoff.toNanos();
-        long max = options.backoff().maxBackoff.toNanos();
-        long shift = Math.max(0, attempt - 1);
-        long d = (shift >= 62 || min > (max >> shift)) ? max : Math.min(max, min << shift);
-        double j = Math.min(1.0, Math.max(0.0, options.backoff().jitterFactor));
-        long lo = (long) (d * (1.0 - j));
-        return lo + (long) ((d - lo) * ThreadLocalRandom.current().nextDouble());
+        return io.reactivelocks.spi.Backoff.delayNanos(options.backoff(), attempt);
     }
 
     static boolean isTransient(Throwable t) {
-        return t instanceof LockBackendException be && be.isTransient();
+        return io.reactivelocks.spi.BackendErrors.isTransient(t);
     }
 
     private Mono<Object> call(String queue, String operation, LuaScript script, ScriptOutputType type, String[] k,

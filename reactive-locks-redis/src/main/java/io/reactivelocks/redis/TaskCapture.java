@@ -2,7 +2,7 @@ package io.reactivelocks.redis;
 
 import io.reactivelocks.LockBackendException;
 import io.reactivelocks.LockException;
-import io.reactivelocks.spi.OwnerIds;
+import io.reactivelocks.spi.GrantRequest;
 import io.reactivelocks.spi.LockEvent;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -36,7 +36,7 @@ final class TaskCapture implements Subscription {
 
     private final RedisTaskQueue tasks;
     private final String queue;
-    private final String owner = OwnerIds.next();
+    private final String owner = GrantRequest.newOwner();
     private final boolean wait;
     private final CoreSubscriber<? super TaskClaim> actual;
 

@@ -6,7 +6,6 @@ import static org.awaitility.Awaitility.await;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.reactivelocks.LockBackendException;
 import io.reactivelocks.LockClock;
-import io.reactivelocks.spi.OwnerIds;
 import io.reactivelocks.spi.Attempt;
 import io.reactivelocks.spi.GrantRequest;
 import io.reactivelocks.spi.HeldLock;
@@ -77,8 +76,8 @@ class RedisLockBackendTest {
     void grantBusyReleaseAndInspect() {
         RedisLockBackend b = backend();
         String name = name("grant");
-        String a = OwnerIds.next();
-        String other = OwnerIds.next();
+        String a = GrantRequest.newOwner();
+        String other = GrantRequest.newOwner();
 
         StepVerifier.create(b.inspect(name)).expectComplete().verify(STEP);
         long before = System.nanoTime();
@@ -111,7 +110,7 @@ class RedisLockBackendTest {
     void theSameOwnerAskingAgainIsGrantedTheSameToken() {
         RedisLockBackend b = backend();
         String name = name("idempotent");
-        String a = OwnerIds.next();
+        String a = GrantRequest.newOwner();
         Attempt.Granted first = (Attempt.Granted) b.tryGrant(request(name, a, Duration.ofSeconds(5))).block(STEP);
         Attempt.Granted again = (Attempt.Granted) b.tryGrant(request(name, a, LEASE)).block(STEP);
         assertThat(again.token()).isEqualTo(first.token());
@@ -131,7 +130,7 @@ class RedisLockBackendTest {
         }
         long last = Long.MIN_VALUE;
         for (int i = 0; i < 50; i++) {
-            String owner = OwnerIds.next();
+            String owner = GrantRequest.newOwner();
             Attempt.Granted g = (Attempt.Granted) b.tryGrant(request(name, owner, LEASE)).block(STEP);
             assertThat(g.token()).as("token %d", i).isGreaterThan(last).isGreaterThanOrEqualTo(serverMicrosBefore);
             last = g.token();
@@ -147,7 +146,7 @@ class RedisLockBackendTest {
         try (StatefulRedisConnection<String, String> c = redis.connect()) {
             c.sync().set(b.keys().fence(name), Long.toString(ahead));
         }
-        String owner = OwnerIds.next();
+        String owner = GrantRequest.newOwner();
         Attempt.Granted g = (Attempt.Granted) b.tryGrant(request(name, owner, LEASE)).block(STEP);
         assertThat(g.token()).isEqualTo(ahead + 1);
         assertThat(b.release(name, owner).block(STEP)).isTrue();
@@ -165,7 +164,7 @@ class RedisLockBackendTest {
         Map<String, String> granted = new java.util.LinkedHashMap<>();
         for (int i = 0; i < 20; i++) {
             String name = name("renew" + i);
-            String owner = OwnerIds.next();
+            String owner = GrantRequest.newOwner();
             Attempt.Granted g = (Attempt.Granted) b.tryGrant(request(name, owner, Duration.ofSeconds(5))).block(STEP);
             granted.put(name, owner);
             switch (i % 4) {
@@ -224,7 +223,7 @@ class RedisLockBackendTest {
         return Flux.range(0, n)
                 .flatMapSequential(i -> {
                     String name = name(prefix + i);
-                    String owner = OwnerIds.next();
+                    String owner = GrantRequest.newOwner();
                     return b.tryGrant(request(name, owner, Duration.ofSeconds(5)))
                             .map(a -> new RenewRequest(new HeldLock(name, owner, ((Attempt.Granted) a).token()), LEASE));
                 })
@@ -256,7 +255,7 @@ class RedisLockBackendTest {
         RedisLockBackend watcher = backend();
         RedisLockBackend actor = backend();
         String name = name("events");
-        String owner = OwnerIds.next();
+        String owner = GrantRequest.newOwner();
         long[] token = new long[1];
         StepVerifier.create(watcher.events(name))
                 .expectNext(new LockEvent.Subscribed(name))
@@ -293,7 +292,7 @@ class RedisLockBackendTest {
             Map<String, Long> subs = c.sync().pubsubNumsub(channel);
             assertThat(subs.get(channel)).as("server-side subscriptions of the channel").isEqualTo(1L);
 
-            String owner = OwnerIds.next();
+            String owner = GrantRequest.newOwner();
             actor.tryGrant(request(name, owner, LEASE)).block(STEP);
             actor.release(name, owner).block(STEP);
             await().atMost(STEP).until(() -> first.size() == 3 && second.size() == 3);
@@ -346,7 +345,7 @@ class RedisLockBackendTest {
                 .expectComplete()
                 .verify(STEP);
         b.close().block(STEP); // idempotent
-        StepVerifier.create(b.tryGrant(request(name, OwnerIds.next(), LEASE)))
+        StepVerifier.create(b.tryGrant(request(name, GrantRequest.newOwner(), LEASE)))
                 .expectErrorSatisfies(e -> assertThat(e).isInstanceOf(LockBackendException.class)
                         .satisfies(x -> assertThat(((LockBackendException) x).isTransient()).isFalse()))
                 .verify(STEP);
@@ -357,7 +356,7 @@ class RedisLockBackendTest {
     void scriptsAreLoadedAgainAfterTheServerForgotThem() {
         RedisLockBackend b = backend();
         String name = name("noscript");
-        String owner = OwnerIds.next();
+        String owner = GrantRequest.newOwner();
         b.tryGrant(request(name, owner, LEASE)).block(STEP);
         try (StatefulRedisConnection<String, String> c = redis.connect()) {
             c.sync().scriptFlush();
@@ -374,7 +373,7 @@ class RedisLockBackendTest {
         String key = b.keys().lock(name);
         try (StatefulRedisConnection<String, String> c = redis.connect()) {
             c.sync().hset(key, "not", "a string");
-            StepVerifier.create(b.tryGrant(request(name, OwnerIds.next(), LEASE)))
+            StepVerifier.create(b.tryGrant(request(name, GrantRequest.newOwner(), LEASE)))
                     .expectErrorSatisfies(e -> {
                         assertThat(e).isInstanceOf(LockBackendException.class).hasMessageContaining("WRONGTYPE");
                         assertThat(((LockBackendException) e).isTransient()).isFalse();
@@ -393,7 +392,7 @@ class RedisLockBackendTest {
         RedisLockBackend b = RedisLockBackend.create(redis.client, redis.options().mutate()
                 .uri(io.lettuce.core.RedisURI.create("redis://127.0.0.1:" + freePort())).build());
         backends.add(b);
-        StepVerifier.create(b.tryGrant(request(name("down"), OwnerIds.next(), LEASE)))
+        StepVerifier.create(b.tryGrant(request(name("down"), GrantRequest.newOwner(), LEASE)))
                 .expectErrorSatisfies(e -> {
                     assertThat(e).isInstanceOf(LockBackendException.class);
                     assertThat(((LockBackendException) e).isTransient()).isTrue();
@@ -409,7 +408,7 @@ class RedisLockBackendTest {
         RedisLockBackend b = RedisLockBackend.create(redis.client, RedisLockOptions.builder().keyPrefix(redis.prefix).build());
         backends.add(b);
         String name = name("default-uri");
-        String owner = OwnerIds.next();
+        String owner = GrantRequest.newOwner();
         // subscribed from a non-blocking thread: the blocking connect must not run there (BlockHound)
         Mono<Attempt> grant = b.tryGrant(request(name, owner, LEASE)).subscribeOn(reactor.core.scheduler.Schedulers.parallel());
         StepVerifier.create(grant).assertNext(a -> assertThat(a).isInstanceOf(Attempt.Granted.class)).expectComplete().verify(STEP);
@@ -430,7 +429,7 @@ class RedisLockBackendTest {
         assertThat(names.get(names.size() - 2).getBytes(StandardCharsets.UTF_8)).hasSize(1024);
         List<String> owners = new ArrayList<>();
         for (String n : names) {
-            String owner = OwnerIds.next();
+            String owner = GrantRequest.newOwner();
             assertThat(b.tryGrant(request(n, owner, LEASE)).block(STEP)).as("grant of %s", n).isInstanceOf(Attempt.Granted.class);
             owners.add(owner);
         }

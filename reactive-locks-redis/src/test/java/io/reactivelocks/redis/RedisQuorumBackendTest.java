@@ -9,7 +9,6 @@ import io.reactivelocks.LockBackendException;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockClock;
 import io.reactivelocks.LockOptions;
-import io.reactivelocks.spi.OwnerIds;
 import io.reactivelocks.spi.Attempt;
 import io.reactivelocks.spi.GrantRequest;
 import io.reactivelocks.spi.Holder;
@@ -97,7 +96,7 @@ class RedisQuorumBackendTest {
         RedisQuorumBackend q = quorum();
         assertThat(q.quorum()).isEqualTo(2);
         String name = name("grant");
-        String owner = OwnerIds.next();
+        String owner = GrantRequest.newOwner();
         setCounter(1, name, 8_000_000_000_000_000L); // one instance's counter far ahead of the others
         Attempt.Granted g = (Attempt.Granted) q.tryGrant(request(name, owner)).block(STEP);
         assertThat(g.token()).as("the maximum of the instances' tokens").isEqualTo(8_000_000_000_000_001L);
@@ -123,20 +122,20 @@ class RedisQuorumBackendTest {
         RedisQuorumBackend q = quorum();
         String name = name("ratchet");
         setCounter(2, name, 8_000_000_000_000_000L);
-        String first = OwnerIds.next();
+        String first = GrantRequest.newOwner();
         long t1 = ((Attempt.Granted) q.tryGrant(request(name, first)).block(STEP)).token();
         assertThat(t1).isEqualTo(8_000_000_000_000_001L);
         assertThat(q.release(name, first).block(STEP)).isTrue();
 
         servers.get(2).server.kill(); // the only instance whose own counter was that high
-        String second = OwnerIds.next();
+        String second = GrantRequest.newOwner();
         long t2 = ((Attempt.Granted) q.tryGrant(request(name, second)).block(STEP)).token();
         assertThat(t2).as("granted by instances 0 and 1, whose counters were ratcheted to t1").isGreaterThan(t1);
         assertThat(q.release(name, second).block(STEP)).isTrue();
 
         servers.get(2).server.restart(); // back, empty: its counter starts from its clock again
         servers.get(0).server.kill();
-        String third = OwnerIds.next();
+        String third = GrantRequest.newOwner();
         long t3 = await().atMost(STEP).ignoreExceptions().until(
                 () -> ((Attempt.Granted) q.tryGrant(request(name, third)).block(STEP)).token(), t -> t > 0);
         assertThat(t3).as("granted by instances 1 (ratcheted to t2) and 2 (empty)").isGreaterThan(t2);
@@ -190,7 +189,7 @@ class RedisQuorumBackendTest {
         String name = name("majority-down");
         servers.get(0).server.kill();
         servers.get(1).server.pause();
-        String owner = OwnerIds.next();
+        String owner = GrantRequest.newOwner();
         long t0 = System.nanoTime();
         StepVerifier.create(q.tryGrant(request(name, owner)))
                 .expectErrorSatisfies(e -> {
@@ -208,13 +207,13 @@ class RedisQuorumBackendTest {
     void aSplitVoteIsBusyAndGivesBackWhatItGot() {
         RedisQuorumBackend q = quorum();
         String name = name("split");
-        String holder = OwnerIds.next();
+        String holder = GrantRequest.newOwner();
         // another owner holds the lock on instances 0 and 1 only (granted and ratcheted as a quorum grant would be)
         long t0 = ((Attempt.Granted) q.instances().get(0).tryGrant(request(name, holder)).block(STEP)).token();
         long t1 = ((Attempt.Granted) q.instances().get(1).tryGrant(request(name, holder)).block(STEP)).token();
         assertThat(q.instances().get(0).ratchet(name, holder, Math.max(t0, t1)).block(STEP)).isTrue();
         assertThat(q.instances().get(1).ratchet(name, holder, Math.max(t0, t1)).block(STEP)).isTrue();
-        String owner = OwnerIds.next();
+        String owner = GrantRequest.newOwner();
         Attempt a = q.tryGrant(request(name, owner)).block(STEP);
         assertThat(a).isInstanceOf(Attempt.Busy.class);
         assertThat(((Attempt.Busy) a).holder().owner()).isEqualTo(holder);

@@ -7,7 +7,6 @@ import io.reactivelocks.Lease;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockClock;
 import io.reactivelocks.LockOptions;
-import io.reactivelocks.spi.OwnerIds;
 import io.reactivelocks.spi.Attempt;
 import io.reactivelocks.spi.GrantRequest;
 import java.time.Duration;
@@ -56,10 +55,10 @@ class RedisRestartTest {
         RedisLockBackend b = redis.backend();
         try {
             String name = "restart-" + UUID.randomUUID();
-            String first = OwnerIds.next();
+            String first = GrantRequest.newOwner();
             Attempt.Granted before = (Attempt.Granted) b.tryGrant(request(name, first)).block(STEP);
             assertThat(b.release(name, first).block(STEP)).isTrue();
-            String second = OwnerIds.next();
+            String second = GrantRequest.newOwner();
             Attempt.Granted alsoBefore = (Attempt.Granted) b.tryGrant(request(name, second)).block(STEP);
             assertThat(alsoBefore.token()).isGreaterThan(before.token());
             // the lock stays held: the restart loses it together with the counter
@@ -68,7 +67,7 @@ class RedisRestartTest {
             redis.server.restart();
             assertThat(redis.scanKeys()).as("nothing survives the restart").isEmpty();
 
-            String third = OwnerIds.next();
+            String third = GrantRequest.newOwner();
             Attempt.Granted after = grantEventually(b, name, third);
             assertThat(after.token()).as("token after the restart").isGreaterThan(alsoBefore.token());
             assertThat(b.release(name, third).block(STEP)).isTrue();

@@ -203,6 +203,31 @@ public abstract class LockBackendContract {
     }
 
     @Test
+    void metricsShowHeldLeasesAndPendingAcquires() {
+        String name = name("metrics");
+        TestClient a = newClient();
+        TestClient b = newClient();
+        Lease held = a.locks().acquire(name).block(STEP);
+        assertThat(held).isNotNull();
+        assertThat(a.locks().metrics().heldLeases()).singleElement().satisfies(l -> {
+            assertThat(l.name()).isEqualTo(name);
+            assertThat(l.owner()).isEqualTo(held.owner());
+            assertThat(l.token()).isEqualTo(held.token());
+            assertThat(l.remaining()).isPositive();
+        });
+        Disposable waiter = b.locks().acquire(name).subscribe();
+        try {
+            assertThat(b.locks().metrics().pendingAcquires()).containsExactly(name);
+            assertThat(b.locks().metrics().heldLeaseCount()).isZero();
+        } finally {
+            waiter.dispose();
+            held.release().block(STEP);
+        }
+        assertThat(a.locks().metrics().heldLeaseCount()).isZero();
+        await().atMost(STEP).untilAsserted(() -> assertThat(b.locks().metrics().pendingAcquires()).isEmpty());
+    }
+
+    @Test
     void releaseWakesAWaiterByNotificationNotByBackoff() {
         String name = name("wake");
         // only a notification can wake the waiter quickly: a 10-minute backoff and a 60 s lease
@@ -356,7 +381,7 @@ public abstract class LockBackendContract {
                     .untilAsserted(() -> assertThat(raw.inspect(name).blockOptional(STEP))
                     .as("lock after cancelled acquire, round %d", round).isEmpty());
         }
-        assertThat(((io.reactivelocks.internal.DefaultLockClient) a.locks()).heldLeaseCount()).isZero();
+        assertThat(a.locks().metrics().heldLeaseCount()).isZero();
     }
 
     /** @return how many cancel rounds {@link #cancelAtRandomMomentsDuringAcquireLeavesTheLockFree} runs */

@@ -61,12 +61,12 @@ final class ZNodeNames {
     }
 
     /**
-     * @return {@code n-<base64url(utf8(name))>}, where a lone surrogate is encoded as its own three
-     *         bytes ({@link LockNames#utf8}), not as {@code '?'}: {@code "\uD800"} and {@code "?"}
+     * @return {@code n-<base64url(utf8(name))>} ({@link LockNames#base64url}), where a lone surrogate
+     *         is encoded as its own three bytes, not as {@code '?'}: {@code "\uD800"} and {@code "?"}
      *         are two locks
      */
     static String segment(String name) {
-        return NAME_PREFIX + ENCODER.encodeToString(LockNames.utf8(name));
+        return NAME_PREFIX + LockNames.base64url(name);
     }
 
     /** @return the lock name of a segment made by {@link #segment}, or {@code null} if it is not one */
@@ -75,7 +75,7 @@ final class ZNodeNames {
             return null;
         }
         try {
-            return new String(DECODER.decode(segment.substring(NAME_PREFIX.length())), StandardCharsets.UTF_8);
+            return LockNames.fromBase64url(segment.substring(NAME_PREFIX.length()));
         } catch (IllegalArgumentException e) {
             return null;
         }

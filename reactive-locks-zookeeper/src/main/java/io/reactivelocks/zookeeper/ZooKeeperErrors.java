@@ -3,13 +3,15 @@ package io.reactivelocks.zookeeper;
 import io.reactivelocks.LockBackendException;
 import io.reactivelocks.LockClientClosedException;
 import io.reactivelocks.LockException;
-import java.util.concurrent.CompletionException;
+import io.reactivelocks.spi.BackendErrors;
 import java.util.concurrent.TimeoutException;
 import org.apache.curator.framework.api.CuratorClosedException;
 import org.apache.zookeeper.KeeperException;
 
 /** Maps what Curator and ZooKeeper signal to the exception family, in one place. */
 final class ZooKeeperErrors {
+
+    private static final BackendErrors ERRORS = BackendErrors.of("zookeeper", ZooKeeperErrors::isTransient);
 
     private ZooKeeperErrors() {
     }
@@ -22,23 +24,19 @@ final class ZooKeeperErrors {
      *         and timeouts; permanent for authentication, ACL and argument errors
      */
     static LockException map(String name, String operation, Throwable error) {
-        Throwable t = unwrap(error);
-        if (t instanceof LockException le) {
-            return le;
-        }
+        Throwable t = BackendErrors.unwrap(error);
         if (t instanceof CuratorClosedException) {
             return new LockClientClosedException(name);
         }
         if (t instanceof IllegalStateException) {
             return new LockBackendException(name, "the curator client is not usable (not started?): " + t.getMessage(), t, false);
         }
-        String what = "zookeeper failed " + operation + (name == null ? "" : " of lock '" + name + "'") + ": " + t;
-        return new LockBackendException(name, what, t, isTransient(t));
+        return ERRORS.map(name, operation, t);
     }
 
     /** @return true when repeating the same operation may succeed */
     static boolean isTransient(Throwable error) {
-        Throwable t = unwrap(error);
+        Throwable t = BackendErrors.unwrap(error);
         if (t instanceof LockBackendException be) {
             return be.isTransient();
         }
@@ -58,15 +56,7 @@ final class ZooKeeperErrors {
 
     /** @return the ZooKeeper result code of {@code error}, or {@code null} when it is not a {@link KeeperException} */
     static KeeperException.Code code(Throwable error) {
-        Throwable t = unwrap(error);
+        Throwable t = BackendErrors.unwrap(error);
         return t instanceof KeeperException ke ? ke.code() : null;
-    }
-
-    static Throwable unwrap(Throwable error) {
-        Throwable t = error;
-        while (t instanceof CompletionException && t.getCause() != null) {
-            t = t.getCause();
-        }
-        return t;
     }
 }

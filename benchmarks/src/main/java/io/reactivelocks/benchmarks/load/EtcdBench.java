@@ -12,7 +12,7 @@ import io.etcd.jetcd.options.PutOption;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.etcd.EtcdLockOptions;
 import io.reactivelocks.etcd.EtcdLocks;
-import io.reactivelocks.spi.OwnerIds;
+import io.reactivelocks.spi.GrantRequest;
 import io.reactivelocks.test.server.EtcdServer;
 import java.io.IOException;
 import java.net.URI;
@@ -168,7 +168,7 @@ final class EtcdBench extends BackendBench {
         @Override
         Mono<Void> cycle(String name, int worker) {
             return Mono.defer(() -> {
-                String owner = OwnerIds.next();
+                String owner = GrantRequest.newOwner();
                 String range = "bench-raw/" + Base64.getUrlEncoder().withoutPadding()
                         .encodeToString(name.getBytes(StandardCharsets.UTF_8)) + "/";
                 ByteSequence key = bytes(range + owner);

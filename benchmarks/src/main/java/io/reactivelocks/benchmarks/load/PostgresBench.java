@@ -12,7 +12,7 @@ import io.reactivelocks.LockOptions;
 import io.reactivelocks.r2dbc.PostgresLockBackend;
 import io.reactivelocks.r2dbc.PostgresLockOptions;
 import io.reactivelocks.r2dbc.PostgresLocks;
-import io.reactivelocks.spi.OwnerIds;
+import io.reactivelocks.spi.GrantRequest;
 import io.reactivelocks.test.server.PostgresServer;
 import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.InvocationTargetException;
@@ -205,7 +205,7 @@ final class PostgresBench extends BackendBench {
         @Override
         Mono<Void> cycle(String name, int worker) {
             return Mono.defer(() -> {
-                String owner = OwnerIds.next();
+                String owner = GrantRequest.newOwner();
                 String suffix = owner.length() + " " + owner + name;
                 Mono<List<Long>> granted = Flux.usingWhen(pool.create(),
                         c -> Flux.from(c.createStatement(acquire).bind(0, name).bind(1, owner).bind(2, TTL_US)

@@ -8,7 +8,7 @@ import io.lettuce.core.api.sync.RedisCommands;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.redis.RedisLockOptions;
 import io.reactivelocks.redis.RedisLocks;
-import io.reactivelocks.spi.OwnerIds;
+import io.reactivelocks.spi.GrantRequest;
 import io.reactivelocks.test.server.RedisServer;
 import java.io.IOException;
 import java.io.InputStream;
@@ -202,7 +202,7 @@ final class RedisBench extends BackendBench {
         @Override
         Mono<Void> cycle(String name, int worker) {
             return Mono.defer(() -> {
-                String owner = OwnerIds.next();
+                String owner = GrantRequest.newOwner();
                 String base = "bench:{" + name + "}:";
                 String lock = base + "lock";
                 String channel = base + "events";

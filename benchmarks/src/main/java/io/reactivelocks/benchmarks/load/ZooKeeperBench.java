@@ -1,7 +1,7 @@
 package io.reactivelocks.benchmarks.load;
 
 import io.reactivelocks.LockOptions;
-import io.reactivelocks.spi.OwnerIds;
+import io.reactivelocks.spi.GrantRequest;
 import io.reactivelocks.test.server.ZooKeeperServer;
 import io.reactivelocks.zookeeper.ZooKeeperLockOptions;
 import io.reactivelocks.zookeeper.ZooKeeperLocks;
@@ -172,7 +172,7 @@ final class ZooKeeperBench extends BackendBench {
         @Override
         Mono<Void> cycle(String name, int worker) {
             return Mono.defer(() -> {
-                String owner = OwnerIds.next();
+                String owner = GrantRequest.newOwner();
                 String parent = "/bench-raw/n-" + Base64.getUrlEncoder().withoutPadding()
                         .encodeToString(name.getBytes(StandardCharsets.UTF_8));
                 return Mono.fromCompletionStage(() -> async.create()

@@ -322,7 +322,7 @@ class ApiBadInputTest {
         LocalLockBackend backend = new LocalLockBackend(store);
         Lease lease = locks.acquire("owned").block(STEP);
         StepVerifier.create(backend.release("owned", "not-the-owner")).expectNext(false).expectComplete().verify(STEP);
-        StepVerifier.create(backend.release("owned", io.reactivelocks.spi.OwnerIds.next()))
+        StepVerifier.create(backend.release("owned", io.reactivelocks.spi.GrantRequest.newOwner()))
                 .expectNext(false).expectComplete().verify(STEP);
         assertThat(lease.isValid()).isTrue();
         StepVerifier.create(other.tryAcquire("owned")).expectComplete().verify(STEP); // empty: still held

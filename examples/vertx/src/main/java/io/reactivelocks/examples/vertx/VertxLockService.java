@@ -12,7 +12,6 @@ import io.reactivelocks.election.Leadership;
 import io.reactivelocks.redis.RedisLockBackend;
 import io.reactivelocks.redis.RedisLockOptions;
 import io.reactivelocks.redis.RedisLocks;
-import io.reactivelocks.spi.OwnerIds;
 import io.reactivelocks.window.WindowClaim;
 import io.reactivelocks.window.WindowLock;
 import io.vertx.core.Future;
@@ -124,11 +123,10 @@ public final class VertxLockService extends VerticleBase {
      * Runs on a worker thread: the set-up that is blocking or slow. Lettuce's first connection in a
      * JVM is expensive CPU work done on the calling thread even by connectAsync (it generates the
      * proxy class of its synchronous API: a few hundred ms on a busy machine); the Redis backend
-     * reads its Lua scripts from the jar when first built; reactive-locks-core's owner-id
-     * generator reads /dev/urandom once when first used. None of that belongs on an event loop.
+     * reads its Lua scripts from the jar when first built; creating the lock client seeds its
+     * owner-id generator (one read of /dev/urandom). None of that belongs on an event loop.
      */
     private Connections connect() {
-        OwnerIds.next();
         StatefulRedisConnection<String, String> commands = redis.connect(StringCodec.UTF8, uri);
         StatefulRedisPubSubConnection<String, String> pubSub;
         try {

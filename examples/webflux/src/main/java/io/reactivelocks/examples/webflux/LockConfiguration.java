@@ -6,7 +6,6 @@ import io.reactivelocks.LockOptions;
 import io.reactivelocks.r2dbc.FencedWrites;
 import io.reactivelocks.r2dbc.PostgresLockOptions;
 import io.reactivelocks.r2dbc.PostgresLocks;
-import io.reactivelocks.spi.OwnerIds;
 import java.time.Duration;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.beans.factory.annotation.Value;
@@ -35,10 +34,6 @@ public class LockConfiguration {
     public LockClient lockClient(ConnectionFactory connectionFactory,
                                  @Value("${example.locks.lease-time:10s}") Duration leaseTime,
                                  @Value("${example.locks.wait-timeout:10s}") Duration waitTimeout) {
-        // Seeds the owner-id DRBG here, on the thread starting the context: its class initialiser reads
-        // the entropy source (a FileInputStream), and would otherwise run inside the first acquire,
-        // on a Netty event loop (BlockHound: FileInputStream#readBytes in OwnerIds.<clinit>).
-        OwnerIds.next();
         return PostgresLocks.create(connectionFactory, PostgresLockOptions.defaults(),
                 LockOptions.builder().leaseTime(leaseTime).waitTimeout(waitTimeout).build());
     }

@@ -1,10 +1,15 @@
-package io.reactivelocks.internal;
+package io.reactivelocks.spi;
 
 import java.util.concurrent.ThreadLocalRandom;
 import reactor.util.retry.RetryBackoffSpec;
 
-/** Delay between contended attempts, from the parameters of a Reactor {@link RetryBackoffSpec}. */
-final class Backoff {
+/**
+ * The delay between attempts, from the parameters of a Reactor {@link RetryBackoffSpec} (its
+ * minimum, maximum and jitter factor): exponential from the minimum, capped at the maximum, drawn
+ * uniformly from the upper {@code jitter} part of the step. The engine paces contended acquires
+ * with it; stores and lock kinds that poll or retry on their own use the same steps.
+ */
+public final class Backoff {
 
     private Backoff() {
     }
@@ -15,7 +20,7 @@ final class Backoff {
      * @param random  a uniform value in [0, 1)
      * @return the delay in nanoseconds: {@code d = min(max, min·2^(attempt−1))}, uniform in {@code [d(1−j), d]}
      */
-    static long delayNanos(RetryBackoffSpec spec, long attempt, double random) {
+    public static long delayNanos(RetryBackoffSpec spec, long attempt, double random) {
         long min = spec.minBackoff.toNanos();
         long max = spec.maxBackoff.toNanos();
         long shift = Math.max(0, attempt - 1);
@@ -25,7 +30,13 @@ final class Backoff {
         return lo + (long) ((d - lo) * random);
     }
 
-    static long delayNanos(RetryBackoffSpec spec, long attempt) {
+    /**
+     * @param spec    min, max and jitter factor
+     * @param attempt the number of attempts made so far, 1 for the first wait
+     * @return the delay in nanoseconds, as {@link #delayNanos(RetryBackoffSpec, long, double)} with a
+     *         random draw of {@link ThreadLocalRandom}
+     */
+    public static long delayNanos(RetryBackoffSpec spec, long attempt) {
         return delayNanos(spec, attempt, ThreadLocalRandom.current().nextDouble());
     }
 }

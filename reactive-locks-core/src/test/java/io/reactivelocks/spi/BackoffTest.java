@@ -1,4 +1,4 @@
-package io.reactivelocks.internal;
+package io.reactivelocks.spi;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,7 +1,7 @@
 package io.reactivelocks.r2dbc;
 
 /**
- * How lock names and owner ids are stored in {@code text} columns. PostgreSQL text cannot hold
+ * The escaping of lock names, owner ids and other strings stored in {@code text} columns. PostgreSQL text cannot hold
  * the NUL character, and a lone UTF-16 surrogate cannot be encoded as UTF-8, yet both are valid in
  * a Java string and in a lock name. So the stored form escapes exactly those, plus the escape
  * character itself: {@code \} becomes {@code \\}, NUL becomes {@code \0} and a lone surrogate
@@ -9,9 +9,9 @@ package io.reactivelocks.r2dbc;
  * readable. The mapping is injective (distinct names never share a row) and at most doubles the
  * UTF-8 length (a 1024-byte name stays under 2048 bytes, well within a b-tree entry).
  */
-final class LockNames {
+final class TextEscapes {
 
-    private LockNames() {
+    private TextEscapes() {
     }
 
     static String encode(String s) {
@@ -64,38 +64,6 @@ final class LockNames {
             }
         }
         return b.toString();
-    }
-
-    static int utf8Length(CharSequence s) {
-        int bytes = 0;
-        for (int i = 0, len = s.length(); i < len; i++) {
-            char c = s.charAt(i);
-            if (c < 0x80) {
-                bytes += 1;
-            } else if (c < 0x800) {
-                bytes += 2;
-            } else if (Character.isHighSurrogate(c) && i + 1 < len && Character.isLowSurrogate(s.charAt(i + 1))) {
-                bytes += 4;
-                i++;
-            } else {
-                bytes += 3;
-            }
-        }
-        return bytes;
-    }
-
-    /** Checks a lock name as the client does: non-empty, at most 1024 UTF-8 bytes. */
-    static String check(String name) {
-        java.util.Objects.requireNonNull(name, "name");
-        if (name.isEmpty()) {
-            throw new IllegalArgumentException("name must not be empty");
-        }
-        int bytes = utf8Length(name);
-        if (bytes > io.reactivelocks.LockClient.MAX_NAME_BYTES) {
-            throw new IllegalArgumentException("name must be at most " + io.reactivelocks.LockClient.MAX_NAME_BYTES
-                    + " UTF-8 bytes, was " + bytes);
-        }
-        return name;
     }
 
     private static boolean special(String s, int i) {

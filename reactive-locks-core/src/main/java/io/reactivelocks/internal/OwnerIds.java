@@ -1,13 +1,14 @@
-package io.reactivelocks.spi;
+package io.reactivelocks.internal;
 
 import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
 import java.util.Base64;
 
 /**
- * Random owner ids for backends and lock kinds that need one (task claims, window claims):
- * 128 bits from a DRBG seeded once at class initialisation, so that drawing
- * an id never reads an entropy device on an event-loop thread.
+ * Random owner ids: 128 bits from a DRBG seeded once at class initialisation, so that drawing an
+ * id never reads an entropy device on an event-loop thread. The classes that hand out ids
+ * ({@link DefaultLockClient}, {@link io.reactivelocks.spi.GrantRequest#newOwner()}) initialise it
+ * when they are first used, on the thread that creates the client or store. Not API.
  */
 public final class OwnerIds {
 
