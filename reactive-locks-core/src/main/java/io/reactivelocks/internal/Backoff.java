@@ -3,8 +3,11 @@ package io.reactivelocks.internal;
 import java.util.concurrent.ThreadLocalRandom;
 import reactor.util.retry.RetryBackoffSpec;
 
-/** Delay between contended attempts, from the parameters of a Reactor {@link RetryBackoffSpec}. */
-final class Backoff {
+/**
+ * Delay between contended attempts, from the parameters of a Reactor {@link RetryBackoffSpec}.
+ * Public only for the other engines in {@code io.reactivelocks.internal.*}; not API.
+ */
+public final class Backoff {
 
     private Backoff() {
     }
@@ -25,7 +28,12 @@ final class Backoff {
         return lo + (long) ((d - lo) * random);
     }
 
-    static long delayNanos(RetryBackoffSpec spec, long attempt) {
+    /**
+     * @param spec    min, max and jitter factor
+     * @param attempt the number of attempts made so far, 1 for the first wait
+     * @return the delay in nanoseconds, with a random jitter
+     */
+    public static long delayNanos(RetryBackoffSpec spec, long attempt) {
         return delayNanos(spec, attempt, ThreadLocalRandom.current().nextDouble());
     }
 }
