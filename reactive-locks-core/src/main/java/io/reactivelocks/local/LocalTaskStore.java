@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -39,7 +40,7 @@ public final class LocalTaskStore implements TaskStore {
 
     private final LockClock clock;
     private final Map<String, Map<String, Task>> queues = new HashMap<>(); // guarded by this
-    private final ConcurrentHashMap<String, Sinks.Many<TaskWakeUp>> channels = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, Channel> channels = new ConcurrentHashMap<>();
     private long tokens;   // guarded by this
     private long sequence; // guarded by this: registration order within one clock reading
 
@@ -285,10 +286,10 @@ public final class LocalTaskStore implements TaskStore {
     @Override
     public Flux<TaskWakeUp> wakeUps(String queue) {
         return Flux.defer(() -> {
-            Sinks.Many<TaskWakeUp> sink = channels.computeIfAbsent(queue, n -> Sinks.many().multicast().directBestEffort());
-            return sink.asFlux().startWith(new TaskWakeUp(queue, true)).doFinally(s -> {
-                if (sink.currentSubscriberCount() == 0) {
-                    channels.remove(queue, sink);
+            Channel channel = channels.computeIfAbsent(queue, Channel::new);
+            return channel.sink.asFlux().startWith(new TaskWakeUp(queue, true)).doFinally(s -> {
+                if (channel.sink.currentSubscriberCount() == 0) {
+                    channels.remove(queue, channel);
                 }
             });
         });
@@ -322,9 +323,35 @@ public final class LocalTaskStore implements TaskStore {
     }
 
     private void wake(String queue) {
-        Sinks.Many<TaskWakeUp> sink = channels.get(queue);
-        if (sink != null) {
-            sink.emitNext(new TaskWakeUp(queue, false), Sinks.EmitFailureHandler.busyLooping(Duration.ofMillis(100)));
+        Channel channel = channels.get(queue);
+        if (channel != null) {
+            channel.signal();
+        }
+    }
+
+    /**
+     * The wake-ups of one queue. Emissions are serialized by a work-in-progress counter: a wake-up
+     * raised while another is being delivered — from another thread, or re-entrantly by a capturer
+     * that reacts to it on the same thread — is emitted by the thread already emitting, never lost.
+     */
+    private static final class Channel {
+        final Sinks.Many<TaskWakeUp> sink = Sinks.many().multicast().directBestEffort();
+        final AtomicInteger wip = new AtomicInteger();
+        final TaskWakeUp wakeUp;
+
+        Channel(String queue) {
+            this.wakeUp = new TaskWakeUp(queue, false);
+        }
+
+        void signal() {
+            if (wip.getAndIncrement() != 0) {
+                return;
+            }
+            int missed = 1;
+            do {
+                sink.tryEmitNext(wakeUp); // no subscriber: nobody waits
+                missed = wip.addAndGet(-missed);
+            } while (missed != 0);
         }
     }
 
