@@ -3,8 +3,9 @@
  * point), {@link io.reactivelocks.redis.RedisLockBackend} (one server, fenced leases, pub/sub
  * wake-ups, cluster-safe keys), {@link io.reactivelocks.redis.RedisQuorumBackend} (Redlock over N
  * independent masters with monotonic fencing tokens), {@link io.reactivelocks.redis.RedisWindowLock}
- * (at most one claim per name and period) and {@link io.reactivelocks.redis.RedisTaskQueue} (task
- * capture: fenced, expiring claims on queued tasks, captured by demand, with no sweeper process).
+ * (at most one claim per name and period) and the task-queue store behind
+ * {@link io.reactivelocks.redis.RedisLocks#taskQueue} (one script per capture, server-clock expiry,
+ * {@code TIME}-floored tokens, pub/sub wake-ups; the API is core's {@link io.reactivelocks.task.TaskQueue}).
  * Lua scripts live next to the classes as resources, one file each. Everything else in this
  * package is package-private.
  */
