@@ -18,7 +18,9 @@ import org.springframework.context.annotation.Import;
  *       {@code postgres};</li>
  *   <li>else no client; the condition evaluation report ({@code --debug}) says which bean was missing.</li>
  * </ol>
- * Options come from {@link ReactiveLocksProperties}. The client reports to the application's single
+ * Beside the client, on the same store and with the same options, a {@link io.reactivelocks.task.TaskQueue} bean
+ * ({@code io.reactivelocks.r2dbc.PostgresTaskQueue} on PostgreSQL) unless the application defines its own; it opens
+ * its own connections on first use and is closed with the context. Options come from {@link ReactiveLocksProperties}. The client reports to the application's single
  * {@code io.reactivelocks.LockListener} bean if it defines one, and to Micrometer when a {@code MeterRegistry} bean
  * and {@code reactive-locks-micrometer} are present. Nothing connects at startup; the client is closed (its leases
  * released) when the context stops, after a web server's graceful shutdown and before Spring Data Redis's connection
