@@ -407,7 +407,7 @@ public abstract class TaskQueueContract {
 
     @Test
     void renewAndHoldKeepAClaimAliveAndHoldEndsWhenItIsLost() {
-        TaskQueue tasks = newQueue(claims(Duration.ofMillis(600)));
+        TaskQueue tasks = newQueue(claims(Duration.ofMillis(900)));
         String q = queueName("hold");
         register(tasks, q, "t", 0, null);
         TaskClaim claim = tasks.tryCapture(q, 1).blockFirst(STEP);
@@ -417,7 +417,7 @@ public abstract class TaskQueueContract {
         List<TaskClaim> updates = new CopyOnWriteArrayList<>();
         AtomicReference<String> ended = new AtomicReference<>();
         subscriptions.add(tasks.hold(renewed).subscribe(updates::add, e -> ended.set("error " + e), () -> ended.set("complete")));
-        await().atMost(STEP).until(() -> updates.size() >= 4); // outlives the 600 ms claim several times
+        await().atMost(STEP).until(() -> updates.size() >= 4); // outlives the 900 ms claim
         assertThat(ended.get()).isNull();
         assertThat(state(tasks, q, "t")).isEqualTo(TaskState.IN_PROGRESS);
         assertThat(tasks.status(q, "t").block(STEP).attempts()).as("never recaptured while renewed").isEqualTo(1);
@@ -486,15 +486,15 @@ public abstract class TaskQueueContract {
 
     @Test
     void processCompletesOnSuccessFailsOnErrorReleasesOnCancelAndReportsALostClaim() {
-        TaskQueue tasks = newQueue(claims(Duration.ofMillis(600)));
+        TaskQueue tasks = newQueue(claims(Duration.ofMillis(900)));
         String q = queueName("process");
         registerAll(tasks, q, List.of("ok", "boom", "cancel", "lost"), 1);
         Map<String, TaskClaim> byId = new LinkedHashMap<>();
         tasks.tryCapture(q, 4).toStream().forEach(c -> byId.put(c.taskId(), c));
         assertThat(byId).hasSize(4);
 
-        // outlives its 600 ms claim: renewed meanwhile
-        StepVerifier.create(tasks.process(byId.get("ok"), c -> Mono.delay(Duration.ofMillis(1300)).thenReturn(c.token())))
+        // outlives its 900 ms claim: renewed meanwhile
+        StepVerifier.create(tasks.process(byId.get("ok"), c -> Mono.delay(Duration.ofMillis(1500)).thenReturn(c.token())))
                 .expectNext(byId.get("ok").token()).expectComplete().verify(STEP);
         assertThat(tasks.status(q, "ok").block(STEP).state()).isEqualTo(TaskState.DONE);
         assertThat(tasks.status(q, "ok").block(STEP).attempts()).as("never recaptured while renewed").isEqualTo(1);
