@@ -47,6 +47,7 @@ public final class DefaultTaskQueue implements TaskQueue {
     private final AtomicBoolean closed = new AtomicBoolean();
     private final Sinks.One<Boolean> closedSignal = Sinks.one();
     private final Mono<Void> close;
+    private final ClaimRenewals renewals = new ClaimRenewals(this);
 
     /**
      * @param store   the store, closed with the queue
@@ -200,8 +201,7 @@ public final class DefaultTaskQueue implements TaskQueue {
         Objects.requireNonNull(claim, "claim");
         return Mono.defer(() -> {
             long sentAt = options.clock().nanoTime();
-            return call(claim.queue(), "claim renewal",
-                    () -> store.renew(claim.queue(), List.of(ref(claim)), claim.claimTime()))
+            return renewCall(claim.queue(), List.of(ref(claim)), claim.claimTime())
                     .filter(r -> !r.isEmpty() && Boolean.TRUE.equals(r.get(0)))
                     .map(r -> claim.withValidUntil(sentAt + options.validityNanos(claim.claimTime())));
         });
@@ -212,8 +212,17 @@ public final class DefaultTaskQueue implements TaskQueue {
         Objects.requireNonNull(claim, "claim");
         Duration interval = renewalInterval(claim.claimTime());
         return Mono.just(claim)
-                .expand(c -> Mono.delay(interval, scheduler).then(renewWhileValid(c)))
+                .expand(c -> renewNext(c, interval))
                 .skip(1);
+    }
+
+    /** One renewal call for claims of one queue, timed and mapped (see {@link ClaimRenewals}). */
+    Mono<List<Boolean>> renewCall(String queue, List<ClaimRef> claims, Duration claimTime) {
+        return call(queue, "claim renewal", () -> store.renew(queue, claims, claimTime));
+    }
+
+    int storeMaxBatch() {
+        return store.maxBatch();
     }
 
     /** @return the renewal interval scaled to {@code claimTime} (a third of it by default) */
@@ -225,17 +234,26 @@ public final class DefaultTaskQueue implements TaskQueue {
         return Duration.ofNanos(Math.max(1, (long) (claimTime.toNanos() * ratio)));
     }
 
-    /** One renewal, transient failures retried while the local deadline allows: the renewed claim, or empty when lost. */
-    private Mono<TaskClaim> renewWhileValid(TaskClaim c) {
+    /**
+     * The next renewal of a held claim, one interval from now, in a batch with the claims due about
+     * then; a transient failure is retried alone with the backoff while the local deadline allows.
+     * The renewed claim, or empty when it is lost.
+     */
+    private Mono<TaskClaim> renewNext(TaskClaim c, Duration interval) {
         return Mono.defer(() -> {
-            long left = c.validUntilNanos() - options.clock().nanoTime();
+            long now = options.clock().nanoTime();
+            long left = c.validUntilNanos() - now;
             if (left <= 0) {
                 return Mono.empty();
             }
-            return renew(c)
-                    .retryWhen(Retry.from(signals -> signals.concatMap(s -> TaskErrors.isTransient(s.failure())
-                            ? Mono.delay(Duration.ofNanos(backoffNanos(s.totalRetries() + 1)), scheduler)
-                            : Mono.error(s.failure()))))
+            long validity = options.validityNanos(c.claimTime());
+            return renewals.renewAt(c, now + interval.toNanos(), interval.toNanos() / 4)
+                    .map(sentAt -> c.withValidUntil(sentAt + validity))
+                    .onErrorResume(TaskErrors::isTransient, e -> Mono.delay(Duration.ofNanos(backoffNanos(1)), scheduler)
+                            .then(renew(c))
+                            .retryWhen(Retry.from(signals -> signals.concatMap(s -> TaskErrors.isTransient(s.failure())
+                                    ? Mono.delay(Duration.ofNanos(backoffNanos(s.totalRetries() + 2)), scheduler)
+                                    : Mono.error(s.failure())))))
                     .timeout(Duration.ofNanos(left), Mono.empty(), scheduler)
                     .onErrorResume(e -> {
                         LOG.debug("renewal of the claim on task '{}' of queue '{}' failed; treating it as lost: {}",

@@ -167,6 +167,29 @@ class TaskQueueVirtualTimeTest {
     }
 
     @Test
+    void claimsHeldTogetherShareOneRenewalCallPerTick() {
+        ScriptedTaskStore store = store();
+        TaskQueue tasks = queue(store);
+        tasks.registerAll("q", ids(5), 0).block();
+        List<TaskClaim> claims = tasks.tryCapture("q", 5).collectList().block();
+        List<List<TaskClaim>> renewed = new ArrayList<>();
+        for (int i = 0; i < claims.size(); i++) {
+            List<TaskClaim> mine = new CopyOnWriteArrayList<>();
+            renewed.add(mine);
+            subscriptions.add(tasks.hold(claims.get(i)).subscribe(mine::add));
+            vts.advanceTimeBy(Duration.ofMillis(500)); // held one after another, within a quarter interval
+        }
+        vts.advanceTimeBy(Duration.ofSeconds(30).minusMillis(2500));
+        assertThat(store.renewCalls).as("three rounds, one call each for the five claims").hasValue(3);
+        assertThat(renewed).allSatisfy(r -> assertThat(r).hasSize(3));
+        subscriptions.get(subscriptions.size() - 1).dispose(); // a cancelled hold leaves its batch
+        vts.advanceTimeBy(Duration.ofSeconds(10));
+        assertThat(store.renewCalls).hasValue(4);
+        assertThat(renewed.get(4)).hasSize(3);
+        assertThat(renewed.get(0)).hasSize(4);
+    }
+
+    @Test
     void processCancelsTheBodyWhenTheClaimIsLostAndSignalsLockLost() {
         ScriptedTaskStore store = store();
         TaskQueue tasks = queue(store);
