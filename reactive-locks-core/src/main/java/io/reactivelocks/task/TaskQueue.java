@@ -184,8 +184,9 @@ public interface TaskQueue {
     Mono<TaskClaim> renew(TaskClaim claim);
 
     /**
-     * Keeps a claim alive like a lock's hold stream: renews it every renewal interval and emits
-     * the renewed claim; completes when the claim is lost — the store said it is not held any more,
+     * Keeps a claim alive like a lock's hold stream: renews it every renewal interval (claims of a
+     * queue due within a quarter interval of each other share one store call, renewed a little
+     * early) and emits the renewed claim; completes when the claim is lost — the store said it is not held any more,
      * or its local deadline passed without a confirmed renewal (transient failures are retried with
      * the backoff until then). Cancelling stops the renewals; it does not release.
      *
