@@ -143,4 +143,54 @@ public final class PostgresLocks {
     public static FencedValues fencedValues(ConnectionFactory factory, PostgresLockOptions postgresOptions) {
         return new PostgresFencedValues(backend(factory, postgresOptions));
     }
+
+    /**
+     * A task queue on PostgreSQL over a backend of its own (its own pool and listening connection,
+     * opened on first use; the task table is created on first use); closing the queue closes them.
+     * See {@link io.reactivelocks.task.TaskQueue} for the semantics.
+     *
+     * @param factory an r2dbc-postgresql connection factory or an r2dbc-pool {@code ConnectionPool}
+     * @return a task queue with {@link LockOptions#defaults()} (claims of 30 s) and {@link PostgresLockOptions#defaults()}
+     * @throws NullPointerException when factory is null
+     */
+    public static PostgresTaskQueue taskQueue(ConnectionFactory factory) {
+        return taskQueue(factory, PostgresLockOptions.defaults(), LockOptions.defaults());
+    }
+
+    /**
+     * @param factory an r2dbc-postgresql connection factory or an r2dbc-pool {@code ConnectionPool}
+     * @param options claim time (the lease time), renewal, backoff, timeouts, clock and scheduler
+     * @return a task queue with {@link PostgresLockOptions#defaults()}; closing it closes its connections
+     * @throws NullPointerException when an argument is null
+     */
+    public static PostgresTaskQueue taskQueue(ConnectionFactory factory, LockOptions options) {
+        return taskQueue(factory, PostgresLockOptions.defaults(), options);
+    }
+
+    /**
+     * @param factory         an r2dbc-postgresql connection factory or an r2dbc-pool {@code ConnectionPool}
+     * @param postgresOptions schema, task table, sequence, channel, schema creation, pool and listener settings
+     * @param options         claim time (the lease time), renewal, backoff, timeouts, clock and scheduler
+     * @return a task queue over a new {@link PostgresLockBackend}; closing it closes that backend
+     * @throws NullPointerException when an argument is null
+     */
+    public static PostgresTaskQueue taskQueue(ConnectionFactory factory, PostgresLockOptions postgresOptions,
+                                              LockOptions options) {
+        Objects.requireNonNull(options, "options");
+        return new DefaultPostgresTaskQueue(new PostgresTaskStore(backend(factory, postgresOptions), true), options);
+    }
+
+    /**
+     * A task queue sharing a backend's pool, listening connection, schema and sequence (with lock
+     * clients, say); closing the queue leaves the backend open.
+     *
+     * @param backend the backend to share
+     * @param options claim time (the lease time), renewal, backoff, timeouts, clock and scheduler
+     * @return a task queue
+     * @throws NullPointerException when an argument is null
+     */
+    public static PostgresTaskQueue taskQueue(PostgresLockBackend backend, LockOptions options) {
+        Objects.requireNonNull(options, "options");
+        return new DefaultPostgresTaskQueue(new PostgresTaskStore(backend, false), options);
+    }
 }

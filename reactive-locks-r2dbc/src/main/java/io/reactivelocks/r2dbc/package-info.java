@@ -12,9 +12,10 @@
  *   <li>{@code PostgresLocks.windowLock} — the core {@code WindowLock}: at most one claim per name and period.</li>
  *   <li>{@code PostgresLocks.fencedValues} — the core {@code FencedValues}: a fenced key/value table.</li>
  *   <li>{@link io.reactivelocks.r2dbc.FencedWrites} — {@code UPDATE ... WHERE fence <= :token} on the application's rows.</li>
- *   <li>{@link io.reactivelocks.r2dbc.PostgresTaskQueue} — task capture: demand-driven
- *       {@code FOR UPDATE SKIP LOCKED} captures handing out {@link io.reactivelocks.r2dbc.TaskClaim}s
- *       (fenced, expiring, renewable), retries, dead tasks, {@link io.reactivelocks.r2dbc.TaskStatus}.</li>
+ *   <li>{@link io.reactivelocks.r2dbc.PostgresTaskQueue} — core's {@link io.reactivelocks.task.TaskQueue}
+ *       on PostgreSQL ({@link io.reactivelocks.r2dbc.PostgresLocks#taskQueue}): one
+ *       {@code FOR UPDATE SKIP LOCKED} statement per capture, sequence tokens, {@code NOTIFY} wake-ups;
+ *       adds only {@code migrate()}.</li>
  * </ul>
  *
  * <p>The SQL lives in resources next to these classes, one statement per file; the schema is

@@ -16,8 +16,9 @@ import java.util.Objects;
  *   {prefix}{<tag>}:window:fence  the window claims' fencing counter (integer), with the fence TTL
  *   {prefix}{<tag>}:value    a fenced value (hash: "value", "fence"; see {@link RedisFencedValues}), no TTL
  *
- *   for a task queue (see {@link RedisTaskQueue}; the task ids inside are encoded like the tag):
+ *   for a task queue (see {@link RedisTaskStore}; task ids and payloads inside are encoded like the tag):
  *   {prefix}{<tag>}:queue:tasks    hash: task id -&gt; "&lt;state&gt;|&lt;retries&gt;|&lt;failures&gt;|&lt;captures&gt;|&lt;token&gt;|&lt;owner&gt;"
+ *   {prefix}{<tag>}:queue:payloads hash: task id -&gt; payload (tasks registered with one)
  *   {prefix}{<tag>}:queue:pending  sorted set of capturable task ids, score = server µs when it became pending
  *   {prefix}{<tag>}:queue:claimed  sorted set of claimed task ids, score = claim expiry in server ms
  *   {prefix}{<tag>}:queue:fence    the queue's fencing counter
@@ -79,6 +80,10 @@ final class RedisKeys {
 
     String claimed(String queue) {
         return base(queue) + "queue:claimed";
+    }
+
+    String payloads(String queue) {
+        return base(queue) + "queue:payloads";
     }
 
     String queueFence(String queue) {

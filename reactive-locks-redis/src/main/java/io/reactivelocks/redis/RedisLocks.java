@@ -1,5 +1,6 @@
 package io.reactivelocks.redis;
 
+import io.reactivelocks.task.TaskQueue;
 import io.lettuce.core.RedisClient;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
@@ -59,7 +60,7 @@ public final class RedisLocks {
      * @param client       the application's Redis client
      * @param redisOptions key prefix, fencing counter lifetime, URI
      * @return a new backend, for {@link LockClient#create(io.reactivelocks.spi.LockBackend, LockOptions)},
-     *         {@link RedisTaskQueue} or {@link RedisQuorumBackend}
+     *         {@link #taskQueue(RedisLockBackend, LockOptions)} or {@link RedisQuorumBackend}
      */
     public static RedisLockBackend backend(RedisClient client, RedisLockOptions redisOptions) {
         return RedisLockBackend.create(client, redisOptions);
@@ -139,5 +140,53 @@ public final class RedisLocks {
      */
     public static FencedValues fencedValues(RedisClient client, RedisLockOptions redisOptions) {
         return new RedisFencedValues(RedisLockBackend.create(client, redisOptions));
+    }
+
+    /**
+     * A task queue on Redis over a backend of its own (its own connections, opened on first use);
+     * closing the queue closes them. See {@link TaskQueue} for the semantics.
+     *
+     * @param client the application's Redis client
+     * @return a task queue with {@link LockOptions#defaults()} (claims of 30 s) and {@link RedisLockOptions#defaults()}
+     * @throws NullPointerException when client is null
+     */
+    public static TaskQueue taskQueue(RedisClient client) {
+        return taskQueue(client, RedisLockOptions.defaults(), LockOptions.defaults());
+    }
+
+    /**
+     * @param client  the application's Redis client
+     * @param options claim time (the lease time), renewal, backoff, timeouts, clock and scheduler
+     * @return a task queue with {@link RedisLockOptions#defaults()}; closing it closes its connections
+     * @throws NullPointerException when an argument is null
+     */
+    public static TaskQueue taskQueue(RedisClient client, LockOptions options) {
+        return taskQueue(client, RedisLockOptions.defaults(), options);
+    }
+
+    /**
+     * @param client       the application's Redis client
+     * @param redisOptions key prefix, fencing counter lifetime, URI
+     * @param options      claim time (the lease time), renewal, backoff, timeouts, clock and scheduler
+     * @return a task queue over a new {@link RedisLockBackend}; closing it closes that backend
+     * @throws NullPointerException when an argument is null
+     */
+    public static TaskQueue taskQueue(RedisClient client, RedisLockOptions redisOptions, LockOptions options) {
+        Objects.requireNonNull(options, "options");
+        return TaskQueue.create(new RedisTaskStore(RedisLockBackend.create(client, redisOptions), true), options);
+    }
+
+    /**
+     * A task queue sharing a backend's connections and key prefix (with lock clients, say); closing
+     * the queue leaves the backend open.
+     *
+     * @param backend the backend to share
+     * @param options claim time (the lease time), renewal, backoff, timeouts, clock and scheduler
+     * @return a task queue
+     * @throws NullPointerException when an argument is null
+     */
+    public static TaskQueue taskQueue(RedisLockBackend backend, LockOptions options) {
+        Objects.requireNonNull(options, "options");
+        return TaskQueue.create(new RedisTaskStore(backend, false), options);
     }
 }

@@ -4,8 +4,9 @@
  * wake-ups, cluster-safe keys), {@link io.reactivelocks.redis.RedisQuorumBackend} (Redlock over N
  * independent masters with monotonic fencing tokens), window locks and fenced values (the core
  * {@code WindowLock} and {@code FencedValues}, through {@code RedisLocks.windowLock} and
- * {@code RedisLocks.fencedValues}) and {@link io.reactivelocks.redis.RedisTaskQueue} (task
- * capture: fenced, expiring claims on queued tasks, captured by demand, with no sweeper process).
+ * {@code RedisLocks.fencedValues}) and the task-queue store behind
+ * {@link io.reactivelocks.redis.RedisLocks#taskQueue} (one script per capture, server-clock expiry,
+ * {@code TIME}-floored tokens, pub/sub wake-ups; the API is core's {@link io.reactivelocks.task.TaskQueue}).
  * Lua scripts live next to the classes as resources, one file each. Everything else in this
  * package is package-private.
  */

@@ -1,20 +1,22 @@
 -- Task queue: captures up to ARGV[2] tasks atomically, each as a claim with a fencing token and an expiry.
 --
 -- KEYS[1]  task records (hash: task id -> "<state>|<retries>|<failures>|<captures>|<token>|<owner>";
---          state p = pending, c = claimed, d = done, x = dead)
+--          state p = pending, f = failed (capturable), c = claimed, d = done, x = dead)
 -- KEYS[2]  pending tasks (sorted set, score = server time in µs when it became pending)
 -- KEYS[3]  claimed tasks (sorted set, score = claim expiry in server ms)
 -- KEYS[4]  the queue's fencing counter
+-- KEYS[5]  payloads (hash: task id -> payload)
 -- ARGV[1]  owner id of the capturer
 -- ARGV[2]  limit: the most tasks to capture (the subscriber's demand), at least 1
 -- ARGV[3]  claim time in ms
 -- ARGV[4]  fence counter TTL in ms
 --
--- Invariant kept by every task script: state c <=> member of KEYS[3]; state p <=> member of KEYS[2];
+-- Invariant kept by every task script: state c <=> member of KEYS[3]; state p or f <=> member of KEYS[2];
 -- d and x are in neither. There is no sweeper: a claim whose expiry passed (score <= now) is taken
 -- here again, first, before pending tasks in their order.
 --
--- Returns {claim ms, hint ms, id1, token1, retries1, captures1, id2, ...}: hint is the time until the
+-- Returns {claim ms, hint ms, id1, token1, retries1, captures1, payload1, id2, ...}: payload is "-"
+-- when the task has none, else "+" followed by it; hint is the time until the
 -- earliest remaining claim expires (-1 when none), for a capturer that found less than it asked for.
 -- Tokens are max(counter + 1, server TIME in µs): strictly increasing per queue, also across a
 -- restart that lost the counter.
@@ -42,7 +44,7 @@ for i = 1, #ids do
   if rec then
     s, r, f, n = string.match(rec, '^(%a)|(%d+)|(%d+)|(%d+)|')
   end
-  if s == 'p' or s == 'c' then
+  if s == 'p' or s == 'f' or s == 'c' then
     local token = counter + 1
     if token < now then
       token = now
@@ -57,6 +59,12 @@ for i = 1, #ids do
     out[#out + 1] = token
     out[#out + 1] = r
     out[#out + 1] = n
+    local payload = redis.call('HGET', KEYS[5], id)
+    if payload then
+      out[#out + 1] = '+' .. payload
+    else
+      out[#out + 1] = '-'
+    end
     captured = captured + 1
   else
     -- a stray member (record removed or not capturable): repair the invariant

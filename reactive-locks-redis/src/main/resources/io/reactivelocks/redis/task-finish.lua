@@ -3,7 +3,8 @@
 -- KEYS[1]  task records, KEYS[2] pending tasks, KEYS[3] claimed tasks
 -- ARGV[1]  task id, ARGV[2] token, ARGV[3] owner
 -- ARGV[4]  'complete' -> done;
---          'fail'     -> pending again with one retry less (failures + 1), or dead when no retry was left;
+--          'fail'     -> failed (capturable again, state f) with one retry less (failures + 1), or dead
+--                        when no retry was left;
 --          'release'  -> pending again, retries unchanged
 -- ARGV[5]  the queue's pub/sub channel ("ready" is published when the task is capturable again)
 --
@@ -32,9 +33,13 @@ if ARGV[4] == 'fail' then
   end
   r = string.format('%.0f', tonumber(r) - 1)
 end
+local state = 'p'
+if ARGV[4] == 'fail' then
+  state = 'f'
+end
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
-redis.call('HSET', KEYS[1], ARGV[1], 'p|' .. r .. '|' .. f .. tail)
+redis.call('HSET', KEYS[1], ARGV[1], state .. '|' .. r .. '|' .. f .. tail)
 redis.call('ZADD', KEYS[2], string.format('%.0f', now), ARGV[1])
 redis.call('PUBLISH', ARGV[5], 'ready')
 return 1

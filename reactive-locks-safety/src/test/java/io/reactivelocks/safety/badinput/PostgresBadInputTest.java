@@ -19,6 +19,7 @@ import io.reactivelocks.r2dbc.PostgresLockBackend;
 import io.reactivelocks.r2dbc.PostgresLockOptions;
 import io.reactivelocks.r2dbc.PostgresLocks;
 import io.reactivelocks.r2dbc.PostgresTaskQueue;
+import io.reactivelocks.task.TaskQueue;
 import io.reactivelocks.test.fault.FaultProxy;
 import io.reactivelocks.test.server.PostgresServer;
 import io.reactivelocks.window.WindowLock;
@@ -220,12 +221,16 @@ class PostgresBadInputTest {
     }
 
     @Test
-    void taskQueueNegativeRetriesEmptyTaskIdOrTooShortClaimIsRejected() {
-        PostgresTaskQueue queue = PostgresTaskQueue.create(goodBackend, OPTIONS);
+    void taskQueueNegativeRetriesEmptyTaskIdOversizedPayloadOrKeyIsRejected() {
+        PostgresTaskQueue queue = PostgresLocks.taskQueue(goodBackend, OPTIONS);
         rejectedAtCall(IllegalArgumentException.class, () -> queue.register("q", "t1", -1), "retries", "-1");
         rejectedAtCall(IllegalArgumentException.class, () -> queue.register("q", "", 3), "taskId must not be empty");
         rejectedAtCall(NullPointerException.class, () -> queue.register("q", null, 3), "taskId");
         rejectedAtCall(IllegalArgumentException.class, () -> queue.register("", "t1", 3), "queue must not be empty");
-        rejectedAtCall(IllegalArgumentException.class, () -> queue.capture("q", Duration.ZERO), "claimTime");
+        rejectedAtCall(IllegalArgumentException.class, () -> queue.register("q", "t1", 3, "x".repeat(TaskQueue.MAX_PAYLOAD_BYTES + 1)),
+                "payload must be at most");
+        rejectedAtCall(IllegalArgumentException.class, () -> queue.tryCapture("q", 0), "limit must be at least 1", "0");
+        String lone = "\uD800".repeat(341);
+        rejectedAtCall(IllegalArgumentException.class, () -> queue.register(lone, lone, 3), "together");
     }
 }

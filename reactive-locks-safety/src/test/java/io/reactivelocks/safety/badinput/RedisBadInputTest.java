@@ -22,7 +22,7 @@ import io.reactivelocks.redis.RedisLockBackend;
 import io.reactivelocks.redis.RedisLockOptions;
 import io.reactivelocks.redis.RedisLocks;
 import io.reactivelocks.redis.RedisQuorumBackend;
-import io.reactivelocks.redis.RedisTaskQueue;
+import io.reactivelocks.task.TaskQueue;
 import io.reactivelocks.test.fault.FaultProxy;
 import io.reactivelocks.test.server.RedisServer;
 import io.reactivelocks.window.WindowLock;
@@ -262,7 +262,7 @@ class RedisBadInputTest {
 
     @Test
     void taskQueueNegativeRetriesEmptyTaskIdOrZeroLimitIsRejected() {
-        RedisTaskQueue queue = RedisTaskQueue.create(goodBackend, OPTIONS);
+        TaskQueue queue = RedisLocks.taskQueue(goodBackend, OPTIONS);
         rejectedAtCall(IllegalArgumentException.class, () -> queue.register("q", "t1", -1), "retries must be at least 0", "-1");
         rejectedAtCall(IllegalArgumentException.class, () -> queue.register("q", "", 3), "taskId must not be empty");
         rejectedAtCall(IllegalArgumentException.class, () -> queue.register("q", "t".repeat(1025), 3),
@@ -273,5 +273,7 @@ class RedisBadInputTest {
         rejectedAtCall(IllegalArgumentException.class, () -> queue.registerAll("q", ids, 3), "taskId must not be empty");
         rejectedAtCall(IllegalArgumentException.class, () -> queue.tryCapture("q", 0), "limit must be at least 1", "0");
         rejectedAtCall(IllegalArgumentException.class, () -> queue.status("q", ""), "taskId must not be empty");
+        rejectedAtCall(IllegalArgumentException.class, () -> queue.register("q", "t1", 3, "x".repeat(TaskQueue.MAX_PAYLOAD_BYTES + 1)),
+                "payload must be at most");
     }
 }

@@ -20,7 +20,9 @@ import org.springframework.context.annotation.Import;
  * </ol>
  * A {@code io.reactivelocks.window.WindowLock} bean comes on the same store under the same conditions, unless the
  * application defines its own; next to the client, a {@link io.reactivelocks.election.LeaderElection} bean on it
- * (unless the application defines one). Options come from {@link ReactiveLocksProperties}. The client reports to the application's single
+ * (unless the application defines one).  * Beside the client, on the same store and with the same options, a {@link io.reactivelocks.task.TaskQueue} bean
+ * ({@code io.reactivelocks.r2dbc.PostgresTaskQueue} on PostgreSQL) unless the application defines its own; it opens
+ * its own connections on first use and is closed with the context. Options come from {@link ReactiveLocksProperties}. The client reports to the application's single
  * {@code io.reactivelocks.LockListener} bean if it defines one, and to Micrometer when a {@code MeterRegistry} bean
  * and {@code reactive-locks-micrometer} are present. Nothing connects at startup; the client is closed (its leases
  * released) when the context stops, after a web server's graceful shutdown and before Spring Data Redis's connection

@@ -8,6 +8,10 @@ import io.r2dbc.spi.Connection;
 import io.r2dbc.spi.ConnectionFactory;
 import io.reactivelocks.Lease;
 import io.reactivelocks.LockClient;
+import io.reactivelocks.r2dbc.PostgresTaskQueue;
+import io.reactivelocks.task.TaskClaim;
+import io.reactivelocks.task.TaskQueue;
+import io.reactivelocks.task.TaskState;
 import io.reactivelocks.test.server.PostgresServer;
 import io.reactivelocks.window.WindowClaim;
 import io.reactivelocks.window.WindowLock;
@@ -82,6 +86,22 @@ class PostgresAutoConfigurationTest {
             assertThat(claim).isNotNull();
             assertThat(claim.token()).isPositive();
             assertThat(windows.tryClaim(job, Duration.ofHours(1)).blockOptional(TIMEOUT)).isEmpty();
+        });
+    }
+
+    @Test
+    void aPostgresTaskQueueBeanCapturesInTheConfiguredSchemaCreatingItsTableOnFirstUse() {
+        runner().run(context -> {
+            assertThat(context).hasSingleBean(TaskQueue.class);
+            PostgresTaskQueue tasks = context.getBean(PostgresTaskQueue.class);
+            String queue = "boot-" + java.util.UUID.randomUUID();
+            assertThat(tasks.register(queue, "t", 0).block(TIMEOUT)).isTrue();
+            TaskClaim claim = tasks.capture(queue).blockFirst(TIMEOUT);
+            assertThat(claim.token()).isPositive();
+            assertThat(tasks.complete(claim).block(TIMEOUT)).isTrue();
+            assertThat(tasks.status(queue, "t").block(TIMEOUT).state()).isEqualTo(TaskState.DONE);
+            assertThat(tableExists("reactive_lock_tasks")).isTrue();
+            assertThat(tasks.remove(queue, "t").block(TIMEOUT)).isTrue();
         });
     }
 

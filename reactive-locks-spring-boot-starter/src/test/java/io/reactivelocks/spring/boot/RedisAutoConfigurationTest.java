@@ -7,9 +7,13 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.reactivelocks.Lease;
 import io.reactivelocks.LockClient;
+import io.reactivelocks.LockClientClosedException;
 import io.reactivelocks.LockListener;
+import io.reactivelocks.local.LocalTaskStore;
 import io.reactivelocks.micrometer.MicrometerLockListener;
 import io.reactivelocks.redis.RedisLocks;
+import io.reactivelocks.task.TaskQueue;
+import io.reactivelocks.task.TaskState;
 import io.reactivelocks.test.server.RedisServer;
 import io.reactivelocks.window.WindowClaim;
 import io.reactivelocks.window.WindowLock;
@@ -133,6 +137,33 @@ class RedisAutoConfigurationTest {
         assertThat(held.get()).isNotNull();
         // released when the context closes: the client stops in a phase before the connection factory (phase 0)
         assertFree("kept-by-data-redis");
+    }
+
+    @Test
+    void aTaskQueueBeanCapturesOnTheSameServerAndIsClosedWithTheContext() {
+        AtomicReference<TaskQueue> kept = new AtomicReference<>();
+        runner().run(context -> {
+            assertThat(context).hasSingleBean(TaskQueue.class);
+            TaskQueue tasks = context.getBean(TaskQueue.class);
+            kept.set(tasks);
+            assertThat(tasks.options().leaseTime()).isEqualTo(Duration.ofSeconds(10));
+            String queue = "boot-" + UUID.randomUUID();
+            assertThat(tasks.register(queue, "t", 1, "p").block(TIMEOUT)).isTrue();
+            StepVerifier.create(tasks.capture(queue).take(1).flatMap(c -> tasks.process(c, claim -> Mono.just(claim.payload()))))
+                    .expectNext("p")
+                    .expectComplete()
+                    .verify(TIMEOUT);
+            assertThat(tasks.status(queue, "t").block(TIMEOUT).state()).isEqualTo(TaskState.DONE);
+            assertThat(tasks.remove(queue, "t").block(TIMEOUT)).isTrue();
+        });
+        StepVerifier.create(kept.get().register("q", "t", 0)).as("closed with the context")
+                .expectError(LockClientClosedException.class).verify(TIMEOUT);
+    }
+
+    @Test
+    void anApplicationsOwnTaskQueueBeanWins() {
+        TaskQueue own = TaskQueue.create(new LocalTaskStore());
+        runner().withBean(TaskQueue.class, () -> own).run(context -> assertThat(context.getBean(TaskQueue.class)).isSameAs(own));
     }
 
     private void assertFree(String name) {

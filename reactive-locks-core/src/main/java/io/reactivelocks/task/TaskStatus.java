@@ -1,10 +1,11 @@
-package io.reactivelocks.r2dbc;
+package io.reactivelocks.task;
 
 import java.time.Duration;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
- * One task of a {@link PostgresTaskQueue} as the server sees it at the time of the read.
+ * One task of a {@link TaskQueue} as the store sees it at the time of the read.
  *
  * @param queue          the queue name
  * @param taskId         the task id
@@ -14,11 +15,11 @@ import java.util.Objects;
  * @param token          the fencing token of its last capture, 0 when it was never captured
  * @param owner          the owner id of its last capture, {@code null} when it was never captured
  * @param claimRemaining while {@link TaskState#IN_PROGRESS}: the time left on the claim by the
- *                       server's clock; else {@code null}
- * @param payload        the payload it was registered with, or {@code null}
+ *                       store's clock; else {@code null}
+ * @param payload        the payload the task was registered with, or {@code null}
  */
 public record TaskStatus(String queue, String taskId, TaskState state, int retriesLeft, int attempts, long token,
-                         String owner, Duration claimRemaining, String payload) {
+                         @Nullable String owner, @Nullable Duration claimRemaining, @Nullable String payload) {
 
     /** Checks the fields. */
     public TaskStatus {

@@ -1,12 +1,15 @@
-package io.reactivelocks.r2dbc;
+package io.reactivelocks.internal.task;
 
 import io.reactivelocks.LockBackendException;
 import io.reactivelocks.LockException;
-import io.reactivelocks.spi.LockEvent;
-import io.reactivelocks.spi.GrantRequest;
-import java.time.Duration;
+import io.reactivelocks.internal.OwnerIds;
+import io.reactivelocks.spi.task.Capture;
+import io.reactivelocks.spi.task.TaskWakeUp;
+import io.reactivelocks.task.TaskClaim;
+import io.reactivelocks.task.TaskQueue;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
 import reactor.core.Disposable;
@@ -15,26 +18,25 @@ import reactor.util.Logger;
 import reactor.util.Loggers;
 
 /**
- * One subscription of {@link PostgresTaskQueue#capture}: a small state machine that is its
- * subscriber's {@link Subscription}.
+ * One subscription of {@link TaskQueue#capture} or {@link TaskQueue#tryCapture}: a small state
+ * machine that is its subscriber's {@link Subscription}.
  *
  * <ul>
- *   <li>Demand is counted here. A statement asks for {@code min(demand, MAX_CAPTURE_PER_STATEMENT)}
- *       tasks, and its claims are emitted only once the whole result arrived (the statement has
- *       committed); one statement, and the emission of its claims, is in flight at a time — which
- *       also serializes {@code onNext}. Demand added meanwhile (also from within {@code onNext})
- *       is served by the next statement.</li>
- *   <li>Each statement captures under a fresh owner id, so its claims can be told apart from the
- *       ones delivered before: claims of a statement that answered after a cancel are released
- *       by their ids and tokens, and when a statement's answer is lost (error, timeout) whatever it
- *       may have captured is released by its owner id (best effort: a commit after that release
- *       leaves claims that simply expire).</li>
- *   <li>A statement that found fewer tasks than it asked for means the queue is drained: the
- *       capture then waits for the first of a queue wake-up (a notification, or the listening
- *       connection (re)subscribed), the earliest claim expiry the statement reported and the next
- *       backoff step. A wake-up that arrives while a statement is in flight makes the next
- *       statement go at once (the answer in flight may predate the new tasks).</li>
- *   <li>The statement is never cancelled by the subscriber; it is bounded by the request timeout.</li>
+ *   <li>Demand is counted here. A store call asks for {@code min(demand, limit left,
+ *       MAX_CAPTURE_PER_CALL)} tasks, and its claims are emitted once the call answered; one call,
+ *       and the emission of its claims, is in flight at a time — which also serializes
+ *       {@code onNext}. Demand added meanwhile (also from within {@code onNext}) is served by the
+ *       next call.</li>
+ *   <li>Each call captures under a fresh owner id: claims of a call that answered after a cancel
+ *       are released by their ids and tokens, and when a call's answer is lost (error, timeout)
+ *       whatever it may have captured is released by its owner id (best effort: claims left over
+ *       simply expire).</li>
+ *   <li>A call that found fewer tasks than it asked for means the queue is drained: a capture then
+ *       waits for the first of a wake-up from the store, the earliest claim expiry the store
+ *       reported and the next backoff step; a {@code tryCapture} completes. A wake-up that arrives
+ *       while a call is in flight makes the next call go at once (the answer in flight may predate
+ *       the new tasks).</li>
+ *   <li>A call is never cancelled by the subscriber; it is bounded by the request timeout.</li>
  * </ul>
  * Locking is only around the few fields below, never around I/O or a signal to the subscriber.
  */
@@ -42,30 +44,32 @@ final class TaskCapture implements Subscription {
 
     private static final Logger LOG = Loggers.getLogger(TaskCapture.class);
 
-    private final PostgresTaskQueue tasks;
+    private final DefaultTaskQueue tasks;
     private final String queue;
-    private final Duration claimTime;
+    private final boolean wait;
     private final CoreSubscriber<? super TaskClaim> actual;
 
     // guarded by this
+    private long remaining;      // claims still allowed by the limit
     private long demand;
-    private boolean inFlight;    // a statement, or the emission of its claims, is under way
+    private boolean inFlight;    // a call, or the emission of its claims, is under way
     private boolean cancelled;
     private boolean done;
     private boolean waiting;     // drained or failed: waiting for a wake-up, the expiry hint or a backoff step
-    private boolean wakePending; // a wake-up arrived while a statement was in flight
-    private boolean eventsStarted;
+    private boolean wakePending; // a wake-up arrived while a call was in flight
+    private boolean wakeUpsStarted;
     private long emptyRounds;
     private long failures;
-    private boolean pendingComplete;     // the backend closed while a statement was in flight
-    private LockException pendingError;  // a failure to signal once the statement in flight settled
-    private Disposable timer;
-    private Disposable events;
+    private boolean pendingComplete;                // the store closed while a call was in flight
+    private @Nullable LockException pendingError;   // a failure to signal once the call in flight settled
+    private @Nullable Disposable timer;
+    private @Nullable Disposable wakeUps;
 
-    TaskCapture(PostgresTaskQueue tasks, String queue, Duration claimTime, CoreSubscriber<? super TaskClaim> actual) {
+    TaskCapture(DefaultTaskQueue tasks, String queue, long limit, boolean wait, CoreSubscriber<? super TaskClaim> actual) {
         this.tasks = tasks;
         this.queue = queue;
-        this.claimTime = claimTime;
+        this.remaining = limit;
+        this.wait = wait;
         this.actual = actual;
     }
 
@@ -91,40 +95,47 @@ final class TaskCapture implements Subscription {
         }
     }
 
-    // ---- statements
+    // ---- calls
 
     private void drive() {
         int limit;
-        boolean startEvents;
+        boolean startWakeUps;
+        boolean closed = false;
         synchronized (this) {
             if (done || cancelled || inFlight || demand == 0 || pendingComplete || pendingError != null) {
                 return;
             }
-            limit = (int) Math.min(demand, PostgresTaskQueue.MAX_CAPTURE_PER_STATEMENT);
-            inFlight = true;
-            waiting = false;
-            wakePending = false;
-            disposeTimer();
-            startEvents = !eventsStarted;
-            eventsStarted = true;
-        }
-        if (startEvents) {
-            startEvents();
-        }
-        String owner = GrantRequest.newOwner(); // before the statement: whatever it captures can be released by it
-        long sentAt = tasks.clock().nanoTime();
-        tasks.captureStatement(queue, owner, limit, claimTime)
-                .subscribe(rows -> onRows(rows, owner, limit, sentAt), e -> onError(e, owner));
-    }
-
-    private void onRows(List<PostgresTaskQueue.CaptureRow> rows, String owner, int limit, long sentAt) {
-        List<TaskClaim> claims = tasks.claims(queue, owner, rows, claimTime, sentAt);
-        Long hintUs = null;
-        for (PostgresTaskQueue.CaptureRow r : rows) {
-            if (r.kind() == 'h') {
-                hintUs = r.nextExpiryUs();
+            if (tasks.isClosed()) {
+                done = true;
+                disposeAll();
+                closed = true;
+                limit = 0;
+                startWakeUps = false;
+            } else {
+                limit = (int) Math.min(Math.min(demand, remaining), TaskQueue.MAX_CAPTURE_PER_CALL);
+                inFlight = true;
+                waiting = false;
+                wakePending = false;
+                disposeTimer();
+                startWakeUps = wait && !wakeUpsStarted;
+                wakeUpsStarted |= startWakeUps;
             }
         }
+        if (closed) {
+            actual.onComplete();
+            return;
+        }
+        if (startWakeUps) {
+            startWakeUps();
+        }
+        String owner = OwnerIds.next(); // before the call: whatever it captures can be released by it
+        long sentAt = tasks.options().clock().nanoTime();
+        tasks.captureCall(queue, owner, limit)
+                .subscribe(capture -> onCapture(capture, owner, limit, sentAt), e -> onError(e, owner));
+    }
+
+    private void onCapture(Capture capture, String owner, int limit, long sentAt) {
+        List<TaskClaim> claims = tasks.claims(queue, owner, capture, sentAt);
         int delivered = 0;
         for (TaskClaim claim : claims) {
             synchronized (this) {
@@ -132,16 +143,13 @@ final class TaskCapture implements Subscription {
                     break;
                 }
                 demand--;
+                remaining--;
             }
             actual.onNext(claim);
             delivered++;
         }
         if (delivered < claims.size()) {
-            List<TaskClaim> left = claims.subList(delivered, claims.size());
-            tasks.releaseUndelivered(queue, owner, left).subscribe(
-                    n -> LOG.debug("released {} claims of queue '{}' captured for a subscriber that had gone", n, queue),
-                    e -> LOG.debug("release of undelivered claims of queue '{}' failed (they expire by themselves): {}",
-                            queue, e.toString()));
+            tasks.releaseUndelivered(queue, claims.subList(delivered, claims.size()));
         }
         boolean again = false;
         boolean terminating = false;
@@ -153,49 +161,40 @@ final class TaskCapture implements Subscription {
             if (cancelled || done) {
                 return;
             }
-            if (pendingComplete || pendingError != null) {
+            boolean drained = claims.size() < limit;
+            if (pendingComplete || pendingError != null || remaining == 0 || (drained && !wait)) {
                 done = true;
                 disposeAll();
                 terminating = true;
                 signal = pendingError;
-            }
-        }
-        if (terminating) {
-            terminate(signal);
-            return;
-        }
-        synchronized (this) {
-            if (cancelled || done) {
-                return;
-            }
-            boolean drained = claims.size() < limit;
-            if (!claims.isEmpty()) {
-                emptyRounds = 0;
-            }
-            if (!drained || wakePending) {
+            } else if (!drained || wakePending) {
+                if (!drained) {
+                    emptyRounds = 0;
+                }
                 again = true;
             } else {
                 emptyRounds++;
                 waiting = true;
                 delay = tasks.backoffNanos(emptyRounds);
-                if (hintUs != null) {
-                    delay = Math.min(delay, TimeUnit.MICROSECONDS.toNanos(Math.max(0, hintUs)) + TimeUnit.MILLISECONDS.toNanos(1));
+                if (capture.nextExpiry() != null) {
+                    delay = Math.min(delay, capture.nextExpiry().toNanos() + TimeUnit.MILLISECONDS.toNanos(1));
                 }
             }
         }
-        if (again) {
+        if (terminating) {
+            terminate(signal);
+        } else if (again) {
             drive();
         } else {
-            schedule(delay);
+            schedule(Math.max(0, delay));
         }
     }
 
     private void onError(Throwable error, String owner) {
-        // the statement may have committed before its answer was lost: give back what it took
-        tasks.releaseUndelivered(queue, owner, null).subscribe(null,
-                e -> LOG.debug("release after a failed capture of queue '{}' failed (claims expire by themselves): {}",
-                        queue, e.toString()));
-        LockException e = PostgresErrors.mapQueue(queue, "task capture", error);
+        // the call may have taken effect before its answer was lost: give back what it took
+        tasks.releaseOwner(queue, owner);
+        LockException e = error instanceof LockException le ? le
+                : new LockBackendException(queue, "task capture of queue '" + queue + "' failed: " + error, error, false);
         boolean retry;
         LockException signal = e;
         long delay = 0;
@@ -206,14 +205,13 @@ final class TaskCapture implements Subscription {
             }
             failures++;
             boolean terminating = pendingComplete || pendingError != null;
-            retry = !terminating && e instanceof LockBackendException be && be.isTransient()
-                    && failures <= tasks.maxCaptureRetries();
+            retry = !terminating && wait && TaskErrors.isTransient(e) && failures <= tasks.maxCaptureRetries();
             if (retry) {
                 waiting = true;
                 delay = tasks.backoffNanos(failures);
             } else {
                 if (terminating) {
-                    signal = pendingError; // null: the backend closed, complete
+                    signal = pendingError; // null: the store closed, complete
                 }
                 done = true;
                 disposeAll();
@@ -227,7 +225,7 @@ final class TaskCapture implements Subscription {
         }
     }
 
-    private void terminate(LockException error) {
+    private void terminate(@Nullable LockException error) {
         if (error == null) {
             actual.onComplete();
         } else {
@@ -265,20 +263,20 @@ final class TaskCapture implements Subscription {
         drive();
     }
 
-    private void startEvents() {
-        Disposable d = tasks.events(queue).subscribe(this::onEvent,
+    private void startWakeUps() {
+        Disposable d = tasks.wakeUps(queue).subscribe(this::onWakeUp,
                 e -> LOG.debug("wake-ups of task queue '{}' failed, polling on: {}", queue, e.toString()),
-                this::onEventsComplete);
+                this::onWakeUpsComplete);
         synchronized (this) {
             if (!done && !cancelled) {
-                events = d;
+                wakeUps = d;
                 return;
             }
         }
         d.dispose();
     }
 
-    private void onEvent(LockEvent event) {
+    private void onWakeUp(TaskWakeUp wakeUp) {
         boolean wake;
         synchronized (this) {
             if (inFlight) {
@@ -291,14 +289,14 @@ final class TaskCapture implements Subscription {
         }
     }
 
-    /** The backend closed: nothing more can be captured. */
-    private void onEventsComplete() {
+    /** The store closed: nothing more can be captured. */
+    private void onWakeUpsComplete() {
         synchronized (this) {
             if (done || cancelled) {
                 return;
             }
             if (inFlight) {
-                pendingComplete = true; // signalled once the statement in flight settled, never during onNext
+                pendingComplete = true; // signalled once the call in flight settled, never during onNext
                 return;
             }
             done = true;
@@ -325,9 +323,9 @@ final class TaskCapture implements Subscription {
     // guarded by this
     private void disposeAll() {
         disposeTimer();
-        if (events != null) {
-            events.dispose();
-            events = null;
+        if (wakeUps != null) {
+            wakeUps.dispose();
+            wakeUps = null;
         }
     }
 

@@ -1,0 +1,367 @@
+package io.reactivelocks.internal.task;
+
+import io.reactivelocks.LockClientClosedException;
+import io.reactivelocks.LockLostException;
+import io.reactivelocks.LockOptions;
+import io.reactivelocks.spi.Backoff;
+import io.reactivelocks.spi.LockNames;
+import io.reactivelocks.spi.task.Capture;
+import io.reactivelocks.spi.task.CapturedTask;
+import io.reactivelocks.spi.task.ClaimRef;
+import io.reactivelocks.spi.task.NewTask;
+import io.reactivelocks.spi.task.TaskStore;
+import io.reactivelocks.spi.task.TaskWakeUp;
+import io.reactivelocks.task.TaskClaim;
+import io.reactivelocks.task.TaskQueue;
+import io.reactivelocks.task.TaskStatus;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+import reactor.core.CoreSubscriber;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
+import reactor.util.Logger;
+import reactor.util.Loggers;
+import reactor.util.retry.Retry;
+
+/**
+ * The one {@link TaskQueue} implementation: argument checks, request timeouts, error mapping,
+ * renewal and scoped processing over a {@link TaskStore}; capture is {@link TaskCapture}.
+ */
+public final class DefaultTaskQueue implements TaskQueue {
+
+    private static final Logger LOG = Loggers.getLogger(DefaultTaskQueue.class);
+
+    private final TaskStore store;
+    private final LockOptions options;
+    private final Scheduler scheduler;
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private final Sinks.One<Boolean> closedSignal = Sinks.one();
+    private final Mono<Void> close;
+    private final ClaimRenewals renewals = new ClaimRenewals(this);
+
+    /**
+     * @param store   the store, closed with the queue
+     * @param options the timing
+     */
+    public DefaultTaskQueue(TaskStore store, LockOptions options) {
+        this.store = Objects.requireNonNull(store, "store");
+        this.options = Objects.requireNonNull(options, "options");
+        this.scheduler = options.scheduler() != null ? options.scheduler() : Schedulers.parallel();
+        this.close = Mono.defer(() -> {
+            closed.set(true);
+            closedSignal.emitValue(true, Sinks.EmitFailureHandler.busyLooping(Duration.ofMillis(100)));
+            return store.close();
+        }).cache();
+    }
+
+    @Override
+    public LockOptions options() {
+        return options;
+    }
+
+    // ------------------------------------------------------------------ registration
+
+    @Override
+    public Mono<Boolean> register(String queue, String taskId, int retries) {
+        return register(queue, taskId, retries, null);
+    }
+
+    @Override
+    public Mono<Boolean> register(String queue, String taskId, int retries, @Nullable String payload) {
+        checkKey(queue, taskId);
+        checkRetries(retries);
+        checkPayload(payload);
+        List<NewTask> one = List.of(new NewTask(taskId, payload));
+        return call(queue, "task registration", () -> store.register(queue, one, retries)).map(n -> n == 1);
+    }
+
+    @Override
+    public Mono<Integer> registerAll(String queue, Collection<String> taskIds, int retries) {
+        LockNames.check(queue, "queue");
+        Objects.requireNonNull(taskIds, "taskIds");
+        checkRetries(retries);
+        List<NewTask> all = new ArrayList<>(taskIds.size());
+        for (String id : taskIds) {
+            checkKey(queue, id);
+            all.add(new NewTask(id, null));
+        }
+        int batch = Math.max(1, store.maxBatch());
+        return Flux.range(0, (all.size() + batch - 1) / batch)
+                .concatMap(chunk -> call(queue, "task registration", () -> store.register(queue,
+                        all.subList(chunk * batch, Math.min(all.size(), (chunk + 1) * batch)), retries)))
+                .reduce(0, Integer::sum);
+    }
+
+    // ------------------------------------------------------------------ capture
+
+    @Override
+    public Flux<TaskClaim> capture(String queue) {
+        LockNames.check(queue, "queue");
+        return capture(queue, Long.MAX_VALUE, true);
+    }
+
+    @Override
+    public Flux<TaskClaim> tryCapture(String queue, int limit) {
+        LockNames.check(queue, "queue");
+        if (limit < 1) {
+            throw new IllegalArgumentException("limit must be at least 1, was " + limit);
+        }
+        return capture(queue, limit, false);
+    }
+
+    private Flux<TaskClaim> capture(String queue, long limit, boolean wait) {
+        return new Flux<>() {
+            @Override
+            public void subscribe(CoreSubscriber<? super TaskClaim> actual) {
+                if (closed.get()) {
+                    reactor.core.publisher.Operators.error(actual, new LockClientClosedException(queue));
+                    return;
+                }
+                actual.onSubscribe(new TaskCapture(DefaultTaskQueue.this, queue, limit, wait, actual));
+            }
+        };
+    }
+
+    /** One capture call, timed and mapped. */
+    Mono<Capture> captureCall(String queue, String owner, int limit) {
+        return call(queue, "task capture", () -> store.capture(queue, owner, limit, options.leaseTime()));
+    }
+
+    /** The claims of a capture answer, timed from {@code sentAt}. */
+    List<TaskClaim> claims(String queue, String owner, Capture capture, long sentAt) {
+        long validUntil = sentAt + options.validityNanos(capture.claimTime());
+        List<TaskClaim> out = new ArrayList<>(capture.tasks().size());
+        for (CapturedTask t : capture.tasks()) {
+            out.add(new TaskClaim(queue, t.taskId(), owner, t.token(), t.attempt(), t.retriesLeft(), t.payload(),
+                    capture.claimTime(), validUntil));
+        }
+        return out;
+    }
+
+    /** Gives back claims that were captured but never delivered; best effort (they expire anyway). */
+    void releaseUndelivered(String queue, List<TaskClaim> claims) {
+        if (claims.isEmpty()) {
+            return;
+        }
+        List<ClaimRef> refs = new ArrayList<>(claims.size());
+        claims.forEach(c -> refs.add(ref(c)));
+        call(queue, "task release", () -> store.release(queue, refs)).subscribe(
+                n -> LOG.debug("released {} claims of queue '{}' captured for a subscriber that had gone", n, queue),
+                e -> LOG.debug("release of undelivered claims of queue '{}' failed (they expire by themselves): {}",
+                        queue, e.toString()));
+    }
+
+    /** Gives back whatever a capture call whose answer was lost may have taken; best effort. */
+    void releaseOwner(String queue, String owner) {
+        call(queue, "task release", () -> store.releaseOwner(queue, owner)).subscribe(null,
+                e -> LOG.debug("release after a failed capture of queue '{}' failed (claims expire by themselves): {}",
+                        queue, e.toString()));
+    }
+
+    Flux<TaskWakeUp> wakeUps(String queue) {
+        return Flux.defer(() -> store.wakeUps(queue)).takeUntilOther(closedSignal.asMono());
+    }
+
+    boolean isClosed() {
+        return closed.get();
+    }
+
+    Scheduler scheduler() {
+        return scheduler;
+    }
+
+    String storeName() {
+        return store.name();
+    }
+
+    /** @return {@code backoff.maxAttempts}, or 10 when it is unbounded: failed capture calls retried in a row */
+    long maxCaptureRetries() {
+        long max = options.backoff().maxAttempts;
+        return max >= Integer.MAX_VALUE ? 10 : max;
+    }
+
+    long backoffNanos(long attempt) {
+        return Backoff.delayNanos(options.backoff(), attempt);
+    }
+
+    // ------------------------------------------------------------------ claims
+
+    @Override
+    public Mono<TaskClaim> renew(TaskClaim claim) {
+        Objects.requireNonNull(claim, "claim");
+        return Mono.defer(() -> {
+            long sentAt = options.clock().nanoTime();
+            return renewCall(claim.queue(), List.of(ref(claim)), claim.claimTime())
+                    .filter(r -> !r.isEmpty() && Boolean.TRUE.equals(r.get(0)))
+                    .map(r -> claim.withValidUntil(sentAt + options.validityNanos(claim.claimTime())));
+        });
+    }
+
+    @Override
+    public Flux<TaskClaim> hold(TaskClaim claim) {
+        Objects.requireNonNull(claim, "claim");
+        Duration interval = renewalInterval(claim.claimTime());
+        return Mono.just(claim)
+                .expand(c -> renewNext(c, interval))
+                .skip(1);
+    }
+
+    /** One renewal call for claims of one queue, timed and mapped (see {@link ClaimRenewals}). */
+    Mono<List<Boolean>> renewCall(String queue, List<ClaimRef> claims, Duration claimTime) {
+        return call(queue, "claim renewal", () -> store.renew(queue, claims, claimTime));
+    }
+
+    int storeMaxBatch() {
+        return store.maxBatch();
+    }
+
+    /** @return the renewal interval scaled to {@code claimTime} (a third of it by default) */
+    private Duration renewalInterval(Duration claimTime) {
+        if (claimTime.equals(options.leaseTime())) {
+            return options.renewalInterval();
+        }
+        double ratio = (double) options.renewalInterval().toNanos() / options.leaseTime().toNanos();
+        return Duration.ofNanos(Math.max(1, (long) (claimTime.toNanos() * ratio)));
+    }
+
+    /**
+     * The next renewal of a held claim, one interval from now, in a batch with the claims due about
+     * then; a transient failure is retried alone with the backoff while the local deadline allows.
+     * The renewed claim, or empty when it is lost.
+     */
+    private Mono<TaskClaim> renewNext(TaskClaim c, Duration interval) {
+        return Mono.defer(() -> {
+            long now = options.clock().nanoTime();
+            long left = c.validUntilNanos() - now;
+            if (left <= 0) {
+                return Mono.empty();
+            }
+            long validity = options.validityNanos(c.claimTime());
+            return renewals.renewAt(c, now + interval.toNanos(), interval.toNanos() / 4)
+                    .map(sentAt -> c.withValidUntil(sentAt + validity))
+                    .onErrorResume(TaskErrors::isTransient, e -> Mono.delay(Duration.ofNanos(backoffNanos(1)), scheduler)
+                            .then(renew(c))
+                            .retryWhen(Retry.from(signals -> signals.concatMap(s -> TaskErrors.isTransient(s.failure())
+                                    ? Mono.delay(Duration.ofNanos(backoffNanos(s.totalRetries() + 2)), scheduler)
+                                    : Mono.error(s.failure())))))
+                    .timeout(Duration.ofNanos(left), Mono.empty(), scheduler)
+                    .onErrorResume(e -> {
+                        LOG.debug("renewal of the claim on task '{}' of queue '{}' failed; treating it as lost: {}",
+                                c.taskId(), c.queue(), e.toString());
+                        return Mono.empty();
+                    });
+        });
+    }
+
+    @Override
+    public Mono<Boolean> complete(TaskClaim claim) {
+        Objects.requireNonNull(claim, "claim");
+        return call(claim.queue(), "task completion", () -> store.complete(claim.queue(), ref(claim)));
+    }
+
+    @Override
+    public Mono<Boolean> fail(TaskClaim claim) {
+        Objects.requireNonNull(claim, "claim");
+        return call(claim.queue(), "task failure", () -> store.fail(claim.queue(), ref(claim)));
+    }
+
+    @Override
+    public Mono<Boolean> release(TaskClaim claim) {
+        Objects.requireNonNull(claim, "claim");
+        return call(claim.queue(), "task release", () -> store.release(claim.queue(), List.of(ref(claim)))).map(n -> n > 0);
+    }
+
+    @Override
+    public <T> Mono<T> process(TaskClaim claim, Function<? super TaskClaim, ? extends Mono<T>> body) {
+        Objects.requireNonNull(claim, "claim");
+        Objects.requireNonNull(body, "body");
+        return Mono.defer(() -> {
+            LockLostException lost = lost(claim, "the claim expired or was taken over while the work ran");
+            Mono<T> whenLost = hold(claim).then(Mono.error(lost));
+            Mono<T> work = Mono.defer(() -> Objects.requireNonNull(body.apply(claim), "body returned null"));
+            return Mono.usingWhen(Mono.just(claim),
+                    c -> Mono.firstWithSignal(work, whenLost),
+                    c -> complete(c).flatMap(done -> done ? Mono.<Void>empty()
+                            : Mono.error(lost(c, "the claim was lost before the task could be completed"))),
+                    (c, error) -> (error == lost ? release(c) : fail(c)).onErrorResume(e -> {
+                        LOG.debug("ending the claim on task '{}' of queue '{}' after an error failed: {}",
+                                c.taskId(), c.queue(), e.toString());
+                        return Mono.empty();
+                    }).then(),
+                    c -> release(c).onErrorResume(e -> Mono.empty()).then());
+        });
+    }
+
+    private static LockLostException lost(TaskClaim c, String why) {
+        return new LockLostException(c.queue(), c.token(), "task '" + c.taskId() + "': " + why);
+    }
+
+    private static ClaimRef ref(TaskClaim c) {
+        return new ClaimRef(c.taskId(), c.owner(), c.token());
+    }
+
+    // ------------------------------------------------------------------ inspection
+
+    @Override
+    public Mono<TaskStatus> status(String queue, String taskId) {
+        checkKey(queue, taskId);
+        return call(queue, "task status", () -> store.status(queue, taskId));
+    }
+
+    @Override
+    public Mono<Boolean> remove(String queue, String taskId) {
+        checkKey(queue, taskId);
+        return call(queue, "task removal", () -> store.remove(queue, taskId));
+    }
+
+    @Override
+    public Mono<Void> close() {
+        return close;
+    }
+
+    // ------------------------------------------------------------------ internals
+
+    /** One store call: refused after close, bounded by the request timeout, errors mapped. */
+    private <T> Mono<T> call(String queue, String operation, Supplier<Mono<T>> work) {
+        return Mono.defer(() -> closed.get() ? Mono.<T>error(new LockClientClosedException(queue)) : work.get())
+                .timeout(options.requestTimeout(), scheduler)
+                .onErrorMap(e -> TaskErrors.map(store.name(), queue, operation, e));
+    }
+
+    private void checkKey(String queue, String taskId) {
+        LockNames.check(queue, "queue");
+        LockNames.check(taskId, "taskId");
+        store.checkKey(queue, taskId);
+    }
+
+    private static void checkRetries(int retries) {
+        if (retries < 0) {
+            throw new IllegalArgumentException("retries must be at least 0, was " + retries);
+        }
+    }
+
+    private static void checkPayload(@Nullable String payload) {
+        if (payload != null) {
+            int bytes = LockNames.utf8Length(payload);
+            if (bytes > MAX_PAYLOAD_BYTES) {
+                throw new IllegalArgumentException("payload must be at most " + MAX_PAYLOAD_BYTES + " UTF-8 bytes, was "
+                        + bytes);
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "TaskQueue{" + store + ", " + options + "}";
+    }
+}
