@@ -10,6 +10,7 @@ import io.reactivelocks.LockOptions;
 import io.reactivelocks.LockState;
 import io.reactivelocks.spi.HeldLock;
 import io.reactivelocks.spi.LockBackend;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -21,6 +22,7 @@ import java.util.function.Function;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 import reactor.util.Logger;
@@ -35,6 +37,7 @@ public final class DefaultLockClient implements LockClient {
 
     private static final Logger LOG = Loggers.getLogger(DefaultLockClient.class);
     private static final AtomicLong IDS = new AtomicLong();
+    private static final Duration CLOSE_GRACE = Duration.ofMillis(500);
 
     static {
         // seed the owner-id generator now (it reads the entropy device once), not on the event
@@ -52,7 +55,8 @@ public final class DefaultLockClient implements LockClient {
     private final Map<Scheduler, RenewalScheduler> renewalSchedulers = new ConcurrentHashMap<>();
     private final Set<LeaseHandle> leases = ConcurrentHashMap.newKeySet();
     private final Set<AcquireOperation> operations = ConcurrentHashMap.newKeySet();
-    private final Set<Mono<Void>> detachedReleases = ConcurrentHashMap.newKeySet();
+    /** Store clean-ups under way (releases, and requests of ended acquires still in flight): close() waits for them. */
+    private final Map<Object, CleanUp> cleanUps = new ConcurrentHashMap<>();
     private volatile boolean closed;
     private final Mono<Void> close;
 
@@ -109,7 +113,8 @@ public final class DefaultLockClient implements LockClient {
             return Mono.usingWhen(acquireHandle(name, options, true),
                     h -> runUnder(h, Mono.defer(() -> body.apply(h.snapshot())))
                             .contextWrite(c -> c.put(HeldLocks.KEY, held.with(this, h))),
-                    LeaseHandle::release, (h, e) -> h.release(), LeaseHandle::release);
+                    LeaseHandle::release, (h, e) -> h.release(), LeaseHandle::release)
+                    .onErrorMap(DefaultLockClient::isWrappedReleaseError, Throwable::getCause);
         });
     }
 
@@ -127,7 +132,8 @@ public final class DefaultLockClient implements LockClient {
             return Flux.usingWhen(acquireHandle(name, options, true),
                     h -> runUnder(h, Flux.defer(() -> body.apply(h.snapshot())))
                             .contextWrite(c -> c.put(HeldLocks.KEY, held.with(this, h))),
-                    LeaseHandle::release, (h, e) -> h.release(), LeaseHandle::release);
+                    LeaseHandle::release, (h, e) -> h.release(), LeaseHandle::release)
+                    .onErrorMap(DefaultLockClient::isWrappedReleaseError, Throwable::getCause);
         });
     }
 
@@ -169,6 +175,15 @@ public final class DefaultLockClient implements LockClient {
                 .concatWith(Mono.defer(() -> h.confirmValid() ? Mono.empty() : Mono.error(lostError(h))));
     }
 
+    /*
+     * usingWhen reports a clean-up that failed after the body completed as a bare
+     * RuntimeException("Async resource cleanup failed after onComplete", cause); the cause is the
+     * release's own LockException, which names the lock.
+     */
+    private static boolean isWrappedReleaseError(Throwable e) {
+        return e.getClass() == RuntimeException.class && e.getCause() instanceof io.reactivelocks.LockException;
+    }
+
     private static LockLostException lostError(LeaseHandle h) {
         return new LockLostException(h.name(), h.lock.token(), String.valueOf(h.lossReason()));
     }
@@ -197,7 +212,7 @@ public final class DefaultLockClient implements LockClient {
         LeaseHandle h = new LeaseHandle(this, new HeldLock(name, owner, token), options, scheduler, renewals, validUntil);
         leases.add(h);
         if (closed) {
-            h.release().subscribe(null, e -> { });
+            h.release().subscribe(null, e -> { }); // tracked: close() waits for it
         }
         return h;
     }
@@ -249,16 +264,50 @@ public final class DefaultLockClient implements LockClient {
     /**
      * Release of whatever {@code owner} may have on the server, nobody waiting for it — except
      * {@link #close()}, which lets such releases finish before it closes the backend.
+     *
+     * @return the release, already subscribed (cached: subscribing again does not send it again)
      */
-    void releaseDetached(String name, String owner, LockOptions options) {
-        Mono<Void> release = releaseOnServer(name, owner, options)
+    Mono<Void> releaseDetached(String name, String owner, LockOptions options) {
+        Mono<Void> release = tracked(name, releaseOnServer(name, owner, options)
                 .onErrorResume(e -> {
-                    LOG.warn("could not release lock '{}' on the store (it expires by its TTL): {}", name, e.toString());
+                    LOG.warn("could not release lock '{}' on the store (it stays until its lease or session ends): {}",
+                            name, e.toString());
                     return Mono.empty();
-                })
-                .cache();
-        detachedReleases.add(release);
-        release.doFinally(s -> detachedReleases.remove(release)).subscribe();
+                }));
+        release.subscribe();
+        return release;
+    }
+
+    /**
+     * Registers store work on lock {@code name} that {@link #close()} must wait for before it
+     * closes the backend.
+     *
+     * @return {@code work}, cached; the caller subscribes it
+     */
+    Mono<Void> tracked(String name, Mono<Void> work) {
+        Object key = new Object();
+        // removed before its end reaches anyone, so close() never waits for an ended clean-up
+        Mono<Void> cached = work.doOnTerminate(() -> cleanUps.remove(key)).doOnCancel(() -> cleanUps.remove(key)).cache();
+        cleanUps.put(key, new CleanUp(name, cached));
+        return cached;
+    }
+
+    /**
+     * Registers the clean-up of an acquire that ended while its request was still in flight:
+     * {@link #close()} waits until the returned runnable is run (the request settled and, if it
+     * may have taken the lock, its release was answered).
+     */
+    Runnable pendingCleanUp(String name) {
+        Sinks.Empty<Void> settled = Sinks.empty();
+        Object key = new Object();
+        cleanUps.put(key, new CleanUp(name, settled.asMono()));
+        return () -> {
+            cleanUps.remove(key);
+            settled.tryEmitEmpty();
+        };
+    }
+
+    private record CleanUp(String name, Mono<Void> done) {
     }
 
     private Mono<Void> doClose() {
@@ -267,15 +316,37 @@ public final class DefaultLockClient implements LockClient {
             op.closed();
         }
         observer.close();
-        List<Mono<Void>> releases = new ArrayList<>();
         for (LeaseHandle h : new ArrayList<>(leases)) {
-            releases.add(h.release().onErrorResume(e -> Mono.empty()));
+            h.release().subscribe(null, e -> { }); // tracked: drain() waits for it
         }
-        releases.addAll(detachedReleases); // releases of cancelled acquires and lost leases still under way
-        return Mono.when(releases)
+        // every in-flight request of an ended acquire settles within its request timeout, and its
+        // release within another; past that, name what is left and close anyway
+        Duration bound = defaults.requestTimeout().multipliedBy(2).plus(CLOSE_GRACE);
+        return drain()
+                .timeout(Mono.delay(bound, ownScheduler), Mono.fromRunnable(() -> LOG.warn(
+                        "lock client closed before the store confirmed the release of {} (they stay until their lease or session ends)",
+                        cleanUps.values().stream().map(c -> "'" + c.name() + "'").distinct().sorted().toList())))
                 .then(Mono.fromRunnable(() -> renewalSchedulers.values().forEach(RenewalScheduler::close)))
                 .then(Mono.defer(backend::close))
                 .doFinally(s -> ownScheduler.dispose());
+    }
+
+    /**
+     * Completes once no clean-up is under way and no acquire is still handing over a grant; a
+     * clean-up may start another (a late grant's release), so it looks again after each round.
+     */
+    private Mono<Void> drain() {
+        return Mono.defer(() -> {
+            List<Mono<Void>> pending = new ArrayList<>();
+            for (CleanUp c : cleanUps.values()) {
+                pending.add(c.done().onErrorResume(e -> Mono.empty()));
+            }
+            if (pending.isEmpty()) {
+                return operations.isEmpty() ? Mono.<Void>empty()
+                        : Mono.delay(Duration.ofMillis(1), ownScheduler).then(drain());
+            }
+            return Mono.when(pending).then(drain());
+        });
     }
 
     /** @return how many leases this client holds now (for tests and metrics) */
