@@ -10,6 +10,7 @@ import io.reactivelocks.LockOptions;
 import io.reactivelocks.LockState;
 import io.reactivelocks.spi.HeldLock;
 import io.reactivelocks.spi.LockBackend;
+import io.reactivelocks.spi.RenewalMode;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -84,17 +85,17 @@ public final class DefaultLockClient implements LockClient {
 
     @Override
     public Mono<Lease> acquire(String name, LockOptions options) {
-        return acquireHandle(Names.check(name), Objects.requireNonNull(options, "options"), true).map(LeaseHandle::snapshot);
+        return acquireHandle(Names.check(name), checkLeaseTime(options), true).map(LeaseHandle::snapshot);
     }
 
     @Override
     public Mono<Lease> tryAcquire(String name, LockOptions options) {
-        return acquireHandle(Names.check(name), Objects.requireNonNull(options, "options"), false).map(LeaseHandle::snapshot);
+        return acquireHandle(Names.check(name), checkLeaseTime(options), false).map(LeaseHandle::snapshot);
     }
 
     @Override
     public Flux<Lease> hold(String name, LockOptions options) {
-        Mono<LeaseHandle> acquire = acquireHandle(Names.check(name), Objects.requireNonNull(options, "options"), true);
+        Mono<LeaseHandle> acquire = acquireHandle(Names.check(name), checkLeaseTime(options), true);
         return Flux.usingWhen(acquire, LeaseHandle::updates, LeaseHandle::release,
                 (h, e) -> h.release(), LeaseHandle::release);
     }
@@ -102,7 +103,7 @@ public final class DefaultLockClient implements LockClient {
     @Override
     public <T> Mono<T> withLock(String name, LockOptions options, Function<? super Lease, ? extends Mono<T>> body) {
         Names.check(name);
-        Objects.requireNonNull(options, "options");
+        checkLeaseTime(options);
         Objects.requireNonNull(body, "body");
         return Mono.deferContextual(ctx -> {
             HeldLocks held = HeldLocks.of(ctx);
@@ -121,7 +122,7 @@ public final class DefaultLockClient implements LockClient {
     @Override
     public <T> Flux<T> withLockMany(String name, LockOptions options, Function<? super Lease, ? extends Publisher<T>> body) {
         Names.check(name);
-        Objects.requireNonNull(options, "options");
+        checkLeaseTime(options);
         Objects.requireNonNull(body, "body");
         return Flux.deferContextual(ctx -> {
             HeldLocks held = HeldLocks.of(ctx);
@@ -155,6 +156,21 @@ public final class DefaultLockClient implements LockClient {
     @Override
     public Mono<Void> close() {
         return close;
+    }
+
+    /**
+     * A store that renews by session (etcd, ZooKeeper) gives every lease the session's TTL, which
+     * was fixed from this client's default options: a per-call lease time that differs would be
+     * silently ignored, so it is refused.
+     */
+    private LockOptions checkLeaseTime(LockOptions options) {
+        Objects.requireNonNull(options, "options");
+        if (backend.renewalMode() == RenewalMode.SESSION && !options.leaseTime().equals(defaults.leaseTime())) {
+            throw new IllegalArgumentException("leaseTime " + options.leaseTime() + " differs from the client's "
+                    + defaults.leaseTime() + ": the " + backend.name() + " store gives every lease of a client its"
+                    + " session's TTL; use a client created with that lease time");
+        }
+        return options;
     }
 
     // ---- engine

@@ -546,6 +546,38 @@ public abstract class LockBackendContract {
                 .hasMessageContaining("backoff.minBackoff");
     }
 
+    /**
+     * A per-call lease time is either given to the lease (stores that take a TTL per grant) or
+     * refused at call time naming {@code leaseTime} (stores whose leases live on the client's
+     * session) — never silently replaced by another.
+     */
+    @Test
+    void aPerCallLeaseTimeIsHonouredOrRefusedNeverIgnored() {
+        String name = name("lease-time");
+        TestClient a = newClient();
+        Duration longer = options().leaseTime().multipliedBy(4);
+        LockOptions perCall = options().mutate().leaseTime(longer).build();
+        Mono<Lease> acquire;
+        try {
+            acquire = a.locks().acquire(name, perCall);
+        } catch (IllegalArgumentException refused) {
+            assertThat(refused).hasMessageContaining("leaseTime");
+            assertThatThrownBy(() -> a.locks().withLock(name, perCall, l -> Mono.empty()))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("leaseTime");
+            assertThatThrownBy(() -> a.locks().hold(name, perCall))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("leaseTime");
+            Lease same = a.locks().acquire(name, options().mutate().waitTimeout(STEP).build()).block(STEP);
+            assertThat(same).as("other per-call options with the client's lease time").isNotNull();
+            same.release().block(STEP);
+            return;
+        }
+        Lease lease = acquire.block(STEP);
+        assertThat(lease).isNotNull();
+        assertThat(lease.remaining()).as("validity of a lease asked for %s", longer)
+                .isGreaterThan(options().leaseTime().multipliedBy(2));
+        lease.release().block(STEP);
+    }
+
     @Test
     void anUnreachableBackendGivesATypedErrorWithinTheTimeout() {
         LockOptions fast = options().mutate().requestTimeout(Duration.ofMillis(300)).waitTimeout(Duration.ofSeconds(1)).build();
