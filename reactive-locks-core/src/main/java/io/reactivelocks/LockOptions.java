@@ -103,7 +103,13 @@ public final class LockOptions {
         return mutate().payload(payload).build();
     }
 
-    /** @return the TTL asked of the server for each grant and renewal */
+    /**
+     * @return the TTL asked of the server for each grant and renewal. Stores that renew by session
+     *         (etcd, ZooKeeper) give every lease of a client its session's TTL, set when the client
+     *         is created: there, a per-call lease time different from the client's default is
+     *         refused at call time with {@code IllegalArgumentException} naming {@code leaseTime}
+     *         (never silently ignored)
+     */
     public Duration leaseTime() {
         return leaseTime;
     }

@@ -68,6 +68,7 @@ final class AcquireOperation implements Subscription {
     private boolean requested;
     private boolean cancelled;
     private LeaseHandle granted;      // granted, not yet handed over
+    private Runnable settling; // ended with a request in flight: close() waits for it to settle
 
     /**
      * @return a {@code Mono} that runs one acquire per subscription
@@ -261,7 +262,7 @@ final class AcquireOperation implements Subscription {
             }
         }
         if (late) {
-            client.releaseDetached(name, owner, options);
+            settleLate(true);
             return;
         }
         if (validUntil <= options.clock().nanoTime()) {
@@ -289,6 +290,7 @@ final class AcquireOperation implements Subscription {
             turnWaiting = false;
             mayHoldKey = false;
             if (done) {
+                settleLate(false);
                 return;
             }
             if (!wait) {
@@ -362,7 +364,7 @@ final class AcquireOperation implements Subscription {
             turnWaiting = !abandoned;
         }
         if (abandoned) {
-            client.releaseDetached(name, owner, options);
+            settleLate(true);
             return;
         }
         Disposable d = q.turn()
@@ -393,7 +395,7 @@ final class AcquireOperation implements Subscription {
             }
         }
         if (late) {
-            client.releaseDetached(name, owner, options);
+            settleLate(true);
             return;
         }
         if (wait && BackendErrors.isTransient(e)) {
@@ -484,12 +486,32 @@ final class AcquireOperation implements Subscription {
             disposeAll();
             // with a request in flight, its answer (seeing done) releases; otherwise release now
             releaseNow = mayHoldKey && (!inFlight || turnWaiting);
+            if (inFlight && !turnWaiting && settling == null) {
+                // registered before this operation leaves the client's books: close() waits for it
+                settling = client.pendingCleanUp(name);
+            }
         }
         if (releaseNow) {
             client.releaseDetached(name, owner, options);
         }
         client.operationEnded(this);
         return true;
+    }
+
+    /**
+     * The request in flight when this operation ended has settled: release what it may have
+     * taken, then tell close() this operation is finished with the store.
+     */
+    private void settleLate(boolean mayHold) {
+        Runnable s;
+        synchronized (this) {
+            s = settling;
+            settling = null;
+        }
+        Mono<Void> release = mayHold ? client.releaseDetached(name, owner, options) : Mono.empty();
+        if (s != null) {
+            release.doFinally(x -> s.run()).subscribe(null, e -> { });
+        }
     }
 
     private synchronized boolean isDone() {

@@ -13,6 +13,8 @@ import io.reactivelocks.spi.BackendErrors;
 import io.reactivelocks.spi.HeldLock;
 import io.reactivelocks.spi.LockBackend;
 import io.reactivelocks.spi.LockNames;
+import io.reactivelocks.spi.RenewalMode;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -24,6 +26,7 @@ import java.util.function.Function;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 import reactor.util.Logger;
@@ -38,6 +41,7 @@ public final class DefaultLockClient implements LockClient {
 
     private static final Logger LOG = Loggers.getLogger(DefaultLockClient.class);
     private static final AtomicLong IDS = new AtomicLong();
+    private static final Duration CLOSE_GRACE = Duration.ofMillis(500);
 
     static {
         // seed the owner-id generator now (it reads the entropy device once), not on the event
@@ -55,7 +59,8 @@ public final class DefaultLockClient implements LockClient {
     private final Map<Scheduler, RenewalScheduler> renewalSchedulers = new ConcurrentHashMap<>();
     private final Set<LeaseHandle> leases = ConcurrentHashMap.newKeySet();
     private final Set<AcquireOperation> operations = ConcurrentHashMap.newKeySet();
-    private final Set<Mono<Void>> detachedReleases = ConcurrentHashMap.newKeySet();
+    /** Store clean-ups under way (releases, and requests of ended acquires still in flight): close() waits for them. */
+    private final Map<Object, CleanUp> cleanUps = new ConcurrentHashMap<>();
     private final LockClientMetrics metrics = new ClientMetrics(leases, operations);
     private volatile boolean closed;
     private final Mono<Void> close;
@@ -84,17 +89,17 @@ public final class DefaultLockClient implements LockClient {
 
     @Override
     public Mono<Lease> acquire(String name, LockOptions options) {
-        return acquireHandle(LockNames.check(name), Objects.requireNonNull(options, "options"), true).map(LeaseHandle::snapshot);
+        return acquireHandle(LockNames.check(name), checkLeaseTime(options), true).map(LeaseHandle::snapshot);
     }
 
     @Override
     public Mono<Lease> tryAcquire(String name, LockOptions options) {
-        return acquireHandle(LockNames.check(name), Objects.requireNonNull(options, "options"), false).map(LeaseHandle::snapshot);
+        return acquireHandle(LockNames.check(name), checkLeaseTime(options), false).map(LeaseHandle::snapshot);
     }
 
     @Override
     public Flux<Lease> hold(String name, LockOptions options) {
-        Mono<LeaseHandle> acquire = acquireHandle(LockNames.check(name), Objects.requireNonNull(options, "options"), true);
+        Mono<LeaseHandle> acquire = acquireHandle(LockNames.check(name), checkLeaseTime(options), true);
         return Flux.usingWhen(acquire, LeaseHandle::updates, LeaseHandle::release,
                 (h, e) -> h.release(), LeaseHandle::release);
     }
@@ -102,7 +107,7 @@ public final class DefaultLockClient implements LockClient {
     @Override
     public <T> Mono<T> withLock(String name, LockOptions options, Function<? super Lease, ? extends Mono<T>> body) {
         LockNames.check(name);
-        Objects.requireNonNull(options, "options");
+        checkLeaseTime(options);
         Objects.requireNonNull(body, "body");
         return Mono.deferContextual(ctx -> {
             HeldLocks held = HeldLocks.of(ctx);
@@ -113,14 +118,15 @@ public final class DefaultLockClient implements LockClient {
             return Mono.usingWhen(acquireHandle(name, options, true),
                     h -> runUnder(h, Mono.defer(() -> body.apply(h.snapshot())))
                             .contextWrite(c -> c.put(HeldLocks.KEY, held.with(this, h))),
-                    LeaseHandle::release, (h, e) -> h.release(), LeaseHandle::release);
+                    LeaseHandle::release, (h, e) -> h.release(), LeaseHandle::release)
+                    .onErrorMap(DefaultLockClient::isWrappedReleaseError, Throwable::getCause);
         });
     }
 
     @Override
     public <T> Flux<T> withLockMany(String name, LockOptions options, Function<? super Lease, ? extends Publisher<T>> body) {
         LockNames.check(name);
-        Objects.requireNonNull(options, "options");
+        checkLeaseTime(options);
         Objects.requireNonNull(body, "body");
         return Flux.deferContextual(ctx -> {
             HeldLocks held = HeldLocks.of(ctx);
@@ -131,7 +137,8 @@ public final class DefaultLockClient implements LockClient {
             return Flux.usingWhen(acquireHandle(name, options, true),
                     h -> runUnder(h, Flux.defer(() -> body.apply(h.snapshot())))
                             .contextWrite(c -> c.put(HeldLocks.KEY, held.with(this, h))),
-                    LeaseHandle::release, (h, e) -> h.release(), LeaseHandle::release);
+                    LeaseHandle::release, (h, e) -> h.release(), LeaseHandle::release)
+                    .onErrorMap(DefaultLockClient::isWrappedReleaseError, Throwable::getCause);
         });
     }
 
@@ -161,6 +168,21 @@ public final class DefaultLockClient implements LockClient {
         return close;
     }
 
+    /**
+     * A store that renews by session (etcd, ZooKeeper) gives every lease the session's TTL, which
+     * was fixed from this client's default options: a per-call lease time that differs would be
+     * silently ignored, so it is refused.
+     */
+    private LockOptions checkLeaseTime(LockOptions options) {
+        Objects.requireNonNull(options, "options");
+        if (backend.renewalMode() == RenewalMode.SESSION && !options.leaseTime().equals(defaults.leaseTime())) {
+            throw new IllegalArgumentException("leaseTime " + options.leaseTime() + " differs from the client's "
+                    + defaults.leaseTime() + ": the " + backend.name() + " store gives every lease of a client its"
+                    + " session's TTL; use a client created with that lease time");
+        }
+        return options;
+    }
+
     // ---- engine
 
     /*
@@ -177,6 +199,15 @@ public final class DefaultLockClient implements LockClient {
     private static <T> Flux<T> runUnder(LeaseHandle h, Flux<T> body) {
         return body.takeUntilOther(h.lost())
                 .concatWith(Mono.defer(() -> h.confirmValid() ? Mono.empty() : Mono.error(lostError(h))));
+    }
+
+    /*
+     * usingWhen reports a clean-up that failed after the body completed as a bare
+     * RuntimeException("Async resource cleanup failed after onComplete", cause); the cause is the
+     * release's own LockException, which names the lock.
+     */
+    private static boolean isWrappedReleaseError(Throwable e) {
+        return e.getClass() == RuntimeException.class && e.getCause() instanceof io.reactivelocks.LockException;
     }
 
     private static LockLostException lostError(LeaseHandle h) {
@@ -208,7 +239,7 @@ public final class DefaultLockClient implements LockClient {
         h.payload = options.payload();
         leases.add(h);
         if (closed) {
-            h.release().subscribe(null, e -> { });
+            h.release().subscribe(null, e -> { }); // tracked: close() waits for it
         }
         return h;
     }
@@ -269,16 +300,50 @@ public final class DefaultLockClient implements LockClient {
     /**
      * Release of whatever {@code owner} may have on the server, nobody waiting for it — except
      * {@link #close()}, which lets such releases finish before it closes the backend.
+     *
+     * @return the release, already subscribed (cached: subscribing again does not send it again)
      */
-    void releaseDetached(String name, String owner, LockOptions options) {
-        Mono<Void> release = releaseOnServer(name, owner, options)
+    Mono<Void> releaseDetached(String name, String owner, LockOptions options) {
+        Mono<Void> release = tracked(name, releaseOnServer(name, owner, options)
                 .onErrorResume(e -> {
-                    LOG.warn("could not release lock '{}' on the store (it expires by its TTL): {}", name, e.toString());
+                    LOG.warn("could not release lock '{}' on the store (it stays until its lease or session ends): {}",
+                            name, e.toString());
                     return Mono.empty();
-                })
-                .cache();
-        detachedReleases.add(release);
-        release.doFinally(s -> detachedReleases.remove(release)).subscribe();
+                }));
+        release.subscribe();
+        return release;
+    }
+
+    /**
+     * Registers store work on lock {@code name} that {@link #close()} must wait for before it
+     * closes the backend.
+     *
+     * @return {@code work}, cached; the caller subscribes it
+     */
+    Mono<Void> tracked(String name, Mono<Void> work) {
+        Object key = new Object();
+        // removed before its end reaches anyone, so close() never waits for an ended clean-up
+        Mono<Void> cached = work.doOnTerminate(() -> cleanUps.remove(key)).doOnCancel(() -> cleanUps.remove(key)).cache();
+        cleanUps.put(key, new CleanUp(name, cached));
+        return cached;
+    }
+
+    /**
+     * Registers the clean-up of an acquire that ended while its request was still in flight:
+     * {@link #close()} waits until the returned runnable is run (the request settled and, if it
+     * may have taken the lock, its release was answered).
+     */
+    Runnable pendingCleanUp(String name) {
+        Sinks.Empty<Void> settled = Sinks.empty();
+        Object key = new Object();
+        cleanUps.put(key, new CleanUp(name, settled.asMono()));
+        return () -> {
+            cleanUps.remove(key);
+            settled.tryEmitEmpty();
+        };
+    }
+
+    private record CleanUp(String name, Mono<Void> done) {
     }
 
     private Mono<Void> doClose() {
@@ -287,12 +352,16 @@ public final class DefaultLockClient implements LockClient {
             op.closed();
         }
         observer.close();
-        List<Mono<Void>> releases = new ArrayList<>();
         for (LeaseHandle h : new ArrayList<>(leases)) {
-            releases.add(h.release().onErrorResume(e -> Mono.empty()));
+            h.release().subscribe(null, e -> { }); // tracked: drain() waits for it
         }
-        releases.addAll(detachedReleases); // releases of cancelled acquires and lost leases still under way
-        return Mono.when(releases)
+        // every in-flight request of an ended acquire settles within its request timeout, and its
+        // release within another; past that, name what is left and close anyway
+        Duration bound = defaults.requestTimeout().multipliedBy(2).plus(CLOSE_GRACE);
+        return drain()
+                .timeout(Mono.delay(bound, ownScheduler), Mono.fromRunnable(() -> LOG.warn(
+                        "lock client closed before the store confirmed the release of {} (they stay until their lease or session ends)",
+                        cleanUps.values().stream().map(c -> "'" + c.name() + "'").distinct().sorted().toList())))
                 .then(Mono.fromRunnable(() -> renewalSchedulers.values().forEach(RenewalScheduler::close)))
                 .then(Mono.defer(backend::close))
                 .doFinally(s -> ownScheduler.dispose());
@@ -301,6 +370,24 @@ public final class DefaultLockClient implements LockClient {
     @Override
     public LockClientMetrics metrics() {
         return metrics;
+    }
+
+    /**
+     * Completes once no clean-up is under way and no acquire is still handing over a grant; a
+     * clean-up may start another (a late grant's release), so it looks again after each round.
+     */
+    private Mono<Void> drain() {
+        return Mono.defer(() -> {
+            List<Mono<Void>> pending = new ArrayList<>();
+            for (CleanUp c : cleanUps.values()) {
+                pending.add(c.done().onErrorResume(e -> Mono.empty()));
+            }
+            if (pending.isEmpty()) {
+                return operations.isEmpty() ? Mono.<Void>empty()
+                        : Mono.delay(Duration.ofMillis(1), ownScheduler).then(drain());
+            }
+            return Mono.when(pending).then(drain());
+        });
     }
 
     @Override

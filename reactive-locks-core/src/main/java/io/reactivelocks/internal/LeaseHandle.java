@@ -337,7 +337,7 @@ final class LeaseHandle {
             client.forget(this);
             client.listener().onReleased(lock.name(), lock.token(), held());
             signal(COMPLETE);
-            return client.releaseOnServer(lock.name(), lock.owner(), options);
+            return client.tracked(lock.name(), client.releaseOnServer(lock.name(), lock.owner(), options));
         });
     }
 

@@ -283,4 +283,66 @@ class EngineVirtualTimeTest {
         assertThat(backend.grants).hasSize(attempts);
         assertThat(client.metrics().pendingAcquireCount()).isZero();
     }
+
+    @Test
+    void closeAfterCancelWaitsForTheRequestInFlightAndReleasesItsLateGrantBeforeClosingTheStore() {
+        Sinks.One<Attempt> answer = Sinks.one();
+        backend.onGrant = r -> answer.asMono();
+        client.acquire("a").subscribe().dispose();
+        AtomicInteger closed = new AtomicInteger();
+        client.close().subscribe(null, e -> closed.set(-1), closed::incrementAndGet);
+        assertThat(closed).as("close waits for the request of the cancelled acquire").hasValue(0);
+        assertThat(backend.closed).isFalse();
+        answer.tryEmitValue(Attempt.granted(1, Duration.ofSeconds(30)));
+        assertThat(backend.releasedOwners).containsExactly(backend.grants.get(0).owner());
+        assertThat(backend.releasedAfterClose).as("released before the store was closed").isEmpty();
+        assertThat(closed).hasValue(1);
+        assertThat(backend.closed).isTrue();
+    }
+
+    @Test
+    void closeAfterCancelIsBoundedByTheRequestTimeoutWhenTheRequestNeverAnswers() {
+        backend.onGrant = r -> Mono.never();
+        LockOptions quick = options.mutate().requestTimeout(Duration.ofSeconds(2)).build();
+        LockClient c = LockClient.create(backend, quick);
+        c.tryAcquire("a").subscribe().dispose();
+        AtomicInteger closed = new AtomicInteger();
+        c.close().subscribe(null, e -> closed.set(-1), closed::incrementAndGet);
+        vts.advanceTimeBy(Duration.ofMillis(1_999));
+        assertThat(closed).hasValue(0);
+        vts.advanceTimeBy(Duration.ofMillis(1));
+        assertThat(backend.releasedOwners).as("unknown outcome: released").hasSize(1);
+        assertThat(backend.releasedAfterClose).isEmpty();
+        assertThat(closed).hasValue(1);
+    }
+
+    @Test
+    void closeGivesUpOnAReleaseThatNeverAnswersAfterTwiceTheRequestTimeout() {
+        LockOptions quick = options.mutate().requestTimeout(Duration.ofSeconds(2)).build();
+        LockClient c = LockClient.create(backend, quick);
+        Lease held = c.tryAcquire("a").block(VERIFY);
+        assertThat(held).isNotNull();
+        backend.onRelease = owner -> Mono.never();
+        AtomicInteger closed = new AtomicInteger();
+        c.close().subscribe(null, e -> closed.set(-1), closed::incrementAndGet);
+        vts.advanceTimeBy(Duration.ofMillis(1_999));
+        assertThat(closed).as("the release is still within its request timeout").hasValue(0);
+        vts.advanceTimeBy(Duration.ofSeconds(3));
+        assertThat(closed).hasValue(1);
+        assertThat(backend.closed).isTrue();
+    }
+
+    @Test
+    void withLockReportsAReleaseThatFailedAfterTheBodyAsALockExceptionNamingTheLock() {
+        backend.onRelease = owner -> Mono.error(new java.io.IOException("connection reset"));
+        StepVerifier.create(client.withLock("a", lease -> Mono.just(1)))
+                .expectErrorSatisfies(e -> assertThat(e).isInstanceOf(io.reactivelocks.LockException.class)
+                        .satisfies(x -> assertThat(((io.reactivelocks.LockException) x).lockName()).isEqualTo("a")))
+                .verify(VERIFY);
+        StepVerifier.create(client.withLockMany("b", lease -> Flux.just(1, 2)))
+                .expectNext(1, 2)
+                .expectErrorSatisfies(e -> assertThat(e).isInstanceOf(io.reactivelocks.LockException.class)
+                        .satisfies(x -> assertThat(((io.reactivelocks.LockException) x).lockName()).isEqualTo("b")))
+                .verify(VERIFY);
+    }
 }

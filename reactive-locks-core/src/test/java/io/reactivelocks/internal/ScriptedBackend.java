@@ -29,6 +29,9 @@ final class ScriptedBackend implements LockBackend {
             b -> Mono.just(b.stream().map(r -> RenewOutcome.renewed(r.leaseTime())).toList());
     volatile Function<String, Mono<Holder>> onInspect = n -> Mono.empty();
     volatile Flux<LockEvent> events = Flux.never();
+    volatile Function<String, Mono<Boolean>> onRelease = owner -> Mono.just(true);
+    volatile boolean closed;
+    final List<String> releasedAfterClose = new CopyOnWriteArrayList<>();
 
     @Override
     public String name() {
@@ -53,9 +56,12 @@ final class ScriptedBackend implements LockBackend {
 
     @Override
     public Mono<Boolean> release(String name, String owner) {
-        return Mono.fromSupplier(() -> {
+        return Mono.defer(() -> {
             releasedOwners.add(owner);
-            return true;
+            if (closed) {
+                releasedAfterClose.add(owner);
+            }
+            return onRelease.apply(owner);
         });
     }
 
@@ -71,6 +77,6 @@ final class ScriptedBackend implements LockBackend {
 
     @Override
     public Mono<Void> close() {
-        return Mono.empty();
+        return Mono.fromRunnable(() -> closed = true);
     }
 }

@@ -100,6 +100,7 @@ public final class EtcdLockBackend implements LockBackend {
             .withSortField(GetOption.SortTarget.CREATE).withSortOrder(GetOption.SortOrder.ASCEND).withLimit(1).build();
 
     private static final Duration WATCH_RETRY = Duration.ofMillis(100);
+    private static final Duration CLEAN_UP_RETRY = Duration.ofMillis(250);
 
     private final Client client;
     private final boolean ownsClient;
@@ -109,6 +110,16 @@ public final class EtcdLockBackend implements LockBackend {
     private final Lease leases;
     private final Watch watch;
     private final Map<String, EtcdSession> grantedSessions = new ConcurrentHashMap<>();
+    /**
+     * Acquire transactions the driver has not answered yet, by held key: a transaction the engine
+     * gave up on (its request timeout passed while etcd was down) still waits in the gRPC channel
+     * and runs when etcd answers again, creating the owner's key on the live session lease.
+     */
+    private final Map<String, Integer> txnsInFlight = new ConcurrentHashMap<>();
+    /** Held keys released while a transaction of theirs was in flight: deleted again once it settled. */
+    private final java.util.Set<String> releaseAfterTxns = ConcurrentHashMap.newKeySet();
+    /** Timers of clean-up deletes waiting to be retried: close() cancels them (the revoke deletes the keys). */
+    private final java.util.Set<reactor.core.Disposable> cleanUpRetries = ConcurrentHashMap.newKeySet();
     private final Object sessionLock = new Object();
     private final AtomicLong predecessorWakeups = new AtomicLong();
     private final AtomicLong sessionsGranted = new AtomicLong();
@@ -262,11 +273,11 @@ public final class EtcdLockBackend implements LockBackend {
         ByteSequence range = keys.lock(request.name());
         Cmp absent = new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0));
         Op put = Op.put(key, value(request.owner(), request.payload()), PutOption.builder().withLeaseId(s.leaseId).build());
-        return Mono.fromFuture(() -> kv.txn()
+        return Mono.fromFuture(() -> tracked(request.name(), request.owner(), kv.txn()
                         .If(absent)
                         .Then(put, Op.get(range, LOWEST))
                         .Else(Op.get(key, GetOption.DEFAULT), Op.get(range, LOWEST))
-                        .commit())
+                        .commit()))
                 .flatMap(r -> {
                     long myRev;
                     List<KeyValue> lowest;
@@ -453,9 +464,68 @@ public final class EtcdLockBackend implements LockBackend {
     @Override
     public Mono<Boolean> release(String name, String owner) {
         return Mono.defer(() -> {
-            grantedSessions.remove(heldKey(name, owner));
+            String held = heldKey(name, owner);
+            grantedSessions.remove(held);
+            // an acquire transaction still in the driver may put the key after this delete: delete it
+            // again once that transaction settled
+            txnsInFlight.computeIfPresent(held, (k, n) -> {
+                releaseAfterTxns.add(held);
+                return n;
+            });
             return deleteKey(keys.owner(name, owner));
         }).onErrorMap(e -> EtcdErrors.map(name, "release", e));
+    }
+
+    /**
+     * Follows an acquire transaction to its real end in the driver, whatever its caller does (a
+     * timeout cancels only the caller's view of it).
+     *
+     * @return a view of {@code txn} for the caller; cancelling it leaves {@code txn} alone
+     */
+    private java.util.concurrent.CompletableFuture<TxnResponse> tracked(String name, String owner,
+                                                                       java.util.concurrent.CompletableFuture<TxnResponse> txn) {
+        String held = heldKey(name, owner);
+        txnsInFlight.merge(held, 1, Integer::sum);
+        txn.whenComplete((r, e) -> {
+            boolean last = txnsInFlight.computeIfPresent(held, (k, n) -> n == 1 ? null : n - 1) == null;
+            if (last && releaseAfterTxns.remove(held)) {
+                deleteUntilConfirmed(name, owner);
+            }
+        });
+        return txn.thenApply(java.util.function.Function.identity());
+    }
+
+    /**
+     * Deletes the owner's key, retrying transient failures until etcd confirms, the session lease
+     * that key may be on ends, or the backend closes (its revoke deletes the key).
+     */
+    private void deleteUntilConfirmed(String name, String owner) {
+        ByteSequence key = keys.owner(name, owner);
+        deleteKey(key).subscribe(null, e -> {
+            if (!EtcdErrors.isTransient(e) || isClosed()) {
+                return;
+            }
+            reactor.core.Disposable[] timer = new reactor.core.Disposable[1];
+            try {
+                timer[0] = options.scheduler().schedule(() -> {
+                    cleanUpRetries.remove(timer[0]);
+                    deleteUntilConfirmed(name, owner);
+                }, CLEAN_UP_RETRY.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+                cleanUpRetries.add(timer[0]);
+                if (isClosed()) {
+                    timer[0].dispose();
+                    cleanUpRetries.remove(timer[0]);
+                }
+            } catch (java.util.concurrent.RejectedExecutionException refused) {
+                // the scheduler is gone: so is the application; the session lease ends with it
+            }
+        });
+    }
+
+    private boolean isClosed() {
+        synchronized (sessionLock) {
+            return closed;
+        }
     }
 
     @Override
@@ -548,6 +618,10 @@ public final class EtcdLockBackend implements LockBackend {
             s = session;
             session = null;
         }
+        for (reactor.core.Disposable retry : new java.util.ArrayList<>(cleanUpRetries)) {
+            retry.dispose();
+        }
+        cleanUpRetries.clear();
         Mono<Void> end = s == null ? Mono.empty() : s.close();
         return end.then(Mono.fromRunnable(() -> {
             if (ownsClient) {

@@ -10,6 +10,7 @@ import java.util.Set;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import reactor.core.scheduler.Scheduler;
 
 /**
  * The backend contract suite against a real etcd. Every client talks to etcd through its own
@@ -41,6 +42,11 @@ class EtcdLockBackendContractTest extends LockBackendContract {
     @Override
     protected LockBackend newBackend() {
         return etcd.proxiedBackend();
+    }
+
+    @Override
+    protected LockBackend newBackend(Scheduler timers) {
+        return etcd.proxiedBackend(etcd.options().mutate().scheduler(timers).build());
     }
 
     @Override

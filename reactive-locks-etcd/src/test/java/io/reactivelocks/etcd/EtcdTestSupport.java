@@ -72,11 +72,19 @@ final class EtcdTestSupport implements AutoCloseable {
 
     /** @return a new backend whose own jetcd client talks to the server through a new fault proxy ({@link #proxyOf}) */
     EtcdLockBackend proxiedBackend() {
+        return proxiedBackend(options());
+    }
+
+    /**
+     * @param options the backend's options
+     * @return a new backend whose own jetcd client talks to the server through a new fault proxy
+     */
+    EtcdLockBackend proxiedBackend(EtcdLockOptions options) {
         FaultProxy proxy = FaultProxy.start(server.host(), server.port());
         synchronized (proxies) {
             proxies.add(proxy);
         }
-        EtcdLockBackend b = EtcdLockBackend.owning(client(proxy.host(), proxy.port()), options());
+        EtcdLockBackend b = EtcdLockBackend.owning(client(proxy.host(), proxy.port()), options);
         proxyOf.put(b, proxy);
         return b;
     }

@@ -106,7 +106,10 @@ public final class PostgresLockBackend implements LockBackend {
                     .initialSize(0)
                     .minIdle(0)
                     .maxSize(options.poolMaxSize())
-                    .acquireRetry(0)
+                    // an idle connection found dead when handed out (the server restarted meanwhile)
+                    // fails validation before any statement was sent on it: take the next, or a
+                    // new one, at once — all idle ones may be dead, hence one retry per pooled connection
+                    .acquireRetry(options.poolMaxSize())
                     .maxIdleTime(Duration.ofMinutes(5))
                     .maxCreateConnectionTime(options.connectTimeout())
                     .build());

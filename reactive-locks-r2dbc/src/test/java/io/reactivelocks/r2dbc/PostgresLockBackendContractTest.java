@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import reactor.core.scheduler.Scheduler;
 
 /**
  * The PostgreSQL backend passes the whole contract against a real server. Each client gets its
@@ -52,6 +53,11 @@ class PostgresLockBackendContractTest extends LockBackendContract {
     @Override
     protected LockBackend newBackend() {
         return PostgresLockBackend.create(factory, options);
+    }
+
+    @Override
+    protected LockBackend newBackend(Scheduler timers) {
+        return PostgresLockBackend.create(factory, options.mutate().scheduler(timers).build());
     }
 
     /** A real unreachable server: a proxy that accepts connections and never answers. */

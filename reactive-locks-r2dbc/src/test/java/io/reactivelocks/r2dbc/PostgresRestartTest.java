@@ -18,6 +18,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
+import reactor.core.publisher.Mono;
 
 /**
  * The server crashes (SIGKILL) and comes back while a lease is held. The holder either keeps the
@@ -136,5 +137,27 @@ class PostgresRestartTest {
         } finally {
             hold.dispose();
         }
+    }
+
+    @Test
+    void aClientIdleDuringARestartSucceedsItsFirstTryAcquireOnAFreshConnection() {
+        a = LockClient.create(PostgresLockBackend.create(factory, OPTIONS),
+                LockOptions.builder().leaseTime(Duration.ofSeconds(4)).requestTimeout(Duration.ofSeconds(5)).build());
+        LockClient warming = a;
+        await().atMost(Duration.ofSeconds(30)).ignoreExceptions() // a fresh JVM on a loaded machine connects slowly
+                .until(() -> warming.tryAcquire("schema-" + UUID.randomUUID()).flatMap(Lease::release).then(Mono.just(true)).block(TIMEOUT));
+        // several connections in the pool, all idle when the server goes away
+        java.util.List<Lease> warm = reactor.core.publisher.Flux.range(0, 4)
+                .flatMap(i -> a.tryAcquire("warm-" + i + "-" + UUID.randomUUID()))
+                .collectList().block(TIMEOUT);
+        reactor.core.publisher.Flux.fromIterable(warm).flatMap(Lease::release).blockLast(TIMEOUT);
+
+        pg.kill();
+        pg.restart();
+
+        String name = "idle-" + UUID.randomUUID();
+        Lease first = a.tryAcquire(name).block(TIMEOUT);
+        assertThat(first).as("the first tryAcquire after the restart").isNotNull();
+        first.release().block(TIMEOUT);
     }
 }

@@ -29,6 +29,7 @@ import reactor.core.Disposable;
 import reactor.core.publisher.BaseSubscriber;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 import reactor.test.StepVerifier;
 import reactor.util.retry.Retry;
@@ -53,6 +54,16 @@ public abstract class LockBackendContract {
 
     /** @return a new, independent backend (its own connections) to the store under test */
     protected abstract LockBackend newBackend();
+
+    /**
+     * @param timers the scheduler the backend must use for its own timers (keep-alives, delayed
+     *               clean-ups, retries), so that the contract can check none outlives a close
+     * @return a new, independent backend like {@link #newBackend()}; the default ignores
+     *         {@code timers}, which fits backends without timers of their own
+     */
+    protected LockBackend newBackend(Scheduler timers) {
+        return newBackend();
+    }
 
     /** @return a backend whose store does not answer (blackholed or closed); the default silences a real one */
     protected LockBackend unreachableBackend() {
@@ -669,6 +680,38 @@ public abstract class LockBackendContract {
                 .hasMessageContaining("backoff.minBackoff");
     }
 
+    /**
+     * A per-call lease time is either given to the lease (stores that take a TTL per grant) or
+     * refused at call time naming {@code leaseTime} (stores whose leases live on the client's
+     * session) — never silently replaced by another.
+     */
+    @Test
+    void aPerCallLeaseTimeIsHonouredOrRefusedNeverIgnored() {
+        String name = name("lease-time");
+        TestClient a = newClient();
+        Duration longer = options().leaseTime().multipliedBy(4);
+        LockOptions perCall = options().mutate().leaseTime(longer).build();
+        Mono<Lease> acquire;
+        try {
+            acquire = a.locks().acquire(name, perCall);
+        } catch (IllegalArgumentException refused) {
+            assertThat(refused).hasMessageContaining("leaseTime");
+            assertThatThrownBy(() -> a.locks().withLock(name, perCall, l -> Mono.empty()))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("leaseTime");
+            assertThatThrownBy(() -> a.locks().hold(name, perCall))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("leaseTime");
+            Lease same = a.locks().acquire(name, options().mutate().waitTimeout(STEP).build()).block(STEP);
+            assertThat(same).as("other per-call options with the client's lease time").isNotNull();
+            same.release().block(STEP);
+            return;
+        }
+        Lease lease = acquire.block(STEP);
+        assertThat(lease).isNotNull();
+        assertThat(lease.remaining()).as("validity of a lease asked for %s", longer)
+                .isGreaterThan(options().leaseTime().multipliedBy(2));
+        lease.release().block(STEP);
+    }
+
     @Test
     void anUnreachableBackendGivesATypedErrorWithinTheTimeout() {
         LockOptions fast = options().mutate().requestTimeout(Duration.ofMillis(300)).waitTimeout(Duration.ofSeconds(1)).build();
@@ -706,5 +749,83 @@ public abstract class LockBackendContract {
         a.locks().close().block(STEP);
         assertThat(held.isValid()).isFalse();
         StepVerifier.create(a.locks().acquire(name)).expectError(io.reactivelocks.LockClientClosedException.class).verify(STEP);
+    }
+
+    /**
+     * Cancels acquires (plain, try, hold and withLock) while their requests are in flight and
+     * closes the client at once: close() must complete only after every such request settled and
+     * its release was answered, so nothing is left on the store the moment it completes (the
+     * leases are long: a leftover would still be there). 1,000 cancels in bursts of 200.
+     */
+    @Test
+    void closeRightAfterCancelLeavesNothingOnTheStore() {
+        LockOptions longLease = options().mutate().leaseTime(Duration.ofSeconds(30)).build();
+        LockBackend check = newBackend();
+        List<String> left = new ArrayList<>();
+        try {
+            for (int burst = 0; burst < 5; burst++) {
+                TestClient c = newClient(longLease);
+                String warm = name("warm");
+                c.locks().acquire(warm).flatMap(Lease::release).block(STEP); // connected
+                List<String> burstNames = new ArrayList<>();
+                for (int i = 0; i < 200; i++) {
+                    // not name(): the after-test check polls each of its names; this test checks its own
+                    String n = "close-after-cancel-" + UUID.randomUUID();
+                    burstNames.add(n);
+                    Disposable d = switch (i % 4) {
+                        case 0 -> c.locks().acquire(n).subscribe(null, e -> { });
+                        case 1 -> c.locks().tryAcquire(n).subscribe(null, e -> { });
+                        case 2 -> c.locks().hold(n).subscribe(null, e -> { });
+                        default -> c.locks().withLock(n, l -> Mono.never()).subscribe(null, e -> { });
+                    };
+                    d.dispose();
+                }
+                c.locks().close().block(STEP);
+                left.addAll(Flux.fromIterable(burstNames)
+                        .flatMap(n -> check.inspect(n).map(h -> n), 16)
+                        .collectList().block(STEP));
+            }
+        } finally {
+            check.close().block(STEP);
+        }
+        assertThat(left).as("locks held on the store right after close, of 1000 cancelled acquires").isEmpty();
+    }
+
+    /**
+     * Exercises a client (grants, releases, a renewed hold, a contended waiter that is cancelled,
+     * observation), closes it, and checks that no timer of the client or of its store is still
+     * scheduled, nor fires afterwards.
+     */
+    @Test
+    void noTimerOutlivesClose() {
+        TimerTrackingScheduler timers = TimerTrackingScheduler.wrap(Schedulers.parallel());
+        LockOptions tracked = options().mutate().scheduler(timers).build();
+        LockClient c = LockClient.create(newBackend(timers), tracked);
+        TestClient other = newClient();
+        String a = name("timers-a");
+        String b = name("timers-b");
+        try {
+            for (int i = 0; i < 3; i++) {
+                c.acquire(a).flatMap(Lease::release).block(STEP);
+            }
+            ConcurrentLinkedQueue<Lease> updates = new ConcurrentLinkedQueue<>();
+            Disposable hold = c.hold(b).subscribe(updates::add, e -> { });
+            await().atMost(STEP).until(() -> updates.size() >= 2); // renewed once
+            Lease blocker = other.locks().acquire(a).block(STEP);
+            Disposable observing = c.observe(a).subscribe(null, e -> { });
+            Disposable waiter = c.acquire(a).subscribe(null, e -> { });
+            StepVerifier.create(c.tryAcquire(a)).expectComplete().verify(STEP);
+            waiter.dispose();
+            observing.dispose();
+            hold.dispose();
+            blocker.release().block(STEP);
+            c.acquire(a).flatMap(Lease::release).block(STEP); // a release just before the close
+        } finally {
+            c.close().block(STEP);
+            timers.markClosed();
+        }
+        assertThat(timers.pendingTimers()).as("timers still scheduled after close").isEmpty();
+        await().during(Duration.ofMillis(800)).atMost(Duration.ofSeconds(2))
+                .until(() -> timers.timersRunAfterClose().isEmpty());
     }
 }

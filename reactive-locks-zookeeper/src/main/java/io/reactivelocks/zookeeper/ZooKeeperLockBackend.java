@@ -120,6 +120,8 @@ public final class ZooKeeperLockBackend implements LockBackend {
     private final Set<EventsWatch> eventStreams = ConcurrentHashMap.newKeySet();
     private final Set<String> prunePending = ConcurrentHashMap.newKeySet();
     private final Set<String> pruneScheduled = ConcurrentHashMap.newKeySet();
+    /** The prune timers not fired yet, by lock name: close() cancels them (and prunes their names itself). */
+    private final ConcurrentHashMap<String, Disposable> pruneTimers = new ConcurrentHashMap<>();
     /** How long after a release the lock's empty node is pruned (see {@link #schedulePrune}). */
     static final Duration PRUNE_DELAY = Duration.ofMillis(500);
     private final Set<String> deletePending = ConcurrentHashMap.newKeySet();
@@ -559,6 +561,10 @@ public final class ZooKeeperLockBackend implements LockBackend {
     private Mono<Void> doClose() {
         closed = true;
         sweeper.dispose();
+        for (Disposable timer : new ArrayList<>(pruneTimers.values())) {
+            timer.dispose(); // their names stay pending: the sweep below prunes them
+        }
+        pruneTimers.clear();
         for (EventsWatch w : new ArrayList<>(eventStreams)) {
             w.complete();
         }
@@ -646,11 +652,24 @@ public final class ZooKeeperLockBackend implements LockBackend {
             return;
         }
         Runnable run = () -> {
+            pruneTimers.remove(name);
             pruneScheduled.remove(name);
+            if (closed) {
+                return; // close() prunes what is pending
+            }
             prune(name).subscribe(null, e -> LOG.debug("prune of lock '{}' failed: {}", name, e.toString()));
         };
         try {
-            options.scheduler().schedule(run, PRUNE_DELAY.toMillis(), TimeUnit.MILLISECONDS);
+            Disposable timer = options.scheduler().schedule(run, PRUNE_DELAY.toMillis(), TimeUnit.MILLISECONDS);
+            if (pruneScheduled.contains(name)) {
+                pruneTimers.put(name, timer);
+            }
+            if (closed || !pruneScheduled.contains(name)) { // close() ran meanwhile, or the timer fired already
+                pruneTimers.remove(name, timer);
+                if (closed) {
+                    timer.dispose();
+                }
+            }
         } catch (java.util.concurrent.RejectedExecutionException e) {
             run.run();
         }
@@ -803,6 +822,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
         private final AtomicLong generation = new AtomicLong();
         private volatile boolean done;
         private Disposable reconnects;
+        private volatile Disposable retryTimer;
         // guarded by this
         private boolean subscribed;
         private boolean resubscribe;
@@ -888,7 +908,10 @@ public final class ZooKeeperLockBackend implements LockBackend {
                 armExists(g);
             } else if (ZooKeeperErrors.isTransient(error)) {
                 try {
-                    options.scheduler().schedule(() -> rearm(g), WATCH_RETRY.toMillis(), TimeUnit.MILLISECONDS);
+                    retryTimer = options.scheduler().schedule(() -> rearm(g), WATCH_RETRY.toMillis(), TimeUnit.MILLISECONDS);
+                    if (done) {
+                        retryTimer.dispose();
+                    }
                 } catch (java.util.concurrent.RejectedExecutionException e) {
                     fail(e);
                 }
@@ -987,6 +1010,10 @@ public final class ZooKeeperLockBackend implements LockBackend {
         void dispose() {
             done = true;
             eventStreams.remove(this);
+            Disposable retry = retryTimer;
+            if (retry != null) {
+                retry.dispose();
+            }
             if (reconnects != null) {
                 reconnects.dispose();
             }

@@ -8,6 +8,7 @@ import io.reactivelocks.spi.LockBackend;
 import io.reactivelocks.test.LockBackendContract;
 import java.time.Duration;
 import java.util.Set;
+import reactor.core.scheduler.Scheduler;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -45,6 +46,11 @@ class ZooKeeperLockBackendContractTest extends LockBackendContract {
     @Override
     protected LockBackend newBackend() {
         return zk.proxiedBackend();
+    }
+
+    @Override
+    protected LockBackend newBackend(Scheduler timers) {
+        return zk.proxiedBackend(zk.options().mutate().scheduler(timers).build());
     }
 
     @Override
