@@ -1,5 +1,6 @@
 package io.reactivelocks.internal.task;
 
+import io.reactivelocks.spi.BackendErrors;
 import io.reactivelocks.LockClientClosedException;
 import io.reactivelocks.LockLostException;
 import io.reactivelocks.LockOptions;
@@ -249,9 +250,9 @@ public final class DefaultTaskQueue implements TaskQueue {
             long validity = options.validityNanos(c.claimTime());
             return renewals.renewAt(c, now + interval.toNanos(), interval.toNanos() / 4)
                     .map(sentAt -> c.withValidUntil(sentAt + validity))
-                    .onErrorResume(TaskErrors::isTransient, e -> Mono.delay(Duration.ofNanos(backoffNanos(1)), scheduler)
+                    .onErrorResume(BackendErrors::isTransient, e -> Mono.delay(Duration.ofNanos(backoffNanos(1)), scheduler)
                             .then(renew(c))
-                            .retryWhen(Retry.from(signals -> signals.concatMap(s -> TaskErrors.isTransient(s.failure())
+                            .retryWhen(Retry.from(signals -> signals.concatMap(s -> BackendErrors.isTransient(s.failure())
                                     ? Mono.delay(Duration.ofNanos(backoffNanos(s.totalRetries() + 2)), scheduler)
                                     : Mono.error(s.failure())))))
                     .timeout(Duration.ofNanos(left), Mono.empty(), scheduler)
@@ -335,7 +336,7 @@ public final class DefaultTaskQueue implements TaskQueue {
     private <T> Mono<T> call(String queue, String operation, Supplier<Mono<T>> work) {
         return Mono.defer(() -> closed.get() ? Mono.<T>error(new LockClientClosedException(queue)) : work.get())
                 .timeout(options.requestTimeout(), scheduler)
-                .onErrorMap(e -> TaskErrors.map(store.name(), queue, operation, e));
+                .onErrorMap(e -> BackendErrors.of(store.name(), BackendErrors::isIoOrTimeout).mapQueue(queue, operation, e));
     }
 
     private void checkKey(String queue, String taskId) {

@@ -1,5 +1,6 @@
 package io.reactivelocks.internal.task;
 
+import io.reactivelocks.spi.BackendErrors;
 import io.reactivelocks.LockBackendException;
 import io.reactivelocks.LockException;
 import io.reactivelocks.internal.OwnerIds;
@@ -205,7 +206,7 @@ final class TaskCapture implements Subscription {
             }
             failures++;
             boolean terminating = pendingComplete || pendingError != null;
-            retry = !terminating && wait && TaskErrors.isTransient(e) && failures <= tasks.maxCaptureRetries();
+            retry = !terminating && wait && BackendErrors.isTransient(e) && failures <= tasks.maxCaptureRetries();
             if (retry) {
                 waiting = true;
                 delay = tasks.backoffNanos(failures);

@@ -1,9 +1,9 @@
 package io.reactivelocks.internal.window;
 
-import io.reactivelocks.LockBackendException;
 import io.reactivelocks.LockClientClosedException;
 import io.reactivelocks.LockException;
 import io.reactivelocks.LockOptions;
+import io.reactivelocks.spi.BackendErrors;
 import io.reactivelocks.spi.LockNames;
 import io.reactivelocks.spi.window.WindowGrant;
 import io.reactivelocks.spi.window.WindowStore;
@@ -79,7 +79,7 @@ public final class DefaultWindowLock implements WindowLock {
             return store.claim(name, period)
                     .timeout(Mono.delay(options.requestTimeout(), timer),
                             Mono.error(() -> new TimeoutException("no answer within " + options.requestTimeout())))
-                    .onErrorMap(e -> map(name, e))
+                    .onErrorMap(e -> BackendErrors.map("the window store", name, "window claim", e))
                     .map(g -> claim(name, period, g, sentAt));
         });
     }
@@ -87,17 +87,6 @@ public final class DefaultWindowLock implements WindowLock {
     private WindowClaim claim(String name, Duration period, WindowGrant g, long sentAt) {
         long valid = Math.max(0, options.validityNanos(g.remaining()));
         return new WindowClaim(name, period, g.window(), g.token(), sentAt + valid);
-    }
-
-    private static LockException map(String name, Throwable t) {
-        if (t instanceof LockException le) {
-            return le;
-        }
-        if (t instanceof TimeoutException) {
-            return new LockBackendException(name, "the window store did not answer the claim of '" + name
-                    + "' within the request timeout", t, true);
-        }
-        return new LockBackendException(name, "the window store failed the claim of '" + name + "': " + t, t, false);
     }
 
     @Override
