@@ -311,13 +311,14 @@ public final class Demo {
     /**
      * Each instance takes and gives back a lock of its own, all at once, so that connections,
      * sessions and schema exist (and the code is loaded) before the timed run starts. The warm-up
-     * lock has a long lease, since a cold start can take longer than the demo's short one; an
+     * uses the instance's own options (session stores refuse a per-call lease time other than the
+     * client's) and is retried a few times, since a cold start can outlast the demo's short lease; an
      * instance that cannot take it within 30 s is named, and the run goes on without waiting for it.
      */
     private static void warmUp(List<LockClient> clients, List<LockOptions> options, PrintStream out) {
         Flux.range(0, clients.size())
                 .flatMap(w -> clients.get(w)
-                        .tryAcquire("demo-warm-up:" + w, options.get(w).mutate().leaseTime(Duration.ofSeconds(30)).build())
+                        .tryAcquire("demo-warm-up:" + w, options.get(w))
                         .flatMap(l -> l.release().thenReturn(true))
                         .retryWhen(Retry.fixedDelay(5, Duration.ofMillis(200)).filter(e -> e instanceof LockException))
                         .timeout(Duration.ofSeconds(30))

@@ -19,7 +19,7 @@ import org.springframework.web.reactive.function.client.WebClient;
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 abstract class PostgresBackedTest {
 
-    static final Duration TIMEOUT = Duration.ofSeconds(20);
+    static final Duration TIMEOUT = Duration.ofSeconds(60);
 
     private static final PostgresServer POSTGRES = PostgresServer.start();
 
@@ -33,6 +33,9 @@ abstract class PostgresBackedTest {
         registry.add("spring.r2dbc.password", POSTGRES::password);
         // more connections than concurrent requests would ever need at once: lock statements, reads, writes
         registry.add("spring.r2dbc.pool.max-size", () -> "20");
+        // the tests check what the locks guarantee, not how fast a loaded machine hands them over:
+        // 200 requests queue on one lock, and a 10 s wait (the application's default) can run out
+        registry.add("example.locks.wait-timeout", () -> "60s");
     }
 
     /** @return a client for one-off requests (blocking assertions: test thread only) */
