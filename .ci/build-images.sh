@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-IMAGES_VERSION=1
+IMAGES_VERSION=2
 LABEL=io.reactivelocks.images
 STORES=(redis:7 postgres:15 etcd:3.4 zookeeper:3.8)
 
@@ -140,4 +140,5 @@ build localhost/reactivelocks-postgres:15 'ENV PGDATA=/var/lib/postgresql/data' 
 build localhost/reactivelocks-etcd:3.4 'EXPOSE 2379 2380' 'CMD ["/usr/bin/etcd"]'
 build localhost/reactivelocks-zookeeper:3.8 'EXPOSE 2181' \
   'ENTRYPOINT ["/usr/local/bin/zookeeper-entrypoint.sh"]' 'CMD ["zkServer.sh", "start-foreground"]'
+podman image prune -f >/dev/null 2>&1 || true  # the previous version's images, now untagged
 echo "build-images: built ${STORES[*]/#/localhost/reactivelocks-} in $(( $(date +%s) - start )) s"

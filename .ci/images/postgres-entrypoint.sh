@@ -1,6 +1,6 @@
 #!/bin/sh
 # Like the official postgres image: on first start initdb with POSTGRES_USER / POSTGRES_PASSWORD and
-# create POSTGRES_DB (through a socket-only server, which logs "ready to accept connections" once),
+# create POSTGRES_DB; remote clients authenticate by POSTGRES_HOST_AUTH_METHOD (scram-sha-256) (through a socket-only server, which logs "ready to accept connections" once),
 # then run the server on all interfaces (the second "ready" line, which Testcontainers waits for).
 set -e
 BIN=/usr/lib/postgresql/15/bin
@@ -25,7 +25,7 @@ if [ ! -s "$PGDATA/PG_VERSION" ]; then
   as_pg "$BIN/initdb" -D "$PGDATA" --username="$POSTGRES_USER" --pwfile=/tmp/pwfile -E UTF8 --locale=C \
     --auth-local=trust --auth-host=scram-sha-256 >/dev/null
   rm -f /tmp/pwfile
-  echo "host all all all scram-sha-256" >> "$PGDATA/pg_hba.conf"
+  echo "host all all all ${POSTGRES_HOST_AUTH_METHOD:-scram-sha-256}" >> "$PGDATA/pg_hba.conf"
   as_pg "$BIN/pg_ctl" -D "$PGDATA" -w -o "-c listen_addresses='' -c jit=off" start
   if [ "$POSTGRES_DB" != postgres ]; then
     as_pg "$BIN/psql" -v ON_ERROR_STOP=1 -h /var/run/postgresql -U "$POSTGRES_USER" -d postgres \
