@@ -127,11 +127,13 @@ echo "build-images: $(( $(date +%s) - start )) s: $(wc -l < "$work/packages") pa
 
 base=localhost/reactivelocks-debian:bookworm
 tar -C "$root" -cf - . | podman import --change "LABEL $LABEL=$IMAGES_VERSION" \
-  --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' - "$base" >/dev/null
+  --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' - "$base" \
+  >"$work/import.log" 2>&1 || { cat "$work/import.log" >&2; exit 1; }
+mkdir "$work/context"  # the per-store images copy nothing: an empty build context
 
 build() { # tag, Containerfile lines
   local tag=$1; shift
-  printf "%s\n" "FROM $base" "LABEL $LABEL=$IMAGES_VERSION" "$@" | podman build -q -t "$tag" -f - "$work" >"$work/build.log" 2>&1 || { cat "$work/build.log" >&2; exit 1; }
+  printf "%s\n" "FROM $base" "LABEL $LABEL=$IMAGES_VERSION" "$@" | podman build -q -t "$tag" -f - "$work/context" >"$work/build.log" 2>&1 || { cat "$work/build.log" >&2; exit 1; }
 }
 build localhost/reactivelocks-redis:7 'WORKDIR /data' 'EXPOSE 6379' \
   'ENTRYPOINT ["/usr/local/bin/redis-entrypoint.sh"]' 'CMD ["redis-server"]'
