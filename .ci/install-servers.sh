@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Installs the real servers that the test fixtures (reactive-locks-test, io.reactivelocks.test.server)
 # start as child processes: Redis, PostgreSQL, etcd and ZooKeeper from Debian's packages.
+# Also installs podman + runc, configures them (/etc/containers/containers.conf), starts podman's
+# Docker-API service on $PODMAN_SOCKET (default /run/podman/podman.sock) for Testcontainers and builds
+# the local store images (.ci/build-images.sh) that reactive-locks-testcontainers' tests run.
 # Idempotent and quick when everything is present. The packages' own system services are stopped and
 # disabled: the tests start their own servers on random loopback ports and must not depend on them.
 set -euo pipefail
@@ -14,6 +17,9 @@ have_exec etcd || missing+=(etcd-server)
 { [ -x /usr/lib/postgresql/15/bin/postgres ] && [ -x /usr/lib/postgresql/15/bin/initdb ]; } || missing+=(postgresql)
 # initdb refuses root: the fixtures run PostgreSQL as the 'postgres' OS user through setpriv
 have_exec setpriv || missing+=(util-linux)
+# containers for reactive-locks-testcontainers (rootful podman on runc; the Docker API for Testcontainers)
+have_exec podman || missing+=(podman)
+{ have_exec runc || [ -x /usr/sbin/runc ]; } || missing+=(runc)
 
 if [ "$(id -u)" -eq 0 ]; then SUDO=(); else SUDO=(sudo); fi
 
@@ -52,3 +58,63 @@ if command -v pg_lsclusters >/dev/null 2>&1; then
 fi
 
 echo "install-servers: redis-server, etcd, zookeeper and postgresql 15 are present"
+
+# podman: runc, cgroupfs and raised ulimits, merged into containers.conf (other settings are kept)
+"${SUDO[@]}" mkdir -p /etc/containers
+"${SUDO[@]}" python3 - /etc/containers/containers.conf <<'PY'
+import os, re, sys
+path = sys.argv[1]
+wanted = {'containers': {'default_ulimits': '["nofile=20000:20000", "nproc=4096:4096"]'},
+          'engine': {'runtime': '"runc"', 'cgroup_manager': '"cgroupfs"'}}
+lines = open(path).read().splitlines() if os.path.exists(path) else []
+out, section, done = [], None, set()
+def flush(sec):
+    for key, value in wanted.get(sec, {}).items():
+        if (sec, key) not in done:
+            out.append('%s = %s' % (key, value))
+            done.add((sec, key))
+for line in lines:
+    m = re.match(r'\s*\[([^\]]+)\]\s*$', line)
+    if m:
+        flush(section)
+        section = m.group(1).strip()
+        out.append(line)
+        continue
+    k = re.match(r'\s*([A-Za-z_]+)\s*=', line)
+    if k and section in wanted and k.group(1) in wanted[section]:
+        if (section, k.group(1)) not in done:
+            out.append('%s = %s' % (k.group(1), wanted[section][k.group(1)]))
+            done.add((section, k.group(1)))
+        continue
+    out.append(line)
+flush(section)
+for sec in wanted:
+    if any((sec, key) not in done for key in wanted[sec]):
+        out.append('')
+        out.append('[%s]' % sec)
+        flush(sec)
+text = '\n'.join(out).strip('\n') + '\n'
+if not os.path.exists(path) or open(path).read() != text:
+    open(path, 'w').write(text)
+PY
+
+# podman's Docker-API service, which Testcontainers talks to (left running, like a Docker engine)
+PODMAN_SOCKET=${PODMAN_SOCKET:-/run/podman/podman.sock}
+if ! curl -sf --unix-socket "$PODMAN_SOCKET" http://localhost/_ping >/dev/null 2>&1; then
+  "${SUDO[@]}" mkdir -p "$(dirname "$PODMAN_SOCKET")"
+  "${SUDO[@]}" rm -f "$PODMAN_SOCKET"
+  "${SUDO[@]}" setsid nohup podman system service --time=0 "unix://$PODMAN_SOCKET" \
+    >/var/tmp/podman-service.log 2>&1 < /dev/null &
+  for _ in $(seq 1 100); do
+    curl -sf --unix-socket "$PODMAN_SOCKET" http://localhost/_ping >/dev/null 2>&1 && break
+    sleep 0.1
+  done
+  if ! curl -sf --unix-socket "$PODMAN_SOCKET" http://localhost/_ping >/dev/null 2>&1; then
+    echo "install-servers: podman system service did not answer on $PODMAN_SOCKET:" >&2
+    cat /var/tmp/podman-service.log >&2 || true
+    exit 1
+  fi
+fi
+echo "install-servers: podman's Docker API answers on unix://$PODMAN_SOCKET"
+
+bash "$(dirname "$0")/build-images.sh"

@@ -1,41 +1,51 @@
 package io.reactivelocks.test.server;
 
+import com.github.dockerjava.api.command.InspectContainerResponse;
+import com.github.dockerjava.api.model.ExposedPort;
+import com.github.dockerjava.api.model.PortBinding;
+import com.github.dockerjava.api.model.Ports;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Predicate;
+import org.testcontainers.DockerClientFactory;
+import org.testcontainers.containers.GenericContainer;
+import org.testcontainers.utility.DockerImageName;
 
 /**
- * A server in a Docker container, driven through the {@code docker} command line (no client library).
- * The container publishes its port on 127.0.0.1 at a fixed host port, so {@link #restart()} keeps
- * it; pause/resume/kill map to {@code docker pause}, {@code unpause}, {@code kill}.
+ * A server in a container, run through Testcontainers (the optional dependency
+ * {@code org.testcontainers:testcontainers}) on whatever Docker API it finds ({@code DOCKER_HOST},
+ * {@code ~/.testcontainers.properties}, or the default socket; podman's service works too). The
+ * container publishes its port on 127.0.0.1 at a fixed host port, so {@link #restart()} keeps it;
+ * pause/resume/kill map to the Docker API's pause, unpause and kill. The image is the official one
+ * unless the system property {@value #IMAGE_PROPERTY_PREFIX}{@code <kind>} names another.
  */
 final class DockerContainer implements ServerHandle {
 
-    private static final Duration COMMAND_TIMEOUT = Duration.ofMinutes(5);
-    private static final Set<String> LIVE = ConcurrentHashMap.newKeySet();
-    private static volatile String engineProblem;
-    private static volatile boolean probed;
+    /** Prefix of the system properties naming the image per kind ({@code redis}, {@code postgres}, ...). */
+    static final String IMAGE_PROPERTY_PREFIX = "reactive-locks.fixture.image.";
+
+    private static final String TESTCONTAINERS_CLASS = "org.testcontainers.DockerClientFactory";
+    private static final Set<DockerContainer> LIVE = ConcurrentHashMap.newKeySet();
 
     static {
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> LIVE.forEach(id ->
-                Commands.run(List.of(docker(), "rm", "-f", id), null, null, Duration.ofSeconds(20))),
-                "reactive-locks-docker-reaper"));
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> LIVE.forEach(DockerContainer::close),
+                "reactive-locks-container-reaper"));
     }
 
     private final String name;
-    private final String container;
+    private final GenericContainer<?> container;
     private final int port;
     private final Predicate<Integer> readiness;
     private final Duration startTimeout;
 
-    private DockerContainer(String name, String container, int port, Predicate<Integer> readiness, Duration startTimeout) {
+    private DockerContainer(String name, GenericContainer<?> container, int port, Predicate<Integer> readiness,
+                            Duration startTimeout) {
         this.name = name;
         this.container = container;
         this.port = port;
@@ -43,58 +53,67 @@ final class DockerContainer implements ServerHandle {
         this.startTimeout = startTimeout;
     }
 
-    /** Returns why no Docker engine can be used, or empty when {@code docker info} succeeds. */
+    /** Returns why no container can be started, or empty when Testcontainers finds a Docker API. */
     static Optional<String> unavailableReason() {
-        if (!probed) {
-            if (Commands.findExecutable("docker").isEmpty()) {
-                engineProblem = "no docker command on the PATH";
-            } else {
-                Commands.Result r = Commands.run(List.of(docker(), "info"), null, null, Duration.ofSeconds(20));
-                engineProblem = r.ok() ? null : "`docker info` failed (no Docker engine answers)";
-            }
-            probed = true;
-        }
-        return Optional.ofNullable(engineProblem);
-    }
-
-    /** The {@code docker run} command line for a container publishing one port on 127.0.0.1. */
-    static List<String> runCommand(String containerName, String image, int hostPort, int containerPort,
-                                   Map<String, String> env, List<String> args) {
-        List<String> cmd = new ArrayList<>(List.of(docker(), "run", "-d", "--name", containerName,
-                "-p", Loopback.HOST + ":" + hostPort + ":" + containerPort));
-        env.forEach((k, v) -> {
-            cmd.add("-e");
-            cmd.add(k + "=" + v);
-        });
-        cmd.add(image);
-        cmd.addAll(args);
-        return cmd;
-    }
-
-    /** Starts a container and waits until the readiness probe (given the host port) passes. */
-    static DockerContainer start(String name, String image, int containerPort, Map<String, String> env,
-                                 List<String> args, Predicate<Integer> readiness, Duration startTimeout) {
-        int hostPort = Loopback.freePorts(1).get(0);
-        String containerName = "reactive-locks-" + name + "-" + UUID.randomUUID().toString().substring(0, 8);
-        List<String> cmd = runCommand(containerName, image, hostPort, containerPort, env, args);
-        Commands.Result r = Commands.run(cmd, null, null, COMMAND_TIMEOUT);
-        if (!r.ok()) {
-            throw new ServerStartException("cannot start " + name + " container: `" + String.join(" ", cmd) + "`:\n"
-                    + r.output(), null);
-        }
-        LIVE.add(containerName);
-        DockerContainer c = new DockerContainer(name, containerName, hostPort, readiness, startTimeout);
         try {
-            c.awaitReady();
-        } catch (RuntimeException e) {
-            c.close();
-            throw e;
+            Class.forName(TESTCONTAINERS_CLASS, false, DockerContainer.class.getClassLoader());
+        } catch (ClassNotFoundException | LinkageError e) {
+            return Optional.of("org.testcontainers:testcontainers is not on the class path");
         }
+        return DockerClientFactory.instance().isDockerAvailable() ? Optional.empty()
+                : Optional.of("Testcontainers finds no Docker API (DOCKER_HOST=" + System.getenv("DOCKER_HOST")
+                        + "; with podman: `podman system service --time=0 unix:///run/podman/podman.sock`)");
+    }
+
+    /**
+     * @param kind         the fixture kind, e.g. {@code redis}
+     * @param defaultImage the official image
+     * @return the image named by {@value #IMAGE_PROPERTY_PREFIX}{@code <kind>}, else {@code defaultImage}
+     */
+    static String image(String kind, String defaultImage) {
+        return System.getProperty(IMAGE_PROPERTY_PREFIX + kind, defaultImage);
+    }
+
+    /** The container, not started: {@code image} with {@code args}, publishing one port on 127.0.0.1. */
+    static GenericContainer<?> container(String image, int hostPort, int containerPort, Map<String, String> env,
+                                         List<String> args) {
+        GenericContainer<?> c = new GenericContainer<>(DockerImageName.parse(image));
+        env.forEach(c::withEnv);
+        if (!args.isEmpty()) {
+            c.withCommand(args.toArray(String[]::new));
+        }
+        ExposedPort exposed = ExposedPort.tcp(containerPort);
+        c.withCreateContainerCmdModifier(cmd -> {
+            cmd.withExposedPorts(exposed);
+            cmd.getHostConfig().withPortBindings(new PortBinding(Ports.Binding.bindIpAndPort(Loopback.HOST, hostPort),
+                    exposed));
+        });
         return c;
     }
 
-    private static String docker() {
-        return "docker";
+    /**
+     * Starts a container of {@link #image(String, String) image(name, image)} and waits until the
+     * readiness probe (given the host port) passes.
+     */
+    static DockerContainer start(String name, String image, int containerPort, Map<String, String> env,
+                                 List<String> args, Predicate<Integer> readiness, Duration startTimeout) {
+        int hostPort = Loopback.freePorts(1).get(0);
+        String chosen = image(name, image);
+        GenericContainer<?> c = container(chosen, hostPort, containerPort, env, args);
+        try {
+            c.start();
+        } catch (RuntimeException e) {
+            throw new ServerStartException("cannot start " + name + " container of " + chosen + ": " + e, e);
+        }
+        DockerContainer d = new DockerContainer(name, c, hostPort, readiness, startTimeout);
+        LIVE.add(d);
+        try {
+            d.awaitReady();
+        } catch (RuntimeException e) {
+            d.close();
+            throw e;
+        }
+        return d;
     }
 
     private void awaitReady() {
@@ -108,21 +127,13 @@ final class DockerContainer implements ServerHandle {
                 // not ready yet
             }
             if (System.nanoTime() - deadline > 0) {
-                Commands.Result logs = Commands.run(List.of(docker(), "logs", "--tail", "40", container), null, null,
-                        Duration.ofSeconds(20));
-                throw new ServerStartException(name + " container " + container + " was not ready within "
-                        + startTimeout + "; logs end with:\n" + logs.output(), null);
+                String logs = container.getLogs();
+                List<String> lines = List.of(logs.split("\n"));
+                throw new ServerStartException(name + " container " + container.getContainerId() + " was not ready within "
+                        + startTimeout + "; logs end with:\n"
+                        + String.join("\n", lines.subList(Math.max(0, lines.size() - 40), lines.size())), null);
             }
             LockSupport.parkNanos(Duration.ofMillis(100).toNanos());
-        }
-    }
-
-    private void docker(String... args) {
-        List<String> cmd = new ArrayList<>(List.of(docker()));
-        cmd.addAll(List.of(args));
-        Commands.Result r = Commands.run(cmd, null, null, COMMAND_TIMEOUT);
-        if (!r.ok()) {
-            throw new IllegalStateException("`" + String.join(" ", cmd) + "` failed: " + r.output());
         }
     }
 
@@ -153,46 +164,50 @@ final class DockerContainer implements ServerHandle {
 
     @Override
     public long pid() {
-        Commands.Result r = Commands.run(List.of(docker(), "inspect", "--format", "{{.State.Pid}}", container), null,
-                null, Duration.ofSeconds(20));
-        try {
-            return Long.parseLong(r.output().trim());
-        } catch (NumberFormatException e) {
-            throw new UnsupportedOperationException("no pid for container " + container + ": " + r.output(), e);
+        InspectContainerResponse.ContainerState state = container.getDockerClient()
+                .inspectContainerCmd(container.getContainerId()).exec().getState();
+        Long pid = state.getPidLong();
+        if (pid == null || pid <= 0) {
+            throw new UnsupportedOperationException("no pid for container " + container.getContainerId() + ": " + state);
         }
+        return pid;
     }
 
     @Override
     public void pause() {
-        docker("pause", container);
+        container.getDockerClient().pauseContainerCmd(container.getContainerId()).exec();
     }
 
     @Override
     public void resume() {
-        docker("unpause", container);
+        container.getDockerClient().unpauseContainerCmd(container.getContainerId()).exec();
     }
 
     @Override
     public void kill() {
-        docker("kill", container);
+        container.getDockerClient().killContainerCmd(container.getContainerId()).exec();
     }
 
     @Override
     public void restart() {
-        Commands.run(List.of(docker(), "kill", container), null, null, COMMAND_TIMEOUT);
-        docker("start", container);
+        try {
+            kill();
+        } catch (RuntimeException alreadyStopped) {
+            // restart a killed container too
+        }
+        container.getDockerClient().startContainerCmd(container.getContainerId()).exec();
         awaitReady();
     }
 
     @Override
     public void close() {
-        if (LIVE.remove(container)) {
-            Commands.run(List.of(docker(), "rm", "-f", container), null, null, COMMAND_TIMEOUT);
+        if (LIVE.remove(this)) {
+            container.stop();
         }
     }
 
     @Override
     public String toString() {
-        return "DockerContainer[" + name + " " + container + " 127.0.0.1:" + port + "]";
+        return "DockerContainer[" + name + " " + container.getContainerId() + " 127.0.0.1:" + port + "]";
     }
 }

@@ -24,7 +24,7 @@ public enum FixtureMode {
     BINARY,
     /** Only an embedded server from a Maven artifact on the class path. */
     EMBEDDED,
-    /** Only a Docker container (needs a Docker engine that answers {@code docker info}). */
+    /** Only a container, through Testcontainers (needs it on the class path and a Docker API, e.g. podman's). */
     CONTAINER;
 
     /** The system property that picks the mode for every kind. */

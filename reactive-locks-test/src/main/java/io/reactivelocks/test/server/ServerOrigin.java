@@ -8,6 +8,6 @@ public enum ServerOrigin {
     LOCAL_BINARY,
     /** A server from a Maven artifact (in this JVM or started by a library); some fault methods work. */
     EMBEDDED,
-    /** A Docker container started through the {@code docker} command line; fault methods map to docker commands. */
+    /** A container started through Testcontainers; fault methods map to the Docker API's pause, unpause and kill. */
     CONTAINER
 }

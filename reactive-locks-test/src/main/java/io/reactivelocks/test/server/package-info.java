@@ -7,7 +7,7 @@
  *
  * <p>Each kind resolves its server through a chain (see {@link io.reactivelocks.test.server.FixtureMode}):
  * an environment variable naming a running server, the local binary from the Debian package, an
- * embedded server from Maven where one exists, a Docker container when a Docker engine answers, or
+ * embedded server from Maven where one exists, a container (Testcontainers) when a Docker API answers, or
  * else a {@link io.reactivelocks.test.server.ServerUnavailableException} that says what to install.
  * Everything here blocks the calling thread (bounded): call it from test threads, never from a
  * Reactor non-blocking thread.
