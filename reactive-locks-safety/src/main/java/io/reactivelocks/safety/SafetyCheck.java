@@ -163,7 +163,12 @@ public final class SafetyCheck {
                     acquisitions++;
                     grants.computeIfAbsent(e.name(), n -> new ArrayList<>()).add(e);
                 }
-                case 'V' -> vEmissions++;
+                case 'V' -> {
+                    // a frozen worker receives, on resuming, what the engine handed over before the freeze
+                    if (!frozenDuring(o, e.worker(), e.validUntil(), e.nanos())) {
+                        vEmissions++;
+                    }
+                }
                 case 'X' -> errors++;
                 default -> {
                 }
@@ -181,7 +186,7 @@ public final class SafetyCheck {
             }
         }
         for (WorkerProcess.Event e : o.events()) {
-            if (e.type() == 'V') {
+            if (e.type() == 'V' && !frozenDuring(o, e.worker(), e.validUntil(), e.nanos())) {
                 detail(details, "I4: worker " + e.worker() + " got a lease of " + e.name() + " (token " + e.token() + ") "
                         + Duration.ofNanos(e.nanos() - e.validUntil()).toMillis() + " ms after its validity");
             }
