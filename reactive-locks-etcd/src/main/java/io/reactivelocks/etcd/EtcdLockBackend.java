@@ -175,6 +175,12 @@ public final class EtcdLockBackend implements LockBackend {
         return RenewalMode.SESSION;
     }
 
+    /** @return 2: the transaction, then the keep-alive that confirms the session lease after it */
+    @Override
+    public int grantRoundTrips() {
+        return 2;
+    }
+
     // ---------------------------------------------------------------- session
 
     /** @return the live session, granting a lease when there is none (one grant shared by concurrent callers) */
