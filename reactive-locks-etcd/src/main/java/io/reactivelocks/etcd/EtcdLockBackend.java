@@ -81,6 +81,11 @@ import reactor.core.scheduler.Schedulers;
  * and a successor's key was created after the predecessor's — its token is larger.
  * <b>Cancellation:</b> a waiter that gives up is released by the engine: its key is deleted,
  * which wakes only its successor, which watches the next key before it.
+ * <b>Abandoned requests:</b> jetcd does not recall a transaction whose caller gave up (the
+ * engine's request timeout while etcd was down): it waits in the gRPC channel and runs when etcd
+ * answers again, putting the owner's key on the session lease, which outlives the outage. The
+ * backend follows every acquire transaction to its end in the driver; a release asked while one
+ * was still there deletes the key again once it settled, retrying until etcd confirms.
  *
  * <p>Names are data: base64url makes any string one key segment. The backend never closes a
  * {@link Client} it was given; {@link #close()} revokes the session lease (deleting whatever
@@ -157,6 +162,12 @@ public final class EtcdLockBackend implements LockBackend {
     @Override
     public RenewalMode renewalMode() {
         return RenewalMode.SESSION;
+    }
+
+    /** @return 2: the transaction, then the keep-alive that confirms the session lease after it */
+    @Override
+    public int grantRoundTrips() {
+        return 2;
     }
 
     // ---------------------------------------------------------------- grant, renewal, release
