@@ -39,9 +39,9 @@ public interface LockBackend {
      *
      * <p>Cancelling the returned {@code Mono} (the engine does so when the request timeout
      * passes) does not recall a request already sent: it may still take effect on the store. The
-     * engine then releases the owner, but that release can arrive first and find nothing; such a
-     * key expires by its TTL. Backends may remember these owners and sweep them on
-     * {@link #close()}.
+     * engine then releases the owner, but that release can arrive first and find nothing. A key
+     * with its own TTL expires by it; a backend whose keys live as long as the client's session
+     * (etcd, ZooKeeper) must follow such a request to its end and delete what it created then.
      *
      * @param request what to grant
      * @return the answer
@@ -103,6 +103,15 @@ public interface LockBackend {
      * @return the event stream
      */
     Flux<LockEvent> events(String name);
+
+    /**
+     * @return how many sequential store round trips one {@link #tryGrant} takes (1 by default,
+     *         2 for a write followed by a confirmation); the engine allows a grant that many
+     *         request timeouts
+     */
+    default int grantRoundTrips() {
+        return 1;
+    }
 
     /** @return how held locks are kept alive; {@link RenewalMode#PER_LEASE} by default */
     default RenewalMode renewalMode() {

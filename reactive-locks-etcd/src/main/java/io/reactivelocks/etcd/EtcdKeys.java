@@ -1,6 +1,8 @@
 package io.reactivelocks.etcd;
 
 import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.KeyValue;
+import io.reactivelocks.spi.Holder;
 import io.reactivelocks.spi.LockNames;
 import java.nio.charset.StandardCharsets;
 import java.util.Objects;
@@ -11,7 +13,8 @@ import java.util.Objects;
  * the encoding is injective, so a name is always exactly one path segment: {@code "a/../b"},
  * {@code "*"} or a NUL byte cannot reach another name's keys, and the range
  * {@code <prefix>/<name>/} holds the keys of that one name and no other. The owner id is the
- * engine's random base64url id; the key's value is the owner id too (UTF-8).
+ * engine's random base64url id; the key's value is the owner id too (UTF-8), then a newline and
+ * the payload when the grant has one.
  */
 final class EtcdKeys {
 
@@ -88,5 +91,31 @@ final class EtcdKeys {
 
     static String string(ByteSequence b) {
         return b.toString(StandardCharsets.UTF_8);
+    }
+
+    /**
+     * The value of an owner's key: the owner id (for people reading etcd), followed by a newline
+     * and the payload when the grant has one. Owner ids never contain a newline.
+     */
+    static ByteSequence value(String owner, String payload) {
+        return bytes(payload == null ? owner : owner + '\n' + payload);
+    }
+
+    /** The owner is the last segment of the key (the value holds it too, for people reading etcd). */
+    static String ownerOf(ByteSequence key) {
+        String k = string(key);
+        return k.substring(k.lastIndexOf('/') + 1);
+    }
+
+    /** @return the holder an owner's key stands for: its owner, its create revision as the token, its payload */
+    static Holder holder(KeyValue kv) {
+        String value = string(kv.getValue());
+        int nl = value.indexOf('\n');
+        return new Holder(ownerOf(kv.getKey()), kv.getCreateRevision(), null, nl < 0 ? null : value.substring(nl + 1));
+    }
+
+    /** @return the in-memory key of one owner's hold on one lock (owner, NUL, name) */
+    static String heldKey(String name, String owner) {
+        return owner + '\u0000' + name;
     }
 }

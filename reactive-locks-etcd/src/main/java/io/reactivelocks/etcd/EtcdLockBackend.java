@@ -4,21 +4,16 @@ import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KV;
 import io.etcd.jetcd.KeyValue;
-import io.etcd.jetcd.Lease;
 import io.etcd.jetcd.Watch;
 import io.etcd.jetcd.kv.TxnResponse;
 import io.etcd.jetcd.op.Cmp;
 import io.etcd.jetcd.op.CmpTarget;
 import io.etcd.jetcd.op.Op;
-import io.etcd.jetcd.options.DeleteOption;
-import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.PutOption;
 import io.etcd.jetcd.options.WatchOption;
 import io.etcd.jetcd.watch.WatchEvent;
 import io.reactivelocks.LockBackendException;
-import io.reactivelocks.LockClientClosedException;
 import io.reactivelocks.LockClock;
-import io.reactivelocks.LockException;
 import io.reactivelocks.spi.Attempt;
 import io.reactivelocks.spi.GrantRequest;
 import io.reactivelocks.spi.HeldLock;
@@ -31,10 +26,8 @@ import io.reactivelocks.spi.Renewal;
 import io.reactivelocks.spi.RenewalMode;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.OptionalLong;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
@@ -88,48 +81,40 @@ import reactor.core.scheduler.Schedulers;
  * and a successor's key was created after the predecessor's — its token is larger.
  * <b>Cancellation:</b> a waiter that gives up is released by the engine: its key is deleted,
  * which wakes only its successor, which watches the next key before it.
+ * <b>Abandoned requests:</b> jetcd does not recall a transaction whose caller gave up (the
+ * engine's request timeout while etcd was down): it waits in the gRPC channel and runs when etcd
+ * answers again, putting the owner's key on the session lease, which outlives the outage. The
+ * backend follows every acquire transaction to its end in the driver; a release asked while one
+ * was still there deletes the key again once it settled, retrying until etcd confirms.
  *
  * <p>Names are data: base64url makes any string one key segment. The backend never closes a
  * {@link Client} it was given; {@link #close()} revokes the session lease (deleting whatever
  * keys are left on it) and closes only a client it created itself
  * ({@link EtcdLocks#connect(EtcdConnectionOptions, EtcdLockOptions, io.reactivelocks.LockOptions)}).
+ *
+ * <p>This class is the SPI's face; the work is done, one job each, by {@link LockQueue} (the
+ * recipe: transactions, the predecessor wait, release), {@link SessionLeases} (the backend's one
+ * session lease and the keys granted on it), {@link EtcdSession} (its keep-alives),
+ * {@link HeldKeyWatch} (each held key's watch), {@link AbandonedTransactions} (acquire
+ * transactions followed to their end) and {@link LockKeys} (the deletes they share).
  */
 public final class EtcdLockBackend implements LockBackend {
 
-    private static final GetOption LOWEST = GetOption.builder().isPrefix(true)
-            .withSortField(GetOption.SortTarget.CREATE).withSortOrder(GetOption.SortOrder.ASCEND).withLimit(1).build();
-
-    private static final Duration WATCH_RETRY = Duration.ofMillis(100);
-    private static final Duration CLEAN_UP_RETRY = Duration.ofMillis(250);
+    /** How long a failed watch waits before it looks again (never a spin on a failing watch). */
+    static final Duration WATCH_RETRY = Duration.ofMillis(100);
 
     private final Client client;
     private final boolean ownsClient;
     private final EtcdLockOptions options;
     private final EtcdKeys keys;
     private final KV kv;
-    private final Lease leases;
     private final Watch watch;
-    private final Map<String, EtcdSession> grantedSessions = new ConcurrentHashMap<>();
-    /**
-     * Acquire transactions the driver has not answered yet, by held key: a transaction the engine
-     * gave up on (its request timeout passed while etcd was down) still waits in the gRPC channel
-     * and runs when etcd answers again, creating the owner's key on the live session lease.
-     */
-    private final Map<String, Integer> txnsInFlight = new ConcurrentHashMap<>();
-    /** Held keys released while a transaction of theirs was in flight: deleted again once it settled. */
-    private final java.util.Set<String> releaseAfterTxns = ConcurrentHashMap.newKeySet();
-    /** Timers of clean-up deletes waiting to be retried: close() cancels them (the revoke deletes the keys). */
-    private final java.util.Set<reactor.core.Disposable> cleanUpRetries = ConcurrentHashMap.newKeySet();
-    private final Object sessionLock = new Object();
-    private final AtomicLong predecessorWakeups = new AtomicLong();
-    private final AtomicLong sessionsGranted = new AtomicLong();
-    private final AtomicLong sessionsLost = new AtomicLong();
+    private final EtcdLockStats stats = new EtcdLockStats();
+    private final SessionLeases sessions;
+    private final AbandonedTransactions txns;
+    private final LockQueue queue;
+    private final HeldKeyWatch heldKeys;
     private final Mono<Void> close;
-
-    // guarded by sessionLock
-    private EtcdSession session;
-    private Mono<EtcdSession> granting;
-    private boolean closed;
 
     private EtcdLockBackend(Client client, boolean ownsClient, EtcdLockOptions options) {
         this.client = Objects.requireNonNull(client, "client");
@@ -137,8 +122,12 @@ public final class EtcdLockBackend implements LockBackend {
         this.options = Objects.requireNonNull(options, "options");
         this.keys = new EtcdKeys(options.prefix());
         this.kv = client.getKVClient();
-        this.leases = client.getLeaseClient();
         this.watch = client.getWatchClient();
+        LockKeys requests = new LockKeys(kv);
+        this.sessions = new SessionLeases(client.getLeaseClient(), options, stats);
+        this.txns = new AbandonedTransactions(keys, requests, options, sessions::isClosed);
+        this.queue = new LockQueue(kv, watch, keys, requests, sessions, txns, stats, options);
+        this.heldKeys = new HeldKeyWatch(kv, watch, keys, options);
         this.close = Mono.defer(this::doClose).cache();
     }
 
@@ -175,213 +164,18 @@ public final class EtcdLockBackend implements LockBackend {
         return RenewalMode.SESSION;
     }
 
-    // ---------------------------------------------------------------- session
-
-    /** @return the live session, granting a lease when there is none (one grant shared by concurrent callers) */
-    Mono<EtcdSession> session() {
-        return Mono.defer(() -> {
-            synchronized (sessionLock) {
-                if (closed) {
-                    return Mono.error(new LockClientClosedException(null));
-                }
-                if (session != null && !session.isOver()) {
-                    return Mono.just(session);
-                }
-                if (granting == null) {
-                    Mono<EtcdSession> g = grantSession().cache();
-                    granting = g;
-                    g.subscribe(null, e -> { });
-                }
-                return granting;
-            }
-        });
+    /** @return 2: the transaction, then the keep-alive that confirms the session lease after it */
+    @Override
+    public int grantRoundTrips() {
+        return 2;
     }
 
-    private Mono<EtcdSession> grantSession() {
-        return Mono.defer(() -> {
-            long sentAt = options.clock().nanoTime();
-            return Mono.fromFuture(() -> leases.grant(options.sessionTtlSeconds()))
-                    .timeout(options.requestTimeout(), options.scheduler())
-                    .map(r -> new EtcdSession(r.getID(), Duration.ofSeconds(r.getTTL()), sentAt, leases, options,
-                            this::onSessionEnded));
-        }).doOnNext(s -> {
-            boolean revoke;
-            synchronized (sessionLock) {
-                granting = null;
-                revoke = closed;
-                if (!closed) {
-                    session = s;
-                }
-            }
-            sessionsGranted.incrementAndGet();
-            if (revoke) {
-                s.close().subscribe();
-            } else {
-                s.start();
-            }
-        }).doOnError(e -> {
-            synchronized (sessionLock) {
-                granting = null;
-            }
-        }).onErrorMap(e -> EtcdErrors.map(null, "session lease grant", e))
-                .flatMap(s -> s.isOver() ? Mono.error(endedAtOnce(s)) : Mono.just(s));
-    }
-
-    /**
-     * A session over as soon as it was granted: revoked because the backend closed meanwhile, or
-     * lost because its grant was answered only after a whole TTL (a partition that healed) — the
-     * latter is transient: the next attempt grants a new lease.
-     */
-    private LockException endedAtOnce(EtcdSession s) {
-        synchronized (sessionLock) {
-            if (closed) {
-                return new LockClientClosedException(null);
-            }
-        }
-        return new LockBackendException(null, "the etcd session lease granted was over at once: " + s.endReason(),
-                null, true);
-    }
-
-    private void onSessionEnded(EtcdSession s) {
-        synchronized (sessionLock) {
-            if (session == s) {
-                session = null;
-            }
-            if (!closed) {
-                sessionsLost.incrementAndGet();
-            }
-        }
-        grantedSessions.values().removeIf(x -> x == s);
-    }
-
-    // ---------------------------------------------------------------- grant
+    // ---------------------------------------------------------------- grant, renewal, release
 
     @Override
     public Mono<Attempt> tryGrant(GrantRequest request) {
-        return session()
-                .flatMap(s -> enqueue(request, s, true).onErrorResume(EtcdErrors::isLeaseNotFound, e -> {
-                    // the lease ended before the session heard of it (revoked, expired while the keys' own
-                    // watches already saw the deletions): end it, and put the key on a new one
-                    s.lose("etcd says the session lease " + Long.toHexString(s.leaseId) + " is gone");
-                    return session().flatMap(fresh -> enqueue(request, fresh, true));
-                }))
-                .onErrorMap(e -> EtcdErrors.forLock(request.name(), "acquire", EtcdErrors.map(request.name(), "acquire", e)));
+        return queue.tryGrant(request);
     }
-
-    private Mono<Attempt> enqueue(GrantRequest request, EtcdSession s, boolean mayReplaceStale) {
-        ByteSequence key = keys.owner(request.name(), request.owner());
-        ByteSequence range = keys.lock(request.name());
-        Cmp absent = new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0));
-        Op put = Op.put(key, value(request.owner(), request.payload()), PutOption.builder().withLeaseId(s.leaseId).build());
-        return Mono.fromFuture(() -> tracked(request.name(), request.owner(), kv.txn()
-                        .If(absent)
-                        .Then(put, Op.get(range, LOWEST))
-                        .Else(Op.get(key, GetOption.DEFAULT), Op.get(range, LOWEST))
-                        .commit()))
-                .flatMap(r -> {
-                    long myRev;
-                    List<KeyValue> lowest;
-                    if (r.isSucceeded()) {
-                        myRev = r.getHeader().getRevision();
-                        lowest = r.getGetResponses().get(0).getKvs();
-                    } else {
-                        KeyValue mine = r.getGetResponses().get(0).getKvs().get(0);
-                        if (mine.getLease() != s.leaseId) {
-                            // left by a session that is gone (a retry after a lost session): replace it
-                            return mayReplaceStale
-                                    ? deleteIfCreated(key, mine.getCreateRevision()).then(enqueue(request, s, false))
-                                    : Mono.error(new LockBackendException(request.name(), "the key of owner "
-                                            + request.owner() + " belongs to another etcd lease", null, true));
-                        }
-                        myRev = mine.getCreateRevision();
-                        lowest = r.getGetResponses().get(1).getKvs();
-                    }
-                    if (!lowest.isEmpty() && lowest.get(0).getKey().equals(key)) {
-                        return granted(request, s, myRev);
-                    }
-                    if (lowest.isEmpty()) {
-                        return Mono.error(new LockBackendException(request.name(), "the key of owner " + request.owner()
-                                + " vanished at once (the session lease ended)", null, true));
-                    }
-                    if (request.queue()) {
-                        return Mono.just(new Attempt.Queued(turn(request, s, myRev)));
-                    }
-                    Holder holder = holder(lowest.get(0));
-                    return deleteKey(key).thenReturn(Attempt.busy(holder));
-                });
-    }
-
-    /** The wait of a queued owner: until no key before ours is left, then granted. */
-    private Mono<Attempt> turn(GrantRequest request, EtcdSession s, long myRev) {
-        Mono<Attempt> lost = s.whenOver().then(Mono.error(() -> new LockBackendException(request.name(),
-                "the session lease ended while queued for lock '" + request.name() + "': " + s.endReason(), null, true)));
-        return Mono.firstWithSignal(awaitTurn(request, s, myRev), lost)
-                .onErrorMap(e -> EtcdErrors.map(request.name(), "acquire", e));
-    }
-
-    private Mono<Attempt> awaitTurn(GrantRequest request, EtcdSession s, long myRev) {
-        ByteSequence key = keys.owner(request.name(), request.owner());
-        GetOption before = GetOption.builder().isPrefix(true).withMaxCreateRevision(myRev - 1)
-                .withSortField(GetOption.SortTarget.CREATE).withSortOrder(GetOption.SortOrder.DESCEND)
-                .withLimit(1).build();
-        return Mono.fromFuture(() -> kv.txn()
-                        .Then(Op.get(key, GetOption.DEFAULT), Op.get(keys.lock(request.name()), before))
-                        .commit())
-                .flatMap(r -> {
-                    if (r.getGetResponses().get(0).getKvs().isEmpty()) {
-                        return Mono.error(new LockBackendException(request.name(), "the queue entry of owner "
-                                + request.owner() + " is gone (its session lease ended)", null, true));
-                    }
-                    List<KeyValue> predecessor = r.getGetResponses().get(1).getKvs();
-                    if (predecessor.isEmpty()) {
-                        return granted(request, s, myRev);
-                    }
-                    return awaitDeletion(request.name(), predecessor.get(0).getKey(), r.getHeader().getRevision() + 1)
-                            .then(Mono.defer(() -> awaitTurn(request, s, myRev)));
-                });
-    }
-
-    /**
-     * Watches one key for its deletion, from {@code fromRevision} on (so a deletion after the read
-     * that found the key is seen even if it happened before the watch was set up).
-     *
-     * @return completes on the deletion, or shortly after the watch failed transiently (the caller
-     *         then looks again); a permanent watch failure is an error
-     */
-    private Mono<Void> awaitDeletion(String name, ByteSequence key, long fromRevision) {
-        return Mono.<Boolean>create(sink -> {
-            WatchOption option = WatchOption.builder().withRevision(fromRevision).withNoPut(true).build();
-            Watch.Watcher w = watch.watch(key, option, Watch.listener(
-                    response -> {
-                        if (!response.getEvents().isEmpty()) {
-                            predecessorWakeups.incrementAndGet();
-                            sink.success(true);
-                        }
-                    },
-                    error -> {
-                        if (EtcdErrors.isTransient(error) || error instanceof io.etcd.jetcd.common.exception.CompactedException) {
-                            sink.success(false);
-                        } else {
-                            sink.error(EtcdErrors.map(name, "watch", error));
-                        }
-                    },
-                    () -> sink.success(false)));
-            sink.onDispose(w::close);
-        }).flatMap(deleted -> deleted ? Mono.<Void>empty()
-                : Mono.delay(WATCH_RETRY, options.scheduler()).then()); // do not spin on a failing watch
-    }
-
-    private Mono<Attempt> granted(GrantRequest request, EtcdSession s, long token) {
-        return s.confirm(request.clock()).map(c -> {
-            grantedSessions.put(heldKey(request.name(), request.owner()), s);
-            if (s.isOver()) {
-                grantedSessions.remove(heldKey(request.name(), request.owner()), s);
-            }
-            return new Attempt.Granted(token, c.ttl(), c.sentAtNanos());
-        });
-    }
-
-    // ---------------------------------------------------------------- renewal
 
     /**
      * The session's keep-alive confirmations, for as long as the session lives <i>and</i> the
@@ -391,52 +185,12 @@ public final class EtcdLockBackend implements LockBackend {
     @Override
     public Flux<Renewal> sessionRenewals(HeldLock lease, LockClock clock) {
         return Flux.defer(() -> {
-            EtcdSession s = grantedSessions.get(heldKey(lease.name(), lease.owner()));
+            EtcdSession s = sessions.grantedOn(EtcdKeys.heldKey(lease.name(), lease.owner()));
             if (s == null) {
                 return Flux.empty();
             }
-            return s.renewals(clock).takeUntilOther(keyGone(lease));
+            return s.renewals(clock).takeUntilOther(heldKeys.keyGone(lease));
         });
-    }
-
-    /** Completes when the held key of {@code lease} is deleted (or was already replaced or gone). */
-    private Mono<Void> keyGone(HeldLock lease) {
-        ByteSequence key = keys.owner(lease.name(), lease.owner());
-        return keyGone(lease, key, lease.token() + 1);
-    }
-
-    private Mono<Void> keyGone(HeldLock lease, ByteSequence key, long fromRevision) {
-        return Mono.<Boolean>create(sink -> {
-            WatchOption option = WatchOption.builder().withRevision(fromRevision).withNoPut(true).build();
-            Watch.Watcher w = watch.watch(key, option, Watch.listener(
-                    response -> {
-                        if (!response.getEvents().isEmpty()) {
-                            sink.success(true);
-                        }
-                    },
-                    error -> sink.success(false),
-                    () -> sink.success(false)));
-            sink.onDispose(w::close);
-        }).flatMap(deleted -> deleted ? Mono.<Void>empty() : recheckKey(lease, key, fromRevision));
-    }
-
-    /** After a failed watch: gone (complete), still ours (watch again from now), or unknown (watch again). */
-    private Mono<Void> recheckKey(HeldLock lease, ByteSequence key, long fromRevision) {
-        return Mono.delay(WATCH_RETRY, options.scheduler())
-                .then(Mono.fromFuture(() -> kv.get(key))
-                        .timeout(options.requestTimeout(), options.scheduler())
-                        .map(java.util.Optional::of)
-                        .onErrorReturn(java.util.Optional.empty()))
-                .flatMap(found -> {
-                    if (found.isEmpty()) {
-                        return keyGone(lease, key, fromRevision); // etcd unreachable: the session's deadline rules
-                    }
-                    List<KeyValue> kvs = found.get().getKvs();
-                    if (kvs.isEmpty() || kvs.get(0).getCreateRevision() != lease.token()) {
-                        return Mono.<Void>empty();
-                    }
-                    return keyGone(lease, key, found.get().getHeader().getRevision() + 1);
-                });
     }
 
     /**
@@ -448,7 +202,7 @@ public final class EtcdLockBackend implements LockBackend {
         return Flux.fromIterable(batch)
                 .concatMap(r -> Mono.fromFuture(() -> kv.get(keys.owner(r.lock().name(), r.lock().owner())))
                         .flatMap(g -> {
-                            EtcdSession s = currentSession();
+                            EtcdSession s = sessions.current();
                             if (g.getKvs().isEmpty() || s == null || g.getKvs().get(0).getLease() != s.leaseId
                                     || g.getKvs().get(0).getCreateRevision() != r.lock().token()) {
                                 return Mono.just(RenewOutcome.notHeld());
@@ -459,79 +213,17 @@ public final class EtcdLockBackend implements LockBackend {
                 .onErrorMap(e -> EtcdErrors.map(null, "renewal", e));
     }
 
-    // ---------------------------------------------------------------- release, inspect, events
-
     @Override
     public Mono<Boolean> release(String name, String owner) {
-        return Mono.defer(() -> {
-            String held = heldKey(name, owner);
-            grantedSessions.remove(held);
-            // an acquire transaction still in the driver may put the key after this delete: delete it
-            // again once that transaction settled
-            txnsInFlight.computeIfPresent(held, (k, n) -> {
-                releaseAfterTxns.add(held);
-                return n;
-            });
-            return deleteKey(keys.owner(name, owner));
-        }).onErrorMap(e -> EtcdErrors.map(name, "release", e));
+        return queue.release(name, owner);
     }
 
-    /**
-     * Follows an acquire transaction to its real end in the driver, whatever its caller does (a
-     * timeout cancels only the caller's view of it).
-     *
-     * @return a view of {@code txn} for the caller; cancelling it leaves {@code txn} alone
-     */
-    private java.util.concurrent.CompletableFuture<TxnResponse> tracked(String name, String owner,
-                                                                       java.util.concurrent.CompletableFuture<TxnResponse> txn) {
-        String held = heldKey(name, owner);
-        txnsInFlight.merge(held, 1, Integer::sum);
-        txn.whenComplete((r, e) -> {
-            boolean last = txnsInFlight.computeIfPresent(held, (k, n) -> n == 1 ? null : n - 1) == null;
-            if (last && releaseAfterTxns.remove(held)) {
-                deleteUntilConfirmed(name, owner);
-            }
-        });
-        return txn.thenApply(java.util.function.Function.identity());
-    }
-
-    /**
-     * Deletes the owner's key, retrying transient failures until etcd confirms, the session lease
-     * that key may be on ends, or the backend closes (its revoke deletes the key).
-     */
-    private void deleteUntilConfirmed(String name, String owner) {
-        ByteSequence key = keys.owner(name, owner);
-        deleteKey(key).subscribe(null, e -> {
-            if (!EtcdErrors.isTransient(e) || isClosed()) {
-                return;
-            }
-            reactor.core.Disposable[] timer = new reactor.core.Disposable[1];
-            try {
-                timer[0] = options.scheduler().schedule(() -> {
-                    cleanUpRetries.remove(timer[0]);
-                    deleteUntilConfirmed(name, owner);
-                }, CLEAN_UP_RETRY.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
-                cleanUpRetries.add(timer[0]);
-                if (isClosed()) {
-                    timer[0].dispose();
-                    cleanUpRetries.remove(timer[0]);
-                }
-            } catch (java.util.concurrent.RejectedExecutionException refused) {
-                // the scheduler is gone: so is the application; the session lease ends with it
-            }
-        });
-    }
-
-    private boolean isClosed() {
-        synchronized (sessionLock) {
-            return closed;
-        }
-    }
+    // ---------------------------------------------------------------- inspect, events, payload
 
     @Override
     public Mono<Holder> inspect(String name) {
-        return Mono.fromFuture(() -> kv.get(keys.lock(name), LOWEST))
-                .flatMap(r -> r.getKvs().isEmpty() ? Mono.<Holder>empty() : Mono.just(holder(r.getKvs().get(0))))
+        return Mono.fromFuture(() -> kv.get(keys.lock(name), LockQueue.LOWEST))
+                .flatMap(r -> r.getKvs().isEmpty() ? Mono.<Holder>empty() : Mono.just(EtcdKeys.holder(r.getKvs().get(0))))
                 .onErrorMap(e -> EtcdErrors.map(name, "inspect", e));
     }
 
@@ -557,10 +249,10 @@ public final class EtcdLockBackend implements LockBackend {
                         for (WatchEvent e : response.getEvents()) {
                             KeyValue kv = e.getKeyValue();
                             if (e.getEventType() == WatchEvent.EventType.DELETE) {
-                                sink.next(new LockEvent.Released(name, ownerOf(kv.getKey()), false));
+                                sink.next(new LockEvent.Released(name, EtcdKeys.ownerOf(kv.getKey()), false));
                             } else if (e.getEventType() == WatchEvent.EventType.PUT) {
                                 // a new key (version 1) or a payload update of an existing one
-                                sink.next(new LockEvent.Acquired(name, ownerOf(kv.getKey()), kv.getCreateRevision()));
+                                sink.next(new LockEvent.Acquired(name, EtcdKeys.ownerOf(kv.getKey()), kv.getCreateRevision()));
                             }
                         }
                     },
@@ -586,14 +278,14 @@ public final class EtcdLockBackend implements LockBackend {
     public Mono<Boolean> updatePayload(HeldLock lock, String payload) {
         Objects.requireNonNull(lock, "lock");
         return Mono.defer(() -> {
-            EtcdSession s = grantedSessions.get(heldKey(lock.name(), lock.owner()));
+            EtcdSession s = sessions.grantedOn(EtcdKeys.heldKey(lock.name(), lock.owner()));
             if (s == null || s.isOver()) {
                 return Mono.just(false);
             }
             ByteSequence key = keys.owner(lock.name(), lock.owner());
             return Mono.fromFuture(() -> kv.txn()
                             .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(lock.token())))
-                            .Then(Op.put(key, value(lock.owner(), payload), PutOption.builder().withLeaseId(s.leaseId).build()))
+                            .Then(Op.put(key, EtcdKeys.value(lock.owner(), payload), PutOption.builder().withLeaseId(s.leaseId).build()))
                             .commit())
                     .map(TxnResponse::isSucceeded)
                     .onErrorResume(EtcdErrors::isLeaseNotFound, e -> {
@@ -612,16 +304,8 @@ public final class EtcdLockBackend implements LockBackend {
     }
 
     private Mono<Void> doClose() {
-        EtcdSession s;
-        synchronized (sessionLock) {
-            closed = true;
-            s = session;
-            session = null;
-        }
-        for (reactor.core.Disposable retry : new java.util.ArrayList<>(cleanUpRetries)) {
-            retry.dispose();
-        }
-        cleanUpRetries.clear();
+        EtcdSession s = sessions.close();
+        txns.cancelRetries();
         Mono<Void> end = s == null ? Mono.empty() : s.close();
         return end.then(Mono.fromRunnable(() -> {
             if (ownsClient) {
@@ -630,75 +314,28 @@ public final class EtcdLockBackend implements LockBackend {
         }).subscribeOn(Schedulers.boundedElastic())).then();
     }
 
-    // ---------------------------------------------------------------- helpers
+    // ---------------------------------------------------------------- for tests
 
-    private Mono<Boolean> deleteKey(ByteSequence key) {
-        return Mono.fromFuture(() -> kv.delete(key, DeleteOption.DEFAULT)).map(d -> d.getDeleted() > 0);
+    /** @return the live session, granting a lease when there is none (one grant shared by concurrent callers) */
+    Mono<EtcdSession> session() {
+        return sessions.session();
     }
 
-    private Mono<Boolean> deleteIfCreated(ByteSequence key, long createRevision) {
-        return Mono.fromFuture(() -> kv.txn()
-                        .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(createRevision)))
-                        .Then(Op.delete(key, DeleteOption.DEFAULT))
-                        .commit())
-                .map(TxnResponse::isSucceeded);
+    /** @return the counts of queue wake-ups and session leases */
+    EtcdLockStats stats() {
+        return stats;
     }
 
-    private Holder holder(KeyValue kv) {
-        String value = EtcdKeys.string(kv.getValue());
-        int nl = value.indexOf('\n');
-        return new Holder(ownerOf(kv.getKey()), kv.getCreateRevision(), null, nl < 0 ? null : value.substring(nl + 1));
-    }
-
-    /**
-     * The value of an owner's key: the owner id (for people reading etcd), followed by a newline
-     * and the payload when the grant has one. Owner ids never contain a newline.
-     */
-    private static ByteSequence value(String owner, String payload) {
-        return EtcdKeys.bytes(payload == null ? owner : owner + '\n' + payload);
-    }
-
-    /** The owner is the last segment of the key (the value holds it too, for people reading etcd). */
-    private static String ownerOf(ByteSequence key) {
-        String k = EtcdKeys.string(key);
-        return k.substring(k.lastIndexOf('/') + 1);
-    }
-
-    private static String heldKey(String name, String owner) {
-        return owner + '\u0000' + name;
-    }
-
-    private EtcdSession currentSession() {
-        synchronized (sessionLock) {
-            return session;
-        }
-    }
-
-    /** @return how many times a queued waiter was woken by its predecessor's deletion (for tests) */
-    long predecessorWakeups() {
-        return predecessorWakeups.get();
-    }
-
-    /** @return how many session leases were granted (for tests) */
-    long sessionsGranted() {
-        return sessionsGranted.get();
-    }
-
-    /** @return how many sessions were lost (not closed) (for tests) */
-    long sessionsLost() {
-        return sessionsLost.get();
-    }
-
-    /** @return completes when the live session ends (lost or closed); empty at once without one (for tests) */
+    /** @return completes when the live session ends (lost or closed); empty at once without one */
     Mono<Void> sessionEnd() {
-        EtcdSession s = currentSession();
+        EtcdSession s = sessions.current();
         return s == null ? Mono.empty() : s.whenOver();
     }
 
-    /** @return the id of the live session lease, or empty (for tests) */
-    java.util.OptionalLong sessionLeaseId() {
-        EtcdSession s = currentSession();
-        return s == null || s.isOver() ? java.util.OptionalLong.empty() : java.util.OptionalLong.of(s.leaseId);
+    /** @return the id of the live session lease, or empty */
+    OptionalLong sessionLeaseId() {
+        EtcdSession s = sessions.current();
+        return s == null || s.isOver() ? OptionalLong.empty() : OptionalLong.of(s.leaseId);
     }
 
     @Override

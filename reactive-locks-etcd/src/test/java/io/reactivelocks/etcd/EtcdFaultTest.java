@@ -125,12 +125,12 @@ class EtcdFaultTest {
             await().atMost(STEP).until(() -> hold.updates().size() >= 2); // granted and renewed once
             waiter = Waiter.of(b, name);
             await().atMost(STEP).until(() -> etcd.keys(range(name)).size() == 2); // b queued behind a
-            long bLost = bBackend.sessionsLost();
+            long bLost = bBackend.stats().sessionsLost();
             etcd.server.pause();
             await().atMost(STEP).until(() -> hold.ended().get() != 0);
             assertThat(hold.ended().get()).as("the hold stream completed, not errored").isPositive();
             // frozen past the TTL: every session, b's too, is lost on the client side
-            await().atMost(STEP).until(() -> bBackend.sessionsLost() > bLost);
+            await().atMost(STEP).until(() -> bBackend.stats().sessionsLost() > bLost);
             etcd.server.resume();
             Waiter w = waiter;
             await().atMost(Duration.ofSeconds(20)).until(() -> w.lease().get() != null);
@@ -166,7 +166,7 @@ class EtcdFaultTest {
             // and the client that lost its session takes locks again, on a new session
             Lease again = b.acquire(name).block(Duration.ofSeconds(30));
             assertThat(again.token()).isGreaterThan(next.token());
-            assertThat(bBackend.sessionsGranted()).isGreaterThanOrEqualTo(2);
+            assertThat(bBackend.stats().sessionsGranted()).isGreaterThanOrEqualTo(2);
             again.release().block(STEP);
         } finally {
             hold.subscription().dispose();
@@ -263,7 +263,7 @@ class EtcdFaultTest {
         Disposable running = Flux.merge(all).collectList().subscribe(results::set);
         try {
             await().atMost(Duration.ofSeconds(30)).until(() -> etcd.keys(range(name)).size() == waiters + 1);
-            long wakeupsBefore = backends.stream().mapToLong(EtcdLockBackend::predecessorWakeups).sum();
+            long wakeupsBefore = backends.stream().mapToLong(b -> b.stats().predecessorWakeups()).sum();
             assertThat(wakeupsBefore).isZero();
             first.release().block(STEP);
             await().atMost(Duration.ofSeconds(30)).until(() -> results.get() != null);
@@ -271,7 +271,7 @@ class EtcdFaultTest {
             checker.assertNoOverlap();
             checker.assertTokensStrictlyIncreasing(name);
             // each of the 100 handoffs (a → w1 → ... → w100) woke exactly one waiter, by one watch event
-            long wakeups = backends.stream().mapToLong(EtcdLockBackend::predecessorWakeups).sum();
+            long wakeups = backends.stream().mapToLong(b -> b.stats().predecessorWakeups()).sum();
             assertThat(wakeups).as("watch events received by waiters").isEqualTo(waiters);
             assertThat(etcd.keys(range(name))).isEmpty();
         } finally {

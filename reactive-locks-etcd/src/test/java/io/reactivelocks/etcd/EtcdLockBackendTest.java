@@ -103,7 +103,7 @@ class EtcdLockBackendTest {
         for (String k : etcd.keys()) {
             assertThat(get(k).getLease()).as("lease of %s", k).isEqualTo(session);
         }
-        assertThat(backend.sessionsGranted()).isEqualTo(1);
+        assertThat(backend.stats().sessionsGranted()).isEqualTo(1);
         for (Lease l : leases) {
             l.release().block(STEP);
         }
@@ -170,12 +170,12 @@ class EtcdLockBackendTest {
         await().atMost(STEP).until(() -> etcd.keys(range).size() == 3);
         try {
             middle.dispose(); // its key goes: only the last waiter, which watched it, is woken
-            await().atMost(STEP).until(() -> backend.predecessorWakeups() == 1);
+            await().atMost(STEP).until(() -> backend.stats().predecessorWakeups() == 1);
             await().atMost(STEP).until(() -> etcd.keys(range).size() == 2);
             assertThat(last.get()).as("still waiting for the holder").isNull();
             holder.release().block(STEP);
             await().atMost(STEP).until(() -> last.get() != null);
-            assertThat(backend.predecessorWakeups()).isEqualTo(2);
+            assertThat(backend.stats().predecessorWakeups()).isEqualTo(2);
             assertThat(last.get().token()).isGreaterThan(holder.token());
             last.get().release().block(STEP);
         } finally {
@@ -244,7 +244,7 @@ class EtcdLockBackendTest {
             await().atMost(Duration.ofSeconds(1)).until(() -> ended.get() != 0);
             assertThat(ended.get()).as("completed, not errored").isPositive();
             assertThat(updates.get(0).isValid()).isFalse();
-            assertThat(backend.sessionsLost()).isZero();
+            assertThat(backend.stats().sessionsLost()).isZero();
             assertThat(other.isValid()).as("the other lock of the session").isTrue();
         } finally {
             hold.dispose();

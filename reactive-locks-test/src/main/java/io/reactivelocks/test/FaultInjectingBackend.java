@@ -147,6 +147,11 @@ public final class FaultInjectingBackend implements LockBackend {
     }
 
     @Override
+    public int grantRoundTrips() {
+        return delegate.grantRoundTrips();
+    }
+
+    @Override
     public Flux<Renewal> sessionRenewals(HeldLock lease, LockClock clock) {
         return delegate.sessionRenewals(lease, clock);
     }

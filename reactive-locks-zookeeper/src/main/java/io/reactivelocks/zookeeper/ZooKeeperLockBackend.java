@@ -1,7 +1,6 @@
 package io.reactivelocks.zookeeper;
 
 import io.reactivelocks.LockBackendException;
-import io.reactivelocks.LockClientClosedException;
 import io.reactivelocks.LockClock;
 import io.reactivelocks.spi.Attempt;
 import io.reactivelocks.spi.GrantRequest;
@@ -16,33 +15,19 @@ import io.reactivelocks.spi.RenewalMode;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.EnumSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.WatcherRemoveCuratorFramework;
 import org.apache.curator.x.async.AsyncCuratorFramework;
-import org.apache.curator.x.async.AsyncStage;
-import org.apache.curator.x.async.WatchMode;
-import org.apache.curator.x.async.api.AsyncCuratorFrameworkDsl;
-import org.apache.curator.x.async.api.CreateOption;
-import org.apache.zookeeper.CreateMode;
-import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.client.ConnectStringParser;
-import org.apache.zookeeper.data.Stat;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
-import reactor.core.publisher.FluxSink;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 import reactor.util.Logger;
 import reactor.util.Loggers;
-import reactor.util.retry.Retry;
 
 /**
  * A {@link LockBackend} on ZooKeeper through Apache Curator's asynchronous API
@@ -103,31 +88,28 @@ import reactor.util.retry.Retry;
  *
  * <p>The backend never closes a {@link CuratorFramework} it was given. It registers a
  * connection-state listener on it and removes it on {@link #close()}.
+ *
+ * <p>This class is the SPI's face; the work is done, one job each, by {@link LockQueue} (the
+ * recipe: owner nodes, decisions, the predecessor wait, release), {@link SessionConfirmations}
+ * (renewal by session), {@link LockEventsWatch} (events), {@link LockNodeJanitor} (deletes to
+ * finish after a reconnection, pruning of emptied lock nodes), {@link LockNodes} (the single
+ * requests they share) and {@link ZooKeeperSession} (the connection's states).
  */
 public final class ZooKeeperLockBackend implements LockBackend {
 
     private static final Logger LOG = Loggers.getLogger(ZooKeeperLockBackend.class);
-    private static final int CREATE_TRIES = 5;
-    private static final Duration WATCH_RETRY = Duration.ofMillis(250);
+    /** How long a request that failed transiently waits before it is sent again (watches, clean-up). */
+    static final Duration RETRY_DELAY = Duration.ofMillis(250);
 
     private final CuratorFramework client;
     private final boolean ownsClient;
     private final ZooKeeperLockOptions options;
-    private final ZNodeNames paths;
-    private final AsyncCuratorFramework async;
     private final ZooKeeperSession session;
-    private final ConcurrentHashMap<String, OwnerNode> owners = new ConcurrentHashMap<>();
-    private final Set<EventsWatch> eventStreams = ConcurrentHashMap.newKeySet();
-    private final Set<String> prunePending = ConcurrentHashMap.newKeySet();
-    private final Set<String> pruneScheduled = ConcurrentHashMap.newKeySet();
-    /** The prune timers not fired yet, by lock name: close() cancels them (and prunes their names itself). */
-    private final ConcurrentHashMap<String, Disposable> pruneTimers = new ConcurrentHashMap<>();
-    /** How long after a release the lock's empty node is pruned (see {@link #schedulePrune}). */
-    static final Duration PRUNE_DELAY = Duration.ofMillis(500);
-    private final Set<String> deletePending = ConcurrentHashMap.newKeySet();
-    private final AtomicLong predecessorWatches = new AtomicLong();
-    private final AtomicLong predecessorWatchEvents = new AtomicLong();
-    private final AtomicLong queueChecks = new AtomicLong();
+    private final LockNodes nodes;
+    private final LockNodeJanitor janitor;
+    private final LockQueue queue;
+    private final SessionConfirmations confirmations;
+    private final Set<LockEventsWatch> eventStreams = ConcurrentHashMap.newKeySet();
     private final Disposable sweeper;
     private final Mono<Void> close;
     private volatile boolean closed;
@@ -136,12 +118,14 @@ public final class ZooKeeperLockBackend implements LockBackend {
         this.client = checkConnectString(Objects.requireNonNull(client, "client"));
         this.ownsClient = ownsClient;
         this.options = Objects.requireNonNull(options, "options");
-        this.paths = new ZNodeNames(options.root());
-        this.async = AsyncCuratorFramework.wrap(client);
         this.session = new ZooKeeperSession(client);
+        this.nodes = new LockNodes(AsyncCuratorFramework.wrap(client), new ZNodeNames(options.root()), options);
+        this.janitor = new LockNodeJanitor(nodes, options, () -> closed);
+        this.queue = new LockQueue(client, nodes, options, session, janitor, () -> closed);
+        this.confirmations = new SessionConfirmations(queue, nodes, options, session, () -> closed);
         client.getConnectionStateListenable().addListener(session);
         // after a reconnection, finish the clean-up that a lost connection interrupted
-        this.sweeper = session.reconnects().subscribe(s -> sweepCleanUp()
+        this.sweeper = session.reconnects().subscribe(s -> janitor.sweep(queue::hasNodeIn)
                 .timeout(options.requestTimeout(), options.scheduler())
                 .subscribe(null, e -> LOG.debug("clean-up after reconnection unfinished: {}", e.toString())));
         this.close = Mono.defer(this::doClose).cache();
@@ -216,149 +200,18 @@ public final class ZooKeeperLockBackend implements LockBackend {
         return RenewalMode.SESSION;
     }
 
-    // ---------------------------------------------------------------- grant
+    /** @return 2: the owner node's create, then the listing that decides the turn */
+    @Override
+    public int grantRoundTrips() {
+        return 2;
+    }
+
+    // ---------------------------------------------------------------- grant, renewal, release
 
     @Override
     public Mono<Attempt> tryGrant(GrantRequest request) {
-        return Mono.defer(() -> {
-            if (closed) {
-                return Mono.error(new LockClientClosedException(request.name()));
-            }
-            if (!request.queue() && !owners.containsKey(key(request.name(), request.owner()))) {
-                // tryAcquire: anyone in line means someone is ahead of us; answer without a write
-                return children(request.name()).flatMap(list -> list.isEmpty()
-                        ? enqueueAndDecide(request, true)
-                        : holderOf(request.name(), list.get(0)).map(Attempt::busy).defaultIfEmpty(Attempt.busy(null)));
-            }
-            return enqueueAndDecide(request, true);
-        }).onErrorMap(e -> ZooKeeperErrors.map(request.name(), "acquire", e));
+        return queue.tryGrant(request);
     }
-
-    private Mono<Attempt> enqueueAndDecide(GrantRequest request, boolean mayRenew) {
-        String key = key(request.name(), request.owner());
-        OwnerNode node = owners.computeIfAbsent(key, k -> new OwnerNode(request.name(), request.owner(), request.payload(), k));
-        node.start();
-        return node.creation.flatMap(c -> {
-            if (c.sessionId() != session.sessionId()) {
-                // made by a session Curator has given up on: not a valid place in line any more
-                owners.remove(key, node);
-                deleteQuietly(c.path());
-                return mayRenew ? enqueueAndDecide(request, false) : Mono.error(new LockBackendException(request.name(),
-                        "the zookeeper session changed while enqueueing owner " + request.owner(), null, true));
-            }
-            return decide(request, node, c);
-        });
-    }
-
-    /** Lists the children and answers for {@code node}: granted, queued behind its predecessor, or busy. */
-    private Mono<Attempt> decide(GrantRequest request, OwnerNode node, Created c) {
-        return Mono.defer(() -> {
-            long sentAt = request.clock().nanoTime();
-            return children(request.name()).flatMap(list -> {
-                int i = indexOf(list, c.node());
-                if (i < 0 || c.sessionId() != session.sessionId()) {
-                    owners.remove(node.key, node);
-                    if (i >= 0) {
-                        deleteQuietly(c.path());
-                    }
-                    return Mono.error(new LockBackendException(request.name(), "the node of owner " + request.owner()
-                            + " is gone or belongs to an ended zookeeper session", null, true));
-                }
-                if (i == 0) {
-                    long ttl = session.negotiatedTimeoutMillis();
-                    if (ttl <= 0) {
-                        return Mono.error(new LockBackendException(request.name(), "no negotiated session timeout yet", null, true));
-                    }
-                    node.granted = true;
-                    return Mono.just(new Attempt.Granted(c.czxid(), Duration.ofMillis(ttl), sentAt));
-                }
-                if (request.queue()) {
-                    return Mono.just(new Attempt.Queued(turn(request, node, c, list.get(i - 1).node())));
-                }
-                // tryAcquire leaves no queue entry behind
-                node.released = true;
-                owners.remove(node.key, node);
-                ZNodeNames.Child first = list.get(0);
-                return deleteTracked(c.path()).then(holderOf(request.name(), first))
-                        .map(Attempt::busy).defaultIfEmpty(Attempt.busy(null));
-            });
-        });
-    }
-
-    /**
-     * The wait of a queued owner: an exists-watch on its predecessor only; on its deletion (or a
-     * reconnection, in case the watch was lost) look again. LOST ends the wait with a transient
-     * error: the engine retries, and the retry enqueues anew on the new session.
-     */
-    private Mono<Attempt> turn(GrantRequest request, OwnerNode node, Created c, String predecessor) {
-        return Mono.defer(() -> {
-            if (closed) {
-                return Mono.error(new LockClientClosedException(request.name()));
-            }
-            WatcherRemoveCuratorFramework watchers = client.newWatcherRemoveCuratorFramework();
-            AsyncCuratorFrameworkDsl watching = AsyncCuratorFramework.wrap(watchers).with(WatchMode.successOnly);
-            AsyncStage<Stat> exists = watching.watched().checkExists().forPath(paths.lockPath(request.name()) + "/" + predecessor);
-            Mono<Void> gone = Mono.fromCompletionStage(exists)
-                    .flatMap(stat -> {
-                        predecessorWatches.incrementAndGet();
-                        return Mono.fromCompletionStage(exists.event()).doOnNext(e -> predecessorWatchEvents.incrementAndGet());
-                    })
-                    .then();
-            Mono<Void> lost = session.lost().then(Mono.error(() -> new LockBackendException(request.name(),
-                    "the zookeeper session was lost while queued for lock '" + request.name() + "'", null, true)));
-            Mono<Void> reconnected = session.reconnects().next().then();
-            return Mono.firstWithSignal(gone, lost, reconnected)
-                    .then(Mono.defer(() -> {
-                        queueChecks.incrementAndGet();
-                        return decide(request, node, c);
-                    }))
-                    .doFinally(s -> watchers.removeWatchers());
-        }).onErrorMap(e -> ZooKeeperErrors.map(request.name(), "acquire", e));
-    }
-
-    /** Creates the owner's protected ephemeral-sequential node, creating the lock's node (and the root) when missing. */
-    private Mono<Created> createNode(String name, String owner, String payload, int tries) {
-        return Mono.defer(() -> {
-            Stat stat = new Stat();
-            return Mono.fromCompletionStage(() -> async.create()
-                    .withOptions(EnumSet.of(CreateOption.doProtected), CreateMode.EPHEMERAL_SEQUENTIAL, options.acl(), stat)
-                    .forPath(paths.nodePathPrefix(name, owner), data(owner, payload)))
-                    .flatMap(path -> stat.getCzxid() != 0
-                            ? Mono.just(new Created(path, ZNodeNames.lastSegment(path), stat.getCzxid(), stat.getEphemeralOwner()))
-                            // found by Curator's protected-mode retry: no stat came with it
-                            : exists(path).map(s -> new Created(path, ZNodeNames.lastSegment(path), s.getCzxid(), s.getEphemeralOwner()))
-                                    .switchIfEmpty(Mono.error(() -> new LockBackendException(name,
-                                            "the node of owner " + owner + " vanished right after its create", null, true))));
-        }).onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NONODE && tries < CREATE_TRIES,
-                e -> ensureLockNode(name).then(createNode(name, owner, payload, tries + 1)));
-    }
-
-    /** Creates the lock's container node, and the root when that is missing too. */
-    private Mono<Void> ensureLockNode(String name) {
-        return createContainer(paths.lockPath(name))
-                .onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NONODE,
-                        e -> ensureRoot().then(createContainer(paths.lockPath(name))));
-    }
-
-    private Mono<Void> ensureRoot() {
-        String root = paths.root();
-        Mono<Void> chain = Mono.empty();
-        int i = 0;
-        while ((i = root.indexOf('/', i + 1)) > 0) {
-            String ancestor = root.substring(0, i);
-            chain = chain.then(createContainer(ancestor));
-        }
-        return chain.then(createContainer(root));
-    }
-
-    private Mono<Void> createContainer(String path) {
-        return Mono.fromCompletionStage(() -> async.create().withOptions(EnumSet.noneOf(CreateOption.class), CreateMode.CONTAINER,
-                        options.acl()).forPath(path, new byte[0]))
-                .then()
-                .onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NODEEXISTS, e -> Mono.empty());
-    }
-
-    // ---------------------------------------------------------------- renewal
 
     /**
      * Every confirmation interval (session timeout / 3 unless set), one {@code exists} on the
@@ -370,54 +223,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
      */
     @Override
     public Flux<Renewal> sessionRenewals(HeldLock lease, LockClock clock) {
-        return Flux.defer(() -> {
-            OwnerNode node = owners.get(key(lease.name(), lease.owner()));
-            Created c = node == null ? null : node.created;
-            if (c == null || c.czxid() != lease.token() || closed) {
-                return Flux.empty();
-            }
-            Duration every = confirmationInterval();
-            Flux<Confirmation> confirmations = Flux.defer(() -> c.sessionId() != session.sessionId()
-                    ? Flux.<Confirmation>empty()
-                    : Flux.interval(every, every, options.scheduler())
-                            .onBackpressureDrop()
-                            .concatMap(t -> confirm(c, clock), 1));
-            return confirmations
-                    .takeWhile(x -> x.renewal != null)
-                    .map(x -> x.renewal)
-                    .takeUntilOther(session.lost());
-        });
-    }
-
-    private record Confirmation(Renewal renewal) {
-        static final Confirmation GONE = new Confirmation(null);
-    }
-
-    private Mono<Confirmation> confirm(Created c, LockClock clock) {
-        return Mono.defer(() -> {
-            long sentAt = clock.nanoTime();
-            return exists(c.path())
-                    .timeout(options.requestTimeout(), options.scheduler())
-                    .map(s -> {
-                        long ttl = session.negotiatedTimeoutMillis();
-                        boolean ours = s.getCzxid() == c.czxid() && s.getEphemeralOwner() == c.sessionId()
-                                && c.sessionId() == session.sessionId() && ttl > 0;
-                        return ours ? new Confirmation(new Renewal(sentAt, Duration.ofMillis(ttl))) : Confirmation.GONE;
-                    })
-                    .defaultIfEmpty(Confirmation.GONE)
-                    .onErrorResume(e -> {
-                        LOG.debug("confirmation of {} failed (skipped): {}", c.path(), e.toString());
-                        return Mono.empty();
-                    });
-        });
-    }
-
-    private Duration confirmationInterval() {
-        if (options.confirmationInterval() != null) {
-            return options.confirmationInterval();
-        }
-        long t = session.negotiatedTimeoutMillis();
-        return Duration.ofMillis(Math.max(50, (t > 0 ? t : 3000) / 3));
+        return confirmations.sessionRenewals(lease, clock);
     }
 
     /**
@@ -426,46 +232,15 @@ public final class ZooKeeperLockBackend implements LockBackend {
      */
     @Override
     public Mono<List<RenewOutcome>> renew(List<RenewRequest> batch) {
-        return Flux.fromIterable(batch)
-                .concatMap(r -> {
-                    OwnerNode node = owners.get(key(r.lock().name(), r.lock().owner()));
-                    Created c = node == null ? null : node.created;
-                    if (c == null || c.czxid() != r.lock().token()) {
-                        return Mono.just(RenewOutcome.notHeld());
-                    }
-                    return exists(c.path()).map(s -> {
-                        long ttl = session.negotiatedTimeoutMillis();
-                        return s.getCzxid() == c.czxid() && s.getEphemeralOwner() == session.sessionId() && ttl > 0
-                                ? RenewOutcome.renewed(Duration.ofMillis(ttl)) : RenewOutcome.notHeld();
-                    }).defaultIfEmpty(RenewOutcome.notHeld());
-                })
-                .collectList()
-                .onErrorMap(e -> ZooKeeperErrors.map(null, "renewal", e));
+        return confirmations.renew(batch);
     }
-
-    // ---------------------------------------------------------------- release, inspect, events
 
     @Override
     public Mono<Boolean> release(String name, String owner) {
-        return Mono.defer(() -> {
-            prunePending.add(name);
-            OwnerNode node = owners.remove(key(name, owner));
-            Mono<Boolean> deleted;
-            if (node != null) {
-                node.released = true;
-                node.start();
-                Created c = node.created;
-                // a create still in flight: once it lands, its own completion deletes the node
-                // (released is set) and so may this; the prune below is sent after both deletes
-                deleted = c != null ? deleteTracked(c.path())
-                        : node.creation.flatMap(x -> deleteTracked(x.path())).thenReturn(true)
-                                .onErrorResume(e -> deleteByOwner(name, owner));
-            } else {
-                deleted = deleteByOwner(name, owner);
-            }
-            return deleted.doOnSuccess(d -> schedulePrune(name));
-        }).onErrorMap(e -> ZooKeeperErrors.map(name, "release", e));
+        return queue.release(name, owner);
     }
+
+    // ---------------------------------------------------------------- inspect, events
 
     @Override
     public Mono<Holder> inspect(String name) {
@@ -473,8 +248,8 @@ public final class ZooKeeperLockBackend implements LockBackend {
     }
 
     private Mono<Holder> inspect(String name, int tries) {
-        return children(name).flatMap(list -> list.isEmpty() ? Mono.<Holder>empty()
-                : holderOf(name, list.get(0)).switchIfEmpty(Mono.defer(() -> tries > 1 ? inspect(name, tries - 1)
+        return nodes.children(name).flatMap(list -> list.isEmpty() ? Mono.<Holder>empty()
+                : nodes.holderOf(name, list.get(0)).switchIfEmpty(Mono.defer(() -> tries > 1 ? inspect(name, tries - 1)
                         : Mono.error(new LockBackendException(name, "the holder of lock '" + name
                                 + "' kept changing while it was read", null, true)))));
     }
@@ -496,7 +271,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
                 sink.complete();
                 return;
             }
-            EventsWatch w = new EventsWatch(name, sink);
+            LockEventsWatch w = new LockEventsWatch(name, sink, client, nodes.paths(), session, options, eventStreams);
             eventStreams.add(w);
             sink.onDispose(w::dispose);
             w.start();
@@ -517,38 +292,12 @@ public final class ZooKeeperLockBackend implements LockBackend {
     public Mono<Boolean> updatePayload(HeldLock lock, String payload) {
         Objects.requireNonNull(lock, "lock");
         return Mono.defer(() -> {
-            OwnerNode node = owners.get(key(lock.name(), lock.owner()));
-            Created c = node == null ? null : node.created;
-            if (c == null || c.czxid() != lock.token() || !node.granted) {
+            LockQueue.Created c = queue.granted(lock.name(), lock.owner());
+            if (c == null || c.czxid() != lock.token()) {
                 return Mono.just(false);
             }
-            return setData(c.path(), lock.token(), data(lock.owner(), payload), 3);
+            return nodes.setData(c.path(), lock.token(), LockNodes.data(lock.owner(), payload), 3);
         }).onErrorMap(e -> ZooKeeperErrors.map(lock.name(), "payload update", e));
-    }
-
-    /** Reads the node's version, then sets its data at that version; a concurrent change makes it try again. */
-    private Mono<Boolean> setData(String path, long czxid, byte[] data, int tries) {
-        return exists(path).flatMap(stat -> {
-            if (stat.getCzxid() != czxid) {
-                return Mono.just(false);
-            }
-            return Mono.fromCompletionStage(() -> async.setData().withVersion(stat.getVersion()).forPath(path, data))
-                    .map(written -> true)
-                    .onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.BADVERSION && tries > 1,
-                            e -> setData(path, czxid, data, tries - 1));
-        }).defaultIfEmpty(false)
-                .onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NONODE, e -> Mono.just(false));
-    }
-
-    /** A node's data: the owner id, then a newline and the payload when the grant has one (owner ids have no newline). */
-    private static byte[] data(String owner, String payload) {
-        return ZooKeeperLockOptions.bytes(payload == null ? owner : owner + '\n' + payload);
-    }
-
-    private static String payloadOf(byte[] data) {
-        String s = new String(data, java.nio.charset.StandardCharsets.UTF_8);
-        int nl = s.indexOf('\n');
-        return nl < 0 ? null : s.substring(nl + 1);
     }
 
     // ---------------------------------------------------------------- close
@@ -561,19 +310,12 @@ public final class ZooKeeperLockBackend implements LockBackend {
     private Mono<Void> doClose() {
         closed = true;
         sweeper.dispose();
-        for (Disposable timer : new ArrayList<>(pruneTimers.values())) {
-            timer.dispose(); // their names stay pending: the sweep below prunes them
-        }
-        pruneTimers.clear();
-        for (EventsWatch w : new ArrayList<>(eventStreams)) {
+        janitor.cancelTimers(); // their names stay pending: the sweep below prunes them
+        for (LockEventsWatch w : new ArrayList<>(eventStreams)) {
             w.complete();
         }
-        List<Mono<Boolean>> releases = new ArrayList<>();
-        for (OwnerNode n : new ArrayList<>(owners.values())) {
-            releases.add(release(n.name, n.owner).onErrorResume(e -> Mono.just(false)));
-        }
-        return Mono.when(releases)
-                .then(sweepCleanUp())
+        return Mono.when(queue.releaseAll())
+                .then(janitor.sweep(queue::hasNodeIn))
                 .timeout(options.requestTimeout(), options.scheduler())
                 .onErrorResume(e -> {
                     LOG.warn("zookeeper lock backend closed before its clean-up finished (ephemeral nodes end with the session): {}",
@@ -587,437 +329,23 @@ public final class ZooKeeperLockBackend implements LockBackend {
                 .then(ownsClient ? Mono.fromRunnable(client::close).subscribeOn(Schedulers.boundedElastic()).then() : Mono.empty());
     }
 
-    // ---------------------------------------------------------------- helpers
-
-    private Mono<List<ZNodeNames.Child>> children(String name) {
-        return Mono.fromCompletionStage(() -> async.getChildren().forPath(paths.lockPath(name)))
-                .map(ZNodeNames::sorted)
-                .onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NONODE, e -> Mono.just(List.of()));
-    }
-
-    private Mono<Stat> exists(String path) {
-        return Mono.fromCompletionStage(() -> async.checkExists().forPath(path));
-    }
-
-    private Mono<Holder> holderOf(String name, ZNodeNames.Child child) {
-        return Mono.defer(() -> {
-            Stat stat = new Stat();
-            return Mono.fromCompletionStage(() -> async.getData().storingStatIn(stat).forPath(paths.lockPath(name) + "/" + child.node()))
-                    .map(data -> new Holder(child.owner(), stat.getCzxid(), null, payloadOf(data)))
-                    .onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NONODE, e -> Mono.empty());
-        });
-    }
-
-    /** @return true when deleted, false when there was no such node */
-    private Mono<Boolean> delete(String path) {
-        return Mono.fromCompletionStage(() -> async.delete().forPath(path))
-                .thenReturn(true)
-                .onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NONODE, e -> Mono.just(false));
-    }
-
-    private void deleteQuietly(String path) {
-        deleteTracked(path).timeout(options.requestTimeout(), options.scheduler())
-                .subscribe(null, e -> LOG.debug("could not delete {} yet (retried after reconnection): {}", path, e.toString()));
-    }
-
-    /**
-     * Deletes a node of ours, remembering it until ZooKeeper confirmed: a delete that a lost
-     * connection interrupted (or whose caller gave up) is sent again after the reconnection, so a
-     * node whose session survived does not keep the lock from its successors.
-     */
-    private Mono<Boolean> deleteTracked(String path) {
-        return Mono.defer(() -> {
-            deletePending.add(path);
-            return delete(path).doOnSuccess(d -> deletePending.remove(path));
-        });
-    }
-
-    /** Deletes every node of {@code owner} under the lock (owner-checked by the owner id in the node name). */
-    private Mono<Boolean> deleteByOwner(String name, String owner) {
-        return children(name).flatMapMany(Flux::fromIterable)
-                .filter(c -> c.owner().equals(owner))
-                .concatMap(c -> delete(paths.lockPath(name) + "/" + c.node()))
-                .reduce(false, (a, b) -> a || b);
-    }
-
-    /**
-     * Prunes the lock's node a moment after a release rather than at once: a name taken again
-     * soon (the common case: a lock used in a loop) keeps its node, so its next acquire is one
-     * create instead of a failed create, a container create and a create again (B1 measured 6
-     * requests per acquire+release against the raw floor's 3). At most one prune per name is
-     * scheduled at a time; close() prunes whatever is still pending.
-     */
-    private void schedulePrune(String name) {
-        if (closed || !pruneScheduled.add(name)) {
-            return;
-        }
-        Runnable run = () -> {
-            pruneTimers.remove(name);
-            pruneScheduled.remove(name);
-            if (closed) {
-                return; // close() prunes what is pending
-            }
-            prune(name).subscribe(null, e -> LOG.debug("prune of lock '{}' failed: {}", name, e.toString()));
-        };
-        try {
-            Disposable timer = options.scheduler().schedule(run, PRUNE_DELAY.toMillis(), TimeUnit.MILLISECONDS);
-            if (pruneScheduled.contains(name)) {
-                pruneTimers.put(name, timer);
-            }
-            if (closed || !pruneScheduled.contains(name)) { // close() ran meanwhile, or the timer fired already
-                pruneTimers.remove(name, timer);
-                if (closed) {
-                    timer.dispose();
-                }
-            }
-        } catch (java.util.concurrent.RejectedExecutionException e) {
-            run.run();
-        }
-    }
-
-    /** Deletes the lock's node if it is empty; best effort (someone in it, or already gone, is fine). */
-    private Mono<Void> prune(String name) {
-        return pruneOrFail(name).onErrorResume(e -> Mono.empty());
-    }
-
-    /** Like {@link #prune}, but fails when ZooKeeper could not be asked (the name stays pending). */
-    private Mono<Void> pruneOrFail(String name) {
-        return Mono.fromCompletionStage(() -> async.delete().forPath(paths.lockPath(name)))
-                .then()
-                .doOnSuccess(v -> prunePending.remove(name))
-                .onErrorResume(e -> {
-                    KeeperException.Code code = ZooKeeperErrors.code(e);
-                    if (code == KeeperException.Code.NONODE || code == KeeperException.Code.NOTEMPTY) {
-                        prunePending.remove(name);
-                        return Mono.empty();
-                    }
-                    return Mono.error(e);
-                });
-    }
-
-    /**
-     * Sends again the deletes of owner nodes, then the prunes of lock nodes, that a lost
-     * connection interrupted (a lease lost in a partition, say), retrying while ZooKeeper is
-     * unreachable; the caller bounds it in time.
-     */
-    private Mono<Void> sweepCleanUp() {
-        Mono<Void> deletes = Flux.fromIterable(new ArrayList<>(deletePending))
-                .concatMap(p -> deleteTracked(p)
-                        .retryWhen(Retry.fixedDelay(Long.MAX_VALUE, WATCH_RETRY).filter(ZooKeeperErrors::isTransient))
-                        .onErrorResume(e -> Mono.empty()))
-                .then();
-        return deletes.thenMany(Flux.fromIterable(new ArrayList<>(prunePending)))
-                .filter(n -> owners.values().stream().noneMatch(o -> o.name.equals(n)))
-                .concatMap(n -> pruneOrFail(n)
-                        .retryWhen(Retry.fixedDelay(Long.MAX_VALUE, WATCH_RETRY).filter(ZooKeeperErrors::isTransient))
-                        .onErrorResume(e -> Mono.empty()))
-                .then();
-    }
-
-    private static int indexOf(List<ZNodeNames.Child> list, String node) {
-        for (int i = 0; i < list.size(); i++) {
-            if (list.get(i).node().equals(node)) {
-                return i;
-            }
-        }
-        return -1;
-    }
-
-    private static String key(String name, String owner) {
-        return owner + '\u0000' + name;
-    }
-
     // ---------------------------------------------------------------- for tests
 
-    /** @return how many predecessor watches were set (on a predecessor that still existed) */
-    long predecessorWatches() {
-        return predecessorWatches.get();
-    }
-
-    /** @return how many predecessor watches fired (one per hand-over in a queue: no herd) */
-    long predecessorWatchEvents() {
-        return predecessorWatchEvents.get();
-    }
-
-    /** @return how many times a queued owner looked at the children again after its wait */
-    long queueChecks() {
-        return queueChecks.get();
+    /** @return the queue's counts of predecessor watches and wake-ups */
+    LockQueueStats stats() {
+        return queue.stats();
     }
 
     ZooKeeperSession session() {
         return session;
     }
 
-    ZNodeNames paths() {
-        return paths;
-    }
-
     CuratorFramework client() {
         return client;
-    }
-
-    AsyncCuratorFramework async() {
-        return async;
-    }
-
-    /** @return the number of owners with a node (or a create in flight) in this backend */
-    int ownerNodes() {
-        return owners.size();
     }
 
     @Override
     public String toString() {
         return "ZooKeeperLockBackend{root='" + options.root() + "'}";
-    }
-
-    // ---------------------------------------------------------------- owner nodes
-
-    /** The node this backend made (or is making) in ZooKeeper for one owner of one lock. */
-    private record Created(String path, String node, long czxid, long sessionId) {
-    }
-
-    private final class OwnerNode {
-        final String name;
-        final String owner;
-        final String key;
-        final Mono<Created> creation;
-        private final AtomicBoolean started = new AtomicBoolean();
-        volatile Created created;
-        volatile boolean released;
-        volatile boolean granted;
-
-        OwnerNode(String name, String owner, String payload, String key) {
-            this.name = name;
-            this.owner = owner;
-            this.key = key;
-            this.creation = createNode(name, owner, payload, 0)
-                    .doOnNext(c -> {
-                        created = c;
-                        if (released || closed) {
-                            // released while the create was in flight: ours to delete, now that it exists
-                            owners.remove(key, this);
-                            deleteQuietly(c.path());
-                        }
-                    })
-                    .doOnError(e -> owners.remove(key, this))
-                    .cache();
-        }
-
-        /** Sends the create once; it completes whether or not anyone still waits for it. */
-        void start() {
-            if (started.compareAndSet(false, true)) {
-                creation.subscribe(null, e -> { });
-            }
-        }
-    }
-
-    // ---------------------------------------------------------------- events
-
-    private final class EventsWatch {
-        private final String name;
-        private final String lockPath;
-        private final FluxSink<LockEvent> sink;
-        private final WatcherRemoveCuratorFramework watchers;
-        private final AsyncCuratorFrameworkDsl watching;
-        private final AtomicLong generation = new AtomicLong();
-        private volatile boolean done;
-        private Disposable reconnects;
-        private volatile Disposable retryTimer;
-        // guarded by this
-        private boolean subscribed;
-        private boolean resubscribe;
-        private ZNodeNames.Child lowest;
-
-        EventsWatch(String name, FluxSink<LockEvent> sink) {
-            this.name = name;
-            this.lockPath = paths.lockPath(name);
-            this.sink = sink;
-            this.watchers = client.newWatcherRemoveCuratorFramework();
-            this.watching = AsyncCuratorFramework.wrap(watchers).with(WatchMode.successOnly);
-        }
-
-        void start() {
-            reconnects = session.reconnects().subscribe(s -> {
-                synchronized (this) {
-                    resubscribe = true;
-                }
-                arm();
-            });
-            arm();
-        }
-
-        private void arm() {
-            if (done) {
-                return;
-            }
-            long g = generation.incrementAndGet();
-            AsyncStage<List<String>> stage;
-            try {
-                stage = watching.watched().getChildren().forPath(lockPath);
-            } catch (RuntimeException e) {
-                fail(e);
-                return;
-            }
-            stage.whenComplete((children, error) -> {
-                if (done || g != generation.get()) {
-                    return;
-                }
-                if (error != null) {
-                    onError(g, error);
-                    return;
-                }
-                stage.event().thenAccept(e -> rearm(g));
-                onChildren(ZNodeNames.sorted(children));
-            });
-        }
-
-        /** The lock's node does not exist: the lock is free; watch for the node's creation. */
-        private void armExists(long g) {
-            AsyncStage<Stat> stage;
-            try {
-                stage = watching.watched().checkExists().forPath(lockPath);
-            } catch (RuntimeException e) {
-                fail(e);
-                return;
-            }
-            stage.whenComplete((stat, error) -> {
-                if (done || g != generation.get()) {
-                    return;
-                }
-                if (error != null) {
-                    onError(g, error);
-                    return;
-                }
-                if (stat != null) {
-                    arm(); // created meanwhile: watch its children
-                    return;
-                }
-                stage.event().thenAccept(e -> rearm(g));
-                onChildren(List.of());
-            });
-        }
-
-        private void rearm(long g) {
-            if (!done && g == generation.get()) {
-                arm();
-            }
-        }
-
-        private void onError(long g, Throwable error) {
-            if (ZooKeeperErrors.code(error) == KeeperException.Code.NONODE) {
-                armExists(g);
-            } else if (ZooKeeperErrors.isTransient(error)) {
-                try {
-                    retryTimer = options.scheduler().schedule(() -> rearm(g), WATCH_RETRY.toMillis(), TimeUnit.MILLISECONDS);
-                    if (done) {
-                        retryTimer.dispose();
-                    }
-                } catch (java.util.concurrent.RejectedExecutionException e) {
-                    fail(e);
-                }
-            } else {
-                fail(error);
-            }
-        }
-
-        private void onChildren(List<ZNodeNames.Child> children) {
-            ZNodeNames.Child now = children.isEmpty() ? null : children.get(0);
-            ZNodeNames.Child watchData = null;
-            List<LockEvent> out = new ArrayList<>(2);
-            synchronized (this) {
-                if (!subscribed || resubscribe) {
-                    subscribed = true;
-                    resubscribe = false;
-                    out.add(new LockEvent.Subscribed(name));
-                } else {
-                    boolean changed = now == null ? lowest != null : lowest == null || !now.node().equals(lowest.node());
-                    if (changed && lowest != null) {
-                        out.add(new LockEvent.Released(name, lowest.owner(), false));
-                    }
-                    if (changed && now != null) {
-                        watchData = now;
-                    }
-                }
-                if (out.size() == 1 && out.get(0) instanceof LockEvent.Subscribed && now != null) {
-                    watchData = now; // (again) after a reconnection: the data watch may be gone with the session
-                }
-                lowest = now;
-            }
-            for (LockEvent e : out) {
-                if (!done) {
-                    sink.next(e);
-                }
-            }
-            if (watchData != null) {
-                armData(watchData);
-            }
-        }
-
-        /**
-         * Watches the data of the lowest child; announces it as {@link LockEvent.Acquired} once
-         * the watch is set (a re-read from then on sees every later change), and again after
-         * each data change while it is still the lowest.
-         */
-        private void armData(ZNodeNames.Child child) {
-            if (done) {
-                return;
-            }
-            AsyncStage<Stat> stage;
-            try {
-                stage = watching.watched().checkExists().forPath(lockPath + "/" + child.node());
-            } catch (RuntimeException e) {
-                fail(e);
-                return;
-            }
-            stage.whenComplete((stat, error) -> {
-                boolean lowestNow;
-                synchronized (this) {
-                    lowestNow = lowest != null && lowest.node().equals(child.node());
-                }
-                if (done || !lowestNow) {
-                    return; // replaced: the children watch reports what comes next
-                }
-                if (error != null && ZooKeeperErrors.isTransient(error)) {
-                    try {
-                        options.scheduler().schedule(() -> armData(child), WATCH_RETRY.toMillis(), TimeUnit.MILLISECONDS);
-                    } catch (java.util.concurrent.RejectedExecutionException e) {
-                        fail(e);
-                    }
-                    return;
-                }
-                if (error != null || stat == null) {
-                    return; // gone: the children watch reports it
-                }
-                sink.next(new LockEvent.Acquired(name, child.owner(), 0));
-                stage.event().thenAccept(e -> {
-                    if (e.getType() == org.apache.zookeeper.Watcher.Event.EventType.NodeDataChanged) {
-                        armData(child);
-                    }
-                });
-            });
-        }
-
-        private void fail(Throwable error) {
-            if (!done) {
-                sink.error(ZooKeeperErrors.map(name, "watch", error));
-            }
-        }
-
-        void complete() {
-            sink.complete();
-        }
-
-        void dispose() {
-            done = true;
-            eventStreams.remove(this);
-            Disposable retry = retryTimer;
-            if (retry != null) {
-                retry.dispose();
-            }
-            if (reconnects != null) {
-                reconnects.dispose();
-            }
-            watchers.removeWatchers();
-        }
     }
 }

@@ -68,7 +68,7 @@ class ZooKeeperLockBackendContractTest extends LockBackendContract {
         // one attempt enqueues the waiter behind the holder (two nodes), and it watches its
         // predecessor: only that node's deletion wakes it
         ZooKeeperLockBackend backend = (ZooKeeperLockBackend) waiter.faults().delegate();
-        await().atMost(STEP).until(() -> zk.children(name).size() >= 2 && backend.predecessorWatches() >= 1);
+        await().atMost(STEP).until(() -> zk.children(name).size() >= 2 && backend.stats().predecessorWatches() >= 1);
         assertThat(waiter.faults().grantCalls()).as("attempts of the queued waiter").isEqualTo(grantCallsBefore + 1);
     }
 

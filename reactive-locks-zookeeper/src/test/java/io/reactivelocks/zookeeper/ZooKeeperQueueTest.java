@@ -79,7 +79,7 @@ class ZooKeeperQueueTest {
             assertThat(zk.nodes()).as("after release %d", i).containsExactly(new ZNodeNames("/").lockPath(name).substring(1));
             assertThat(zk.children(name)).isEmpty();
         }
-        // and it is pruned a moment later (ZooKeeperLockBackend.PRUNE_DELAY)
+        // and it is pruned a moment later (LockNodeJanitor.PRUNE_DELAY)
         await().atMost(STEP).untilAsserted(() -> assertThat(zk.nodes()).isEmpty());
     }
 
@@ -106,8 +106,8 @@ class ZooKeeperQueueTest {
         try {
             // everyone is in line and watches its predecessor before the first hand-over
             await().atMost(STEP).until(() -> zk.children(name).size() == waiters + 1);
-            await().atMost(STEP).until(() -> sum(ZooKeeperLockBackend::predecessorWatches) == waiters);
-            assertThat(sum(ZooKeeperLockBackend::predecessorWatchEvents)).isZero();
+            await().atMost(STEP).until(() -> sum(b -> b.stats().predecessorWatches()) == waiters);
+            assertThat(sum(b -> b.stats().predecessorWatchEvents())).isZero();
 
             first.release().block(STEP);
             await().atMost(Duration.ofSeconds(60)).until(() -> done.get() == waiters || failed.get() != null);
@@ -118,10 +118,10 @@ class ZooKeeperQueueTest {
         checker.assertNoOverlap();
         checker.assertTokensStrictlyIncreasing(name);
         // a children watch on the lock would have fired ~waiters²/2 times; the predecessor watch fires once per hand-over
-        assertThat(sum(ZooKeeperLockBackend::predecessorWatchEvents)).as("watch events").isEqualTo(waiters);
+        assertThat(sum(b -> b.stats().predecessorWatchEvents())).as("watch events").isEqualTo(waiters);
         // (a reconnection would add a look and a watch per waiter, never a herd)
-        assertThat(sum(ZooKeeperLockBackend::queueChecks)).as("listings after a wake-up").isBetween((long) waiters, 2L * waiters);
-        assertThat(sum(ZooKeeperLockBackend::predecessorWatches)).as("watches set").isBetween((long) waiters, 2L * waiters);
+        assertThat(sum(b -> b.stats().queueChecks())).as("listings after a wake-up").isBetween((long) waiters, 2L * waiters);
+        assertThat(sum(b -> b.stats().predecessorWatches())).as("watches set").isBetween((long) waiters, 2L * waiters);
     }
 
     @Test
@@ -139,11 +139,11 @@ class ZooKeeperQueueTest {
             int entries = i + 2;
             await().atMost(STEP).until(() -> zk.children(name).size() == entries); // in this order
         }
-        await().atMost(STEP).until(() -> backend.predecessorWatches() == 3);
+        await().atMost(STEP).until(() -> backend.stats().predecessorWatches() == 3);
 
         waiting.get(1).dispose(); // the middle one leaves: only the last one wakes, and watches the first waiter
-        await().atMost(STEP).until(() -> backend.predecessorWatches() == 4);
-        assertThat(backend.predecessorWatchEvents()).isEqualTo(1);
+        await().atMost(STEP).until(() -> backend.stats().predecessorWatches() == 4);
+        assertThat(backend.stats().predecessorWatchEvents()).isEqualTo(1);
         assertThat(zk.children(name)).hasSize(3);
         assertThat(got).allSatisfy(r -> assertThat(r.get()).isNull());
 
@@ -153,7 +153,7 @@ class ZooKeeperQueueTest {
         got.get(0).get().release().block(STEP);
         await().atMost(STEP).until(() -> got.get(2).get() != null);
         assertThat(got.get(2).get().token()).isGreaterThan(got.get(0).get().token());
-        assertThat(backend.predecessorWatchEvents()).isEqualTo(3);
+        assertThat(backend.stats().predecessorWatchEvents()).isEqualTo(3);
         got.get(2).get().release().block(STEP);
         waiting.forEach(Disposable::dispose);
     }

@@ -1,0 +1,37 @@
+package io.reactivelocks.etcd;
+
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.KV;
+import io.etcd.jetcd.kv.TxnResponse;
+import io.etcd.jetcd.op.Cmp;
+import io.etcd.jetcd.op.CmpTarget;
+import io.etcd.jetcd.op.Op;
+import io.etcd.jetcd.options.DeleteOption;
+import reactor.core.publisher.Mono;
+
+/**
+ * The deletes of owner keys that the queue, the release and the clean-up of abandoned
+ * transactions share. Each is lazy (sent on subscribe) and one etcd request.
+ */
+final class LockKeys {
+
+    private final KV kv;
+
+    LockKeys(KV kv) {
+        this.kv = kv;
+    }
+
+    /** @return whether a key was deleted */
+    Mono<Boolean> deleteKey(ByteSequence key) {
+        return Mono.fromFuture(() -> kv.delete(key, DeleteOption.DEFAULT)).map(d -> d.getDeleted() > 0);
+    }
+
+    /** @return whether the key was deleted: only when it is still the one created at {@code createRevision} */
+    Mono<Boolean> deleteIfCreated(ByteSequence key, long createRevision) {
+        return Mono.fromFuture(() -> kv.txn()
+                        .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(createRevision)))
+                        .Then(Op.delete(key, DeleteOption.DEFAULT))
+                        .commit())
+                .map(TxnResponse::isSucceeded);
+    }
+}

@@ -1,0 +1,192 @@
+package io.reactivelocks.etcd;
+
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.KV;
+import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.Watch;
+import io.etcd.jetcd.common.exception.CompactedException;
+import io.etcd.jetcd.op.Cmp;
+import io.etcd.jetcd.op.CmpTarget;
+import io.etcd.jetcd.op.Op;
+import io.etcd.jetcd.options.GetOption;
+import io.etcd.jetcd.options.PutOption;
+import io.etcd.jetcd.options.WatchOption;
+import io.reactivelocks.LockBackendException;
+import io.reactivelocks.spi.Attempt;
+import io.reactivelocks.spi.GrantRequest;
+import io.reactivelocks.spi.Holder;
+import java.util.List;
+import reactor.core.publisher.Mono;
+
+/**
+ * The queue recipe of {@link EtcdLockBackend} (its javadoc states it and why it is correct): the
+ * transaction that puts the owner's key on the session lease (or finds it) and reads the lowest
+ * key under the name; the answer (granted after a keep-alive confirmed the lease, queued, busy);
+ * the wait of a queued owner on the key just before its own only; and leaving the queue (release).
+ */
+final class LockQueue {
+
+    /** The key with the lowest create revision in a range: the holder's. */
+    static final GetOption LOWEST = GetOption.builder().isPrefix(true)
+            .withSortField(GetOption.SortTarget.CREATE).withSortOrder(GetOption.SortOrder.ASCEND).withLimit(1).build();
+
+    private final KV kv;
+    private final Watch watch;
+    private final EtcdKeys keys;
+    private final LockKeys requests;
+    private final SessionLeases sessions;
+    private final AbandonedTransactions txns;
+    private final EtcdLockStats stats;
+    private final EtcdLockOptions options;
+
+    LockQueue(KV kv, Watch watch, EtcdKeys keys, LockKeys requests, SessionLeases sessions, AbandonedTransactions txns,
+              EtcdLockStats stats, EtcdLockOptions options) {
+        this.kv = kv;
+        this.watch = watch;
+        this.keys = keys;
+        this.requests = requests;
+        this.sessions = sessions;
+        this.txns = txns;
+        this.stats = stats;
+        this.options = options;
+    }
+
+    /** See {@link EtcdLockBackend#tryGrant}. */
+    Mono<Attempt> tryGrant(GrantRequest request) {
+        return sessions.session()
+                .flatMap(s -> enqueue(request, s, true).onErrorResume(EtcdErrors::isLeaseNotFound, e -> {
+                    // the lease ended before the session heard of it (revoked, expired while the keys' own
+                    // watches already saw the deletions): end it, and put the key on a new one
+                    s.lose("etcd says the session lease " + Long.toHexString(s.leaseId) + " is gone");
+                    return sessions.session().flatMap(fresh -> enqueue(request, fresh, true));
+                }))
+                .onErrorMap(e -> EtcdErrors.forLock(request.name(), "acquire", EtcdErrors.map(request.name(), "acquire", e)));
+    }
+
+    private Mono<Attempt> enqueue(GrantRequest request, EtcdSession s, boolean mayReplaceStale) {
+        ByteSequence key = keys.owner(request.name(), request.owner());
+        ByteSequence range = keys.lock(request.name());
+        Cmp absent = new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0));
+        Op put = Op.put(key, EtcdKeys.value(request.owner(), request.payload()), PutOption.builder().withLeaseId(s.leaseId).build());
+        return Mono.fromFuture(() -> txns.tracked(request.name(), request.owner(), kv.txn()
+                        .If(absent)
+                        .Then(put, Op.get(range, LOWEST))
+                        .Else(Op.get(key, GetOption.DEFAULT), Op.get(range, LOWEST))
+                        .commit()))
+                .flatMap(r -> {
+                    long myRev;
+                    List<KeyValue> lowest;
+                    if (r.isSucceeded()) {
+                        myRev = r.getHeader().getRevision();
+                        lowest = r.getGetResponses().get(0).getKvs();
+                    } else {
+                        KeyValue mine = r.getGetResponses().get(0).getKvs().get(0);
+                        if (mine.getLease() != s.leaseId) {
+                            // left by a session that is gone (a retry after a lost session): replace it
+                            return mayReplaceStale
+                                    ? requests.deleteIfCreated(key, mine.getCreateRevision()).then(enqueue(request, s, false))
+                                    : Mono.error(new LockBackendException(request.name(), "the key of owner "
+                                            + request.owner() + " belongs to another etcd lease", null, true));
+                        }
+                        myRev = mine.getCreateRevision();
+                        lowest = r.getGetResponses().get(1).getKvs();
+                    }
+                    if (!lowest.isEmpty() && lowest.get(0).getKey().equals(key)) {
+                        return granted(request, s, myRev);
+                    }
+                    if (lowest.isEmpty()) {
+                        return Mono.error(new LockBackendException(request.name(), "the key of owner " + request.owner()
+                                + " vanished at once (the session lease ended)", null, true));
+                    }
+                    if (request.queue()) {
+                        return Mono.just(new Attempt.Queued(turn(request, s, myRev)));
+                    }
+                    Holder holder = EtcdKeys.holder(lowest.get(0));
+                    return requests.deleteKey(key).thenReturn(Attempt.busy(holder));
+                });
+    }
+
+    /** The wait of a queued owner: until no key before ours is left, then granted. */
+    private Mono<Attempt> turn(GrantRequest request, EtcdSession s, long myRev) {
+        Mono<Attempt> lost = s.whenOver().then(Mono.error(() -> new LockBackendException(request.name(),
+                "the session lease ended while queued for lock '" + request.name() + "': " + s.endReason(), null, true)));
+        return Mono.firstWithSignal(awaitTurn(request, s, myRev), lost)
+                .onErrorMap(e -> EtcdErrors.map(request.name(), "acquire", e));
+    }
+
+    private Mono<Attempt> awaitTurn(GrantRequest request, EtcdSession s, long myRev) {
+        ByteSequence key = keys.owner(request.name(), request.owner());
+        GetOption before = GetOption.builder().isPrefix(true).withMaxCreateRevision(myRev - 1)
+                .withSortField(GetOption.SortTarget.CREATE).withSortOrder(GetOption.SortOrder.DESCEND)
+                .withLimit(1).build();
+        return Mono.fromFuture(() -> kv.txn()
+                        .Then(Op.get(key, GetOption.DEFAULT), Op.get(keys.lock(request.name()), before))
+                        .commit())
+                .flatMap(r -> {
+                    if (r.getGetResponses().get(0).getKvs().isEmpty()) {
+                        return Mono.error(new LockBackendException(request.name(), "the queue entry of owner "
+                                + request.owner() + " is gone (its session lease ended)", null, true));
+                    }
+                    List<KeyValue> predecessor = r.getGetResponses().get(1).getKvs();
+                    if (predecessor.isEmpty()) {
+                        return granted(request, s, myRev);
+                    }
+                    return awaitDeletion(request.name(), predecessor.get(0).getKey(), r.getHeader().getRevision() + 1)
+                            .then(Mono.defer(() -> awaitTurn(request, s, myRev)));
+                });
+    }
+
+    /**
+     * Watches one key for its deletion, from {@code fromRevision} on (so a deletion after the read
+     * that found the key is seen even if it happened before the watch was set up).
+     *
+     * @return completes on the deletion, or shortly after the watch failed transiently (the caller
+     *         then looks again); a permanent watch failure is an error
+     */
+    private Mono<Void> awaitDeletion(String name, ByteSequence key, long fromRevision) {
+        return Mono.<Boolean>create(sink -> {
+            WatchOption option = WatchOption.builder().withRevision(fromRevision).withNoPut(true).build();
+            Watch.Watcher w = watch.watch(key, option, Watch.listener(
+                    response -> {
+                        if (!response.getEvents().isEmpty()) {
+                            stats.predecessorWokeUp();
+                            sink.success(true);
+                        }
+                    },
+                    error -> {
+                        if (EtcdErrors.isTransient(error) || error instanceof CompactedException) {
+                            sink.success(false);
+                        } else {
+                            sink.error(EtcdErrors.map(name, "watch", error));
+                        }
+                    },
+                    () -> sink.success(false)));
+            sink.onDispose(w::close);
+        }).flatMap(deleted -> deleted ? Mono.<Void>empty()
+                : Mono.delay(EtcdLockBackend.WATCH_RETRY, options.scheduler()).then()); // do not spin on a failing watch
+    }
+
+    private Mono<Attempt> granted(GrantRequest request, EtcdSession s, long token) {
+        return s.confirm(request.clock()).map(c -> {
+            sessions.granted(EtcdKeys.heldKey(request.name(), request.owner()), s);
+            return new Attempt.Granted(token, c.ttl(), c.sentAtNanos());
+        });
+    }
+
+    // ---------------------------------------------------------------- release
+
+    /**
+     * Leaves the queue: deletes the owner's key (whether it holds or waits), also once more after
+     * an acquire transaction of it still in the driver settled.
+     */
+    Mono<Boolean> release(String name, String owner) {
+        return Mono.defer(() -> {
+            String held = EtcdKeys.heldKey(name, owner);
+            sessions.forget(held);
+            // an acquire transaction still in the driver may put the key after this delete: delete it
+            // again once that transaction settled
+            txns.released(held);
+            return requests.deleteKey(keys.owner(name, owner));
+        }).onErrorMap(e -> EtcdErrors.map(name, "release", e));
+    }
+}
