@@ -246,10 +246,14 @@ public abstract class LeaderElectionContract {
         LeaderElection watcher = LeaderElection.create(newClient().locks());
         List<Optional<Leader>> seen = new CopyOnWriteArrayList<>();
         Disposable observing = watcher.observe(name).subscribe(seen::add);
+        // the observer reads the current state once its store-side subscription is live: wait for it,
+        // and for each value below, so that no state is coalesced into the next one
+        await().atMost(STEP).until(() -> !seen.isEmpty());
         Campaign first = Campaign.of(LeaderElection.create(one.locks()), name, "v1", new AtomicInteger(), new AtomicInteger());
         try {
             await().atMost(STEP).until(() -> !first.terms().isEmpty());
             Leadership term = first.term();
+            await().atMost(STEP).until(() -> seen.contains(Optional.of(new Leader(name, "v1", term.owner(), term.token()))));
             term.proclaim("v2").block(STEP);
             assertThat(term.value()).isEqualTo("v2");
             StepVerifier.create(watcher.leader(name))
