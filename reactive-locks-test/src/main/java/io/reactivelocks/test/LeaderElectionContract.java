@@ -178,12 +178,15 @@ public abstract class LeaderElectionContract {
             TestClient nextClient = next == s2 ? two : three;
             Leadership t2 = next.term();
             assertThat(t2.token()).isGreaterThan(t1.token());
+            // the observer sees each leader before the next change (else two changes may reach it as one)
+            await().atMost(STEP).until(() -> seen.contains(Optional.of(new Leader(name, t2.value(), t2.owner(), t2.token()))));
 
             // close the leader's client: the remaining candidate leads
             nextClient.locks().close().block(STEP);
             await().atMost(STEP).until(() -> !last.terms().isEmpty());
             Leadership t3 = last.term();
             assertThat(t3.token()).isGreaterThan(t2.token());
+            await().atMost(STEP).until(() -> seen.contains(Optional.of(new Leader(name, t3.value(), t3.owner(), t3.token()))));
             assertThat(next.ended().get()).isNotZero();
 
             // cancel the campaign: resigns, nobody leads
