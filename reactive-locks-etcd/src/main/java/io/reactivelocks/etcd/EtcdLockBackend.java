@@ -180,11 +180,6 @@ public final class EtcdLockBackend implements LockBackend {
         return RenewalMode.SESSION;
     }
 
-    /** @return 2: the transaction, then the keep-alive that confirms the session lease after it */
-    @Override
-    public int grantRoundTrips() {
-        return 2;
-    }
 
     // ---------------------------------------------------------------- session
 
@@ -383,12 +378,16 @@ public final class EtcdLockBackend implements LockBackend {
     }
 
     private Mono<Attempt> granted(GrantRequest request, EtcdSession s, long token) {
-        return s.confirm(request.clock()).map(c -> {
+        return s.confirm(request.clock()).flatMap(c -> {
             grantedSessions.put(heldKey(request.name(), request.owner()), s);
             if (s.isOver()) {
+                // the session was given up (and its lease revoked, deleting our key) while the
+                // confirmation was on its way: its answer proves nothing any more
                 grantedSessions.remove(heldKey(request.name(), request.owner()), s);
+                return Mono.error(new LockBackendException(request.name(), "the etcd session ended before the grant of lock '"
+                        + request.name() + "' was confirmed: " + s.endReason(), null, true));
             }
-            return new Attempt.Granted(token, c.ttl(), c.sentAtNanos());
+            return Mono.just(new Attempt.Granted(token, c.ttl(), c.sentAtNanos()));
         });
     }
 

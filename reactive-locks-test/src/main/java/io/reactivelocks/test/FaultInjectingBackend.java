@@ -141,10 +141,6 @@ public final class FaultInjectingBackend implements LockBackend {
         return delegate.renewalMode();
     }
 
-    @Override
-    public int grantRoundTrips() {
-        return delegate.grantRoundTrips();
-    }
 
     @Override
     public Flux<Renewal> sessionRenewals(HeldLock lease, LockClock clock) {

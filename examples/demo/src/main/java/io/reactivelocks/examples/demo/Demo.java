@@ -313,10 +313,18 @@ public final class Demo {
      * lock has a long lease, since a cold start can take longer than the demo's short one; an
      * instance that cannot take it within 30 s is named, and the run goes on without waiting for it.
      */
+    /** The warm-up lock: a long lease where the store takes one per call, the session's TTL on etcd and ZooKeeper. */
+    private static Mono<io.reactivelocks.Lease> warmUpLock(LockClient client, String name, LockOptions options) {
+        try {
+            return client.tryAcquire(name, options.mutate().leaseTime(Duration.ofSeconds(30)).build());
+        } catch (IllegalArgumentException sessionStore) {
+            return client.tryAcquire(name, options);
+        }
+    }
+
     private static void warmUp(List<LockClient> clients, List<LockOptions> options, PrintStream out) {
         Flux.range(0, clients.size())
-                .flatMap(w -> clients.get(w)
-                        .tryAcquire("demo-warm-up:" + w, options.get(w).mutate().leaseTime(Duration.ofSeconds(30)).build())
+                .flatMap(w -> warmUpLock(clients.get(w), "demo-warm-up:" + w, options.get(w))
                         .flatMap(l -> l.release().thenReturn(true))
                         .retryWhen(Retry.fixedDelay(5, Duration.ofMillis(200)).filter(e -> e instanceof LockException))
                         .timeout(Duration.ofSeconds(30))
