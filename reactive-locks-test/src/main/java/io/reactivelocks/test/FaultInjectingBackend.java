@@ -141,7 +141,6 @@ public final class FaultInjectingBackend implements LockBackend {
         return delegate.renewalMode();
     }
 
-
     @Override
     public Flux<Renewal> sessionRenewals(HeldLock lease, LockClock clock) {
         return delegate.sessionRenewals(lease, clock);
