@@ -230,8 +230,8 @@ public interface LockClient {
      * Closes the client: pending acquires fail with {@link LockClientClosedException}, held
      * leases are released (best effort), observe streams complete, the backend is closed. The
      * backend is closed only after every request of an acquire cancelled or failed earlier has
-     * settled and the release of what it may have taken was answered — at most a grant timeout
-     * plus a request timeout; past that it closes anyway and logs the names not confirmed
+     * settled and the release of what it may have taken was answered — at most twice the request
+     * timeout; past that it closes anyway and logs the names not confirmed
      * released. Idempotent.
      *
      * @return a {@code Mono} that closes on subscribe

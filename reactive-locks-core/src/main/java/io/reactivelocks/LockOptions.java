@@ -271,9 +271,7 @@ public final class LockOptions {
         }
 
         /**
-         * @param requestTimeout the longest one store request may take (a grant that takes several
-         *                       round trips, as on etcd and ZooKeeper, gets one per round trip);
-         *                       positive, at most {@link #MAX_DURATION}
+         * @param requestTimeout the longest one store request may take; positive, at most {@link #MAX_DURATION}
          * @return this builder
          */
         public Builder requestTimeout(Duration requestTimeout) {

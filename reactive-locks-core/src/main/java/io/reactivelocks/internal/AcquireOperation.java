@@ -225,7 +225,7 @@ final class AcquireOperation implements Subscription {
         }
         client.backend().tryGrant(request)
                 .switchIfEmpty(Mono.error(() -> new IllegalStateException("store answered nothing")))
-                .transform(m -> Timeouts.within(m, client.grantTimeout(options), scheduler))
+                .transform(m -> Timeouts.within(m, options.requestTimeout(), scheduler))
                 .subscribe(a -> onAnswer(a, sentAt), this::onAttemptError);
     }
 

@@ -244,11 +244,6 @@ public final class DefaultLockClient implements LockClient {
         return h;
     }
 
-    /** @return the time one grant may take: a request timeout per round trip of the store's grant */
-    java.time.Duration grantTimeout(LockOptions options) {
-        return options.requestTimeout().multipliedBy(Math.max(1, backend.grantRoundTrips()));
-    }
-
     Scheduler schedulerFor(LockOptions options) {
         return options.scheduler() != null ? options.scheduler() : ownScheduler;
     }
@@ -360,9 +355,9 @@ public final class DefaultLockClient implements LockClient {
         for (LeaseHandle h : new ArrayList<>(leases)) {
             h.release().subscribe(null, e -> { }); // tracked: drain() waits for it
         }
-        // every in-flight request of an ended acquire settles within its grant timeout, and its
-        // release within a request timeout; past that, name what is left and close anyway
-        Duration bound = grantTimeout(defaults).plus(defaults.requestTimeout()).plus(CLOSE_GRACE);
+        // every in-flight request of an ended acquire settles within its request timeout, and its
+        // release within another; past that, name what is left and close anyway
+        Duration bound = defaults.requestTimeout().multipliedBy(2).plus(CLOSE_GRACE);
         return drain()
                 .timeout(Mono.delay(bound, ownScheduler), Mono.fromRunnable(() -> LOG.warn(
                         "lock client closed before the store confirmed the release of {} (they stay until their lease or session ends)",

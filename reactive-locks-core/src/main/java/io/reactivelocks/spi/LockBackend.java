@@ -104,15 +104,6 @@ public interface LockBackend {
      */
     Flux<LockEvent> events(String name);
 
-    /**
-     * @return how many sequential store round trips one {@link #tryGrant} takes (1 by default,
-     *         2 for a write followed by a confirmation); the engine allows a grant that many
-     *         request timeouts
-     */
-    default int grantRoundTrips() {
-        return 1;
-    }
-
     /** @return how held locks are kept alive; {@link RenewalMode#PER_LEASE} by default */
     default RenewalMode renewalMode() {
         return RenewalMode.PER_LEASE;

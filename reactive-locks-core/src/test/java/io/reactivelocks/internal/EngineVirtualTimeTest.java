@@ -344,26 +344,4 @@ class EngineVirtualTimeTest {
                 .expectErrorSatisfies(e -> assertThat(e).isInstanceOf(io.reactivelocks.LockException.class)
                         .satisfies(x -> assertThat(((io.reactivelocks.LockException) x).lockName()).isEqualTo("b")))
                 .verify(VERIFY);
-    }
-
-    @Test
-    void aGrantOfTwoRoundTripsGetsTwoRequestTimeouts() {
-        backend.grantRoundTrips = 2;
-        LockOptions quick = options.mutate().requestTimeout(Duration.ofSeconds(1)).build();
-        backend.onGrant = r -> Mono.never();
-        java.util.concurrent.atomic.AtomicReference<Throwable> failed = new java.util.concurrent.atomic.AtomicReference<>();
-        client.tryAcquire("b", quick).subscribe(null, failed::set);
-        vts.advanceTimeBy(Duration.ofMillis(1_999));
-        assertThat(failed.get()).as("within two request timeouts").isNull();
-        vts.advanceTimeBy(Duration.ofMillis(1));
-        assertThat(failed.get()).isInstanceOf(LockBackendException.class);
-
-        backend.onGrant = r -> Mono.delay(Duration.ofMillis(1_500), vts).thenReturn(Attempt.granted(3, r.leaseTime()));
-        StepVerifier.withVirtualTime(() -> client.tryAcquire("a", quick), () -> vts, Long.MAX_VALUE)
-                .expectSubscription()
-                .thenAwait(Duration.ofMillis(1_500))
-                .assertNext(l -> assertThat(l.token()).isEqualTo(3))
-                .expectComplete()
-                .verify(VERIFY);
-    }
-}
+    }}

@@ -31,7 +31,6 @@ final class ScriptedBackend implements LockBackend {
     volatile Flux<LockEvent> events = Flux.never();
     volatile Function<String, Mono<Boolean>> onRelease = owner -> Mono.just(true);
     volatile boolean closed;
-    volatile int grantRoundTrips = 1;
     final List<String> releasedAfterClose = new CopyOnWriteArrayList<>();
 
     @Override
@@ -64,11 +63,6 @@ final class ScriptedBackend implements LockBackend {
             }
             return onRelease.apply(owner);
         });
-    }
-
-    @Override
-    public int grantRoundTrips() {
-        return grantRoundTrips;
     }
 
     @Override

@@ -164,11 +164,6 @@ public final class EtcdLockBackend implements LockBackend {
         return RenewalMode.SESSION;
     }
 
-    /** @return 2: the transaction, then the keep-alive that confirms the session lease after it */
-    @Override
-    public int grantRoundTrips() {
-        return 2;
-    }
 
     // ---------------------------------------------------------------- grant, renewal, release
 

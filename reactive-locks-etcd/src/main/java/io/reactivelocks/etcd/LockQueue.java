@@ -167,10 +167,10 @@ final class LockQueue {
     }
 
     private Mono<Attempt> granted(GrantRequest request, EtcdSession s, long token) {
-        return s.confirm(request.clock()).map(c -> {
-            sessions.granted(EtcdKeys.heldKey(request.name(), request.owner()), s);
-            return new Attempt.Granted(token, c.ttl(), c.sentAtNanos());
-        });
+        return s.confirm(request.clock()).flatMap(c -> sessions.granted(EtcdKeys.heldKey(request.name(), request.owner()), s)
+                ? Mono.just(new Attempt.Granted(token, c.ttl(), c.sentAtNanos()))
+                : Mono.error(new LockBackendException(request.name(), "the etcd session ended before the grant of lock '"
+                        + request.name() + "' was confirmed: " + s.endReason(), null, true)));
     }
 
     // ---------------------------------------------------------------- release

@@ -143,12 +143,19 @@ final class SessionLeases {
 
     // ---------------------------------------------------------------- granted keys
 
-    /** Remembers that the key {@code held} was granted on {@code s} (not when {@code s} is over by now). */
-    void granted(String held, EtcdSession s) {
+    /**
+     * Remembers that the key {@code held} was granted on {@code s}, unless {@code s} is over by now.
+     *
+     * @return false when {@code s} is over: given up (and its lease revoked, deleting the key) while
+     *         the grant's confirmation was on its way, so that confirmation proves nothing
+     */
+    boolean granted(String held, EtcdSession s) {
         grantedSessions.put(held, s);
         if (s.isOver()) {
             grantedSessions.remove(held, s);
+            return false;
         }
+        return true;
     }
 
     /** @return the session the key {@code held} was granted on, or null */

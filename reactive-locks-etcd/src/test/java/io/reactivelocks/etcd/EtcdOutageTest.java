@@ -35,7 +35,7 @@ class EtcdOutageTest {
     private static final LockOptions OPTIONS = LockOptions.builder()
             .leaseTime(SESSION)
             .requestTimeout(Duration.ofSeconds(1))
-            .waitTimeout(Duration.ofSeconds(3)) // past the first grant timeout (2 round trips = 2 s)
+            .waitTimeout(Duration.ofSeconds(3)) // several attempts, each failing at its request timeout
             .build();
 
     private static EtcdTestSupport etcd;

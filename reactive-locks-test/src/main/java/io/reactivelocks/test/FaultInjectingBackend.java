@@ -147,11 +147,6 @@ public final class FaultInjectingBackend implements LockBackend {
     }
 
     @Override
-    public int grantRoundTrips() {
-        return delegate.grantRoundTrips();
-    }
-
-    @Override
     public Flux<Renewal> sessionRenewals(HeldLock lease, LockClock clock) {
         return delegate.sessionRenewals(lease, clock);
     }

@@ -200,11 +200,6 @@ public final class ZooKeeperLockBackend implements LockBackend {
         return RenewalMode.SESSION;
     }
 
-    /** @return 2: the owner node's create, then the listing that decides the turn */
-    @Override
-    public int grantRoundTrips() {
-        return 2;
-    }
 
     // ---------------------------------------------------------------- grant, renewal, release
 

@@ -317,8 +317,7 @@ public final class Demo {
      */
     private static void warmUp(List<LockClient> clients, List<LockOptions> options, PrintStream out) {
         Flux.range(0, clients.size())
-                .flatMap(w -> clients.get(w)
-                        .tryAcquire("demo-warm-up:" + w, options.get(w))
+                .flatMap(w -> clients.get(w).tryAcquire("demo-warm-up:" + w, options.get(w))
                         .flatMap(l -> l.release().thenReturn(true))
                         .retryWhen(Retry.fixedDelay(5, Duration.ofMillis(200)).filter(e -> e instanceof LockException))
                         .timeout(Duration.ofSeconds(30))
