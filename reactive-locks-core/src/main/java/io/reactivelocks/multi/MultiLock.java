@@ -45,6 +45,19 @@ public interface MultiLock {
         return new DefaultMultiLock(client);
     }
 
+    /**
+     * The canonical order every multi-lock takes names in.
+     *
+     * @param names lock names in any order, possibly repeated
+     * @return the distinct names sorted by their UTF-8 bytes (unsigned)
+     * @throws NullPointerException     naming the argument when {@code names} or one of them is null
+     * @throws IllegalArgumentException naming the argument when {@code names} is empty or a name
+     *                                  is empty or over 1024 UTF-8 bytes
+     */
+    static java.util.List<String> canonicalOrder(Collection<String> names) {
+        return DefaultMultiLock.canonicalOrder(names);
+    }
+
     /** @return the client the locks are taken with */
     LockClient client();
 

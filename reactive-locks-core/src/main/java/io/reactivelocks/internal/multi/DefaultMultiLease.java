@@ -113,14 +113,19 @@ final class DefaultMultiLease implements MultiLease {
         return min == null ? Duration.ZERO : min;
     }
 
+    /** Stops watching for losses: the set is being released. */
+    void disarm() {
+        released.set(true);
+        Disposable w = watch;
+        if (w != null) {
+            w.dispose();
+        }
+    }
+
     @Override
     public Mono<Void> release() {
         return Mono.defer(() -> {
-            released.set(true);
-            Disposable w = watch;
-            if (w != null) {
-                w.dispose();
-            }
+            disarm();
             return Mono.whenDelayError(leases.stream().map(Lease::release).toList());
         });
     }

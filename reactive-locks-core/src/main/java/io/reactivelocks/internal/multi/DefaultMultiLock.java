@@ -14,6 +14,8 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
 import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
@@ -73,6 +75,7 @@ public final class DefaultMultiLock implements MultiLock {
                     .concatMap(n -> acquireOne(n, options, deadline).doOnNext(taken::add), 0)
                     .then(Mono.fromSupplier(taken::complete))
                     .onErrorResume(e -> taken.releaseAll().then(Mono.error(e)))
+                    .filter(taken::handOver)
                     .doOnCancel(taken::releaseDetached);
         });
     }
@@ -89,6 +92,7 @@ public final class DefaultMultiLock implements MultiLock {
                     .last(true)
                     .flatMap(all -> all ? Mono.fromSupplier(taken::complete) : taken.releaseAll().then(Mono.<MultiLease>empty()))
                     .onErrorResume(e -> taken.releaseAll().then(Mono.error(e)))
+                    .filter(taken::handOver)
                     .doOnCancel(taken::releaseDetached);
         });
     }
@@ -135,9 +139,33 @@ public final class DefaultMultiLock implements MultiLock {
     @Override
     public Flux<MultiLease> hold(Collection<String> names, LockOptions options) {
         Mono<MultiLease> acquire = acquire(names, options);
-        return Flux.usingWhen(acquire,
-                set -> Flux.just(set).concatWith(set.lost().then(Mono.empty())),
-                MultiLease::release, (set, e) -> set.release(), MultiLease::release);
+        // Not Flux.usingWhen: a cancel that meets the set on its way into usingWhen can leave it
+        // unreleased. Here the set is recorded the moment it arrives, and whichever of "arrived"
+        // and "ended" comes second releases it (both sides write their flag, then read the other's).
+        return Flux.defer(() -> {
+            AtomicReference<MultiLease> held = new AtomicReference<>();
+            AtomicBoolean ended = new AtomicBoolean();
+            return acquire
+                    .doOnNext(set -> {
+                        held.set(set);
+                        if (ended.get()) {
+                            releaseDetached(set);
+                        }
+                    })
+                    .flatMapMany(set -> Flux.just(set).concatWith(set.lost().then(Mono.empty())))
+                    .doFinally(signal -> {
+                        ended.set(true);
+                        MultiLease set = held.get();
+                        if (set != null) {
+                            releaseDetached(set);
+                        }
+                    });
+        });
+    }
+
+    private static void releaseDetached(MultiLease set) {
+        set.release().subscribe(null, e -> LOG.warn("could not release every lock of {} (they expire by their TTL): {}",
+                set, e.toString()));
     }
 
     // ---- timing
@@ -176,13 +204,16 @@ public final class DefaultMultiLock implements MultiLock {
 
     /**
      * The leases one acquire has taken so far. Once it is aborted (cancel, error, refusal), a
-     * lease that still arrives is released at once; once it is complete, the leases belong to the
-     * {@link MultiLease} handed out.
+     * lease that still arrives is released at once. Once complete, the set exists but is still
+     * ours until it has passed the last operator of the acquire ({@link #handOver}): operators in
+     * between may discard a value that meets a cancel, so a cancel before the hand-over releases
+     * the set; after it, the set belongs to the subscriber.
      */
     private static final class Taken {
         private final List<Lease> leases = new ArrayList<>(); // guarded by this
         private boolean aborted;
-        private boolean complete;
+        private DefaultMultiLease complete;
+        private boolean handedOver;
 
         void add(Lease lease) {
             boolean release;
@@ -204,17 +235,32 @@ public final class DefaultMultiLock implements MultiLock {
                 if (aborted) {
                     return null;
                 }
-                complete = true;
                 all = List.copyOf(leases);
+                leases.clear();
+                complete = DefaultMultiLease.owning(all);
+                return complete;
             }
-            return DefaultMultiLease.owning(all);
         }
 
+        /** @return true when {@code set} may go to the subscriber; false when a cancel came first (and released it) */
+        synchronized boolean handOver(MultiLease set) {
+            if (aborted) {
+                return false;
+            }
+            handedOver = true;
+            return true;
+        }
+
+        /** @return what must be released now: the leases taken, or the completed set not handed over */
         private synchronized List<Lease> abort() {
-            if (complete || aborted) {
+            if (handedOver || aborted) {
                 return List.of();
             }
             aborted = true;
+            if (complete != null) {
+                complete.disarm();
+                return complete.leases();
+            }
             List<Lease> all = List.copyOf(leases);
             leases.clear();
             return all;
