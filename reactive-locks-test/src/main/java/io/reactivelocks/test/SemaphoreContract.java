@@ -172,11 +172,12 @@ public abstract class SemaphoreContract {
     @Test
     void aCrashedHoldersPermitExpiresAndAWaiterGetsIt() {
         String name = name("crash");
-        SemaphoreStore raw = newStore();
+        SemaphoreStore raw = holderStore();
         try {
             // a holder that died: granted on the store, never renewed, never released
             PermitGrant g = raw.tryGrant(name, List.of("dead-" + UUID.randomUUID()), 1, Duration.ofMillis(1500)).block(STEP);
             assertThat(g).isInstanceOf(PermitGrant.Granted.class);
+            crash(raw);
             long deadToken = ((PermitGrant.Granted) g).tokens().get(0);
             Semaphore a = newSemaphore();
             long t0 = System.nanoTime();
@@ -187,6 +188,21 @@ public abstract class SemaphoreContract {
         } finally {
             raw.close().block(STEP);
         }
+    }
+
+    /** @return the store of the holder that {@link #aCrashedHoldersPermitExpiresAndAWaiterGetsIt} lets die; {@link #newStore()} by default */
+    protected SemaphoreStore holderStore() {
+        return newStore();
+    }
+
+    /**
+     * Makes the holder of {@code store} die without releasing. The default does nothing: a holder
+     * that stops renewing is dead to a store that expires permits by their lease time. Stores whose
+     * permits live as long as a session (ZooKeeper) cut that session off the server here.
+     *
+     * @param store a store from {@link #holderStore()}
+     */
+    protected void crash(SemaphoreStore store) {
     }
 
     @Test
