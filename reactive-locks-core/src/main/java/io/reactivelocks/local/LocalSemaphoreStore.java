@@ -96,6 +96,7 @@ public final class LocalSemaphoreStore implements SemaphoreStore {
                 return new PermitGrant.Granted(tokens, leaseTime);
             }
             if (held.size() + owners.size() > permits) {
+                tidy(name);
                 long earliest = held.values().stream().mapToLong(p -> p.expiresAt).min().orElse(now);
                 return new PermitGrant.Busy(Duration.ofNanos(Math.max(0, earliest - now)));
             }
@@ -123,6 +124,7 @@ public final class LocalSemaphoreStore implements SemaphoreStore {
                 for (RenewRequest r : batch) {
                     Permit p = live(r.lock().name(), now).get(r.lock().owner());
                     if (p == null || p.token != r.lock().token()) {
+                        tidy(r.lock().name());
                         out.add(RenewOutcome.notHeld());
                     } else {
                         p.expiresAt = now + r.leaseTime().toNanos();
@@ -144,6 +146,7 @@ public final class LocalSemaphoreStore implements SemaphoreStore {
                     return false;
                 }
                 p.timer.dispose();
+                tidy(name);
             }
             publish(new LockEvent.Released(name, owner, false));
             return true;
@@ -160,6 +163,7 @@ public final class LocalSemaphoreStore implements SemaphoreStore {
                     out.add(new Holder(p.owner, p.token, Duration.ofNanos(p.expiresAt - now)));
                 }
                 out.sort(Comparator.comparingLong(Holder::token));
+                tidy(name);
                 return out;
             }
         });
@@ -167,7 +171,9 @@ public final class LocalSemaphoreStore implements SemaphoreStore {
 
     /** @return how many permits of {@code name} are held now (expired ones not counted) */
     public synchronized int heldCount(String name) {
-        return live(name, clock.nanoTime()).size();
+        int n = live(name, clock.nanoTime()).size();
+        tidy(name);
+        return n;
     }
 
     @Override
@@ -194,6 +200,14 @@ public final class LocalSemaphoreStore implements SemaphoreStore {
         return held;
     }
 
+    // guarded by this: forget a name without permits, so names do not accumulate
+    private void tidy(String name) {
+        Map<String, Permit> held = semaphores.get(name);
+        if (held != null && held.isEmpty()) {
+            semaphores.remove(name);
+        }
+    }
+
     // guarded by this
     private void arm(String name, Permit p) {
         if (p.timer != null) {
@@ -212,6 +226,7 @@ public final class LocalSemaphoreStore implements SemaphoreStore {
                     return;
                 }
                 held.remove(p.owner);
+                tidy(name);
             }
             // removed already by live() (it drops expired permits) or now: tell the waiters either way
         }

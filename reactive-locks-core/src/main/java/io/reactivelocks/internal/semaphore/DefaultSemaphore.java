@@ -225,7 +225,8 @@ public final class DefaultSemaphore implements Semaphore {
         // guarded by this
         private boolean ended;
         private boolean handedOver;
-        private boolean mayHold;
+        private int inFlight;          // requests sent and not settled
+        private boolean outcomeUnknown; // a request failed: it may still have been granted
         private List<PermitHandle> granted;
 
         AcquireOp(String name, int permits, int count, LockOptions options, boolean wait) {
@@ -298,13 +299,15 @@ public final class DefaultSemaphore implements Semaphore {
                 if (granted != null) { // an earlier request granted after its wait timed out
                     return Mono.just(granted);
                 }
-                mayHold = true;
+                inFlight++;
             }
             store.tryGrant(name, owners, permits, options.leaseTime())
                     .switchIfEmpty(Mono.error(() -> new IllegalStateException("store answered nothing to a grant")))
                     .subscribe(g -> settle(g, sentAt, answer), e -> {
                         boolean over;
                         synchronized (this) {
+                            inFlight--;
+                            outcomeUnknown = true;
                             over = ended;
                         }
                         if (over) {
@@ -317,6 +320,9 @@ public final class DefaultSemaphore implements Semaphore {
 
         private void settle(io.reactivelocks.spi.semaphore.PermitGrant g, long sentAt, Sinks.One<List<PermitHandle>> answer) {
             if (g instanceof io.reactivelocks.spi.semaphore.PermitGrant.Busy busy) {
+                synchronized (this) {
+                    inFlight--; // a definite no: this request holds nothing
+                }
                 answer.tryEmitError(new Busy(busy.earliestExpiry()));
                 return;
             }
@@ -325,6 +331,7 @@ public final class DefaultSemaphore implements Semaphore {
             List<PermitHandle> hs = null;
             List<PermitHandle> again = null;
             synchronized (this) {
+                inFlight--;
                 if (granted != null) {
                     again = granted; // the same owners again (an idempotent retry): the permits we have
                 } else if (!ended) {
@@ -377,7 +384,9 @@ public final class DefaultSemaphore implements Semaphore {
                     return;
                 }
                 release = granted;
-                releaseIds = mayHold && granted == null;
+                // nothing to release after definite refusals only; a request still in flight is
+                // released when it settles, but release now too in case its answer never comes
+                releaseIds = granted == null && (inFlight > 0 || outcomeUnknown);
             }
             if (release != null) {
                 release.forEach(h -> h.release().subscribe(null, e -> { }));
