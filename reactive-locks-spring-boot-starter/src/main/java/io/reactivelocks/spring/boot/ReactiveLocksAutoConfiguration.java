@@ -18,7 +18,7 @@ import org.springframework.context.annotation.Import;
  *       {@code postgres};</li>
  *   <li>else no client; the condition evaluation report ({@code --debug}) says which bean was missing.</li>
  * </ol>
- * A {@code io.reactivelocks.window.WindowLock} bean comes on the same store under the same conditions, unless the
+ * A {@code io.reactivelocks.window.WindowLock} and a {@code io.reactivelocks.semaphore.Semaphore} bean come on the same store under the same conditions, unless the
  * application defines its own. Options come from {@link ReactiveLocksProperties}. The client reports to the application's single
  * {@code io.reactivelocks.LockListener} bean if it defines one, and to Micrometer when a {@code MeterRegistry} bean
  * and {@code reactive-locks-micrometer} are present. Nothing connects at startup; the client is closed (its leases
@@ -31,7 +31,8 @@ import org.springframework.context.annotation.Import;
 @ConditionalOnClass(LockClient.class)
 @EnableConfigurationProperties(ReactiveLocksProperties.class)
 @Import({RedisLockClientConfiguration.class, SpringDataRedisLockClientConfiguration.class,
-        PostgresLockClientConfiguration.class, LockMetricsConfiguration.class, WindowLockConfiguration.class})
+        PostgresLockClientConfiguration.class, LockMetricsConfiguration.class, WindowLockConfiguration.class,
+        SemaphoreConfiguration.class})
 public class ReactiveLocksAutoConfiguration {
 
     /** Created by Spring Boot's auto-configuration. */
