@@ -207,6 +207,41 @@ class SemaphoreVirtualTimeTest {
     }
 
     @Test
+    void aRefusedAttemptSendsNoReleaseButACancelledRequestInFlightIsReleasedWhenItSettles() {
+        java.util.concurrent.atomic.AtomicInteger releases = new java.util.concurrent.atomic.AtomicInteger();
+        reactor.core.publisher.Sinks.One<Void> gate = reactor.core.publisher.Sinks.one();
+        java.util.concurrent.atomic.AtomicBoolean slow = new java.util.concurrent.atomic.AtomicBoolean();
+        io.reactivelocks.spi.semaphore.SemaphoreStore counting = new io.reactivelocks.spi.semaphore.SemaphoreStore() {
+            @Override public String name() { return "counting"; }
+            @Override public Mono<io.reactivelocks.spi.semaphore.PermitGrant> tryGrant(String n, List<String> o, int p, Duration t) {
+                Mono<io.reactivelocks.spi.semaphore.PermitGrant> grant = store.tryGrant(n, o, p, t);
+                return slow.get() ? gate.asMono().then(grant) : grant;
+            }
+            @Override public Mono<List<io.reactivelocks.spi.RenewOutcome>> renew(List<io.reactivelocks.spi.RenewRequest> b) { return store.renew(b); }
+            @Override public Mono<Boolean> release(String n, String o) { releases.incrementAndGet(); return store.release(n, o); }
+            @Override public Mono<List<io.reactivelocks.spi.Holder>> holders(String n) { return store.holders(n); }
+            @Override public reactor.core.publisher.Flux<io.reactivelocks.spi.LockEvent> events(String n) { return store.events(n); }
+            @Override public Mono<Void> close() { return Mono.empty(); }
+        };
+        Semaphore c = Semaphore.create(counting, options);
+        try {
+            Lease held = take(a, 1);
+            StepVerifier.create(c.tryAcquire("s", 1)).expectComplete().verify(VERIFY);
+            assertThat(releases).as("a definite refusal holds nothing to release").hasValue(0);
+            held.release().block(VERIFY);
+
+            slow.set(true); // the next request is in flight when the caller cancels; it grants afterwards
+            Disposable d = c.tryAcquire("s", 1).subscribe();
+            d.dispose();
+            gate.tryEmitEmpty();
+            assertThat(store.heldCount("s")).as("the late grant was released").isZero();
+            assertThat(releases.get()).isPositive();
+        } finally {
+            c.close().block(VERIFY);
+        }
+    }
+
+    @Test
     void closeReleasesPermitsAndFailsPendingAcquires() {
         Lease held = take(a, 1);
         AtomicReference<Throwable> pending = new AtomicReference<>();
