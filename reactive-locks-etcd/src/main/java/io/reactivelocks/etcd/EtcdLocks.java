@@ -3,6 +3,7 @@ package io.reactivelocks.etcd;
 import io.etcd.jetcd.Client;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
+import io.reactivelocks.semaphore.Semaphore;
 import io.reactivelocks.window.WindowLock;
 import java.util.Objects;
 import reactor.core.scheduler.Schedulers;
@@ -83,6 +84,43 @@ public final class EtcdLocks {
      */
     public static EtcdLockBackend backend(Client client, EtcdLockOptions etcdOptions) {
         return EtcdLockBackend.create(client, etcdOptions);
+    }
+
+    /**
+     * @param client the application's jetcd client (not closed)
+     * @return a semaphore with {@link EtcdLockOptions#defaults()} and {@link LockOptions#defaults()}
+     * @see #semaphore(Client, EtcdLockOptions, LockOptions)
+     */
+    public static Semaphore semaphore(Client client) {
+        return semaphore(client, EtcdLockOptions.defaults(), LockOptions.defaults());
+    }
+
+    /**
+     * @param client  the application's jetcd client (not closed)
+     * @param options the permits' lease time, renewal, waiting and request timeout
+     * @return a semaphore with {@link EtcdLockOptions#defaults()}
+     * @see #semaphore(Client, EtcdLockOptions, LockOptions)
+     */
+    public static Semaphore semaphore(Client client, LockOptions options) {
+        return semaphore(client, EtcdLockOptions.defaults(), options);
+    }
+
+    /**
+     * A semaphore on etcd: each permit is a key under {@code <prefix>-semaphore} on a lease of its
+     * own (the lease time rounded up to whole seconds); a permit is granted when its key is among
+     * the N lowest create revisions of the name, and its token is that create revision. Waiters
+     * watch the name's keys. {@link Semaphore#close()} leaves the client open.
+     *
+     * @param client      the application's jetcd client (not closed)
+     * @param etcdOptions the key prefix
+     * @param options     the permits' lease time, renewal, waiting and request timeout
+     * @return a semaphore
+     */
+    public static Semaphore semaphore(Client client, EtcdLockOptions etcdOptions, LockOptions options) {
+        Objects.requireNonNull(client, "client");
+        Objects.requireNonNull(etcdOptions, "etcdOptions");
+        Objects.requireNonNull(options, "options");
+        return Semaphore.create(new EtcdSemaphoreStore(client, false, etcdOptions.prefix() + "-semaphore"), options);
     }
 
     /**

@@ -411,6 +411,14 @@ public final class PostgresLockBackend implements LockBackend {
         return Flux.defer(() -> listener.events(queue, NotificationPayload.queueKey(TextEscapes.encode(queue))));
     }
 
+    /**
+     * The events of a semaphore ({@link PostgresSemaphoreStore}) on the backend's one listening
+     * connection, dispatched under {@code key}; {@link LockEvent.Subscribed} after each (re)connect.
+     */
+    Flux<LockEvent> semaphoreEvents(String semaphore, String key) {
+        return Flux.defer(() -> listener.events(semaphore, key));
+    }
+
     /** Runs {@code sql} (one statement with bind parameters) on a pooled connection, returned on any end. */
     <T> Flux<T> query(String sql, Consumer<Statement> binder, BiFunction<Row, RowMetadata, T> mapper) {
         return Flux.usingWhen(connections.create(), c -> {

@@ -4,6 +4,7 @@ import io.r2dbc.spi.ConnectionFactory;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.fencing.FencedValues;
+import io.reactivelocks.semaphore.Semaphore;
 import io.reactivelocks.window.WindowLock;
 import java.util.Objects;
 
@@ -116,6 +117,58 @@ public final class PostgresLocks {
         Objects.requireNonNull(backend, "backend");
         Objects.requireNonNull(options, "options");
         return WindowLock.create(new PostgresWindowStore(backend, false), options);
+    }
+
+    /**
+     * @param factory the application's connection factory
+     * @return a semaphore with {@link PostgresLockOptions#defaults()} and {@link LockOptions#defaults()}
+     * @see #semaphore(ConnectionFactory, PostgresLockOptions, LockOptions)
+     */
+    public static Semaphore semaphore(ConnectionFactory factory) {
+        return semaphore(factory, PostgresLockOptions.defaults(), LockOptions.defaults());
+    }
+
+    /**
+     * @param factory the application's connection factory
+     * @param options the permits' lease time, renewal, waiting and request timeout
+     * @return a semaphore with {@link PostgresLockOptions#defaults()}
+     * @see #semaphore(ConnectionFactory, PostgresLockOptions, LockOptions)
+     */
+    public static Semaphore semaphore(ConnectionFactory factory, LockOptions options) {
+        return semaphore(factory, PostgresLockOptions.defaults(), options);
+    }
+
+    /**
+     * A semaphore on PostgreSQL: permits are rows {@code (name, owner, token, expires_at)} of the
+     * table {@code <lock table>_permits}, granted by one function call that takes a per-name
+     * advisory transaction lock and counts the unexpired rows against N; tokens come from the lock
+     * sequence; expiry is the server's {@code now()}; releases are announced with {@code NOTIFY} to
+     * wake waiters. The table and function are created on first use unless disabled. It opens its
+     * own pool and listening connection and closes them with {@link Semaphore#close()}.
+     *
+     * @param factory         the application's connection factory
+     * @param postgresOptions schema, table, channel, pool and listener settings
+     * @param options         the permits' lease time, renewal, waiting and request timeout
+     * @return a semaphore
+     */
+    public static Semaphore semaphore(ConnectionFactory factory, PostgresLockOptions postgresOptions, LockOptions options) {
+        Objects.requireNonNull(options, "options");
+        return Semaphore.create(new PostgresSemaphoreStore(backend(factory, postgresOptions), true), options);
+    }
+
+    /**
+     * A semaphore sharing the pool, listening connection and schema of an existing backend;
+     * {@link Semaphore#close()} leaves the backend open. Otherwise as
+     * {@link #semaphore(ConnectionFactory, PostgresLockOptions, LockOptions)}.
+     *
+     * @param backend the backend to share; its owner closes it
+     * @param options the permits' lease time, renewal, waiting and request timeout
+     * @return a semaphore
+     */
+    public static Semaphore semaphore(PostgresLockBackend backend, LockOptions options) {
+        Objects.requireNonNull(backend, "backend");
+        Objects.requireNonNull(options, "options");
+        return Semaphore.create(new PostgresSemaphoreStore(backend, false), options);
     }
 
     /**

@@ -22,7 +22,9 @@ final class SqlScripts {
             "release.sql", "renew.sql", "inspect.sql", "update_payload.sql", "purge.sql", "release_owners.sql", "window_claim.sql",
             "task_schema.sql", "task_schema_check.sql", "task_register.sql", "task_capture.sql", "task_renew.sql",
             "task_complete.sql", "task_fail.sql", "task_release.sql", "task_status.sql", "task_remove.sql",
-            "fenced_values_schema.sql", "fenced_values_check.sql", "fenced_values_write.sql", "fenced_values_read.sql");
+            "fenced_values_schema.sql", "fenced_values_check.sql", "fenced_values_write.sql", "fenced_values_read.sql",
+            "semaphore_schema.sql", "semaphore_check.sql", "semaphore_grant.sql", "semaphore_renew.sql",
+            "semaphore_release.sql", "semaphore_holders.sql");
 
     private SqlScripts() {
     }

@@ -33,6 +33,10 @@ final class LuaScript {
     static final LuaScript TASK_FINISH = load("task-finish.lua");
     static final LuaScript TASK_STATUS = load("task-status.lua");
     static final LuaScript TASK_REMOVE = load("task-remove.lua");
+    static final LuaScript SEMAPHORE_ACQUIRE = load("semaphore-acquire.lua");
+    static final LuaScript SEMAPHORE_RENEW = load("semaphore-renew.lua");
+    static final LuaScript SEMAPHORE_RELEASE = load("semaphore-release.lua");
+    static final LuaScript SEMAPHORE_HOLDERS = load("semaphore-holders.lua");
 
     /**
      * Makes sure the scripts are read: called where backends are built (an application's setup

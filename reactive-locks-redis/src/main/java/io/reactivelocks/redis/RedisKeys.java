@@ -14,6 +14,10 @@ import java.util.Objects;
  *   {prefix}{<tag>}:events   the pub/sub channel of the lock ("acquired:&lt;token&gt;:&lt;owner&gt;", "released:&lt;owner&gt;")
  *   {prefix}{<tag>}:window   the window-lock sorted set (member = period in ms, score = last claimed window)
  *   {prefix}{<tag>}:window:fence  the window claims' fencing counter (integer), with the fence TTL
+ *   {prefix}{<tag>}:semaphore         a semaphore's holders (sorted set: owner -&gt; expiry in server ms)
+ *   {prefix}{<tag>}:semaphore:tokens  a semaphore's tokens (hash: owner -&gt; token)
+ *   {prefix}{<tag>}:semaphore:fence   a semaphore's fencing counter (integer), with the fence TTL
+ *   {prefix}{<tag>}:semaphore:events  a semaphore's pub/sub channel (as a lock's)
  *   {prefix}{<tag>}:value    a fenced value (hash: "value", "fence"; see {@link RedisFencedValues}), no TTL
  *
  *   for a task queue (see {@link RedisTaskStore}; task ids and payloads inside are encoded like the tag):
@@ -64,6 +68,22 @@ final class RedisKeys {
 
     String windowFence(String name) {
         return base(name) + "window:fence";
+    }
+
+    String semaphore(String name) {
+        return base(name) + "semaphore";
+    }
+
+    String semaphoreTokens(String name) {
+        return base(name) + "semaphore:tokens";
+    }
+
+    String semaphoreFence(String name) {
+        return base(name) + "semaphore:fence";
+    }
+
+    String semaphoreChannel(String name) {
+        return base(name) + "semaphore:events";
     }
 
     String fencedValue(String key) {

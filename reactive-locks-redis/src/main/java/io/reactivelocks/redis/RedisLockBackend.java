@@ -301,6 +301,14 @@ public final class RedisLockBackend implements LockBackend {
         return channels.events(queue, keys.queueChannel(queue));
     }
 
+    /**
+     * @param name a semaphore name
+     * @return the semaphore's events on the shared pub/sub connection (as a lock's)
+     */
+    Flux<LockEvent> semaphoreEvents(String name) {
+        return channels.events(name, keys.semaphoreChannel(name));
+    }
+
     /** @return how many channels are subscribed or being (un)subscribed now (for tests) */
     int channelCount() {
         return channels.channelCount();

@@ -5,6 +5,7 @@ import io.lettuce.core.RedisClient;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.fencing.FencedValues;
+import io.reactivelocks.semaphore.Semaphore;
 import io.reactivelocks.window.WindowLock;
 import java.util.Objects;
 
@@ -116,6 +117,58 @@ public final class RedisLocks {
         Objects.requireNonNull(backend, "backend");
         Objects.requireNonNull(options, "options");
         return WindowLock.create(new RedisWindowStore(backend, false), options);
+    }
+
+    /**
+     * @param client the application's Redis client
+     * @return a semaphore with {@link RedisLockOptions#defaults()} and {@link LockOptions#defaults()}
+     * @see #semaphore(RedisClient, RedisLockOptions, LockOptions)
+     */
+    public static Semaphore semaphore(RedisClient client) {
+        return semaphore(client, RedisLockOptions.defaults(), LockOptions.defaults());
+    }
+
+    /**
+     * @param client  the application's client
+     * @param options the permits' lease time, renewal, waiting and request timeout
+     * @return a semaphore with {@link RedisLockOptions#defaults()}
+     * @see #semaphore(RedisClient, RedisLockOptions, LockOptions)
+     */
+    public static Semaphore semaphore(RedisClient client, LockOptions options) {
+        return semaphore(client, RedisLockOptions.defaults(), options);
+    }
+
+    /**
+     * A semaphore on Redis: per name a sorted set of holders (owner → expiry by the server's
+     * {@code TIME}) and a hash of their tokens, changed by one script per operation that drops
+     * expired holders and grants while fewer than N remain; each permit's token comes from a
+     * per-name counter floored by the server's {@code TIME} in µs, like a lock's; releases are
+     * published on the semaphore's channel to wake waiters. It opens its own connections on first
+     * use and closes them with {@link Semaphore#close()}.
+     *
+     * @param client       the application's Redis client (not closed)
+     * @param redisOptions key prefix, fencing counter lifetime, URI
+     * @param options      the permits' lease time, renewal, waiting and request timeout
+     * @return a semaphore
+     */
+    public static Semaphore semaphore(RedisClient client, RedisLockOptions redisOptions, LockOptions options) {
+        Objects.requireNonNull(options, "options");
+        return Semaphore.create(new RedisSemaphoreStore(RedisLockBackend.create(client, redisOptions), true), options);
+    }
+
+    /**
+     * A semaphore sharing the connections and key prefix of an existing backend;
+     * {@link Semaphore#close()} leaves the backend open. Otherwise as
+     * {@link #semaphore(RedisClient, RedisLockOptions, LockOptions)}.
+     *
+     * @param backend the backend to share; its owner closes it
+     * @param options the permits' lease time, renewal, waiting and request timeout
+     * @return a semaphore
+     */
+    public static Semaphore semaphore(RedisLockBackend backend, LockOptions options) {
+        Objects.requireNonNull(backend, "backend");
+        Objects.requireNonNull(options, "options");
+        return Semaphore.create(new RedisSemaphoreStore(backend, false), options);
     }
 
     /**

@@ -2,6 +2,7 @@ package io.reactivelocks.zookeeper;
 
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
+import io.reactivelocks.semaphore.Semaphore;
 import io.reactivelocks.window.WindowLock;
 import java.util.Objects;
 import org.apache.curator.framework.CuratorFramework;
@@ -79,6 +80,46 @@ public final class ZooKeeperLocks {
         ZooKeeperLockBackend.checkConnectString(client); // before start(): do not let Curator try a malformed one
         started(client);
         return ZooKeeperLockBackend.create(client, zkOptions);
+    }
+
+    /**
+     * @param client the application's started Curator client (not closed)
+     * @return a semaphore with {@link ZooKeeperLockOptions#defaults()} and {@link LockOptions#defaults()}
+     * @see #semaphore(CuratorFramework, ZooKeeperLockOptions, LockOptions)
+     */
+    public static Semaphore semaphore(CuratorFramework client) {
+        return semaphore(client, ZooKeeperLockOptions.defaults(), LockOptions.defaults());
+    }
+
+    /**
+     * @param client  the application's started Curator client (not closed)
+     * @param options the permits' renewal, waiting and request timeout (a permit lives as long as the session)
+     * @return a semaphore with {@link ZooKeeperLockOptions#defaults()}
+     * @see #semaphore(CuratorFramework, ZooKeeperLockOptions, LockOptions)
+     */
+    public static Semaphore semaphore(CuratorFramework client, LockOptions options) {
+        return semaphore(client, ZooKeeperLockOptions.defaults(), options);
+    }
+
+    /**
+     * A semaphore on ZooKeeper: each permit is an ephemeral sequential node of the client's session
+     * under {@code <root>-semaphore}; a permit is granted when its node is among the N lowest
+     * sequences, its token is the node's {@code czxid}, and it goes with the session (its TTL is the
+     * negotiated session timeout, at most the lease time). Waiters watch the children.
+     * {@link Semaphore#close()} leaves the client open.
+     *
+     * @param client    the application's started Curator client (not closed)
+     * @param zkOptions the root path and ACL
+     * @param options   the permits' renewal, waiting and request timeout
+     * @return a semaphore
+     */
+    public static Semaphore semaphore(CuratorFramework client, ZooKeeperLockOptions zkOptions, LockOptions options) {
+        Objects.requireNonNull(client, "client");
+        Objects.requireNonNull(zkOptions, "zkOptions");
+        Objects.requireNonNull(options, "options");
+        ZooKeeperLockBackend.checkConnectString(client);
+        started(client);
+        return Semaphore.create(new ZooKeeperSemaphoreStore(client, false, zkOptions.root() + "-semaphore", zkOptions.acl()), options);
     }
 
     /**

@@ -18,9 +18,10 @@ import org.springframework.context.annotation.Import;
  *       {@code postgres};</li>
  *   <li>else no client; the condition evaluation report ({@code --debug}) says which bean was missing.</li>
  * </ol>
- * A {@code io.reactivelocks.window.WindowLock} bean comes on the same store under the same conditions, unless the
- * application defines its own; next to the client, a {@link io.reactivelocks.election.LeaderElection} bean on it
- * (unless the application defines one).  * Beside the client, on the same store and with the same options, a {@link io.reactivelocks.task.TaskQueue} bean
+ * A {@code io.reactivelocks.window.WindowLock} and a {@code io.reactivelocks.semaphore.Semaphore} bean come on the same
+ * store under the same conditions, unless the application defines its own; next to the client, a
+ * {@link io.reactivelocks.election.LeaderElection} bean on it (unless the application defines one). Beside the client,
+ * on the same store and with the same options, a {@link io.reactivelocks.task.TaskQueue} bean
  * ({@code io.reactivelocks.r2dbc.PostgresTaskQueue} on PostgreSQL) unless the application defines its own; it opens
  * its own connections on first use and is closed with the context. Options come from {@link ReactiveLocksProperties}. The client reports to the application's single
  * {@code io.reactivelocks.LockListener} bean if it defines one, and to Micrometer when a {@code MeterRegistry} bean
@@ -35,7 +36,7 @@ import org.springframework.context.annotation.Import;
 @EnableConfigurationProperties(ReactiveLocksProperties.class)
 @Import({RedisLockClientConfiguration.class, SpringDataRedisLockClientConfiguration.class,
         PostgresLockClientConfiguration.class, LockMetricsConfiguration.class, WindowLockConfiguration.class,
-        LeaderElectionConfiguration.class})
+        LeaderElectionConfiguration.class, SemaphoreConfiguration.class})
 public class ReactiveLocksAutoConfiguration {
 
     /** Created by Spring Boot's auto-configuration. */

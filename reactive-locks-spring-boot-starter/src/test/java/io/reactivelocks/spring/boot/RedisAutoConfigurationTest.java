@@ -88,6 +88,22 @@ class RedisAutoConfigurationTest {
     }
 
     @Test
+    void aSemaphoreBeanGrantsAtMostNPermitsAndReleasesThemWithTheContext() {
+        String name = "pool-" + UUID.randomUUID();
+        AtomicReference<io.reactivelocks.Lease> kept = new AtomicReference<>();
+        runner().run(context -> {
+            assertThat(context).hasSingleBean(io.reactivelocks.semaphore.Semaphore.class);
+            io.reactivelocks.semaphore.Semaphore pool = context.getBean(io.reactivelocks.semaphore.Semaphore.class);
+            kept.set(pool.tryAcquire(name, 1).block(TIMEOUT));
+            assertThat(kept.get()).isNotNull();
+            assertThat(pool.tryAcquire(name, 1).blockOptional(TIMEOUT)).as("N = 1").isEmpty();
+        });
+        runner().run(context -> assertThat(context.getBean(io.reactivelocks.semaphore.Semaphore.class)
+                .tryAcquire(name, 1).flatMap(l -> l.release().thenReturn(l.token())).block(TIMEOUT))
+                .as("released when the first context closed").isGreaterThan(kept.get().token()));
+    }
+
+    @Test
     void aWindowLockBeanClaimsOnTheSameRedisOncePerWindow() {
         runner().run(context -> {
             assertThat(context).hasSingleBean(WindowLock.class);

@@ -1,0 +1,315 @@
+package io.reactivelocks.internal.semaphore;
+
+import io.reactivelocks.Lease;
+import io.reactivelocks.LockClock;
+import io.reactivelocks.LockException;
+import io.reactivelocks.LockOptions;
+import io.reactivelocks.spi.HeldLock;
+import io.reactivelocks.spi.RenewOutcome;
+import io.reactivelocks.spi.RenewRequest;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+import reactor.core.scheduler.Scheduler;
+
+/**
+ * The live state of one permit: deadline, renewal (every renewal interval, retried quickly on
+ * transient errors while time remains), loss and release. Users see {@link Snapshot}s.
+ */
+final class PermitHandle {
+
+    private static final int ACTIVE = 0;
+    private static final int LOST = 1;
+    private static final int RELEASED = 2;
+
+    private final DefaultSemaphore semaphore;
+    final HeldLock permit;
+    private final LockOptions options;
+    private final Scheduler scheduler;
+    private final LockClock clock;
+    private final Sinks.Many<Lease> updates = Sinks.many().replay().latest();
+    private final Sinks.Empty<Void> lostSink = Sinks.empty();
+
+    // guarded by this
+    private int state = ACTIVE;
+    private long validUntil;
+    private Snapshot current;
+    private Disposable deadlineTimer;
+    private Disposable renewalTimer;
+    private Disposable renewalCall;
+    private String lossReason;
+
+    PermitHandle(DefaultSemaphore semaphore, HeldLock permit, LockOptions options, Scheduler scheduler, long validUntil) {
+        this.semaphore = semaphore;
+        this.permit = permit;
+        this.options = options;
+        this.scheduler = scheduler;
+        this.clock = options.clock();
+        this.validUntil = validUntil;
+        this.current = new Snapshot(this, validUntil);
+    }
+
+    /** Starts the deadline and the renewals; called once, right after the grant. */
+    void start(long sentAt) {
+        emit(current);
+        synchronized (this) {
+            if (state != ACTIVE) {
+                return;
+            }
+            scheduleDeadline();
+            scheduleRenewal(sentAt + options.renewalInterval().toNanos());
+        }
+    }
+
+    synchronized boolean isActive() {
+        return state == ACTIVE;
+    }
+
+    synchronized long validUntil() {
+        return validUntil;
+    }
+
+    synchronized Snapshot snapshot() {
+        return current;
+    }
+
+    synchronized String lossReason() {
+        return lossReason;
+    }
+
+    Flux<Lease> updates() {
+        return updates.asFlux();
+    }
+
+    Mono<Void> lost() {
+        return lostSink.asMono();
+    }
+
+    /** @return true while active and before the deadline; a passed deadline no timer acted on yet is acted on now */
+    boolean confirmValid() {
+        boolean expired;
+        synchronized (this) {
+            if (state != ACTIVE) {
+                return false;
+            }
+            expired = clock.nanoTime() >= validUntil;
+        }
+        if (expired) {
+            lose("its deadline passed while the work ran");
+            return false;
+        }
+        return true;
+    }
+
+    // guarded by this
+    private void scheduleRenewal(long at) {
+        long delay = Math.max(0, at - clock.nanoTime());
+        renewalTimer = scheduler.schedule(this::renew, delay, TimeUnit.NANOSECONDS);
+    }
+
+    // guarded by this
+    private void scheduleDeadline() {
+        if (deadlineTimer != null) {
+            deadlineTimer.dispose();
+        }
+        long delay = Math.max(0, validUntil - clock.nanoTime());
+        deadlineTimer = scheduler.schedule(this::onDeadline, delay, TimeUnit.NANOSECONDS);
+    }
+
+    private void onDeadline() {
+        boolean expired;
+        synchronized (this) {
+            if (state != ACTIVE) {
+                return;
+            }
+            expired = clock.nanoTime() >= validUntil;
+            if (!expired) {
+                scheduleDeadline();
+            }
+        }
+        if (expired) {
+            lose("its deadline passed without a confirmed renewal");
+        }
+    }
+
+    private void renew() {
+        long sentAt = clock.nanoTime();
+        Disposable call = semaphore.renewOnStore(List.of(new RenewRequest(permit, options.leaseTime())), options)
+                .subscribe(outcomes -> onRenewOutcome(sentAt, outcomes.isEmpty() ? null : outcomes.get(0)),
+                        e -> onRenewFailed(DefaultSemaphore.mapError(semaphore.storeName(), permit.name(), "renewal", e)));
+        synchronized (this) {
+            if (state == ACTIVE) {
+                renewalCall = call;
+                return;
+            }
+        }
+        call.dispose();
+    }
+
+    private void onRenewOutcome(long sentAt, RenewOutcome outcome) {
+        if (outcome == null || !outcome.renewed()) {
+            lose("the store says the permit is no longer ours");
+            return;
+        }
+        Snapshot next = null;
+        synchronized (this) {
+            if (state != ACTIVE) {
+                return;
+            }
+            long until = sentAt + options.validityNanos(outcome.ttl());
+            if (until > validUntil) {
+                validUntil = until;
+                current = new Snapshot(this, until);
+                next = current;
+                scheduleDeadline();
+            }
+            scheduleRenewal(sentAt + options.renewalInterval().toNanos());
+        }
+        if (next != null) {
+            emit(next);
+        }
+    }
+
+    private void onRenewFailed(LockException error) {
+        if (!DefaultSemaphore.isTransient(error)) {
+            lose("renewal failed: " + error.getMessage());
+            return;
+        }
+        long retry = Math.max(TimeUnit.MILLISECONDS.toNanos(5),
+                Math.min(TimeUnit.SECONDS.toNanos(1), options.renewalInterval().toNanos() / 8));
+        synchronized (this) {
+            long at = clock.nanoTime() + retry;
+            if (state == ACTIVE && at < validUntil) {
+                scheduleRenewal(at);
+            }
+        }
+    }
+
+    void lose(String reason) {
+        synchronized (this) {
+            if (state != ACTIVE) {
+                return;
+            }
+            state = LOST;
+            lossReason = reason;
+            stopTimers();
+        }
+        semaphore.forget(this);
+        lostSink.tryEmitEmpty();
+        completeUpdates();
+        semaphore.releaseDetached(permit.name(), permit.owner(), options);
+    }
+
+    /** Idempotent, owner-checked release; later subscriptions complete at once. */
+    Mono<Void> release() {
+        return Mono.defer(() -> {
+            synchronized (this) {
+                if (state != ACTIVE) {
+                    return Mono.empty();
+                }
+                state = RELEASED;
+                stopTimers();
+            }
+            semaphore.forget(this);
+            completeUpdates();
+            return semaphore.releaseOnStore(permit.name(), permit.owner(), options);
+        });
+    }
+
+    // guarded by this
+    private void stopTimers() {
+        for (Disposable d : new Disposable[] {deadlineTimer, renewalTimer, renewalCall}) {
+            if (d != null) {
+                d.dispose();
+            }
+        }
+        deadlineTimer = null;
+        renewalTimer = null;
+        renewalCall = null;
+    }
+
+    private void emit(Lease lease) {
+        updates.emitNext(lease, Sinks.EmitFailureHandler.busyLooping(Duration.ofMillis(100)));
+    }
+
+    private void completeUpdates() {
+        updates.emitComplete(Sinks.EmitFailureHandler.busyLooping(Duration.ofMillis(100)));
+    }
+
+    @Override
+    public String toString() {
+        return "Permit{" + permit.name() + ", token " + permit.token() + "}";
+    }
+
+    /** An immutable view of the permit at one deadline. */
+    static final class Snapshot implements Lease {
+        private final PermitHandle handle;
+        private final long validUntil;
+
+        Snapshot(PermitHandle handle, long validUntil) {
+            this.handle = handle;
+            this.validUntil = validUntil;
+        }
+
+        @Override
+        public String name() {
+            return handle.permit.name();
+        }
+
+        @Override
+        public String owner() {
+            return handle.permit.owner();
+        }
+
+        @Override
+        public long token() {
+            return handle.permit.token();
+        }
+
+        @Override
+        public long validUntilNanos() {
+            return validUntil;
+        }
+
+        @Override
+        public Duration remaining() {
+            return Duration.ofNanos(Math.max(0, handle.validUntil() - handle.clock.nanoTime()));
+        }
+
+        @Override
+        public boolean isValid() {
+            return handle.isActive() && handle.clock.nanoTime() < handle.validUntil();
+        }
+
+        /** @return null: a semaphore permit carries no payload */
+        @Override
+        public @org.jspecify.annotations.Nullable String payload() {
+            return null;
+        }
+
+        /** A semaphore permit carries no payload: fails with {@link UnsupportedOperationException}. */
+        @Override
+        public Mono<Void> updatePayload(@org.jspecify.annotations.Nullable String payload) {
+            return Mono.error(new UnsupportedOperationException("a semaphore permit carries no payload"));
+        }
+
+        @Override
+        public Mono<Void> release() {
+            return handle.release();
+        }
+
+        @Override
+        public Mono<Void> lost() {
+            return handle.lost();
+        }
+
+        @Override
+        public String toString() {
+            return "Permit{name=" + name() + ", token=" + token() + ", owner=" + owner() + ", validUntilNanos=" + validUntil + "}";
+        }
+    }
+}

@@ -1,0 +1,190 @@
+package io.reactivelocks.internal.semaphore;
+
+import io.reactivelocks.spi.LockEvent;
+import io.reactivelocks.spi.semaphore.SemaphoreStore;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import reactor.core.Disposable;
+import reactor.core.Disposables;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+
+/**
+ * The local waiters of each semaphore name and one shared store subscription per name while any
+ * waits. A release wakes <em>one</em> waiter (the longest waiting, which then goes to the back of
+ * the line), not all of them: a freed permit serves one caller, so waking every local waiter would
+ * be a herd. A (re-)established subscription wakes all of them to re-check, so no release that
+ * happened before it went live is missed.
+ */
+final class Waiters {
+
+    private final SemaphoreStore store;
+    private final Map<String, Channel> channels = new ConcurrentHashMap<>();
+
+    Waiters(SemaphoreStore store) {
+        this.store = store;
+    }
+
+    /**
+     * @param name the semaphore name
+     * @return a new waiter, registered until {@link Waiter#leave()}
+     */
+    Waiter join(String name) {
+        while (true) {
+            Channel c = channels.computeIfAbsent(name, Channel::new);
+            Waiter w = c.add();
+            if (w != null) {
+                return w;
+            }
+            channels.remove(name, c); // closed by its last waiter meanwhile: take a fresh one
+        }
+    }
+
+    void closeAll() {
+        for (Channel c : new ArrayList<>(channels.values())) {
+            c.close();
+        }
+    }
+
+    /** One caller waiting for a permit of one name. */
+    final class Waiter {
+        private final Channel channel;
+        // guarded by this
+        private boolean pending;
+        private Sinks.Empty<Void> signal;
+
+        Waiter(Channel channel) {
+            this.channel = channel;
+        }
+
+        /** @return a {@code Mono} that completes at the next wake-up (at once if one came since the last call) */
+        synchronized Mono<Void> next() {
+            if (pending) {
+                pending = false;
+                signal = null;
+                return Mono.empty();
+            }
+            Sinks.Empty<Void> s = Sinks.empty();
+            signal = s;
+            return s.asMono().doOnSuccess(x -> consumed(s));
+        }
+
+        private synchronized void consumed(Sinks.Empty<Void> s) {
+            if (signal == s) {
+                pending = false;
+                signal = null;
+            }
+        }
+
+        void wake() {
+            Sinks.Empty<Void> s;
+            synchronized (this) {
+                pending = true;
+                s = signal;
+            }
+            if (s != null) {
+                s.tryEmitEmpty();
+            }
+        }
+
+        void leave() {
+            channel.remove(this);
+        }
+    }
+
+    private final class Channel {
+        private final String name;
+        private final ArrayDeque<Waiter> waiting = new ArrayDeque<>(); // guarded by this
+        private Disposable.Composite subscription;                     // guarded by this
+        private boolean closed;                                         // guarded by this
+
+        Channel(String name) {
+            this.name = name;
+        }
+
+        Waiter add() {
+            Waiter w = new Waiter(this);
+            boolean subscribe;
+            synchronized (this) {
+                if (closed) {
+                    return null;
+                }
+                waiting.addLast(w);
+                subscribe = subscription == null;
+                if (subscribe) {
+                    subscription = Disposables.composite();
+                }
+            }
+            if (subscribe) {
+                Disposable d = store.events(name).subscribe(this::on, e -> wakeAll(), this::wakeAll);
+                boolean dispose;
+                synchronized (this) {
+                    dispose = closed;
+                    if (!closed) {
+                        subscription.add(d);
+                    }
+                }
+                if (dispose) {
+                    d.dispose();
+                }
+            }
+            return w;
+        }
+
+        void remove(Waiter w) {
+            Disposable d = null;
+            synchronized (this) {
+                waiting.remove(w);
+                if (waiting.isEmpty() && !closed) {
+                    closed = true;
+                    d = subscription;
+                }
+            }
+            if (d != null) {
+                channels.remove(name, this);
+                d.dispose();
+            }
+        }
+
+        void close() {
+            Disposable d;
+            synchronized (this) {
+                closed = true;
+                d = subscription;
+            }
+            channels.remove(name, this);
+            if (d != null) {
+                d.dispose();
+            }
+            wakeAll();
+        }
+
+        private void on(LockEvent event) {
+            if (event instanceof LockEvent.Released) {
+                Waiter first;
+                synchronized (this) {
+                    first = waiting.pollFirst();
+                    if (first != null) {
+                        waiting.addLast(first);
+                    }
+                }
+                if (first != null) {
+                    first.wake();
+                }
+            } else if (event instanceof LockEvent.Subscribed) {
+                wakeAll();
+            }
+        }
+
+        private void wakeAll() {
+            List<Waiter> all;
+            synchronized (this) {
+                all = new ArrayList<>(waiting);
+            }
+            all.forEach(Waiter::wake);
+        }
+    }
+}

@@ -1,0 +1,268 @@
+package io.reactivelocks.internal.semaphore;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.reactivelocks.Lease;
+import io.reactivelocks.LockClientClosedException;
+import io.reactivelocks.LockClock;
+import io.reactivelocks.LockLostException;
+import io.reactivelocks.LockOptions;
+import io.reactivelocks.LockTimeoutException;
+import io.reactivelocks.local.LocalSemaphoreStore;
+import io.reactivelocks.semaphore.Semaphore;
+import io.reactivelocks.semaphore.SemaphoreState;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import reactor.core.Disposable;
+import reactor.core.publisher.Mono;
+import reactor.test.StepVerifier;
+import reactor.test.scheduler.VirtualTimeScheduler;
+import reactor.util.retry.Retry;
+
+/** The semaphore engine on the in-memory store, on virtual time. */
+class SemaphoreVirtualTimeTest {
+
+    private static final Duration VERIFY = Duration.ofSeconds(10);
+
+    private VirtualTimeScheduler vts;
+    private LocalSemaphoreStore store;
+    private LockOptions options;
+    private Semaphore a;
+    private Semaphore b;
+
+    @BeforeEach
+    void setUp() {
+        vts = VirtualTimeScheduler.create();
+        store = new LocalSemaphoreStore(vts, LockClock.of(vts));
+        // a 10-minute backoff: only a notification or an expiry can wake a waiter within a test
+        options = LockOptions.builder()
+                .leaseTime(Duration.ofSeconds(3))
+                .backoff(Retry.backoff(Long.MAX_VALUE, Duration.ofMinutes(10)).maxBackoff(Duration.ofMinutes(10)).jitter(0))
+                .scheduler(vts).clock(LockClock.of(vts))
+                .build();
+        a = Semaphore.create(store, options);
+        b = Semaphore.create(store, options);
+    }
+
+    @AfterEach
+    void tearDown() {
+        a.close().block(VERIFY);
+        b.close().block(VERIFY);
+        assertThat(store.heldCount("s")).as("permits left").isZero();
+        vts.dispose();
+    }
+
+    private Lease take(Semaphore s, int permits) {
+        return s.tryAcquire("s", permits).block(VERIFY);
+    }
+
+    @Test
+    void grantsUpToNPermitsWithIncreasingTokensThenWaitsForARelease() {
+        Lease p1 = take(a, 2);
+        Lease p2 = take(b, 2);
+        assertThat(p2.token()).isGreaterThan(p1.token());
+        assertThat(take(a, 2)).as("N = 2 in use").isNull();
+        AtomicReference<Lease> got = new AtomicReference<>();
+        Disposable waiting = b.acquire("s", 2).subscribe(got::set);
+        vts.advanceTimeBy(Duration.ofSeconds(30)); // renewed meanwhile: nobody's permit expires
+        assertThat(got.get()).isNull();
+        p1.release().block(VERIFY);
+        assertThat(got.get()).as("woken by the release").isNotNull();
+        assertThat(got.get().token()).isGreaterThan(p2.token());
+        assertThat(store.heldCount("s")).isEqualTo(2);
+        waiting.dispose();
+        p2.release().block(VERIFY);
+        got.get().release().block(VERIFY);
+    }
+
+    @Test
+    void severalPermitsAreGrantedAllOrNone() {
+        Lease one = take(a, 3);
+        StepVerifier.create(b.tryAcquire("s", 3, 3, options)).expectComplete().verify(VERIFY);
+        assertThat(store.heldCount("s")).isEqualTo(1);
+        List<Lease> two = b.tryAcquire("s", 3, 2, options).block(VERIFY);
+        assertThat(two).hasSize(2);
+        assertThat(two).extracting(Lease::owner).doesNotHaveDuplicates();
+        assertThat(two.get(1).token()).isGreaterThan(two.get(0).token()).isGreaterThan(one.token());
+        assertThat(store.heldCount("s")).isEqualTo(3);
+        one.release().block(VERIFY);
+        two.forEach(l -> l.release().block(VERIFY));
+    }
+
+    @Test
+    void aReleaseWakesOneLocalWaiterNotAll() {
+        Lease held = take(a, 1);
+        List<Lease> got = new ArrayList<>();
+        Disposable w1 = b.acquire("s", 1).subscribe(got::add);
+        Disposable w2 = b.acquire("s", 1).subscribe(got::add);
+        vts.advanceTimeBy(Duration.ofSeconds(1));
+        held.release().block(VERIFY);
+        assertThat(got).as("one permit, one waiter").hasSize(1);
+        got.get(0).release().block(VERIFY);
+        assertThat(got).as("the next release wakes the other").hasSize(2);
+        got.get(1).release().block(VERIFY);
+        w1.dispose();
+        w2.dispose();
+    }
+
+    @Test
+    void aCrashedHoldersPermitExpiresAndAWaiterGetsIt() {
+        // a holder that died: granted on the store, never renewed
+        store.tryGrant("s", List.of("dead-holder"), 1, Duration.ofSeconds(3)).block(VERIFY);
+        StepVerifier.withVirtualTime(() -> a.acquire("s", 1).flatMap(l -> l.release().thenReturn(l.token())), () -> vts, Long.MAX_VALUE)
+                .expectSubscription()
+                .expectNoEvent(Duration.ofMillis(2_999))
+                .thenAwait(Duration.ofMillis(1))
+                .assertNext(token -> assertThat(token).isEqualTo(2))
+                .expectComplete()
+                .verify(VERIFY);
+    }
+
+    @Test
+    void renewalKeepsAPermitAndTheHoldStreamEmitsEachRenewal() {
+        StepVerifier.withVirtualTime(() -> a.hold("s", 1), () -> vts, Long.MAX_VALUE)
+                .assertNext(l -> assertThat(l.validUntilNanos()).isEqualTo(Duration.ofMillis(2_968).toNanos())) // 3 s − 1% − 2 ms
+                .thenAwait(Duration.ofSeconds(1))
+                .assertNext(l -> assertThat(l.validUntilNanos()).isEqualTo(Duration.ofMillis(3_968).toNanos()))
+                .thenAwait(Duration.ofSeconds(60))
+                .expectNextCount(60)
+                .then(() -> assertThat(store.heldCount("s")).isEqualTo(1))
+                .thenCancel()
+                .verify(VERIFY);
+        assertThat(store.heldCount("s")).as("released on cancel").isZero();
+    }
+
+    @Test
+    void cancelWhileWaitingLeavesNothingAndTheWaitTimeoutFails() {
+        Lease held = take(a, 1);
+        StepVerifier.withVirtualTime(() -> b.acquire("s", 1), () -> vts, Long.MAX_VALUE)
+                .expectSubscription()
+                .thenAwait(Duration.ofSeconds(5))
+                .thenCancel()
+                .verify(VERIFY);
+        assertThat(store.heldCount("s")).isEqualTo(1);
+        LockOptions twoSeconds = options.mutate().waitTimeout(Duration.ofSeconds(2)).build();
+        StepVerifier.create(b.acquire("s", 1, 1, twoSeconds))
+                .expectSubscription()
+                .then(() -> vts.advanceTimeBy(Duration.ofSeconds(2)))
+                .expectErrorSatisfies(e -> assertThat(e).isInstanceOf(LockTimeoutException.class)
+                        .satisfies(x -> assertThat(((LockTimeoutException) x).waitTimeout()).isEqualTo(Duration.ofSeconds(2))))
+                .verify(VERIFY);
+        assertThat(store.heldCount("s")).isEqualTo(1);
+        held.release().block(VERIFY);
+    }
+
+    @Test
+    void aPermitTheStoreForgotIsLostAndCancelsTheBody() {
+        AtomicReference<Lease> inside = new AtomicReference<>();
+        StepVerifier.withVirtualTime(() -> a.withPermit("s", 2, l -> {
+                    inside.set(l);
+                    return store.release("s", l.owner()).then(Mono.<String>never());
+                }), () -> vts, Long.MAX_VALUE)
+                .expectSubscription()
+                .thenAwait(Duration.ofSeconds(1))
+                .expectErrorSatisfies(e -> assertThat(e).isInstanceOf(LockLostException.class)
+                        .satisfies(x -> assertThat(((LockLostException) x).lockName()).isEqualTo("s")))
+                .verify(VERIFY);
+        assertThat(inside.get().isValid()).isFalse();
+    }
+
+    @Test
+    void loweringNStopsNewGrantsButRevokesNothing() {
+        Lease p1 = take(a, 3);
+        Lease p2 = take(a, 3);
+        Lease p3 = take(a, 3);
+        AtomicReference<Lease> got = new AtomicReference<>();
+        Disposable waiting = b.acquire("s", 2).subscribe(got::set);
+        p1.release().block(VERIFY);
+        assertThat(got.get()).as("2 holders left, N = 2: still full").isNull();
+        assertThat(p2.isValid() && p3.isValid()).as("nothing revoked").isTrue();
+        p2.release().block(VERIFY);
+        assertThat(got.get()).as("1 holder left, N = 2").isNotNull();
+        waiting.dispose();
+        p3.release().block(VERIFY);
+        got.get().release().block(VERIFY);
+    }
+
+    @Test
+    void observeReportsHoldersAndTheirChanges() {
+        List<SemaphoreState> seen = new ArrayList<>();
+        Disposable watching = b.observe("s").subscribe(seen::add);
+        Lease p1 = take(a, 2);
+        Lease p2 = take(a, 2);
+        p1.release().block(VERIFY);
+        store.tryGrant("s", List.of("dead-holder"), 2, Duration.ofSeconds(3)).block(VERIFY);
+        vts.advanceTimeBy(Duration.ofSeconds(4));
+        p2.release().block(VERIFY);
+        watching.dispose();
+        assertThat(seen).extracting(SemaphoreState::inUse).containsExactly(0, 1, 2, 1, 2, 1, 0);
+        assertThat(seen.get(2).holders()).extracting(SemaphoreState.PermitHolder::token).containsExactly(p1.token(), p2.token());
+        assertThat(seen.get(4).holders()).extracting(SemaphoreState.PermitHolder::owner).containsExactly(p2.owner(), "dead-holder");
+    }
+
+    @Test
+    void aRefusedAttemptSendsNoReleaseButACancelledRequestInFlightIsReleasedWhenItSettles() {
+        java.util.concurrent.atomic.AtomicInteger releases = new java.util.concurrent.atomic.AtomicInteger();
+        reactor.core.publisher.Sinks.One<Void> gate = reactor.core.publisher.Sinks.one();
+        java.util.concurrent.atomic.AtomicBoolean slow = new java.util.concurrent.atomic.AtomicBoolean();
+        io.reactivelocks.spi.semaphore.SemaphoreStore counting = new io.reactivelocks.spi.semaphore.SemaphoreStore() {
+            @Override public String name() { return "counting"; }
+            @Override public Mono<io.reactivelocks.spi.semaphore.PermitGrant> tryGrant(String n, List<String> o, int p, Duration t) {
+                Mono<io.reactivelocks.spi.semaphore.PermitGrant> grant = store.tryGrant(n, o, p, t);
+                return slow.get() ? gate.asMono().then(grant) : grant;
+            }
+            @Override public Mono<List<io.reactivelocks.spi.RenewOutcome>> renew(List<io.reactivelocks.spi.RenewRequest> b) { return store.renew(b); }
+            @Override public Mono<Boolean> release(String n, String o) { releases.incrementAndGet(); return store.release(n, o); }
+            @Override public Mono<List<io.reactivelocks.spi.Holder>> holders(String n) { return store.holders(n); }
+            @Override public reactor.core.publisher.Flux<io.reactivelocks.spi.LockEvent> events(String n) { return store.events(n); }
+            @Override public Mono<Void> close() { return Mono.empty(); }
+        };
+        Semaphore c = Semaphore.create(counting, options);
+        try {
+            Lease held = take(a, 1);
+            StepVerifier.create(c.tryAcquire("s", 1)).expectComplete().verify(VERIFY);
+            assertThat(releases).as("a definite refusal holds nothing to release").hasValue(0);
+            held.release().block(VERIFY);
+
+            slow.set(true); // the next request is in flight when the caller cancels; it grants afterwards
+            Disposable d = c.tryAcquire("s", 1).subscribe();
+            d.dispose();
+            gate.tryEmitEmpty();
+            assertThat(store.heldCount("s")).as("the late grant was released").isZero();
+            assertThat(releases.get()).isPositive();
+        } finally {
+            c.close().block(VERIFY);
+        }
+    }
+
+    @Test
+    void closeReleasesPermitsAndFailsPendingAcquires() {
+        Lease held = take(a, 1);
+        AtomicReference<Throwable> pending = new AtomicReference<>();
+        a.acquire("s", 1).subscribe(null, pending::set);
+        a.close().block(VERIFY);
+        assertThat(held.isValid()).isFalse();
+        assertThat(store.heldCount("s")).isZero();
+        assertThat(pending.get()).isInstanceOf(LockClientClosedException.class);
+        StepVerifier.create(a.tryAcquire("s", 1)).expectError(LockClientClosedException.class).verify(VERIFY);
+    }
+
+    @Test
+    void badArgumentsFailAtCallTime() {
+        assertThatThrownBy(() -> a.acquire(null, 1)).isInstanceOf(NullPointerException.class).hasMessageContaining("name");
+        assertThatThrownBy(() -> a.acquire("", 1)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("name");
+        assertThatThrownBy(() -> a.acquire("s", 0)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("permits");
+        assertThatThrownBy(() -> a.tryAcquire("s", 2, 3, options)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("count");
+        assertThatThrownBy(() -> a.tryAcquire("s", 2, 0, options)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("count");
+        assertThatThrownBy(() -> a.acquire("s", 2, 1, null)).isInstanceOf(NullPointerException.class).hasMessageContaining("options");
+        assertThatThrownBy(() -> a.withPermit("s", 2, null)).isInstanceOf(NullPointerException.class).hasMessageContaining("body");
+        assertThatThrownBy(() -> a.observe("x".repeat(1025))).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("name");
+        assertThatThrownBy(() -> Semaphore.create(null)).isInstanceOf(NullPointerException.class).hasMessageContaining("store");
+    }
+}

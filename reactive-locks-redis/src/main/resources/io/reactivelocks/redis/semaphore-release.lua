@@ -1,0 +1,17 @@
+-- Owner-checked release of one permit.
+--
+-- KEYS[1]  the holders (sorted set: owner -> expiry in server ms)
+-- KEYS[2]  the tokens (hash: owner -> token)
+-- ARGV[1]  owner id
+-- ARGV[2]  the semaphore's pub/sub channel
+--
+-- Returns 1 when the owner held a permit and it was removed (and "released:<owner>" published), else 0.
+if redis.call('ZREM', KEYS[1], ARGV[1]) == 0 then
+  return 0
+end
+redis.call('HDEL', KEYS[2], ARGV[1])
+if redis.call('ZCARD', KEYS[1]) == 0 then
+  redis.call('DEL', KEYS[2])
+end
+redis.call('PUBLISH', ARGV[2], 'released:' .. ARGV[1])
+return 1

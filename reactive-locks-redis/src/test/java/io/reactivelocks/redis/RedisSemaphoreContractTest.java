@@ -1,0 +1,60 @@
+package io.reactivelocks.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.reactivelocks.Lease;
+import io.reactivelocks.semaphore.Semaphore;
+import io.reactivelocks.spi.semaphore.SemaphoreStore;
+import io.reactivelocks.test.SemaphoreContract;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** The semaphore contract against a real redis-server, plus the Redis specifics: keys, server-time tokens, expiry. */
+class RedisSemaphoreContractTest extends SemaphoreContract {
+
+    private static RedisTestSupport redis;
+
+    @BeforeAll
+    static void startServer() {
+        redis = RedisTestSupport.start();
+    }
+
+    @AfterAll
+    static void stopServer() {
+        if (redis != null) {
+            redis.close();
+        }
+    }
+
+    @Override
+    protected SemaphoreStore newStore() {
+        return new RedisSemaphoreStore(redis.backend(), true);
+    }
+
+    @Test
+    void holdersAreASortedSetByServerExpiryAndTheKeysGoWithTheLastHolder() {
+        Semaphore s = RedisLocks.semaphore(redis.client, redis.options(), options());
+        String name = name("keys");
+        try (StatefulRedisConnection<String, String> c = redis.connect()) {
+            Lease a = s.acquire(name, 2).block(STEP);
+            Lease b = s.acquire(name, 2).block(STEP);
+            RedisKeys keys = new RedisKeys(redis.prefix);
+            List<String> t = c.sync().time();
+            long serverMicros = Long.parseLong(t.get(0)) * 1_000_000 + Long.parseLong(t.get(1));
+            assertThat(a.token()).as("floored by the server's TIME in µs").isGreaterThan(serverMicros - 10_000_000);
+            assertThat(c.sync().zrange(keys.semaphore(name), 0, -1)).containsExactlyInAnyOrder(a.owner(), b.owner());
+            assertThat(c.sync().hget(keys.semaphoreTokens(name), b.owner())).isEqualTo(Long.toString(b.token()));
+            assertThat(c.sync().pttl(keys.semaphore(name))).as("the set expires with its last holder")
+                    .isPositive().isLessThanOrEqualTo(options().leaseTime().toMillis());
+            a.release().block(STEP);
+            b.release().block(STEP);
+            assertThat(c.sync().exists(keys.semaphore(name), keys.semaphoreTokens(name))).isZero();
+            assertThat(c.sync().pttl(keys.semaphoreFence(name))).as("the counter has the fence TTL").isPositive();
+        } finally {
+            s.close().block(STEP);
+        }
+    }
+}
