@@ -1,7 +1,6 @@
 package io.reactivelocks.internal.semaphore;
 
 import io.reactivelocks.Lease;
-import io.reactivelocks.LockBackendException;
 import io.reactivelocks.LockClientClosedException;
 import io.reactivelocks.LockException;
 import io.reactivelocks.LockLostException;
@@ -16,14 +15,12 @@ import io.reactivelocks.spi.LockNames;
 import io.reactivelocks.spi.RenewOutcome;
 import io.reactivelocks.spi.RenewRequest;
 import io.reactivelocks.spi.semaphore.SemaphoreStore;
-import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 import reactor.core.publisher.Flux;
