@@ -92,7 +92,7 @@ import reactor.core.scheduler.Schedulers;
  * keys are left on it) and closes only a client it created itself
  * ({@link EtcdLocks#connect(EtcdConnectionOptions, EtcdLockOptions, io.reactivelocks.LockOptions)}).
  *
- * <p>This class is the SPI's face; the work is done, one job each, by {@link LockQueue} (the
+ * <p>This class is the SPI's face; the work is done, one job each, by {@link EtcdLockQueue} (the
  * recipe: transactions, the predecessor wait, release), {@link SessionLeases} (the backend's one
  * session lease and the keys granted on it), {@link EtcdSession} (its keep-alives),
  * {@link HeldKeyWatch} (each held key's watch), {@link AbandonedTransactions} (acquire
@@ -112,7 +112,7 @@ public final class EtcdLockBackend implements LockBackend {
     private final EtcdLockStats stats = new EtcdLockStats();
     private final SessionLeases sessions;
     private final AbandonedTransactions txns;
-    private final LockQueue queue;
+    private final EtcdLockQueue queue;
     private final HeldKeyWatch heldKeys;
     private final Mono<Void> close;
 
@@ -126,7 +126,7 @@ public final class EtcdLockBackend implements LockBackend {
         LockKeys requests = new LockKeys(kv);
         this.sessions = new SessionLeases(client.getLeaseClient(), options, stats);
         this.txns = new AbandonedTransactions(keys, requests, options, sessions::isClosed);
-        this.queue = new LockQueue(kv, watch, keys, requests, sessions, txns, stats, options);
+        this.queue = new EtcdLockQueue(kv, watch, keys, requests, sessions, txns, stats, options);
         this.heldKeys = new HeldKeyWatch(kv, watch, keys, options);
         this.close = Mono.defer(this::doClose).cache();
     }
@@ -217,7 +217,7 @@ public final class EtcdLockBackend implements LockBackend {
 
     @Override
     public Mono<Holder> inspect(String name) {
-        return Mono.fromFuture(() -> kv.get(keys.lock(name), LockQueue.LOWEST))
+        return Mono.fromFuture(() -> kv.get(keys.lock(name), EtcdLockQueue.LOWEST))
                 .flatMap(r -> r.getKvs().isEmpty() ? Mono.<Holder>empty() : Mono.just(EtcdKeys.holder(r.getKvs().get(0))))
                 .onErrorMap(e -> EtcdErrors.map(name, "inspect", e));
     }

@@ -22,13 +22,13 @@ final class SessionConfirmations {
 
     private static final Logger LOG = Loggers.getLogger(SessionConfirmations.class);
 
-    private final LockQueue queue;
+    private final ZooKeeperLockQueue queue;
     private final LockNodes nodes;
     private final ZooKeeperLockOptions options;
     private final ZooKeeperSession session;
     private final BooleanSupplier closed;
 
-    SessionConfirmations(LockQueue queue, LockNodes nodes, ZooKeeperLockOptions options, ZooKeeperSession session,
+    SessionConfirmations(ZooKeeperLockQueue queue, LockNodes nodes, ZooKeeperLockOptions options, ZooKeeperSession session,
                          BooleanSupplier closed) {
         this.queue = queue;
         this.nodes = nodes;
@@ -47,7 +47,7 @@ final class SessionConfirmations {
      */
     Flux<Renewal> sessionRenewals(HeldLock lease, LockClock clock) {
         return Flux.defer(() -> {
-            LockQueue.Created c = queue.created(lease.name(), lease.owner());
+            ZooKeeperLockQueue.Created c = queue.created(lease.name(), lease.owner());
             if (c == null || c.czxid() != lease.token() || closed.getAsBoolean()) {
                 return Flux.empty();
             }
@@ -68,7 +68,7 @@ final class SessionConfirmations {
         static final Confirmation GONE = new Confirmation(null);
     }
 
-    private Mono<Confirmation> confirm(LockQueue.Created c, LockClock clock) {
+    private Mono<Confirmation> confirm(ZooKeeperLockQueue.Created c, LockClock clock) {
         return Mono.defer(() -> {
             long sentAt = clock.nanoTime();
             return nodes.exists(c.path())
@@ -99,7 +99,7 @@ final class SessionConfirmations {
     Mono<List<RenewOutcome>> renew(List<RenewRequest> batch) {
         return Flux.fromIterable(batch)
                 .concatMap(r -> {
-                    LockQueue.Created c = queue.created(r.lock().name(), r.lock().owner());
+                    ZooKeeperLockQueue.Created c = queue.created(r.lock().name(), r.lock().owner());
                     if (c == null || c.czxid() != r.lock().token()) {
                         return Mono.just(RenewOutcome.notHeld());
                     }

@@ -89,7 +89,7 @@ import reactor.util.Loggers;
  * <p>The backend never closes a {@link CuratorFramework} it was given. It registers a
  * connection-state listener on it and removes it on {@link #close()}.
  *
- * <p>This class is the SPI's face; the work is done, one job each, by {@link LockQueue} (the
+ * <p>This class is the SPI's face; the work is done, one job each, by {@link ZooKeeperLockQueue} (the
  * recipe: owner nodes, decisions, the predecessor wait, release), {@link SessionConfirmations}
  * (renewal by session), {@link LockEventsWatch} (events), {@link LockNodeJanitor} (deletes to
  * finish after a reconnection, pruning of emptied lock nodes), {@link LockNodes} (the single
@@ -107,7 +107,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
     private final ZooKeeperSession session;
     private final LockNodes nodes;
     private final LockNodeJanitor janitor;
-    private final LockQueue queue;
+    private final ZooKeeperLockQueue queue;
     private final SessionConfirmations confirmations;
     private final Set<LockEventsWatch> eventStreams = ConcurrentHashMap.newKeySet();
     private final Disposable sweeper;
@@ -121,7 +121,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
         this.session = new ZooKeeperSession(client);
         this.nodes = new LockNodes(AsyncCuratorFramework.wrap(client), new ZNodeNames(options.root()), options);
         this.janitor = new LockNodeJanitor(nodes, options, () -> closed);
-        this.queue = new LockQueue(client, nodes, options, session, janitor, () -> closed);
+        this.queue = new ZooKeeperLockQueue(client, nodes, options, session, janitor, () -> closed);
         this.confirmations = new SessionConfirmations(queue, nodes, options, session, () -> closed);
         client.getConnectionStateListenable().addListener(session);
         // after a reconnection, finish the clean-up that a lost connection interrupted
@@ -287,7 +287,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
     public Mono<Boolean> updatePayload(HeldLock lock, String payload) {
         Objects.requireNonNull(lock, "lock");
         return Mono.defer(() -> {
-            LockQueue.Created c = queue.granted(lock.name(), lock.owner());
+            ZooKeeperLockQueue.Created c = queue.granted(lock.name(), lock.owner());
             if (c == null || c.czxid() != lock.token()) {
                 return Mono.just(false);
             }

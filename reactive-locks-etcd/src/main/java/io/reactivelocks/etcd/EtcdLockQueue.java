@@ -24,7 +24,7 @@ import reactor.core.publisher.Mono;
  * key under the name; the answer (granted after a keep-alive confirmed the lease, queued, busy);
  * the wait of a queued owner on the key just before its own only; and leaving the queue (release).
  */
-final class LockQueue {
+final class EtcdLockQueue {
 
     /** The key with the lowest create revision in a range: the holder's. */
     static final GetOption LOWEST = GetOption.builder().isPrefix(true)
@@ -39,7 +39,7 @@ final class LockQueue {
     private final EtcdLockStats stats;
     private final EtcdLockOptions options;
 
-    LockQueue(KV kv, Watch watch, EtcdKeys keys, LockKeys requests, SessionLeases sessions, AbandonedTransactions txns,
+    EtcdLockQueue(KV kv, Watch watch, EtcdKeys keys, LockKeys requests, SessionLeases sessions, AbandonedTransactions txns,
               EtcdLockStats stats, EtcdLockOptions options) {
         this.kv = kv;
         this.watch = watch;

@@ -31,7 +31,7 @@ import reactor.core.publisher.Mono;
  * on its predecessor only; and leaving the queue (release), deleting the owner's node through the
  * {@link LockNodeJanitor}.
  */
-final class LockQueue {
+final class ZooKeeperLockQueue {
 
     private static final int CREATE_TRIES = 5;
 
@@ -53,7 +53,7 @@ final class LockQueue {
      * @param janitor deletes the owners' nodes and prunes emptied lock nodes
      * @param closed  whether the backend is closed
      */
-    LockQueue(CuratorFramework client, LockNodes nodes, ZooKeeperLockOptions options, ZooKeeperSession session,
+    ZooKeeperLockQueue(CuratorFramework client, LockNodes nodes, ZooKeeperLockOptions options, ZooKeeperSession session,
               LockNodeJanitor janitor, BooleanSupplier closed) {
         this.client = client;
         this.nodes = nodes;
