@@ -3,11 +3,13 @@ package io.reactivelocks.spring.boot;
 import io.r2dbc.spi.ConnectionFactory;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockListener;
-import io.reactivelocks.r2dbc.PostgresLockBackend;
 import io.reactivelocks.r2dbc.PostgresLockOptions;
 import io.reactivelocks.r2dbc.PostgresLocks;
 import io.reactivelocks.r2dbc.PostgresTaskQueue;
+import io.reactivelocks.semaphore.Semaphore;
 import io.reactivelocks.task.TaskQueue;
+import io.reactivelocks.window.WindowLock;
+import java.util.Locale;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -16,7 +18,10 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 
-/** The lock client and the task queue on the application's R2DBC {@link ConnectionFactory} bean, which must be PostgreSQL. */
+/**
+ * The lock client, the task queue, the window lock and the semaphore on the application's R2DBC
+ * {@link ConnectionFactory} bean, which must be PostgreSQL, each unless the application defines its own.
+ */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnClass({ConnectionFactory.class, PostgresLocks.class})
 @Conditional(OnBackendCondition.Postgres.class)
@@ -28,21 +33,33 @@ class PostgresLockClientConfiguration {
     LockClientFactoryBean reactiveLocksClient(ConnectionFactory factory, ReactiveLocksProperties properties,
                                               ObjectProvider<LockListener> listener,
                                               ObjectProvider<LockListenerFactory> listenerFactory) {
-        requirePostgres(factory);
-        PostgresLockBackend backend = PostgresLocks.backend(factory, postgresOptions(properties));
-        return new LockClientFactoryBean(backend, properties.toLockOptions(),
-                LockListenerFactory.choose(backend, listener.getIfUnique(), listenerFactory.getIfAvailable()),
-                properties.getShutdownTimeout());
+        return new LockClientFactoryBean(PostgresLocks.backend(postgres(factory, LockClient.class), postgresOptions(properties)),
+                properties, listener, listenerFactory);
     }
 
     @Bean
     @ConditionalOnMissingBean(TaskQueue.class)
     @ConditionalOnBean(ConnectionFactory.class)
-    TaskQueueFactoryBean<PostgresTaskQueue> reactiveLocksTaskQueue(ConnectionFactory factory,
-                                                                  ReactiveLocksProperties properties) {
-        requirePostgres(factory);
-        return new TaskQueueFactoryBean<>(PostgresLocks.taskQueue(factory, postgresOptions(properties),
-                properties.toLockOptions()), PostgresTaskQueue.class, properties.getShutdownTimeout());
+    ClosingFactoryBean.Phased<PostgresTaskQueue> reactiveLocksTaskQueue(ConnectionFactory factory,
+                                                                        ReactiveLocksProperties properties) {
+        return ClosingFactoryBean.taskQueue(PostgresLocks.taskQueue(postgres(factory, TaskQueue.class),
+                postgresOptions(properties), properties.toLockOptions()), PostgresTaskQueue.class, properties.getShutdownTimeout());
+    }
+
+    @Bean
+    @ConditionalOnMissingBean(WindowLock.class)
+    @ConditionalOnBean(ConnectionFactory.class)
+    ClosingFactoryBean<WindowLock> reactiveLocksWindowLock(ConnectionFactory factory, ReactiveLocksProperties properties) {
+        return ClosingFactoryBean.windowLock(PostgresLocks.windowLock(postgres(factory, WindowLock.class),
+                postgresOptions(properties), properties.toLockOptions()), properties.getShutdownTimeout());
+    }
+
+    @Bean
+    @ConditionalOnMissingBean(Semaphore.class)
+    @ConditionalOnBean(ConnectionFactory.class)
+    ClosingFactoryBean<Semaphore> reactiveLocksSemaphore(ConnectionFactory factory, ReactiveLocksProperties properties) {
+        return ClosingFactoryBean.semaphore(PostgresLocks.semaphore(postgres(factory, Semaphore.class),
+                postgresOptions(properties), properties.toLockOptions()), properties.getShutdownTimeout());
     }
 
     private static PostgresLockOptions postgresOptions(ReactiveLocksProperties properties) {
@@ -52,12 +69,18 @@ class PostgresLockClientConfiguration {
                 .build();
     }
 
-    private static void requirePostgres(ConnectionFactory factory) {
+    /**
+     * The factory, checked to be PostgreSQL.
+     *
+     * @param bean the type of the bean being made, named in the error so the application knows what to define itself
+     */
+    private static ConnectionFactory postgres(ConnectionFactory factory, Class<?> bean) {
         String database = factory.getMetadata().getName();
-        if (database == null || !database.toLowerCase(java.util.Locale.ROOT).contains("postgres")) {
+        if (database == null || !database.toLowerCase(Locale.ROOT).contains("postgres")) {
             throw new IllegalStateException("reactive-locks needs PostgreSQL, but the R2DBC ConnectionFactory bean is "
                     + database + ": set " + ReactiveLocksProperties.PREFIX + ".backend=redis (with a RedisClient bean)"
-                    + " or define your own LockClient bean");
+                    + " or define your own " + bean.getSimpleName() + " bean");
         }
+        return factory;
     }
 }

@@ -35,8 +35,7 @@ import org.springframework.context.annotation.Import;
 @ConditionalOnClass(LockClient.class)
 @EnableConfigurationProperties(ReactiveLocksProperties.class)
 @Import({RedisLockClientConfiguration.class, SpringDataRedisLockClientConfiguration.class,
-        PostgresLockClientConfiguration.class, LockMetricsConfiguration.class, WindowLockConfiguration.class,
-        LeaderElectionConfiguration.class, SemaphoreConfiguration.class})
+        PostgresLockClientConfiguration.class, LockMetricsConfiguration.class, LeaderElectionConfiguration.class})
 public class ReactiveLocksAutoConfiguration {
 
     /** Created by Spring Boot's auto-configuration. */

@@ -3,10 +3,11 @@ package io.reactivelocks.spring.boot;
 import io.lettuce.core.RedisClient;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockListener;
-import io.reactivelocks.redis.RedisLockBackend;
 import io.reactivelocks.redis.RedisLockOptions;
 import io.reactivelocks.redis.RedisLocks;
+import io.reactivelocks.semaphore.Semaphore;
 import io.reactivelocks.task.TaskQueue;
+import io.reactivelocks.window.WindowLock;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -15,7 +16,10 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 
-/** The lock client and the task queue on the application's Lettuce {@link RedisClient} bean. */
+/**
+ * The lock client, the task queue, the window lock and the semaphore on the application's Lettuce
+ * {@link RedisClient} bean, each unless the application defines its own.
+ */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnClass({RedisClient.class, RedisLocks.class})
 @Conditional(OnBackendCondition.Redis.class)
@@ -27,20 +31,35 @@ class RedisLockClientConfiguration {
     LockClientFactoryBean reactiveLocksClient(RedisClient redis, ReactiveLocksProperties properties,
                                               ObjectProvider<LockListener> listener,
                                               ObjectProvider<LockListenerFactory> listenerFactory) {
-        RedisLockBackend backend = RedisLocks.backend(redis, redisOptions(properties));
-        return new LockClientFactoryBean(backend, properties.toLockOptions(),
-                LockListenerFactory.choose(backend, listener.getIfUnique(), listenerFactory.getIfAvailable()),
-                properties.getShutdownTimeout());
+        return new LockClientFactoryBean(RedisLocks.backend(redis, redisOptions(properties)), properties, listener,
+                listenerFactory);
     }
 
     @Bean
     @ConditionalOnMissingBean(TaskQueue.class)
     @ConditionalOnBean(RedisClient.class)
-    TaskQueueFactoryBean<TaskQueue> reactiveLocksTaskQueue(RedisClient redis, ReactiveLocksProperties properties) {
-        return new TaskQueueFactoryBean<>(RedisLocks.taskQueue(redis, redisOptions(properties), properties.toLockOptions()),
+    ClosingFactoryBean.Phased<TaskQueue> reactiveLocksTaskQueue(RedisClient redis, ReactiveLocksProperties properties) {
+        return ClosingFactoryBean.taskQueue(RedisLocks.taskQueue(redis, redisOptions(properties), properties.toLockOptions()),
                 TaskQueue.class, properties.getShutdownTimeout());
     }
 
+    @Bean
+    @ConditionalOnMissingBean(WindowLock.class)
+    @ConditionalOnBean(RedisClient.class)
+    ClosingFactoryBean<WindowLock> reactiveLocksWindowLock(RedisClient redis, ReactiveLocksProperties properties) {
+        return ClosingFactoryBean.windowLock(RedisLocks.windowLock(redis, redisOptions(properties), properties.toLockOptions()),
+                properties.getShutdownTimeout());
+    }
+
+    @Bean
+    @ConditionalOnMissingBean(Semaphore.class)
+    @ConditionalOnBean(RedisClient.class)
+    ClosingFactoryBean<Semaphore> reactiveLocksSemaphore(RedisClient redis, ReactiveLocksProperties properties) {
+        return ClosingFactoryBean.semaphore(RedisLocks.semaphore(redis, redisOptions(properties), properties.toLockOptions()),
+                properties.getShutdownTimeout());
+    }
+
+    /** The Redis options from the properties; shared with {@link SpringDataRedisLockClientConfiguration}. */
     static RedisLockOptions redisOptions(ReactiveLocksProperties properties) {
         RedisLockOptions.Builder redisOptions = RedisLockOptions.builder();
         if (properties.getRedis().getKeyPrefix() != null) {
