@@ -63,10 +63,11 @@ class ClosingFactoryBean<T> implements FactoryBean<T>, DisposableBean {
 
     /**
      * A semaphore: closing fails pending acquires, releases the permits still held (best effort; the rest expire by
-     * their TTL) and closes its connections.
+     * their TTL) and closes its connections — in the lock client's stop phase, while the store's connection factory
+     * still runs, so that the releases can reach the store.
      */
-    static ClosingFactoryBean<Semaphore> semaphore(Semaphore semaphore, Duration shutdownTimeout) {
-        return new ClosingFactoryBean<>(semaphore, Semaphore.class, Semaphore::close, "semaphore", shutdownTimeout);
+    static Phased<Semaphore> semaphore(Semaphore semaphore, Duration shutdownTimeout) {
+        return new Phased<>(semaphore, Semaphore.class, Semaphore::close, "semaphore", shutdownTimeout);
     }
 
     /**

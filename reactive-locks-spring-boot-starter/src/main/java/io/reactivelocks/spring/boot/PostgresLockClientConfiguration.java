@@ -57,7 +57,7 @@ class PostgresLockClientConfiguration {
     @Bean
     @ConditionalOnMissingBean(Semaphore.class)
     @ConditionalOnBean(ConnectionFactory.class)
-    ClosingFactoryBean<Semaphore> reactiveLocksSemaphore(ConnectionFactory factory, ReactiveLocksProperties properties) {
+    ClosingFactoryBean.Phased<Semaphore> reactiveLocksSemaphore(ConnectionFactory factory, ReactiveLocksProperties properties) {
         return ClosingFactoryBean.semaphore(PostgresLocks.semaphore(postgres(factory, Semaphore.class),
                 postgresOptions(properties), properties.toLockOptions()), properties.getShutdownTimeout());
     }

@@ -54,7 +54,7 @@ class RedisLockClientConfiguration {
     @Bean
     @ConditionalOnMissingBean(Semaphore.class)
     @ConditionalOnBean(RedisClient.class)
-    ClosingFactoryBean<Semaphore> reactiveLocksSemaphore(RedisClient redis, ReactiveLocksProperties properties) {
+    ClosingFactoryBean.Phased<Semaphore> reactiveLocksSemaphore(RedisClient redis, ReactiveLocksProperties properties) {
         return ClosingFactoryBean.semaphore(RedisLocks.semaphore(redis, redisOptions(properties), properties.toLockOptions()),
                 properties.getShutdownTimeout());
     }

@@ -61,7 +61,7 @@ class SpringDataRedisLockClientConfiguration {
     @Bean
     @ConditionalOnMissingBean(Semaphore.class)
     @ConditionalOnBean(LettuceConnectionFactory.class)
-    ClosingFactoryBean<Semaphore> reactiveLocksSemaphore(LettuceConnectionFactory connectionFactory,
+    ClosingFactoryBean.Phased<Semaphore> reactiveLocksSemaphore(LettuceConnectionFactory connectionFactory,
                                                          ReactiveLocksProperties properties) {
         return ClosingFactoryBean.semaphore(RedisLocks.semaphore(redisClient(connectionFactory, Semaphore.class),
                 redisOptions(properties), properties.toLockOptions()), properties.getShutdownTimeout());
