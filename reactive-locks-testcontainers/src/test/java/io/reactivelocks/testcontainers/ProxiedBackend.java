@@ -90,6 +90,11 @@ final class ProxiedBackend implements LockBackend {
     }
 
     @Override
+    public Mono<Boolean> updatePayload(HeldLock lock, @org.jspecify.annotations.Nullable String payload) {
+        return delegate.updatePayload(lock, payload);
+    }
+
+    @Override
     public Flux<LockEvent> events(String name) {
         return delegate.events(name);
     }
