@@ -25,9 +25,9 @@ import reactor.util.Loggers;
 
 /**
  * The live state of one grant: deadline, renewal, loss and release. {@link Lease} values handed
- * to users are snapshots ({@link Snapshot}) that share this handle.
+ * to users are snapshots ({@link LeaseSnapshot}) that share this handle.
  */
-final class LeaseHandle {
+final class LeaseHandle implements LeaseSnapshot.Source {
 
     private static final Logger LOG = Loggers.getLogger(LeaseHandle.class);
 
@@ -56,7 +56,7 @@ final class LeaseHandle {
     // guarded by this
     private int state = ACTIVE;
     private long validUntil;
-    private Snapshot current;
+    private LeaseSnapshot current;
     private Disposable deadlineTimer;
     private Disposable sessionSubscription;
     private String lossReason;
@@ -76,7 +76,7 @@ final class LeaseHandle {
         this.clock = options.clock();
         this.renewals = renewals;
         this.validUntil = validUntil;
-        this.current = new Snapshot(this, validUntil);
+        this.current = new LeaseSnapshot(this, validUntil);
         this.grantedAt = clock.nanoTime();
     }
 
@@ -112,15 +112,32 @@ final class LeaseHandle {
         return lock.name();
     }
 
-    synchronized boolean isActive() {
+    @Override
+    public HeldLock heldLock() {
+        return lock;
+    }
+
+    @Override
+    public LockClock clock() {
+        return clock;
+    }
+
+    @Override
+    public @org.jspecify.annotations.Nullable String payload() {
+        return payload;
+    }
+
+    @Override
+    public synchronized boolean isActive() {
         return state == ACTIVE;
     }
 
-    synchronized long validUntil() {
+    @Override
+    public synchronized long validUntil() {
         return validUntil;
     }
 
-    synchronized Snapshot snapshot() {
+    synchronized LeaseSnapshot snapshot() {
         return current;
     }
 
@@ -128,7 +145,8 @@ final class LeaseHandle {
         return updates.asFlux();
     }
 
-    Mono<Void> lost() {
+    @Override
+    public Mono<Void> lost() {
         return lostSink.asMono();
     }
 
@@ -192,7 +210,7 @@ final class LeaseHandle {
 
     /** @return true when the lease is still active after the update */
     boolean onRenewed(long sentAt, Duration ttl) {
-        Snapshot next;
+        LeaseSnapshot next;
         synchronized (this) {
             if (state != ACTIVE) {
                 return false;
@@ -202,7 +220,7 @@ final class LeaseHandle {
                 next = null;
             } else {
                 validUntil = until;
-                current = new Snapshot(this, until);
+                current = new LeaseSnapshot(this, until);
                 next = current;
                 scheduleDeadline();
             }
@@ -268,7 +286,8 @@ final class LeaseHandle {
     // ---- payload
 
     /** Owner- and token-checked on the store; a "not held" answer ends the lease as lost. */
-    Mono<Void> updatePayload(String newPayload) {
+    @Override
+    public Mono<Void> updatePayload(@org.jspecify.annotations.Nullable String newPayload) {
         if (newPayload != null) {
             Payloads.check(newPayload, "payload");
         }
@@ -315,7 +334,8 @@ final class LeaseHandle {
     }
 
     /** Idempotent, owner-checked release; later subscriptions complete at once. */
-    Mono<Void> release() {
+    @Override
+    public Mono<Void> release() {
         return Mono.defer(() -> {
             Disposable session;
             boolean wasLost;
@@ -356,72 +376,5 @@ final class LeaseHandle {
     @Override
     public String toString() {
         return "Lease{" + lock.name() + ", token " + lock.token() + ", owner " + lock.owner() + "}";
-    }
-
-    /** An immutable view of the handle at one deadline. */
-    static final class Snapshot implements Lease {
-        final LeaseHandle handle;
-        private final long validUntil;
-
-        Snapshot(LeaseHandle handle, long validUntil) {
-            this.handle = handle;
-            this.validUntil = validUntil;
-        }
-
-        @Override
-        public String name() {
-            return handle.lock.name();
-        }
-
-        @Override
-        public String owner() {
-            return handle.lock.owner();
-        }
-
-        @Override
-        public long token() {
-            return handle.lock.token();
-        }
-
-        @Override
-        public long validUntilNanos() {
-            return validUntil;
-        }
-
-        @Override
-        public Duration remaining() {
-            return Duration.ofNanos(Math.max(0, handle.validUntil() - handle.clock.nanoTime()));
-        }
-
-        @Override
-        public boolean isValid() {
-            return handle.isActive() && handle.clock.nanoTime() < handle.validUntil();
-        }
-
-        @Override
-        public String payload() {
-            return handle.payload;
-        }
-
-        @Override
-        public Mono<Void> updatePayload(String payload) {
-            return handle.updatePayload(payload);
-        }
-
-        @Override
-        public Mono<Void> release() {
-            return handle.release();
-        }
-
-        @Override
-        public Mono<Void> lost() {
-            return handle.lost();
-        }
-
-        @Override
-        public String toString() {
-            return "Lease{name=" + name() + ", token=" + token() + ", owner=" + owner()
-                    + ", validUntilNanos=" + validUntil + "}";
-        }
     }
 }

@@ -4,6 +4,7 @@ import io.reactivelocks.Lease;
 import io.reactivelocks.LockClock;
 import io.reactivelocks.LockException;
 import io.reactivelocks.LockOptions;
+import io.reactivelocks.internal.LeaseSnapshot;
 import io.reactivelocks.spi.HeldLock;
 import io.reactivelocks.spi.RenewOutcome;
 import io.reactivelocks.spi.RenewRequest;
@@ -18,9 +19,9 @@ import reactor.core.scheduler.Scheduler;
 
 /**
  * The live state of one permit: deadline, renewal (every renewal interval, retried quickly on
- * transient errors while time remains), loss and release. Users see {@link Snapshot}s.
+ * transient errors while time remains), loss and release. Users see {@link LeaseSnapshot}s.
  */
-final class PermitHandle {
+final class PermitHandle implements LeaseSnapshot.Source {
 
     private static final int ACTIVE = 0;
     private static final int LOST = 1;
@@ -37,7 +38,7 @@ final class PermitHandle {
     // guarded by this
     private int state = ACTIVE;
     private long validUntil;
-    private Snapshot current;
+    private LeaseSnapshot current;
     private Disposable deadlineTimer;
     private Disposable renewalTimer;
     private Disposable renewalCall;
@@ -50,7 +51,7 @@ final class PermitHandle {
         this.scheduler = scheduler;
         this.clock = options.clock();
         this.validUntil = validUntil;
-        this.current = new Snapshot(this, validUntil);
+        this.current = new LeaseSnapshot(this, validUntil);
     }
 
     /** Starts the deadline and the renewals; called once, right after the grant. */
@@ -65,15 +66,39 @@ final class PermitHandle {
         }
     }
 
-    synchronized boolean isActive() {
+    @Override
+    public HeldLock heldLock() {
+        return permit;
+    }
+
+    @Override
+    public LockClock clock() {
+        return clock;
+    }
+
+    /** @return null: a semaphore permit carries no payload */
+    @Override
+    public @org.jspecify.annotations.Nullable String payload() {
+        return null;
+    }
+
+    /** A semaphore permit carries no payload: fails with {@link UnsupportedOperationException}. */
+    @Override
+    public Mono<Void> updatePayload(@org.jspecify.annotations.Nullable String payload) {
+        return Mono.error(new UnsupportedOperationException("a semaphore permit carries no payload"));
+    }
+
+    @Override
+    public synchronized boolean isActive() {
         return state == ACTIVE;
     }
 
-    synchronized long validUntil() {
+    @Override
+    public synchronized long validUntil() {
         return validUntil;
     }
 
-    synchronized Snapshot snapshot() {
+    synchronized LeaseSnapshot snapshot() {
         return current;
     }
 
@@ -85,7 +110,8 @@ final class PermitHandle {
         return updates.asFlux();
     }
 
-    Mono<Void> lost() {
+    @Override
+    public Mono<Void> lost() {
         return lostSink.asMono();
     }
 
@@ -155,7 +181,7 @@ final class PermitHandle {
             lose("the store says the permit is no longer ours");
             return;
         }
-        Snapshot next = null;
+        LeaseSnapshot next = null;
         synchronized (this) {
             if (state != ACTIVE) {
                 return;
@@ -163,7 +189,7 @@ final class PermitHandle {
             long until = sentAt + options.validityNanos(outcome.ttl());
             if (until > validUntil) {
                 validUntil = until;
-                current = new Snapshot(this, until);
+                current = new LeaseSnapshot(this, until);
                 next = current;
                 scheduleDeadline();
             }
@@ -205,7 +231,8 @@ final class PermitHandle {
     }
 
     /** Idempotent, owner-checked release; later subscriptions complete at once. */
-    Mono<Void> release() {
+    @Override
+    public Mono<Void> release() {
         return Mono.defer(() -> {
             synchronized (this) {
                 if (state != ACTIVE) {
@@ -243,73 +270,5 @@ final class PermitHandle {
     @Override
     public String toString() {
         return "Permit{" + permit.name() + ", token " + permit.token() + "}";
-    }
-
-    /** An immutable view of the permit at one deadline. */
-    static final class Snapshot implements Lease {
-        private final PermitHandle handle;
-        private final long validUntil;
-
-        Snapshot(PermitHandle handle, long validUntil) {
-            this.handle = handle;
-            this.validUntil = validUntil;
-        }
-
-        @Override
-        public String name() {
-            return handle.permit.name();
-        }
-
-        @Override
-        public String owner() {
-            return handle.permit.owner();
-        }
-
-        @Override
-        public long token() {
-            return handle.permit.token();
-        }
-
-        @Override
-        public long validUntilNanos() {
-            return validUntil;
-        }
-
-        @Override
-        public Duration remaining() {
-            return Duration.ofNanos(Math.max(0, handle.validUntil() - handle.clock.nanoTime()));
-        }
-
-        @Override
-        public boolean isValid() {
-            return handle.isActive() && handle.clock.nanoTime() < handle.validUntil();
-        }
-
-        /** @return null: a semaphore permit carries no payload */
-        @Override
-        public @org.jspecify.annotations.Nullable String payload() {
-            return null;
-        }
-
-        /** A semaphore permit carries no payload: fails with {@link UnsupportedOperationException}. */
-        @Override
-        public Mono<Void> updatePayload(@org.jspecify.annotations.Nullable String payload) {
-            return Mono.error(new UnsupportedOperationException("a semaphore permit carries no payload"));
-        }
-
-        @Override
-        public Mono<Void> release() {
-            return handle.release();
-        }
-
-        @Override
-        public Mono<Void> lost() {
-            return handle.lost();
-        }
-
-        @Override
-        public String toString() {
-            return "Permit{name=" + name() + ", token=" + token() + ", owner=" + owner() + ", validUntilNanos=" + validUntil + "}";
-        }
     }
 }
