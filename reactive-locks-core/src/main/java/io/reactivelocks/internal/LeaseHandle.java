@@ -216,7 +216,8 @@ final class LeaseHandle implements LeaseSnapshot.Source {
                 return false;
             }
             long until = sentAt + options.validityNanos(ttl);
-            if (until <= validUntil) {
+            // a confirmation answered after its own validity ran out extends nothing: the deadline acts
+            if (until <= validUntil || until <= clock.nanoTime()) {
                 next = null;
             } else {
                 validUntil = until;
