@@ -25,6 +25,7 @@ import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -41,6 +42,8 @@ import org.junit.jupiter.api.Test;
 class VertxLockServiceTest {
 
     private static final Duration STEP = Duration.ofSeconds(10);
+    /** Above Vert.x's own shutdown bounds (10 s for the event loops, 10 s for virtual threads). */
+    private static final Duration CLOSE = Duration.ofSeconds(30);
     private static final Duration PERIOD = Duration.ofMillis(300);
     private static final Duration LEASE = Duration.ofSeconds(1);
 
@@ -155,7 +158,7 @@ class VertxLockServiceTest {
         void close() throws Exception {
             try {
                 stop();
-                join(vertx.close());
+                closeVertx(vertx);
             } finally {
                 client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
             }
@@ -182,6 +185,28 @@ class VertxLockServiceTest {
 
     private Instance start(String name) throws Exception {
         return start(name, claim -> { });
+    }
+
+    /**
+     * Closes a Vert.x instance, bounded by {@link #CLOSE}: Vert.x itself gives its event loops and
+     * its virtual-thread executor up to 10 s each to finish, so the bound of one step raced with it
+     * on a loaded machine. A close that still does not finish fails with the Vert.x threads' stacks.
+     */
+    private static void closeVertx(Vertx vertx) throws Exception {
+        try {
+            vertx.close().toCompletionStage().toCompletableFuture().get(CLOSE.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            StringBuilder stacks = new StringBuilder("Vert.x did not close within " + CLOSE + "; its threads:\n");
+            Thread.getAllStackTraces().forEach((t, frames) -> {
+                if (t.getName().startsWith("vert.x-")) {
+                    stacks.append(t.getName()).append(' ').append(t.getState()).append('\n');
+                    for (StackTraceElement f : frames) {
+                        stacks.append("    at ").append(f).append('\n');
+                    }
+                }
+            });
+            throw new AssertionError(stacks.toString(), e);
+        }
     }
 
     /** Waits on a test thread (never an event loop) for a Vert.x future, bounded. */
@@ -285,7 +310,7 @@ class VertxLockServiceTest {
                 return seen.stream().anyMatch(s -> s.contains("has been blocked"));
             });
         } finally {
-            join(vertx.close());
+            closeVertx(vertx);
             CapturingLogDelegateFactory.drain();
         }
     }
