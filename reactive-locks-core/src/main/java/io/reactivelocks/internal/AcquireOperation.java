@@ -41,6 +41,11 @@ import reactor.core.scheduler.Scheduler;
  */
 final class AcquireOperation implements Subscription {
 
+    /** A store that answers a grant request with nothing broke its contract; reused, its error made per subscribe. */
+    private static final Mono<Attempt> NO_ANSWER = Mono.error(() -> new IllegalStateException("store answered nothing"));
+    private static final Mono<Attempt> NO_QUEUE_ANSWER =
+            Mono.error(() -> new IllegalStateException("store ended the queue wait without an answer"));
+
     private final DefaultLockClient client;
     private final String name;
     private final String owner;
@@ -223,9 +228,7 @@ final class AcquireOperation implements Subscription {
                 firstSentAt = sentAt;
             }
         }
-        client.backend().tryGrant(request)
-                .switchIfEmpty(Mono.error(() -> new IllegalStateException("store answered nothing")))
-                .transform(m -> Timeouts.within(m, options.requestTimeout(), scheduler))
+        client.withinRequestTimeout(client.backend().tryGrant(request).switchIfEmpty(NO_ANSWER), options)
                 .subscribe(a -> onAnswer(a, sentAt), this::onAttemptError);
     }
 
@@ -271,13 +274,17 @@ final class AcquireOperation implements Subscription {
             client.operationEnded(this);
             io.reactivelocks.LockBackendException tooLate = new io.reactivelocks.LockBackendException(name,
                     "grant of lock '" + name + "' arrived after its validity (" + g.ttl() + ") had passed", null, true);
-            client.listener().onAcquireFailed(name, tooLate, waited());
+            if (client.listener().active()) {
+                client.listener().onAcquireFailed(name, tooLate, waited());
+            }
             emitError(tooLate);
             return;
         }
         LeaseHandle lease = client.newLease(name, owner, g.token(), options, scheduler, validUntil);
         client.operationEnded(this);
-        client.listener().onAcquired(name, g.token(), waited());
+        if (client.listener().active()) {
+            client.listener().onAcquired(name, g.token(), waited());
+        }
         lease.start(validFrom);
         emitGranted(lease);
     }
@@ -368,7 +375,7 @@ final class AcquireOperation implements Subscription {
             return;
         }
         Disposable d = q.turn()
-                .switchIfEmpty(Mono.error(() -> new IllegalStateException("store ended the queue wait without an answer")))
+                .switchIfEmpty(NO_QUEUE_ANSWER)
                 .subscribe(a -> onAnswer(a, firstSentAt()), this::onAttemptError);
         synchronized (this) {
             if (!done && turnWaiting) {
@@ -466,7 +473,9 @@ final class AcquireOperation implements Subscription {
 
     private void fail(LockException error, String why) {
         if (finish(error, true)) {
-            client.listener().onAcquireFailed(name, error, waited());
+            if (client.listener().active()) {
+                client.listener().onAcquireFailed(name, error, waited());
+            }
             emitError(error);
         }
     }

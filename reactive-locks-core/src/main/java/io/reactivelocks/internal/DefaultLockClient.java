@@ -22,10 +22,12 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.SignalType;
 import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
@@ -50,7 +52,7 @@ public final class DefaultLockClient implements LockClient {
     }
 
     private final long id = IDS.incrementAndGet();
-    private final LockListener listener;
+    private final SafeListener listener;
     private final LockBackend backend;
     private final LockOptions defaults;
     private final Scheduler ownScheduler;
@@ -60,8 +62,12 @@ public final class DefaultLockClient implements LockClient {
     private final Set<LeaseHandle> leases = ConcurrentHashMap.newKeySet();
     private final Set<AcquireOperation> operations = ConcurrentHashMap.newKeySet();
     /** Store clean-ups under way (releases, and requests of ended acquires still in flight): close() waits for them. */
-    private final Map<Object, CleanUp> cleanUps = new ConcurrentHashMap<>();
+    private final Set<CleanUp> cleanUps = ConcurrentHashMap.newKeySet();
     private final LockClientMetrics metrics = new ClientMetrics(leases, operations);
+    /** Request timeouts, one structure per scheduler (see {@link RequestDeadlines}). */
+    private final Map<Object, RequestDeadlines> deadlines = new ConcurrentHashMap<>();
+    /** Lease deadlines, one heap and one timer per scheduler (see {@link DeadlineHeap}). */
+    private final Map<Object, DeadlineHeap> leaseDeadlines = new ConcurrentHashMap<>();
     private volatile boolean closed;
     private final Mono<Void> close;
 
@@ -234,7 +240,7 @@ public final class DefaultLockClient implements LockClient {
 
     LeaseHandle newLease(String name, String owner, long token, LockOptions options, Scheduler scheduler, long validUntil) {
         RenewalScheduler renewals = renewalSchedulers.computeIfAbsent(scheduler,
-                s -> new RenewalScheduler(backend, s, options.clock()));
+                s -> new RenewalScheduler(backend, s, options.clock(), deadlines(s, options.clock())));
         LeaseHandle h = new LeaseHandle(this, new HeldLock(name, owner, token), options, scheduler, renewals, validUntil);
         h.payload = options.payload();
         leases.add(h);
@@ -252,7 +258,7 @@ public final class DefaultLockClient implements LockClient {
         return backend;
     }
 
-    LockListener listener() {
+    SafeListener listener() {
         return listener;
     }
 
@@ -280,10 +286,48 @@ public final class DefaultLockClient implements LockClient {
         operations.remove(op);
     }
 
+    /**
+     * @return the request timeouts of requests timed on {@code scheduler} with {@code clock}
+     *     (a clock other than the one the scheduler was first used with gets its own structure)
+     */
+    RequestDeadlines deadlines(Scheduler scheduler, LockClock clock) {
+        RequestDeadlines d = deadlines.get(scheduler);
+        if (d == null) {
+            d = deadlines.computeIfAbsent(scheduler, s -> new RequestDeadlines((Scheduler) s, clock));
+        }
+        if (d.clock() == clock) {
+            return d;
+        }
+        return deadlines.computeIfAbsent(new ClockedScheduler(scheduler, clock), k -> new RequestDeadlines(scheduler, clock));
+    }
+
+    /**
+     * @return the deadlines of leases timed on {@code scheduler} with {@code clock} (a clock other
+     *     than the one the scheduler was first used with gets its own heap)
+     */
+    DeadlineHeap leaseDeadlines(Scheduler scheduler, LockClock clock) {
+        DeadlineHeap d = leaseDeadlines.get(scheduler);
+        if (d == null) {
+            d = leaseDeadlines.computeIfAbsent(scheduler, s -> new DeadlineHeap((Scheduler) s, clock));
+        }
+        if (d.clock() == clock) {
+            return d;
+        }
+        return leaseDeadlines.computeIfAbsent(new ClockedScheduler(scheduler, clock), k -> new DeadlineHeap(scheduler, clock));
+    }
+
+    /** The key of a scheduler used with a clock other than its first one. */
+    private record ClockedScheduler(Scheduler scheduler, LockClock clock) {
+    }
+
+    /** @return {@code source} bounded by the request timeout of {@code options} */
+    <T> Mono<T> withinRequestTimeout(Mono<T> source, LockOptions options) {
+        return deadlines(schedulerFor(options), options.clock()).within(source, options.requestTimeout());
+    }
+
     /** Owner- and token-checked payload update on the server, bounded by the request timeout. */
     Mono<Boolean> updatePayloadOnServer(HeldLock lock, String payload, LockOptions options) {
-        return Mono.defer(() -> backend.updatePayload(lock, payload))
-                .transform(m -> Timeouts.within(m, options.requestTimeout(), schedulerFor(options)))
+        return withinRequestTimeout(Mono.defer(() -> backend.updatePayload(lock, payload)), options)
                 .onErrorMap(e -> !(e instanceof io.reactivelocks.LockException),
                         e -> BackendErrors.map(backend.name(), lock.name(), "payload update", e))
                 .defaultIfEmpty(Boolean.FALSE);
@@ -291,8 +335,7 @@ public final class DefaultLockClient implements LockClient {
 
     /** Owner-checked release on the server, bounded by the request timeout. */
     Mono<Void> releaseOnServer(String name, String owner, LockOptions options) {
-        return Mono.defer(() -> backend.release(name, owner))
-                .transform(m -> Timeouts.within(m, options.requestTimeout(), schedulerFor(options)))
+        return withinRequestTimeout(Mono.defer(() -> backend.release(name, owner)), options)
                 .onErrorMap(e -> BackendErrors.map(backend.name(), name, "release", e))
                 .then();
     }
@@ -309,23 +352,23 @@ public final class DefaultLockClient implements LockClient {
                     LOG.warn("could not release lock '{}' on the store (it stays until its lease or session ends): {}",
                             name, e.toString());
                     return Mono.empty();
-                }));
+                }))
+                .cache();
         release.subscribe();
         return release;
     }
 
     /**
      * Registers store work on lock {@code name} that {@link #close()} must wait for before it
-     * closes the backend.
+     * closes the backend; it is forgotten when the work ends or is cancelled, before its end
+     * reaches anyone, so close() never waits for an ended clean-up.
      *
-     * @return {@code work}, cached; the caller subscribes it
+     * @return {@code work}, to be subscribed once
      */
     Mono<Void> tracked(String name, Mono<Void> work) {
-        Object key = new Object();
-        // removed before its end reaches anyone, so close() never waits for an ended clean-up
-        Mono<Void> cached = work.doOnTerminate(() -> cleanUps.remove(key)).doOnCancel(() -> cleanUps.remove(key)).cache();
-        cleanUps.put(key, new CleanUp(name, cached));
-        return cached;
+        CleanUp c = new CleanUp(name);
+        cleanUps.add(c);
+        return work.doFinally(c);
     }
 
     /**
@@ -334,16 +377,51 @@ public final class DefaultLockClient implements LockClient {
      * may have taken the lock, its release was answered).
      */
     Runnable pendingCleanUp(String name) {
-        Sinks.Empty<Void> settled = Sinks.empty();
-        Object key = new Object();
-        cleanUps.put(key, new CleanUp(name, settled.asMono()));
-        return () -> {
-            cleanUps.remove(key);
-            settled.tryEmitEmpty();
-        };
+        CleanUp c = new CleanUp(name);
+        cleanUps.add(c);
+        return c::finish;
     }
 
-    private record CleanUp(String name, Mono<Void> done) {
+    /** Store work close() waits for; its completion signal is made only if close() asks. */
+    private final class CleanUp implements Consumer<SignalType> {
+        final String name;
+        // guarded by this
+        private boolean finished;
+        // guarded by this
+        private Sinks.Empty<Void> done;
+
+        CleanUp(String name) {
+            this.name = name;
+        }
+
+        @Override
+        public void accept(SignalType signal) {
+            finish();
+        }
+
+        void finish() {
+            Sinks.Empty<Void> d;
+            synchronized (this) {
+                finished = true;
+                d = done;
+            }
+            cleanUps.remove(this);
+            if (d != null) {
+                d.tryEmitEmpty();
+            }
+        }
+
+        Mono<Void> done() {
+            synchronized (this) {
+                if (finished) {
+                    return Mono.empty();
+                }
+                if (done == null) {
+                    done = Sinks.empty();
+                }
+                return done.asMono();
+            }
+        }
     }
 
     private Mono<Void> doClose() {
@@ -361,8 +439,12 @@ public final class DefaultLockClient implements LockClient {
         return drain()
                 .timeout(Mono.delay(bound, ownScheduler), Mono.fromRunnable(() -> LOG.warn(
                         "lock client closed before the store confirmed the release of {} (they stay until their lease or session ends)",
-                        cleanUps.values().stream().map(c -> "'" + c.name() + "'").distinct().sorted().toList())))
-                .then(Mono.fromRunnable(() -> renewalSchedulers.values().forEach(RenewalScheduler::close)))
+                        cleanUps.stream().map(c -> "'" + c.name + "'").distinct().sorted().toList())))
+                .then(Mono.fromRunnable(() -> {
+                    renewalSchedulers.values().forEach(RenewalScheduler::close);
+                    deadlines.values().forEach(RequestDeadlines::close);
+                    leaseDeadlines.values().forEach(DeadlineHeap::close);
+                }))
                 .then(Mono.defer(backend::close))
                 .doFinally(s -> ownScheduler.dispose());
     }
@@ -379,7 +461,7 @@ public final class DefaultLockClient implements LockClient {
     private Mono<Void> drain() {
         return Mono.defer(() -> {
             List<Mono<Void>> pending = new ArrayList<>();
-            for (CleanUp c : cleanUps.values()) {
+            for (CleanUp c : cleanUps) {
                 pending.add(c.done().onErrorResume(e -> Mono.empty()));
             }
             if (pending.isEmpty()) {

@@ -27,7 +27,7 @@ import reactor.util.Loggers;
  * The live state of one grant: deadline, renewal, loss and release. {@link Lease} values handed
  * to users are snapshots ({@link LeaseSnapshot}) that share this handle.
  */
-final class LeaseHandle implements LeaseSnapshot.Source {
+final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapshot.Source {
 
     private static final Logger LOG = Loggers.getLogger(LeaseHandle.class);
 
@@ -41,23 +41,19 @@ final class LeaseHandle implements LeaseSnapshot.Source {
     final Scheduler scheduler;
     final LockClock clock;
     final RenewalScheduler renewals;
+    private final DeadlineHeap deadlines;
 
-    private final Sinks.Many<Lease> updates = Sinks.many().replay().latest();
-    // Signals for `updates` from the renewal thread (a new deadline) and the timer or release
-    // thread (completion) can meet; a serialized sink refuses the second one at that moment
-    // (FAIL_NON_SERIALIZED) and a refused completion would leave the hold stream running past
-    // the deadline. So every signal goes through this queue, drained by one thread at a time.
-    private final Queue<Object> pendingSignals = new ConcurrentLinkedQueue<>();
-    private final AtomicInteger signalling = new AtomicInteger();
     private static final Object COMPLETE = new Object();
+    /** The hold stream's sink, made by the first {@link #updates()} call: acquire and withLock never need one. */
+    private volatile Updates updates;
     private final long grantedAt;
-    private final Sinks.Empty<Void> lostSink = Sinks.empty();
+    // guarded by this; made by the first lost() call
+    private Sinks.Empty<Void> lostSink;
 
     // guarded by this
     private int state = ACTIVE;
     private long validUntil;
     private LeaseSnapshot current;
-    private Disposable deadlineTimer;
     private Disposable sessionSubscription;
     private String lossReason;
 
@@ -75,6 +71,7 @@ final class LeaseHandle implements LeaseSnapshot.Source {
         this.scheduler = scheduler;
         this.clock = options.clock();
         this.renewals = renewals;
+        this.deadlines = client.leaseDeadlines(scheduler, clock);
         this.validUntil = validUntil;
         this.current = new LeaseSnapshot(this, validUntil);
         this.grantedAt = clock.nanoTime();
@@ -141,13 +138,35 @@ final class LeaseHandle implements LeaseSnapshot.Source {
         return current;
     }
 
+    /** @return the lease as renewed, replaying the latest; completes when the lease ends */
     Flux<Lease> updates() {
-        return updates.asFlux();
+        Updates u = updates;
+        if (u == null) {
+            synchronized (this) {
+                u = updates;
+                if (u == null) {
+                    u = new Updates();
+                    // the state as of now; signals from now on follow it (they read `updates` after their change)
+                    u.pending.offer(state == ACTIVE ? current : COMPLETE);
+                    updates = u;
+                }
+            }
+            u.drain();
+        }
+        return u.sink.asFlux();
     }
 
     @Override
     public Mono<Void> lost() {
-        return lostSink.asMono();
+        synchronized (this) {
+            if (state == LOST) {
+                return Mono.empty();
+            }
+            if (lostSink == null) {
+                lostSink = Sinks.empty();
+            }
+            return lostSink.asMono();
+        }
     }
 
     /**
@@ -235,20 +254,17 @@ final class LeaseHandle implements LeaseSnapshot.Source {
 
     // guarded by this
     private void scheduleDeadline() {
-        if (deadlineTimer != null) {
-            deadlineTimer.dispose();
-        }
-        long delay = Math.max(0, validUntil - clock.nanoTime());
-        try {
-            deadlineTimer = scheduler.schedule(this::onDeadline, delay, TimeUnit.NANOSECONDS);
-        } catch (java.util.concurrent.RejectedExecutionException e) {
-            // no timer can watch this lease: end it now rather than let it outlive its deadline unseen
-            deadlineTimer = null;
-            Schedulers.parallel().schedule(() -> lose("the lock scheduler refused the deadline timer"));
-        }
+        deadlines.set(this, validUntil);
     }
 
-    private void onDeadline() {
+    @Override
+    void onUnwatched() {
+        // no timer can watch this lease: end it now rather than let it outlive its deadline unseen
+        Schedulers.parallel().schedule(() -> lose("the lock scheduler refused the deadline timer"));
+    }
+
+    @Override
+    void onDeadline() {
         boolean expired;
         synchronized (this) {
             if (state != ACTIVE) {
@@ -264,24 +280,43 @@ final class LeaseHandle implements LeaseSnapshot.Source {
         }
     }
 
-    /** Emits on {@code updates} in order, never two at once (see {@link #pendingSignals}). */
+    /** Emits on the hold stream, if anyone asked for it. Called after the change it reports. */
     private void signal(Object s) {
-        pendingSignals.offer(s);
-        if (signalling.getAndIncrement() != 0) {
-            return; // the thread emitting now will emit this one too
+        Updates u = updates;
+        if (u != null) {
+            u.pending.offer(s);
+            u.drain();
         }
-        int missed = 1;
-        do {
-            Object next;
-            while ((next = pendingSignals.poll()) != null) {
-                if (next == COMPLETE) {
-                    updates.tryEmitComplete();
-                } else {
-                    updates.tryEmitNext((Lease) next);
-                }
+    }
+
+    /**
+     * The hold stream. Signals from the renewal thread (a new deadline) and the timer or release
+     * thread (completion) can meet; a serialized sink refuses the second one at that moment
+     * (FAIL_NON_SERIALIZED) and a refused completion would leave the hold stream running past
+     * the deadline. So every signal goes through this queue, drained by one thread at a time.
+     */
+    private static final class Updates {
+        final Sinks.Many<Lease> sink = Sinks.many().replay().latest();
+        final Queue<Object> pending = new ConcurrentLinkedQueue<>();
+        final AtomicInteger wip = new AtomicInteger();
+
+        void drain() {
+            if (wip.getAndIncrement() != 0) {
+                return; // the thread emitting now will emit this one too
             }
-            missed = signalling.addAndGet(-missed);
-        } while (missed != 0);
+            int missed = 1;
+            do {
+                Object next;
+                while ((next = pending.poll()) != null) {
+                    if (next == COMPLETE) {
+                        sink.tryEmitComplete();
+                    } else {
+                        sink.tryEmitNext((Lease) next);
+                    }
+                }
+                missed = wip.addAndGet(-missed);
+            } while (missed != 0);
+        }
     }
 
     // ---- payload
@@ -313,6 +348,7 @@ final class LeaseHandle implements LeaseSnapshot.Source {
 
     void lose(String reason) {
         Disposable session;
+        Sinks.Empty<Void> lostWaiters;
         synchronized (this) {
             if (state != ACTIVE) {
                 return;
@@ -320,14 +356,19 @@ final class LeaseHandle implements LeaseSnapshot.Source {
             state = LOST;
             lossReason = reason;
             session = stopTimers();
+            lostWaiters = lostSink;
         }
         if (session != null) {
             session.dispose();
         }
         LOG.debug("lease on lock '{}' (token {}) lost: {}", lock.name(), lock.token(), reason);
         client.forget(this);
-        client.listener().onLost(lock.name(), lock.token(), reason, held());
-        lostSink.tryEmitEmpty();
+        if (client.listener().active()) {
+            client.listener().onLost(lock.name(), lock.token(), reason, held());
+        }
+        if (lostWaiters != null) {
+            lostWaiters.tryEmitEmpty();
+        }
         signal(COMPLETE);
         // Only now that the holder has been told: clean up on the store (owner-checked, so
         // harmless if the key is gone or someone else's), without anyone waiting on it.
@@ -356,7 +397,9 @@ final class LeaseHandle implements LeaseSnapshot.Source {
                 session.dispose();
             }
             client.forget(this);
-            client.listener().onReleased(lock.name(), lock.token(), held());
+            if (client.listener().active()) {
+                client.listener().onReleased(lock.name(), lock.token(), held());
+            }
             signal(COMPLETE);
             return client.tracked(lock.name(), client.releaseOnServer(lock.name(), lock.owner(), options));
         });
@@ -365,10 +408,7 @@ final class LeaseHandle implements LeaseSnapshot.Source {
     // guarded by this
     private Disposable stopTimers() {
         renewals.cancel(this);
-        if (deadlineTimer != null) {
-            deadlineTimer.dispose();
-            deadlineTimer = null;
-        }
+        deadlines.remove(this);
         Disposable s = sessionSubscription;
         sessionSubscription = null;
         return s;

@@ -26,13 +26,15 @@ final class RenewalScheduler {
     private final Scheduler scheduler;
     private final LockClock clock;
     private final String backendName;
+    private final RequestDeadlines deadlines;
 
     // guarded by this
     private final TreeMap<Long, Batch> batches = new TreeMap<>();
     private boolean closed;
 
-    RenewalScheduler(LockBackend backend, Scheduler scheduler, LockClock clock) {
+    RenewalScheduler(LockBackend backend, Scheduler scheduler, LockClock clock, RequestDeadlines deadlines) {
         this.backend = backend;
+        this.deadlines = deadlines;
         this.scheduler = scheduler;
         this.clock = clock;
         this.backendName = backend.name();
@@ -103,7 +105,7 @@ final class RenewalScheduler {
         long sentAt = clock.nanoTime();
         backend.renew(requests)
                 .switchIfEmpty(Mono.error(() -> new IllegalStateException("store answered nothing to a renewal")))
-                .transform(m -> Timeouts.within(m, leases.get(0).options.requestTimeout(), scheduler))
+                .transform(m -> deadlines.within(m, leases.get(0).options.requestTimeout()))
                 .subscribe(results -> {
                     for (int i = 0; i < leases.size(); i++) {
                         RenewOutcome o = i < results.size() ? results.get(i) : null;
@@ -118,23 +120,17 @@ final class RenewalScheduler {
     }
 
     /**
-     * Takes a released or lost lease out of its pending batch; an emptied batch's timer is
-     * cancelled, so short-lived leases leave no timers behind.
+     * Takes a released or lost lease out of its pending batch. An emptied batch stays until its
+     * tick (its timer then finds nobody): short holds one after another join it instead of each
+     * scheduling and cancelling a timer of its own — at most a few timers per renewal interval.
+     * {@link #close()} cancels them.
      */
     void cancel(LeaseHandle lease) {
-        Disposable timer = null;
         synchronized (this) {
-            if (!(lease.renewalBatch instanceof Batch b)) {
-                return;
+            if (lease.renewalBatch instanceof Batch b) {
+                lease.renewalBatch = null;
+                b.leases.remove(lease);
             }
-            lease.renewalBatch = null;
-            b.leases.remove(lease);
-            if (b.leases.isEmpty() && batches.remove(b.due, b)) {
-                timer = b.timer;
-            }
-        }
-        if (timer != null) {
-            timer.dispose();
         }
     }
 

@@ -3,7 +3,6 @@ package io.reactivelocks.internal;
 import io.reactivelocks.LockListener;
 import java.time.Duration;
 import java.util.List;
-import java.util.function.Consumer;
 import reactor.util.Logger;
 import reactor.util.Loggers;
 
@@ -16,7 +15,9 @@ public final class SafeListener implements LockListener {
 
     private static final Logger LOG = Loggers.getLogger(SafeListener.class);
 
-    private final List<LockListener> delegates;
+    // no lambda per call: a call on the hot path allocates nothing
+    private final LockListener[] delegates;
+    private final boolean active;
 
     SafeListener(LockListener delegate) {
         this(List.of(delegate));
@@ -24,56 +25,98 @@ public final class SafeListener implements LockListener {
 
     /** @param delegates the listeners to call, in order */
     public SafeListener(List<LockListener> delegates) {
-        this.delegates = List.copyOf(delegates);
+        this.delegates = List.copyOf(delegates).stream().filter(l -> l != LockListener.NONE).toArray(LockListener[]::new);
+        this.active = this.delegates.length > 0;
     }
 
-    private void safely(Consumer<LockListener> call) {
-        for (LockListener delegate : delegates) {
+    /** @return whether any listener is called (false for {@link LockListener#NONE} alone): callers skip computing arguments */
+    public boolean active() {
+        return active;
+    }
+
+    private static void failed(LockListener delegate, RuntimeException e) {
+        LOG.warn("lock listener " + delegate + " failed", e);
+    }
+
+    @Override
+    public void onAcquired(String name, long token, Duration waited) {
+        for (LockListener l : delegates) { // an array: no iterator
             try {
-                call.accept(delegate);
+                l.onAcquired(name, token, waited);
             } catch (RuntimeException e) {
-                LOG.warn("lock listener " + delegate + " failed", e);
+                failed(l, e);
             }
         }
     }
 
     @Override
-    public void onAcquired(String name, long token, Duration waited) {
-        safely(l -> l.onAcquired(name, token, waited));
-    }
-
-    @Override
     public void onContended(String name) {
-        safely(l -> l.onContended(name));
+        for (LockListener l : delegates) { // an array: no iterator
+            try {
+                l.onContended(name);
+            } catch (RuntimeException e) {
+                failed(l, e);
+            }
+        }
     }
 
     @Override
     public void onAcquireFailed(String name, Throwable error, Duration waited) {
-        safely(l -> l.onAcquireFailed(name, error, waited));
+        for (LockListener l : delegates) { // an array: no iterator
+            try {
+                l.onAcquireFailed(name, error, waited);
+            } catch (RuntimeException e) {
+                failed(l, e);
+            }
+        }
     }
 
     @Override
     public void onRenewed(String name, long token) {
-        safely(l -> l.onRenewed(name, token));
+        for (LockListener l : delegates) { // an array: no iterator
+            try {
+                l.onRenewed(name, token);
+            } catch (RuntimeException e) {
+                failed(l, e);
+            }
+        }
     }
 
     @Override
     public void onRenewalFailed(String name, long token, Throwable error) {
-        safely(l -> l.onRenewalFailed(name, token, error));
+        for (LockListener l : delegates) { // an array: no iterator
+            try {
+                l.onRenewalFailed(name, token, error);
+            } catch (RuntimeException e) {
+                failed(l, e);
+            }
+        }
     }
 
     @Override
     public void onLost(String name, long token, String reason, Duration held) {
-        safely(l -> l.onLost(name, token, reason, held));
+        for (LockListener l : delegates) { // an array: no iterator
+            try {
+                l.onLost(name, token, reason, held);
+            } catch (RuntimeException e) {
+                failed(l, e);
+            }
+        }
     }
 
     @Override
     public void onReleased(String name, long token, Duration held) {
-        safely(l -> l.onReleased(name, token, held));
+        for (LockListener l : delegates) { // an array: no iterator
+            try {
+                l.onReleased(name, token, held);
+            } catch (RuntimeException e) {
+                failed(l, e);
+            }
+        }
     }
 
     @Override
     public String toString() {
-        return "SafeListener" + delegates;
+        return "SafeListener" + java.util.Arrays.toString(delegates);
     }
 }

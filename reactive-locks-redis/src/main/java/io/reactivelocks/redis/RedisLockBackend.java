@@ -167,9 +167,17 @@ public final class RedisLockBackend implements LockBackend {
     }
 
     /**
-     * Renews the batch with one script call, or — with {@link RedisLockOptions#clusterSafeBatches()}
-     * — one script call per Redis Cluster slot, all sent at once. Errors when any call fails
-     * (renewal is idempotent, so the engine may simply retry the batch).
+     * Leases renewed by one script call at most: Redis runs a script alone, so a call over 100,000
+     * keys would stall every other client for tens of milliseconds; 256 keys take well under a
+     * millisecond inside the server, and the calls of one batch are pipelined on the connection.
+     */
+    static final int MAX_RENEWALS_PER_CALL = 256;
+
+    /**
+     * Renews the batch with one script call per {@value #MAX_RENEWALS_PER_CALL} leases (and, with
+     * {@link RedisLockOptions#clusterSafeBatches()}, per Redis Cluster slot), all sent at once —
+     * pipelined, one round trip. Errors when any call fails (renewal is idempotent, so the engine
+     * may simply retry the batch).
      */
     @Override
     public Mono<List<RenewOutcome>> renew(List<RenewRequest> batch) {
@@ -185,8 +193,15 @@ public final class RedisLockBackend implements LockBackend {
                         : 0; // one server holds every key: one call for the whole batch
                 bySlot.computeIfAbsent(slot, s -> new ArrayList<>()).add(i);
             }
+            List<List<Integer>> calls = new ArrayList<>();
+            for (List<Integer> group : bySlot.values()) {
+                for (int from = 0; from < group.size(); from += MAX_RENEWALS_PER_CALL) {
+                    calls.add(group.subList(from, Math.min(group.size(), from + MAX_RENEWALS_PER_CALL)));
+                }
+            }
             RenewOutcome[] out = new RenewOutcome[batch.size()];
-            return Flux.fromIterable(bySlot.values())
+            // every call is written at once on the one connection (pipelined): one round trip per batch
+            return Flux.fromIterable(calls)
                     .flatMap(group -> renewGroup(batch, group).doOnNext(results -> {
                         for (int j = 0; j < group.size(); j++) {
                             RenewRequest r = batch.get(group.get(j));

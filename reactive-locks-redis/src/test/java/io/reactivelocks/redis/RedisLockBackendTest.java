@@ -202,6 +202,26 @@ class RedisLockBackendTest {
     }
 
     @Test
+    void aLargeRenewalBatchIsSplitIntoCappedScriptCallsThatAllRenew() {
+        RedisLockBackend b = backend();
+        int n = 2 * RedisLockBackend.MAX_RENEWALS_PER_CALL + 88;
+        List<RenewRequest> batch = grantMany(b, "capped", n);
+        b.renew(batch.subList(0, 1)).block(STEP);
+        long before = scriptCalls();
+        List<RenewOutcome> outcomes = b.renew(batch).block(STEP);
+        assertThat(scriptCalls() - before).as("script calls for a batch of " + n + ", at most "
+                + RedisLockBackend.MAX_RENEWALS_PER_CALL + " keys each").isEqualTo(3);
+        assertThat(outcomes).hasSize(n).allMatch(RenewOutcome::renewed);
+        try (StatefulRedisConnection<String, String> c = redis.connect()) {
+            for (RenewRequest r : List.of(batch.get(0), batch.get(n / 2), batch.get(n - 1))) {
+                assertThat(c.sync().pttl(b.keys().lock(r.lock().name()))).as("renewed to the lease time, not the grant's 5 s")
+                        .isGreaterThan(Duration.ofSeconds(5).toMillis());
+            }
+        }
+        batch.forEach(r -> assertThat(b.release(r.lock().name(), r.lock().owner()).block(STEP)).isTrue());
+    }
+
+    @Test
     void clusterSafeBatchesMakeOneScriptCallPerHashSlot() {
         RedisLockBackend b = RedisLockBackend.create(redis.client, redis.options().mutate().clusterSafeBatches(true).build());
         backends.add(b);
