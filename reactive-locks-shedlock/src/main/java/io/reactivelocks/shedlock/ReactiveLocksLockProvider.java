@@ -112,7 +112,10 @@ public final class ReactiveLocksLockProvider implements ExtensibleLockProvider {
         }
         ShedLockGrant grant = new ShedLockGrant(lease, timers, blockBound, this::ended);
         held.put(name, grant);
-        CURRENT.get().push(grant);
+        Deque<ShedLockGrant> stack = CURRENT.get();
+        // grants unlocked on another thread end without leaving this thread's stack: drop them here
+        stack.removeIf(ShedLockGrant::isEnded);
+        stack.push(grant);
         grant.scheduleLockAtMostUntil(lockConfiguration.getLockAtMostUntil());
         return Optional.of(new ShedLockHandle(grant, lockConfiguration.getLockAtLeastUntil()));
     }

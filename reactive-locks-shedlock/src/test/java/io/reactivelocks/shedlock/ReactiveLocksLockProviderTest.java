@@ -22,7 +22,6 @@ import net.javacrumbs.shedlock.core.LockConfiguration;
 import net.javacrumbs.shedlock.core.LockProvider;
 import net.javacrumbs.shedlock.core.LockingTaskExecutor;
 import net.javacrumbs.shedlock.core.SimpleLock;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
@@ -49,13 +48,8 @@ class ReactiveLocksLockProviderTest {
 
     @BeforeAll
     static void start() {
-        redis = RedisShedLock.start();
+        redis = RedisShedLock.shared();
         provider = new ReactiveLocksLockProvider(redis.client);
-    }
-
-    @AfterAll
-    static void stop() {
-        redis.close();
     }
 
     private static LockConfiguration lockConfig(String name) {

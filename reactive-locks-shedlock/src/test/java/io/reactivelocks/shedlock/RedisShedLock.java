@@ -11,8 +11,12 @@ import io.reactivelocks.test.server.RedisServer;
 import java.time.Duration;
 import java.util.UUID;
 
-/** One real redis-server and a lock client on it for a test class; blocking helpers for test threads only. */
-final class RedisShedLock implements AutoCloseable {
+/**
+ * One real redis-server and a lock client on it, shared by the test classes of this module (they
+ * use distinct lock names); it dies with the JVM (the fixture's shutdown hook). Blocking helpers
+ * are for test threads only.
+ */
+final class RedisShedLock {
 
     static final Duration TIMEOUT = Duration.ofSeconds(10);
     /** Short, so that the tests see leases renewed past it. */
@@ -32,24 +36,17 @@ final class RedisShedLock implements AutoCloseable {
         client.tryAcquire("warm-up").flatMap(lease -> lease.release()).retry(2).block(Duration.ofSeconds(60));
     }
 
-    static RedisShedLock start() {
-        return new RedisShedLock();
+    private static RedisShedLock shared;
+
+    /** @return the shared server and client, started on first use */
+    static synchronized RedisShedLock shared() {
+        if (shared == null) {
+            shared = new RedisShedLock();
+        }
+        return shared;
     }
 
     LockState state(String name) {
         return client.inspect(name).block(TIMEOUT);
-    }
-
-    @Override
-    public void close() {
-        try {
-            client.close().block(TIMEOUT);
-        } finally {
-            try {
-                redis.shutdown(Duration.ZERO, Duration.ofSeconds(2));
-            } finally {
-                server.close();
-            }
-        }
     }
 }

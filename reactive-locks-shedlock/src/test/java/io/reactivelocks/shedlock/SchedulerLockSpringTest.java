@@ -23,8 +23,8 @@ class SchedulerLockSpringTest {
 
     @Test
     void aSchedulerLockMethodRunsUnderALeaseAndAConcurrentCallIsSkipped() throws Exception {
-        try (RedisShedLock redis = RedisShedLock.start();
-             AnnotationConfigApplicationContext context = new AnnotationConfigApplicationContext()) {
+        RedisShedLock redis = RedisShedLock.shared();
+        try (AnnotationConfigApplicationContext context = new AnnotationConfigApplicationContext()) {
             context.registerBean(RedisShedLock.class, () -> redis);
             context.register(Config.class);
             context.refresh();

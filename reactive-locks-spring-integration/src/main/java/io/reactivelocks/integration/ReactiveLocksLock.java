@@ -195,6 +195,7 @@ public final class ReactiveLocksLock implements DistributedLock {
     @Override
     public boolean tryLock(long time, TimeUnit unit) throws InterruptedException {
         Objects.requireNonNull(unit, "unit");
+        // toNanos saturates at Long.MAX_VALUE (292 years); tryLock(Duration, ..) caps that at LockOptions.MAX_DURATION
         return tryLock(Duration.ofNanos(unit.toNanos(Math.max(0, time))), options.leaseTime());
     }
 
@@ -215,6 +216,9 @@ public final class ReactiveLocksLock implements DistributedLock {
         Objects.requireNonNull(waitTime, "waitTime");
         if (waitTime.isNegative()) {
             throw new IllegalArgumentException("waitTime must not be negative: " + waitTime);
+        }
+        if (waitTime.compareTo(LockOptions.MAX_DURATION) > 0) {
+            waitTime = LockOptions.MAX_DURATION;
         }
         checkBlockingAllowed();
         long deadline = System.nanoTime() + waitTime.toNanos();

@@ -342,11 +342,13 @@ class ReactiveLocksLockRegistryTest {
     }
 
     @Test
-    void conditionsAreNotSupportedAndArgumentsAreChecked() {
+    void conditionsAreNotSupportedAndArgumentsAreChecked() throws InterruptedException {
         ReactiveLocksLock lock = registry.obtain(key);
         assertThatThrownBy(lock::newCondition).isInstanceOf(UnsupportedOperationException.class);
         assertThatThrownBy(() -> registry.obtain(null)).isInstanceOf(NullPointerException.class).hasMessageContaining("lockKey");
         assertThatThrownBy(() -> registry.obtain("")).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("lockKey");
+        assertThat(registry.obtain(key + "-free").tryLock(Long.MAX_VALUE, TimeUnit.DAYS)).as("an unbounded wait is capped").isTrue();
+        registry.obtain(key + "-free").unlock();
         assertThatThrownBy(() -> lock.tryLock(Duration.ofSeconds(-1), LEASE_TIME))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("waitTime");
         assertThatThrownBy(() -> new ReactiveLocksLockRegistry(null)).isInstanceOf(NullPointerException.class)
