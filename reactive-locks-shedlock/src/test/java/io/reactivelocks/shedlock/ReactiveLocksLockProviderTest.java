@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.lettuce.core.api.StatefulRedisConnection;
 import io.reactivelocks.Lease;
 import io.reactivelocks.LockState;
 import java.time.Duration;
@@ -289,6 +290,29 @@ class ReactiveLocksLockProviderTest {
         assertThat(tokens.get(1)).isGreaterThan(tokens.get(0));
         assertThat(ReactiveLocksLockProvider.currentLease().map(Lease::token)).isNotIn(tokens.get(0), tokens.get(1));
         assertThat(provider.heldLease(name1)).isEmpty();
+        assertUnlocked(name1);
+    }
+
+    /**
+     * A lease lost while the task runs (here: the Redis data is wiped, so the renewal finds no
+     * lock) is signalled to the task; the lock has ended, and its unlock is harmless.
+     */
+    @Test
+    void aLostLeaseIsSignalledAndTheLockEnds() {
+        SimpleLock lock = lock(Duration.ofSeconds(30));
+        Lease lease = provider.heldLease(name1).orElseThrow();
+        try (StatefulRedisConnection<String, String> raw = redis.redis.connect()) {
+            raw.sync().del(raw.sync().keys("*" + name1 + "*").toArray(new String[0]));
+        }
+        StepVerifier.create(lease.lost()).expectComplete().verify(RedisShedLock.TIMEOUT);
+        assertThat(provider.heldLease(name1)).isEmpty();
+        Optional<SimpleLock> next = provider.lock(lockConfig(name1));
+        assertThat(next).as("free for the next run").isNotEmpty();
+        assertThat(redis.state(name1)).isInstanceOfSatisfying(LockState.Held.class,
+                held -> assertThat(held.token()).isGreaterThan(lease.token()));
+        lock.unlock();
+        assertThat(redis.state(name1)).as("the old lock's unlock leaves the new holder alone").isInstanceOf(LockState.Held.class);
+        next.get().unlock();
         assertUnlocked(name1);
     }
 
