@@ -32,10 +32,14 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 import reactor.test.StepVerifier;
+import reactor.util.retry.Retry;
 
 /**
  * {@link BlockingLocks} and {@link BlockingSemaphore} on virtual threads against a real
@@ -43,6 +47,7 @@ import reactor.test.StepVerifier;
  * cancellation, try-with-resources, release from another thread, loss. Run with
  * {@code -Dblocking.waiters=N} for a heavier contention run (default 2000).
  */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class BlockingLocksTest {
 
     private static final Duration WAIT = Duration.ofSeconds(20);
@@ -95,10 +100,14 @@ class BlockingLocksTest {
 
     /**
      * Contention runs release every lease themselves, so a long lease costs no time; it keeps a
-     * starved machine (seconds between a grant's request and its answer) from expiring them.
+     * starved machine (seconds between a grant's request and its answer) from expiring them. A
+     * slow backoff leaves the hand-over to the release notifications (one waiter woken per release)
+     * instead of thousands of waiters polling the store.
      */
     private static LockOptions contentionOptions() {
-        return options().mutate().leaseTime(Duration.ofSeconds(30)).build();
+        return options().mutate().leaseTime(Duration.ofSeconds(30))
+                .backoff(Retry.backoff(Long.MAX_VALUE, Duration.ofMillis(250)).maxBackoff(Duration.ofSeconds(10)).jitter(1.0))
+                .build();
     }
 
     private LockClient client(LockOptions options) {
@@ -114,12 +123,15 @@ class BlockingLocksTest {
     }
 
     @Test
+    @Order(1) // first: it warms the paths up itself, and the others then run on a warm JVM
     void thousandsOfVirtualThreadsTakeTurnsUnderTheLock() throws Exception {
         int waiters = Integer.getInteger("blocking.waiters", 2000);
         int names = Integer.getInteger("blocking.names", 8);
         LockClient client = client(contentionOptions());
         BlockingLocks locks = BlockingLocks.of(client);
+        long warmUpStarted = System.nanoTime();
         warmUp(locks, names);
+        long warmUpMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - warmUpStarted);
         AtomicInteger[] inside = new AtomicInteger[names];
         AtomicLong[] lastToken = new AtomicLong[names];
         for (int n = 0; n < names; n++) {
@@ -174,10 +186,10 @@ class BlockingLocksTest {
         }
         long waiting = pinned.stream().filter(PinnedEvents::whileWaitingInTheFacade).count();
         System.out.printf("[blocking] %d virtual threads on %d names (%d carriers): %d acquisitions in %d ms"
-                        + " (%.0f/s), peak %d waiting at once, %d jdk.VirtualThreadPinned events (%d while waiting in the facade)%n",
+                        + " (%.0f/s), peak %d waiting at once, %d jdk.VirtualThreadPinned events (%d while waiting in the facade); warm-up %d ms%n",
                 waiters, names, Runtime.getRuntime().availableProcessors(), acquisitions.get(),
                 TimeUnit.NANOSECONDS.toMillis(elapsedNanos), acquisitions.get() * 1e9 / elapsedNanos, peakPending,
-                pinned.size(), waiting);
+                pinned.size(), waiting, warmUpMillis);
         assertThat(failures).isEmpty();
         assertThat(acquisitions).hasValue(waiters);
         assertThat(overlaps).as("two holders at once").hasValue(0);
@@ -188,11 +200,15 @@ class BlockingLocksTest {
         assertThat(redis.lockKeys(prefix)).isEmpty();
     }
 
-    /** Runs each path once on virtual threads first, so the measured run loads no classes (the JDK pins a virtual thread that loads one). */
+    /** Runs each path on virtual threads first, so the measured run loads no classes (the JDK pins a virtual thread that loads one). */
     private static void warmUp(BlockingLocks locks, int names) throws InterruptedException {
+        // the client's first use (connections, class initialization) on this platform thread: virtual threads that
+        // wait for a class another one initializes pin their carriers, and a cold start on two carriers crawls
+        locks.withLock("contended-0", options(), lease -> lease.token());
         List<Thread> threads = IntStream.range(0, 4 * names).mapToObj(i -> Thread.ofVirtual().start(() -> {
             try {
-                locks.withLock("contended-" + (i % names), lease -> lease.token());
+                // the default backoff: the first waiters of a name may come before its notification channel is live
+                locks.withLock("contended-" + (i % names), options(), lease -> lease.token());
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
@@ -244,28 +260,29 @@ class BlockingLocksTest {
     void interruptRacingTheGrantLeavesNothingHeld() throws Exception {
         LockClient client = client(options());
         BlockingLocks locks = BlockingLocks.of(client);
-        int threads = 300;
+        int threads = 200;
         AtomicInteger granted = new AtomicInteger();
         AtomicInteger interrupted = new AtomicInteger();
         ConcurrentLinkedQueue<Throwable> unexpected = new ConcurrentLinkedQueue<>();
         List<Thread> started = new ArrayList<>();
-        int lag = 40; // each thread is interrupted as the 40th one after it starts: before, during or after its request
-        for (int i = 0; i < threads + lag; i++) {
-            if (i < threads) {
-                String name = "race-" + (i % 30);
-                started.add(Thread.ofVirtual().start(() -> {
-                    try (BlockingLease lease = locks.acquire(name)) {
-                        granted.incrementAndGet(); // released by close(), even though this thread is interrupted by now
-                    } catch (InterruptedException e) {
-                        interrupted.incrementAndGet();
-                    } catch (Throwable e) {
-                        unexpected.add(e);
-                    }
-                }));
+        for (int i = 0; i < threads; i++) {
+            String name = "race-" + (i % 20);
+            Thread t = Thread.ofVirtual().start(() -> {
+                try (BlockingLease lease = locks.acquire(name)) {
+                    assertThat(lease.token()).isPositive(); // released by close(), even though this thread is interrupted by now
+                    granted.incrementAndGet();
+                } catch (InterruptedException e) {
+                    interrupted.incrementAndGet();
+                } catch (Throwable e) {
+                    unexpected.add(e);
+                }
+            });
+            started.add(t);
+            // interrupt as soon as it parks: its request is in flight, or its answer is on its way
+            while (t.isAlive() && t.getState() != Thread.State.WAITING) {
+                Thread.onSpinWait();
             }
-            if (i >= lag) {
-                started.get(i - lag).interrupt();
-            }
+            t.interrupt();
         }
         for (Thread t : started) {
             assertThat(t.join(WAIT)).isTrue();
@@ -276,7 +293,7 @@ class BlockingLocksTest {
         await().atMost(WAIT).until(() -> redis.lockKeys(prefix).isEmpty());
         assertThat(client.metrics().heldLeaseCount()).isZero();
         assertThat(client.metrics().pendingAcquireCount()).isZero();
-        System.out.printf("[blocking] %d acquires interrupted at once: %d granted first (and released), %d cancelled; nothing left%n",
+        System.out.printf("[blocking] %d acquires interrupted in flight: %d granted first (and released), %d cancelled; nothing left%n",
                 threads, granted.get(), interrupted.get());
     }
 
@@ -390,11 +407,13 @@ class BlockingLocksTest {
     }
 
     @Test
+    @Order(2)
     void semaphorePermitsBoundTheVirtualThreadsInside() throws Exception {
-        Semaphore semaphore = redis.semaphore(prefix, contentionOptions());
+        // the lock's long lease, the default backoff: a permit waiter's wake-up relies on it more than a lock waiter's
+        Semaphore semaphore = redis.semaphore(prefix, options().mutate().leaseTime(Duration.ofSeconds(30)).build());
         try {
             BlockingSemaphore permits = BlockingSemaphore.of(semaphore);
-            int threads = 30;
+            int threads = 15;
             int n = 3;
             AtomicInteger inside = new AtomicInteger();
             AtomicInteger peak = new AtomicInteger();
