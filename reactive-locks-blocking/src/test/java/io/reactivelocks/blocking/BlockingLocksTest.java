@@ -25,6 +25,7 @@ import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import jdk.jfr.consumer.RecordedEvent;
@@ -334,10 +335,12 @@ class BlockingLocksTest {
         BlockingLocks locks = BlockingLocks.of(client(options().mutate().leaseTime(Duration.ofSeconds(1)).build()));
         CountDownLatch inBody = new CountDownLatch(1);
         AtomicLong token = new AtomicLong();
+        AtomicReference<BlockingLease> held = new AtomicReference<>();
         FutureTask<Object[]> run = new FutureTask<>(() -> {
             try {
                 return new Object[] {locks.withLock("lost", lease -> {
                     token.set(lease.token());
+                    held.set(lease);
                     inBody.countDown();
                     new CountDownLatch(1).await(); // blocked until the loss interrupts it
                     return "finished";
@@ -356,6 +359,9 @@ class BlockingLocksTest {
             assertThat(e.getSuppressed()).hasAtLeastOneElementOfType(InterruptedException.class);
         });
         assertThat(outcome[1]).as("interrupt status after the call").isEqualTo(false);
+        assertThat(held.get().isLost()).isTrue();
+        assertThat(held.get().whenLost().toCompletableFuture()).isDone();
+        assertThat(held.get().isValid()).isFalse();
     }
 
     @Test
@@ -394,7 +400,7 @@ class BlockingLocksTest {
     }
 
     @Test
-    void refusesToBlockAReactorNonBlockingThread() {
+    void refusesToBlockAReactorNonBlockingThread() throws Exception {
         BlockingLocks locks = BlockingLocks.of(client(options()));
         for (Callable<?> call : List.<Callable<?>>of(() -> locks.acquire("refused"), () -> locks.tryAcquire("refused"),
                 () -> locks.withLock("refused", lease -> "ran"))) {
@@ -404,6 +410,11 @@ class BlockingLocksTest {
                     .verify(WAIT);
         }
         assertThat(redis.lockKeys(prefix)).isEmpty();
+
+        // release is the exception: there it starts the release without waiting for it
+        BlockingLease lease = onVirtualThread(() -> locks.acquire("released-on-an-event-loop"));
+        StepVerifier.create(Mono.fromRunnable(lease::close).subscribeOn(Schedulers.parallel())).expectComplete().verify(WAIT);
+        await().atMost(WAIT).until(() -> redis.lockKeys(prefix).isEmpty());
     }
 
     @Test
