@@ -49,6 +49,8 @@ final class AcquireOperation implements Subscription {
     private final Scheduler scheduler;
     private final CoreSubscriber<? super LeaseHandle> actual;
     private final long startedAt;
+    /** Gets this acquire's events and, through the lease, its lease's. */
+    private final io.reactivelocks.LockListener listener;
 
     // guarded by this
     private boolean done;
@@ -94,6 +96,7 @@ final class AcquireOperation implements Subscription {
         this.scheduler = scheduler;
         this.actual = actual;
         this.startedAt = options.clock().nanoTime();
+        this.listener = client.listener().forAcquire(name, actual.currentContext());
     }
 
     /** @return the lock this acquire is for */
@@ -140,7 +143,9 @@ final class AcquireOperation implements Subscription {
             undelivered.release().subscribe(null, e -> { });
             return;
         }
-        finish(null, false);
+        if (finish(null, false)) {
+            listener.onAcquireCancelled(name, waited());
+        }
     }
 
     private void emitGranted(LeaseHandle lease) {
@@ -271,13 +276,13 @@ final class AcquireOperation implements Subscription {
             client.operationEnded(this);
             io.reactivelocks.LockBackendException tooLate = new io.reactivelocks.LockBackendException(name,
                     "grant of lock '" + name + "' arrived after its validity (" + g.ttl() + ") had passed", null, true);
-            client.listener().onAcquireFailed(name, tooLate, waited());
+            listener.onAcquireFailed(name, tooLate, waited());
             emitError(tooLate);
             return;
         }
-        LeaseHandle lease = client.newLease(name, owner, g.token(), options, scheduler, validUntil);
+        LeaseHandle lease = client.newLease(name, owner, g.token(), options, scheduler, validUntil, listener);
         client.operationEnded(this);
-        client.listener().onAcquired(name, g.token(), waited());
+        listener.onAcquired(name, g.token(), waited());
         lease.start(validFrom);
         emitGranted(lease);
     }
@@ -300,7 +305,7 @@ final class AcquireOperation implements Subscription {
         }
         if (!wait) {
             client.operationEnded(this);
-            client.listener().onContended(name);
+            listener.onContended(name);
             emitEmpty();
             return;
         }
@@ -466,7 +471,7 @@ final class AcquireOperation implements Subscription {
 
     private void fail(LockException error, String why) {
         if (finish(error, true)) {
-            client.listener().onAcquireFailed(name, error, waited());
+            listener.onAcquireFailed(name, error, waited());
             emitError(error);
         }
     }

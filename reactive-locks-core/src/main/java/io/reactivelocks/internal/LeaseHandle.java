@@ -41,6 +41,8 @@ final class LeaseHandle implements LeaseSnapshot.Source {
     final Scheduler scheduler;
     final LockClock clock;
     final RenewalScheduler renewals;
+    /** The listener of the acquire that granted this lease. */
+    final io.reactivelocks.LockListener listener;
 
     private final Sinks.Many<Lease> updates = Sinks.many().replay().latest();
     // Signals for `updates` from the renewal thread (a new deadline) and the timer or release
@@ -68,8 +70,9 @@ final class LeaseHandle implements LeaseSnapshot.Source {
     Object renewalBatch;
 
     LeaseHandle(DefaultLockClient client, HeldLock lock, LockOptions options, Scheduler scheduler,
-                RenewalScheduler renewals, long validUntil) {
+                RenewalScheduler renewals, long validUntil, io.reactivelocks.LockListener listener) {
         this.client = client;
+        this.listener = listener;
         this.lock = lock;
         this.options = options;
         this.scheduler = scheduler;
@@ -186,7 +189,7 @@ final class LeaseHandle implements LeaseSnapshot.Source {
     }
 
     void onRenewFailed(LockException error) {
-        client.listener().onRenewalFailed(lock.name(), lock.token(), error);
+        listener.onRenewalFailed(lock.name(), lock.token(), error);
         if (!BackendErrors.isTransient(error)) {
             lose("renewal failed: " + error.getMessage());
             return;
@@ -226,7 +229,7 @@ final class LeaseHandle implements LeaseSnapshot.Source {
                 scheduleDeadline();
             }
         }
-        client.listener().onRenewed(lock.name(), lock.token());
+        listener.onRenewed(lock.name(), lock.token());
         if (next != null) {
             signal(next);
         }
@@ -326,7 +329,7 @@ final class LeaseHandle implements LeaseSnapshot.Source {
         }
         LOG.debug("lease on lock '{}' (token {}) lost: {}", lock.name(), lock.token(), reason);
         client.forget(this);
-        client.listener().onLost(lock.name(), lock.token(), reason, held());
+        listener.onLost(lock.name(), lock.token(), reason, held());
         lostSink.tryEmitEmpty();
         signal(COMPLETE);
         // Only now that the holder has been told: clean up on the store (owner-checked, so
@@ -356,7 +359,7 @@ final class LeaseHandle implements LeaseSnapshot.Source {
                 session.dispose();
             }
             client.forget(this);
-            client.listener().onReleased(lock.name(), lock.token(), held());
+            listener.onReleased(lock.name(), lock.token(), held());
             signal(COMPLETE);
             return client.tracked(lock.name(), client.releaseOnServer(lock.name(), lock.owner(), options));
         });

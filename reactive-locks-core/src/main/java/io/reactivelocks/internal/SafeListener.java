@@ -2,10 +2,12 @@ package io.reactivelocks.internal;
 
 import io.reactivelocks.LockListener;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
 import reactor.util.Logger;
 import reactor.util.Loggers;
+import reactor.util.context.ContextView;
 
 /**
  * Calls listeners in order, logging and swallowing what each one throws, so that one failing
@@ -35,6 +37,45 @@ public final class SafeListener implements LockListener {
                 LOG.warn("lock listener " + delegate + " failed", e);
             }
         }
+    }
+
+    /**
+     * Asks each listener for its listener of this acquire; one that throws keeps getting the
+     * events itself.
+     */
+    @Override
+    public LockListener forAcquire(String name, ContextView context) {
+        List<LockListener> scoped = null;
+        for (int i = 0; i < delegates.size(); i++) {
+            LockListener delegate = delegates.get(i);
+            LockListener s;
+            try {
+                s = delegate.forAcquire(name, context);
+            } catch (RuntimeException e) {
+                LOG.warn("lock listener " + delegate + " failed", e);
+                s = delegate;
+            }
+            if (s == null) {
+                s = delegate;
+            }
+            if (s != delegate && scoped == null) {
+                scoped = new ArrayList<>(delegates.subList(0, i));
+            }
+            if (scoped != null) {
+                scoped.add(s);
+            }
+        }
+        return scoped == null ? this : new SafeListener(scoped);
+    }
+
+    @Override
+    public void onAcquireCancelled(String name, Duration waited) {
+        safely(l -> l.onAcquireCancelled(name, waited));
+    }
+
+    @Override
+    public void onRenewalStarted(String name, long token) {
+        safely(l -> l.onRenewalStarted(name, token));
     }
 
     @Override
