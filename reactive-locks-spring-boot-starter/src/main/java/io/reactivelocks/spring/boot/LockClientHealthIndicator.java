@@ -39,7 +39,7 @@ final class LockClientHealthIndicator implements ReactiveHealthIndicator {
     /** Reads the probe lock on subscribe; never errors (a failure is a DOWN health). Cancel drops the read. */
     @Override
     public Mono<Health> health() {
-        return client.inspect(probeName)
+        return Mono.defer(() -> client.inspect(probeName))
                 .timeout(timeout)
                 .map(state -> Health.up().withDetails(details()).build())
                 .onErrorResume(e -> Mono.just(Health.down(e).withDetails(details()).build()));

@@ -68,6 +68,15 @@ class EtcdAutoConfigurationTest {
     }
 
     @Test
+    void aSessionTtlUnderASecondFailsNamingTheProperty() {
+        runner().withPropertyValues("reactive-locks.etcd.session-ttl=500ms").run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(context.getStartupFailure()).rootCause().isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("reactive-locks.etcd.session-ttl must be at least 1s");
+        });
+    }
+
+    @Test
     void withNeitherAClientBeanNorEndpointsThereIsNoEtcdClient() {
         runner().withPropertyValues("reactive-locks.backend=etcd").run(context ->
                 assertThat(context).hasNotFailed().doesNotHaveBean(Client.class).doesNotHaveBean(LockClient.class));
