@@ -5,12 +5,18 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import reactor.util.context.ContextView;
 
 /**
  * Hooks the engine calls as locks are acquired, renewed, released and lost — for metrics and
  * tracing (the Micrometer module implements it). Every method has a no-op default. Calls are made
  * on whatever thread the event happens on (often an event loop): keep them short and
  * non-blocking. An exception thrown by a listener is logged and otherwise ignored.
+ *
+ * <p>Per acquire: when an acquire is subscribed the engine calls {@link #forAcquire} with the
+ * subscriber's Reactor context, and sends every later event of that acquire — and of the lease it
+ * grants, up to its release or loss — to the listener returned (by default this one). A tracing
+ * listener returns an object holding that acquire's spans, parented on the caller's.
  */
 public interface LockListener {
 
@@ -34,6 +40,42 @@ public interface LockListener {
             }
         }
         return called.isEmpty() ? NONE : new SafeListener(called);
+    }
+
+    /**
+     * An acquire ({@code acquire}, {@code tryAcquire}, {@code hold}, {@code withLock}) was
+     * subscribed. The listener returned gets every later event of this acquire and of the lease it
+     * grants; it may carry state for this acquire alone, such as a tracing span whose parent is
+     * the one in {@code context}. Called on the subscribing thread, before the first request.
+     *
+     * @param name    the lock
+     * @param context the subscriber's Reactor context
+     * @return the listener for this acquire's events; the default returns {@code this}
+     */
+    default LockListener forAcquire(String name, ContextView context) {
+        return this;
+    }
+
+    /**
+     * The subscriber cancelled an acquire before it was granted (nothing is left on the store:
+     * the engine cleans up).
+     *
+     * @param name   the lock
+     * @param waited from subscribe to cancel
+     */
+    default void onAcquireCancelled(String name, Duration waited) {
+    }
+
+    /**
+     * A renewal request for a held lease is being sent to the store (stores whose leases are
+     * renewed one by one; a session-renewed store — etcd, ZooKeeper — confirms its leases with
+     * {@link #onRenewed} only). {@link #onRenewed} or {@link #onRenewalFailed} follows, unless
+     * the lease ends first.
+     *
+     * @param name  the lock
+     * @param token the lease's token
+     */
+    default void onRenewalStarted(String name, long token) {
     }
 
     /**

@@ -54,6 +54,8 @@ final class AcquireOperation implements Subscription {
     private final Scheduler scheduler;
     private final CoreSubscriber<? super LeaseHandle> actual;
     private final long startedAt;
+    /** Gets this acquire's events and, through the lease, its lease's. */
+    private final SafeListener listener;
 
     // guarded by this
     private boolean done;
@@ -99,6 +101,7 @@ final class AcquireOperation implements Subscription {
         this.scheduler = scheduler;
         this.actual = actual;
         this.startedAt = options.clock().nanoTime();
+        this.listener = client.listener().forAcquire(name, actual.currentContext());
     }
 
     /** @return the lock this acquire is for */
@@ -145,7 +148,9 @@ final class AcquireOperation implements Subscription {
             undelivered.release().subscribe(null, e -> { });
             return;
         }
-        finish(null, false);
+        if (finish(null, false)) {
+            listener.onAcquireCancelled(name, waited());
+        }
     }
 
     private void emitGranted(LeaseHandle lease) {
@@ -274,16 +279,16 @@ final class AcquireOperation implements Subscription {
             client.operationEnded(this);
             io.reactivelocks.LockBackendException tooLate = new io.reactivelocks.LockBackendException(name,
                     "grant of lock '" + name + "' arrived after its validity (" + g.ttl() + ") had passed", null, true);
-            if (client.listener().active()) {
-                client.listener().onAcquireFailed(name, tooLate, waited());
+            if (listener.active()) {
+                listener.onAcquireFailed(name, tooLate, waited());
             }
             emitError(tooLate);
             return;
         }
-        LeaseHandle lease = client.newLease(name, owner, g.token(), options, scheduler, validUntil);
+        LeaseHandle lease = client.newLease(name, owner, g.token(), options, scheduler, validUntil, listener);
         client.operationEnded(this);
-        if (client.listener().active()) {
-            client.listener().onAcquired(name, g.token(), waited());
+        if (listener.active()) {
+            listener.onAcquired(name, g.token(), waited());
         }
         lease.start(validFrom);
         emitGranted(lease);
@@ -307,7 +312,7 @@ final class AcquireOperation implements Subscription {
         }
         if (!wait) {
             client.operationEnded(this);
-            client.listener().onContended(name);
+            listener.onContended(name);
             emitEmpty();
             return;
         }
@@ -473,8 +478,8 @@ final class AcquireOperation implements Subscription {
 
     private void fail(LockException error, String why) {
         if (finish(error, true)) {
-            if (client.listener().active()) {
-                client.listener().onAcquireFailed(name, error, waited());
+            if (listener.active()) {
+                listener.onAcquireFailed(name, error, waited());
             }
             emitError(error);
         }

@@ -238,10 +238,12 @@ public final class DefaultLockClient implements LockClient {
         op.start();
     }
 
-    LeaseHandle newLease(String name, String owner, long token, LockOptions options, Scheduler scheduler, long validUntil) {
+    LeaseHandle newLease(String name, String owner, long token, LockOptions options, Scheduler scheduler, long validUntil,
+                         SafeListener leaseListener) {
         RenewalScheduler renewals = renewalSchedulers.computeIfAbsent(scheduler,
                 s -> new RenewalScheduler(backend, s, options.clock(), deadlines(s, options.clock())));
-        LeaseHandle h = new LeaseHandle(this, new HeldLock(name, owner, token), options, scheduler, renewals, validUntil);
+        LeaseHandle h = new LeaseHandle(this, new HeldLock(name, owner, token), options, scheduler, renewals, validUntil,
+                leaseListener);
         h.payload = options.payload();
         leases.add(h);
         if (closed) {

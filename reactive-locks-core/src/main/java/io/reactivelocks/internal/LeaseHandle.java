@@ -42,6 +42,8 @@ final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapshot.Sourc
     final LockClock clock;
     final RenewalScheduler renewals;
     private final DeadlineHeap deadlines;
+    /** The listener of the acquire that granted this lease. */
+    final SafeListener listener;
 
     private static final Object COMPLETE = new Object();
     /** The hold stream's sink, made by the first {@link #updates()} call: acquire and withLock never need one. */
@@ -64,8 +66,9 @@ final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapshot.Sourc
     Object renewalBatch;
 
     LeaseHandle(DefaultLockClient client, HeldLock lock, LockOptions options, Scheduler scheduler,
-                RenewalScheduler renewals, long validUntil) {
+                RenewalScheduler renewals, long validUntil, SafeListener listener) {
         this.client = client;
+        this.listener = listener;
         this.lock = lock;
         this.options = options;
         this.scheduler = scheduler;
@@ -205,7 +208,7 @@ final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapshot.Sourc
     }
 
     void onRenewFailed(LockException error) {
-        client.listener().onRenewalFailed(lock.name(), lock.token(), error);
+        listener.onRenewalFailed(lock.name(), lock.token(), error);
         if (!BackendErrors.isTransient(error)) {
             lose("renewal failed: " + error.getMessage());
             return;
@@ -245,7 +248,7 @@ final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapshot.Sourc
                 scheduleDeadline();
             }
         }
-        client.listener().onRenewed(lock.name(), lock.token());
+        listener.onRenewed(lock.name(), lock.token());
         if (next != null) {
             signal(next);
         }
@@ -363,8 +366,8 @@ final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapshot.Sourc
         }
         LOG.debug("lease on lock '{}' (token {}) lost: {}", lock.name(), lock.token(), reason);
         client.forget(this);
-        if (client.listener().active()) {
-            client.listener().onLost(lock.name(), lock.token(), reason, held());
+        if (listener.active()) {
+            listener.onLost(lock.name(), lock.token(), reason, held());
         }
         if (lostWaiters != null) {
             lostWaiters.tryEmitEmpty();
@@ -397,8 +400,8 @@ final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapshot.Sourc
                 session.dispose();
             }
             client.forget(this);
-            if (client.listener().active()) {
-                client.listener().onReleased(lock.name(), lock.token(), held());
+            if (listener.active()) {
+                listener.onReleased(lock.name(), lock.token(), held());
             }
             signal(COMPLETE);
             return client.tracked(lock.name(), client.releaseOnServer(lock.name(), lock.owner(), options));

@@ -101,6 +101,7 @@ final class RenewalScheduler {
         List<RenewRequest> requests = new ArrayList<>(leases.size());
         for (LeaseHandle h : leases) {
             requests.add(new RenewRequest(h.lock, h.options.leaseTime()));
+            h.listener.onRenewalStarted(h.lock.name(), h.lock.token());
         }
         long sentAt = clock.nanoTime();
         backend.renew(requests)

@@ -2,9 +2,11 @@ package io.reactivelocks.internal;
 
 import io.reactivelocks.LockListener;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import reactor.util.Logger;
 import reactor.util.Loggers;
+import reactor.util.context.ContextView;
 
 /**
  * Calls listeners in order, logging and swallowing what each one throws, so that one failing
@@ -43,6 +45,57 @@ public final class SafeListener implements LockListener {
         for (LockListener l : delegates) { // an array: no iterator
             try {
                 l.onAcquired(name, token, waited);
+            } catch (RuntimeException e) {
+                failed(l, e);
+            }
+        }
+    }
+
+    /**
+     * Asks each listener for its listener of this acquire; one that throws keeps getting the
+     * events itself.
+     */
+    @Override
+    public SafeListener forAcquire(String name, ContextView context) {
+        List<LockListener> scoped = null;
+        for (int i = 0; i < delegates.length; i++) {
+            LockListener delegate = delegates[i];
+            LockListener s;
+            try {
+                s = delegate.forAcquire(name, context);
+            } catch (RuntimeException e) {
+                LOG.warn("lock listener " + delegate + " failed", e);
+                s = delegate;
+            }
+            if (s == null) {
+                s = delegate;
+            }
+            if (s != delegate && scoped == null) {
+                scoped = new ArrayList<>(java.util.Arrays.asList(delegates).subList(0, i));
+            }
+            if (scoped != null) {
+                scoped.add(s);
+            }
+        }
+        return scoped == null ? this : new SafeListener(scoped);
+    }
+
+    @Override
+    public void onAcquireCancelled(String name, Duration waited) {
+        for (LockListener l : delegates) { // an array: no iterator
+            try {
+                l.onAcquireCancelled(name, waited);
+            } catch (RuntimeException e) {
+                failed(l, e);
+            }
+        }
+    }
+
+    @Override
+    public void onRenewalStarted(String name, long token) {
+        for (LockListener l : delegates) { // an array: no iterator
+            try {
+                l.onRenewalStarted(name, token);
             } catch (RuntimeException e) {
                 failed(l, e);
             }

@@ -16,12 +16,12 @@ final class LockClientFactoryBean extends ClosingFactoryBean.Phased<LockClient> 
      * @param backend        the store's backend
      * @param properties     the options and the shutdown timeout
      * @param listener       the application's {@link LockListener} bean, used if it is unique
-     * @param listenerFactory the meters' listener factory, if any
+     * @param listenerFactory the listener factories (meters, observations, health counts), each used
      */
     LockClientFactoryBean(LockBackend backend, ReactiveLocksProperties properties, ObjectProvider<LockListener> listener,
                           ObjectProvider<LockListenerFactory> listenerFactory) {
         super(LockClient.create(backend, properties.toLockOptions(),
-                        LockListenerFactory.choose(backend, listener.getIfUnique(), listenerFactory.getIfAvailable())),
+                        LockListenerFactory.choose(backend, listener.getIfUnique(), listenerFactory.orderedStream().toList())),
                 LockClient.class, LockClient::close, "client", properties.getShutdownTimeout());
     }
 }

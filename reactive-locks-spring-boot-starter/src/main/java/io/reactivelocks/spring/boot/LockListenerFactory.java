@@ -2,8 +2,13 @@ package io.reactivelocks.spring.boot;
 
 import io.reactivelocks.LockListener;
 import io.reactivelocks.spi.LockBackend;
+import java.util.ArrayList;
+import java.util.List;
 
-/** Makes the listener for the auto-configured client once its backend is known (the Micrometer one, tagged by backend). */
+/**
+ * Makes a listener for the auto-configured client once its backend is known (the Micrometer meters tagged by backend,
+ * the observations, the health indicator's counts).
+ */
 @FunctionalInterface
 interface LockListenerFactory {
 
@@ -14,19 +19,22 @@ interface LockListenerFactory {
     LockListener create(LockBackend backend);
 
     /**
-     * Picks the listener: the application's single {@link LockListener} bean and this factory's listener (the
-     * meters), both when there are both, else whichever exists, else none.
+     * Combines the listeners: every factory's (meters, observations, health counts) and the application's single
+     * {@link LockListener} bean, each event going to each of them.
      *
      * @param backend      the backend the client will use
      * @param userListener the application's {@link LockListener} bean, or {@code null}
-     * @param factory      the meters' factory, or {@code null}
-     * @return the listener to give the client
+     * @param factories    the starter's listener factories, possibly none
+     * @return the listener to give the client; {@link LockListener#NONE} for none
      */
-    static LockListener choose(LockBackend backend, LockListener userListener, LockListenerFactory factory) {
-        LockListener made = factory == null ? LockListener.NONE : factory.create(backend);
-        if (userListener == null) {
-            return made;
+    static LockListener choose(LockBackend backend, LockListener userListener, List<LockListenerFactory> factories) {
+        List<LockListener> listeners = new ArrayList<>();
+        for (LockListenerFactory factory : factories) {
+            listeners.add(factory.create(backend));
         }
-        return LockListener.composite(made, userListener);
+        if (userListener != null) {
+            listeners.add(userListener);
+        }
+        return LockListener.composite(listeners.toArray(new LockListener[0]));
     }
 }

@@ -41,4 +41,18 @@ abstract class OnBackendCondition extends SpringBootCondition {
             super(Backend.POSTGRES);
         }
     }
+
+    /** {@code auto} or {@code etcd}. */
+    static final class Etcd extends OnBackendCondition {
+        Etcd() {
+            super(Backend.ETCD);
+        }
+    }
+
+    /** {@code auto} or {@code zookeeper}. */
+    static final class ZooKeeper extends OnBackendCondition {
+        ZooKeeper() {
+            super(Backend.ZOOKEEPER);
+        }
+    }
 }

@@ -16,16 +16,26 @@ import org.springframework.context.annotation.Import;
  *   <li>else on the R2DBC {@code io.r2dbc.spi.ConnectionFactory} bean (PostgreSQL), with
  *       {@code reactive-locks-r2dbc} on the classpath and {@code reactive-locks.backend} = {@code auto} or
  *       {@code postgres};</li>
+ *   <li>else on the jetcd {@code io.etcd.jetcd.Client} bean — or one made from {@code reactive-locks.etcd.endpoints}
+ *       — with {@code reactive-locks-etcd} on the classpath and {@code reactive-locks.backend} = {@code auto} or
+ *       {@code etcd};</li>
+ *   <li>else on the Curator {@code org.apache.curator.framework.CuratorFramework} bean — or one made from
+ *       {@code reactive-locks.zookeeper.connect-string} — with {@code reactive-locks-zookeeper} on the classpath and
+ *       {@code reactive-locks.backend} = {@code auto} or {@code zookeeper};</li>
  *   <li>else no client; the condition evaluation report ({@code --debug}) says which bean was missing.</li>
  * </ol>
  * A {@code io.reactivelocks.window.WindowLock} and a {@code io.reactivelocks.semaphore.Semaphore} bean come on the same
  * store under the same conditions, unless the application defines its own; next to the client, a
- * {@link io.reactivelocks.election.LeaderElection} bean on it (unless the application defines one). Beside the client,
+ * {@link io.reactivelocks.election.LeaderElection} and a {@link io.reactivelocks.multi.MultiLock} bean on it (unless
+ * the application defines them). Beside the client,
  * on the same store and with the same options, a {@link io.reactivelocks.task.TaskQueue} bean
  * ({@code io.reactivelocks.r2dbc.PostgresTaskQueue} on PostgreSQL) unless the application defines its own; it opens
  * its own connections on first use and is closed with the context. Options come from {@link ReactiveLocksProperties}. The client reports to the application's single
  * {@code io.reactivelocks.LockListener} bean if it defines one, and to Micrometer when a {@code MeterRegistry} bean
- * and {@code reactive-locks-micrometer} are present. Nothing connects at startup; the client is closed (its leases
+ * and {@code reactive-locks-micrometer} are present (observations too, with an {@code ObservationRegistry} bean). With
+ * Spring Boot's actuator, a {@code reactiveLocks} health indicator and a {@code reactivelocks} endpoint
+ * ({@link ReactiveLocksEndpoint}). Nothing is sent to a store at startup (a Curator client is started, connecting in
+ * the background); the client is closed (its leases
  * released) when the context stops, after a web server's graceful shutdown and before Spring Data Redis's connection
  * factory stops, waiting at most {@code reactive-locks.shutdown-timeout}.
  */
@@ -35,7 +45,9 @@ import org.springframework.context.annotation.Import;
 @ConditionalOnClass(LockClient.class)
 @EnableConfigurationProperties(ReactiveLocksProperties.class)
 @Import({RedisLockClientConfiguration.class, SpringDataRedisLockClientConfiguration.class,
-        PostgresLockClientConfiguration.class, LockMetricsConfiguration.class, LeaderElectionConfiguration.class})
+        PostgresLockClientConfiguration.class, EtcdLockClientConfiguration.class, ZooKeeperLockClientConfiguration.class,
+        LockMetricsConfiguration.class, LeaderElectionConfiguration.class, MultiLockConfiguration.class,
+        LockObservationConfiguration.class, ReactiveLocksActuatorConfiguration.class})
 public class ReactiveLocksAutoConfiguration {
 
     /** Created by Spring Boot's auto-configuration. */

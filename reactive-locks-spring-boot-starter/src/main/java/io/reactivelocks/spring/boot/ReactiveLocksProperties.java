@@ -2,6 +2,8 @@ package io.reactivelocks.spring.boot;
 
 import io.reactivelocks.LockOptions;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
@@ -14,7 +16,7 @@ public class ReactiveLocksProperties {
     /** The prefix of every property: {@value}. */
     public static final String PREFIX = "reactive-locks";
 
-    /** Which store holds the locks: auto (the Redis client bean if there is one, else the R2DBC connection factory), redis or postgres. */
+    /** Which store holds the locks: auto (the first of Redis, PostgreSQL, etcd, ZooKeeper that the application has a client for), redis, postgres, etcd or zookeeper. */
     private Backend backend = Backend.AUTO;
 
     /** TTL of each grant and renewal. */
@@ -35,18 +37,36 @@ public class ReactiveLocksProperties {
     /** Whether to record Micrometer meters when a MeterRegistry bean and reactive-locks-micrometer are present. */
     private boolean metricsEnabled = true;
 
+    /** Whether to record Micrometer observations (spans) when an ObservationRegistry bean and reactive-locks-micrometer are present. */
+    private boolean observationsEnabled = true;
+
     private final Redis redis = new Redis();
 
     private final Postgres postgres = new Postgres();
 
+    private final Etcd etcd = new Etcd();
+
+    private final ZooKeeper zookeeper = new ZooKeeper();
+
+    private final Health health = new Health();
+
     /** The store that holds the locks. */
     public enum Backend {
-        /** The Lettuce {@code RedisClient} bean if there is one, else the R2DBC {@code ConnectionFactory} bean. */
+        /**
+         * The first store the application has a client for: the Lettuce {@code RedisClient} bean (or Spring Data's
+         * {@code LettuceConnectionFactory}), the R2DBC {@code ConnectionFactory} bean, the jetcd {@code Client} bean
+         * (or {@code reactive-locks.etcd.endpoints}), the Curator {@code CuratorFramework} bean (or
+         * {@code reactive-locks.zookeeper.connect-string}).
+         */
         AUTO,
         /** The Lettuce {@code RedisClient} bean. */
         REDIS,
         /** The R2DBC {@code ConnectionFactory} bean, which must be PostgreSQL. */
-        POSTGRES
+        POSTGRES,
+        /** The jetcd {@code Client} bean, or one made from {@code reactive-locks.etcd.*}. */
+        ETCD,
+        /** The Curator {@code CuratorFramework} bean, or one made from {@code reactive-locks.zookeeper.*}. */
+        ZOOKEEPER
     }
 
     /** @return which store holds the locks */
@@ -134,6 +154,16 @@ public class ReactiveLocksProperties {
         this.metricsEnabled = metricsEnabled;
     }
 
+    /** @return whether Micrometer observations are recorded when possible */
+    public boolean isObservationsEnabled() {
+        return observationsEnabled;
+    }
+
+    /** @param observationsEnabled whether Micrometer observations are recorded when possible */
+    public void setObservationsEnabled(boolean observationsEnabled) {
+        this.observationsEnabled = observationsEnabled;
+    }
+
     /** @return the Redis settings, {@code reactive-locks.redis.*} */
     public Redis getRedis() {
         return redis;
@@ -142,6 +172,21 @@ public class ReactiveLocksProperties {
     /** @return the PostgreSQL settings, {@code reactive-locks.postgres.*} */
     public Postgres getPostgres() {
         return postgres;
+    }
+
+    /** @return the etcd settings, {@code reactive-locks.etcd.*} */
+    public Etcd getEtcd() {
+        return etcd;
+    }
+
+    /** @return the ZooKeeper settings, {@code reactive-locks.zookeeper.*} */
+    public ZooKeeper getZookeeper() {
+        return zookeeper;
+    }
+
+    /** @return the health indicator's settings, {@code reactive-locks.health.*} */
+    public Health getHealth() {
+        return health;
     }
 
     /**
@@ -220,6 +265,202 @@ public class ReactiveLocksProperties {
         /** @param table the lock table, a plain SQL identifier */
         public void setTable(String table) {
             this.table = table;
+        }
+    }
+
+    /**
+     * etcd settings, {@code reactive-locks.etcd.*}. The endpoints (and user, password, connect timeout) are used only
+     * when the application has no jetcd {@code Client} bean: the starter then makes one, and closes it with the context.
+     */
+    public static class Etcd {
+
+        /** Client URLs of the etcd members (http://host:2379), used when the application has no jetcd Client bean. */
+        private List<String> endpoints = new ArrayList<>();
+
+        /** Prefix of every key the locks write. Default: reactive-locks */
+        private String prefix;
+
+        /** TTL of the session lease that keeps this client's locks alive (whole seconds, at least 1 s). Default: the lease time. */
+        private Duration sessionTtl;
+
+        /** How long opening a connection to etcd may take (the starter's own client only). */
+        private Duration connectTimeout = Duration.ofSeconds(5);
+
+        /** User name for etcd authentication (the starter's own client only). */
+        private String user;
+
+        /** Password for etcd authentication (the starter's own client only). */
+        private String password;
+
+        /** @return the client URLs; empty when the application's jetcd client is used */
+        public List<String> getEndpoints() {
+            return endpoints;
+        }
+
+        /** @param endpoints the client URLs, {@code http://host:2379} */
+        public void setEndpoints(List<String> endpoints) {
+            this.endpoints = endpoints == null ? new ArrayList<>() : new ArrayList<>(endpoints);
+        }
+
+        /** @return the key prefix, or {@code null} for the backend's default */
+        public String getPrefix() {
+            return prefix;
+        }
+
+        /** @param prefix the key prefix, or {@code null} for the backend's default */
+        public void setPrefix(String prefix) {
+            this.prefix = prefix;
+        }
+
+        /** @return the session TTL, or {@code null} for the lease time */
+        public Duration getSessionTtl() {
+            return sessionTtl;
+        }
+
+        /**
+         * @param sessionTtl at least 1 s, or {@code null} for the lease time
+         * @throws IllegalArgumentException naming {@code reactive-locks.etcd.session-ttl} when under 1 s
+         */
+        public void setSessionTtl(Duration sessionTtl) {
+            if (sessionTtl != null && sessionTtl.compareTo(Duration.ofSeconds(1)) < 0) {
+                throw new IllegalArgumentException(PREFIX + ".etcd.session-ttl must be at least 1s, was " + sessionTtl);
+            }
+            this.sessionTtl = sessionTtl;
+        }
+
+        /** @return how long opening a connection may take */
+        public Duration getConnectTimeout() {
+            return connectTimeout;
+        }
+
+        /**
+         * @param connectTimeout positive
+         * @throws IllegalArgumentException naming {@code reactive-locks.etcd.connect-timeout} when not positive
+         */
+        public void setConnectTimeout(Duration connectTimeout) {
+            this.connectTimeout = positive(connectTimeout, "etcd.connect-timeout", false);
+        }
+
+        /** @return the user name, or {@code null} without authentication */
+        public String getUser() {
+            return user;
+        }
+
+        /** @param user the user name, or {@code null} without authentication */
+        public void setUser(String user) {
+            this.user = user;
+        }
+
+        /** @return the password, or {@code null} */
+        public String getPassword() {
+            return password;
+        }
+
+        /** @param password the password, or {@code null} */
+        public void setPassword(String password) {
+            this.password = password;
+        }
+    }
+
+    /**
+     * ZooKeeper settings, {@code reactive-locks.zookeeper.*}. The connect string and timeouts are used only when the
+     * application has no Curator {@code CuratorFramework} bean: the starter then makes one, and closes it with the
+     * context.
+     */
+    public static class ZooKeeper {
+
+        /** Servers to connect to (host:port,host:port[/chroot]), used when the application has no CuratorFramework bean. */
+        private String connectString;
+
+        /** Path under which every lock node lives. Default: /reactive-locks */
+        private String root;
+
+        /** Session timeout asked of ZooKeeper: a lease lives as long as the session. Default: the lease time. */
+        private Duration sessionTimeout;
+
+        /** How long connecting to ZooKeeper may take (the starter's own client only). */
+        private Duration connectionTimeout = Duration.ofSeconds(5);
+
+        /** @return the connect string; {@code null} when the application's Curator client is used */
+        public String getConnectString() {
+            return connectString;
+        }
+
+        /** @param connectString {@code host:port[,host:port][/chroot]} */
+        public void setConnectString(String connectString) {
+            this.connectString = connectString;
+        }
+
+        /** @return the root path, or {@code null} for the backend's default */
+        public String getRoot() {
+            return root;
+        }
+
+        /** @param root the root path, or {@code null} for the backend's default */
+        public void setRoot(String root) {
+            this.root = root;
+        }
+
+        /** @return the session timeout, or {@code null} for the lease time */
+        public Duration getSessionTimeout() {
+            return sessionTimeout;
+        }
+
+        /**
+         * @param sessionTimeout positive, or {@code null} for the lease time
+         * @throws IllegalArgumentException naming {@code reactive-locks.zookeeper.session-timeout} when not positive
+         */
+        public void setSessionTimeout(Duration sessionTimeout) {
+            this.sessionTimeout = positive(sessionTimeout, "zookeeper.session-timeout", true);
+        }
+
+        /** @return how long connecting may take */
+        public Duration getConnectionTimeout() {
+            return connectionTimeout;
+        }
+
+        /**
+         * @param connectionTimeout positive
+         * @throws IllegalArgumentException naming {@code reactive-locks.zookeeper.connection-timeout} when not positive
+         */
+        public void setConnectionTimeout(Duration connectionTimeout) {
+            this.connectionTimeout = positive(connectionTimeout, "zookeeper.connection-timeout", false);
+        }
+    }
+
+    /** Health indicator settings, {@code reactive-locks.health.*}. */
+    public static class Health {
+
+        /** Lock name the health check inspects (read only: nothing is written to the store). */
+        private String probeName = "reactive-locks-health-probe";
+
+        /** How long the health check's read of the store may take before the store counts as down. */
+        private Duration timeout = Duration.ofSeconds(2);
+
+        /** @return the probed lock name */
+        public String getProbeName() {
+            return probeName;
+        }
+
+        /** @param probeName the probed lock name; not empty */
+        public void setProbeName(String probeName) {
+            if (probeName == null || probeName.isEmpty()) {
+                throw new IllegalArgumentException(PREFIX + ".health.probe-name must not be empty");
+            }
+            this.probeName = probeName;
+        }
+
+        /** @return how long the probe may take */
+        public Duration getTimeout() {
+            return timeout;
+        }
+
+        /**
+         * @param timeout positive
+         * @throws IllegalArgumentException naming {@code reactive-locks.health.timeout} when not positive
+         */
+        public void setTimeout(Duration timeout) {
+            this.timeout = positive(timeout, "health.timeout", false);
         }
     }
 }

@@ -1,0 +1,100 @@
+package io.reactivelocks.spring.boot;
+
+import io.etcd.jetcd.Client;
+import io.reactivelocks.LockClient;
+import io.reactivelocks.LockListener;
+import io.reactivelocks.LockOptions;
+import io.reactivelocks.etcd.EtcdConnectionOptions;
+import io.reactivelocks.etcd.EtcdLockOptions;
+import io.reactivelocks.etcd.EtcdLocks;
+import io.reactivelocks.semaphore.Semaphore;
+import io.reactivelocks.window.WindowLock;
+import java.time.Duration;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
+
+/**
+ * The lock client, the window lock and the semaphore on the application's jetcd {@link Client} bean — or, when it
+ * has none and {@code reactive-locks.etcd.endpoints} is set, on a client the starter makes from the
+ * {@code reactive-locks.etcd.*} properties ({@link ClientFromProperties}) — each unless the application defines its
+ * own. etcd has no task queue.
+ */
+@Configuration(proxyBeanMethods = false)
+@ConditionalOnClass({Client.class, EtcdLocks.class})
+@Conditional(OnBackendCondition.Etcd.class)
+@Import(EtcdLockClientConfiguration.ClientFromProperties.class)
+class EtcdLockClientConfiguration {
+
+    @Bean
+    @ConditionalOnMissingBean(LockClient.class)
+    @ConditionalOnBean(Client.class)
+    LockClientFactoryBean reactiveLocksClient(Client etcd, ReactiveLocksProperties properties,
+                                              ObjectProvider<LockListener> listener,
+                                              ObjectProvider<LockListenerFactory> listenerFactory) {
+        return new LockClientFactoryBean(EtcdLocks.backend(etcd, etcdOptions(properties)), properties, listener,
+                listenerFactory);
+    }
+
+    @Bean
+    @ConditionalOnMissingBean(WindowLock.class)
+    @ConditionalOnBean(Client.class)
+    ClosingFactoryBean<WindowLock> reactiveLocksWindowLock(Client etcd, ReactiveLocksProperties properties) {
+        return ClosingFactoryBean.windowLock(EtcdLocks.windowLock(etcd, etcdOptions(properties), properties.toLockOptions()),
+                properties.getShutdownTimeout());
+    }
+
+    @Bean
+    @ConditionalOnMissingBean(Semaphore.class)
+    @ConditionalOnBean(Client.class)
+    ClosingFactoryBean.Phased<Semaphore> reactiveLocksSemaphore(Client etcd, ReactiveLocksProperties properties) {
+        return ClosingFactoryBean.semaphore(EtcdLocks.semaphore(etcd, etcdOptions(properties), properties.toLockOptions()),
+                properties.getShutdownTimeout());
+    }
+
+    /**
+     * The etcd options from the properties: the key prefix, and the session TTL — the property, else the lease time
+     * (at least 1 s, as {@link EtcdLocks#create(Client, EtcdLockOptions, LockOptions)} does), so that the client's
+     * leases last what {@code reactive-locks.lease-time} says.
+     */
+    static EtcdLockOptions etcdOptions(ReactiveLocksProperties properties) {
+        ReactiveLocksProperties.Etcd etcd = properties.getEtcd();
+        EtcdLockOptions.Builder options = EtcdLockOptions.builder();
+        if (etcd.getPrefix() != null) {
+            options.prefix(etcd.getPrefix());
+        }
+        Duration ttl = etcd.getSessionTtl() != null ? etcd.getSessionTtl() : properties.getLeaseTime();
+        options.sessionTtl(ttl.compareTo(Duration.ofSeconds(1)) < 0 ? Duration.ofSeconds(1) : ttl);
+        options.requestTimeout(properties.getRequestTimeout());
+        return options.build();
+    }
+
+    /**
+     * A jetcd {@link Client} from {@code reactive-locks.etcd.endpoints} (and user, password, connect timeout) when the
+     * application has none; it connects on the first request and is closed when the context is destroyed, after the
+     * lock client released its leases.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnProperty(prefix = ReactiveLocksProperties.PREFIX + ".etcd", name = "endpoints")
+    static class ClientFromProperties {
+
+        @Bean(destroyMethod = "close")
+        @ConditionalOnMissingBean(Client.class)
+        Client reactiveLocksEtcdClient(ReactiveLocksProperties properties) {
+            ReactiveLocksProperties.Etcd etcd = properties.getEtcd();
+            EtcdConnectionOptions.Builder connection = EtcdConnectionOptions.builder()
+                    .endpoints(etcd.getEndpoints().toArray(new String[0]))
+                    .connectTimeout(etcd.getConnectTimeout());
+            if (etcd.getUser() != null) {
+                connection.user(etcd.getUser(), etcd.getPassword() == null ? "" : etcd.getPassword());
+            }
+            return connection.build().connect();
+        }
+    }
+}
