@@ -116,8 +116,8 @@ class LockedTest {
         // outside any locked method there is no lease
         StepVerifier.create(LockedContext.lease()).expectComplete().verify(STEP);
         // a name that evaluates to null fails the call, naming the method
-        assertThatThrownBy(() -> names.byName(null)).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("Names.byName(String)");
+        assertThatThrownBy(() -> names.raw(null)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("Names.raw(String)").hasMessageContaining("evaluated to null");
     }
 
     @Test
@@ -261,6 +261,11 @@ class LockedTest {
 
         @Locked("#{#p0}:#{#a1}")
         public Mono<String> positional(String kind, int id) {
+            return LockedContext.lease().map(Lease::name);
+        }
+
+        @Locked("#{#p0}")
+        public Mono<String> raw(String name) {
             return LockedContext.lease().map(Lease::name);
         }
 

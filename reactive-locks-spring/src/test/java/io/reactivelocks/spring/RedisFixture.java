@@ -25,8 +25,11 @@ import java.util.concurrent.CopyOnWriteArrayList;
 final class RedisFixture implements AutoCloseable {
 
     static final Duration STEP = Duration.ofSeconds(10);
-    /** Short leases: a lost lease is noticed within a renewal interval (lease/3). */
-    static final Duration LEASE = Duration.ofMillis(1500);
+    /**
+     * Leases short enough that a lost lease is noticed within a renewal interval (lease/3), long enough
+     * that a loaded build machine does not lose them by starving the renewals.
+     */
+    static final Duration LEASE = Duration.ofSeconds(4);
 
     final RedisServer server;
     final RedisURI uri;
@@ -48,15 +51,18 @@ final class RedisFixture implements AutoCloseable {
 
     /** @return a new lock client (one per simulated instance) with short leases */
     LockClient newClient() {
-        LockClient c = RedisLocks.create(redis, redisOptions(), LockOptions.builder().leaseTime(LEASE).build());
+        LockClient c = RedisLocks.create(redis, redisOptions(), LockOptions.builder().leaseTime(LEASE).requestTimeout(STEP).build());
         clients.add(c);
+        // connect now, before any scheduler starts ticking: the first connect of a loaded JVM can be slow
+        c.tryAcquire("warm-up").flatMap(lease -> lease.release()).retry(2).block(STEP.multipliedBy(3));
         return c;
     }
 
     /** @return a new window lock on the same Redis */
     WindowLock newWindowLock() {
-        WindowLock w = RedisLocks.windowLock(redis, redisOptions(), LockOptions.defaults());
+        WindowLock w = RedisLocks.windowLock(redis, redisOptions(), LockOptions.builder().requestTimeout(STEP).build());
         windows.add(w);
+        w.tryClaim("warm-up", Duration.ofMillis(1)).retry(2).block(STEP.multipliedBy(3));
         return w;
     }
 
