@@ -29,7 +29,9 @@ import java.lang.annotation.Target;
  * {@link io.reactivelocks.LockLostException}) or when it runs past {@code lockAtMostFor} (it then fails
  * with {@link java.util.concurrent.TimeoutException}); Spring logs both. Blocking {@code void} methods
  * are supported too: they run on the scheduler's thread, which waits for the lock's store answers
- * there; past {@code lockAtMostFor}, or on loss, that thread is interrupted (a method that ignores
+ * there (they have no Reactor context, so no {@link LockedContext}, and a run that ends after its lease
+ * was lost throws {@link io.reactivelocks.LockLostException}); past {@code lockAtMostFor}, or on loss,
+ * that thread is interrupted (a method that ignores
  * interrupts keeps running, still holding the renewed lease, so never two runs at once). Any other
  * return type is refused when the bean is created, with an error naming the method.
  *
