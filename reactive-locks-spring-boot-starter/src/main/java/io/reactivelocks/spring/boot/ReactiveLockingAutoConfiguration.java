@@ -7,8 +7,8 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * Enables {@link io.reactivelocks.spring.Locked @Locked} and {@link io.reactivelocks.spring.ScheduledLock
- * @ScheduledLock} ({@link EnableReactiveLocking}) when {@code reactive-locks-spring} is on the classpath, unless
+ * Enables {@link io.reactivelocks.spring.Locked} and {@link io.reactivelocks.spring.ScheduledLock}
+ * ({@link EnableReactiveLocking}) when {@code reactive-locks-spring} is on the classpath, unless
  * {@code reactive-locks.annotations.enabled=false}. Beans are proxied by class (CGLIB) unless
  * {@code spring.aop.proxy-target-class=false}, as Spring Boot does for {@code @Transactional}. The annotated methods
  * lock with the application's {@code LockClient} bean (the auto-configured one or its own) and, for
