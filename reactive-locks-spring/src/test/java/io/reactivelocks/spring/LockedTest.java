@@ -176,6 +176,30 @@ class LockedTest {
                 .hasStackTraceContaining("needs a LockClient bean, but the context has none");
     }
 
+    @Test
+    void theClientIsTheOneNamedOrTheOnlyOneAndAnAmbiguousChoiceIsRefused() {
+        LockClient first = redis.newClient();
+        LockClient second = redis.newClient();
+        try (AnnotationConfigApplicationContext ctx = new AnnotationConfigApplicationContext()) {
+            ctx.register(Enable.class);
+            ctx.registerBean("first", LockClient.class, () -> first);
+            ctx.registerBean("second", LockClient.class, () -> second);
+            ctx.registerBean(NamedClient.class);
+            ctx.refresh();
+            LockClient client = ctx.getBean(NamedClient.class).locks("pear").block(STEP);
+            assertThat(client).isSameAs(second);
+        }
+        assertThatThrownBy(() -> {
+            try (AnnotationConfigApplicationContext ctx = new AnnotationConfigApplicationContext()) {
+                ctx.register(Enable.class);
+                ctx.registerBean("first", LockClient.class, () -> first);
+                ctx.registerBean("second", LockClient.class, () -> second);
+                ctx.registerBean(NoClient.class);
+                ctx.refresh();
+            }
+        }).hasStackTraceContaining("LockedTest$NoClient.run() needs a LockClient bean, but the context has 2 and none is @Primary (first, second)");
+    }
+
     private static void context(Class<?> bean) {
         try (AnnotationConfigApplicationContext ctx = new AnnotationConfigApplicationContext()) {
             ctx.register(Enable.class);
@@ -335,6 +359,22 @@ class LockedTest {
         @Locked("loss:#{#p0}")
         public Mono<String> forever(String name) {
             return Mono.<String>never().doOnCancel(probe.cancelled::incrementAndGet);
+        }
+    }
+
+    public static class NamedClient {
+        private final java.util.Map<String, LockClient> clients;
+
+        NamedClient(java.util.Map<String, LockClient> clients) {
+            this.clients = clients;
+        }
+
+        /** @return the client that holds the lease the call runs under */
+        @Locked(value = "named:#{#p0}", client = "second")
+        public Mono<LockClient> locks(String name) {
+            return LockedContext.lease().map(lease -> clients.values().stream()
+                    .filter(c -> c.metrics().heldLeases().stream().anyMatch(l -> l.owner().equals(lease.owner())))
+                    .findFirst().orElseThrow());
         }
     }
 
