@@ -6,6 +6,8 @@ import io.reactivelocks.LockOptions;
 import io.reactivelocks.r2dbc.FencedWrites;
 import io.reactivelocks.r2dbc.PostgresLockOptions;
 import io.reactivelocks.r2dbc.PostgresLocks;
+import io.reactivelocks.spring.EnableReactiveLocking;
+import io.reactivelocks.window.WindowLock;
 import java.time.Duration;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.beans.factory.annotation.Value;
@@ -15,10 +17,12 @@ import org.springframework.context.annotation.Configuration;
 /**
  * Builds the application's one {@link LockClient} from Spring Boot's R2DBC {@link ConnectionFactory}
  * (a pool, when r2dbc-pool is on the classpath; the lock client uses it and leaves it to Spring to
- * close), and the {@link FencedWrites} for the {@code stock} table. No starter: this is all the
- * wiring there is.
+ * close), the {@link WindowLock} of the scheduled audit, and the {@link FencedWrites} for the
+ * {@code stock} table; {@link EnableReactiveLocking} switches on {@code @Locked} and
+ * {@code @ScheduledLock}. No starter: this is all the wiring there is.
  */
 @Configuration(proxyBeanMethods = false)
+@EnableReactiveLocking
 public class LockConfiguration {
 
     /**
@@ -49,6 +53,29 @@ public class LockConfiguration {
     @Bean
     public DisposableBean lockClientCloser(LockClient lockClient) {
         return () -> lockClient.close().block(Duration.ofSeconds(10));
+    }
+
+    /**
+     * The window lock of {@code @ScheduledLock(lockAtLeastFor = ...)}: one claim per name and window, on the
+     * same database.
+     *
+     * @param connectionFactory Spring Boot's connection factory
+     * @return the window lock; closed by {@link #windowLockCloser(WindowLock)}
+     */
+    @Bean(destroyMethod = "")
+    public WindowLock windowLock(ConnectionFactory connectionFactory) {
+        return PostgresLocks.windowLock(connectionFactory);
+    }
+
+    /**
+     * Closes the window lock when the context closes.
+     *
+     * @param windowLock the window lock to close
+     * @return the closer
+     */
+    @Bean
+    public DisposableBean windowLockCloser(WindowLock windowLock) {
+        return () -> windowLock.close().block(Duration.ofSeconds(10));
     }
 
     /**

@@ -29,14 +29,37 @@ public class StockController {
 
     private final LockClient locks;
     private final StockRepository stock;
+    private final StockService service;
 
     /**
-     * @param locks the application's lock client
-     * @param stock the stock table
+     * @param locks   the application's lock client
+     * @param stock   the stock table
+     * @param service the annotated stock changes
      */
-    public StockController(LockClient locks, StockRepository stock) {
+    public StockController(LockClient locks, StockRepository stock, StockService service) {
         this.locks = Objects.requireNonNull(locks, "locks");
         this.stock = Objects.requireNonNull(stock, "stock");
+        this.service = Objects.requireNonNull(service, "service");
+    }
+
+    /**
+     * Adds {@code units} to the stock of {@code sku} ({@link StockService#restock}, a {@code @Locked}
+     * method): 200 with the row, 404 for an unknown sku, 409 when the fenced write was rejected, 400 for
+     * {@code units < 1}.
+     *
+     * @param sku   the stock keeping unit
+     * @param units the units to add, at least 1
+     * @return the row after the write
+     */
+    @PostMapping("/stock/{sku}/restock")
+    public Mono<ResponseEntity<Stock>> restock(@PathVariable("sku") String sku, @RequestParam("units") long units) {
+        if (units < 1) {
+            return Mono.just(ResponseEntity.badRequest().build());
+        }
+        return service.restock(sku, units)
+                .map(ResponseEntity::ok)
+                .onErrorResume(StockService.FencedException.class, e -> Mono.just(ResponseEntity.status(HttpStatus.CONFLICT).build()))
+                .defaultIfEmpty(ResponseEntity.notFound().build());
     }
 
     /**

@@ -21,7 +21,8 @@ abstract class PostgresBackedTest {
 
     static final Duration TIMEOUT = Duration.ofSeconds(60);
 
-    private static final PostgresServer POSTGRES = PostgresServer.start();
+    /** The one server of the test JVM (also used by the two-instance tests). */
+    static final PostgresServer POSTGRES = PostgresServer.start();
 
     @Value("${local.server.port}")
     int port;

@@ -1,0 +1,182 @@
+package io.reactivelocks.spring;
+
+import io.reactivelocks.window.WindowLock;
+import java.lang.reflect.Method;
+import java.time.Duration;
+import java.time.format.DateTimeParseException;
+import java.util.Collection;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import org.jspecify.annotations.Nullable;
+import org.reactivestreams.Publisher;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.beans.factory.config.ConfigurableBeanFactory;
+import org.springframework.core.MethodClassKey;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.expression.Expression;
+import org.springframework.expression.ParseException;
+import org.springframework.expression.ParserContext;
+import org.springframework.expression.spel.standard.SpelExpressionParser;
+import org.springframework.format.datetime.standard.DurationFormatterUtils;
+import org.springframework.util.ClassUtils;
+import org.springframework.util.ReflectionUtils;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * Finds, parses and checks the {@link Locked} and {@link ScheduledLock} methods of bean classes, once
+ * per method: a method whose annotation is wrong (a return type that is not reactive, a name that does
+ * not parse, a duration that does not parse) fails its bean's creation with an
+ * {@link IllegalStateException} naming the method.
+ */
+final class LockedMethods {
+
+    private static final Optional<LockedMethod> NONE = Optional.empty();
+    private static final SpelExpressionParser PARSER = new SpelExpressionParser();
+
+    private final Map<MethodClassKey, Optional<LockedMethod>> cache = new ConcurrentHashMap<>();
+    private final Map<Method, LockedMethod> all = new ConcurrentHashMap<>();
+    private volatile @Nullable ConfigurableBeanFactory beanFactory;
+
+    void setBeanFactory(@Nullable ConfigurableBeanFactory beanFactory) {
+        this.beanFactory = beanFactory;
+    }
+
+    /**
+     * Checks every annotated method of a class.
+     *
+     * @return whether the class has one
+     */
+    boolean hasLockedMethods(Class<?> targetClass) {
+        if (targetClass.getName().startsWith("java.") || targetClass.getName().startsWith("org.springframework.")) {
+            return false;
+        }
+        boolean[] found = {false};
+        ReflectionUtils.doWithMethods(targetClass, m -> {
+            if (find(m, targetClass) != null) {
+                found[0] = true;
+            }
+        });
+        return found[0];
+    }
+
+    /** @return the locked method that a call of {@code method} on an instance of {@code targetClass} is, or null */
+    @Nullable LockedMethod find(Method method, @Nullable Class<?> targetClass) {
+        if (method.getDeclaringClass() == Object.class) {
+            return null;
+        }
+        return cache.computeIfAbsent(new MethodClassKey(method, targetClass), k -> parse(method, targetClass)).orElse(null);
+    }
+
+    /** @return every locked method found so far */
+    Collection<LockedMethod> all() {
+        return all.values();
+    }
+
+    private Optional<LockedMethod> parse(Method method, @Nullable Class<?> targetClass) {
+        Method specific = targetClass == null ? method : AopUtils.getMostSpecificMethod(method, targetClass);
+        Locked locked = AnnotatedElementUtils.findMergedAnnotation(specific, Locked.class);
+        ScheduledLock scheduled = AnnotatedElementUtils.findMergedAnnotation(specific, ScheduledLock.class);
+        if (locked == null && scheduled == null) {
+            return NONE;
+        }
+        LockedMethod existing = all.get(specific);
+        if (existing != null) {
+            return Optional.of(existing);
+        }
+        String description = (scheduled != null ? "@ScheduledLock" : "@Locked") + " method "
+                + ClassUtils.getQualifiedMethodName(specific, targetClass) + "(" + parameters(specific) + ")";
+        if (locked != null && scheduled != null) {
+            throw new IllegalStateException(description + " has both @Locked and @ScheduledLock: use one");
+        }
+        LockedMethod.Kind kind = kind(specific, scheduled != null, description);
+        LockedMethod parsed;
+        if (locked != null) {
+            parsed = new LockedMethod(specific, description, kind, false, name(locked.value(), description), locked.client(),
+                    duration(locked.leaseTime(), "leaseTime", description), duration(locked.waitTimeout(), "waitTimeout", description),
+                    locked.whenHeld(), null, null, "");
+        } else {
+            Duration atMost = duration(scheduled.lockAtMostFor(), "lockAtMostFor", description);
+            if (atMost == null) {
+                throw new IllegalStateException(description + ": lockAtMostFor is required");
+            }
+            Duration atLeast = duration(scheduled.lockAtLeastFor(), "lockAtLeastFor", description);
+            if (atLeast != null && (atLeast.toNanos() % 1_000_000 != 0 || atLeast.compareTo(WindowLock.MAX_PERIOD) > 0)) {
+                throw new IllegalStateException(description + ": lockAtLeastFor must be a whole number of milliseconds, at most "
+                        + WindowLock.MAX_PERIOD + ", was " + atLeast);
+            }
+            parsed = new LockedMethod(specific, description, kind, true, name(scheduled.name(), description), scheduled.client(),
+                    null, null, Locked.WhenHeld.SKIP, atMost, atLeast, scheduled.windowLock());
+        }
+        LockedMethod raced = all.putIfAbsent(specific, parsed);
+        return Optional.of(raced != null ? raced : parsed);
+    }
+
+    private static LockedMethod.Kind kind(Method method, boolean scheduled, String description) {
+        Class<?> type = method.getReturnType();
+        if (type == Mono.class) {
+            return LockedMethod.Kind.MONO;
+        }
+        if (type == Flux.class || type == Publisher.class) {
+            return LockedMethod.Kind.FLUX;
+        }
+        if (scheduled && type == void.class) {
+            return LockedMethod.Kind.BLOCKING;
+        }
+        Class<?>[] params = method.getParameterTypes();
+        if (params.length > 0 && params[params.length - 1].getName().equals("kotlin.coroutines.Continuation")) {
+            throw new IllegalStateException(description + " is a Kotlin suspend function: not supported yet; return a Mono or Flux");
+        }
+        throw new IllegalStateException(description + " returns " + method.getGenericReturnType().getTypeName()
+                + ": a locked method must return Mono, Flux or Publisher (lazy, so that it runs under the lock)"
+                + (scheduled ? ", or be a blocking void @Scheduled method" : ""));
+    }
+
+    private Expression name(String template, String description) {
+        String resolved = resolve(template);
+        if (resolved.isEmpty()) {
+            throw new IllegalStateException(description + ": the lock name is required");
+        }
+        try {
+            return PARSER.parseExpression(resolved, ParserContext.TEMPLATE_EXPRESSION);
+        } catch (ParseException e) {
+            throw new IllegalStateException(description + ": the lock name '" + template + "' does not parse: " + e.getMessage(), e);
+        }
+    }
+
+    private @Nullable Duration duration(String text, String attribute, String description) {
+        String resolved = resolve(text).trim();
+        if (resolved.isEmpty()) {
+            return null;
+        }
+        Duration d;
+        try {
+            d = DurationFormatterUtils.detectAndParse(resolved);
+        } catch (IllegalArgumentException | DateTimeParseException e) {
+            throw new IllegalStateException(description + ": " + attribute + " '" + text
+                    + "' is not a duration (examples: \"30s\", \"500ms\", \"5m\", \"PT30S\")", e);
+        }
+        if (d.isZero() || d.isNegative()) {
+            throw new IllegalStateException(description + ": " + attribute + " must be positive, was " + d);
+        }
+        return d;
+    }
+
+    private String resolve(String text) {
+        ConfigurableBeanFactory bf = beanFactory;
+        if (bf == null || text.isEmpty()) {
+            return text;
+        }
+        String resolved = bf.resolveEmbeddedValue(text);
+        return resolved == null ? "" : resolved;
+    }
+
+    private static String parameters(Method method) {
+        StringBuilder sb = new StringBuilder();
+        for (Class<?> p : method.getParameterTypes()) {
+            sb.append(sb.length() == 0 ? "" : ", ").append(p.getSimpleName());
+        }
+        return sb.toString();
+    }
+}

@@ -1,0 +1,236 @@
+package io.reactivelocks.spring;
+
+import io.reactivelocks.Lease;
+import io.reactivelocks.LockClient;
+import io.reactivelocks.LockException;
+import io.reactivelocks.LockLostException;
+import io.reactivelocks.LockOptions;
+import io.reactivelocks.LockTimeoutException;
+import io.reactivelocks.window.WindowClaim;
+import io.reactivelocks.window.WindowLock;
+import java.time.Duration;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
+import org.jspecify.annotations.Nullable;
+import org.reactivestreams.Publisher;
+import org.springframework.aop.ProxyMethodInvocation;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.beans.factory.ListableBeanFactory;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.util.Logger;
+import reactor.util.Loggers;
+
+/**
+ * The advice of {@link Locked} and {@link ScheduledLock} methods. A call evaluates the lock name and
+ * returns a lazy publisher; each subscription takes the lock, invokes the method (a fresh clone of the
+ * invocation, so a publisher subscribed again, as Spring does for reactive {@code @Scheduled} methods,
+ * runs the method again), runs the method's publisher under the lease and releases it on complete,
+ * error and cancel.
+ */
+final class LockingInterceptor implements MethodInterceptor {
+
+    private static final Logger log = Loggers.getLogger(LockingInterceptor.class);
+
+    private final LockedMethods methods;
+    private volatile @Nullable ListableBeanFactory beans;
+
+    LockingInterceptor(LockedMethods methods) {
+        this.methods = methods;
+    }
+
+    void setBeanFactory(ListableBeanFactory beans) {
+        this.beans = beans;
+    }
+
+    @Override
+    public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
+        Object target = invocation.getThis();
+        LockedMethod m = methods.find(invocation.getMethod(), target == null ? null : AopUtils.getTargetClass(target));
+        ListableBeanFactory bf = beans;
+        if (m == null || bf == null) {
+            return invocation.proceed();
+        }
+        String name = m.lockName(invocation.getArguments(), bf);
+        if (m.kind == LockedMethod.Kind.BLOCKING) {
+            return runBlocking(m, name, invocation, bf);
+        }
+        Flux<Object> run = Flux.defer(() -> {
+            LockClient client = m.client(bf);
+            return m.scheduled ? scheduledRun(m, name, client, m.options(bf), m.windowLock(bf), invocation)
+                    : lockedRun(m, name, client, m.options(bf), invocation);
+        });
+        // a Mono's single value is emitted when the run has ended and the lock is released
+        return m.kind == LockedMethod.Kind.MONO ? run.singleOrEmpty() : run;
+    }
+
+    // ---- @Locked
+
+    private static Flux<Object> lockedRun(LockedMethod m, String name, LockClient client, LockOptions options,
+                                          MethodInvocation invocation) {
+        return Flux.deferContextual(ctx -> {
+            if (LockedContext.held(ctx, client, name) != null) {
+                return body(m, invocation); // reentered: the enclosing locked method holds the lease
+            }
+            if (m.whenHeld == Locked.WhenHeld.WAIT) {
+                return client.withLockMany(name, options, lease -> body(m, invocation)
+                        .contextWrite(c -> LockedContext.with(c, client, lease, null)));
+            }
+            Mono<Lease> attempt = client.tryAcquire(name, options);
+            if (m.whenHeld == Locked.WhenHeld.FAIL) {
+                attempt = attempt.switchIfEmpty(Mono.error(() -> new LockTimeoutException(name, Duration.ZERO)));
+            }
+            return scoped(attempt, lease -> underLease(lease, body(m, invocation))
+                    .contextWrite(c -> LockedContext.with(c, client, lease, null)));
+        });
+    }
+
+    // ---- @ScheduledLock, reactive
+
+    private static Flux<Object> scheduledRun(LockedMethod m, String name, LockClient client, LockOptions options,
+                                             @Nullable WindowLock windows, MethodInvocation invocation) {
+        Mono<Lease> attempt = client.tryAcquire(name, options)
+                .switchIfEmpty(Mono.fromRunnable(() -> log.debug("{}: lock '{}' is held elsewhere, run skipped", m.description, name)));
+        return scoped(attempt, lease -> claim(m, name, windows)
+                .flatMapMany(claim -> underLease(lease, bounded(m, name, body(m, invocation)))
+                        .contextWrite(c -> LockedContext.with(c, client, lease, claim.orElse(null)))));
+    }
+
+    private static Mono<java.util.Optional<WindowClaim>> claim(LockedMethod m, String name, @Nullable WindowLock windows) {
+        if (windows == null || m.lockAtLeastFor == null) {
+            return Mono.just(java.util.Optional.empty());
+        }
+        return windows.tryClaim(name, m.lockAtLeastFor)
+                .map(java.util.Optional::of)
+                .switchIfEmpty(Mono.fromRunnable(() -> log.debug("{}: window of '{}' already claimed, run skipped", m.description, name)));
+    }
+
+    /** Cancels the run when it goes past {@code lockAtMostFor}, and fails it with a {@link TimeoutException}. */
+    private static Flux<Object> bounded(LockedMethod m, String name, Flux<Object> run) {
+        Duration atMost = m.lockAtMostFor;
+        return Flux.defer(() -> {
+            AtomicBoolean late = new AtomicBoolean();
+            return run.takeUntilOther(Mono.delay(atMost).doOnNext(x -> late.set(true)))
+                    .concatWith(Mono.defer(() -> late.get()
+                            ? Mono.error(new TimeoutException(m.description + ": the run under lock '" + name
+                                    + "' went past lockAtMostFor " + atMost + " and was cancelled"))
+                            : Mono.empty()));
+        });
+    }
+
+    // ---- @ScheduledLock, blocking
+
+    private static @Nullable Object runBlocking(LockedMethod m, String name, MethodInvocation invocation,
+                                                ListableBeanFactory bf) throws Throwable {
+        LockClient client = m.client(bf);
+        LockOptions options = m.options(bf);
+        Duration bound = options.requestTimeout().multipliedBy(3);
+        Lease lease = client.tryAcquire(name, options).block(bound);
+        if (lease == null) {
+            log.debug("{}: lock '{}' is held elsewhere, run skipped", m.description, name);
+            return null;
+        }
+        try {
+            WindowLock windows = m.windowLock(bf);
+            if (windows != null && windows.tryClaim(name, m.lockAtLeastFor).block(bound) == null) {
+                log.debug("{}: window of '{}' already claimed, run skipped", m.description, name);
+                return null;
+            }
+            Watchdog watchdog = new Watchdog(Thread.currentThread());
+            Disposable timer = Mono.firstWithSignal(Mono.delay(m.lockAtMostFor).map(x -> "ran past lockAtMostFor " + m.lockAtMostFor),
+                            lease.lost().then(Mono.just("lost the lease")))
+                    .subscribe(why -> watchdog.interrupt(m, name, why));
+            Object result;
+            try {
+                result = invocation.proceed();
+            } finally {
+                timer.dispose();
+                watchdog.done();
+            }
+            if (!lease.isValid()) {
+                throw new LockLostException(name, lease.token(), m.description + " ended after its lease was lost");
+            }
+            return result;
+        } finally {
+            lease.release().onErrorResume(e -> {
+                log.warn("{}: releasing lock '{}' failed; it expires by its lease time", m.description, name, e);
+                return Mono.empty();
+            }).block(bound);
+        }
+    }
+
+    /** Interrupts a blocking run's thread at most once, and only while the run is in progress. */
+    private static final class Watchdog {
+        private final Thread thread;
+        private boolean running = true;
+        private boolean interrupted;
+
+        Watchdog(Thread thread) {
+            this.thread = thread;
+        }
+
+        synchronized void interrupt(LockedMethod m, String name, String why) {
+            if (running && !interrupted) {
+                interrupted = true;
+                log.warn("{}: the run under lock '{}' {}: interrupting it", m.description, name, why);
+                thread.interrupt();
+            }
+        }
+
+        void done() {
+            boolean clear;
+            synchronized (this) {
+                running = false;
+                clear = interrupted;
+            }
+            if (clear) {
+                Thread.interrupted(); // the interrupt was ours and the run is over: the scheduler's thread goes back clean
+            }
+        }
+    }
+
+    // ---- shared
+
+    /** Invokes the method (a clone of the invocation, once per subscription) and adapts its result. */
+    private static Flux<Object> body(LockedMethod m, MethodInvocation invocation) {
+        return Flux.defer(() -> {
+            Object result;
+            try {
+                MethodInvocation call = invocation instanceof ProxyMethodInvocation p ? p.invocableClone() : invocation;
+                result = call.proceed();
+            } catch (Throwable e) {
+                return Flux.error(e);
+            }
+            if (result == null) {
+                return Flux.error(new NullPointerException(m.description + " returned null instead of a publisher"));
+            }
+            @SuppressWarnings("unchecked")
+            Publisher<Object> publisher = (Publisher<Object>) result;
+            return Flux.from(publisher);
+        });
+    }
+
+    /** Runs {@code body} with the lease taken by {@code attempt} (nothing when empty), releasing it on every end. */
+    private static Flux<Object> scoped(Mono<Lease> attempt, java.util.function.Function<Lease, Flux<Object>> body) {
+        return Flux.usingWhen(attempt, body, Lease::release, (lease, e) -> lease.release(), Lease::release)
+                .onErrorMap(LockingInterceptor::isWrappedReleaseError, Throwable::getCause);
+    }
+
+    /** Cancels {@code body} when the lease is lost, and fails the run then (or when it ended after its deadline). */
+    private static Flux<Object> underLease(Lease lease, Flux<Object> body) {
+        return body.takeUntilOther(lease.lost())
+                .concatWith(Mono.defer(() -> lease.isValid() ? Mono.empty()
+                        : Mono.error(new LockLostException(lease.name(), lease.token(), "lost while the locked method ran"))));
+    }
+
+    /*
+     * usingWhen reports a clean-up that failed after the body completed as a bare
+     * RuntimeException("Async resource cleanup failed after onComplete", cause): report the release's own error.
+     */
+    private static boolean isWrappedReleaseError(Throwable e) {
+        return e.getClass() == RuntimeException.class && e.getCause() instanceof LockException;
+    }
+}
