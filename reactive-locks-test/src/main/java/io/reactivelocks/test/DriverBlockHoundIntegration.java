@@ -16,7 +16,10 @@ import reactor.blockhound.integration.BlockHoundIntegration;
  *   <li>Curator's protection mode draws a {@code UUID.randomUUID()} (the entropy device) per create;</li>
  *   <li>Netty 4.2's default adaptive buffer allocator holds a {@code StampedLock} write lock for a
  *       moment when it frees or expands a magazine; BlockHound throwing there (inside Lettuce's
- *       {@code channelRegistered}) left a connection that never read an answer.</li>
+ *       {@code channelRegistered}) left a connection that never read an answer;</li>
+ *   <li>Lettuce caches the command methods of its sync/async facades behind a lock when it makes a
+ *       connection ({@code MethodTranslator.of}), in memory; connections opened at once from
+ *       several non-blocking threads (coroutines on {@code Dispatchers.Default}) may park briefly.</li>
  * </ul>
  */
 public final class DriverBlockHoundIntegration implements BlockHoundIntegration {
@@ -25,6 +28,7 @@ public final class DriverBlockHoundIntegration implements BlockHoundIntegration 
     public void applyTo(BlockHound.Builder builder) {
         builder.allowBlockingCallsInside("io.lettuce.core.protocol.SharedLock", "incrementWriters");
         builder.allowBlockingCallsInside("io.lettuce.core.protocol.SharedLock", "doExclusive");
+        builder.allowBlockingCallsInside("io.lettuce.core.internal.AbstractInvocationHandler$MethodTranslator", "of");
         builder.allowBlockingCallsInside("java.util.logging.LogManager", "initializeGlobalHandlers");
         builder.allowBlockingCallsInside("sun.security.provider.NativePRNG$RandomIO", "implNextBytes");
         builder.allowBlockingCallsInside("com.ongres.scram.common.util.CryptoUtil", "nonce");
