@@ -81,8 +81,10 @@ class VertxZooKeeperLocksTest {
         zk = ZooKeeperServer.start();
         clusterA = clusterManager();
         clusterB = clusterManager();
-        vertxA = join(Vertx.builder().with(options()).withClusterManager(clusterA).buildClustered());
-        vertxB = join(Vertx.builder().with(options()).withClusterManager(clusterB).buildClustered());
+        Future<Vertx> startingA = Vertx.builder().with(options()).withClusterManager(clusterA).buildClustered();
+        Future<Vertx> startingB = Vertx.builder().with(options()).withClusterManager(clusterB).buildClustered();
+        vertxA = join(startingA);
+        vertxB = join(startingB);
         vertxA.exceptionHandler(UNHANDLED::add);
         vertxB.exceptionHandler(UNHANDLED::add);
         LockOptions options = LockOptions.builder().waitTimeout(Duration.ofSeconds(20)).build();
