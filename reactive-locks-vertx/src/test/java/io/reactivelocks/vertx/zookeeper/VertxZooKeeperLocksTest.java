@@ -138,8 +138,15 @@ class VertxZooKeeperLocksTest {
                 }
             }
             long t0 = System.nanoTime();
-            Future.join(closing).toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
-            System.out.printf("clustered Vert.x instances closed in %d ms%n", (System.nanoTime() - t0) / 1_000_000);
+            try {
+                Future.join(closing).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+                System.out.printf("clustered Vert.x instances closed in %d ms%n", (System.nanoTime() - t0) / 1_000_000);
+            } catch (java.util.concurrent.TimeoutException e) {
+                // Seen now and then with vertx-zookeeper 5.0.7: both cluster managers have left (their ZooKeeper
+                // sessions are closed) and every Vert.x thread is idle, yet one close future never completes.
+                // Not what these tests are about: note it and let the JVM end.
+                System.out.println("a clustered Vert.x did not report its close within 10 s: " + closing);
+            }
         } finally {
             if (zk != null) {
                 zk.close();
