@@ -228,8 +228,13 @@ class VertxLocksTest {
             }
         }));
         assertThat(problems).isEmpty();
-        assertThatThrownBy(() -> locks.on(Vertx.vertx().getOrCreateContext()))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("context");
+        Vertx other = Vertx.vertx();
+        try {
+            assertThatThrownBy(() -> locks.on(other.getOrCreateContext()))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("context");
+        } finally {
+            join(other.close());
+        }
         assertThatThrownBy(() -> locks.acquire("")).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("name");
         assertThatThrownBy(() -> locks.withLock(name, null)).isInstanceOf(NullPointerException.class).hasMessageContaining("body");
     }
