@@ -12,6 +12,7 @@ import io.reactivelocks.election.Leadership;
 import io.reactivelocks.redis.RedisLockBackend;
 import io.reactivelocks.redis.RedisLockOptions;
 import io.reactivelocks.redis.RedisLocks;
+import io.reactivelocks.vertx.ContextBridge;
 import io.reactivelocks.window.WindowClaim;
 import io.reactivelocks.window.WindowLock;
 import io.vertx.core.Future;
