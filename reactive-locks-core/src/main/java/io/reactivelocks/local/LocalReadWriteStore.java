@@ -88,11 +88,12 @@ public final class LocalReadWriteStore implements ReadWriteStore {
     }
 
     @Override
-    public Mono<PermitGrant> tryGrant(String name, String owner, LockMode mode, boolean writerPreferring, Duration leaseTime) {
-        return Mono.fromSupplier(() -> grant(name, owner, mode, writerPreferring, leaseTime));
+    public Mono<PermitGrant> tryGrant(String name, String owner, LockMode mode, boolean writerPreferring, boolean waiting,
+            Duration leaseTime) {
+        return Mono.fromSupplier(() -> grant(name, owner, mode, writerPreferring, waiting, leaseTime));
     }
 
-    private PermitGrant grant(String name, String owner, LockMode mode, boolean writerPreferring, Duration leaseTime) {
+    private PermitGrant grant(String name, String owner, LockMode mode, boolean writerPreferring, boolean waiting, Duration leaseTime) {
         LockEvent event;
         PermitGrant result;
         synchronized (this) {
@@ -110,7 +111,7 @@ public final class LocalReadWriteStore implements ReadWriteStore {
                     ? writerHolds || writerPreferring && !e.intents.isEmpty()
                     : !e.grants.isEmpty();
             if (busy) {
-                if (mode == LockMode.WRITE && writerPreferring) {
+                if (mode == LockMode.WRITE && writerPreferring && waiting) {
                     Grant intent = e.intents.computeIfAbsent(owner, o -> new Grant(o, LockMode.WRITE, 0, until));
                     intent.expiresAt = until;
                     arm(name, e.intents, intent);

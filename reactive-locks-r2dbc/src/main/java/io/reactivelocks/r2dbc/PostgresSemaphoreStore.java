@@ -27,19 +27,13 @@ import reactor.core.publisher.Mono;
  */
 final class PostgresSemaphoreStore implements SemaphoreStore {
 
-    private static final Duration FOREVER = Duration.ofMillis(Long.MAX_VALUE);
-
     private final PostgresLockBackend backend;
     private final boolean ownsBackend;
-    private final String table;
-    private final String function;
-    private final String schemaSql;
-    private final String checkSql;
+    private final ConceptSchema schema;
     private final String grantSql;
     private final String renewSql;
     private final String releaseSql;
     private final String holdersSql;
-    private final Mono<Void> schemaReady;
 
     /**
      * @param backend     whose pool, listener, schema, table name and sequence to use
@@ -57,20 +51,17 @@ final class PostgresSemaphoreStore implements SemaphoreStore {
         names.put("permit_table", SqlIdentifiers.qualified(o.schema(), tableName));
         names.put("permit_pkey", SqlIdentifiers.quote(SqlIdentifiers.derived(tableName, "_pkey")));
         names.put("grant_fn", SqlIdentifiers.qualified(o.schema(), SqlIdentifiers.derived(tableName, "_grant")));
-        this.table = names.get("permit_table");
-        this.function = names.get("grant_fn");
-        this.schemaSql = SqlScripts.render("semaphore_schema.sql", names, true);
-        this.checkSql = SqlScripts.render("semaphore_check.sql", names, false);
+        this.schema = new ConceptSchema(backend, "semaphore", names.get("permit_table"), names.get("grant_fn"),
+                SqlScripts.render("semaphore_schema.sql", names, true), SqlScripts.render("semaphore_check.sql", names, false));
         this.grantSql = SqlScripts.render("semaphore_grant.sql", names, false);
         this.renewSql = SqlScripts.render("semaphore_renew.sql", names, false);
         this.releaseSql = SqlScripts.render("semaphore_release.sql", names, false);
         this.holdersSql = SqlScripts.render("semaphore_holders.sql", names, false);
-        this.schemaReady = Mono.defer(this::ensureSchema).cache(v -> FOREVER, e -> Duration.ZERO, () -> FOREVER);
     }
 
     /** @return the permits table, qualified and quoted (for tests) */
     String table() {
-        return table;
+        return schema.table();
     }
 
     /**
@@ -79,19 +70,11 @@ final class PostgresSemaphoreStore implements SemaphoreStore {
      * @return a {@code Mono} that completes when they exist
      */
     Mono<Void> migrate() {
-        return backend.runScript(schemaSql).onErrorMap(e -> PostgresErrors.map(null, "semaphore schema migration", e));
-    }
-
-    private Mono<Void> ensureSchema() {
-        return backend.query(checkSql, st -> st.bind(0, table).bind(1, function),
-                        (row, md) -> Boolean.TRUE.equals(row.get("ready", Boolean.class)))
-                .next()
-                .defaultIfEmpty(false)
-                .flatMap(ready -> ready ? Mono.<Void>empty() : backend.runScript(schemaSql));
+        return schema.migrate();
     }
 
     private <T> Mono<T> ready(Mono<T> work) {
-        return backend.options().createSchemaOnFirstUse() ? schemaReady.then(work) : work;
+        return schema.ready(work);
     }
 
     /** The listener's dispatch key of a semaphore: {@code \s} and the stored name (no lock name starts so). */
@@ -181,6 +164,6 @@ final class PostgresSemaphoreStore implements SemaphoreStore {
 
     @Override
     public String toString() {
-        return "PostgresSemaphoreStore{" + table + "}";
+        return "PostgresSemaphoreStore{" + schema.table() + "}";
     }
 }

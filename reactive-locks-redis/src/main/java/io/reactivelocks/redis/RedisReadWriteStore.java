@@ -51,13 +51,14 @@ final class RedisReadWriteStore implements ReadWriteStore {
     }
 
     @Override
-    public Mono<PermitGrant> tryGrant(String name, String owner, LockMode mode, boolean writerPreferring, Duration leaseTime) {
+    public Mono<PermitGrant> tryGrant(String name, String owner, LockMode mode, boolean writerPreferring, boolean waiting,
+            Duration leaseTime) {
         return Mono.defer(() -> {
             RedisKeys keys = backend.keys();
             String[] k = {keys.readWrite(name), keys.readWriteTokens(name), keys.readWriteModes(name),
                 keys.readWriteIntents(name), keys.readWriteFence(name)};
             return backend.script(LuaScript.RWLOCK_ACQUIRE, ScriptOutputType.MULTI, k, owner, mode == LockMode.READ ? "r" : "w",
-                    writerPreferring ? "1" : "0", RedisLockBackend.millis(leaseTime), backend.fenceTtlMs(), keys.readWriteChannel(name));
+                    (writerPreferring ? "1" : "0") + (waiting ? "1" : "0"), RedisLockBackend.millis(leaseTime), backend.fenceTtlMs(), keys.readWriteChannel(name));
         }).onErrorMap(e -> RedisErrors.map(name, "read-write lock grant", e)).map(reply -> {
             List<?> r = (List<?>) reply;
             if (!Long.valueOf(1L).equals(r.get(0))) {

@@ -7,7 +7,8 @@
 -- KEYS[5]  the fence key (integer counter, PX = fence TTL)
 -- ARGV[1]  the owner id asking
 -- ARGV[2]  'r' or 'w'
--- ARGV[3]  '1' writer-preferring (intents block readers; a refused writer leaves an intent), else '0'
+-- ARGV[3]  two flags: writer-preferring ('1': intents block readers), then waiting ('1': a refused
+--          writer-preferring writer leaves an intent), e.g. '11'
 -- ARGV[4]  lease time in ms (of the grant, and of a refused writer's intent)
 -- ARGV[5]  fence counter TTL in ms
 -- ARGV[6]  the lock's pub/sub channel
@@ -62,12 +63,12 @@ for _, m in ipairs(redis.call('HVALS', KEYS[3])) do
 end
 local busy
 if mode == 'r' then
-  busy = writer or (ARGV[3] == '1' and redis.call('ZCARD', KEYS[4]) > 0)
+  busy = writer or (string.sub(ARGV[3], 1, 1) == '1' and redis.call('ZCARD', KEYS[4]) > 0)
 else
   busy = redis.call('ZCARD', KEYS[1]) > 0
 end
 if busy then
-  if mode == 'w' and ARGV[3] == '1' then
+  if mode == 'w' and ARGV[3] == '11' then
     redis.call('ZADD', KEYS[4], nowms + lease, owner)
     keep(KEYS[4])
   end

@@ -102,6 +102,16 @@ public abstract class ReadWriteLockContract {
         }
     }
 
+    /**
+     * Connects each lock first (a first request opens connections and subscriptions), so the test
+     * measures grants, not set-up.
+     */
+    private void warm(ReadWriteLock... fleet) {
+        for (ReadWriteLock l : fleet) {
+            l.write().tryAcquire(name("warm-up")).flatMap(Lease::release).block(STEP);
+        }
+    }
+
     private static void pause(Duration d) {
         StepVerifier.create(Mono.delay(d)).expectNextCount(1).expectComplete().verify(STEP);
     }
@@ -111,6 +121,7 @@ public abstract class ReadWriteLockContract {
         String name = name("share");
         ReadWriteLock a = newLock();
         ReadWriteLock b = newLock();
+        warm(a, b);
         Lease r1 = a.read().acquire(name).block(STEP);
         Lease r2 = b.read().tryAcquire(name).block(STEP);
         assertThat(r2).as("a second reader enters").isNotNull();
@@ -146,6 +157,7 @@ public abstract class ReadWriteLockContract {
         ReadWriteLock a = newLock();
         ReadWriteLock b = newLock();
         ReadWriteLock c = newLock();
+        warm(a, b, c);
         Lease r1 = a.read().acquire(name).block(STEP);
         AtomicReference<Lease> w = new AtomicReference<>();
         Disposable writer = b.write().acquire(name).subscribe(w::set);
@@ -175,6 +187,7 @@ public abstract class ReadWriteLockContract {
         ReadWriteLockOptions readers = ReadWriteLockOptions.of(options()).withPreference(ReadWriteLockOptions.Preference.READERS);
         ReadWriteLock a = newLock(readers);
         ReadWriteLock b = newLock(readers);
+        warm(a, b);
         Lease r1 = a.read().acquire(name).block(STEP);
         AtomicReference<Lease> w = new AtomicReference<>();
         Disposable writer = b.write().acquire(name).subscribe(w::set);
@@ -197,10 +210,10 @@ public abstract class ReadWriteLockContract {
     @Test
     void neverAWriterBesideAnyoneWhenManyRace() {
         String name = name("race");
-        List<ReadWriteLock> fleet = List.of(newLock(), newLock(), newLock());
-        for (ReadWriteLock l : fleet) { // connect first: the race is about grants, not connection set-up
-            l.write().tryAcquire(name("warm-up")).flatMap(Lease::release).block(STEP);
-        }
+        // a longer lease: the race is about exclusion, and 24 callers on a loaded machine may wait long for a grant
+        ReadWriteLockOptions longer = ReadWriteLockOptions.of(options().mutate().leaseTime(Duration.ofSeconds(6)).build());
+        List<ReadWriteLock> fleet = List.of(newLock(longer), newLock(longer), newLock(longer));
+        warm(fleet.toArray(ReadWriteLock[]::new));
         AtomicInteger readers = new AtomicInteger();
         AtomicInteger writers = new AtomicInteger();
         AtomicInteger violations = new AtomicInteger();
@@ -259,7 +272,7 @@ public abstract class ReadWriteLockContract {
         ReadWriteStore raw = holderStore();
         try {
             // a writer that died: granted on the store, never renewed, never released
-            PermitGrant g = raw.tryGrant(name, "dead-" + UUID.randomUUID(), LockMode.WRITE, true, Duration.ofMillis(1500)).block(STEP);
+            PermitGrant g = raw.tryGrant(name, "dead-" + UUID.randomUUID(), LockMode.WRITE, true, false, Duration.ofMillis(1500)).block(STEP);
             assertThat(g).isInstanceOf(PermitGrant.Granted.class);
             crash(raw);
             long deadToken = ((PermitGrant.Granted) g).tokens().get(0);

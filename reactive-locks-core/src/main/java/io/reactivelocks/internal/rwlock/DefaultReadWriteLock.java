@@ -188,12 +188,11 @@ public final class DefaultReadWriteLock implements ReadWriteLock {
 
         private Mono<GrantHandle> handle(String name, LockOptions options, boolean wait) {
             boolean writerPreferring = DefaultReadWriteLock.this.options.preference() == ReadWriteLockOptions.Preference.WRITERS;
-            // a waiting writer's intent lasts one lease time from its last attempt: attempt again
-            // within half of it, so an intent does not lapse while its writer still waits
+            // a waiting writer's intent (or a queue place) lasts one lease time from its last
+            // attempt: attempt again within half of it, so it does not lapse while its owner waits
             Duration refresh = options.leaseTime().dividedBy(2);
-            boolean intent = mode == LockMode.WRITE && writerPreferring && wait;
-            GrantEngine.GrantCall call = (owners, leaseTime) -> store.tryGrant(name, owners.get(0), mode, intent || mode == LockMode.READ && writerPreferring, leaseTime)
-                    .map(g -> intent && g instanceof PermitGrant.Busy busy
+            GrantEngine.GrantCall call = (owners, leaseTime) -> store.tryGrant(name, owners.get(0), mode, writerPreferring, wait, leaseTime)
+                    .map(g -> wait && g instanceof PermitGrant.Busy busy
                             ? new PermitGrant.Busy(busy.earliestExpiry() == null || busy.earliestExpiry().compareTo(refresh) > 0 ? refresh : busy.earliestExpiry())
                             : g);
             return Mono.deferContextual(ctx -> {
@@ -201,7 +200,8 @@ public final class DefaultReadWriteLock implements ReadWriteLock {
                 if (held != null) {
                     return Mono.error(nested(name, held, mode));
                 }
-                return engine.acquire(name, 1, call, options, wait, intent).map(l -> l.get(0));
+                // a refused waiting attempt may leave an intent or a queue place: the end of the acquire releases it
+                return engine.acquire(name, 1, call, options, wait, wait).map(l -> l.get(0));
             });
         }
     }

@@ -22,22 +22,27 @@ public interface ReadWriteStore extends GrantStore {
      * One atomic attempt. Removes expired grants and intents of {@code name}, then:
      * <ul>
      * <li>{@link LockMode#READ}: grants when no writer holds and, if {@code writerPreferring}, no
-     * writer's intent exists;</li>
+     * writer waits;</li>
      * <li>{@link LockMode#WRITE}: grants (and drops the owner's intent) when no one holds; otherwise,
-     * if {@code writerPreferring}, records or refreshes the owner's intent for {@code leaseTime}
-     * (which blocks new readers until it expires or is released) and grants nothing.</li>
+     * if {@code writerPreferring} and {@code waiting}, records or refreshes the owner's intent for
+     * {@code leaseTime} (which blocks new readers until it expires or is released) and grants
+     * nothing.</li>
      * </ul>
-     * Idempotent per owner: an owner that holds already (a retried request) is granted again with
-     * its token and a fresh TTL.
+     * A store that queues natively (ZooKeeper, etcd) may keep a refused waiting caller's place in the
+     * queue (a waiting writer's place is its intent). Idempotent per owner: an owner that holds
+     * already (a retried request) is granted again with its token and a fresh TTL.
      *
      * @param name             the lock name
      * @param owner            the new holder's owner id
      * @param mode             read or write
      * @param writerPreferring whether waiting writers block new readers
+     * @param waiting          whether the caller waits: it will ask again, or {@link #release} the owner
+     *                         when it gives up, so the store may leave an intent or a queue place;
+     *                         {@code false} for a single attempt, which must leave nothing when refused
      * @param leaseTime        the TTL of the grant (and of a waiting writer's intent)
      * @return {@link PermitGrant.Granted} with one token, or {@link PermitGrant.Busy}
      */
-    Mono<PermitGrant> tryGrant(String name, String owner, LockMode mode, boolean writerPreferring, Duration leaseTime);
+    Mono<PermitGrant> tryGrant(String name, String owner, LockMode mode, boolean writerPreferring, boolean waiting, Duration leaseTime);
 
     /**
      * Owner-checked release of the owner's grant or waiting writer's intent; publishes the release
