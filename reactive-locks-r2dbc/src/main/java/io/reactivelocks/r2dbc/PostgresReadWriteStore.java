@@ -34,8 +34,7 @@ final class PostgresReadWriteStore implements ReadWriteStore {
     private final boolean ownsBackend;
     private final ConceptSchema schema;
     private final String grantSql;
-    private final String renewSql;
-    private final String releaseSql;
+    private final GrantRows grantRows;
     private final String holdersSql;
 
     /**
@@ -58,8 +57,7 @@ final class PostgresReadWriteStore implements ReadWriteStore {
         this.schema = new ConceptSchema(backend, "read-write lock", names.get("rw_table"), names.get("grant_fn"),
                 SqlScripts.render("rwlock_schema.sql", names, true), SqlScripts.render("semaphore_check.sql", names, false));
         this.grantSql = SqlScripts.render("rwlock_grant.sql", names, false);
-        this.renewSql = SqlScripts.render("semaphore_renew.sql", names, false);
-        this.releaseSql = SqlScripts.render("semaphore_release.sql", names, false);
+        this.grantRows = new GrantRows(backend, schema, "read-write lock", names, PostgresReadWriteStore::key);
         this.holdersSql = SqlScripts.render("rwlock_holders.sql", names, false);
     }
 
@@ -109,25 +107,12 @@ final class PostgresReadWriteStore implements ReadWriteStore {
 
     @Override
     public Mono<List<RenewOutcome>> renew(List<RenewRequest> batch) {
-        return Flux.fromIterable(batch).concatMap(r -> schema.ready(Mono.defer(() -> PostgresLockBackend.firstOfAll(backend.query(renewSql,
-                                st -> st.bind(0, TextEscapes.encode(r.lock().name())).bind(1, TextEscapes.encode(r.lock().owner()))
-                                        .bind(2, r.lock().token()).bind(3, Math.max(1, r.leaseTime().toNanos() / 1000)),
-                                (row, md) -> Boolean.TRUE))))
-                        .defaultIfEmpty(false)
-                        .onErrorMap(e -> PostgresErrors.map(r.lock().name(), "read-write lock renewal", e))
-                        .map(ok -> ok ? RenewOutcome.renewed(r.leaseTime()) : RenewOutcome.notHeld()))
-                .collectList();
+        return grantRows.renew(batch);
     }
 
     @Override
     public Mono<Boolean> release(String name, String owner) {
-        return schema.ready(Mono.defer(() -> {
-            String stored = TextEscapes.encode(name);
-            return PostgresLockBackend.firstOfAll(backend.query(releaseSql,
-                    st -> st.bind(0, stored).bind(1, TextEscapes.encode(owner)).bind(2, backend.options().channel())
-                            .bind(3, "R 0 -1 " + key(stored)),
-                    (row, md) -> Boolean.TRUE));
-        })).defaultIfEmpty(false).onErrorMap(e -> PostgresErrors.map(name, "read-write lock release", e));
+        return grantRows.release(name, owner);
     }
 
     private record Row(String owner, String mode, long token, long remainingUs) {
