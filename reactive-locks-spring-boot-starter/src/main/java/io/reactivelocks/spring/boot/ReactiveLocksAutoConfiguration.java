@@ -18,8 +18,9 @@ import org.springframework.context.annotation.Import;
  *       {@code postgres};</li>
  *   <li>else no client; the condition evaluation report ({@code --debug}) says which bean was missing.</li>
  * </ol>
- * A {@code io.reactivelocks.window.WindowLock} and a {@code io.reactivelocks.semaphore.Semaphore} bean come on the same
- * store under the same conditions, unless the application defines its own; next to the client, a
+ * A {@code io.reactivelocks.window.WindowLock}, a {@code io.reactivelocks.semaphore.Semaphore} and a (writer-preferring)
+ * {@code io.reactivelocks.rwlock.ReadWriteLock} bean come on the same store under the same conditions, unless the
+ * application defines its own; next to the client, a
  * {@link io.reactivelocks.election.LeaderElection} bean on it (unless the application defines one). Beside the client,
  * on the same store and with the same options, a {@link io.reactivelocks.task.TaskQueue} bean
  * ({@code io.reactivelocks.r2dbc.PostgresTaskQueue} on PostgreSQL) unless the application defines its own; it opens
