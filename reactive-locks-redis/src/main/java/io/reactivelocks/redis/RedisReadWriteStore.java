@@ -70,17 +70,9 @@ final class RedisReadWriteStore implements ReadWriteStore {
 
     @Override
     public Mono<List<RenewOutcome>> renew(List<RenewRequest> batch) {
-        // one script per request: grants of different names may live in different cluster slots
-        return Flux.fromIterable(batch).concatMap(r -> {
-            RedisKeys keys = backend.keys();
-            String name = r.lock().name();
-            return Mono.defer(() -> backend.script(LuaScript.SEMAPHORE_RENEW, ScriptOutputType.MULTI,
-                            new String[] {keys.readWrite(name), keys.readWriteTokens(name), keys.readWriteModes(name)},
-                            RedisLockBackend.millis(r.leaseTime()), r.lock().owner(), Long.toString(r.lock().token())))
-                    .onErrorMap(e -> RedisErrors.map(name, "read-write lock renewal", e))
-                    .map(reply -> Long.valueOf(1L).equals(((List<?>) reply).get(0))
-                            ? RenewOutcome.renewed(r.leaseTime()) : RenewOutcome.notHeld());
-        }).collectList();
+        RedisKeys keys = backend.keys();
+        return RedisSemaphoreStore.renew(backend, batch,
+                name -> new String[] {keys.readWrite(name), keys.readWriteTokens(name), keys.readWriteModes(name)}, "read-write lock");
     }
 
     @Override
