@@ -17,6 +17,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.function.Function;
@@ -123,8 +124,8 @@ public final class DefaultReadWriteLock implements ReadWriteLock {
         String why = held == LockMode.READ && asked == LockMode.WRITE
                 ? "upgrading a read grant to a write grant is not supported (two upgrading readers would wait for each other forever)"
                 : "the read-write lock is not reentrant (the request would wait for the grant this chain holds)";
-        return new IllegalStateException("a " + asked.name().toLowerCase(java.util.Locale.ROOT) + " grant of '" + name
-                + "' was requested inside a scope holding its " + held.name().toLowerCase(java.util.Locale.ROOT)
+        return new IllegalStateException("a " + asked.name().toLowerCase(Locale.ROOT) + " grant of '" + name
+                + "' was requested inside a scope holding its " + held.name().toLowerCase(Locale.ROOT)
                 + " grant: " + why + "; release the grant first");
     }
 
