@@ -15,12 +15,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
@@ -37,7 +35,7 @@ public final class LocalSemaphoreStore implements SemaphoreStore {
     private final LockClock clock;
     private final Map<String, Map<String, Permit>> semaphores = new HashMap<>(); // guarded by this
     private final Map<String, Long> counters = new HashMap<>();                 // guarded by this
-    private final ConcurrentHashMap<String, Sinks.Many<LockEvent>> channels = new ConcurrentHashMap<>();
+    private final LocalChannels channels = new LocalChannels();
 
     /** A store on Reactor's parallel scheduler and the JVM's monotonic clock. */
     public LocalSemaphoreStore() {
@@ -178,14 +176,7 @@ public final class LocalSemaphoreStore implements SemaphoreStore {
 
     @Override
     public Flux<LockEvent> events(String name) {
-        return Flux.defer(() -> {
-            Sinks.Many<LockEvent> sink = channels.computeIfAbsent(name, n -> Sinks.many().multicast().directBestEffort());
-            return sink.asFlux().startWith(new LockEvent.Subscribed(name)).doFinally(s -> {
-                if (sink.currentSubscriberCount() == 0) {
-                    channels.remove(name, sink);
-                }
-            });
-        });
+        return channels.events(name);
     }
 
     @Override
@@ -234,9 +225,6 @@ public final class LocalSemaphoreStore implements SemaphoreStore {
     }
 
     private void publish(LockEvent event) {
-        Sinks.Many<LockEvent> sink = channels.get(event.name());
-        if (sink != null) {
-            sink.emitNext(event, Sinks.EmitFailureHandler.busyLooping(Duration.ofMillis(100)));
-        }
+        channels.publish(event);
     }
 }

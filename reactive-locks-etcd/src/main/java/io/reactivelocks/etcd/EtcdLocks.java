@@ -3,6 +3,8 @@ package io.reactivelocks.etcd;
 import io.etcd.jetcd.Client;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
+import io.reactivelocks.rwlock.ReadWriteLock;
+import io.reactivelocks.rwlock.ReadWriteLockOptions;
 import io.reactivelocks.semaphore.Semaphore;
 import io.reactivelocks.window.WindowLock;
 import java.util.Objects;
@@ -121,6 +123,45 @@ public final class EtcdLocks {
         Objects.requireNonNull(etcdOptions, "etcdOptions");
         Objects.requireNonNull(options, "options");
         return Semaphore.create(new EtcdSemaphoreStore(client, false, etcdOptions.prefix() + "-semaphore"), options);
+    }
+
+    /**
+     * @param client the application's jetcd client (not closed)
+     * @return a writer-preferring read-write lock with {@link EtcdLockOptions#defaults()} and {@link LockOptions#defaults()}
+     * @see #readWriteLock(Client, EtcdLockOptions, ReadWriteLockOptions)
+     */
+    public static ReadWriteLock readWriteLock(Client client) {
+        return readWriteLock(client, EtcdLockOptions.defaults(), ReadWriteLockOptions.defaults());
+    }
+
+    /**
+     * @param client  the application's jetcd client (not closed)
+     * @param options the grants' lease time, renewal, waiting and request timeout, and the policy
+     * @return a read-write lock with {@link EtcdLockOptions#defaults()}
+     * @see #readWriteLock(Client, EtcdLockOptions, ReadWriteLockOptions)
+     */
+    public static ReadWriteLock readWriteLock(Client client, ReadWriteLockOptions options) {
+        return readWriteLock(client, EtcdLockOptions.defaults(), options);
+    }
+
+    /**
+     * A read-write lock on etcd in the order of etcd's and Curator's recipes: each request is a key
+     * under {@code <prefix>-rw} on a lease of its own (the lease time rounded up to whole seconds);
+     * in create-revision order a reader holds when no write key precedes it, a writer when its key
+     * is the first; a waiting caller keeps its key (a waiting writer's key blocks later readers);
+     * the token is the key's create revision. Waiters watch the name's keys.
+     * {@link ReadWriteLock#close()} leaves the client open.
+     *
+     * @param client      the application's jetcd client (not closed)
+     * @param etcdOptions the key prefix
+     * @param options     the grants' lease time, renewal, waiting and request timeout, and the policy
+     * @return a read-write lock
+     */
+    public static ReadWriteLock readWriteLock(Client client, EtcdLockOptions etcdOptions, ReadWriteLockOptions options) {
+        Objects.requireNonNull(client, "client");
+        Objects.requireNonNull(etcdOptions, "etcdOptions");
+        Objects.requireNonNull(options, "options");
+        return ReadWriteLock.create(new EtcdReadWriteStore(client, false, etcdOptions.prefix() + "-rw"), options);
     }
 
     /**

@@ -412,8 +412,9 @@ public final class PostgresLockBackend implements LockBackend {
     }
 
     /**
-     * The events of a semaphore ({@link PostgresSemaphoreStore}) on the backend's one listening
-     * connection, dispatched under {@code key}; {@link LockEvent.Subscribed} after each (re)connect.
+     * The events of a semaphore ({@link PostgresSemaphoreStore}) or read-write lock
+     * ({@link PostgresReadWriteStore}) on the backend's one listening connection, dispatched under
+     * {@code key}; {@link LockEvent.Subscribed} after each (re)connect.
      */
     Flux<LockEvent> semaphoreEvents(String semaphore, String key) {
         return Flux.defer(() -> listener.events(semaphore, key));

@@ -4,6 +4,8 @@ import io.r2dbc.spi.ConnectionFactory;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.fencing.FencedValues;
+import io.reactivelocks.rwlock.ReadWriteLock;
+import io.reactivelocks.rwlock.ReadWriteLockOptions;
 import io.reactivelocks.semaphore.Semaphore;
 import io.reactivelocks.window.WindowLock;
 import java.util.Objects;
@@ -169,6 +171,60 @@ public final class PostgresLocks {
         Objects.requireNonNull(backend, "backend");
         Objects.requireNonNull(options, "options");
         return Semaphore.create(new PostgresSemaphoreStore(backend, false), options);
+    }
+
+    /**
+     * @param factory the application's connection factory
+     * @return a writer-preferring read-write lock with {@link PostgresLockOptions#defaults()} and {@link LockOptions#defaults()}
+     * @see #readWriteLock(ConnectionFactory, PostgresLockOptions, ReadWriteLockOptions)
+     */
+    public static ReadWriteLock readWriteLock(ConnectionFactory factory) {
+        return readWriteLock(factory, PostgresLockOptions.defaults(), ReadWriteLockOptions.defaults());
+    }
+
+    /**
+     * @param factory the application's connection factory
+     * @param options the grants' timing and the policy
+     * @return a read-write lock with {@link PostgresLockOptions#defaults()}
+     * @see #readWriteLock(ConnectionFactory, PostgresLockOptions, ReadWriteLockOptions)
+     */
+    public static ReadWriteLock readWriteLock(ConnectionFactory factory, ReadWriteLockOptions options) {
+        return readWriteLock(factory, PostgresLockOptions.defaults(), options);
+    }
+
+    /**
+     * A read-write lock on PostgreSQL: grants are rows {@code (name, owner, mode, token, expires_at)}
+     * of the table {@code <lock table>_rw}, beside the waiting writers' intents (rows that expire one
+     * lease time after their writer's last attempt), granted by one function call that takes a
+     * per-name advisory transaction lock; tokens come from the lock sequence; expiry is the
+     * server's {@code now()}; releases are announced with {@code NOTIFY} to wake waiters. The table
+     * and function are created on first use unless disabled (the SQL is {@code rwlock_schema.sql}
+     * next to this class). It opens its own pool and listening connection and closes them with
+     * {@link ReadWriteLock#close()}.
+     *
+     * @param factory         the application's connection factory
+     * @param postgresOptions schema, table, channel, pool and listener settings
+     * @param options         the grants' timing and the policy
+     * @return a read-write lock
+     */
+    public static ReadWriteLock readWriteLock(ConnectionFactory factory, PostgresLockOptions postgresOptions, ReadWriteLockOptions options) {
+        Objects.requireNonNull(options, "options");
+        return ReadWriteLock.create(new PostgresReadWriteStore(backend(factory, postgresOptions), true), options);
+    }
+
+    /**
+     * A read-write lock sharing the pool, listening connection and schema of an existing backend;
+     * {@link ReadWriteLock#close()} leaves the backend open. Otherwise as
+     * {@link #readWriteLock(ConnectionFactory, PostgresLockOptions, ReadWriteLockOptions)}.
+     *
+     * @param backend the backend to share; its owner closes it
+     * @param options the grants' timing and the policy
+     * @return a read-write lock
+     */
+    public static ReadWriteLock readWriteLock(PostgresLockBackend backend, ReadWriteLockOptions options) {
+        Objects.requireNonNull(backend, "backend");
+        Objects.requireNonNull(options, "options");
+        return ReadWriteLock.create(new PostgresReadWriteStore(backend, false), options);
     }
 
     /**

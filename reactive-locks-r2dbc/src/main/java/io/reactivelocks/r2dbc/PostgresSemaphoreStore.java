@@ -27,19 +27,12 @@ import reactor.core.publisher.Mono;
  */
 final class PostgresSemaphoreStore implements SemaphoreStore {
 
-    private static final Duration FOREVER = Duration.ofMillis(Long.MAX_VALUE);
-
     private final PostgresLockBackend backend;
     private final boolean ownsBackend;
-    private final String table;
-    private final String function;
-    private final String schemaSql;
-    private final String checkSql;
+    private final ConceptSchema schema;
     private final String grantSql;
-    private final String renewSql;
-    private final String releaseSql;
+    private final GrantRows grantRows;
     private final String holdersSql;
-    private final Mono<Void> schemaReady;
 
     /**
      * @param backend     whose pool, listener, schema, table name and sequence to use
@@ -57,20 +50,16 @@ final class PostgresSemaphoreStore implements SemaphoreStore {
         names.put("permit_table", SqlIdentifiers.qualified(o.schema(), tableName));
         names.put("permit_pkey", SqlIdentifiers.quote(SqlIdentifiers.derived(tableName, "_pkey")));
         names.put("grant_fn", SqlIdentifiers.qualified(o.schema(), SqlIdentifiers.derived(tableName, "_grant")));
-        this.table = names.get("permit_table");
-        this.function = names.get("grant_fn");
-        this.schemaSql = SqlScripts.render("semaphore_schema.sql", names, true);
-        this.checkSql = SqlScripts.render("semaphore_check.sql", names, false);
+        this.schema = new ConceptSchema(backend, "semaphore", names.get("permit_table"), names.get("grant_fn"),
+                SqlScripts.render("semaphore_schema.sql", names, true), SqlScripts.render("semaphore_check.sql", names, false));
         this.grantSql = SqlScripts.render("semaphore_grant.sql", names, false);
-        this.renewSql = SqlScripts.render("semaphore_renew.sql", names, false);
-        this.releaseSql = SqlScripts.render("semaphore_release.sql", names, false);
+        this.grantRows = new GrantRows(backend, schema, "semaphore", names, PostgresSemaphoreStore::key);
         this.holdersSql = SqlScripts.render("semaphore_holders.sql", names, false);
-        this.schemaReady = Mono.defer(this::ensureSchema).cache(v -> FOREVER, e -> Duration.ZERO, () -> FOREVER);
     }
 
     /** @return the permits table, qualified and quoted (for tests) */
     String table() {
-        return table;
+        return schema.table();
     }
 
     /**
@@ -79,19 +68,11 @@ final class PostgresSemaphoreStore implements SemaphoreStore {
      * @return a {@code Mono} that completes when they exist
      */
     Mono<Void> migrate() {
-        return backend.runScript(schemaSql).onErrorMap(e -> PostgresErrors.map(null, "semaphore schema migration", e));
-    }
-
-    private Mono<Void> ensureSchema() {
-        return backend.query(checkSql, st -> st.bind(0, table).bind(1, function),
-                        (row, md) -> Boolean.TRUE.equals(row.get("ready", Boolean.class)))
-                .next()
-                .defaultIfEmpty(false)
-                .flatMap(ready -> ready ? Mono.<Void>empty() : backend.runScript(schemaSql));
+        return schema.migrate();
     }
 
     private <T> Mono<T> ready(Mono<T> work) {
-        return backend.options().createSchemaOnFirstUse() ? schemaReady.then(work) : work;
+        return schema.ready(work);
     }
 
     /** The listener's dispatch key of a semaphore: {@code \s} and the stored name (no lock name starts so). */
@@ -139,25 +120,12 @@ final class PostgresSemaphoreStore implements SemaphoreStore {
 
     @Override
     public Mono<List<RenewOutcome>> renew(List<RenewRequest> batch) {
-        return Flux.fromIterable(batch).concatMap(r -> ready(Mono.defer(() -> PostgresLockBackend.firstOfAll(backend.query(renewSql,
-                                st -> st.bind(0, TextEscapes.encode(r.lock().name())).bind(1, TextEscapes.encode(r.lock().owner()))
-                                        .bind(2, r.lock().token()).bind(3, Math.max(1, r.leaseTime().toNanos() / 1000)),
-                                (row, md) -> Boolean.TRUE))))
-                        .defaultIfEmpty(false)
-                        .onErrorMap(e -> PostgresErrors.map(r.lock().name(), "semaphore renewal", e))
-                        .map(ok -> ok ? RenewOutcome.renewed(r.leaseTime()) : RenewOutcome.notHeld()))
-                .collectList();
+        return grantRows.renew(batch);
     }
 
     @Override
     public Mono<Boolean> release(String name, String owner) {
-        return ready(Mono.defer(() -> {
-            String stored = TextEscapes.encode(name);
-            return PostgresLockBackend.firstOfAll(backend.query(releaseSql,
-                    st -> st.bind(0, stored).bind(1, TextEscapes.encode(owner)).bind(2, backend.options().channel())
-                            .bind(3, "R 0 -1 " + key(stored)),
-                    (row, md) -> Boolean.TRUE));
-        })).defaultIfEmpty(false).onErrorMap(e -> PostgresErrors.map(name, "semaphore release", e));
+        return grantRows.release(name, owner);
     }
 
     @Override
@@ -181,6 +149,6 @@ final class PostgresSemaphoreStore implements SemaphoreStore {
 
     @Override
     public String toString() {
-        return "PostgresSemaphoreStore{" + table + "}";
+        return "PostgresSemaphoreStore{" + schema.table() + "}";
     }
 }

@@ -37,6 +37,9 @@ final class LuaScript {
     static final LuaScript SEMAPHORE_RENEW = load("semaphore-renew.lua");
     static final LuaScript SEMAPHORE_RELEASE = load("semaphore-release.lua");
     static final LuaScript SEMAPHORE_HOLDERS = load("semaphore-holders.lua");
+    static final LuaScript RWLOCK_ACQUIRE = load("rwlock-acquire.lua");
+    static final LuaScript RWLOCK_RELEASE = load("rwlock-release.lua");
+    static final LuaScript RWLOCK_HOLDERS = load("rwlock-holders.lua");
 
     /**
      * Makes sure the scripts are read: called where backends are built (an application's setup

@@ -18,6 +18,12 @@ import java.util.Objects;
  *   {prefix}{<tag>}:semaphore:tokens  a semaphore's tokens (hash: owner -&gt; token)
  *   {prefix}{<tag>}:semaphore:fence   a semaphore's fencing counter (integer), with the fence TTL
  *   {prefix}{<tag>}:semaphore:events  a semaphore's pub/sub channel (as a lock's)
+ *   {prefix}{<tag>}:rw          a read-write lock's grants (sorted set: owner -&gt; expiry in server ms)
+ *   {prefix}{<tag>}:rw:tokens   its grants' tokens (hash: owner -&gt; token)
+ *   {prefix}{<tag>}:rw:modes    its grants' modes (hash: owner -&gt; "r" or "w")
+ *   {prefix}{<tag>}:rw:intents  its waiting writers' intents (sorted set: owner -&gt; expiry in server ms)
+ *   {prefix}{<tag>}:rw:fence    its fencing counter (integer), with the fence TTL
+ *   {prefix}{<tag>}:rw:events   its pub/sub channel (as a lock's)
  *   {prefix}{<tag>}:value    a fenced value (hash: "value", "fence"; see {@link RedisFencedValues}), no TTL
  *
  *   for a task queue (see {@link RedisTaskStore}; task ids and payloads inside are encoded like the tag):
@@ -84,6 +90,30 @@ final class RedisKeys {
 
     String semaphoreChannel(String name) {
         return base(name) + "semaphore:events";
+    }
+
+    String readWrite(String name) {
+        return base(name) + "rw";
+    }
+
+    String readWriteTokens(String name) {
+        return base(name) + "rw:tokens";
+    }
+
+    String readWriteModes(String name) {
+        return base(name) + "rw:modes";
+    }
+
+    String readWriteIntents(String name) {
+        return base(name) + "rw:intents";
+    }
+
+    String readWriteFence(String name) {
+        return base(name) + "rw:fence";
+    }
+
+    String readWriteChannel(String name) {
+        return base(name) + "rw:events";
     }
 
     String fencedValue(String key) {

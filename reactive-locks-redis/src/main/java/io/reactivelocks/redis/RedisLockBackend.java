@@ -324,6 +324,14 @@ public final class RedisLockBackend implements LockBackend {
         return channels.events(name, keys.semaphoreChannel(name));
     }
 
+    /**
+     * @param name a read-write lock name
+     * @return the lock's events on the shared pub/sub connection (as a lock's)
+     */
+    Flux<LockEvent> readWriteEvents(String name) {
+        return channels.events(name, keys.readWriteChannel(name));
+    }
+
     /** @return how many channels are subscribed or being (un)subscribed now (for tests) */
     int channelCount() {
         return channels.channelCount();

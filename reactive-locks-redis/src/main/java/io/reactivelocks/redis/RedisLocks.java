@@ -5,6 +5,8 @@ import io.lettuce.core.RedisClient;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.fencing.FencedValues;
+import io.reactivelocks.rwlock.ReadWriteLock;
+import io.reactivelocks.rwlock.ReadWriteLockOptions;
 import io.reactivelocks.semaphore.Semaphore;
 import io.reactivelocks.window.WindowLock;
 import java.util.Objects;
@@ -169,6 +171,59 @@ public final class RedisLocks {
         Objects.requireNonNull(backend, "backend");
         Objects.requireNonNull(options, "options");
         return Semaphore.create(new RedisSemaphoreStore(backend, false), options);
+    }
+
+    /**
+     * @param client the application's Redis client
+     * @return a writer-preferring read-write lock with {@link RedisLockOptions#defaults()} and {@link LockOptions#defaults()}
+     * @see #readWriteLock(RedisClient, RedisLockOptions, ReadWriteLockOptions)
+     */
+    public static ReadWriteLock readWriteLock(RedisClient client) {
+        return readWriteLock(client, RedisLockOptions.defaults(), ReadWriteLockOptions.defaults());
+    }
+
+    /**
+     * @param client  the application's client
+     * @param options the grants' timing and the policy
+     * @return a read-write lock with {@link RedisLockOptions#defaults()}
+     * @see #readWriteLock(RedisClient, RedisLockOptions, ReadWriteLockOptions)
+     */
+    public static ReadWriteLock readWriteLock(RedisClient client, ReadWriteLockOptions options) {
+        return readWriteLock(client, RedisLockOptions.defaults(), options);
+    }
+
+    /**
+     * A read-write lock on Redis: per name a sorted set of grants (owner → expiry by the server's
+     * {@code TIME}) with hashes of their tokens and modes, and a sorted set of waiting writers'
+     * intents that expire one lease time after their writer's last attempt, changed by one script
+     * per operation; each grant's token comes from a per-name counter floored by the server's
+     * {@code TIME} in µs, like a lock's; releases are published on the lock's channel to wake
+     * waiters. It opens its own connections on first use and closes them with
+     * {@link ReadWriteLock#close()}.
+     *
+     * @param client       the application's Redis client (not closed)
+     * @param redisOptions key prefix, fencing counter lifetime, URI
+     * @param options      the grants' timing and the policy
+     * @return a read-write lock
+     */
+    public static ReadWriteLock readWriteLock(RedisClient client, RedisLockOptions redisOptions, ReadWriteLockOptions options) {
+        Objects.requireNonNull(options, "options");
+        return ReadWriteLock.create(new RedisReadWriteStore(RedisLockBackend.create(client, redisOptions), true), options);
+    }
+
+    /**
+     * A read-write lock sharing the connections and key prefix of an existing backend;
+     * {@link ReadWriteLock#close()} leaves the backend open. Otherwise as
+     * {@link #readWriteLock(RedisClient, RedisLockOptions, ReadWriteLockOptions)}.
+     *
+     * @param backend the backend to share; its owner closes it
+     * @param options the grants' timing and the policy
+     * @return a read-write lock
+     */
+    public static ReadWriteLock readWriteLock(RedisLockBackend backend, ReadWriteLockOptions options) {
+        Objects.requireNonNull(backend, "backend");
+        Objects.requireNonNull(options, "options");
+        return ReadWriteLock.create(new RedisReadWriteStore(backend, false), options);
     }
 
     /**

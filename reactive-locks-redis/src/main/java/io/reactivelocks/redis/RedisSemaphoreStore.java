@@ -71,14 +71,28 @@ final class RedisSemaphoreStore implements SemaphoreStore {
 
     @Override
     public Mono<List<RenewOutcome>> renew(List<RenewRequest> batch) {
-        // one script per request: permits of different names may live in different cluster slots
+        RedisKeys keys = backend.keys();
+        return renew(backend, batch, name -> new String[] {keys.semaphore(name), keys.semaphoreTokens(name)}, "semaphore");
+    }
+
+    /**
+     * Renews grants held as a sorted set of owners by expiry beside a hash of their tokens
+     * ({@code semaphore-renew.lua}; a read-write lock's grants too), one script per request: grants of
+     * different names may live in different cluster slots.
+     *
+     * @param backend the connections
+     * @param batch   the grants
+     * @param keys    the keys of a name: the sorted set, the token hash, then any key that lives as long as they do
+     * @param concept the concept's name in error messages
+     * @return one outcome per request, in order
+     */
+    static Mono<List<RenewOutcome>> renew(RedisLockBackend backend, List<RenewRequest> batch,
+            java.util.function.Function<String, String[]> keys, String concept) {
         return Flux.fromIterable(batch).concatMap(r -> {
-            RedisKeys keys = backend.keys();
             String name = r.lock().name();
-            return Mono.defer(() -> backend.script(LuaScript.SEMAPHORE_RENEW, ScriptOutputType.MULTI,
-                            new String[] {keys.semaphore(name), keys.semaphoreTokens(name)},
+            return Mono.defer(() -> backend.script(LuaScript.SEMAPHORE_RENEW, ScriptOutputType.MULTI, keys.apply(name),
                             RedisLockBackend.millis(r.leaseTime()), r.lock().owner(), Long.toString(r.lock().token())))
-                    .onErrorMap(e -> RedisErrors.map(name, "semaphore renewal", e))
+                    .onErrorMap(e -> RedisErrors.map(name, concept + " renewal", e))
                     .map(reply -> Long.valueOf(1L).equals(((List<?>) reply).get(0))
                             ? RenewOutcome.renewed(r.leaseTime()) : RenewOutcome.notHeld());
         }).collectList();

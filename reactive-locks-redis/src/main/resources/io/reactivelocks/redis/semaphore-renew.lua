@@ -1,7 +1,8 @@
--- Renews permits of one semaphore, owner- and token-checked.
+-- Renews permits of one semaphore (or grants of one read-write lock), owner- and token-checked.
 --
 -- KEYS[1]  the holders (sorted set: owner -> expiry in server ms)
 -- KEYS[2]  the tokens (hash: owner -> token)
+-- KEYS[3..] further keys that live as long as the holders (a read-write lock's modes)
 -- ARGV[1]  lease time in ms
 -- ARGV[2], ARGV[3], ...  owner id, token of each permit
 --
@@ -23,7 +24,8 @@ end
 local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
 if last[2] then
   local ttl = math.max(1, tonumber(last[2]) - nowms)
-  redis.call('PEXPIRE', KEYS[1], ttl)
-  redis.call('PEXPIRE', KEYS[2], ttl)
+  for i = 1, #KEYS do
+    redis.call('PEXPIRE', KEYS[i], ttl)
+  end
 end
 return out

@@ -52,7 +52,16 @@ final class ZNodeNames {
 
     /** @return the node name to create (before protection and sequence) for {@code owner} */
     static String nodeName(String owner) {
-        return NODE_PREFIX + encodeOwner(owner) + "-";
+        return nodeName(NODE_PREFIX, owner);
+    }
+
+    /**
+     * @param prefix the recipe's node prefix, e.g. {@code read-}
+     * @param owner  the owner id
+     * @return the node name to create (before protection and sequence)
+     */
+    static String nodeName(String prefix, String owner) {
+        return prefix + encodeOwner(owner) + "-";
     }
 
     /** @return the path to pass to a sequential create for {@code owner} under {@code name} */
@@ -110,8 +119,17 @@ final class ZNodeNames {
      * @return the parsed child, or {@code null} when the name is not a lock node of this recipe
      */
     static Child parse(String node) {
+        return parse(node, NODE_PREFIX);
+    }
+
+    /**
+     * @param node   a child's znode name
+     * @param prefix the recipe's node prefix
+     * @return the parsed child, or {@code null} when the name is not a node with that prefix
+     */
+    static Child parse(String node, String prefix) {
         String n = ProtectedUtils.normalize(node);
-        if (!n.startsWith(NODE_PREFIX) || n.length() < NODE_PREFIX.length() + 2 + SEQUENCE_DIGITS) {
+        if (!n.startsWith(prefix) || n.length() < prefix.length() + 2 + SEQUENCE_DIGITS) {
             return null;
         }
         int seqStart = n.length() - SEQUENCE_DIGITS;
@@ -124,7 +142,7 @@ final class ZNodeNames {
         } catch (NumberFormatException e) {
             return null;
         }
-        String encodedOwner = n.substring(NODE_PREFIX.length(), seqStart - 1);
+        String encodedOwner = n.substring(prefix.length(), seqStart - 1);
         if (encodedOwner.isEmpty()) {
             return null;
         }

@@ -2,6 +2,8 @@ package io.reactivelocks.zookeeper;
 
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
+import io.reactivelocks.rwlock.ReadWriteLock;
+import io.reactivelocks.rwlock.ReadWriteLockOptions;
 import io.reactivelocks.semaphore.Semaphore;
 import io.reactivelocks.window.WindowLock;
 import java.util.Objects;
@@ -120,6 +122,48 @@ public final class ZooKeeperLocks {
         ZooKeeperLockBackend.checkConnectString(client);
         started(client);
         return Semaphore.create(new ZooKeeperSemaphoreStore(client, false, zkOptions.root() + "-semaphore", zkOptions.acl()), options);
+    }
+
+    /**
+     * @param client the application's started Curator client (not closed)
+     * @return a writer-preferring read-write lock with {@link ZooKeeperLockOptions#defaults()} and {@link LockOptions#defaults()}
+     * @see #readWriteLock(CuratorFramework, ZooKeeperLockOptions, ReadWriteLockOptions)
+     */
+    public static ReadWriteLock readWriteLock(CuratorFramework client) {
+        return readWriteLock(client, ZooKeeperLockOptions.defaults(), ReadWriteLockOptions.defaults());
+    }
+
+    /**
+     * @param client  the application's started Curator client (not closed)
+     * @param options the grants' renewal, waiting and request timeout (a grant lives as long as the session) and the policy
+     * @return a read-write lock with {@link ZooKeeperLockOptions#defaults()}
+     * @see #readWriteLock(CuratorFramework, ZooKeeperLockOptions, ReadWriteLockOptions)
+     */
+    public static ReadWriteLock readWriteLock(CuratorFramework client, ReadWriteLockOptions options) {
+        return readWriteLock(client, ZooKeeperLockOptions.defaults(), options);
+    }
+
+    /**
+     * A read-write lock on ZooKeeper in the order of Curator's {@code InterProcessReadWriteLock}:
+     * each request is an ephemeral sequential {@code read-}/{@code write-} node of the client's
+     * session under {@code <root>-rw}; a reader holds when no write node precedes it, a writer when
+     * its node is the lowest; a waiting caller keeps its node (a waiting writer's node blocks later
+     * readers); the token is the node's {@code czxid}; a grant goes with the session (its TTL is the
+     * negotiated session timeout, at most the lease time). Waiters watch the children.
+     * {@link ReadWriteLock#close()} leaves the client open.
+     *
+     * @param client    the application's started Curator client (not closed)
+     * @param zkOptions the root path and ACL
+     * @param options   the grants' renewal, waiting and request timeout, and the policy
+     * @return a read-write lock
+     */
+    public static ReadWriteLock readWriteLock(CuratorFramework client, ZooKeeperLockOptions zkOptions, ReadWriteLockOptions options) {
+        Objects.requireNonNull(client, "client");
+        Objects.requireNonNull(zkOptions, "zkOptions");
+        Objects.requireNonNull(options, "options");
+        ZooKeeperLockBackend.checkConnectString(client);
+        started(client);
+        return ReadWriteLock.create(new ZooKeeperReadWriteStore(client, false, zkOptions.root() + "-rw", zkOptions.acl()), options);
     }
 
     /**

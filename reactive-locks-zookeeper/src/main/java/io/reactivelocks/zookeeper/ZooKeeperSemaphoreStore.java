@@ -13,10 +13,8 @@ import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.x.async.AsyncCuratorFramework;
-import org.apache.curator.x.async.AsyncStage;
 import org.apache.curator.x.async.api.CreateOption;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
@@ -24,7 +22,6 @@ import org.apache.zookeeper.data.ACL;
 import org.apache.zookeeper.data.Stat;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
-import reactor.core.publisher.FluxSink;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
@@ -208,53 +205,7 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
 
     @Override
     public Flux<LockEvent> events(String name) {
-        return Flux.create(sink -> {
-            AtomicBoolean done = new AtomicBoolean();
-            AtomicBoolean live = new AtomicBoolean();
-            sink.onDispose(() -> done.set(true));
-            arm(name, sink, done, live);
-        });
-    }
-
-    /** One-shot watches, re-armed after each change: on the children, or on the node's creation while it is missing. */
-    private void arm(String name, FluxSink<LockEvent> sink, AtomicBoolean done, AtomicBoolean live) {
-        if (done.get()) {
-            return;
-        }
-        AsyncStage<List<String>> children = async.watched().getChildren().forPath(path(name));
-        children.whenComplete((list, error) -> {
-            if (error != null && ZooKeeperErrors.code(error) != KeeperException.Code.NONODE) {
-                sink.error(ZooKeeperErrors.map(name, "watch", error));
-                return;
-            }
-            if (error != null) {
-                AsyncStage<Stat> exists = async.watched().checkExists().forPath(path(name));
-                exists.whenComplete((stat, e2) -> {
-                    if (e2 != null) {
-                        sink.error(ZooKeeperErrors.map(name, "watch", e2));
-                        return;
-                    }
-                    if (live.compareAndSet(false, true)) {
-                        sink.next(new LockEvent.Subscribed(name));
-                    }
-                    if (stat != null) {
-                        arm(name, sink, done, live); // created meanwhile: watch its children
-                    } else {
-                        exists.event().thenAccept(ev -> arm(name, sink, done, live));
-                    }
-                });
-                return;
-            }
-            if (live.compareAndSet(false, true)) {
-                sink.next(new LockEvent.Subscribed(name));
-            }
-            children.event().thenAccept(ev -> {
-                if (!done.get()) {
-                    sink.next(new LockEvent.Released(name, null, false));
-                }
-                arm(name, sink, done, live);
-            });
-        });
+        return ChildrenEvents.of(async, path(name), name);
     }
 
     /** @return a {@code Mono} that closes the Curator client when this store owns it (on a bounded-elastic thread) */

@@ -1,12 +1,9 @@
 package io.reactivelocks.spi.semaphore;
 
+import io.reactivelocks.spi.GrantStore;
 import io.reactivelocks.spi.Holder;
-import io.reactivelocks.spi.LockEvent;
-import io.reactivelocks.spi.RenewOutcome;
-import io.reactivelocks.spi.RenewRequest;
 import java.time.Duration;
 import java.util.List;
-import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
@@ -15,10 +12,7 @@ import reactor.core.publisher.Mono;
  * {@link io.reactivelocks.LockBackendException} (the engine maps anything else, timeouts and I/O
  * errors as transient). Expiry is decided by the store's clock.
  */
-public interface SemaphoreStore {
-
-    /** @return a short name of the store for messages, e.g. {@code "redis"} */
-    String name();
+public interface SemaphoreStore extends GrantStore {
 
     /**
      * One atomic attempt: removes expired holders of {@code name}, then grants one permit to each of
@@ -35,21 +29,13 @@ public interface SemaphoreStore {
     Mono<PermitGrant> tryGrant(String name, List<String> owners, int permits, Duration leaseTime);
 
     /**
-     * Renews permits, owner- and token-checked: a permit that expired or is not this owner's gets
-     * {@link RenewOutcome#notHeld()}.
-     *
-     * @param batch the permits to renew ({@code lock.name()} is the semaphore name), never empty
-     * @return one outcome per request, in order
-     */
-    Mono<List<RenewOutcome>> renew(List<RenewRequest> batch);
-
-    /**
      * Owner-checked release of one permit; publishes the release to waiters.
      *
      * @param name  the semaphore name
      * @param owner the permit's owner id
      * @return {@code true} when the permit was held and is now released
      */
+    @Override
     Mono<Boolean> release(String name, String owner);
 
     /**
@@ -57,22 +43,4 @@ public interface SemaphoreStore {
      * @return the unexpired holders, in token order
      */
     Mono<List<Holder>> holders(String name);
-
-    /**
-     * A hot stream of changes of one semaphore: {@link LockEvent.Subscribed} once the store-side
-     * subscription is live (and again after it was re-established), then
-     * {@link LockEvent.Acquired}/{@link LockEvent.Released} as they happen. Completes when the
-     * store closes; a store without notifications emits {@code Subscribed} only.
-     *
-     * @param name the semaphore name
-     * @return the event stream
-     */
-    Flux<LockEvent> events(String name);
-
-    /**
-     * Closes what the store opened itself (not what the application passed in). Idempotent.
-     *
-     * @return a {@code Mono} that closes on subscribe
-     */
-    Mono<Void> close();
 }

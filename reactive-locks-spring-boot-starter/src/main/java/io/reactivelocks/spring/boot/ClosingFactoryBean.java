@@ -1,5 +1,6 @@
 package io.reactivelocks.spring.boot;
 
+import io.reactivelocks.rwlock.ReadWriteLock;
 import io.reactivelocks.semaphore.Semaphore;
 import io.reactivelocks.task.TaskQueue;
 import io.reactivelocks.window.WindowLock;
@@ -68,6 +69,14 @@ class ClosingFactoryBean<T> implements FactoryBean<T>, DisposableBean {
      */
     static Phased<Semaphore> semaphore(Semaphore semaphore, Duration shutdownTimeout) {
         return new Phased<>(semaphore, Semaphore.class, Semaphore::close, "semaphore", shutdownTimeout);
+    }
+
+    /**
+     * A read-write lock: closing fails pending acquires, releases the grants and intents still held (best effort; the
+     * rest expire by their TTL) and closes its connections — in the lock client's stop phase, like a semaphore.
+     */
+    static Phased<ReadWriteLock> readWriteLock(ReadWriteLock readWriteLock, Duration shutdownTimeout) {
+        return new Phased<>(readWriteLock, ReadWriteLock.class, ReadWriteLock::close, "read-write lock", shutdownTimeout);
     }
 
     /**

@@ -6,6 +6,8 @@ import io.reactivelocks.LockListener;
 import io.reactivelocks.r2dbc.PostgresLockOptions;
 import io.reactivelocks.r2dbc.PostgresLocks;
 import io.reactivelocks.r2dbc.PostgresTaskQueue;
+import io.reactivelocks.rwlock.ReadWriteLock;
+import io.reactivelocks.rwlock.ReadWriteLockOptions;
 import io.reactivelocks.semaphore.Semaphore;
 import io.reactivelocks.task.TaskQueue;
 import io.reactivelocks.window.WindowLock;
@@ -60,6 +62,14 @@ class PostgresLockClientConfiguration {
     ClosingFactoryBean.Phased<Semaphore> reactiveLocksSemaphore(ConnectionFactory factory, ReactiveLocksProperties properties) {
         return ClosingFactoryBean.semaphore(PostgresLocks.semaphore(postgres(factory, Semaphore.class),
                 postgresOptions(properties), properties.toLockOptions()), properties.getShutdownTimeout());
+    }
+
+    @Bean
+    @ConditionalOnMissingBean(ReadWriteLock.class)
+    @ConditionalOnBean(ConnectionFactory.class)
+    ClosingFactoryBean.Phased<ReadWriteLock> reactiveLocksReadWriteLock(ConnectionFactory factory, ReactiveLocksProperties properties) {
+        return ClosingFactoryBean.readWriteLock(PostgresLocks.readWriteLock(postgres(factory, ReadWriteLock.class),
+                postgresOptions(properties), ReadWriteLockOptions.of(properties.toLockOptions())), properties.getShutdownTimeout());
     }
 
     private static PostgresLockOptions postgresOptions(ReactiveLocksProperties properties) {

@@ -5,6 +5,8 @@ import io.reactivelocks.LockClient;
 import io.reactivelocks.LockListener;
 import io.reactivelocks.redis.RedisLockOptions;
 import io.reactivelocks.redis.RedisLocks;
+import io.reactivelocks.rwlock.ReadWriteLock;
+import io.reactivelocks.rwlock.ReadWriteLockOptions;
 import io.reactivelocks.semaphore.Semaphore;
 import io.reactivelocks.task.TaskQueue;
 import io.reactivelocks.window.WindowLock;
@@ -57,6 +59,14 @@ class RedisLockClientConfiguration {
     ClosingFactoryBean.Phased<Semaphore> reactiveLocksSemaphore(RedisClient redis, ReactiveLocksProperties properties) {
         return ClosingFactoryBean.semaphore(RedisLocks.semaphore(redis, redisOptions(properties), properties.toLockOptions()),
                 properties.getShutdownTimeout());
+    }
+
+    @Bean
+    @ConditionalOnMissingBean(ReadWriteLock.class)
+    @ConditionalOnBean(RedisClient.class)
+    ClosingFactoryBean.Phased<ReadWriteLock> reactiveLocksReadWriteLock(RedisClient redis, ReactiveLocksProperties properties) {
+        return ClosingFactoryBean.readWriteLock(RedisLocks.readWriteLock(redis, redisOptions(properties),
+                ReadWriteLockOptions.of(properties.toLockOptions())), properties.getShutdownTimeout());
     }
 
     /** The Redis options from the properties; shared with {@link SpringDataRedisLockClientConfiguration}. */

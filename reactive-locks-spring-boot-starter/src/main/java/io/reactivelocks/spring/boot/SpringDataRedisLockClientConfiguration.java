@@ -7,6 +7,8 @@ import io.lettuce.core.RedisClient;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockListener;
 import io.reactivelocks.redis.RedisLocks;
+import io.reactivelocks.rwlock.ReadWriteLock;
+import io.reactivelocks.rwlock.ReadWriteLockOptions;
 import io.reactivelocks.semaphore.Semaphore;
 import io.reactivelocks.task.TaskQueue;
 import io.reactivelocks.window.WindowLock;
@@ -65,6 +67,15 @@ class SpringDataRedisLockClientConfiguration {
                                                          ReactiveLocksProperties properties) {
         return ClosingFactoryBean.semaphore(RedisLocks.semaphore(redisClient(connectionFactory, Semaphore.class),
                 redisOptions(properties), properties.toLockOptions()), properties.getShutdownTimeout());
+    }
+
+    @Bean
+    @ConditionalOnMissingBean(ReadWriteLock.class)
+    @ConditionalOnBean(LettuceConnectionFactory.class)
+    ClosingFactoryBean.Phased<ReadWriteLock> reactiveLocksReadWriteLock(LettuceConnectionFactory connectionFactory,
+                                                                 ReactiveLocksProperties properties) {
+        return ClosingFactoryBean.readWriteLock(RedisLocks.readWriteLock(redisClient(connectionFactory, ReadWriteLock.class),
+                redisOptions(properties), ReadWriteLockOptions.of(properties.toLockOptions())), properties.getShutdownTimeout());
     }
 
     /**

@@ -104,6 +104,23 @@ class RedisAutoConfigurationTest {
     }
 
     @Test
+    void aReadWriteLockBeanSharesReadsExcludesWritesAndReleasesWithTheContext() {
+        String name = "catalog-" + UUID.randomUUID();
+        AtomicReference<io.reactivelocks.Lease> kept = new AtomicReference<>();
+        runner().run(context -> {
+            assertThat(context).hasSingleBean(io.reactivelocks.rwlock.ReadWriteLock.class);
+            io.reactivelocks.rwlock.ReadWriteLock rw = context.getBean(io.reactivelocks.rwlock.ReadWriteLock.class);
+            kept.set(rw.read().tryAcquire(name).block(TIMEOUT));
+            assertThat(kept.get()).isNotNull();
+            assertThat(rw.read().tryAcquire(name).flatMap(l -> l.release().thenReturn(true)).block(TIMEOUT)).as("readers share").isTrue();
+            assertThat(rw.write().tryAcquire(name).blockOptional(TIMEOUT)).as("a writer waits for the reader").isEmpty();
+        });
+        runner().run(context -> assertThat(context.getBean(io.reactivelocks.rwlock.ReadWriteLock.class)
+                .write().tryAcquire(name).flatMap(l -> l.release().thenReturn(l.token())).block(TIMEOUT))
+                .as("the reader released when the first context closed").isGreaterThan(kept.get().token()));
+    }
+
+    @Test
     void aWindowLockBeanClaimsOnTheSameRedisOncePerWindow() {
         runner().run(context -> {
             assertThat(context).hasSingleBean(WindowLock.class);

@@ -1,35 +1,39 @@
-package io.reactivelocks.internal.semaphore;
+package io.reactivelocks.internal.grant;
 
 import io.reactivelocks.spi.LockEvent;
-import io.reactivelocks.spi.semaphore.SemaphoreStore;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 import reactor.core.Disposable;
 import reactor.core.Disposables;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 
 /**
- * The local waiters of each semaphore name and one shared store subscription per name while any
- * waits. A release wakes <em>one</em> waiter (the longest waiting, which then goes to the back of
- * the line), not all of them: a freed permit serves one caller, so waking every local waiter would
- * be a herd. A (re-)established subscription wakes all of them to re-check, so no release that
- * happened before it went live is missed.
+ * The local waiters of each name and one shared store subscription per name while any waits. For
+ * a semaphore a release wakes <em>one</em> waiter (the longest waiting, which then goes to the back
+ * of the line), not all of them: a freed permit serves one caller, so waking every local waiter
+ * would be a herd. Where one release may let many in (a writer leaving lets every reader in),
+ * {@code wakeAllOnRelease} wakes all. A (re-)established subscription wakes all of them to
+ * re-check, so no release that happened before it went live is missed.
  */
 final class Waiters {
 
-    private final SemaphoreStore store;
+    private final Function<String, Flux<LockEvent>> events;
+    private final boolean wakeAllOnRelease;
     private final Map<String, Channel> channels = new ConcurrentHashMap<>();
 
-    Waiters(SemaphoreStore store) {
-        this.store = store;
+    Waiters(Function<String, Flux<LockEvent>> events, boolean wakeAllOnRelease) {
+        this.events = events;
+        this.wakeAllOnRelease = wakeAllOnRelease;
     }
 
     /**
-     * @param name the semaphore name
+     * @param name the name
      * @return a new waiter, registered until {@link Waiter#leave()}
      */
     Waiter join(String name) {
@@ -49,7 +53,7 @@ final class Waiters {
         }
     }
 
-    /** One caller waiting for a permit of one name. */
+    /** One caller waiting for a grant of one name. */
     final class Waiter {
         private final Channel channel;
         // guarded by this
@@ -119,7 +123,7 @@ final class Waiters {
                 }
             }
             if (subscribe) {
-                Disposable d = store.events(name).subscribe(this::on, e -> wakeAll(), this::wakeAll);
+                Disposable d = events.apply(name).subscribe(this::on, e -> wakeAll(), this::wakeAll);
                 boolean dispose;
                 synchronized (this) {
                     dispose = closed;
@@ -163,7 +167,9 @@ final class Waiters {
         }
 
         private void on(LockEvent event) {
-            if (event instanceof LockEvent.Released) {
+            if (event instanceof LockEvent.Released && wakeAllOnRelease) {
+                wakeAll();
+            } else if (event instanceof LockEvent.Released) {
                 Waiter first;
                 synchronized (this) {
                     first = waiting.pollFirst();

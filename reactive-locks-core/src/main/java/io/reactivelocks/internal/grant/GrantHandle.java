@@ -1,4 +1,4 @@
-package io.reactivelocks.internal.semaphore;
+package io.reactivelocks.internal.grant;
 
 import io.reactivelocks.Lease;
 import io.reactivelocks.LockClock;
@@ -18,17 +18,18 @@ import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Scheduler;
 
 /**
- * The live state of one permit: deadline, renewal (every renewal interval, retried quickly on
- * transient errors while time remains), loss and release. Users see {@link LeaseSnapshot}s.
+ * The live state of one grant (a semaphore permit, a read or write grant): deadline, renewal
+ * (every renewal interval, retried quickly on transient errors while time remains), loss and
+ * release. Users see {@link LeaseSnapshot}s. Not API.
  */
-final class PermitHandle implements LeaseSnapshot.Source {
+public final class GrantHandle implements LeaseSnapshot.Source {
 
     private static final int ACTIVE = 0;
     private static final int LOST = 1;
     private static final int RELEASED = 2;
 
-    private final DefaultSemaphore semaphore;
-    final HeldLock permit;
+    private final GrantEngine engine;
+    final HeldLock grant;
     private final LockOptions options;
     private final Scheduler scheduler;
     private final LockClock clock;
@@ -44,9 +45,9 @@ final class PermitHandle implements LeaseSnapshot.Source {
     private Disposable renewalCall;
     private String lossReason;
 
-    PermitHandle(DefaultSemaphore semaphore, HeldLock permit, LockOptions options, Scheduler scheduler, long validUntil) {
-        this.semaphore = semaphore;
-        this.permit = permit;
+    GrantHandle(GrantEngine engine, HeldLock grant, LockOptions options, Scheduler scheduler, long validUntil) {
+        this.engine = engine;
+        this.grant = grant;
         this.options = options;
         this.scheduler = scheduler;
         this.clock = options.clock();
@@ -68,7 +69,7 @@ final class PermitHandle implements LeaseSnapshot.Source {
 
     @Override
     public HeldLock heldLock() {
-        return permit;
+        return grant;
     }
 
     @Override
@@ -76,16 +77,16 @@ final class PermitHandle implements LeaseSnapshot.Source {
         return clock;
     }
 
-    /** @return null: a semaphore permit carries no payload */
+    /** @return null: these grants carry no payload */
     @Override
     public @org.jspecify.annotations.Nullable String payload() {
         return null;
     }
 
-    /** A semaphore permit carries no payload: fails with {@link UnsupportedOperationException}. */
+    /** These grants carry no payload: fails with {@link UnsupportedOperationException}. */
     @Override
     public Mono<Void> updatePayload(@org.jspecify.annotations.Nullable String payload) {
-        return Mono.error(new UnsupportedOperationException("a semaphore permit carries no payload"));
+        return Mono.error(new UnsupportedOperationException("a " + engine.concept() + " grant carries no payload"));
     }
 
     @Override
@@ -98,7 +99,8 @@ final class PermitHandle implements LeaseSnapshot.Source {
         return validUntil;
     }
 
-    synchronized LeaseSnapshot snapshot() {
+    /** @return the lease as users see it now */
+    public synchronized LeaseSnapshot snapshot() {
         return current;
     }
 
@@ -164,9 +166,9 @@ final class PermitHandle implements LeaseSnapshot.Source {
 
     private void renew() {
         long sentAt = clock.nanoTime();
-        Disposable call = semaphore.renewOnStore(List.of(new RenewRequest(permit, options.leaseTime())), options)
+        Disposable call = engine.renewOnStore(List.of(new RenewRequest(grant, options.leaseTime())), options)
                 .subscribe(outcomes -> onRenewOutcome(sentAt, outcomes.isEmpty() ? null : outcomes.get(0)),
-                        e -> onRenewFailed(DefaultSemaphore.mapError(semaphore.storeName(), permit.name(), "renewal", e)));
+                        e -> onRenewFailed(engine.mapError(grant.name(), "renewal", e)));
         synchronized (this) {
             if (state == ACTIVE) {
                 renewalCall = call;
@@ -178,7 +180,7 @@ final class PermitHandle implements LeaseSnapshot.Source {
 
     private void onRenewOutcome(long sentAt, RenewOutcome outcome) {
         if (outcome == null || !outcome.renewed()) {
-            lose("the store says the permit is no longer ours");
+            lose("the store says the grant is no longer ours");
             return;
         }
         LeaseSnapshot next = null;
@@ -201,7 +203,7 @@ final class PermitHandle implements LeaseSnapshot.Source {
     }
 
     private void onRenewFailed(LockException error) {
-        if (!DefaultSemaphore.isTransient(error)) {
+        if (!GrantEngine.isTransient(error)) {
             lose("renewal failed: " + error.getMessage());
             return;
         }
@@ -224,10 +226,10 @@ final class PermitHandle implements LeaseSnapshot.Source {
             lossReason = reason;
             stopTimers();
         }
-        semaphore.forget(this);
+        engine.forget(this);
         lostSink.tryEmitEmpty();
         completeUpdates();
-        semaphore.releaseDetached(permit.name(), permit.owner(), options);
+        engine.releaseDetached(grant.name(), grant.owner(), options);
     }
 
     /** Idempotent, owner-checked release; later subscriptions complete at once. */
@@ -241,9 +243,9 @@ final class PermitHandle implements LeaseSnapshot.Source {
                 state = RELEASED;
                 stopTimers();
             }
-            semaphore.forget(this);
+            engine.forget(this);
             completeUpdates();
-            return semaphore.releaseOnStore(permit.name(), permit.owner(), options);
+            return engine.releaseOnStore(grant.name(), grant.owner(), options);
         });
     }
 
@@ -269,6 +271,6 @@ final class PermitHandle implements LeaseSnapshot.Source {
 
     @Override
     public String toString() {
-        return "Permit{" + permit.name() + ", token " + permit.token() + "}";
+        return "Grant{" + grant.name() + ", token " + grant.token() + "}";
     }
 }

@@ -1,0 +1,484 @@
+package io.reactivelocks.internal.grant;
+
+import io.reactivelocks.Lease;
+import io.reactivelocks.LockClientClosedException;
+import io.reactivelocks.LockException;
+import io.reactivelocks.LockLostException;
+import io.reactivelocks.LockOptions;
+import io.reactivelocks.LockTimeoutException;
+import io.reactivelocks.internal.OwnerIds;
+import io.reactivelocks.spi.BackendErrors;
+import io.reactivelocks.spi.Backoff;
+import io.reactivelocks.spi.GrantStore;
+import io.reactivelocks.spi.HeldLock;
+import io.reactivelocks.spi.RenewOutcome;
+import io.reactivelocks.spi.RenewRequest;
+import io.reactivelocks.spi.semaphore.PermitGrant;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
+import java.util.function.ToLongFunction;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
+import reactor.util.Logger;
+import reactor.util.Loggers;
+import reactor.util.retry.Retry;
+
+/**
+ * The engine behind the concepts whose grants come from one grant-or-busy store call: waiting
+ * (notification, earliest expiry, backoff), renewal and loss of each grant, cancel clean-up, scoped
+ * use, hold streams, observation and close. The concept's engine (the semaphore, the read-write
+ * lock) checks arguments and says how one attempt asks its store. Not API.
+ */
+public final class GrantEngine {
+
+    private static final Logger LOG = Loggers.getLogger(GrantEngine.class);
+
+    /** One attempt of an acquire: asks the store to grant to {@code owners} for {@code leaseTime}. Not API. */
+    @FunctionalInterface
+    public interface GrantCall {
+        /**
+         * @param owners    the owner ids of the acquire (fixed before the first attempt)
+         * @param leaseTime the TTL to ask for
+         * @return the store's answer
+         */
+        Mono<PermitGrant> tryGrant(List<String> owners, Duration leaseTime);
+    }
+
+    private final GrantStore store;
+    private final String concept;
+    private final LockOptions defaults;
+    private final Scheduler ownScheduler;
+    private final Waiters waiters;
+    private final Set<GrantHandle> grants = ConcurrentHashMap.newKeySet();
+    private final Set<AcquireOp> operations = ConcurrentHashMap.newKeySet();
+    private final Set<Mono<Void>> detachedReleases = ConcurrentHashMap.newKeySet();
+    private final Sinks.Empty<Void> closedSink = Sinks.empty();
+    private final Mono<Void> close;
+    private volatile boolean closed;
+
+    /**
+     * @param store            the concept's store
+     * @param concept          the concept's name in messages, e.g. {@code "semaphore"}
+     * @param defaults         options for the methods that take none
+     * @param wakeAllOnRelease whether a release wakes every local waiter of the name (else one)
+     */
+    public GrantEngine(GrantStore store, String concept, LockOptions defaults, boolean wakeAllOnRelease) {
+        this.store = Objects.requireNonNull(store, "store");
+        this.concept = Objects.requireNonNull(concept, "concept");
+        this.defaults = Objects.requireNonNull(defaults, "options");
+        this.ownScheduler = Schedulers.newSingle("reactive-locks-" + concept + "-" + store.name(), true);
+        this.waiters = new Waiters(store::events, wakeAllOnRelease);
+        this.close = Mono.defer(this::doClose).cache();
+        OwnerIds.next(); // seed the generator now, not on the event loop of the first acquire
+    }
+
+    /** @return the options used by the methods that take none */
+    public LockOptions options() {
+        return defaults;
+    }
+
+    /** @return the concept's name in messages */
+    String concept() {
+        return concept;
+    }
+
+    /**
+     * One acquire: owner ids are made before the first attempt; every grant that arrives after the
+     * acquire ended is released.
+     *
+     * @param name          the name
+     * @param count         how many owners (grants) at once
+     * @param call          how one attempt asks the store
+     * @param options       options of this call
+     * @param wait          whether to wait while busy (else one attempt, empty when busy)
+     * @param refusalLeaves whether a refused attempt may leave something of its owners on the store
+     *                      (a waiting writer's intent), so the end of an unsuccessful acquire releases
+     * @return the grants, or empty (no waiting, busy)
+     */
+    public Mono<List<GrantHandle>> acquire(String name, int count, GrantCall call, LockOptions options,
+            boolean wait, boolean refusalLeaves) {
+        return Mono.defer(() -> {
+            if (closed) {
+                return Mono.error(new LockClientClosedException(name));
+            }
+            return new AcquireOp(name, count, call, options, wait, refusalLeaves).run();
+        });
+    }
+
+    /**
+     * @param handles grants
+     * @return their leases as users see them
+     */
+    public static List<Lease> snapshots(List<GrantHandle> handles) {
+        List<Lease> out = new ArrayList<>(handles.size());
+        for (GrantHandle h : handles) {
+            out.add(h.snapshot());
+        }
+        return out;
+    }
+
+    /**
+     * Scoped use: runs {@code body} under the grant, releases on complete, error and cancel; a grant
+     * lost while the body runs cancels it and ends in {@link LockLostException}.
+     *
+     * @param grant the acquire of one grant
+     * @param body  the work
+     * @param <T>   the body's result type
+     * @return the body's result
+     */
+    public <T> Mono<T> withGrant(Mono<GrantHandle> grant, Function<? super Lease, ? extends Mono<T>> body) {
+        return Mono.usingWhen(grant,
+                h -> Mono.defer(() -> body.apply(h.snapshot()))
+                        .takeUntilOther(h.lost())
+                        .flatMap(v -> h.confirmValid() ? Mono.just(v) : Mono.<T>error(lostError(h)))
+                        .switchIfEmpty(Mono.defer(() -> h.confirmValid() ? Mono.empty() : Mono.error(lostError(h)))),
+                GrantHandle::release, (h, e) -> h.release(), GrantHandle::release);
+    }
+
+    /**
+     * @param grant the acquire of one grant
+     * @return the hold stream: the lease, then one after each renewal; completes on loss; cancel releases
+     */
+    public Flux<Lease> hold(Mono<GrantHandle> grant) {
+        return Flux.usingWhen(grant, GrantHandle::updates, GrantHandle::release, (h, e) -> h.release(), GrantHandle::release);
+    }
+
+    /**
+     * Observation: on each (re-)subscription of the store's events reads the state, then again at
+     * the earliest expiry while anything is held; distinct states only; ends on close.
+     *
+     * @param name     the name
+     * @param read     reads the state (its holders' deadlines on the options' clock)
+     * @param earliest the earliest deadline of a state, {@link Long#MAX_VALUE} when nothing expires
+     * @param identity what makes two states the same
+     * @param <S>      the state type
+     * @return the state stream
+     */
+    public <S> Flux<S> observe(String name, Mono<S> read, ToLongFunction<S> earliest, Function<S, Object> identity) {
+        Mono<S> readMapped = read.onErrorMap(e -> mapError(name, "read", e));
+        return Flux.defer(() -> {
+            if (closed) {
+                return Flux.error(new LockClientClosedException(name));
+            }
+            return store.events(name)
+                    .switchMap(e -> within(readMapped, defaults).expand(s -> earliest.applyAsLong(s) == Long.MAX_VALUE ? Mono.empty()
+                            : Mono.delay(Duration.ofNanos(Math.max(1_000_000, earliest.applyAsLong(s) - defaults.clock().nanoTime())),
+                                    schedulerFor(defaults)).then(within(readMapped, defaults))))
+                    .distinctUntilChanged(identity)
+                    .takeUntilOther(closedSink.asMono());
+        });
+    }
+
+    /** @return closes: pending acquires fail, grants are released, the store closes; idempotent */
+    public Mono<Void> close() {
+        return close;
+    }
+
+    private Mono<Void> doClose() {
+        closed = true;
+        closedSink.tryEmitEmpty();
+        for (AcquireOp op : new ArrayList<>(operations)) {
+            op.fail(new LockClientClosedException(op.name));
+        }
+        waiters.closeAll();
+        List<Mono<Void>> releases = new ArrayList<>();
+        for (GrantHandle h : new ArrayList<>(grants)) {
+            releases.add(h.release().onErrorResume(e -> Mono.empty()));
+        }
+        releases.addAll(detachedReleases);
+        return Mono.when(releases).then(Mono.defer(store::close)).doFinally(s -> ownScheduler.dispose());
+    }
+
+    private static LockLostException lostError(GrantHandle h) {
+        return new LockLostException(h.grant.name(), h.grant.token(), String.valueOf(h.lossReason()));
+    }
+
+    /** Thrown inside the retry loop: the store said busy. */
+    private static final class Busy extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+        final transient Duration earliestExpiry;
+
+        Busy(Duration earliestExpiry) {
+            super(null, null, false, false);
+            this.earliestExpiry = earliestExpiry;
+        }
+    }
+
+    /**
+     * One acquire: the owner ids exist before the first request, so whatever a request grants can
+     * be released. Requests are not cancelled once sent: each one settles on its own, and one
+     * that grants after the acquire ended (cancel, error, timeout) is released then.
+     */
+    private final class AcquireOp {
+        final String name;
+        private final GrantCall call;
+        private final List<String> owners;
+        private final LockOptions options;
+        private final boolean wait;
+        private final boolean refusalLeaves;
+        private final Scheduler scheduler;
+        private final Sinks.Empty<Void> failed = Sinks.empty();
+        private volatile LockException failure;
+        // guarded by this
+        private boolean ended;
+        private boolean handedOver;
+        private boolean sent;           // a request was sent
+        private int inFlight;          // requests sent and not settled
+        private boolean outcomeUnknown; // a request failed: it may still have been granted
+        private List<GrantHandle> granted;
+
+        AcquireOp(String name, int count, GrantCall call, LockOptions options, boolean wait, boolean refusalLeaves) {
+            this.name = name;
+            this.call = call;
+            this.options = options;
+            this.wait = wait;
+            this.refusalLeaves = refusalLeaves;
+            this.scheduler = schedulerFor(options);
+            List<String> ids = new ArrayList<>(count);
+            for (int i = 0; i < count; i++) {
+                ids.add(OwnerIds.next());
+            }
+            this.owners = List.copyOf(ids);
+        }
+
+        Mono<List<GrantHandle>> run() {
+            operations.add(this);
+            if (closed) {
+                operations.remove(this);
+                return Mono.error(new LockClientClosedException(name));
+            }
+            Waiters.Waiter waiter = wait ? waiters.join(name) : null;
+            Mono<List<GrantHandle>> attempts = Mono.defer(this::attempt);
+            if (wait) {
+                attempts = attempts.retryWhen(Retry.from(signals -> signals.concatMap(rs ->
+                        rs.failure() instanceof Busy busy ? pause(waiter, busy, rs.totalRetries() + 1).thenReturn(rs.totalRetries())
+                                : isTransient(rs.failure()) ? Mono.delay(Duration.ofNanos(backoffNanos(options, rs.totalRetries() + 1)), scheduler)
+                                : Mono.error(rs.failure()))));
+                Duration timeout = options.waitTimeout();
+                if (timeout != null) {
+                    attempts = attempts.timeout(timeout, Mono.error(() -> new LockTimeoutException(name, timeout)), scheduler);
+                }
+            } else {
+                attempts = attempts.onErrorResume(Busy.class, b -> Mono.empty());
+            }
+            return attempts
+                    .takeUntilOther(failed.asMono())
+                    .switchIfEmpty(Mono.defer(() -> failure != null ? Mono.error(failure) : Mono.empty()))
+                    .filter(this::handOver)
+                    .doOnError(e -> end())
+                    .doOnCancel(this::end)
+                    .doOnSuccess(x -> end())
+                    .doFinally(s -> {
+                        operations.remove(this);
+                        if (waiter != null) {
+                            waiter.leave();
+                        }
+                    });
+        }
+
+        void fail(LockException e) {
+            failure = e;
+            failed.tryEmitEmpty();
+        }
+
+        private Mono<Void> pause(Waiters.Waiter waiter, Busy busy, long attempt) {
+            long backoff = backoffNanos(options, attempt);
+            long delay = busy.earliestExpiry == null ? backoff
+                    : Math.min(backoff, Math.max(1_000_000, busy.earliestExpiry.toNanos()));
+            return Mono.firstWithSignal(waiter.next(), Mono.delay(Duration.ofNanos(delay), scheduler).then());
+        }
+
+        private Mono<List<GrantHandle>> attempt() {
+            Sinks.One<List<GrantHandle>> answer = Sinks.one();
+            long sentAt = options.clock().nanoTime();
+            synchronized (this) {
+                if (ended) {
+                    return Mono.empty();
+                }
+                if (granted != null) { // an earlier request granted after its wait timed out
+                    return Mono.just(granted);
+                }
+                inFlight++;
+                sent = true;
+            }
+            Mono.defer(() -> call.tryGrant(owners, options.leaseTime()))
+                    .switchIfEmpty(Mono.error(() -> new IllegalStateException("store answered nothing to a grant")))
+                    .subscribe(g -> settle(g, sentAt, answer), e -> {
+                        boolean over;
+                        synchronized (this) {
+                            inFlight--;
+                            outcomeUnknown = true;
+                            over = ended;
+                        }
+                        if (over) {
+                            releaseOwners(); // unknown outcome after the end: make sure
+                        }
+                        answer.tryEmitError(mapError(name, "acquire", e));
+                    });
+            return within(answer.asMono(), options).onErrorMap(e -> e instanceof Busy ? e : mapError(name, "acquire", e));
+        }
+
+        private void settle(PermitGrant g, long sentAt, Sinks.One<List<GrantHandle>> answer) {
+            if (g instanceof PermitGrant.Busy busy) {
+                boolean over;
+                synchronized (this) {
+                    inFlight--; // a definite no: this request holds nothing (but may have left an intent)
+                    over = ended;
+                }
+                if (over && refusalLeaves) {
+                    releaseOwners();
+                }
+                answer.tryEmitError(new Busy(busy.earliestExpiry()));
+                return;
+            }
+            var grant = (PermitGrant.Granted) g;
+            long validUntil = sentAt + options.validityNanos(grant.ttl());
+            List<GrantHandle> hs = null;
+            List<GrantHandle> again = null;
+            synchronized (this) {
+                inFlight--;
+                if (granted != null) {
+                    again = granted; // the same owners again (an idempotent retry): the grants we have
+                } else if (!ended) {
+                    hs = new ArrayList<>(owners.size());
+                    for (int i = 0; i < owners.size(); i++) {
+                        hs.add(new GrantHandle(GrantEngine.this,
+                                new HeldLock(name, owners.get(i), grant.tokens().get(i)), options, scheduler, validUntil));
+                    }
+                    granted = hs;
+                }
+            }
+            if (again != null) {
+                answer.tryEmitValue(again);
+                return;
+            }
+            if (hs == null) { // the acquire ended before this grant arrived
+                releaseOwners();
+                answer.tryEmitEmpty();
+                return;
+            }
+            grants.addAll(hs);
+            hs.forEach(h -> h.start(sentAt));
+            if (closed) {
+                hs.forEach(h -> h.release().subscribe(null, e -> { }));
+            }
+            if (answer.tryEmitValue(hs).isFailure()) {
+                LOG.debug("grant of {} '{}' arrived after its request timeout; the next attempt takes it", concept, name);
+            }
+        }
+
+        /** @return true when the handles may go to the subscriber; false when the acquire ended first (and released them) */
+        private synchronized boolean handOver(List<GrantHandle> hs) {
+            if (ended) {
+                return false;
+            }
+            handedOver = true;
+            return true;
+        }
+
+        /** The acquire is over; what it may hold and did not hand over is released. */
+        private void end() {
+            List<GrantHandle> release = null;
+            boolean releaseIds;
+            synchronized (this) {
+                if (ended) {
+                    return;
+                }
+                ended = true;
+                if (handedOver) {
+                    return;
+                }
+                release = granted;
+                // nothing to release after definite refusals only (unless a refusal leaves an
+                // intent); a request still in flight is released when it settles, but release now
+                // too in case its answer never comes
+                releaseIds = granted == null && (inFlight > 0 || outcomeUnknown || (refusalLeaves && sent));
+            }
+            if (release != null) {
+                release.forEach(h -> h.release().subscribe(null, e -> { }));
+            } else if (releaseIds) {
+                releaseOwners();
+            }
+        }
+
+        private void releaseOwners() {
+            for (String owner : owners) {
+                releaseDetached(name, owner, options);
+            }
+        }
+    }
+
+    // ---- shared mechanics
+
+    /**
+     * @param options options of a call
+     * @return the scheduler of its timers: the options' one, else the engine's own
+     */
+    public Scheduler schedulerFor(LockOptions options) {
+        return options.scheduler() != null ? options.scheduler() : ownScheduler;
+    }
+
+    void forget(GrantHandle h) {
+        grants.remove(h);
+    }
+
+    Mono<List<RenewOutcome>> renewOnStore(List<RenewRequest> batch, LockOptions options) {
+        return within(Mono.defer(() -> store.renew(batch))
+                .switchIfEmpty(Mono.error(() -> new IllegalStateException("store answered nothing to a renewal"))), options);
+    }
+
+    Mono<Void> releaseOnStore(String name, String owner, LockOptions options) {
+        return within(Mono.defer(() -> store.release(name, owner)), options)
+                .onErrorMap(e -> mapError(name, "release", e))
+                .then();
+    }
+
+    void releaseDetached(String name, String owner, LockOptions options) {
+        Mono<Void> release = releaseOnStore(name, owner, options)
+                .onErrorResume(e -> {
+                    LOG.warn("could not release a grant of {} '{}' (it expires by its TTL): {}", concept, name, e.toString());
+                    return Mono.empty();
+                })
+                .cache();
+        detachedReleases.add(release);
+        release.doFinally(s -> detachedReleases.remove(release)).subscribe();
+    }
+
+    /**
+     * @param source  a store call
+     * @param options options of the call
+     * @param <T>     the answer type
+     * @return the call bounded by the request timeout
+     */
+    public <T> Mono<T> within(Mono<T> source, LockOptions options) {
+        Duration timeout = options.requestTimeout();
+        return source.timeout(Mono.delay(timeout, schedulerFor(options)),
+                Mono.error(() -> new TimeoutException("no answer within " + timeout)));
+    }
+
+    static long backoffNanos(LockOptions options, long attempt) {
+        return Backoff.delayNanos(options.backoff(), attempt);
+    }
+
+    LockException mapError(String name, String operation, Throwable t) {
+        return BackendErrors.of(store.name(), BackendErrors::isIoOrTimeout).map(name, operation + " of " + concept, t);
+    }
+
+    static boolean isTransient(Throwable t) {
+        return BackendErrors.isTransient(t);
+    }
+
+    @Override
+    public String toString() {
+        return concept + "{" + store.name() + "}";
+    }
+}

@@ -1,0 +1,53 @@
+package io.reactivelocks.spi;
+
+import java.util.List;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * What the stores of the concepts whose grants are leases (semaphore permits, read-write lock
+ * grants) share: renew and release grants owner-checked, publish changes, close. Each concept's
+ * store adds how it grants and what it lists. Every method is lazy, never blocks, and signals store
+ * failures as {@link io.reactivelocks.LockBackendException}.
+ */
+public interface GrantStore {
+
+    /** @return a short name of the store for messages, e.g. {@code "redis"} */
+    String name();
+
+    /**
+     * Renews grants, owner- and token-checked: a grant that expired or is not this owner's gets
+     * {@link RenewOutcome#notHeld()}.
+     *
+     * @param batch the grants to renew ({@code lock.name()} is the concept's name), never empty
+     * @return one outcome per request, in order
+     */
+    Mono<List<RenewOutcome>> renew(List<RenewRequest> batch);
+
+    /**
+     * Owner-checked release of what the owner has on the name; publishes the release to waiters.
+     *
+     * @param name  the name
+     * @param owner the owner id
+     * @return {@code true} when something of the owner was there and is now gone
+     */
+    Mono<Boolean> release(String name, String owner);
+
+    /**
+     * A hot stream of changes of one name: {@link LockEvent.Subscribed} once the store-side
+     * subscription is live (and again after it was re-established), then
+     * {@link LockEvent.Acquired}/{@link LockEvent.Released} as they happen. Completes when the
+     * store closes; a store without notifications emits {@code Subscribed} only.
+     *
+     * @param name the name
+     * @return the event stream
+     */
+    Flux<LockEvent> events(String name);
+
+    /**
+     * Closes what the store opened itself (not what the application passed in). Idempotent.
+     *
+     * @return a {@code Mono} that closes on subscribe
+     */
+    Mono<Void> close();
+}

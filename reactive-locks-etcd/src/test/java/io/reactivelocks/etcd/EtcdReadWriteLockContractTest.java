@@ -1,0 +1,99 @@
+package io.reactivelocks.etcd;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.options.GetOption;
+import io.reactivelocks.Lease;
+import io.reactivelocks.LockOptions;
+import io.reactivelocks.rwlock.ReadWriteLock;
+import io.reactivelocks.rwlock.ReadWriteLockOptions;
+import io.reactivelocks.spi.rwlock.ReadWriteStore;
+import io.reactivelocks.test.ReadWriteLockContract;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import reactor.core.Disposable;
+import reactor.core.publisher.Mono;
+
+/**
+ * The read-write lock contract against a real etcd (leases of whole seconds: the suite's lease time
+ * is 2 s), plus the etcd specifics: one key per request on its own lease in create-revision order,
+ * the create revision as token, and no key left (waiting readers' keys included) after each test.
+ */
+class EtcdReadWriteLockContractTest extends ReadWriteLockContract {
+
+    private static EtcdTestSupport etcd;
+    private static Client inspector;
+
+    @BeforeAll
+    static void startServer() {
+        etcd = EtcdTestSupport.start();
+        inspector = EtcdTestSupport.client(etcd.server.host(), etcd.server.port());
+    }
+
+    @AfterAll
+    static void stopServer() {
+        if (inspector != null) {
+            inspector.close();
+        }
+        if (etcd != null) {
+            etcd.close();
+        }
+    }
+
+    private static String prefix() {
+        return etcd.prefix + "-rw";
+    }
+
+    @Override
+    protected ReadWriteStore newStore() {
+        return new EtcdReadWriteStore(EtcdTestSupport.client(etcd.server.host(), etcd.server.port()), true, prefix());
+    }
+
+    @Override
+    protected LockOptions options() {
+        return super.options().mutate().leaseTime(Duration.ofSeconds(2)).build();
+    }
+
+    @AfterEach
+    void noKeyLeft() {
+        await().atMost(STEP).untilAsserted(() -> assertThat(Mono.fromFuture(() -> inspector.getKVClient()
+                        .get(EtcdKeys.bytes(prefix() + "/"), GetOption.builder().isPrefix(true).withKeysOnly(true).build()))
+                .block(STEP).getKvs()).extracting(kv -> kv.getKey().toString(StandardCharsets.UTF_8)).as("keys left").isEmpty());
+    }
+
+    @Test
+    void eachRequestIsAKeyOnItsOwnLeaseAndTheTokenIsItsCreateRevision() {
+        Client c = EtcdTestSupport.client(etcd.server.host(), etcd.server.port());
+        ReadWriteLock rw = EtcdLocks.readWriteLock(c, etcd.options(), ReadWriteLockOptions.of(options()));
+        EtcdReadWriteStore store = new EtcdReadWriteStore(c, false, prefix());
+        try {
+            String name = name("keys");
+            Lease r = rw.read().acquire(name).block(STEP);
+            AtomicReference<Lease> w = new AtomicReference<>();
+            Disposable writer = rw.write().acquire(name).subscribe(w::set);
+            List<KeyValue> kvs = Mono.fromFuture(() -> c.getKVClient().get(store.key(name, r.owner()), GetOption.DEFAULT)).block(STEP).getKvs();
+            assertThat(kvs).hasSize(1);
+            assertThat(kvs.get(0).getCreateRevision()).isEqualTo(r.token());
+            assertThat(kvs.get(0).getValue().toString(StandardCharsets.US_ASCII)).isEqualTo("r1");
+            assertThat(kvs.get(0).getLease()).as("on a lease").isNotZero();
+            await().atMost(STEP).until(() -> rw.observe(name).blockFirst(STEP).waitingWriters().size() == 1);
+            r.release().block(STEP);
+            await().atMost(STEP).until(() -> w.get() != null);
+            assertThat(w.get().token()).isGreaterThan(r.token());
+            w.get().release().block(STEP);
+            writer.dispose();
+        } finally {
+            rw.close().block(STEP);
+            c.close();
+        }
+    }
+}

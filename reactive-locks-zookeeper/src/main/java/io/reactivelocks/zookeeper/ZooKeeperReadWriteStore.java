@@ -1,0 +1,251 @@
+package io.reactivelocks.zookeeper;
+
+import io.reactivelocks.rwlock.LockMode;
+import io.reactivelocks.spi.Holder;
+import io.reactivelocks.spi.LockEvent;
+import io.reactivelocks.spi.RenewOutcome;
+import io.reactivelocks.spi.RenewRequest;
+import io.reactivelocks.spi.rwlock.ReadWriteHolders;
+import io.reactivelocks.spi.rwlock.ReadWriteStore;
+import io.reactivelocks.spi.semaphore.PermitGrant;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Objects;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.x.async.AsyncCuratorFramework;
+import org.apache.curator.x.async.api.CreateOption;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.data.ACL;
+import org.apache.zookeeper.data.Stat;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * Read-write locks on ZooKeeper, in the order of Curator's {@code InterProcessReadWriteLock}: each
+ * request is an ephemeral sequential node {@code <root>-rw/<segment(name)>/read-<owner>-<sequence>}
+ * or {@code .../write-<owner>-<sequence>} of the holder's session (so a dead holder's grant goes
+ * when its session expires), under a container node. A reader holds when no write node has a lower
+ * sequence; a writer holds when its node is the lowest. Decisions depend only on which nodes exist
+ * and their sequences, so a reader and a writer never both hold: the one with the higher sequence
+ * waits for the other's node to go. A granted node's data is set to {@code 1}; its token is its
+ * {@code czxid} — a writer's exceeds every node before it (the readers it waited for), and a
+ * reader's the writer before it.
+ *
+ * <p>A waiting caller keeps its node between attempts (its place in the queue; a waiting writer's
+ * node is its intent, blocking later readers) and deletes it when it gives up. Under the
+ * reader-preferring policy a refused writer deletes its node at once, so it never blocks readers: it
+ * is granted when it finds no node before its own, re-queueing at each attempt. A single attempt
+ * ({@code waiting == false}) deletes a refused node. Waiters watch the children. A grant lives as
+ * long as the session: its TTL is the negotiated session timeout (at most the lease time), and
+ * renewal checks that the node is still there.
+ */
+final class ZooKeeperReadWriteStore implements ReadWriteStore {
+
+    private static final String READ = "read-";
+    private static final String WRITE = "write-";
+    private static final byte[] ASKING = {'0'};
+    private static final byte[] HELD = {'1'};
+
+    private final CuratorFramework client;
+    private final boolean ownsClient;
+    private final AsyncCuratorFramework async;
+    private final String root;
+    private final List<ACL> acl;
+
+    /**
+     * @param client     the started Curator client
+     * @param ownsClient whether {@link #close()} closes it
+     * @param root       the parent of the lock nodes ({@code <lock root>-rw})
+     * @param acl        the ACL of created nodes
+     */
+    ZooKeeperReadWriteStore(CuratorFramework client, boolean ownsClient, String root, List<ACL> acl) {
+        this.client = Objects.requireNonNull(client, "client");
+        this.ownsClient = ownsClient;
+        this.async = AsyncCuratorFramework.wrap(client);
+        this.root = Objects.requireNonNull(root, "root");
+        this.acl = List.copyOf(acl);
+    }
+
+    String path(String name) {
+        return root + "/" + ZNodeNames.segment(name);
+    }
+
+    @Override
+    public String name() {
+        return "zookeeper";
+    }
+
+    private Duration ttl(Duration leaseTime) {
+        long negotiated = client.getZookeeperClient().getLastNegotiatedSessionTimeoutMs();
+        return negotiated > 0 && negotiated < leaseTime.toMillis() ? Duration.ofMillis(negotiated) : leaseTime;
+    }
+
+    /** One node of the queue. */
+    private record Node(ZNodeNames.Child child, LockMode mode) {
+        String owner() {
+            return child.owner();
+        }
+
+        long sequence() {
+            return child.sequence();
+        }
+    }
+
+    private Mono<List<Node>> nodes(String name) {
+        return Mono.fromCompletionStage(() -> async.getChildren().forPath(path(name)))
+                .onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NONODE, e -> Mono.just(List.of()))
+                .map(names -> {
+                    List<Node> out = new ArrayList<>();
+                    for (String n : names) {
+                        ZNodeNames.Child r = ZNodeNames.parse(n, READ);
+                        ZNodeNames.Child w = r == null ? ZNodeNames.parse(n, WRITE) : null;
+                        if (r != null || w != null) {
+                            out.add(r != null ? new Node(r, LockMode.READ) : new Node(w, LockMode.WRITE));
+                        }
+                    }
+                    out.sort((a, b) -> Long.compare(a.sequence(), b.sequence()));
+                    return out;
+                });
+    }
+
+    private static @Nullable Node find(List<Node> nodes, String owner) {
+        for (Node n : nodes) {
+            if (n.owner().equals(owner)) {
+                return n;
+            }
+        }
+        return null;
+    }
+
+    /** Curator's order: a reader after no write node, a writer first of all. */
+    private static boolean holds(List<Node> nodes, Node mine) {
+        for (Node n : nodes) {
+            if (n.sequence() >= mine.sequence()) {
+                return true;
+            }
+            if (mine.mode() == LockMode.WRITE || n.mode() == LockMode.WRITE) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private String nodePath(String name, Node n) {
+        return path(name) + "/" + n.child().node();
+    }
+
+    @Override
+    public Mono<PermitGrant> tryGrant(String name, String owner, LockMode mode, boolean writerPreferring, boolean waiting,
+            Duration leaseTime) {
+        boolean keepPlace = waiting && (mode == LockMode.READ || writerPreferring);
+        return Mono.defer(() -> nodes(name).flatMap(nodes -> {
+            Node mine = find(nodes, owner);
+            Mono<List<Node>> queued = mine != null ? Mono.just(nodes) : create(name, owner, mode).then(nodes(name));
+            return queued.flatMap(now -> {
+                Node n = find(now, owner);
+                if (n == null) { // deleted meanwhile (a release raced the attempt)
+                    return Mono.just((PermitGrant) new PermitGrant.Busy(null));
+                }
+                if (!holds(now, n)) {
+                    return (keepPlace ? Mono.<Void>empty() : delete(nodePath(name, n)))
+                            .thenReturn((PermitGrant) new PermitGrant.Busy(null));
+                }
+                return Mono.fromCompletionStage(() -> async.setData().forPath(nodePath(name, n), HELD))
+                        .flatMap(x -> stat(nodePath(name, n)))
+                        .map(s -> (PermitGrant) new PermitGrant.Granted(List.of(s.getCzxid()), ttl(leaseTime)));
+            });
+        })).onErrorMap(e -> ZooKeeperErrors.map(name, "read-write lock grant", e));
+    }
+
+    private Mono<String> create(String name, String owner, LockMode mode) {
+        return Mono.fromCompletionStage(() -> async.create()
+                .withOptions(EnumSet.of(CreateOption.createParentsAsContainers), CreateMode.EPHEMERAL_SEQUENTIAL, acl)
+                .forPath(path(name) + "/" + ZNodeNames.nodeName(mode == LockMode.READ ? READ : WRITE, owner), ASKING));
+    }
+
+    private Mono<Stat> stat(String path) {
+        return Mono.fromCompletionStage(() -> async.checkExists().forPath(path));
+    }
+
+    private Mono<Void> delete(String path) {
+        return Mono.fromCompletionStage(() -> async.delete().forPath(path))
+                .onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NONODE, e -> Mono.empty())
+                .then();
+    }
+
+    @Override
+    public Mono<List<RenewOutcome>> renew(List<RenewRequest> batch) {
+        return Flux.fromIterable(batch).concatMap(r -> nodes(r.lock().name())
+                        .flatMap(nodes -> {
+                            Node n = find(nodes, r.lock().owner());
+                            return n == null ? Mono.just(RenewOutcome.notHeld())
+                                    : stat(nodePath(r.lock().name(), n)).map(s -> s.getCzxid() == r.lock().token()
+                                            ? RenewOutcome.renewed(ttl(r.leaseTime())) : RenewOutcome.notHeld())
+                                    .defaultIfEmpty(RenewOutcome.notHeld());
+                        })
+                        .onErrorMap(e -> ZooKeeperErrors.map(r.lock().name(), "read-write lock renewal", e)))
+                .collectList();
+    }
+
+    @Override
+    public Mono<Boolean> release(String name, String owner) {
+        return Mono.defer(() -> nodes(name).flatMap(nodes -> {
+            Node n = find(nodes, owner);
+            return n == null ? Mono.just(false) : delete(nodePath(name, n)).thenReturn(true);
+        })).onErrorMap(e -> ZooKeeperErrors.map(name, "read-write lock release", e));
+    }
+
+    @Override
+    public Mono<ReadWriteHolders> holders(String name) {
+        Duration estimate = Duration.ofMillis(Math.max(0, client.getZookeeperClient().getLastNegotiatedSessionTimeoutMs()));
+        return Mono.defer(() -> nodes(name))
+                .flatMap(nodes -> Flux.fromIterable(nodes).concatMap(n -> {
+                    Stat stat = new Stat();
+                    return Mono.fromCompletionStage(() -> async.getData().storingStatIn(stat).forPath(nodePath(name, n)))
+                            .map(data -> new Object[] {n, Arrays.equals(data, HELD), new Holder(n.owner(), stat.getCzxid(), estimate)})
+                            .onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NONODE, e -> Mono.empty());
+                }).collectList())
+                .map(rows -> {
+                    List<Holder> readers = new ArrayList<>();
+                    List<Holder> waiting = new ArrayList<>();
+                    Holder writer = null;
+                    for (Object[] row : rows) {
+                        Node n = (Node) row[0];
+                        Holder h = (Holder) row[2];
+                        if ((Boolean) row[1]) {
+                            if (n.mode() == LockMode.WRITE) {
+                                writer = h;
+                            } else {
+                                readers.add(h);
+                            }
+                        } else if (n.mode() == LockMode.WRITE) {
+                            waiting.add(new Holder(h.owner(), 0, estimate));
+                        }
+                    }
+                    return new ReadWriteHolders(readers, writer, waiting);
+                })
+                .onErrorMap(e -> ZooKeeperErrors.map(name, "read-write lock read", e));
+    }
+
+    @Override
+    public Flux<LockEvent> events(String name) {
+        return ChildrenEvents.of(async, path(name), name);
+    }
+
+    /** @return a {@code Mono} that closes the Curator client when this store owns it (on a bounded-elastic thread) */
+    @Override
+    public Mono<Void> close() {
+        return ownsClient ? Mono.<Void>fromRunnable(client::close).subscribeOn(Schedulers.boundedElastic()) : Mono.empty();
+    }
+
+    @Override
+    public String toString() {
+        return "ZooKeeperReadWriteStore{" + root + "}";
+    }
+}

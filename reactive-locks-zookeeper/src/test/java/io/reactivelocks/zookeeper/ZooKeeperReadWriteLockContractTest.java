@@ -1,0 +1,130 @@
+package io.reactivelocks.zookeeper;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.reactivelocks.Lease;
+import io.reactivelocks.LockOptions;
+import io.reactivelocks.rwlock.ReadWriteLock;
+import io.reactivelocks.rwlock.ReadWriteLockOptions;
+import io.reactivelocks.spi.rwlock.ReadWriteStore;
+import io.reactivelocks.test.ReadWriteLockContract;
+import io.reactivelocks.test.fault.FaultProxy;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.zookeeper.data.Stat;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import reactor.core.Disposable;
+
+/**
+ * The read-write lock contract against a real ZooKeeper (a grant lives as long as the session: the
+ * suite's lease time is the 2 s session timeout), plus the ZooKeeper specifics: ephemeral
+ * sequential {@code read-}/{@code write-} nodes in Curator's order, the czxid as token, and no node
+ * left (waiting readers' nodes included) after each test.
+ */
+class ZooKeeperReadWriteLockContractTest extends ReadWriteLockContract {
+
+    private static ZooKeeperTestSupport zk;
+    private static CuratorFramework inspector;
+
+    @BeforeAll
+    static void startServer() {
+        zk = ZooKeeperTestSupport.start();
+        inspector = ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.SESSION);
+    }
+
+    @AfterAll
+    static void stopServer() {
+        if (inspector != null) {
+            inspector.close();
+        }
+        if (zk != null) {
+            zk.close();
+        }
+    }
+
+    private static String root() {
+        return zk.root + "-rw";
+    }
+
+    @Override
+    protected ReadWriteStore newStore() {
+        return new ZooKeeperReadWriteStore(ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.SESSION),
+                true, root(), zk.options().acl());
+    }
+
+    private FaultProxy holderProxy;
+
+    /** The crashing holder talks through a proxy, so that its session can be cut off for real. */
+    @Override
+    protected ReadWriteStore holderStore() {
+        holderProxy = FaultProxy.start(zk.server.host(), zk.server.port());
+        return new ZooKeeperReadWriteStore(ZooKeeperTestSupport.curator(holderProxy.host() + ":" + holderProxy.port(),
+                ZooKeeperTestSupport.SESSION), true, root(), zk.options().acl());
+    }
+
+    /** A partition: the server expires the holder's session (and its ephemeral nodes) after the session timeout. */
+    @Override
+    protected void crash(ReadWriteStore store) {
+        holderProxy.blackhole();
+    }
+
+    @AfterEach
+    void closeHolderProxyAndCheckNoNodeLeft() throws Exception {
+        if (holderProxy != null) {
+            holderProxy.close();
+            holderProxy = null;
+        }
+        // test thread: blocking is fine here; containers may stay until the server reaps them, their children may not
+        await().atMost(STEP).untilAsserted(() -> {
+            if (inspector.checkExists().forPath(root()) == null) {
+                return;
+            }
+            for (String name : inspector.getChildren().forPath(root())) {
+                assertThat(inspector.getChildren().forPath(root() + "/" + name)).as("nodes left under %s", name).isEmpty();
+            }
+        });
+    }
+
+    @Override
+    protected LockOptions options() {
+        return super.options().mutate().leaseTime(ZooKeeperTestSupport.SESSION).build();
+    }
+
+    @Test
+    void requestsAreEphemeralSequentialReadAndWriteNodesAndTheTokenTheCzxid() throws Exception {
+        CuratorFramework c = ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.SESSION);
+        ReadWriteLock rw = ZooKeeperLocks.readWriteLock(c, zk.options(), ReadWriteLockOptions.of(options()));
+        try {
+            String name = name("nodes");
+            Lease r = rw.read().acquire(name).block(STEP);
+            AtomicReference<Lease> w = new AtomicReference<>();
+            Disposable writer = rw.write().acquire(name).subscribe(w::set);
+            String parent = new ZooKeeperReadWriteStore(c, false, root(), zk.options().acl()).path(name);
+            await().atMost(STEP).until(() -> c.getChildren().forPath(parent).size() == 2);
+            List<String> children = c.getChildren().forPath(parent); // test thread: blocking is fine here
+            assertThat(children).anySatisfy(n -> assertThat(n).startsWith("read-" + r.owner() + "-"))
+                    .anySatisfy(n -> assertThat(n).startsWith("write-"));
+            for (String child : children) {
+                Stat stat = c.checkExists().forPath(parent + "/" + child);
+                assertThat(stat.getEphemeralOwner()).as("ephemeral").isEqualTo(c.getZookeeperClient().getZooKeeper().getSessionId());
+                if (child.startsWith("read-")) {
+                    assertThat(stat.getCzxid()).isEqualTo(r.token());
+                }
+            }
+            r.release().block(STEP);
+            await().atMost(STEP).until(() -> w.get() != null);
+            assertThat(w.get().token()).isGreaterThan(r.token());
+            w.get().release().block(STEP);
+            writer.dispose();
+            assertThat(c.getChildren().forPath(parent)).isEmpty();
+        } finally {
+            rw.close().block(STEP);
+            c.close();
+        }
+    }
+}
