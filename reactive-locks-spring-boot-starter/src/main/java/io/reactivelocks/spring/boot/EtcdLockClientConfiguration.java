@@ -7,6 +7,8 @@ import io.reactivelocks.LockOptions;
 import io.reactivelocks.etcd.EtcdConnectionOptions;
 import io.reactivelocks.etcd.EtcdLockOptions;
 import io.reactivelocks.etcd.EtcdLocks;
+import io.reactivelocks.rwlock.ReadWriteLock;
+import io.reactivelocks.rwlock.ReadWriteLockOptions;
 import io.reactivelocks.semaphore.Semaphore;
 import io.reactivelocks.window.WindowLock;
 import java.time.Duration;
@@ -48,6 +50,14 @@ class EtcdLockClientConfiguration {
     ClosingFactoryBean<WindowLock> reactiveLocksWindowLock(Client etcd, ReactiveLocksProperties properties) {
         return ClosingFactoryBean.windowLock(EtcdLocks.windowLock(etcd, etcdOptions(properties), properties.toLockOptions()),
                 properties.getShutdownTimeout());
+    }
+
+    @Bean
+    @ConditionalOnMissingBean(ReadWriteLock.class)
+    @ConditionalOnBean(Client.class)
+    ClosingFactoryBean.Phased<ReadWriteLock> reactiveLocksReadWriteLock(Client etcd, ReactiveLocksProperties properties) {
+        return ClosingFactoryBean.readWriteLock(EtcdLocks.readWriteLock(etcd, etcdOptions(properties),
+                ReadWriteLockOptions.of(properties.toLockOptions())), properties.getShutdownTimeout());
     }
 
     @Bean

@@ -24,9 +24,8 @@ import org.springframework.context.annotation.Import;
  *       {@code reactive-locks.backend} = {@code auto} or {@code zookeeper};</li>
  *   <li>else no client; the condition evaluation report ({@code --debug}) says which bean was missing.</li>
  * </ol>
- * A {@code io.reactivelocks.window.WindowLock}, a {@code io.reactivelocks.semaphore.Semaphore} and (on Redis and
- * PostgreSQL) a writer-preferring {@code io.reactivelocks.rwlock.ReadWriteLock} bean come on the same store under the
- * same conditions, unless the application defines its own; next to the client, a
+ * A {@code io.reactivelocks.window.WindowLock}, a {@code io.reactivelocks.semaphore.Semaphore} and a writer-preferring
+ * {@code io.reactivelocks.rwlock.ReadWriteLock} bean come on the same store under the same conditions, unless the application defines its own; next to the client, a
  * {@link io.reactivelocks.election.LeaderElection} and a {@link io.reactivelocks.multi.MultiLock} bean on it (unless
  * the application defines them). Beside the client,
  * on the same store and with the same options, a {@link io.reactivelocks.task.TaskQueue} bean

@@ -2,6 +2,8 @@ package io.reactivelocks.spring.boot;
 
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockListener;
+import io.reactivelocks.rwlock.ReadWriteLock;
+import io.reactivelocks.rwlock.ReadWriteLockOptions;
 import io.reactivelocks.semaphore.Semaphore;
 import io.reactivelocks.window.WindowLock;
 import io.reactivelocks.zookeeper.ZooKeeperLockOptions;
@@ -48,6 +50,14 @@ class ZooKeeperLockClientConfiguration {
     ClosingFactoryBean<WindowLock> reactiveLocksWindowLock(CuratorFramework zookeeper, ReactiveLocksProperties properties) {
         return ClosingFactoryBean.windowLock(ZooKeeperLocks.windowLock(zookeeper, zooKeeperOptions(properties),
                 properties.toLockOptions()), properties.getShutdownTimeout());
+    }
+
+    @Bean
+    @ConditionalOnMissingBean(ReadWriteLock.class)
+    @ConditionalOnBean(CuratorFramework.class)
+    ClosingFactoryBean.Phased<ReadWriteLock> reactiveLocksReadWriteLock(CuratorFramework zookeeper, ReactiveLocksProperties properties) {
+        return ClosingFactoryBean.readWriteLock(ZooKeeperLocks.readWriteLock(zookeeper, zooKeeperOptions(properties),
+                ReadWriteLockOptions.of(properties.toLockOptions())), properties.getShutdownTimeout());
     }
 
     @Bean

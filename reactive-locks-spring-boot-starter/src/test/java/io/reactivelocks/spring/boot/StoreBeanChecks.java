@@ -7,6 +7,7 @@ import io.reactivelocks.LockClient;
 import io.reactivelocks.election.LeaderElection;
 import io.reactivelocks.multi.MultiLease;
 import io.reactivelocks.multi.MultiLock;
+import io.reactivelocks.rwlock.ReadWriteLock;
 import io.reactivelocks.semaphore.Semaphore;
 import io.reactivelocks.window.WindowClaim;
 import io.reactivelocks.window.WindowLock;
@@ -53,6 +54,14 @@ final class StoreBeanChecks {
         assertThat(permit).isNotNull();
         assertThat(pool.tryAcquire("pool-" + run, 1).blockOptional(TIMEOUT)).as("N = 1").isEmpty();
         permit.release().block(TIMEOUT);
+
+        ReadWriteLock catalog = context.getBean(ReadWriteLock.class);
+        Lease reading = catalog.read().tryAcquire("catalog-" + run).block(TIMEOUT);
+        assertThat(reading).isNotNull();
+        assertThat(catalog.read().tryAcquire("catalog-" + run).flatMap(l -> l.release().thenReturn(true)).block(TIMEOUT))
+                .as("readers share").isTrue();
+        assertThat(catalog.write().tryAcquire("catalog-" + run).blockOptional(TIMEOUT)).as("a reader excludes a writer").isEmpty();
+        reading.release().block(TIMEOUT);
 
         LeaderElection elections = context.getBean(LeaderElection.class);
         // read the leader while leading: the campaign is cancelled (it resigns) once the value arrives
