@@ -24,9 +24,12 @@ final class LockedMethod {
 
     /** How the method's result is produced and returned. */
     enum Kind {
-        /** returns {@code Mono}: the locked run is adapted back to a {@code Mono}. */
+        /**
+         * returns {@code Mono}, or is a Kotlin suspend function (Spring AOP gives its call as a {@code Mono}):
+         * the locked run is adapted back to a {@code Mono}.
+         */
         MONO,
-        /** returns {@code Flux} or {@code Publisher}. */
+        /** returns {@code Flux} or {@code Publisher}, or is a Kotlin suspend function returning a {@code Flow}. */
         FLUX,
         /** returns nothing: a blocking {@link ScheduledLock} method. */
         BLOCKING

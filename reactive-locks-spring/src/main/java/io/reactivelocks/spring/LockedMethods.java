@@ -12,7 +12,9 @@ import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.config.ConfigurableBeanFactory;
+import org.springframework.core.KotlinDetector;
 import org.springframework.core.MethodClassKey;
+import org.springframework.core.MethodParameter;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
@@ -126,11 +128,28 @@ final class LockedMethods {
         }
         Class<?>[] params = method.getParameterTypes();
         if (params.length > 0 && params[params.length - 1].getName().equals("kotlin.coroutines.Continuation")) {
-            throw new IllegalStateException(description + " is a Kotlin suspend function: not supported yet; return a Mono or Flux");
+            return suspendKind(method, description);
         }
         throw new IllegalStateException(description + " returns " + method.getGenericReturnType().getTypeName()
-                + ": a locked method must return Mono, Flux or Publisher (lazy, so that it runs under the lock)"
+                + ": a locked method must return Mono, Flux or Publisher (lazy, so that it runs under the lock), or be a Kotlin suspend function"
                 + (scheduled ? ", or be a blocking void @Scheduled method" : ""));
+    }
+
+    /*
+     * Spring AOP (6.1+) calls a Kotlin suspend function through CoroutinesUtils.invokeSuspendingFunction: proceed()
+     * returns a cold Mono (a mono {} coroutine started on subscribe, so the body runs only once the lock is held), or a
+     * Flux when the function's Kotlin return type is a Flow, and the proxy turns the advice's publisher back into the
+     * suspend result (awaitSingleOrNull, or asFlow for a Flow). Both need kotlinx-coroutines-reactor and kotlin-reflect.
+     */
+    private static LockedMethod.Kind suspendKind(Method method, String description) {
+        ClassLoader loader = method.getDeclaringClass().getClassLoader();
+        if (!KotlinDetector.isSuspendingFunction(method) || !KotlinDetector.isKotlinReflectPresent()
+                || !ClassUtils.isPresent("kotlinx.coroutines.reactor.MonoKt", loader)) {
+            throw new IllegalStateException(description + " is a Kotlin suspend function: Spring AOP runs it as a publisher only"
+                    + " with kotlin-reflect and kotlinx-coroutines-reactor on the classpath; add both");
+        }
+        return "kotlinx.coroutines.flow.Flow".equals(new MethodParameter(method, -1).getParameterType().getName())
+                ? LockedMethod.Kind.FLUX : LockedMethod.Kind.MONO;
     }
 
     private Expression name(String template, String description) {
