@@ -74,6 +74,8 @@ class LockedSuspendTest {
             val client = redis.newClient()
             ctx.registerBean("lockClient", LockClient::class.java, Supplier { client })
             ctx.registerBean(Jobs::class.java, Supplier { Jobs(probe, name) })
+            ctx.registerBean(Inner::class.java, Supplier { Inner() })
+            ctx.registerBean(Outer::class.java, Supplier { Outer(ctx.getBean(Inner::class.java)) })
             ctx.register(config)
             ctx.refresh()
             return ctx
@@ -121,6 +123,12 @@ class LockedSuspendTest {
 
         // outside any locked function there is no lease
         assertThat(LockedContext.lease().awaitSingleOrNull()).isNull()
+    }
+
+    @Test
+    fun aNestedSuspendLockedFunctionOnTheSameNameReentersTheLease(): Unit = runBlocking(Dispatchers.Default) {
+        val (outer, inner) = withTimeout(STEP.toMillis()) { a.getBean(Outer::class.java).outer("melon") }
+        assertThat(inner).`as`("same lease inside").isEqualTo(outer)
     }
 
     @Test
@@ -246,6 +254,19 @@ class LockedSuspendTest {
             probe.invocations.incrementAndGet()
             return "ran"
         }
+    }
+
+    /** Calls [Inner.inner] (through its proxy) while holding the same lock. */
+    open class Outer internal constructor(private val inner: Inner) {
+        @Locked("re:#{#p0}")
+        open suspend fun outer(name: String): Pair<Long, Long> =
+            LockedContext.lease().awaitSingle().token() to inner.inner(name)
+    }
+
+    /** Locks the same name as [Outer.outer], waiting for it: only reentering the held lease answers within the test's timeout. */
+    open class Inner {
+        @Locked("re:#{#p0}")
+        open suspend fun inner(name: String): Long = LockedContext.lease().awaitSingle().token()
     }
 
     /** A suspend `@Scheduled` job (the scheduling contexts only). */
