@@ -21,10 +21,18 @@ import org.springframework.core.annotation.AliasFor;
  * }
  * }</pre>
  *
- * <p>The method must return {@code Mono}, {@code Flux} or {@code Publisher}: anything else (including
- * {@code void} and Kotlin {@code suspend} functions, not supported yet) is refused when the bean is
+ * <p>The method must return {@code Mono}, {@code Flux} or {@code Publisher}, or be a Kotlin
+ * {@code suspend} function: anything else (including {@code void}) is refused when the bean is
  * created, with an error naming the method. The method itself is invoked only once the lock is held
  * (so even its eager code runs under the lock), once per subscription.
+ *
+ * <p>Spring AOP calls a {@code suspend} function as a cold {@code Mono} (a {@code Flux} when it returns
+ * a {@code Flow}) and turns the advice's result back into the suspend result, so it is locked exactly
+ * like a {@code Mono} method: the coroutine starts once the lock is held, is cancelled when the lease
+ * is lost (the call then throws {@link io.reactivelocks.LockLostException}), and {@link WhenHeld#SKIP}
+ * returns {@code null}. The lease reaches the coroutine in its {@code ReactorContext}:
+ * {@code LockedContext.lease().awaitSingle()}. Needs {@code kotlin-reflect} and
+ * {@code kotlinx-coroutines-reactor} on the classpath.
  *
  * <p>While it runs, the lease is in the Reactor {@code Context} of the method's publisher:
  * {@link LockedContext#lease()}. If the lease is lost (its renewal failed past its validity, or the

@@ -22,6 +22,9 @@ import reactor.util.context.ContextView;
  *     return LockedContext.lease().flatMap(lease -> stock.write(sku, units, lease.token()));
  * }
  * }</pre>
+ *
+ * <p>In a Kotlin {@code suspend} function the same {@code Context} is the coroutine's
+ * {@code ReactorContext}, which {@code awaitSingle} passes on: {@code LockedContext.lease().awaitSingle()}.
  */
 public final class LockedContext {
 

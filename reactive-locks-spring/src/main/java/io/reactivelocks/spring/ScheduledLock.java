@@ -27,7 +27,9 @@ import java.lang.annotation.Target;
  * trigger) run entirely under the lock: the method is invoked anew for each run once the lock is held,
  * and its publisher is cancelled when the lease is lost (the run then fails with
  * {@link io.reactivelocks.LockLostException}) or when it runs past {@code lockAtMostFor} (it then fails
- * with {@link java.util.concurrent.TimeoutException}); Spring logs both. Blocking {@code void} methods
+ * with {@link java.util.concurrent.TimeoutException}); Spring logs both. Kotlin {@code suspend} functions
+ * (which Spring runs as a {@code Mono}) are handled the same way, their coroutine cancelled on loss or
+ * past {@code lockAtMostFor}. Blocking {@code void} methods
  * are supported too: they run on the scheduler's thread, which waits for the lock's store answers
  * there (they have no Reactor context, so no {@link LockedContext}, and a run that ends after its lease
  * was lost throws {@link io.reactivelocks.LockLostException}); past {@code lockAtMostFor}, or on loss,
