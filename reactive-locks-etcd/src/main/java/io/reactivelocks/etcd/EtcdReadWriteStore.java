@@ -38,8 +38,9 @@ import reactor.core.publisher.Mono;
  *
  * <p>A waiting caller keeps its key between attempts (its place in the queue, its lease kept alive
  * by each attempt; a waiting writer's key is its intent, blocking later readers) and deletes it when
- * it gives up. Under the reader-preferring policy a refused writer deletes its key at once, so it
- * never blocks readers. A single attempt ({@code waiting == false}) deletes a refused key. Renewal,
+ * it gives up. Under the reader-preferring policy a writer looks before it queues: it puts a key only
+ * when the name has none (and deletes it at once when refused), so it never blocks readers nor shows
+ * as a waiting writer. A single attempt ({@code waiting == false}) deletes a refused key. Renewal,
  * release and the change stream are the semaphore's on the same key layout.
  */
 final class EtcdReadWriteStore implements ReadWriteStore {
@@ -98,16 +99,27 @@ final class EtcdReadWriteStore implements ReadWriteStore {
                 return Mono.fromFuture(() -> client.getLeaseClient().keepAliveOnce(mine.getLease()))
                         .then(decide(name, k, mode, mine.getCreateRevision(), mine.getLease(), keepPlace, leaseTime));
             }
-            return Mono.fromFuture(() -> client.getLeaseClient().grant(ttlSeconds)).map(l -> l.getID())
-                    .flatMap(lease -> Mono.fromFuture(() -> client.getKVClient().txn()
-                                    .If(new Cmp(k, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
-                                    .Then(Op.put(k, value(mode, false), PutOption.builder().withLeaseId(lease).build()))
-                                    .commit())
-                            .flatMap(put -> put.isSucceeded()
-                                    ? decide(name, k, mode, put.getHeader().getRevision(), lease, keepPlace, leaseTime)
-                                    : revoke(lease).thenReturn((PermitGrant) new PermitGrant.Busy(null)))
-                            .onErrorResume(e -> revoke(lease).then(Mono.error(e))));
+            if (mode == LockMode.WRITE && !writerPreferring) {
+                // a reader-preferring writer does not queue behind anyone: it looks first, and puts a key
+                // only when the name is free (so it never shows as an intent, nor wakes itself)
+                return Mono.fromFuture(() -> client.getKVClient().get(keys.range(name), GetOption.builder().isPrefix(true).withCountOnly(true).build()))
+                        .flatMap(r -> r.getCount() > 0 ? Mono.just((PermitGrant) new PermitGrant.Busy(null)) : put(name, k, mode, ttlSeconds, keepPlace, leaseTime));
+            }
+            return put(name, k, mode, ttlSeconds, keepPlace, leaseTime);
         })).onErrorMap(e -> EtcdErrors.map(name, "read-write lock grant", e));
+    }
+
+    /** Puts our key (if it is still absent) on a lease of its own, then decides. */
+    private Mono<PermitGrant> put(String name, ByteSequence k, LockMode mode, long ttlSeconds, boolean keepPlace, Duration leaseTime) {
+        return Mono.fromFuture(() -> client.getLeaseClient().grant(ttlSeconds)).map(l -> l.getID())
+                .flatMap(lease -> Mono.fromFuture(() -> client.getKVClient().txn()
+                                .If(new Cmp(k, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
+                                .Then(Op.put(k, value(mode, false), PutOption.builder().withLeaseId(lease).build()))
+                                .commit())
+                        .flatMap(put -> put.isSucceeded()
+                                ? decide(name, k, mode, put.getHeader().getRevision(), lease, keepPlace, leaseTime)
+                                : revoke(lease).thenReturn((PermitGrant) new PermitGrant.Busy(null)))
+                        .onErrorResume(e -> revoke(lease).then(Mono.error(e))));
     }
 
     /** Grants when no key before ours forbids it; else keeps or gives up our place. */

@@ -39,8 +39,9 @@ import reactor.core.scheduler.Schedulers;
  *
  * <p>A waiting caller keeps its node between attempts (its place in the queue; a waiting writer's
  * node is its intent, blocking later readers) and deletes it when it gives up. Under the
- * reader-preferring policy a refused writer deletes its node at once, so it never blocks readers: it
- * is granted when it finds no node before its own, re-queueing at each attempt. A single attempt
+ * reader-preferring policy a writer looks before it queues: it creates a node only when the name has
+ * none (and deletes it at once when refused), so it never blocks readers nor shows as a waiting
+ * writer; it is woken by the children changing, like every waiter. A single attempt
  * ({@code waiting == false}) deletes a refused node. Waiters watch the children. A grant lives as
  * long as the session: its TTL is the negotiated session timeout (at most the lease time), and
  * renewal checks that the node is still there.
@@ -146,6 +147,11 @@ final class ZooKeeperReadWriteStore implements ReadWriteStore {
         boolean keepPlace = waiting && (mode == LockMode.READ || writerPreferring);
         return Mono.defer(() -> nodes(name).flatMap(nodes -> {
             Node mine = find(nodes, owner);
+            if (mine == null && mode == LockMode.WRITE && !writerPreferring && !nodes.isEmpty()) {
+                // a reader-preferring writer does not queue behind anyone: it looks first, and creates a
+                // node only when the name is free (so it never shows as an intent, nor wakes itself)
+                return Mono.just((PermitGrant) new PermitGrant.Busy(null));
+            }
             Mono<List<Node>> queued = mine != null ? Mono.just(nodes) : create(name, owner, mode).then(nodes(name));
             return queued.flatMap(now -> {
                 Node n = find(now, owner);
