@@ -40,6 +40,8 @@ final class LuaScript {
     static final LuaScript RWLOCK_ACQUIRE = load("rwlock-acquire.lua");
     static final LuaScript RWLOCK_RELEASE = load("rwlock-release.lua");
     static final LuaScript RWLOCK_HOLDERS = load("rwlock-holders.lua");
+    static final LuaScript FAIR_ACQUIRE = load("fair-acquire.lua");
+    static final LuaScript FAIR_RELEASE = load("fair-release.lua");
 
     /**
      * Makes sure the scripts are read: called where backends are built (an application's setup

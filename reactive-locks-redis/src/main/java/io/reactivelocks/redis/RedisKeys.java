@@ -24,6 +24,9 @@ import java.util.Objects;
  *   {prefix}{<tag>}:rw:intents  its waiting writers' intents (sorted set: owner -&gt; expiry in server ms)
  *   {prefix}{<tag>}:rw:fence    its fencing counter (integer), with the fence TTL
  *   {prefix}{<tag>}:rw:events   its pub/sub channel (as a lock's)
+ *   {prefix}{<tag>}:fair:queue      a fair lock's waiters (sorted set: owner -&gt; arrival in server µs); the
+ *                                   fair lock holds the lock key above, like the mutex
+ *   {prefix}{<tag>}:fair:deadlines  its waiters' deadlines (sorted set: owner -&gt; expiry in server ms)
  *   {prefix}{<tag>}:value    a fenced value (hash: "value", "fence"; see {@link RedisFencedValues}), no TTL
  *
  *   for a task queue (see {@link RedisTaskStore}; task ids and payloads inside are encoded like the tag):
@@ -114,6 +117,14 @@ final class RedisKeys {
 
     String readWriteChannel(String name) {
         return base(name) + "rw:events";
+    }
+
+    String fairQueue(String name) {
+        return base(name) + "fair:queue";
+    }
+
+    String fairDeadlines(String name) {
+        return base(name) + "fair:deadlines";
     }
 
     String fencedValue(String key) {

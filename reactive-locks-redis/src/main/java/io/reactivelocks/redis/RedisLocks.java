@@ -71,6 +71,62 @@ public final class RedisLocks {
 
     /**
      * @param client the application's Redis client
+     * @return a fair lock client with {@link RedisLockOptions#defaults()} and {@link LockOptions#defaults()}
+     * @see #fairLock(RedisClient, RedisLockOptions, LockOptions)
+     */
+    public static LockClient fairLock(RedisClient client) {
+        return fairLock(client, RedisLockOptions.defaults(), LockOptions.defaults());
+    }
+
+    /**
+     * @param client  the application's Redis client
+     * @param options the lock client's default options
+     * @return a fair lock client with {@link RedisLockOptions#defaults()}
+     * @see #fairLock(RedisClient, RedisLockOptions, LockOptions)
+     */
+    public static LockClient fairLock(RedisClient client, LockOptions options) {
+        return fairLock(client, RedisLockOptions.defaults(), options);
+    }
+
+    /**
+     * A fair (FIFO) lock client on Redis: waiters are granted in arrival order. Each name has a
+     * queue (a sorted set by arrival) of waiters with deadlines by the server's {@code TIME}
+     * (twice the lease time, at least 1 s), which a waiting client refreshes, so that an abandoned
+     * waiter expires instead of blocking the queue; one script drops expired waiters, enqueues the
+     * caller and grants the head when the lock is free. A waiter wakes on the lock's release
+     * notification (pub/sub), the holder's TTL or the head waiter's deadline. {@code tryAcquire}
+     * never joins the queue and does not pass waiters; a cancelled waiter leaves the queue at
+     * once. The held lock uses the mutex's keys and fencing counter (see {@link RedisLocks#create}),
+     * so tokens, renewal, {@code observe} and payloads are the mutex's. It opens its own
+     * connections on first use; closing the client closes them.
+     *
+     * @param client       the application's Redis client (not closed)
+     * @param redisOptions key prefix, fencing counter lifetime, URI
+     * @param options      the lock client's default options
+     * @return a lock client whose waiters are granted in arrival order
+     */
+    public static LockClient fairLock(RedisClient client, RedisLockOptions redisOptions, LockOptions options) {
+        Objects.requireNonNull(options, "options");
+        return LockClient.create(new RedisFairLockBackend(RedisLockBackend.create(client, redisOptions), true), options);
+    }
+
+    /**
+     * A fair lock client sharing the connections and key prefix of an existing backend; closing
+     * the client leaves the backend open. Otherwise as
+     * {@link #fairLock(RedisClient, RedisLockOptions, LockOptions)}.
+     *
+     * @param backend the backend to share; its owner closes it
+     * @param options the lock client's default options
+     * @return a lock client whose waiters are granted in arrival order
+     */
+    public static LockClient fairLock(RedisLockBackend backend, LockOptions options) {
+        Objects.requireNonNull(backend, "backend");
+        Objects.requireNonNull(options, "options");
+        return LockClient.create(new RedisFairLockBackend(backend, false), options);
+    }
+
+    /**
+     * @param client the application's Redis client
      * @return a window lock with {@link RedisLockOptions#defaults()} and {@link LockOptions#defaults()}
      * @see #windowLock(RedisClient, RedisLockOptions, LockOptions)
      */

@@ -1,0 +1,203 @@
+package io.reactivelocks.redis;
+
+import io.lettuce.core.ScriptOutputType;
+import io.reactivelocks.spi.Attempt;
+import io.reactivelocks.spi.GrantRequest;
+import io.reactivelocks.spi.HeldLock;
+import io.reactivelocks.spi.Holder;
+import io.reactivelocks.spi.LockBackend;
+import io.reactivelocks.spi.LockEvent;
+import io.reactivelocks.spi.RenewOutcome;
+import io.reactivelocks.spi.RenewRequest;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * A queueing {@link LockBackend} on Redis: a fair (FIFO) lock. The held lock is the mutex's
+ * ({@link RedisLockBackend}: same lock and fence keys, renewal, inspect, payload and events);
+ * waiting owners queue in a per-name sorted set by arrival, each with a deadline (by the
+ * server's {@code TIME}) that its waiting client refreshes, so that an abandoned waiter expires
+ * instead of blocking the queue. One script ({@code fair-acquire.lua}) drops expired waiters,
+ * enqueues or refreshes the caller, and grants the head of the queue when the lock key is free.
+ *
+ * <p>A waiting request answers {@link Attempt.Queued}; its turn listens to the lock's pub/sub
+ * channel and asks again on a release, when the holder's TTL or the head waiter's deadline
+ * passes, and at least every half of the waiter deadline (to refresh its own). A try
+ * ({@code queue = false}) never joins the queue and is busy while anyone waits. A release
+ * removes the owner's hold or queue entry and publishes it, so that a cancelled waiter leaves
+ * the queue at once.
+ */
+final class RedisFairLockBackend implements LockBackend {
+
+    private final RedisLockBackend mutex;
+    private final boolean owned;
+    private final Scheduler timers;
+
+    /**
+     * @param mutex the backend whose connections, keys and held-lock scripts this one uses
+     * @param owned whether {@link #close()} closes {@code mutex}
+     */
+    RedisFairLockBackend(RedisLockBackend mutex, boolean owned) {
+        this.mutex = Objects.requireNonNull(mutex, "mutex");
+        this.owned = owned;
+        this.timers = Schedulers.parallel();
+    }
+
+    @Override
+    public String name() {
+        return "redis";
+    }
+
+    /**
+     * @param leaseTime a request's lease time
+     * @return how long a waiter's entry lives without another call: twice the lease time, at
+     *         least one second (well above a round trip; refreshed every half of it)
+     */
+    static Duration waiterDeadline(Duration leaseTime) {
+        Duration twice = leaseTime.multipliedBy(2);
+        return twice.compareTo(Duration.ofSeconds(1)) < 0 ? Duration.ofSeconds(1) : twice;
+    }
+
+    /**
+     * One grant attempt; a waiting request that is not granted answers {@link Attempt.Queued}.
+     * Errors with a {@link io.reactivelocks.LockBackendException}.
+     */
+    @Override
+    public Mono<Attempt> tryGrant(GrantRequest request) {
+        Objects.requireNonNull(request, "request");
+        return ask(request).map(a -> a instanceof Queued q ? new Attempt.Queued(turn(request, q.hintMs)) : (Attempt) a);
+    }
+
+    /** The answer of one script call: an attempt, or the private {@link Queued} with its hint. */
+    private Mono<Object> ask(GrantRequest request) {
+        return Mono.defer(() -> {
+            String name = request.name();
+            RedisKeys keys = mutex.keys();
+            String[] k = {keys.lock(name), keys.fence(name), keys.fairQueue(name), keys.fairDeadlines(name)};
+            String[] a = {request.owner(), RedisLockBackend.millis(request.leaseTime()), mutex.fenceTtlMs(),
+                    keys.channel(name), request.payload() == null ? "0" : "1",
+                    request.payload() == null ? "" : request.payload(), request.queue() ? "1" : "0",
+                    RedisLockBackend.millis(waiterDeadline(request.leaseTime()))};
+            return mutex.commands()
+                    .flatMap(c -> {
+                        long sentAt = request.clock().nanoTime();
+                        return LuaScript.FAIR_ACQUIRE.run(c.reactive(), ScriptOutputType.MULTI, k, a).next()
+                                .map(reply -> toAnswer((List<?>) reply, request.leaseTime(), sentAt));
+                    })
+                    .onErrorMap(e -> RedisErrors.map(name, "acquire", e));
+        });
+    }
+
+    /**
+     * The wait of a queued owner: asks again when the lock's channel is live (again) or publishes
+     * a release, and when the hint of the last answer or the refresh interval has passed; resolves
+     * with the grant. Cancelling stops the wait (the engine then releases the entry).
+     */
+    private Mono<Attempt> turn(GrantRequest request, long firstHintMs) {
+        long refreshMs = Math.max(1L, waiterDeadline(request.leaseTime()).toMillis() / 2);
+        return Mono.defer(() -> {
+            Sinks.Many<Long> delays = Sinks.many().unicast().onBackpressureBuffer();
+            Flux<Object> timer = delays.asFlux()
+                    .switchMap(ms -> Mono.delay(Duration.ofMillis(ms), timers))
+                    .map(x -> (Object) x);
+            Flux<Object> wakes = mutex.events(request.name())
+                    .filter(e -> e instanceof LockEvent.Subscribed || e instanceof LockEvent.Released)
+                    .map(e -> (Object) e);
+            delays.tryEmitNext(delay(firstHintMs, refreshMs));
+            return Flux.merge(wakes, timer)
+                    .onBackpressureLatest()
+                    .concatMap(x -> ask(request), 1)
+                    .doOnNext(answer -> {
+                        if (answer instanceof Queued q) {
+                            delays.tryEmitNext(delay(q.hintMs, refreshMs));
+                        }
+                    })
+                    .filter(answer -> answer instanceof Attempt)
+                    .cast(Attempt.class)
+                    .next();
+        });
+    }
+
+    private static long delay(long hintMs, long refreshMs) {
+        // +1 ms to land after the holder's key or the head waiter's entry has expired
+        return hintMs < 0 ? refreshMs : Math.min(refreshMs, hintMs + 1);
+    }
+
+    /** Owner-checked release of the hold or the queue entry of {@code owner}; publishes it. */
+    @Override
+    public Mono<Boolean> release(String name, String owner) {
+        Objects.requireNonNull(name, "name");
+        Objects.requireNonNull(owner, "owner");
+        return Mono.defer(() -> {
+            RedisKeys keys = mutex.keys();
+            return mutex.script(LuaScript.FAIR_RELEASE, ScriptOutputType.INTEGER,
+                            new String[] {keys.lock(name), keys.fairQueue(name), keys.fairDeadlines(name)},
+                            owner, keys.channel(name))
+                    .map(r -> Long.valueOf(1L).equals(r))
+                    .onErrorMap(e -> RedisErrors.map(name, "release", e));
+        });
+    }
+
+    /** As the mutex's: the held lock has the same key layout. */
+    @Override
+    public Mono<List<RenewOutcome>> renew(List<RenewRequest> batch) {
+        return mutex.renew(batch);
+    }
+
+    /** As the mutex's: the held lock has the same key layout. */
+    @Override
+    public Mono<Boolean> updatePayload(HeldLock lock, @Nullable String payload) {
+        return mutex.updatePayload(lock, payload);
+    }
+
+    /** As the mutex's: the holder, never a waiter. */
+    @Override
+    public Mono<Holder> inspect(String name) {
+        return mutex.inspect(name);
+    }
+
+    /** As the mutex's: the lock's pub/sub channel. */
+    @Override
+    public Flux<LockEvent> events(String name) {
+        return mutex.events(name);
+    }
+
+    /** Closes the underlying backend when this one owns it. Idempotent. */
+    @Override
+    public Mono<Void> close() {
+        return owned ? mutex.close() : Mono.empty();
+    }
+
+    private static Object toAnswer(List<?> reply, Duration leaseTime, long sentAt) {
+        long kind = ((Number) reply.get(0)).longValue();
+        if (kind == 1L) {
+            return new Attempt.Granted(Long.parseLong(String.valueOf(reply.get(1))), leaseTime, sentAt);
+        }
+        if (kind == 2L) {
+            return new Queued(((Number) reply.get(1)).longValue());
+        }
+        long pttl = ((Number) reply.get(2)).longValue();
+        if (pttl == -2L) {
+            return Attempt.busy(null); // free, but waiters are queued
+        }
+        return Attempt.busy(new Holder(String.valueOf(reply.get(3)), Long.parseLong(String.valueOf(reply.get(1))),
+                pttl >= 0 ? Duration.ofMillis(pttl) : null,
+                Long.valueOf(1L).equals(reply.get(4)) ? String.valueOf(reply.get(5)) : null));
+    }
+
+    /** A queued answer of the script, with the ms until something may change unannounced (-1: none). */
+    private record Queued(long hintMs) {
+    }
+
+    @Override
+    public String toString() {
+        return "RedisFairLockBackend{" + mutex.options() + "}";
+    }
+}
