@@ -352,7 +352,7 @@ public final class PostgresLockBackend implements LockBackend {
     }
 
     /** A payload in stored form; {@code Parameters.in} types a NULL as text. */
-    private static Object storedPayload(String payload) {
+    static Object storedPayload(String payload) {
         return payload == null ? io.r2dbc.spi.Parameters.in(io.r2dbc.spi.R2dbcType.VARCHAR) : TextEscapes.encode(payload);
     }
 

@@ -122,6 +122,64 @@ public final class PostgresLocks {
     }
 
     /**
+     * @param factory an r2dbc-postgresql connection factory or an r2dbc-pool {@code ConnectionPool}
+     * @return a fair lock client with {@link PostgresLockOptions#defaults()} and {@link LockOptions#defaults()}
+     * @see #fairLock(ConnectionFactory, PostgresLockOptions, LockOptions)
+     */
+    public static LockClient fairLock(ConnectionFactory factory) {
+        return fairLock(factory, PostgresLockOptions.defaults(), LockOptions.defaults());
+    }
+
+    /**
+     * @param factory an r2dbc-postgresql connection factory or an r2dbc-pool {@code ConnectionPool}
+     * @param options the lock client's default options
+     * @return a fair lock client with {@link PostgresLockOptions#defaults()}
+     * @see #fairLock(ConnectionFactory, PostgresLockOptions, LockOptions)
+     */
+    public static LockClient fairLock(ConnectionFactory factory, LockOptions options) {
+        return fairLock(factory, PostgresLockOptions.defaults(), options);
+    }
+
+    /**
+     * A fair (FIFO) lock client on PostgreSQL: waiters are granted in arrival order. Waiting owners
+     * are rows {@code (name, owner, seq, expires_at)} of the table {@code <lock table>_waiters},
+     * with a place in line from the lock sequence and a deadline by the server's {@code now()}
+     * (twice the lease time, at least 1 s) that a waiting client refreshes, so that an abandoned
+     * waiter expires instead of blocking the line; one function call, serialized per name by the
+     * mutex's advisory lock, drops expired waiters, enqueues the caller and grants the head when
+     * the lock row is free. A waiter wakes on the name's release {@code NOTIFY}, the holder's TTL
+     * or the head waiter's deadline. {@code tryAcquire} never joins the line and does not pass
+     * waiters; a cancelled waiter leaves the line at once. The held lock is a row of the lock
+     * table, as the mutex's ({@link #create}): tokens, renewal, {@code observe} and payloads are
+     * the mutex's. The waiters table and function are created on first use unless disabled. It
+     * opens its own pool and listening connection; closing the client closes them.
+     *
+     * @param factory         an r2dbc-postgresql connection factory or an r2dbc-pool {@code ConnectionPool}
+     * @param postgresOptions tables, channel, schema creation, pool and listener settings
+     * @param options         the lock client's default options
+     * @return a lock client whose waiters are granted in arrival order
+     */
+    public static LockClient fairLock(ConnectionFactory factory, PostgresLockOptions postgresOptions, LockOptions options) {
+        Objects.requireNonNull(options, "options");
+        return LockClient.create(new PostgresFairLockBackend(backend(factory, postgresOptions), true), options);
+    }
+
+    /**
+     * A fair lock client sharing the pool, listening connection and tables of an existing backend;
+     * closing the client leaves the backend open. Otherwise as
+     * {@link #fairLock(ConnectionFactory, PostgresLockOptions, LockOptions)}.
+     *
+     * @param backend the backend to share; its owner closes it
+     * @param options the lock client's default options
+     * @return a lock client whose waiters are granted in arrival order
+     */
+    public static LockClient fairLock(PostgresLockBackend backend, LockOptions options) {
+        Objects.requireNonNull(backend, "backend");
+        Objects.requireNonNull(options, "options");
+        return LockClient.create(new PostgresFairLockBackend(backend, false), options);
+    }
+
+    /**
      * @param factory the application's connection factory
      * @return a semaphore with {@link PostgresLockOptions#defaults()} and {@link LockOptions#defaults()}
      * @see #semaphore(ConnectionFactory, PostgresLockOptions, LockOptions)

@@ -24,7 +24,8 @@ final class SqlScripts {
             "task_complete.sql", "task_fail.sql", "task_release.sql", "task_status.sql", "task_remove.sql",
             "fenced_values_schema.sql", "fenced_values_check.sql", "fenced_values_write.sql", "fenced_values_read.sql",
             "semaphore_schema.sql", "semaphore_check.sql", "semaphore_grant.sql", "semaphore_renew.sql",
-            "semaphore_release.sql", "semaphore_holders.sql", "rwlock_schema.sql", "rwlock_grant.sql", "rwlock_holders.sql");
+            "semaphore_release.sql", "semaphore_holders.sql", "rwlock_schema.sql", "rwlock_grant.sql", "rwlock_holders.sql",
+            "fair_schema.sql", "fair_grant.sql", "fair_release.sql");
 
     private SqlScripts() {
     }
