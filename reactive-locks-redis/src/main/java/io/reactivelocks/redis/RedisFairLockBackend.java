@@ -12,6 +12,7 @@ import io.reactivelocks.spi.RenewRequest;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -113,7 +114,7 @@ final class RedisFairLockBackend implements LockBackend {
             delays.tryEmitNext(delay(firstHintMs, refreshMs));
             return Flux.merge(wakes, timer)
                     .onBackpressureLatest()
-                    .concatMap(x -> ask(request), 1)
+                    .concatMap(x -> followedAsk(request), 1)
                     .doOnNext(answer -> {
                         if (answer instanceof Queued q) {
                             delays.tryEmitNext(delay(q.hintMs, refreshMs));
@@ -122,6 +123,28 @@ final class RedisFairLockBackend implements LockBackend {
                     .filter(answer -> answer instanceof Attempt)
                     .cast(Attempt.class)
                     .next();
+        });
+    }
+
+    /**
+     * An ask that, when the turn is cancelled while it is in flight, is still followed to its
+     * end: a grant that lands after the cancel is released at once (else it would block the
+     * line until its lease ran out).
+     */
+    private Mono<Object> followedAsk(GrantRequest request) {
+        return Mono.defer(() -> {
+            Mono<Object> answer = ask(request).cache(); // the cache keeps the request going when its subscriber leaves
+            AtomicBoolean delivered = new AtomicBoolean();
+            return answer.doOnNext(a -> delivered.set(true)).doOnCancel(() -> {
+                if (delivered.get()) {
+                    return; // cancelled while its answer went downstream (the turn ending on it): not abandoned
+                }
+                answer.subscribe(a -> {
+                    if (a instanceof Attempt.Granted) {
+                        release(request.name(), request.owner()).subscribe(null, e -> { /* the lease expires by its TTL */ });
+                    }
+                }, e -> { });
+            });
         });
     }
 
