@@ -19,7 +19,6 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Scheduler;
-import reactor.core.scheduler.Schedulers;
 
 /**
  * A queueing {@link LockBackend} on PostgreSQL: a fair (FIFO) lock. The held lock is a row of the
@@ -44,7 +43,7 @@ final class PostgresFairLockBackend implements LockBackend {
     private final ConceptSchema schema;
     private final String grantSql;
     private final String releaseSql;
-    private final Scheduler timers = Schedulers.parallel();
+    private final Scheduler timers;
 
     /**
      * @param mutex whose pool, listener, lock table and sequence to use
@@ -54,6 +53,7 @@ final class PostgresFairLockBackend implements LockBackend {
         this.mutex = Objects.requireNonNull(mutex, "backend");
         this.owned = owned;
         PostgresLockOptions o = mutex.options();
+        this.timers = o.scheduler(); // the backend's timer scheduler (PostgresLockOptions.Builder#scheduler)
         String waiters = SqlIdentifiers.derived(o.table(), "_waiters");
         Map<String, String> names = new HashMap<>();
         names.put("schema", SqlIdentifiers.quote(o.schema()));
