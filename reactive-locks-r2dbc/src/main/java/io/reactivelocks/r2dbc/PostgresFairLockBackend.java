@@ -8,16 +8,15 @@ import io.reactivelocks.spi.LockBackend;
 import io.reactivelocks.spi.LockEvent;
 import io.reactivelocks.spi.RenewOutcome;
 import io.reactivelocks.spi.RenewRequest;
+import io.reactivelocks.spi.WaiterLine;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Scheduler;
 
 /**
@@ -44,6 +43,7 @@ final class PostgresFairLockBackend implements LockBackend {
     private final String grantSql;
     private final String releaseSql;
     private final Scheduler timers;
+    private final WaiterLine line;
 
     /**
      * @param mutex whose pool, listener, lock table and sequence to use
@@ -68,6 +68,7 @@ final class PostgresFairLockBackend implements LockBackend {
                 SqlScripts.render("fair_schema.sql", names, true), SqlScripts.render("semaphore_check.sql", names, false));
         this.grantSql = SqlScripts.render("fair_grant.sql", names, false);
         this.releaseSql = SqlScripts.render("fair_release.sql", names, false);
+        this.line = new WaiterLine(this::ask, mutex::events, this::release, timers);
     }
 
     /** @return the waiters table, qualified and quoted (for tests) */
@@ -90,23 +91,13 @@ final class PostgresFairLockBackend implements LockBackend {
     }
 
     /**
-     * @param leaseTime a request's lease time
-     * @return how long a waiter's row lives without another call: twice the lease time, at least
-     *         one second (refreshed every half of it)
-     */
-    static Duration waiterDeadline(Duration leaseTime) {
-        Duration twice = leaseTime.multipliedBy(2);
-        return twice.compareTo(Duration.ofSeconds(1)) < 0 ? Duration.ofSeconds(1) : twice;
-    }
-
-    /**
      * One grant attempt; a waiting request that is not granted answers {@link Attempt.Queued}.
      * Answered after the statement committed. Errors with a {@link io.reactivelocks.LockBackendException}.
      */
     @Override
     public Mono<Attempt> tryGrant(GrantRequest request) {
         Objects.requireNonNull(request, "request");
-        return ask(request).map(a -> a instanceof Queued q ? new Attempt.Queued(turn(request, q.hintMs)) : (Attempt) a);
+        return line.tryGrant(request);
     }
 
     private Mono<Object> ask(GrantRequest request) {
@@ -116,7 +107,7 @@ final class PostgresFairLockBackend implements LockBackend {
             long sentAt = request.clock().nanoTime();
             Flux<Object> rows = mutex.query(grantSql, st -> st.bind(0, name).bind(1, owner)
                             .bind(2, PostgresLockBackend.micros(request.leaseTime())).bind(3, request.queue())
-                            .bind(4, PostgresLockBackend.micros(waiterDeadline(request.leaseTime())))
+                            .bind(4, PostgresLockBackend.micros(WaiterLine.waiterDeadline(request.leaseTime())))
                             .bind(5, PostgresLockBackend.storedPayload(request.payload()))
                             .bind(6, mutex.options().channel()).bind(7, NotificationPayload.suffix(owner, name)),
                     (row, md) -> toAnswer(row.get("r_kind", Integer.class), row.get("r_token", Long.class),
@@ -127,62 +118,6 @@ final class PostgresFairLockBackend implements LockBackend {
                     ? Mono.error(new IllegalStateException("fair lock grant returned no row"))
                     : Mono.just(all.get(0)));
         }).onErrorMap(e -> PostgresErrors.map(request.name(), "acquire", e));
-    }
-
-    /**
-     * The wait of a queued owner: asks again when the listening connection is live (again) or a
-     * release of the name is notified, and when the hint of the last answer or the refresh
-     * interval has passed; resolves with the grant. Cancelling stops the wait.
-     */
-    private Mono<Attempt> turn(GrantRequest request, long firstHintMs) {
-        long refreshMs = Math.max(1L, waiterDeadline(request.leaseTime()).toMillis() / 2);
-        return Mono.defer(() -> {
-            Sinks.Many<Long> delays = Sinks.many().unicast().onBackpressureBuffer();
-            Flux<Object> timer = delays.asFlux()
-                    .switchMap(ms -> Mono.delay(Duration.ofMillis(ms), timers))
-                    .map(x -> (Object) x);
-            Flux<Object> wakes = mutex.events(request.name())
-                    .filter(e -> e instanceof LockEvent.Subscribed || e instanceof LockEvent.Released)
-                    .map(e -> (Object) e);
-            delays.tryEmitNext(delay(firstHintMs, refreshMs));
-            return Flux.merge(wakes, timer)
-                    .onBackpressureLatest()
-                    .concatMap(x -> followedAsk(request), 1)
-                    .doOnNext(answer -> {
-                        if (answer instanceof Queued q) {
-                            delays.tryEmitNext(delay(q.hintMs, refreshMs));
-                        }
-                    })
-                    .filter(answer -> answer instanceof Attempt)
-                    .cast(Attempt.class)
-                    .next();
-        });
-    }
-
-    /**
-     * An ask that, when the turn is cancelled while it is in flight, is still followed to its
-     * end: a grant that lands after the cancel is released at once (else it would block the
-     * line until its lease ran out).
-     */
-    private Mono<Object> followedAsk(GrantRequest request) {
-        return Mono.defer(() -> {
-            Mono<Object> answer = ask(request).cache(); // the cache keeps the request going when its subscriber leaves
-            AtomicBoolean delivered = new AtomicBoolean();
-            return answer.doOnNext(a -> delivered.set(true)).doOnCancel(() -> {
-                if (delivered.get()) {
-                    return; // cancelled while its answer went downstream (the turn ending on it): not abandoned
-                }
-                answer.subscribe(a -> {
-                    if (a instanceof Attempt.Granted) {
-                        release(request.name(), request.owner()).subscribe(null, e -> { /* the lease expires by its TTL */ });
-                    }
-                }, e -> { });
-            });
-        });
-    }
-
-    private static long delay(long hintMs, long refreshMs) {
-        return hintMs < 0 ? refreshMs : Math.min(refreshMs, hintMs + 1);
     }
 
     /** Owner-checked delete of the lock row or the place in line of {@code owner}; notifies. */
@@ -237,7 +172,7 @@ final class PostgresFairLockBackend implements LockBackend {
         }
         long remaining = remainingUs == null ? -1 : remainingUs;
         if (kind == 2) {
-            return new Queued(remaining < 0 ? -1 : remaining / 1000);
+            return new WaiterLine.StillQueued(remaining < 0 ? -1 : remaining / 1000);
         }
         if (owner == null) {
             return Attempt.busy(null); // free, but waiters are in line
@@ -246,9 +181,6 @@ final class PostgresFairLockBackend implements LockBackend {
                 payload == null ? null : TextEscapes.decode(payload)));
     }
 
-    /** A queued answer, with the ms until something may change unannounced (-1: none). */
-    private record Queued(long hintMs) {
-    }
 
     @Override
     public String toString() {

@@ -9,14 +9,13 @@ import io.reactivelocks.spi.LockBackend;
 import io.reactivelocks.spi.LockEvent;
 import io.reactivelocks.spi.RenewOutcome;
 import io.reactivelocks.spi.RenewRequest;
+import io.reactivelocks.spi.WaiterLine;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
@@ -40,6 +39,7 @@ final class RedisFairLockBackend implements LockBackend {
     private final RedisLockBackend mutex;
     private final boolean owned;
     private final Scheduler timers;
+    private final WaiterLine line;
 
     /**
      * @param mutex the backend whose connections, keys and held-lock scripts this one uses
@@ -49,6 +49,7 @@ final class RedisFairLockBackend implements LockBackend {
         this.mutex = Objects.requireNonNull(mutex, "mutex");
         this.owned = owned;
         this.timers = Schedulers.parallel();
+        this.line = new WaiterLine(this::ask, mutex::events, this::release, timers);
     }
 
     @Override
@@ -62,8 +63,7 @@ final class RedisFairLockBackend implements LockBackend {
      *         least one second (well above a round trip; refreshed every half of it)
      */
     static Duration waiterDeadline(Duration leaseTime) {
-        Duration twice = leaseTime.multipliedBy(2);
-        return twice.compareTo(Duration.ofSeconds(1)) < 0 ? Duration.ofSeconds(1) : twice;
+        return WaiterLine.waiterDeadline(leaseTime);
     }
 
     /**
@@ -73,10 +73,10 @@ final class RedisFairLockBackend implements LockBackend {
     @Override
     public Mono<Attempt> tryGrant(GrantRequest request) {
         Objects.requireNonNull(request, "request");
-        return ask(request).map(a -> a instanceof Queued q ? new Attempt.Queued(turn(request, q.hintMs)) : (Attempt) a);
+        return line.tryGrant(request);
     }
 
-    /** The answer of one script call: an attempt, or the private {@link Queued} with its hint. */
+    /** The answer of one script call: an attempt, or {@link WaiterLine.StillQueued} with its hint. */
     private Mono<Object> ask(GrantRequest request) {
         return Mono.defer(() -> {
             String name = request.name();
@@ -94,63 +94,6 @@ final class RedisFairLockBackend implements LockBackend {
                     })
                     .onErrorMap(e -> RedisErrors.map(name, "acquire", e));
         });
-    }
-
-    /**
-     * The wait of a queued owner: asks again when the lock's channel is live (again) or publishes
-     * a release, and when the hint of the last answer or the refresh interval has passed; resolves
-     * with the grant. Cancelling stops the wait (the engine then releases the entry).
-     */
-    private Mono<Attempt> turn(GrantRequest request, long firstHintMs) {
-        long refreshMs = Math.max(1L, waiterDeadline(request.leaseTime()).toMillis() / 2);
-        return Mono.defer(() -> {
-            Sinks.Many<Long> delays = Sinks.many().unicast().onBackpressureBuffer();
-            Flux<Object> timer = delays.asFlux()
-                    .switchMap(ms -> Mono.delay(Duration.ofMillis(ms), timers))
-                    .map(x -> (Object) x);
-            Flux<Object> wakes = mutex.events(request.name())
-                    .filter(e -> e instanceof LockEvent.Subscribed || e instanceof LockEvent.Released)
-                    .map(e -> (Object) e);
-            delays.tryEmitNext(delay(firstHintMs, refreshMs));
-            return Flux.merge(wakes, timer)
-                    .onBackpressureLatest()
-                    .concatMap(x -> followedAsk(request), 1)
-                    .doOnNext(answer -> {
-                        if (answer instanceof Queued q) {
-                            delays.tryEmitNext(delay(q.hintMs, refreshMs));
-                        }
-                    })
-                    .filter(answer -> answer instanceof Attempt)
-                    .cast(Attempt.class)
-                    .next();
-        });
-    }
-
-    /**
-     * An ask that, when the turn is cancelled while it is in flight, is still followed to its
-     * end: a grant that lands after the cancel is released at once (else it would block the
-     * line until its lease ran out).
-     */
-    private Mono<Object> followedAsk(GrantRequest request) {
-        return Mono.defer(() -> {
-            Mono<Object> answer = ask(request).cache(); // the cache keeps the request going when its subscriber leaves
-            AtomicBoolean delivered = new AtomicBoolean();
-            return answer.doOnNext(a -> delivered.set(true)).doOnCancel(() -> {
-                if (delivered.get()) {
-                    return; // cancelled while its answer went downstream (the turn ending on it): not abandoned
-                }
-                answer.subscribe(a -> {
-                    if (a instanceof Attempt.Granted) {
-                        release(request.name(), request.owner()).subscribe(null, e -> { /* the lease expires by its TTL */ });
-                    }
-                }, e -> { });
-            });
-        });
-    }
-
-    private static long delay(long hintMs, long refreshMs) {
-        // +1 ms to land after the holder's key or the head waiter's entry has expired
-        return hintMs < 0 ? refreshMs : Math.min(refreshMs, hintMs + 1);
     }
 
     /** Owner-checked release of the hold or the queue entry of {@code owner}; publishes it. */
@@ -204,7 +147,7 @@ final class RedisFairLockBackend implements LockBackend {
             return new Attempt.Granted(Long.parseLong(String.valueOf(reply.get(1))), leaseTime, sentAt);
         }
         if (kind == 2L) {
-            return new Queued(((Number) reply.get(1)).longValue());
+            return new WaiterLine.StillQueued(((Number) reply.get(1)).longValue());
         }
         long pttl = ((Number) reply.get(2)).longValue();
         if (pttl == -2L) {
@@ -215,9 +158,6 @@ final class RedisFairLockBackend implements LockBackend {
                 Long.valueOf(1L).equals(reply.get(4)) ? String.valueOf(reply.get(5)) : null));
     }
 
-    /** A queued answer of the script, with the ms until something may change unannounced (-1: none). */
-    private record Queued(long hintMs) {
-    }
 
     @Override
     public String toString() {
