@@ -38,8 +38,9 @@ import java.util.Map;
  *       leases reported.</li>
  *   <li><b>FIFO</b> (fair names): two waits of a name, x started more than {@link #FIFO_MARGIN}
  *       before y, both still waiting when the first of them was granted, y granted first — checked
- *       only in the undisturbed time (before the first fault and from two lease times after a fault
- *       until the next), where no queued waiter can expire.</li>
+ *       only where no queued waiter can expire: the whole run under faults of one worker (it is in a
+ *       section, not waiting), else before the first fault and from two lease times after a fault
+ *       until the next.</li>
  * </ul>
  * I3 for semaphores: a grant's token must exceed the token of every grant of the name whose hold
  * ended before it was granted, and no two grants share a token; for read-write locks: a writer's
@@ -491,16 +492,19 @@ public final class SafetyCheck {
      */
     private static long[] fifo(SafetyRun.Outcome o, List<String> details) {
         // the undisturbed windows: before the first fault, and from two lease times after a fault to the next
+        // (a worker frozen, cut off or killed is in a section, never waiting: those faults leave every
+        // judged wait undisturbed, so their whole run counts)
         List<long[]> quiet = new ArrayList<>();
         long from = o.startNanos();
         long settle = o.settings().lease().toNanos() * 2;
         List<SafetyRun.Applied> applied = new ArrayList<>(o.applied());
+        applied.removeIf(a -> a.fault() == Fault.PAUSE_WORKER || a.fault() == Fault.PARTITION_WORKER || a.fault() == Fault.KILL_WORKER);
         applied.sort(Comparator.comparingLong(SafetyRun.Applied::start));
         for (SafetyRun.Applied a : applied) {
             quiet.add(new long[] {from, a.start()});
             from = a.end() + settle;
         }
-        quiet.add(new long[] {from, o.endNanos()});
+        quiet.add(new long[] {from, Long.MAX_VALUE});
         // waits: a Q and the same worker's next G of that name (none when the wait failed)
         Map<String, List<long[]>> waits = new HashMap<>();
         Map<String, Long> open = new HashMap<>();

@@ -82,7 +82,7 @@ public final class SafetyRun {
 
         /**
          * Settings of the short mode of the new primitives: 3 workers, one name per primitive given,
-         * the shortest lease, a 1 s settle and one worker-pause cycle per name that can be fenced
+         * the shortest lease, a 0.5 s settle and one worker-pause cycle per name that can be fenced
          * (semaphore, read-write lock); the fair name is judged in the undisturbed time.
          *
          * @param backend    the store
@@ -91,7 +91,7 @@ public final class SafetyRun {
          * @return the settings
          */
         public static Settings shortMode(SafetyBackend backend, Fault fault, List<Primitive> primitives) {
-            return new Settings(backend, fault, 3, primitives.size(), Duration.ofSeconds(1), Duration.ofMillis(1000), Duration.ZERO, 0,
+            return new Settings(backend, fault, 3, primitives.size(), Duration.ofSeconds(1), Duration.ofMillis(500), Duration.ZERO, 0,
                     Duration.ZERO, 42, primitives, 2);
         }
 
@@ -231,6 +231,9 @@ public final class SafetyRun {
             pause(settings.settle().toMillis());
             long stopAt = System.nanoTime();
             long renewals = 0;
+            for (WorkerProcess w : workers) {
+                w.requestStop(); // all at once: they wind down in parallel
+            }
             for (WorkerProcess w : workers) {
                 if (!w.stop(30_000)) {
                     if (!w.isKilled()) {

@@ -47,6 +47,7 @@ final class WorkerProcess {
     private long renewals;
     private volatile boolean paused;
     private volatile boolean killed;
+    private volatile boolean stopRequested;
 
     private WorkerProcess(int id, Process process, List<Event> events) {
         this.id = id;
@@ -253,13 +254,7 @@ final class WorkerProcess {
         if (killed) {
             return true;
         }
-        resume();
-        command("stop");
-        try {
-            process.getOutputStream().close();
-        } catch (IOException e) {
-            // gone already
-        }
+        requestStop();
         boolean exited = process.waitFor(timeoutMillis, TimeUnit.MILLISECONDS);
         if (!exited) {
             process.destroyForcibly();
@@ -268,6 +263,21 @@ final class WorkerProcess {
         reader.join(5_000);
         synchronized (this) {
             return exited && done;
+        }
+    }
+
+    /** Asks the worker to finish its section and exit, without waiting (see {@link #stop}). */
+    void requestStop() {
+        if (killed || stopRequested) {
+            return;
+        }
+        stopRequested = true;
+        resume();
+        command("stop");
+        try {
+            process.getOutputStream().close();
+        } catch (IOException e) {
+            // gone already
         }
     }
 

@@ -47,6 +47,12 @@ class SafetyPrimitivesShortModeTest {
         SafetyCheck.Verdict verdict = SafetyCheck.judge(outcome);
         System.out.println("[safety] " + verdict.summary() + " (" + (System.nanoTime() - started) / 1_000_000 + " ms)");
         verdict.details().forEach(d -> System.out.println("[safety]   " + d));
+        if (!verdict.safe()) { // the whole run, to read what happened
+            java.nio.file.Path dump = java.nio.file.Paths.get("target", "safety-primitives-" + backend + ".txt");
+            java.nio.file.Files.createDirectories(dump.getParent());
+            java.nio.file.Files.write(dump, Stream.concat(outcome.events().stream().map(Object::toString),
+                    outcome.ops().stream().map(Object::toString)).toList());
+        }
 
         assertThat(verdict.problems()).as("harness problems").isEmpty();
         assertThat(verdict.permitOverflow()).as("I6 more than N permit holders: %s", verdict.details()).isZero();
