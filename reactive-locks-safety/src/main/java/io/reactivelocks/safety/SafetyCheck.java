@@ -43,7 +43,7 @@ import java.util.Map;
  *       until the next.</li>
  * </ul>
  * I3 for semaphores: a grant's token must exceed the token of every grant of the name whose hold
- * ended before it was granted, and no two grants share a token; for read-write locks: a writer's
+ * ended before the grant's acquire started, and no two grants share a token; for read-write locks: a writer's
  * token exceeds every token granted before it, a reader's every writer's token granted before it,
  * and no two grants share a token.
  * Diagnostics: acquisitions, stale writes rejected (late writes the fencing stopped), overlaps
@@ -273,11 +273,23 @@ public final class SafetyCheck {
         }
         long tokenOrder = 0;
         List<Interval> intervals = intervals(o);
+        Map<WorkerProcess.Event, Long> waitStart = new HashMap<>(); // a grant -> when its acquire started (Q)
+        Map<String, Long> asking = new HashMap<>();
+        for (WorkerProcess.Event e : o.events()) {
+            if (e.type() == 'Q') {
+                asking.put(e.worker() + "/" + e.name(), e.nanos());
+            } else if (e.type() == 'G') {
+                Long q = asking.remove(e.worker() + "/" + e.name());
+                if (q != null) {
+                    waitStart.put(e, q);
+                }
+            }
+        }
         for (List<WorkerProcess.Event> g : grants.values()) {
             g.sort(Comparator.comparingLong(WorkerProcess.Event::nanos));
             Primitive primitive = primitiveOf(o, g.get(0).name());
             if (primitive == Primitive.SEMAPHORE || primitive == Primitive.RWLOCK) {
-                tokenOrder += tokenOrder(primitive, g, intervals, details);
+                tokenOrder += tokenOrder(primitive, g, intervals, waitStart, details);
                 continue;
             }
             for (int i = 1; i < g.size(); i++) {
@@ -402,7 +414,8 @@ public final class SafetyCheck {
      * @param g grants of one name, in time order
      * @return the violations
      */
-    private static long tokenOrder(Primitive primitive, List<WorkerProcess.Event> g, List<Interval> intervals, List<String> details) {
+    private static long tokenOrder(Primitive primitive, List<WorkerProcess.Event> g, List<Interval> intervals,
+                                   Map<WorkerProcess.Event, Long> waitStart, List<String> details) {
         long n = 0;
         Map<Long, WorkerProcess.Event> seen = new HashMap<>();
         for (WorkerProcess.Event e : g) {
@@ -413,12 +426,17 @@ public final class SafetyCheck {
             }
         }
         if (primitive == Primitive.SEMAPHORE) {
+            // a grant is reported after it happened (by how much depends on the machine), so only a
+            // hold that ended before the grant's acquire even started is surely earlier on the store
             List<Interval> ended = new ArrayList<>(intervals.stream().filter(i -> i.name.equals(g.get(0).name())).toList());
             ended.sort(Comparator.comparingLong(i -> i.end));
+            List<WorkerProcess.Event> byWait = new ArrayList<>(g);
+            byWait.sort(Comparator.comparingLong(e -> waitStart.getOrDefault(e, e.nanos())));
             int k = 0;
             Interval highest = null;
-            for (WorkerProcess.Event e : g) {
-                while (k < ended.size() && ended.get(k).end < e.nanos()) {
+            for (WorkerProcess.Event e : byWait) {
+                long asked = waitStart.getOrDefault(e, e.nanos());
+                while (k < ended.size() && ended.get(k).end < asked) {
                     if (highest == null || ended.get(k).token > highest.token) {
                         highest = ended.get(k);
                     }
@@ -427,7 +445,7 @@ public final class SafetyCheck {
                 if (highest != null && e.token() <= highest.token) {
                     n++;
                     detail(details, "I3: permit of " + e.name() + " to worker " + e.worker() + " with token " + e.token()
-                            + " after worker " + highest.worker + "'s permit with token " + highest.token + " had ended");
+                            + ", asked for after worker " + highest.worker + "'s permit with token " + highest.token + " had ended");
                 }
             }
             return n;

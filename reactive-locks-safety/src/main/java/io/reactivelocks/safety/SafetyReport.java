@@ -475,56 +475,36 @@ public final class SafetyReport {
         }
         SafetyRun.Settings s = verdicts.isEmpty() ? null : verdicts.get(verdicts.size() - 1).outcome().settings();
         StringBuilder b = new StringBuilder();
-        b.append(BEGIN).append('
-');
-        b.append("## Semaphore, read-write lock and fair lock under faults (I6, I7, FIFO)
-
-");
-        b.append("Runs that produced the rows below (a later run of a primitive × backend × fault replaces the earlier row):
-
-");
-        commands.forEach(c -> b.append("- ").append(c).append('
-'));
-        b.append('
-');
+        b.append(BEGIN).append('\n');
+        b.append("## Semaphore, read-write lock and fair lock under faults (I6, I7, FIFO)\n\n");
+        b.append("Runs that produced the rows below (a later run of a primitive × backend × fault replaces the earlier row):\n\n");
+        commands.forEach(c -> b.append("- ").append(c).append('\n'));
+        b.append('\n');
         if (s != null) {
             b.append("Each run: one primitive, ").append(s.workers()).append(" worker JVMs × ").append(s.names())
                     .append(" names for at least ").append(s.duration().toSeconds()).append(" s; lease ").append(s.lease().toMillis())
                     .append(" ms; semaphores with N = ").append(s.permits()).append("; a fault cycle every ")
                     .append(s.settle().toSeconds()).append(" s plus the fault's length. While a worker is frozen or cut off, "
-                            + "the others take only its name (so that its permit or lock is taken over while it is away).
-
-");
+                            + "the others take only its name (so that its permit or lock is taken over while it is away).\n\n");
         }
         b.append("| primitive | backend | fault | acquisitions | I1 | I2 | I3 | I4 | I5 | I6 | I7 | FIFO (pairs judged) | "
-                + "stale writes rejected | slots evicted | overlaps (ms) | losses (rate) | failed acquires | faults |
-");
-        b.append("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|
-");
+                + "stale writes rejected | slots evicted | overlaps (ms) | losses (rate) | failed acquires | faults |\n");
+        b.append("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         for (String k : order) {
             if (rows.containsKey(k)) {
-                b.append(rows.get(k)).append('
-');
+                b.append(rows.get(k)).append('\n');
             }
         }
-        b.append("
-Violations and harness problems (the first few of each run):
-
-");
+        b.append("\nViolations and harness problems (the first few of each run):\n\n");
         boolean any = false;
         for (String k : order) {
             for (String line : notes.getOrDefault(k, List.of())) {
-                b.append(line).append('
-');
+                b.append(line).append('\n');
                 any = true;
             }
         }
-        b.append(any ? "
-" : "- none: every fault found its target, every worker stopped cleanly, no check failed.
-
-");
-        b.append("The rules of the arbiter and of I6, I7 and FIFO are described in the section above this table.
-");
+        b.append(any ? "\n" : "- none: every fault found its target, every worker stopped cleanly, no check failed.\n\n");
+        b.append("The rules of the arbiter and of I6, I7 and FIFO are described in the section above this table.\n");
         return before + b + END + after;
     }
 

@@ -42,7 +42,7 @@ import reactor.core.scheduler.Schedulers;
  * is {@code CLOCK_MONOTONIC} and so comparable between processes of one machine):
  * <pre>
  * READY
- * Q name t                            a hold of a fair name subscribed: the worker starts to wait
+ * Q name t                            a hold is about to be subscribed: the worker starts to wait
  * G name token t validUntil mode      granted (mode m mutex, f fair, s semaphore, r reader, w writer)
  * C name token t                      in the critical section: the read was accepted, the write is next
  * E name token t lost|released lastValidUntil   the hold ended (lost: the stream completed)
@@ -217,9 +217,7 @@ public final class Worker {
             Sinks.One<Lease> granted = Sinks.one();
             AtomicReference<Lease> last = new AtomicReference<>();
             AtomicBoolean ended = new AtomicBoolean();
-            if (mode == 'f') {
-                emit("Q " + name + " " + System.nanoTime());
-            }
+            emit("Q " + name + " " + System.nanoTime()); // before any request of this acquire
             Disposable hold = holdOf(name, mode).subscribe(
                     lease -> {
                         long now = System.nanoTime();
