@@ -3,6 +3,8 @@
 # then docs/SAFETY.md and docs/safety-timeline.png.
 #   reactive-locks-safety/run-long.sh                         # the whole set
 #   reactive-locks-safety/run-long.sh --duration=PT2M --backends=REDIS --faults=PAUSE_WORKER
+#   reactive-locks-safety/run-long.sh --primitives=SEMAPHORE,RWLOCK,FAIR --duration=PT30S --workers=4 --names=4
+#     (the new primitives, one per run; their rows go to their own section of docs/SAFETY.md: I6, I7, FIFO)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash .ci/install-servers.sh

@@ -3,6 +3,7 @@ package io.reactivelocks.safety;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.options.GetOption;
+import io.lettuce.core.Range;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -16,7 +17,12 @@ import io.reactivelocks.etcd.EtcdLocks;
 import io.reactivelocks.r2dbc.PostgresLockOptions;
 import io.reactivelocks.r2dbc.PostgresLocks;
 import io.reactivelocks.redis.RedisLockOptions;
+import io.reactivelocks.redis.RedisLockBackend;
 import io.reactivelocks.redis.RedisLocks;
+import io.reactivelocks.r2dbc.PostgresLockBackend;
+import io.reactivelocks.rwlock.ReadWriteLock;
+import io.reactivelocks.rwlock.ReadWriteLockOptions;
+import io.reactivelocks.semaphore.Semaphore;
 import io.reactivelocks.test.server.EtcdServer;
 import io.reactivelocks.test.server.PostgresServer;
 import io.reactivelocks.test.server.RedisServer;
@@ -27,6 +33,7 @@ import io.reactivelocks.zookeeper.ZooKeeperLocks;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -59,16 +66,26 @@ public enum SafetyBackend implements SafetyStore {
             RedisURI uri = RedisURI.create("redis://" + host + ":" + port);
             uri.setTimeout(options.requestTimeout());
             RedisClient redis = RedisClient.create(uri);
-            LockClient client = LockClient.create(RedisLocks.backend(redis, RedisLockOptions.builder().keyPrefix(namespace + ":").uri(uri).build()),
-                    options, listener);
-            return new Connection(client, redis::shutdown);
+            RedisLockBackend backend = RedisLocks.backend(redis, RedisLockOptions.builder().keyPrefix(namespace + ":").uri(uri).build());
+            LockClient client = LockClient.create(backend, options, listener);
+            return new Connection(client, RedisLocks.fairLock(backend, options), RedisLocks.semaphore(backend, options),
+                    RedisLocks.readWriteLock(backend, ReadWriteLockOptions.of(options)), redis::shutdown);
         }
 
         @Override
         long held(ServerFixture server, String namespace) {
             RedisClient redis = RedisClient.create(RedisURI.create("redis://" + server.host() + ":" + server.port()));
             try (StatefulRedisConnection<String, String> c = redis.connect()) {
-                return c.sync().keys(namespace + ":*:lock").size();
+                long n = c.sync().keys(namespace + ":*:lock").size();
+                List<String> time = c.sync().time();
+                long nowMs = Long.parseLong(time.get(0)) * 1000 + Long.parseLong(time.get(1)) / 1000;
+                // semaphore permits, read-write grants and writers' intents, fair-lock waiters: sorted sets of owner -> expiry (server ms)
+                for (String pattern : List.of(":*:semaphore", ":*:rw", ":*:rw:intents", ":*:fair:deadlines")) {
+                    for (String key : c.sync().keys(namespace + pattern)) {
+                        n += c.sync().zcount(key, Range.from(Range.Boundary.excluding(nowMs), Range.Boundary.unbounded()));
+                    }
+                }
+                return n;
             } finally {
                 redis.shutdown();
             }
@@ -93,15 +110,25 @@ public enum SafetyBackend implements SafetyStore {
             String[] e = extra.split(":");
             ConnectionFactory factory = ConnectionFactories.get("r2dbc:postgresql://" + e[0] + ":" + e[1] + "@" + host + ":" + port
                     + "/" + e[2] + "?connectTimeout=PT2S");
-            LockClient client = LockClient.create(PostgresLocks.backend(factory, pgOptions(namespace)), options, listener);
-            return new Connection(client, () -> { });
+            PostgresLockBackend backend = PostgresLocks.backend(factory, pgOptions(namespace));
+            LockClient client = LockClient.create(backend, options, listener);
+            return new Connection(client, PostgresLocks.fairLock(backend, options), PostgresLocks.semaphore(backend, options),
+                    PostgresLocks.readWriteLock(backend, ReadWriteLockOptions.of(options)), () -> { });
         }
 
         @Override
         void prepare(ServerFixture server, String namespace) {
             PostgresServer pg = (PostgresServer) server;
             ConnectionFactory factory = ConnectionFactories.get(pg.r2dbcUrl());
-            PostgresLocks.backend(factory, pgOptions(namespace)).migrate().block(Duration.ofSeconds(30));
+            PostgresLockBackend backend = PostgresLocks.backend(factory, pgOptions(namespace));
+            backend.migrate().block(Duration.ofSeconds(30));
+            // the concept tables are created on first use: once here, not by three workers at the same moment
+            LockOptions options = LockOptions.defaults();
+            String name = namespace + "-prepare";
+            PostgresLocks.semaphore(backend, options).tryAcquire(name, 1).flatMap(l -> l.release()).block(Duration.ofSeconds(30));
+            PostgresLocks.readWriteLock(backend, ReadWriteLockOptions.of(options)).write().tryAcquire(name)
+                    .flatMap(l -> l.release()).block(Duration.ofSeconds(30));
+            PostgresLocks.fairLock(backend, options).tryAcquire(name).flatMap(l -> l.release()).block(Duration.ofSeconds(30));
         }
 
         @Override
@@ -109,10 +136,17 @@ public enum SafetyBackend implements SafetyStore {
             PostgresServer pg = (PostgresServer) server;
             ConnectionFactory factory = ConnectionFactories.get(pg.r2dbcUrl());
             Long n = Mono.usingWhen(Mono.from(factory.create()),
-                    c -> Mono.from(c.createStatement("SELECT count(*) FROM " + namespace + " WHERE expires_at > now()").execute())
+                    c -> Mono.from(c.createStatement("SELECT (SELECT count(*) FROM " + namespace + " WHERE expires_at > now())"
+                                                    + " + " + count(namespace + "_permits") + " + " + count(namespace + "_rw") + " + " + count(namespace + "_waiters"))
+                                    .execute())
                             .flatMap(r -> Mono.from(r.map((row, m) -> row.get(0, Long.class)))),
                     c -> Mono.from(c.close())).block(Duration.ofSeconds(30));
             return n == null ? 0 : n;
+        }
+
+        /** Unexpired rows of a concept table (every run creates them all in {@link #prepare}). */
+        private String count(String table) {
+            return "(SELECT count(*) FROM " + table + " WHERE expires_at > now())";
         }
 
         private PostgresLockOptions pgOptions(String namespace) {
@@ -136,17 +170,23 @@ public enum SafetyBackend implements SafetyStore {
         @Override
         public Connection connect(String host, int port, String extra, String namespace, LockOptions options, LockListener listener) {
             Client etcd = Client.builder().endpoints("http://" + host + ":" + port).build();
-            LockClient client = LockClient.create(EtcdLocks.backend(etcd, EtcdLockOptions.builder().prefix(namespace)
-                    .sessionTtl(options.leaseTime()).build()), options, listener);
-            return new Connection(client, etcd::close);
+            EtcdLockOptions etcdOptions = EtcdLockOptions.builder().prefix(namespace).sessionTtl(options.leaseTime()).build();
+            LockClient client = LockClient.create(EtcdLocks.backend(etcd, etcdOptions), options, listener);
+            // the etcd mutex queues natively (create-revision order): it is the fair lock here
+            return new Connection(client, client, EtcdLocks.semaphore(etcd, etcdOptions, options),
+                    EtcdLocks.readWriteLock(etcd, etcdOptions, ReadWriteLockOptions.of(options)), etcd::close);
         }
 
         @Override
         long held(ServerFixture server, String namespace) {
             try (Client etcd = Client.builder().endpoints("http://" + server.host() + ":" + server.port()).build()) {
-                ByteSequence prefix = ByteSequence.from(namespace + "/", StandardCharsets.UTF_8);
-                return etcd.getKVClient().get(prefix, GetOption.builder().isPrefix(true).withCountOnly(true).build())
-                        .get(10, TimeUnit.SECONDS).getCount();
+                long n = 0;
+                for (String p : List.of(namespace + "/", namespace + "-semaphore/", namespace + "-rw/")) {
+                    ByteSequence prefix = ByteSequence.from(p, StandardCharsets.UTF_8);
+                    n += etcd.getKVClient().get(prefix, GetOption.builder().isPrefix(true).withCountOnly(true).build())
+                            .get(10, TimeUnit.SECONDS).getCount();
+                }
+                return n;
             } catch (Exception e) {
                 throw new IllegalStateException("cannot count etcd keys under " + namespace, e);
             }
@@ -171,9 +211,11 @@ public enum SafetyBackend implements SafetyStore {
                     .sessionTimeoutMs((int) options.leaseTime().toMillis()).connectionTimeoutMs(2000)
                     .retryPolicy(new RetryNTimes(Integer.MAX_VALUE, 200)).build();
             zk.start();
-            LockClient client = LockClient.create(ZooKeeperLocks.backend(zk, ZooKeeperLockOptions.builder().root("/" + namespace).build()),
-                    options, listener);
-            return new Connection(client, zk::close);
+            ZooKeeperLockOptions zkOptions = ZooKeeperLockOptions.builder().root("/" + namespace).build();
+            LockClient client = LockClient.create(ZooKeeperLocks.backend(zk, zkOptions), options, listener);
+            // the ZooKeeper mutex queues natively (sequential nodes): it is the fair lock here
+            return new Connection(client, client, ZooKeeperLocks.semaphore(zk, zkOptions, options),
+                    ZooKeeperLocks.readWriteLock(zk, zkOptions, ReadWriteLockOptions.of(options)), zk::close);
         }
 
         @Override
@@ -183,16 +225,17 @@ public enum SafetyBackend implements SafetyStore {
                 if (!zk.blockUntilConnected(30, TimeUnit.SECONDS)) {
                     throw new IllegalStateException("ZooKeeper did not answer at " + server.host() + ":" + server.port());
                 }
-                String root = "/" + namespace;
-                if (zk.checkExists().forPath(root) == null) {
-                    return 0;
-                }
                 long n = 0;
-                for (String name : zk.getChildren().forPath(root)) {
-                    for (String child : zk.getChildren().forPath(root + "/" + name)) {
-                        Stat stat = zk.checkExists().forPath(root + "/" + name + "/" + child);
-                        if (stat != null && stat.getEphemeralOwner() != 0) {
-                            n++;
+                for (String root : List.of("/" + namespace, "/" + namespace + "-semaphore", "/" + namespace + "-rw")) {
+                    if (zk.checkExists().forPath(root) == null) {
+                        continue;
+                    }
+                    for (String name : zk.getChildren().forPath(root)) {
+                        for (String child : zk.getChildren().forPath(root + "/" + name)) {
+                            Stat stat = zk.checkExists().forPath(root + "/" + name + "/" + child);
+                            if (stat != null && stat.getEphemeralOwner() != 0) {
+                                n++;
+                            }
                         }
                     }
                 }
@@ -207,14 +250,28 @@ public enum SafetyBackend implements SafetyStore {
     };
 
     /**
-     * A worker's client and what to close after it.
+     * A worker's clients of each primitive and what to close after them.
      *
-     * @param client the lock client
-     * @param closer closes the driver
+     * @param client    the mutex client
+     * @param fair      the fair (FIFO) lock client (the mutex client on the stores whose mutex queues natively)
+     * @param semaphore the semaphore
+     * @param rw        the read-write lock
+     * @param closer    closes the driver
      */
-    record Connection(LockClient client, AutoCloseable closer) implements AutoCloseable {
+    record Connection(LockClient client, LockClient fair, Semaphore semaphore, ReadWriteLock rw, AutoCloseable closer)
+            implements AutoCloseable {
         @Override
         public void close() {
+            try {
+                semaphore.close().block(Duration.ofSeconds(10));
+                rw.close().block(Duration.ofSeconds(10));
+                if (fair != client) {
+                    fair.close().block(Duration.ofSeconds(10));
+                }
+                client.close().block(Duration.ofSeconds(10));
+            } catch (RuntimeException e) {
+                // the worker is ending anyway
+            }
             try {
                 closer.close();
             } catch (Exception e) {

@@ -24,8 +24,28 @@ import java.util.Map;
  *       {@link #LATENESS} after the last validity its stream reported, in a worker that was not
  *       frozen during that hold — its stream did not complete when the lease ran out.</li>
  *   <li><b>I5 left on the server</b>: locks of the run still held on the server after every worker
- *       stopped and the longest legitimate expiry (a killed worker's lease) passed.</li>
+ *       stopped and the longest legitimate expiry (a killed worker's lease) passed (semaphore
+ *       permits, read-write grants and intents, fair-lock waiters included).</li>
+ *   <li><b>I6 permits</b> (semaphore names, N permits): (a) in the arbiter's order, more than N
+ *       sections open at once — a section open from its accepted read until its write or the
+ *       eviction of its token (two holders with one token); (b) more than N workers at once inside
+ *       the validity their own permit's lease reported (from the grant to the end of the hold or the
+ *       lease's last validity, whichever is first) — the store gave out more than N permits.</li>
+ *   <li><b>I7 read-write exclusion</b> (read-write names): (a) an accepted writer's write whose
+ *       previous accepted request on the name is not the same writer's read; a reader whose two
+ *       accepted reads have an accepted writer request between them or see different values;
+ *       (b) a writer and another worker (reader or writer) at once inside the validity their own
+ *       leases reported.</li>
+ *   <li><b>FIFO</b> (fair names): two waits of a name, x started more than {@link #FIFO_MARGIN}
+ *       before y, both still waiting when the first of them was granted, y granted first — checked
+ *       only where no queued waiter can expire: the whole run under faults of one worker (it is in a
+ *       section, not waiting), else before the first fault and from two lease times after a fault
+ *       until the next.</li>
  * </ul>
+ * I3 for semaphores: a grant's token must exceed the token of every grant of the name whose hold
+ * ended before the grant's acquire started, and no two grants share a token; for read-write locks: a writer's
+ * token exceeds every token granted before it, a reader's every writer's token granted before it,
+ * and no two grants share a token.
  * Diagnostics: acquisitions, stale writes rejected (late writes the fencing stopped), overlaps
  * (two workers that believed they held the same name at once: must be &gt; 0 when a holder is
  * frozen, or the fault did not bite), takeover latency after a holder is killed, time to detect a
@@ -35,6 +55,9 @@ public final class SafetyCheck {
 
     /** How late a loss may be reported by a running (not frozen) worker: timer and GC slack on a busy machine. */
     public static final Duration LATENESS = Duration.ofMillis(300);
+
+    /** How much earlier a fair-lock wait must start than another's to be owed the earlier grant (request transit slack). */
+    public static final Duration FIFO_MARGIN = Duration.ofMillis(50);
 
     /**
      * The judgement of one run.
@@ -57,27 +80,42 @@ public final class SafetyCheck {
      * @param detect              loss detection times after a fault began, ms
      * @param acceptedWrites      accepted writes
      * @param problems            harness problems (fault found no target, worker did not stop)
-     * @param details             what each I1–I4 violation was (the first few)
+     * @param details             what each I1–I4, I6, I7, FIFO violation was (the first few)
+     * @param permitOverflow      I6
+     * @param rwConflicts         I7
+     * @param fifoViolations      FIFO
+     * @param fifoPairs           pairs of fair-lock waits the FIFO check judged
+     * @param evictions           semaphore slots the arbiter evicted (permit holders fenced)
      */
     public record Verdict(SafetyRun.Outcome outcome, long acquisitions, long staleWritesAccepted, long lostUpdates, long tokenOrder,
                           long heldPastValidity, long leftOnServer, long staleWritesRejected, long staleReadsRejected,
                           long rejectedWhileValid, long overlaps, long overlapMillis, long losses, long errors,
-                          List<Long> takeover, List<Long> detect, long acceptedWrites, List<String> problems, List<String> details) {
+                          List<Long> takeover, List<Long> detect, long acceptedWrites, List<String> problems, List<String> details,
+                          long permitOverflow, long rwConflicts, long fifoViolations, long fifoPairs, long evictions) {
 
-        /** @return true when I1–I5 all hold and the harness had no problem */
+        /** @return true when I1–I7 and FIFO all hold and the harness had no problem */
         public boolean safe() {
             return staleWritesAccepted == 0 && lostUpdates == 0 && tokenOrder == 0 && heldPastValidity == 0 && leftOnServer == 0
-                    && problems.isEmpty();
+                    && permitOverflow == 0 && rwConflicts == 0 && fifoViolations == 0 && problems.isEmpty();
+        }
+
+        /** @return the run's primitives, as the report labels them ("mutex", "semaphore+rwlock+fair") */
+        public String primitives() {
+            return String.join("+", outcome.settings().primitives().stream().map(Primitive::label).toList());
         }
 
         /** @return the one-line summary printed per run */
         public String summary() {
             SafetyRun.Settings s = outcome.settings();
+            boolean mutexOnly = s.primitives().equals(List.of(Primitive.MUTEX));
+            String head = mutexOnly ? "" : String.format(Locale.ROOT, "[%s] I6 permits over N %d, I7 read-write conflicts %d, "
+                    + "FIFO violations %d (of %d pairs), evictions %d | ", primitives(), permitOverflow, rwConflicts, fifoViolations,
+                    fifoPairs, evictions);
             return String.format(Locale.ROOT,
-                    "%s %s: acquisitions %d, stale writes accepted %d, lost updates %d, token order violations %d, "
+                    "%s %s: %sacquisitions %d, stale writes accepted %d, lost updates %d, token order violations %d, "
                             + "held past validity %d, left on server %d | stale writes rejected %d, overlaps %d (%d ms), "
                             + "takeover p50/p99 %s/%s ms, loss detected p50/p99 %s/%s ms, losses %d (%.2f%%), failed acquires %d, faults %d%s",
-                    s.backend().name().toLowerCase(Locale.ROOT), s.fault().label(), acquisitions, staleWritesAccepted, lostUpdates,
+                    s.backend().name().toLowerCase(Locale.ROOT), s.fault().label(), head, acquisitions, staleWritesAccepted, lostUpdates,
                     tokenOrder, heldPastValidity, leftOnServer, staleWritesRejected, overlaps, overlapMillis,
                     pct(takeover, 50), pct(takeover, 99), pct(detect, 50), pct(detect, 99), losses,
                     acquisitions == 0 ? 0.0 : 100.0 * losses / acquisitions, errors, outcome.applied().size(),
@@ -115,16 +153,27 @@ public final class SafetyCheck {
             problems.add("no fault was applied");
         }
 
-        // I1, I2 and the arbiter's diagnostics, per name in arrival order
+        // I1, I2, I6a, I7a and the arbiter's diagnostics, per name in arrival order
         long staleAccepted = 0;
         long lost = 0;
         long staleWrites = 0;
         long staleReads = 0;
         long rejectedWhileValid = 0;
         long acceptedWrites = 0;
+        long permitOverflow = 0;
+        long rwConflicts = 0;
+        long evictions = 0;
+        int permits = o.settings().permits();
         Map<String, Arbiter.Op> lastAccepted = new HashMap<>();
+        Map<String, Map<Long, Integer>> openPermits = new HashMap<>();
+        Map<String, Arbiter.Op> firstReads = new HashMap<>();
+        Map<String, Long> lastWriterOp = new HashMap<>();
         List<String> details = new ArrayList<>();
         for (Arbiter.Op op : o.ops()) {
+            if (op.mode() == 'd') {
+                openPermits.computeIfAbsent(op.name(), n -> new HashMap<>()).remove(op.token());
+                continue;
+            }
             if (!op.accepted()) {
                 if (op.write()) {
                     staleWrites++;
@@ -134,16 +183,64 @@ public final class SafetyCheck {
                 } else {
                     staleReads++;
                 }
+                if (op.mode() == 's') {
+                    openPermits.computeIfAbsent(op.name(), n -> new HashMap<>()).remove(op.token());
+                }
+                continue;
+            }
+            if (op.mode() == 's') {
+                Map<Long, Integer> open = openPermits.computeIfAbsent(op.name(), n -> new HashMap<>());
+                if (op.previous() >= 0) {
+                    evictions++;
+                    open.remove(op.previous());
+                }
+                if (op.write()) {
+                    acceptedWrites++;
+                    open.remove(op.token());
+                    continue;
+                }
+                Integer other = open.put(op.token(), op.worker());
+                if (other != null && other != op.worker()) {
+                    permitOverflow++;
+                    detail(details, "I6: read #" + op.seq() + " of " + op.name() + " by worker " + op.worker() + " with token "
+                            + op.token() + ", the token of worker " + other + "'s open section");
+                }
+                if (open.size() > permits) {
+                    permitOverflow++;
+                    detail(details, "I6: read #" + op.seq() + " of " + op.name() + " opened section " + open.size() + " of " + permits);
+                }
                 continue;
             }
             Arbiter.Op previous = lastAccepted.put(op.name(), op);
+            if (op.mode() == 'w') {
+                lastWriterOp.put(op.name(), op.seq());
+            }
+            if (op.mode() == 'r') {
+                String key = op.worker() + "/" + op.name() + "/" + op.token();
+                Arbiter.Op first = firstReads.remove(key);
+                if (first == null) {
+                    firstReads.put(key, op);
+                } else if (lastWriterOp.getOrDefault(op.name(), -1L) > first.seq() || first.value() != op.value()) {
+                    rwConflicts++;
+                    detail(details, "I7: reader worker " + op.worker() + " (token " + op.token() + ") of " + op.name() + " read #"
+                            + first.seq() + " = " + first.value() + " and #" + op.seq() + " = " + op.value()
+                            + " with a writer's request accepted in between");
+                }
+                continue;
+            }
             if (op.write()) {
                 acceptedWrites++;
                 if (previous == null || previous.write() || previous.worker() != op.worker() || previous.token() != op.token()) {
-                    staleAccepted++;
-                    detail(details, "I1: write #" + op.seq() + " of " + op.name() + " by worker " + op.worker() + " (token "
+                    String what = "write #" + op.seq() + " of " + op.name() + " by worker " + op.worker() + " (token "
                             + op.token() + ") accepted after " + (previous == null ? "nothing" : (previous.write() ? "write #" : "read #")
-                            + previous.seq() + " by worker " + previous.worker() + " (token " + previous.token() + ")"));
+                            + previous.seq() + " by worker " + previous.worker() + " (token " + previous.token() + ")");
+                    if (op.mode() == 'w') {
+                        rwConflicts++;
+                        detail(details, "I7: writer's " + what);
+                    } else {
+                        staleAccepted++;
+                        detail(details, "I1: " + what);
+                    }
                 }
                 if (op.value() != op.previous() + 1) {
                     lost++;
@@ -175,8 +272,26 @@ public final class SafetyCheck {
             }
         }
         long tokenOrder = 0;
+        List<Interval> intervals = intervals(o);
+        Map<WorkerProcess.Event, Long> waitStart = new HashMap<>(); // a grant -> when its acquire started (Q)
+        Map<String, Long> asking = new HashMap<>();
+        for (WorkerProcess.Event e : o.events()) {
+            if (e.type() == 'Q') {
+                asking.put(e.worker() + "/" + e.name(), e.nanos());
+            } else if (e.type() == 'G') {
+                Long q = asking.remove(e.worker() + "/" + e.name());
+                if (q != null) {
+                    waitStart.put(e, q);
+                }
+            }
+        }
         for (List<WorkerProcess.Event> g : grants.values()) {
             g.sort(Comparator.comparingLong(WorkerProcess.Event::nanos));
+            Primitive primitive = primitiveOf(o, g.get(0).name());
+            if (primitive == Primitive.SEMAPHORE || primitive == Primitive.RWLOCK) {
+                tokenOrder += tokenOrder(primitive, g, intervals, waitStart, details);
+                continue;
+            }
             for (int i = 1; i < g.size(); i++) {
                 if (g.get(i).token() <= g.get(i - 1).token()) {
                     tokenOrder++;
@@ -193,7 +308,6 @@ public final class SafetyCheck {
         }
 
         // belief intervals: from a grant to the end of that hold (or the worker's death / the run's end)
-        List<Interval> intervals = intervals(o);
         long late = 0;
         long losses = 0;
         for (Interval i : intervals) {
@@ -214,20 +328,49 @@ public final class SafetyCheck {
         }
         long overlaps = 0;
         long overlapNanos = 0;
-        for (int a = 0; a < intervals.size(); a++) {
-            for (int b = a + 1; b < intervals.size(); b++) {
-                Interval x = intervals.get(a);
-                Interval y = intervals.get(b);
-                if (x.worker != y.worker && x.name.equals(y.name)) {
+        Map<String, List<Interval>> byName = new HashMap<>();
+        for (Interval i : intervals) {
+            byName.computeIfAbsent(i.name, n -> new ArrayList<>()).add(i);
+        }
+        for (List<Interval> of : byName.values()) {
+            Primitive primitive = primitiveOf(o, of.get(0).name);
+            if (primitive == Primitive.SEMAPHORE) {
+                // beliefs: more than N at once (diagnostic); within the leases' own validity: I6b
+                long[] over = overN(of, permits, false);
+                overlaps += over[0];
+                overlapNanos += over[1];
+                long[] valid = overN(of, permits, true);
+                if (valid[0] > 0) {
+                    permitOverflow += valid[0];
+                    detail(details, "I6: " + valid[0] + " times more than " + permits + " workers inside their permits' validity on "
+                            + of.get(0).name + " (" + Duration.ofNanos(valid[1]).toMillis() + " ms)");
+                }
+                continue;
+            }
+            for (int a = 0; a < of.size(); a++) {
+                for (int b = a + 1; b < of.size(); b++) {
+                    Interval x = of.get(a);
+                    Interval y = of.get(b);
+                    if (x.worker == y.worker || (primitive == Primitive.RWLOCK && x.mode != 'w' && y.mode != 'w')) {
+                        continue;
+                    }
                     long from = Math.max(x.start, y.start);
                     long to = Math.min(x.end, y.end);
                     if (to > from) {
                         overlaps++;
                         overlapNanos += to - from;
                     }
+                    if (primitive == Primitive.RWLOCK && Math.min(x.validEnd(), y.validEnd()) > from) {
+                        rwConflicts++;
+                        detail(details, "I7: worker " + x.worker + " (" + x.mode + ", token " + x.token + ") and worker " + y.worker
+                                + " (" + y.mode + ", token " + y.token + ") both inside their leases' validity on " + x.name + " for "
+                                + Duration.ofNanos(Math.min(x.validEnd(), y.validEnd()) - from).toMillis() + " ms");
+                    }
                 }
             }
         }
+
+        long[] fifo = fifo(o, details);
 
         // takeover after a killed holder; loss detection after a fault began
         List<Long> takeover = new ArrayList<>();
@@ -253,7 +396,184 @@ public final class SafetyCheck {
         }
         return new Verdict(o, acquisitions, staleAccepted, lost, tokenOrder, vEmissions + late, Math.max(0, o.heldAfter()),
                 staleWrites, staleReads, rejectedWhileValid, overlaps, Duration.ofNanos(overlapNanos).toMillis(), losses, errors,
-                takeover, detect, acceptedWrites, problems, details);
+                takeover, detect, acceptedWrites, problems, details, permitOverflow, rwConflicts, fifo[0], fifo[1], evictions);
+    }
+
+    /** @return the primitive of a name of the run (its index is the number after the last {@code n}) */
+    static Primitive primitiveOf(SafetyRun.Outcome o, String name) {
+        int at = name.lastIndexOf('n');
+        try {
+            return o.settings().primitiveOf(Integer.parseInt(name.substring(at + 1)));
+        } catch (RuntimeException e) {
+            return Primitive.MUTEX;
+        }
+    }
+
+    /**
+     * I3 of a semaphore or read-write name (see the class documentation).
+     *
+     * @param g grants of one name, in time order
+     * @return the violations
+     */
+    private static long tokenOrder(Primitive primitive, List<WorkerProcess.Event> g, List<Interval> intervals,
+                                   Map<WorkerProcess.Event, Long> waitStart, List<String> details) {
+        long n = 0;
+        Map<Long, WorkerProcess.Event> seen = new HashMap<>();
+        for (WorkerProcess.Event e : g) {
+            WorkerProcess.Event other = seen.put(e.token(), e);
+            if (other != null) {
+                n++;
+                detail(details, "I3: token " + e.token() + " of " + e.name() + " granted to worker " + other.worker() + " and worker " + e.worker());
+            }
+        }
+        if (primitive == Primitive.SEMAPHORE) {
+            // a grant is reported after it happened (by how much depends on the machine), so only a
+            // hold that ended before the grant's acquire even started is surely earlier on the store
+            List<Interval> ended = new ArrayList<>(intervals.stream().filter(i -> i.name.equals(g.get(0).name())).toList());
+            ended.sort(Comparator.comparingLong(i -> i.end));
+            List<WorkerProcess.Event> byWait = new ArrayList<>(g);
+            byWait.sort(Comparator.comparingLong(e -> waitStart.getOrDefault(e, e.nanos())));
+            int k = 0;
+            Interval highest = null;
+            for (WorkerProcess.Event e : byWait) {
+                long asked = waitStart.getOrDefault(e, e.nanos());
+                while (k < ended.size() && ended.get(k).end < asked) {
+                    if (highest == null || ended.get(k).token > highest.token) {
+                        highest = ended.get(k);
+                    }
+                    k++;
+                }
+                if (highest != null && e.token() <= highest.token) {
+                    n++;
+                    detail(details, "I3: permit of " + e.name() + " to worker " + e.worker() + " with token " + e.token()
+                            + ", asked for after worker " + highest.worker + "'s permit with token " + highest.token + " had ended");
+                }
+            }
+            return n;
+        }
+        long maxAny = Long.MIN_VALUE;
+        long maxWriter = Long.MIN_VALUE;
+        for (WorkerProcess.Event e : g) {
+            boolean writer = e.how().equals("w");
+            long floor = writer ? maxAny : maxWriter;
+            if (floor != Long.MIN_VALUE && e.token() <= floor) {
+                n++;
+                detail(details, "I3: " + (writer ? "writer" : "reader") + " grant of " + e.name() + " to worker " + e.worker()
+                        + " with token " + e.token() + " not above " + (writer ? "every earlier grant's" : "the earlier writers'")
+                        + " token " + floor);
+            }
+            maxAny = Math.max(maxAny, e.token());
+            if (writer) {
+                maxWriter = Math.max(maxWriter, e.token());
+            }
+        }
+        return n;
+    }
+
+    /**
+     * Times more than {@code permits} workers were in an interval of one name at once, and for how long.
+     *
+     * @param validOnly count each interval only until its lease's own validity ended
+     * @return {episodes, nanos}
+     */
+    private static long[] overN(List<Interval> of, int permits, boolean validOnly) {
+        List<long[]> edges = new ArrayList<>();
+        for (Interval i : of) {
+            long end = validOnly ? i.validEnd() : i.end;
+            if (end > i.start) {
+                edges.add(new long[] {i.start, 1});
+                edges.add(new long[] {end, -1});
+            }
+        }
+        // ends before starts at the same instant: a hand-over is not an overlap
+        edges.sort(Comparator.<long[]>comparingLong(e -> e[0]).thenComparingLong(e -> e[1]));
+        long episodes = 0;
+        long nanos = 0;
+        int count = 0;
+        long since = 0;
+        for (long[] e : edges) {
+            int before = count;
+            count += (int) e[1];
+            if (before <= permits && count > permits) {
+                episodes++;
+                since = e[0];
+            } else if (before > permits && count <= permits) {
+                nanos += e[0] - since;
+            }
+        }
+        return new long[] {episodes, nanos};
+    }
+
+    /**
+     * The FIFO check of the fair names in the undisturbed time (see the class documentation).
+     *
+     * @return {violations, pairs judged}
+     */
+    private static long[] fifo(SafetyRun.Outcome o, List<String> details) {
+        // the undisturbed windows: before the first fault, and from two lease times after a fault to the next
+        // (a worker frozen, cut off or killed is in a section, never waiting: those faults leave every
+        // judged wait undisturbed, so their whole run counts)
+        List<long[]> quiet = new ArrayList<>();
+        long from = o.startNanos();
+        long settle = o.settings().lease().toNanos() * 2;
+        List<SafetyRun.Applied> applied = new ArrayList<>(o.applied());
+        applied.removeIf(a -> a.fault() == Fault.PAUSE_WORKER || a.fault() == Fault.PARTITION_WORKER || a.fault() == Fault.KILL_WORKER);
+        applied.sort(Comparator.comparingLong(SafetyRun.Applied::start));
+        for (SafetyRun.Applied a : applied) {
+            quiet.add(new long[] {from, a.start()});
+            from = a.end() + settle;
+        }
+        quiet.add(new long[] {from, Long.MAX_VALUE});
+        // waits: a Q and the same worker's next G of that name (none when the wait failed)
+        Map<String, List<long[]>> waits = new HashMap<>();
+        Map<String, Long> open = new HashMap<>();
+        for (WorkerProcess.Event e : o.events()) {
+            if (e.name() == null || primitiveOf(o, e.name()) != Primitive.FAIR) {
+                if (e.type() == 'X') {
+                    open.keySet().removeIf(k -> k.startsWith(e.worker() + "/"));
+                }
+                continue;
+            }
+            String key = e.worker() + "/" + e.name();
+            if (e.type() == 'Q') {
+                open.put(key, e.nanos());
+            } else if (e.type() == 'G') {
+                Long q = open.remove(key);
+                if (q != null) {
+                    waits.computeIfAbsent(e.name(), n -> new ArrayList<>()).add(new long[] {q, e.nanos(), e.worker(), e.token()});
+                }
+            }
+        }
+        long violations = 0;
+        long pairs = 0;
+        long margin = FIFO_MARGIN.toNanos();
+        for (Map.Entry<String, List<long[]>> entry : waits.entrySet()) {
+            List<long[]> w = entry.getValue();
+            for (long[] x : w) {
+                for (long[] y : w) {
+                    if (x == y || x[2] == y[2] || x[0] + margin >= y[0] || y[0] >= Math.min(x[1], y[1])) {
+                        continue;
+                    }
+                    boolean inQuiet = false;
+                    for (long[] q : quiet) {
+                        if (x[0] >= q[0] && y[0] >= q[0] && x[1] <= q[1] && y[1] <= q[1]) {
+                            inQuiet = true;
+                        }
+                    }
+                    if (!inQuiet) {
+                        continue;
+                    }
+                    pairs++;
+                    if (y[1] < x[1]) {
+                        violations++;
+                        detail(details, "FIFO: on " + entry.getKey() + " worker " + x[2] + " waited from "
+                                + Duration.ofNanos(y[0] - x[0]).toMillis() + " ms before worker " + y[2] + " but was granted (token "
+                                + x[3] + ") " + Duration.ofNanos(x[1] - y[1]).toMillis() + " ms after it (token " + y[3] + ")");
+                    }
+                }
+            }
+        }
+        return new long[] {violations, pairs};
     }
 
     private static void detail(List<String> details, String line) {
@@ -262,8 +582,20 @@ public final class SafetyCheck {
         }
     }
 
-    /** One hold as its worker believed it. */
-    record Interval(int worker, String name, long token, long start, long end, boolean lost, boolean released, long validUntil) {
+    /**
+     * One hold as its worker believed it.
+     *
+     * @param mode the grant's mode (m, f, s, r, w)
+     */
+    record Interval(int worker, String name, long token, long start, long end, boolean lost, boolean released, long validUntil, char mode) {
+        /** @return the end of the hold or of its lease's last reported validity, whichever is first */
+        long validEnd() {
+            return Math.min(end, validUntil);
+        }
+    }
+
+    private static char mode(WorkerProcess.Event g) {
+        return g.how().isEmpty() ? 'm' : g.how().charAt(0);
     }
 
     static List<Interval> intervals(SafetyRun.Outcome o) {
@@ -277,7 +609,7 @@ public final class SafetyCheck {
                 WorkerProcess.Event g = open.remove(key);
                 if (g != null) {
                     out.add(new Interval(e.worker(), e.name(), g.token(), g.nanos(), e.nanos(), e.how().equals("lost"),
-                            e.how().equals("released"), e.validUntil()));
+                            e.how().equals("released"), e.validUntil(), mode(g)));
                 }
             }
         }
@@ -288,7 +620,7 @@ public final class SafetyCheck {
                     end = a.start();
                 }
             }
-            out.add(new Interval(g.worker(), g.name(), g.token(), g.nanos(), Math.max(g.nanos(), end), false, false, g.validUntil()));
+            out.add(new Interval(g.worker(), g.name(), g.token(), g.nanos(), Math.max(g.nanos(), end), false, false, g.validUntil(), mode(g)));
         }
         out.sort(Comparator.comparingLong(Interval::start));
         return out;

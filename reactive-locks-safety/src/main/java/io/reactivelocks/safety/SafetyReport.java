@@ -37,7 +37,11 @@ import javax.imageio.ImageIO;
  * merge what was imported),
  * {@code --backends=REDIS,ETCD},
  * {@code --faults=PAUSE_WORKER,...} (each backend runs those of them that apply to it), {@code --topologies=ETCD_CLUSTER,...}
- * (replicated deployments, {@link SafetyTopology}; none by default), {@code --out=docs}.
+ * (replicated deployments, {@link SafetyTopology}; none by default), {@code --out=docs}, {@code --primitives=SEMAPHORE,RWLOCK,FAIR}
+ * (default {@code MUTEX}: the other primitives run one primitive per run, and their rows go to a
+ * section of SAFETY.md of their own, merged by primitive, backend and fault, which the mutex
+ * report keeps), {@code --workers=8}, {@code --names=8} (of the runs of the other primitives), {@code --dump=DIR} (their events and arbiter decisions
+ * when a run fails a check).
  */
 public final class SafetyReport {
 
@@ -100,6 +104,54 @@ public final class SafetyReport {
         }
         String plotCaption = previous.plotCaption != null && Files.exists(png) ? previous.plotCaption : null;
         String commit = commit();
+        List<Primitive> primitives = new ArrayList<>();
+        for (String p : a.getOrDefault("primitives", "MUTEX").split(",")) {
+            primitives.add(Primitive.valueOf(p.trim()));
+        }
+        if (!primitives.contains(Primitive.MUTEX)) {
+            int workers = Integer.parseInt(a.getOrDefault("workers", "8"));
+            int names = Integer.parseInt(a.getOrDefault("names", "8"));
+            boolean safe = true;
+            List<SafetyCheck.Verdict> done = new ArrayList<>();
+            for (Primitive primitive : primitives) {
+                for (SafetyStore store : backends) {
+                    if (!(store instanceof SafetyBackend backend)) {
+                        continue; // the other primitives run on single servers
+                    }
+                    try (ServerFixture server = backend.start()) {
+                        for (Fault fault : faults) {
+                            if (!fault.appliesTo(backend)) {
+                                continue;
+                            }
+                            SafetyRun.Settings l = SafetyRun.Settings.longMode(backend, fault, duration, minAcquisitions, maxDuration);
+                            SafetyRun.Settings settings = new SafetyRun.Settings(backend, fault, workers, names, l.lease(), l.settle(),
+                                    duration, minAcquisitions, maxDuration, l.seed(), List.of(primitive), l.permits());
+                            SafetyRun.Outcome outcome = SafetyRun.run(server, settings);
+                            SafetyCheck.Verdict v = SafetyCheck.judge(outcome);
+                            System.out.println("[safety] " + v.summary());
+                            if (!v.safe() && a.containsKey("dump")) { // the whole run, to read what happened
+                                Path dump = Paths.get(a.get("dump"), primitive.label() + "-" + key(settings).replace(' ', '-') + ".txt");
+                                Files.createDirectories(dump.getParent());
+                                List<String> lines = new ArrayList<>();
+                                outcome.events().forEach(e -> lines.add(e.toString()));
+                                outcome.ops().forEach(op -> lines.add(op.toString()));
+                                Files.write(dump, lines);
+                            }
+                            v.details().forEach(d -> System.out.println("[safety]   " + d));
+                            safe &= v.safe();
+                            done.add(v);
+                            String command = "`reactive-locks-safety/run-long.sh" + (args.length == 0 ? "" : " " + String.join(" ", args))
+                                    + "` on " + LocalDate.now() + " at commit " + commit + " (took "
+                                    + Duration.ofNanos(System.nanoTime() - started).toMinutes() + " min so far)";
+                            String text = Files.exists(md) ? Files.readString(md, StandardCharsets.UTF_8) : "";
+                            Files.writeString(md, withPrimitives(text, done, command), StandardCharsets.UTF_8);
+                        }
+                    }
+                }
+            }
+            System.out.println("wrote " + md);
+            System.exit(safe ? 0 : 1);
+        }
         SafetyRun.Settings shape = SafetyRun.Settings.longMode(SafetyBackend.REDIS, Fault.PAUSE_WORKER, duration, minAcquisitions, maxDuration);
         List<SafetyCheck.Verdict> verdicts = new ArrayList<>();
         for (SafetyStore backend : backends) {
@@ -179,13 +231,21 @@ public final class SafetyReport {
     /** What an earlier SAFETY.md held, for {@code --merge=true}: its runs, rows and notes by backend and fault. */
     static final class Previous {
         final List<String> commands = new ArrayList<>();
+        String primitivesBlock = "";
         final Map<String, String> rows = new LinkedHashMap<>();
         final Map<String, List<String>> notes = new LinkedHashMap<>();
         String plotCaption;
 
         static Previous read(Path md) throws IOException {
             Previous p = new Previous();
-            for (String line : Files.readAllLines(md, StandardCharsets.UTF_8)) {
+            String text = Files.readString(md, StandardCharsets.UTF_8);
+            int from = text.indexOf(BEGIN);
+            int to = text.indexOf(END);
+            if (from >= 0 && to > from) {
+                p.primitivesBlock = text.substring(from, to + END.length());
+                text = text.substring(0, from) + text.substring(to + END.length());
+            }
+            for (String line : text.split("\n")) {
                 if (line.startsWith("- `reactive-locks-safety/run-long.sh") || line.startsWith("- rows of ")) {
                     p.commands.add(line.substring(2));
                 } else if (line.startsWith("| ") && !line.startsWith("| backend") && !line.startsWith("|---")) {
@@ -375,7 +435,112 @@ public final class SafetyReport {
         }
         b.append("The short mode (one fault cycle per backend × fault) runs in the build: `SafetyShortModeTest`. "
                 + "The bad-input catalogue is in [BAD-INPUT.md](BAD-INPUT.md).\n");
+        if (!previous.primitivesBlock.isEmpty()) {
+            b.append('\n').append(previous.primitivesBlock).append('\n');
+        }
         return b.toString();
+    }
+
+    static final String BEGIN = "<!-- primitives:begin (written by SafetyReport --primitives=...; rows merged by primitive, backend and fault) -->";
+    static final String END = "<!-- primitives:end -->";
+
+    /**
+     * Puts the section of the other primitives into {@code text} (an existing SAFETY.md, or empty):
+     * the runs, the rows (the earlier ones of the section, replaced by the same primitive × backend
+     * × fault of {@code verdicts}) and their notes.
+     *
+     * @param text     the file as it is
+     * @param verdicts this invocation's runs so far
+     * @param command  how it was started
+     * @return the file with the section replaced (or appended)
+     */
+    static String withPrimitives(String text, List<SafetyCheck.Verdict> verdicts, String command) {
+        int from = text.indexOf(BEGIN);
+        int to = text.indexOf(END);
+        String before = from < 0 ? text : text.substring(0, from);
+        String after = from < 0 || to < 0 ? "" : text.substring(to + END.length());
+        String block = from < 0 || to < 0 ? "" : text.substring(from, to);
+        List<String> commands = new ArrayList<>();
+        Map<String, String> rows = new LinkedHashMap<>();
+        Map<String, List<String>> notes = new LinkedHashMap<>();
+        for (String line : block.split("\n")) {
+            if (line.startsWith("- `reactive-locks-safety/run-long.sh")) {
+                commands.add(line.substring(2));
+            } else if (line.startsWith("| ") && !line.startsWith("| primitive") && !line.startsWith("|---")) {
+                String[] c = line.split("\\|");
+                rows.put(c[1].trim() + " " + c[2].trim() + " " + c[3].trim(), line);
+            } else if (line.startsWith("- ") && line.split(" ").length > 4 && line.split(" ")[3].endsWith(":")) {
+                String[] w = line.substring(2).split(" ");
+                notes.computeIfAbsent(w[0] + " " + w[1] + " " + w[2].replace(":", ""), k -> new ArrayList<>()).add(line);
+            }
+        }
+        if (commands.isEmpty() || !commands.get(commands.size() - 1).startsWith(command.substring(0, command.indexOf(" on ")))) {
+            commands.add(command);
+        } else {
+            commands.set(commands.size() - 1, command);
+        }
+        for (SafetyCheck.Verdict v : verdicts) {
+            SafetyRun.Settings s = v.outcome().settings();
+            String key = v.primitives() + " " + key(s);
+            rows.put(key, primitiveRow(v));
+            List<String> n = new ArrayList<>();
+            v.problems().forEach(p -> n.add("- " + key + ": harness problem: " + p));
+            v.details().forEach(d -> n.add("- " + key + ": " + d));
+            notes.remove(key);
+            if (!n.isEmpty()) {
+                notes.put(key, n);
+            }
+        }
+        List<String> order = new ArrayList<>();
+        for (Primitive p : Primitive.values()) {
+            for (SafetyBackend b : SafetyBackend.values()) {
+                for (Fault f : Fault.values()) {
+                    order.add(p.label() + " " + b.name().toLowerCase(Locale.ROOT) + " " + f.label());
+                }
+            }
+        }
+        SafetyRun.Settings s = verdicts.isEmpty() ? null : verdicts.get(verdicts.size() - 1).outcome().settings();
+        StringBuilder b = new StringBuilder();
+        b.append(BEGIN).append('\n');
+        b.append("## Semaphore, read-write lock and fair lock under faults (I6, I7, FIFO)\n\n");
+        b.append("Runs that produced the rows below (a later run of a primitive × backend × fault replaces the earlier row):\n\n");
+        commands.forEach(c -> b.append("- ").append(c).append('\n'));
+        b.append('\n');
+        if (s != null) {
+            b.append("Each run: one primitive, ").append(s.workers()).append(" worker JVMs × ").append(s.names())
+                    .append(" names for at least ").append(s.duration().toSeconds()).append(" s; lease ").append(s.lease().toMillis())
+                    .append(" ms; semaphores with N = ").append(s.permits()).append("; a fault cycle every ")
+                    .append(s.settle().toSeconds()).append(" s plus the fault's length. While a worker is frozen or cut off, "
+                            + "the others take only its name (so that its permit or lock is taken over while it is away).\n\n");
+        }
+        b.append("| primitive | backend | fault | acquisitions | I1 | I2 | I3 | I4 | I5 | I6 | I7 | FIFO (pairs judged) | "
+                + "stale writes rejected | slots evicted | overlaps (ms) | losses (rate) | failed acquires | faults |\n");
+        b.append("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        for (String k : order) {
+            if (rows.containsKey(k)) {
+                b.append(rows.get(k)).append('\n');
+            }
+        }
+        b.append("\nViolations and harness problems (the first few of each run):\n\n");
+        boolean any = false;
+        for (String k : order) {
+            for (String line : notes.getOrDefault(k, List.of())) {
+                b.append(line).append('\n');
+                any = true;
+            }
+        }
+        b.append(any ? "\n" : "- none: every fault found its target, every worker stopped cleanly, no check failed.\n\n");
+        b.append("The rules of the arbiter and of I6, I7 and FIFO are described in the section above this table.\n");
+        return before + b + END + after;
+    }
+
+    static String primitiveRow(SafetyCheck.Verdict v) {
+        SafetyRun.Settings rs = v.outcome().settings();
+        return String.format(Locale.ROOT, "| %s | %s | %s | %d | %d | %d | %d | %d | %d | %d | %d | %d (%d) | %d | %d | %d (%d) | %d (%.2f%%) | %d | %d |",
+                v.primitives(), rs.backend().name().toLowerCase(Locale.ROOT), rs.fault().label(), v.acquisitions(), v.staleWritesAccepted(),
+                v.lostUpdates(), v.tokenOrder(), v.heldPastValidity(), v.leftOnServer(), v.permitOverflow(), v.rwConflicts(),
+                v.fifoViolations(), v.fifoPairs(), v.staleWritesRejected(), v.evictions(), v.overlaps(), v.overlapMillis(), v.losses(),
+                v.acquisitions() == 0 ? 0.0 : 100.0 * v.losses() / v.acquisitions(), v.errors(), v.outcome().applied().size());
     }
 
     static String row(SafetyCheck.Verdict v) {

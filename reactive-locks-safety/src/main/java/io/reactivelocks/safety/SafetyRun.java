@@ -5,7 +5,9 @@ import io.reactivelocks.test.server.ServerFixture;
 import io.reactivelocks.test.server.Topology;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -38,15 +40,25 @@ public final class SafetyRun {
      *                 {@code maxDuration}
      * @param maxDuration the longest a run goes on to reach {@code minAcquisitions}
      * @param seed     the random seed (worker choice, worker randomness)
+     * @param primitives the primitives of the names: name i has {@code primitives[i % size]}
+     * @param permits  N of the semaphore names
      */
     public record Settings(SafetyStore backend, Fault fault, int workers, int names, Duration lease, Duration settle,
-                           Duration duration, long minAcquisitions, Duration maxDuration, long seed) {
+                           Duration duration, long minAcquisitions, Duration maxDuration, long seed, List<Primitive> primitives,
+                           int permits) {
         /** Checks the settings. */
         public Settings {
             Objects.requireNonNull(backend, "backend");
             Objects.requireNonNull(fault, "fault");
             if (!fault.appliesTo(backend)) {
                 throw new IllegalArgumentException("fault " + fault + " does not apply to " + backend);
+            }
+            primitives = List.copyOf(primitives);
+            if (primitives.isEmpty()) {
+                throw new IllegalArgumentException("primitives must not be empty");
+            }
+            if (permits < 1) {
+                throw new IllegalArgumentException("permits must be at least 1, was " + permits);
             }
             if (workers < 2) {
                 throw new IllegalArgumentException("workers must be at least 2, was " + workers);
@@ -68,7 +80,48 @@ public final class SafetyRun {
          * @return the settings
          */
         public static Settings shortMode(SafetyStore backend, Fault fault) {
-            return new Settings(backend, fault, 3, 2, Duration.ofSeconds(1), Duration.ofMillis(1500), Duration.ZERO, 0, Duration.ZERO, 42);
+            return new Settings(backend, fault, 3, 2, Duration.ofSeconds(1), Duration.ofMillis(1500), Duration.ZERO, 0, Duration.ZERO, 42,
+                    List.of(Primitive.MUTEX), 2);
+        }
+
+        /**
+         * Settings of the short mode of the new primitives: 3 workers, one name per primitive given,
+         * the shortest lease, a 0.5 s settle and one worker-pause cycle per name that can be fenced
+         * (semaphore, read-write lock); the fair name is judged in the undisturbed time.
+         *
+         * @param backend    the store
+         * @param fault      the fault kind
+         * @param primitives the primitives, one name each
+         * @return the settings
+         */
+        public static Settings shortMode(SafetyStore backend, Fault fault, List<Primitive> primitives) {
+            return new Settings(backend, fault, 3, primitives.size(), Duration.ofSeconds(1), Duration.ofMillis(500), Duration.ZERO, 0,
+                    Duration.ZERO, 42, primitives, 2);
+        }
+
+        /**
+         * @param primitives the primitives of the names
+         * @return these settings with other primitives
+         */
+        public Settings withPrimitives(List<Primitive> primitives) {
+            return new Settings(backend, fault, workers, names, lease, settle, duration, minAcquisitions, maxDuration, seed, primitives,
+                    permits);
+        }
+
+        /**
+         * @param name a name of the run (its index is the number after the last {@code n})
+         * @return the name's primitive
+         */
+        public Primitive primitiveOf(int name) {
+            return primitives.get(name % primitives.size());
+        }
+
+        /** @return the names whose pause cycles the harness aims at (semaphore and read-write names; none in a single-primitive run) */
+        int fencedTargets() {
+            if (primitives.size() < 2) {
+                return 0;
+            }
+            return (int) primitives.stream().filter(p -> p == Primitive.SEMAPHORE || p == Primitive.RWLOCK).count();
         }
 
         /**
@@ -83,7 +136,7 @@ public final class SafetyRun {
          */
         public static Settings longMode(SafetyStore backend, Fault fault, Duration duration, long minAcquisitions, Duration maxDuration) {
             return new Settings(backend, fault, 8, 8, Duration.ofSeconds(2), Duration.ofSeconds(3), duration, minAcquisitions,
-                    maxDuration, System.nanoTime());
+                    maxDuration, System.nanoTime(), List.of(Primitive.MUTEX), 2);
         }
     }
 
@@ -180,8 +233,10 @@ public final class SafetyRun {
         SafetyStore backend = settings.backend();
         String namespace = "s" + ProcessHandle.current().pid() + "_" + RUNS.incrementAndGet();
         List<String> names = new ArrayList<>();
+        Map<String, Primitive> kinds = new HashMap<>();
         for (int i = 0; i < settings.names(); i++) {
             names.add(namespace + "-n" + i);
+            kinds.put(names.get(i), settings.primitiveOf(i));
         }
         target.prepare(backend, namespace);
         SplittableRandom random = new SplittableRandom(settings.seed());
@@ -191,7 +246,7 @@ public final class SafetyRun {
         List<WorkerProcess> workers = new ArrayList<>();
         List<FaultProxy> proxies = new ArrayList<>();
         long lease = settings.lease().toMillis();
-        try (Arbiter arbiter = Arbiter.start()) {
+        try (Arbiter arbiter = Arbiter.start(kinds, settings.permits())) {
             AtomicInteger ids = new AtomicInteger();
             for (int i = 0; i < settings.workers(); i++) {
                 workers.add(startWorker(ids.getAndIncrement(), target, settings, namespace, names, arbiter, proxies, events, random));
@@ -201,18 +256,36 @@ public final class SafetyRun {
             }
             long start = System.nanoTime();
             long end = start + settings.duration().toNanos();
+            int cycle = 0;
             do {
                 pause(settings.settle().toMillis());
-                Applied a = inject(settings, target, workers, proxies, random, lease, problems,
+                // in a mixed run each cycle aims at the next name that can be fenced (semaphore, read-write)
+                String aim = null;
+                int targets = settings.fencedTargets();
+                if (targets > 0) {
+                    int k = cycle % targets;
+                    for (int i = 0; i < names.size(); i++) {
+                        Primitive p = settings.primitiveOf(i);
+                        if ((p == Primitive.SEMAPHORE || p == Primitive.RWLOCK) && k-- == 0) {
+                            aim = names.get(i);
+                            break;
+                        }
+                    }
+                }
+                cycle++;
+                Applied a = inject(settings, target, workers, proxies, random, lease, problems, aim, kinds,
                         () -> startWorker(ids.getAndIncrement(), target, settings, namespace, names, arbiter, proxies, events, random));
                 if (a != null) {
                     applied.add(a);
                 }
-            } while (System.nanoTime() - end < 0 || (grants(events) < settings.minAcquisitions()
+            } while (System.nanoTime() - end < 0 || cycle < settings.fencedTargets() || (grants(events) < settings.minAcquisitions()
                     && System.nanoTime() - (start + settings.maxDuration().toNanos()) < 0));
             pause(settings.settle().toMillis());
             long stopAt = System.nanoTime();
             long renewals = 0;
+            for (WorkerProcess w : workers) {
+                w.requestStop(); // all at once: they wind down in parallel
+            }
             for (WorkerProcess w : workers) {
                 if (!w.stop(30_000)) {
                     if (!w.isKilled()) {
@@ -274,7 +347,9 @@ public final class SafetyRun {
         args.add(settings.backend().name());
         args.addAll(target.connection(settings.backend(), proxies));
         args.addAll(List.of(namespace, Integer.toString(arbiter.port()), String.join(",", names),
-                Long.toString(settings.lease().toMillis()), Long.toString(random.nextLong())));
+                Long.toString(settings.lease().toMillis()), Long.toString(random.nextLong()),
+                String.join(",", names.stream().map(n -> settings.primitiveOf(Integer.parseInt(n.substring(n.lastIndexOf('n') + 1))).name())
+                        .toList()), Integer.toString(settings.permits())));
         return WorkerProcess.start(id, args, events);
     }
 
@@ -283,33 +358,38 @@ public final class SafetyRun {
     }
 
     private static Applied inject(Settings settings, Target target0, List<WorkerProcess> workers, List<FaultProxy> proxies,
-                                  SplittableRandom random, long lease, List<String> problems, Spawner spawner)
+                                  SplittableRandom random, long lease, List<String> problems, String aim, Map<String, Primitive> kinds,
+                                  Spawner spawner)
             throws InterruptedException {
         List<WorkerProcess> alive = workers.stream().filter(w -> !w.isKilled()).toList();
         WorkerProcess target = alive.get(random.nextInt(alive.size()));
         switch (settings.fault()) {
             case PAUSE_WORKER -> {
-                WorkerProcess.Event section = sectionOf(target, lease, problems);
+                WorkerProcess.Event section = sectionOf(target, lease, problems, aim);
                 if (section == null) {
                     return null;
                 }
                 long start = System.nanoTime();
                 target.pause();
+                crowd(alive, target, section.name(), kinds);
                 pause(lease * 2);
                 target.resume();
+                crowd(alive, target, null, kinds);
                 return new Applied(Fault.PAUSE_WORKER, target.id(), start, System.nanoTime(), List.of(section.name()));
             }
             case PARTITION_WORKER -> {
-                WorkerProcess.Event section = sectionOf(target, lease, problems);
+                WorkerProcess.Event section = sectionOf(target, lease, problems, aim);
                 if (section == null) {
                     return null;
                 }
                 FaultProxy proxy = proxies.get(target.id());
                 long start = System.nanoTime();
                 proxy.blackhole();
+                crowd(alive, target, section.name(), kinds);
                 pause(lease * 2);
                 proxy.cutConnections();
                 proxy.heal();
+                crowd(alive, target, null, kinds);
                 return new Applied(Fault.PARTITION_WORKER, target.id(), start, System.nanoTime(), List.of(section.name()));
             }
             case KILL_WORKER -> {
@@ -343,7 +423,7 @@ public final class SafetyRun {
             }
             case PAUSE_SERVER -> {
                 // a holder in a long section, so that the fault catches a lease in the middle
-                WorkerProcess.Event section = sectionOf(target, lease, problems);
+                WorkerProcess.Event section = sectionOf(target, lease, problems, aim);
                 long start = System.nanoTime();
                 target0.server().pause();
                 pause(lease * 2);
@@ -351,7 +431,7 @@ public final class SafetyRun {
                 return new Applied(Fault.PAUSE_SERVER, -1, start, System.nanoTime(), section == null ? List.of() : List.of(section.name()));
             }
             case RESTART_SERVER -> {
-                WorkerProcess.Event section = sectionOf(target, lease, problems);
+                WorkerProcess.Event section = sectionOf(target, lease, problems, aim);
                 long start = System.nanoTime();
                 target0.server().kill();
                 target0.server().restart();
@@ -371,7 +451,7 @@ public final class SafetyRun {
             }
             case KILL_LEADER, FAILOVER, PARTITION_LEADER -> {
                 // a holder in a long section, so that the fault catches a lease in the middle
-                WorkerProcess.Event section = sectionOf(target, lease, problems);
+                WorkerProcess.Event section = sectionOf(target, lease, problems, aim);
                 Topology topology = target0.topology();
                 long start = System.nanoTime();
                 switch (settings.fault()) {
@@ -394,9 +474,29 @@ public final class SafetyRun {
         }
     }
 
-    /** Tells the worker to make its next section long and waits until it is inside it. */
-    private static WorkerProcess.Event sectionOf(WorkerProcess target, long lease, List<String> problems) throws InterruptedException {
-        target.command("long");
+    /**
+     * While a holder of a semaphore or read-write name is cut off, the other workers take only that
+     * name ({@code name}), so that the permits or the lock it held are taken over while it is away;
+     * {@code null} lets them choose again.
+     */
+    private static void crowd(List<WorkerProcess> alive, WorkerProcess target, String name, Map<String, Primitive> kinds) {
+        if (name != null) {
+            Primitive p = kinds.getOrDefault(name, Primitive.MUTEX);
+            if (p != Primitive.SEMAPHORE && p != Primitive.RWLOCK) {
+                return;
+            }
+        }
+        for (WorkerProcess w : alive) {
+            if (w != target) {
+                w.command("focus " + (name == null ? "-" : name));
+            }
+        }
+    }
+
+    /** Tells the worker to make its next section (on {@code aim}, when not null) long and waits until it is inside it. */
+    private static WorkerProcess.Event sectionOf(WorkerProcess target, long lease, List<String> problems, String aim)
+            throws InterruptedException {
+        target.command(aim == null ? "long" : "long " + aim);
         WorkerProcess.Event section = target.awaitSection(true, lease * 10 + 10_000);
         if (section == null) {
             problems.add("worker " + target.id() + " did not enter a long critical section: " + target.stderr());

@@ -9,12 +9,16 @@ import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Scheduler;
@@ -27,11 +31,19 @@ import reactor.core.scheduler.Schedulers;
  * time (0–10 ms; one section in a hundred one to two renewal intervals), and write counter + 1
  * with the same token — whether or not the lease is still valid, so that a late write reaches the arbiter and is judged there. Cancelling the hold releases the lock.
  *
+ * <p>Each name has a {@link Primitive}. A semaphore name is held with {@code Semaphore.hold(name, N)}
+ * and its section is read, wait, write, then {@code D} (done: frees the arbiter's slot) before the
+ * permit is released. A read-write name is held on its read side (70 %) or write side: a reader reads,
+ * waits and reads again (the value must not have changed), a writer reads, waits and writes value + 1;
+ * a long section is always a writer's. A fair name's sections last 50–150 ms (so that waiters queue)
+ * and the worker reports when it starts to wait ({@code Q}).
+ *
  * <p>It reports on stdout, one event per line (times are {@link System#nanoTime()}, which on Linux
  * is {@code CLOCK_MONOTONIC} and so comparable between processes of one machine):
  * <pre>
  * READY
- * G name token t validUntil           granted
+ * Q name t                            a hold is about to be subscribed: the worker starts to wait
+ * G name token t validUntil mode      granted (mode m mutex, f fair, s semaphore, r reader, w writer)
  * C name token t                      in the critical section: the read was accepted, the write is next
  * E name token t lost|released lastValidUntil   the hold ended (lost: the stream completed)
  * V name token t validUntil           I4 violation: a lease emitted after its validity
@@ -42,18 +54,24 @@ import reactor.core.scheduler.Schedulers;
  *
  * <p>On stdin, {@code long} makes the next critical section wait two lease times between its read
  * and its write (the harness then freezes or cuts off the worker in exactly that window, where a
- * late write does harm), and {@code stop} ends the worker after its current section.
+ * late write does harm; {@code long NAME}: the next section on NAME), {@code focus NAME} makes
+ * every section take NAME until {@code focus -} (the other workers crowd the name of a frozen
+ * holder), and {@code stop} ends the worker after its current section.
  *
- * <p>Arguments: {@code id backend host port extra namespace arbiterPort names leaseMillis seed}
- * (see {@link SafetyStore}: host and port of the worker's proxy, or {@code - 0} and the endpoints as extra for
- * a replicated deployment; names comma-separated).
+ * <p>Arguments: {@code id backend host port extra namespace arbiterPort names leaseMillis seed
+ * primitives permits} (see {@link SafetyStore}: host and port of the worker's proxy, or {@code - 0} and the
+ * endpoints as extra for a replicated deployment; names and their primitives comma-separated).
  */
 public final class Worker {
 
     private final int id;
-    private final LockClient client;
+    private final SafetyBackend.Connection connection;
     private final ArbiterClient arbiter;
     private final List<String> names;
+    private final Map<String, Primitive> primitives = new HashMap<>();
+    private final int permits;
+    private final AtomicReference<String> longName = new AtomicReference<>();
+    private final AtomicReference<String> focus = new AtomicReference<>();
     private final LockOptions options;
     private final SplittableRandom random;
     private final PrintStream out;
@@ -63,11 +81,16 @@ public final class Worker {
     private final AtomicLong renewals = new AtomicLong();
     private final Scheduler blocking = Schedulers.newBoundedElastic(4, 64, "arbiter-io");
 
-    private Worker(int id, LockClient client, ArbiterClient arbiter, List<String> names, LockOptions options, long seed, PrintStream out) {
+    private Worker(int id, SafetyBackend.Connection connection, ArbiterClient arbiter, List<String> names, List<Primitive> kinds,
+                   int permits, LockOptions options, long seed, PrintStream out) {
         this.id = id;
-        this.client = client;
+        this.connection = connection;
         this.arbiter = arbiter;
         this.names = names;
+        for (int i = 0; i < names.size(); i++) {
+            primitives.put(names.get(i), kinds.get(i));
+        }
+        this.permits = permits;
         this.options = options;
         this.random = new SplittableRandom(seed);
         this.out = out;
@@ -80,8 +103,8 @@ public final class Worker {
      * @throws Exception when the worker cannot start
      */
     public static void main(String[] args) throws Exception {
-        if (args.length != 10) {
-            System.err.println("usage: Worker id backend host port extra namespace arbiterPort names leaseMillis seed");
+        if (args.length != 12) {
+            System.err.println("usage: Worker id backend host port extra namespace arbiterPort names leaseMillis seed primitives permits");
             System.exit(2);
         }
         int id = Integer.parseInt(args[0]);
@@ -94,6 +117,11 @@ public final class Worker {
         List<String> names = List.of(args[7].split(","));
         Duration lease = Duration.ofMillis(Long.parseLong(args[8]));
         long seed = Long.parseLong(args[9]);
+        List<Primitive> kinds = new ArrayList<>();
+        for (String k : args[10].split(",")) {
+            kinds.add(Primitive.valueOf(k));
+        }
+        int permits = Integer.parseInt(args[11]);
 
         PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
         LockOptions options = LockOptions.builder()
@@ -110,7 +138,7 @@ public final class Worker {
             }
         };
         SafetyBackend.Connection connection = backend.connect(host, port, extra, namespace, options, listener);
-        Worker worker = new Worker(id, connection.client(), ArbiterClient.connect(arbiterPort, id), names, options, seed, out);
+        Worker worker = new Worker(id, connection, ArbiterClient.connect(arbiterPort, id), names, kinds, permits, options, seed, out);
         Thread stdin = new Thread(worker::watchStdin, "stdin");
         stdin.setDaemon(true);
         stdin.start();
@@ -129,8 +157,12 @@ public final class Worker {
                 if (line.trim().equals("stop")) {
                     break;
                 }
-                if (line.trim().equals("long")) {
+                String[] w = line.trim().split(" ");
+                if (w[0].equals("long")) {
+                    longName.set(w.length > 1 ? w[1] : null);
                     longNext.set(true);
+                } else if (w[0].equals("focus") && w.length > 1) {
+                    focus.set(w[1].equals("-") ? null : w[1]);
                 }
             }
         } catch (Exception e) {
@@ -141,23 +173,53 @@ public final class Worker {
 
     private void run() {
         while (!stopping.get()) {
-            String name = names.get(random.nextInt(names.size()));
+            String focused = focus.get();
+            String name = focused != null ? focused : names.get(random.nextInt(names.size()));
             try {
                 section(name).block(Duration.ofSeconds(60));
             } catch (RuntimeException e) {
                 emit("X " + System.nanoTime() + " " + e.getClass().getSimpleName() + " " + oneLine(e.getMessage()));
             }
         }
-        client.close().block(Duration.ofSeconds(10));
+        connection.close();
+    }
+
+    /** Whether the next section on {@code name} is the long one the harness asked for (taken once). */
+    private boolean takeLong(String name) {
+        String wanted = longName.get();
+        if (wanted != null && !wanted.equals(name)) {
+            return false;
+        }
+        return longNext.compareAndSet(true, false);
+    }
+
+    /** The hold stream of {@code name} by its primitive. */
+    private Flux<Lease> holdOf(String name, char mode) {
+        return switch (mode) {
+            case 's' -> connection.semaphore().hold(name, permits, options);
+            case 'r' -> connection.rw().read().hold(name, options);
+            case 'w' -> connection.rw().write().hold(name, options);
+            case 'f' -> connection.fair().hold(name, options);
+            default -> connection.client().hold(name, options);
+        };
     }
 
     /** One critical section on {@code name}: hold, read, wait, write, cancel the hold. */
     private Mono<Void> section(String name) {
         return Mono.defer(() -> {
+            Primitive primitive = primitives.getOrDefault(name, Primitive.MUTEX);
+            boolean isLong = takeLong(name);
+            char mode = switch (primitive) {
+                case SEMAPHORE -> 's';
+                case RWLOCK -> isLong || random.nextInt(10) >= 7 ? 'w' : 'r';
+                case FAIR -> 'f';
+                default -> 'm';
+            };
             Sinks.One<Lease> granted = Sinks.one();
             AtomicReference<Lease> last = new AtomicReference<>();
             AtomicBoolean ended = new AtomicBoolean();
-            Disposable hold = client.hold(name, options).subscribe(
+            emit("Q " + name + " " + System.nanoTime()); // before any request of this acquire
+            Disposable hold = holdOf(name, mode).subscribe(
                     lease -> {
                         long now = System.nanoTime();
                         if (now - lease.validUntilNanos() > 0) {
@@ -166,7 +228,7 @@ public final class Worker {
                         Lease previous = last.getAndSet(lease);
                         if (previous == null) {
                             acquisitions.incrementAndGet();
-                            emit("G " + name + " " + lease.token() + " " + now + " " + lease.validUntilNanos());
+                            emit("G " + name + " " + lease.token() + " " + now + " " + lease.validUntilNanos() + " " + mode);
                             granted.tryEmitValue(lease);
                         } else {
                             renewals.incrementAndGet();
@@ -187,7 +249,7 @@ public final class Worker {
                         }
                     });
             return granted.asMono()
-                    .flatMap(lease -> critical(lease))
+                    .flatMap(lease -> critical(lease, mode, isLong))
                     .doFinally(signal -> {
                         Lease lease = last.get();
                         if (lease != null && ended.compareAndSet(false, true)) {
@@ -198,19 +260,21 @@ public final class Worker {
         });
     }
 
-    private Mono<Void> critical(Lease lease) {
+    private Mono<Void> critical(Lease lease, char mode, boolean isLong) {
         long pause;
         int dice = random.nextInt(100);
-        boolean isLong = longNext.compareAndSet(true, false);
         if (isLong) {
             pause = options.leaseTime().toMillis() * 2;
         } else if (dice == 0) {
             // one section in a hundred long enough to see renewals
             pause = options.renewalInterval().toMillis() + random.nextInt((int) Math.max(1, options.renewalInterval().toMillis()));
+        } else if (mode == 'f') {
+            pause = 50 + random.nextInt(101); // long enough for the others to queue behind
         } else {
             pause = random.nextInt(11);
         }
-        return Mono.fromCallable(() -> arbiter.read(lease.name(), lease.token()))
+        String m = mode == 'r' || mode == 'w' ? " " + mode : "";
+        return Mono.fromCallable(() -> arbiter.read(lease.name(), lease.token(), m))
                 .subscribeOn(blocking)
                 .doOnNext(read -> {
                     if (read.value() >= 0) {
@@ -222,11 +286,16 @@ public final class Worker {
                             if (read.value() < 0) {
                                 return 0L; // the read itself was stale: nothing to write
                             }
+                            if (mode == 'r') {
+                                arbiter.read(lease.name(), lease.token(), m); // a reader reads again: a writer in between is judged
+                                return 1L;
+                            }
                             boolean validAtSend = lease.isValid();
-                            arbiter.write(lease.name(), lease.token(), read.value() + 1, validAtSend);
+                            arbiter.write(lease.name(), lease.token(), read.value() + 1, validAtSend, m);
                             return 1L;
                         }).subscribeOn(blocking)))
-                .then();
+                .then(mode == 's' ? Mono.fromCallable(() -> arbiter.done(lease.name(), lease.token())).subscribeOn(blocking).then()
+                        : Mono.<Void>empty());
     }
 
     private void emit(String line) {
@@ -261,14 +330,20 @@ public final class Worker {
         }
 
         /** @return the value read, or value -1 when the arbiter refused the read as stale */
-        synchronized Read read(String name, long token) throws java.io.IOException {
-            out.println("R " + name + " " + token + " " + worker);
+        synchronized Read read(String name, long token, String mode) throws java.io.IOException {
+            out.println("R " + name + " " + token + " " + worker + mode);
             String[] answer = in.readLine().split(" ");
             return new Read(answer[0].equals("OK") ? Long.parseLong(answer[1]) : -1);
         }
 
-        synchronized boolean write(String name, long token, long value, boolean validAtSend) throws java.io.IOException {
-            out.println("W " + name + " " + token + " " + worker + " " + value + " " + (validAtSend ? 1 : 0));
+        synchronized boolean write(String name, long token, long value, boolean validAtSend, String mode) throws java.io.IOException {
+            out.println("W " + name + " " + token + " " + worker + " " + value + " " + (validAtSend ? 1 : 0) + mode);
+            return in.readLine().startsWith("OK");
+        }
+
+        /** A semaphore holder is done with its permit (sent before it releases it). */
+        synchronized boolean done(String name, long token) throws java.io.IOException {
+            out.println("D " + name + " " + token + " " + worker);
             return in.readLine().startsWith("OK");
         }
 

@@ -23,11 +23,12 @@ final class WorkerProcess {
      * One line a worker printed, parsed.
      *
      * @param worker the worker id
-     * @param type   G, C, E, V, X, L
+     * @param type   G, C, E, V, X, L, Q
      * @param name   the lock name (null for X)
      * @param token  the token (0 for X)
      * @param nanos  when it happened ({@link System#nanoTime()}, shared by the processes of one machine)
-     * @param how    for E: lost or released; for C: long or short; for X: the error kind; for L: the reason
+     * @param how    for E: lost or released; for C: long or short; for X: the error kind; for L: the reason;
+     *               for G: the mode (m mutex, f fair, s semaphore, r reader, w writer)
      * @param validUntil for G, E, V: the lease's validity deadline
      */
     record Event(int worker, char type, String name, long token, long nanos, String how, long validUntil) {
@@ -46,6 +47,7 @@ final class WorkerProcess {
     private long renewals;
     private volatile boolean paused;
     private volatile boolean killed;
+    private volatile boolean stopRequested;
 
     private WorkerProcess(int id, Process process, List<Event> events) {
         this.id = id;
@@ -126,8 +128,10 @@ final class WorkerProcess {
                     done = true;
                     renewals = Long.parseLong(p[2]);
                 }
+                case "Q" -> add(new Event(id, 'Q', p[1], 0, Long.parseLong(p[2]), "", 0));
                 case "G", "V" -> {
-                    Event e = new Event(id, p[0].charAt(0), p[1], Long.parseLong(p[2]), Long.parseLong(p[3]), "", Long.parseLong(p[4]));
+                    Event e = new Event(id, p[0].charAt(0), p[1], Long.parseLong(p[2]), Long.parseLong(p[3]), p.length > 5 ? p[5] : "",
+                            Long.parseLong(p[4]));
                     add(e);
                     if (e.type() == 'G') {
                         holding.put(e.name(), e);
@@ -250,13 +254,7 @@ final class WorkerProcess {
         if (killed) {
             return true;
         }
-        resume();
-        command("stop");
-        try {
-            process.getOutputStream().close();
-        } catch (IOException e) {
-            // gone already
-        }
+        requestStop();
         boolean exited = process.waitFor(timeoutMillis, TimeUnit.MILLISECONDS);
         if (!exited) {
             process.destroyForcibly();
@@ -265,6 +263,21 @@ final class WorkerProcess {
         reader.join(5_000);
         synchronized (this) {
             return exited && done;
+        }
+    }
+
+    /** Asks the worker to finish its section and exit, without waiting (see {@link #stop}). */
+    void requestStop() {
+        if (killed || stopRequested) {
+            return;
+        }
+        stopRequested = true;
+        resume();
+        command("stop");
+        try {
+            process.getOutputStream().close();
+        } catch (IOException e) {
+            // gone already
         }
     }
 

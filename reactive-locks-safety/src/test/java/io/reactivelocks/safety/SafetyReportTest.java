@@ -18,7 +18,7 @@ class SafetyReportTest {
         SafetyRun.Outcome outcome = new SafetyRun.Outcome(settings, List.of(), List.of(),
                 List.of(new SafetyRun.Applied(fault, 1, 0, 1, List.of())), 0, 0, 0, List.of(), 0, 1);
         return new SafetyCheck.Verdict(outcome, acquisitions, 0, 0, 0, details.size(), 0, 3, 0, 0, 2, 10, 1, 0,
-                List.of(100L, 200L), List.of(), acquisitions, List.of(), details);
+                List.of(100L, 200L), List.of(), acquisitions, List.of(), details, 0, 0, 0, 0, 0);
     }
 
     @Test

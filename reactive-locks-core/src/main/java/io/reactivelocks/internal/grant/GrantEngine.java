@@ -46,7 +46,8 @@ public final class GrantEngine {
     @FunctionalInterface
     public interface GrantCall {
         /**
-         * @param owners    the owner ids of the acquire (fixed before the first attempt)
+         * @param owners    the owner ids of the acquire (fixed before the first attempt; new ones only after a grant that
+         *                  arrived late expired before it could be handed over)
          * @param leaseTime the TTL to ask for
          * @return the store's answer
          */
@@ -221,7 +222,8 @@ public final class GrantEngine {
     private final class AcquireOp {
         final String name;
         private final GrantCall call;
-        private final List<String> owners;
+        // guarded by this: replaced when a late grant expired before it could be handed over
+        private List<String> owners;
         private final LockOptions options;
         private final boolean wait;
         private final boolean refusalLeaves;
@@ -243,11 +245,36 @@ public final class GrantEngine {
             this.wait = wait;
             this.refusalLeaves = refusalLeaves;
             this.scheduler = schedulerFor(options);
+            this.owners = freshIds(count);
+        }
+
+        private static List<String> freshIds(int count) {
             List<String> ids = new ArrayList<>(count);
             for (int i = 0; i < count; i++) {
                 ids.add(OwnerIds.next());
             }
-            this.owners = List.copyOf(ids);
+            return List.copyOf(ids);
+        }
+
+        /**
+         * A grant that arrived after its request timed out is handed over by a later attempt — unless
+         * its validity (counted from that old request) has passed meanwhile: then it is lost (and
+         * released), and the acquire goes on under new owner ids, so that the release of the old
+         * ones cannot undo a new grant. Guarded by this.
+         *
+         * @return the expired handles to lose (outside the lock), or null when {@code hs} are valid
+         */
+        private List<GrantHandle> retireIfExpired(List<GrantHandle> hs, long now) {
+            for (GrantHandle h : hs) {
+                if (!h.isActive() || now - h.validUntil() >= 0) {
+                    if (granted == hs) {
+                        granted = null;
+                    }
+                    owners = freshIds(owners.size());
+                    return hs;
+                }
+            }
+            return null;
         }
 
         Mono<List<GrantHandle>> run() {
@@ -300,42 +327,51 @@ public final class GrantEngine {
         private Mono<List<GrantHandle>> attempt() {
             Sinks.One<List<GrantHandle>> answer = Sinks.one();
             long sentAt = options.clock().nanoTime();
+            List<String> ids;
+            List<GrantHandle> expired = null;
             synchronized (this) {
                 if (ended) {
                     return Mono.empty();
                 }
                 if (granted != null) { // an earlier request granted after its wait timed out
-                    return Mono.just(granted);
+                    expired = retireIfExpired(granted, sentAt);
+                    if (expired == null) {
+                        return Mono.just(granted);
+                    }
                 }
+                ids = owners;
                 inFlight++;
                 sent = true;
             }
-            Mono.defer(() -> call.tryGrant(owners, options.leaseTime()))
+            if (expired != null) {
+                expired.forEach(h -> h.lose("its grant arrived after the request timeout and expired before it was handed over"));
+            }
+            Mono.defer(() -> call.tryGrant(ids, options.leaseTime()))
                     .switchIfEmpty(Mono.error(() -> new IllegalStateException("store answered nothing to a grant")))
-                    .subscribe(g -> settle(g, sentAt, answer), e -> {
+                    .subscribe(g -> settle(g, sentAt, answer, ids), e -> {
                         boolean over;
                         synchronized (this) {
                             inFlight--;
                             outcomeUnknown = true;
-                            over = ended;
+                            over = ended || ids != owners;
                         }
                         if (over) {
-                            releaseOwners(); // unknown outcome after the end: make sure
+                            releaseOwners(ids); // unknown outcome after the end (or of retired ids): make sure
                         }
                         answer.tryEmitError(mapError(name, "acquire", e));
                     });
             return within(answer.asMono(), options).onErrorMap(e -> e instanceof Busy ? e : mapError(name, "acquire", e));
         }
 
-        private void settle(PermitGrant g, long sentAt, Sinks.One<List<GrantHandle>> answer) {
+        private void settle(PermitGrant g, long sentAt, Sinks.One<List<GrantHandle>> answer, List<String> ids) {
             if (g instanceof PermitGrant.Busy busy) {
                 boolean over;
                 synchronized (this) {
                     inFlight--; // a definite no: this request holds nothing (but may have left an intent)
-                    over = ended;
+                    over = ended || ids != owners;
                 }
                 if (over && refusalLeaves) {
-                    releaseOwners();
+                    releaseOwners(ids);
                 }
                 answer.tryEmitError(new Busy(busy.earliestExpiry()));
                 return;
@@ -344,25 +380,40 @@ public final class GrantEngine {
             long validUntil = sentAt + options.validityNanos(grant.ttl());
             List<GrantHandle> hs = null;
             List<GrantHandle> again = null;
+            List<GrantHandle> expired = null;
+            boolean retired = false;
             synchronized (this) {
                 inFlight--;
-                if (granted != null) {
-                    again = granted; // the same owners again (an idempotent retry): the grants we have
+                if (ids != owners) {
+                    retired = true; // granted to ids given up after a late grant expired: not ours any more
+                } else if (granted != null) {
+                    // the same owners again (an idempotent retry): the grants we have, if still valid
+                    expired = retireIfExpired(granted, options.clock().nanoTime());
+                    again = expired == null ? granted : null;
                 } else if (!ended) {
-                    hs = new ArrayList<>(owners.size());
-                    for (int i = 0; i < owners.size(); i++) {
+                    hs = new ArrayList<>(ids.size());
+                    for (int i = 0; i < ids.size(); i++) {
                         hs.add(new GrantHandle(GrantEngine.this,
-                                new HeldLock(name, owners.get(i), grant.tokens().get(i)), options, scheduler, validUntil));
+                                new HeldLock(name, ids.get(i), grant.tokens().get(i)), options, scheduler, validUntil));
                     }
                     granted = hs;
                 }
+            }
+            if (retired || expired != null) {
+                if (expired != null) {
+                    expired.forEach(h -> h.lose("its grant arrived after the request timeout and expired before it was handed over"));
+                } else {
+                    releaseOwners(ids);
+                }
+                answer.tryEmitError(new Busy(null));
+                return;
             }
             if (again != null) {
                 answer.tryEmitValue(again);
                 return;
             }
             if (hs == null) { // the acquire ended before this grant arrived
-                releaseOwners();
+                releaseOwners(ids);
                 answer.tryEmitEmpty();
                 return;
             }
@@ -406,12 +457,16 @@ public final class GrantEngine {
             if (release != null) {
                 release.forEach(h -> h.release().subscribe(null, e -> { }));
             } else if (releaseIds) {
-                releaseOwners();
+                List<String> ids;
+                synchronized (this) {
+                    ids = owners;
+                }
+                releaseOwners(ids);
             }
         }
 
-        private void releaseOwners() {
-            for (String owner : owners) {
+        private void releaseOwners(List<String> ids) {
+            for (String owner : ids) {
                 releaseDetached(name, owner, options);
             }
         }

@@ -242,6 +242,64 @@ class SemaphoreVirtualTimeTest {
     }
 
     @Test
+    void aGrantThatArrivedAfterTheRequestTimeoutAndExpiredMeanwhileIsNotHandedOverAsALease() {
+        // found by the safety harness (I4 under load): the first request grants after its request
+        // timeout, and that grant is lost (its renewal refused) before the retry 5 s later; the retry
+        // must not hand the lost grant over (a lease past its deadline, its permit gone) but ask again
+        java.util.concurrent.atomic.AtomicInteger calls = new java.util.concurrent.atomic.AtomicInteger();
+        AtomicReference<String> first = new AtomicReference<>();
+        io.reactivelocks.spi.semaphore.SemaphoreStore slowFirst = new io.reactivelocks.spi.semaphore.SemaphoreStore() {
+            @Override public String name() { return "slow-first"; }
+            @Override public Mono<io.reactivelocks.spi.semaphore.PermitGrant> tryGrant(String n, List<String> o, int p, Duration t) {
+                Mono<io.reactivelocks.spi.semaphore.PermitGrant> grant = Mono.defer(() -> store.tryGrant(n, o, p, t));
+                if (calls.incrementAndGet() == 1) {
+                    first.set(o.get(0));
+                    return Mono.delay(Duration.ofMillis(1500), vts).then(grant);
+                }
+                return grant;
+            }
+            @Override public Mono<List<io.reactivelocks.spi.RenewOutcome>> renew(List<io.reactivelocks.spi.RenewRequest> b) {
+                // the late grant's permit is lost before anyone takes it (the store forgot it)
+                if (b.size() == 1 && b.get(0).lock().owner().equals(first.get())) {
+                    return store.release(b.get(0).lock().name(), first.get()).thenReturn(List.of(io.reactivelocks.spi.RenewOutcome.notHeld()));
+                }
+                return store.renew(b);
+            }
+            @Override public Mono<Boolean> release(String n, String o) { return store.release(n, o); }
+            @Override public Mono<List<io.reactivelocks.spi.Holder>> holders(String n) { return store.holders(n); }
+            @Override public reactor.core.publisher.Flux<io.reactivelocks.spi.LockEvent> events(String n) { return store.events(n); }
+            @Override public Mono<Void> close() { return Mono.empty(); }
+        };
+        LockOptions slow = options.mutate().requestTimeout(Duration.ofSeconds(1))
+                .backoff(Retry.backoff(Long.MAX_VALUE, Duration.ofSeconds(5)).maxBackoff(Duration.ofSeconds(5)).jitter(0))
+                .build();
+        Semaphore c = Semaphore.create(slowFirst, slow);
+        List<Long> lateness = new ArrayList<>();
+        List<Lease> leases = new ArrayList<>();
+        AtomicReference<Throwable> failed = new AtomicReference<>();
+        try {
+            Disposable hold = c.hold("s", 1).subscribe(l -> {
+                lateness.add(vts.now(java.util.concurrent.TimeUnit.NANOSECONDS) - l.validUntilNanos());
+                leases.add(l);
+            }, failed::set);
+            for (int i = 0; i < 70; i++) {
+                vts.advanceTimeBy(Duration.ofMillis(100));
+            }
+            assertThat(failed.get()).as("the hold did not fail").isNull();
+            assertThat(calls.get()).as("the acquire asked again").isGreaterThan(1);
+            assertThat(leases).as("the hold got a lease").isNotEmpty();
+            assertThat(lateness).as("no lease handed over past its deadline").allMatch(ns -> ns < 0);
+            assertThat(leases.get(0).isValid()).isTrue();
+            assertThat(leases.get(0).owner()).as("under new owner ids").isNotEqualTo(first.get());
+            assertThat(store.heldCount("s")).as("only the handed-over permit is held").isEqualTo(1);
+            hold.dispose();
+            assertThat(store.heldCount("s")).isZero();
+        } finally {
+            c.close().block(VERIFY);
+        }
+    }
+
+    @Test
     void closeReleasesPermitsAndFailsPendingAcquires() {
         Lease held = take(a, 1);
         AtomicReference<Throwable> pending = new AtomicReference<>();
