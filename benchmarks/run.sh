@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Runs the benchmarks of issue 8 and writes docs/BENCHMARKS.md with its PNG plots.
 #
-#   benchmarks/run.sh                       everything (B1, B3, B4, B5, B7 on all backends), about 15 min on 2 cores
+#   benchmarks/run.sh                       everything (B1, B3, B4, B5, B7, B8 on all backends), about 25 min on 2 cores
 #   benchmarks/run.sh --quick               a smoke run of everything, about 5 min (fewer, shorter rounds)
-#   benchmarks/run.sh --only b1,b3 --backends redis,postgres      a part (b1, b3, b4 with b7, b5)
+#   benchmarks/run.sh --only b1,b3 --backends redis,postgres      a part (b1, b3, b4 with b7, b5, b8)
+#   benchmarks/run.sh --quick --only b8     B8, the new primitives (semaphore, read-write lock, fair lock) against
+#                                           Redisson and Curator, a few minutes
 #   benchmarks/run.sh ... --out DIR         where BENCHMARKS.md and the PNGs go
 #   benchmarks/run.sh ... --offline         pass -o to Maven (dependencies already downloaded)
 #
@@ -16,7 +18,7 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 
 quick=false
-only="b1,b3,b4,b5"
+only="b1,b3,b4,b5,b8"
 backends="redis,postgres,etcd,zookeeper"
 out=""
 offline=()
@@ -29,7 +31,7 @@ while [ $# -gt 0 ]; do
     --out) out="$2"; shift ;;
     --offline) offline=(-o) ;;
     --contenders) extra+=(--contenders "$2"); shift ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -38,7 +40,7 @@ done
 has() { [[ ",$only," == *",$1,"* ]]; }
 if has b7 && ! has b4; then only="$only,b4"; fi
 complete=false
-if has b1 && has b3 && has b4 && has b5 && [ "$backends" = "redis,postgres,etcd,zookeeper" ] && [ ${#extra[@]} -eq 0 ]; then
+if has b1 && has b3 && has b4 && has b5 && has b8 && [ "$backends" = "redis,postgres,etcd,zookeeper" ] && [ ${#extra[@]} -eq 0 ]; then
   complete=true
 fi
 if [ -z "$out" ]; then
@@ -70,7 +72,7 @@ if has b5; then
 fi
 
 load_only=""
-for b in b1 b3 b4; do has "$b" && load_only="$load_only,$b"; done
+for b in b1 b3 b4 b8; do has "$b" && load_only="$load_only,$b"; done
 load_only="${load_only#,}"
 if [ -z "$load_only" ]; then load_backends=none; load_only=none; else load_backends="$backends"; fi
 quick_flag=()

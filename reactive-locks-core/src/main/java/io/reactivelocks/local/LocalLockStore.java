@@ -5,6 +5,8 @@ import io.reactivelocks.spi.Holder;
 import io.reactivelocks.spi.LockEvent;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
@@ -27,6 +29,7 @@ public final class LocalLockStore {
     private final LockClock clock;
     private final Map<String, Entry> locks = new HashMap<>();      // guarded by this
     private final Map<String, Long> counters = new HashMap<>();    // guarded by this
+    private final Map<String, LinkedHashMap<String, Long>> lines = new HashMap<>(); // fair locks: owner -> deadline, by arrival; guarded by this
     private final ConcurrentHashMap<String, Sinks.Many<LockEvent>> channels = new ConcurrentHashMap<>();
 
     /** A store on Reactor's parallel scheduler and the JVM's monotonic clock. */
@@ -144,6 +147,121 @@ public final class LocalLockStore {
                 }
             });
         });
+    }
+
+    /** The scheduler the store's timers run on (the fair lock's waits use it too). */
+    Scheduler scheduler() {
+        return scheduler;
+    }
+
+    /**
+     * A fair (FIFO) grant: drops expired waiters, grants the head of the line (or a caller when
+     * nobody waits) if the lock is free, else queues or refreshes a waiting caller.
+     *
+     * @return a {@link GrantResult} (granted, or busy for a try) or, for a waiting caller not
+     *         granted, the ms until something may change unannounced ({@code -1} when nothing will)
+     */
+    Object fairGrant(String name, String owner, Duration ttl, String payload, boolean waits, Duration waiterDeadline) {
+        LockEvent event;
+        GrantResult result;
+        synchronized (this) {
+            long now = clock.nanoTime();
+            LinkedHashMap<String, Long> line = liveLine(name, now);
+            Entry e = liveEntry(name, now);
+            if (e != null && e.owner.equals(owner)) { // a retried request: extend and grant again
+                dequeue(name, owner);
+                e.expiresAt = now + ttl.toNanos();
+                armExpiry(name, e);
+                return new GrantResult(true, e.token, null);
+            }
+            if (e != null) {
+                if (!waits) {
+                    return new GrantResult(false, 0, new Holder(e.owner, e.token, Duration.ofNanos(e.expiresAt - now), e.payload));
+                }
+                enqueue(name, owner, now + waiterDeadline.toNanos());
+                return Math.max(0, (e.expiresAt - now) / 1_000_000);
+            }
+            String head = line == null ? null : line.keySet().iterator().next();
+            if (head != null && !head.equals(owner)) {
+                if (!waits) {
+                    return new GrantResult(false, 0, null); // free, but waiters are queued: a try never passes them
+                }
+                enqueue(name, owner, now + waiterDeadline.toNanos());
+                return Math.max(0, (lines.get(name).get(head) - now) / 1_000_000);
+            }
+            dequeue(name, owner);
+            long token = counters.merge(name, 1L, Long::sum);
+            Entry fresh = new Entry(owner, token, now + ttl.toNanos());
+            fresh.payload = payload;
+            locks.put(name, fresh);
+            armExpiry(name, fresh);
+            result = new GrantResult(true, token, null);
+            event = new LockEvent.Acquired(name, owner, token);
+        }
+        publish(event);
+        return result;
+    }
+
+    /** Owner-checked release of a fair lock: the owner's hold and its place in the line; announced when either was there. */
+    boolean fairRelease(String name, String owner) {
+        boolean queued;
+        synchronized (this) {
+            queued = dequeue(name, owner);
+            Entry e = liveEntry(name, clock.nanoTime());
+            if (e != null && e.owner.equals(owner)) {
+                locks.remove(name);
+                e.expiryTimer.dispose();
+                queued = true;
+            }
+        }
+        if (queued) {
+            publish(new LockEvent.Released(name, owner, false));
+        }
+        return queued;
+    }
+
+    /**
+     * @param name a fair lock's name
+     * @return how many live waiters are in its line (expired ones are dropped now)
+     */
+    public synchronized int waiting(String name) {
+        LinkedHashMap<String, Long> line = liveLine(name, clock.nanoTime());
+        return line == null ? 0 : line.size();
+    }
+
+    // guarded by this: the line of a name without its expired waiters, or null when empty
+    private LinkedHashMap<String, Long> liveLine(String name, long now) {
+        LinkedHashMap<String, Long> line = lines.get(name);
+        if (line == null) {
+            return null;
+        }
+        for (Iterator<Long> it = line.values().iterator(); it.hasNext(); ) {
+            if (it.next() <= now) {
+                it.remove();
+            }
+        }
+        if (line.isEmpty()) {
+            lines.remove(name);
+            return null;
+        }
+        return line;
+    }
+
+    // guarded by this: joins the line at its end, or refreshes the deadline keeping the place
+    private void enqueue(String name, String owner, long deadline) {
+        lines.computeIfAbsent(name, n -> new LinkedHashMap<>()).put(owner, deadline);
+    }
+
+    // guarded by this
+    private boolean dequeue(String name, String owner) {
+        LinkedHashMap<String, Long> line = lines.get(name);
+        if (line == null || line.remove(owner) == null) {
+            return false;
+        }
+        if (line.isEmpty()) {
+            lines.remove(name);
+        }
+        return true;
     }
 
     /** @return how many locks are held now (expired ones not counted) */

@@ -13,7 +13,9 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.x.async.AsyncCuratorFramework;
 import org.apache.curator.x.async.api.CreateOption;
@@ -58,6 +60,8 @@ final class ZooKeeperReadWriteStore implements ReadWriteStore {
     private final AsyncCuratorFramework async;
     private final String root;
     private final List<ACL> acl;
+    /** The node of each owner this store created and has not deleted: grants and waiting places. */
+    private final Map<String, String> paths = new ConcurrentHashMap<>();
 
     /**
      * @param client     the started Curator client
@@ -145,28 +149,50 @@ final class ZooKeeperReadWriteStore implements ReadWriteStore {
     public Mono<PermitGrant> tryGrant(String name, String owner, LockMode mode, boolean writerPreferring, boolean waiting,
             Duration leaseTime) {
         boolean keepPlace = waiting && (mode == LockMode.READ || writerPreferring);
-        return Mono.defer(() -> nodes(name).flatMap(nodes -> {
-            Node mine = find(nodes, owner);
-            if (mine == null && mode == LockMode.WRITE && !writerPreferring && !nodes.isEmpty()) {
+        if (mode == LockMode.WRITE && !writerPreferring) {
+            return Mono.defer(() -> nodes(name).flatMap(nodes -> {
                 // a reader-preferring writer does not queue behind anyone: it looks first, and creates a
                 // node only when the name is free (so it never shows as an intent, nor wakes itself)
-                return Mono.just((PermitGrant) new PermitGrant.Busy(null));
-            }
-            Mono<List<Node>> queued = mine != null ? Mono.just(nodes) : create(name, owner, mode).then(nodes(name));
-            return queued.flatMap(now -> {
-                Node n = find(now, owner);
-                if (n == null) { // deleted meanwhile (a release raced the attempt)
+                if (find(nodes, owner) == null && !nodes.isEmpty()) {
                     return Mono.just((PermitGrant) new PermitGrant.Busy(null));
                 }
-                if (!holds(now, n)) {
-                    return (keepPlace ? Mono.<Void>empty() : delete(nodePath(name, n)))
-                            .thenReturn((PermitGrant) new PermitGrant.Busy(null));
+                return decide(name, owner, leaseTime, keepPlace, find(nodes, owner) != null ? Mono.just(nodes)
+                        : create(name, owner, mode).then(nodes(name)));
+            })).onErrorMap(e -> ZooKeeperErrors.map(name, "read-write lock grant", e));
+        }
+        // the first attempt of an owner creates its node without listing first (a retry after an
+        // unknown outcome may leave a second node of the owner: the newer one is deleted below); later
+        // attempts of a waiting owner find its node in this store's map and only list
+        return Mono.defer(() -> decide(name, owner, leaseTime, keepPlace, paths.containsKey(owner) ? nodes(name)
+                        : create(name, owner, mode).doOnNext(p -> paths.put(owner, p)).then(nodes(name))))
+                .onErrorMap(e -> ZooKeeperErrors.map(name, "read-write lock grant", e));
+    }
+
+    /** Grants, keeps or gives up the owner's node (its lowest one) by the listing {@code queued}. */
+    private Mono<PermitGrant> decide(String name, String owner, Duration leaseTime, boolean keepPlace, Mono<List<Node>> queued) {
+        return queued.flatMap(now -> {
+            List<Node> mine = new ArrayList<>(1);
+            for (Node x : now) {
+                if (x.owner().equals(owner)) {
+                    mine.add(x);
                 }
-                return Mono.fromCompletionStage(() -> async.setData().forPath(nodePath(name, n), HELD))
-                        .flatMap(x -> stat(nodePath(name, n)))
-                        .map(s -> (PermitGrant) new PermitGrant.Granted(List.of(s.getCzxid()), ttl(leaseTime)));
-            });
-        })).onErrorMap(e -> ZooKeeperErrors.map(name, "read-write lock grant", e));
+            }
+            if (mine.isEmpty()) { // deleted meanwhile (a release raced the attempt, or the session went)
+                paths.remove(owner);
+                return Mono.just((PermitGrant) new PermitGrant.Busy(null));
+            }
+            Node n = mine.get(0);
+            paths.put(owner, nodePath(name, n));
+            Mono<Void> extras = Flux.fromIterable(mine.subList(1, mine.size())).concatMap(x -> delete(nodePath(name, x))).then();
+            if (!holds(now, n)) {
+                return extras.then(keepPlace ? Mono.<Void>empty()
+                                : delete(nodePath(name, n)).doOnSuccess(x -> paths.remove(owner)))
+                        .thenReturn((PermitGrant) new PermitGrant.Busy(null));
+            }
+            // the node's stat comes with the setData answer: its czxid is the token (no extra exists)
+            return extras.then(Mono.fromCompletionStage(() -> async.setData().forPath(nodePath(name, n), HELD)))
+                    .map(st -> (PermitGrant) new PermitGrant.Granted(List.of(st.getCzxid()), ttl(leaseTime)));
+        });
     }
 
     private Mono<String> create(String name, String owner, LockMode mode) {
@@ -199,12 +225,22 @@ final class ZooKeeperReadWriteStore implements ReadWriteStore {
                 .collectList();
     }
 
+    /** Deletes the owner's node: the path this store created for it if known (one request), else found by listing. */
     @Override
     public Mono<Boolean> release(String name, String owner) {
-        return Mono.defer(() -> nodes(name).flatMap(nodes -> {
-            Node n = find(nodes, owner);
-            return n == null ? Mono.just(false) : delete(nodePath(name, n)).thenReturn(true);
-        })).onErrorMap(e -> ZooKeeperErrors.map(name, "read-write lock release", e));
+        return Mono.defer(() -> {
+            String known = paths.remove(owner);
+            Mono<Boolean> listed = nodes(name).flatMap(nodes -> {
+                Node n = find(nodes, owner);
+                return n == null ? Mono.just(false) : delete(nodePath(name, n)).thenReturn(true);
+            });
+            if (known == null) {
+                return listed;
+            }
+            return Mono.fromCompletionStage(() -> async.delete().forPath(known))
+                    .thenReturn(true)
+                    .onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NONODE, e -> listed);
+        }).onErrorMap(e -> ZooKeeperErrors.map(name, "read-write lock release", e));
     }
 
     @Override

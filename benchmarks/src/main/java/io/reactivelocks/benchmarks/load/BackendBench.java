@@ -30,6 +30,14 @@ abstract class BackendBench implements AutoCloseable {
     abstract List<Contender> contenders();
 
     /**
+     * @return the B8 groups (semaphore, read-write lock, fair lock: ours and the anchors that have
+     *         them), opened now; none by default
+     */
+    List<Primitives.Group> primitives() {
+        return List.of();
+    }
+
+    /**
      * @return the server's count of commands (requests) so far; monotonic. What is counted is
      *         said by {@link #counterDescription()}.
      */

@@ -36,6 +36,15 @@ abstract class Contender implements AutoCloseable {
     void prepare(int concurrency) {
     }
 
+    /**
+     * For counting primitives (semaphores, B8): the number of permits N of the names used from now
+     * on; called before a run or a chain. Others ignore it.
+     *
+     * @param permits N
+     */
+    void permits(int permits) {
+    }
+
     /** Called after each run or chain, once the counters were read. */
     void finish() {
     }

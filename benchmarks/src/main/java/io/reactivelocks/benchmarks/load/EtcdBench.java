@@ -60,6 +60,14 @@ final class EtcdBench extends BackendBench {
         return server.url();
     }
 
+    /** B8: ours only (no anchor on etcd): the semaphore. */
+    @Override
+    List<Primitives.Group> primitives() {
+        Client client = client(url());
+        return List.of(new Primitives.Group("sem", "semaphore (c workers on one name, N = max(1, c/2))", true, true, true,
+                List.of(OursPrimitive.semaphore("etcd", EtcdLocks.semaphore(client), client::close))));
+    }
+
     @Override
     List<Contender> contenders() {
         return List.of(new Raw(url()), ours(url()), new LockRpc(url()));

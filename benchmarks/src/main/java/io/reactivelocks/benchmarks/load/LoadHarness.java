@@ -9,11 +9,11 @@ import java.util.Set;
 /**
  * The load harness: starts each server like the tests do (reactive-locks-test fixtures: the
  * Debian-packaged binaries as child processes on loopback ports), runs B1, B3, B4 and B7 against
- * it with every contender in the same JVM, and writes {@code docs/BENCHMARKS.md} with the plots.
+ * it with every contender in the same JVM, and B8 (the new primitives against Redisson and Curator), and writes {@code docs/BENCHMARKS.md} with the plots.
  * B5 (JMH) runs in its own JVM first; its CSV is read here. Run it through {@code benchmarks/run.sh}.
  *
  * <pre>
- * LoadHarness [--quick] [--only b1,b3,b4] [--backends redis,postgres,etcd,zookeeper]
+ * LoadHarness [--quick] [--only b1,b3,b4,b8] [--backends redis,postgres,etcd,zookeeper]
  *             [--out docs] [--jmh target/b5.csv] [--command "benchmarks/run.sh"] [--started EPOCH_SECONDS]
  *             [--contenders raw,ours,...]   (ids, for profiling one contender)
  * </pre>
@@ -106,6 +106,9 @@ public final class LoadHarness {
                             }
                         }
                     }
+                }
+                if (only.contains("b8")) {
+                    report.b8(Primitives.run(bench, s));
                 }
                 if (only.contains("b4") && bench instanceof RedisBench redis) {
                     report.b4(Renewal.run(redis, s));

@@ -76,6 +76,26 @@ final class PostgresBench extends BackendBench {
         return base;
     }
 
+    /** B8: ours only (no anchor on PostgreSQL): the semaphore and the fair lock. */
+    @Override
+    List<Primitives.Group> primitives() {
+        ConnectionPool semPool = pool();
+        PostgresLockBackend sem = PostgresLocks.backend(semPool, PostgresLockOptions.builder().listenerConnectionFactory(base).build());
+        ConnectionPool fairPool = pool();
+        PostgresLockBackend fair = PostgresLocks.backend(fairPool, PostgresLockOptions.builder().listenerConnectionFactory(base).build());
+        return List.of(
+                new Primitives.Group("sem", "semaphore (c workers on one name, N = max(1, c/2))", true, true, true, List.of(
+                        OursPrimitive.semaphore("postgres", PostgresLocks.semaphore(sem, LockOptions.defaults()), () -> {
+                            sem.close().block(Duration.ofSeconds(10));
+                            semPool.close().block(Duration.ofSeconds(10));
+                        }))),
+                new Primitives.Group("fair", "fair lock (a name per worker)", false, false, true, List.of(
+                        OursPrimitive.fair("postgres", PostgresLocks.fairLock(fair, LockOptions.defaults()), () -> {
+                            fair.close().block(Duration.ofSeconds(10));
+                            fairPool.close().block(Duration.ofSeconds(10));
+                        }))));
+    }
+
     @Override
     List<Contender> contenders() {
         return List.of(new Raw(pool()), ours(pool(), base), new ShedLock(pool()));

@@ -70,6 +70,32 @@ final class RedisBench extends BackendBench {
         return List.of(new Raw(url()), ours(url()), new RedissonLock(url(), false), new RedissonLock(url(), true));
     }
 
+    /** B8: ours against Redisson's RSemaphore / RPermitExpirableSemaphore, RReadWriteLock and RFairLock. */
+    @Override
+    List<Primitives.Group> primitives() {
+        String url = url();
+        return List.of(
+                new Primitives.Group("sem", "semaphore (c workers on one name, N = max(1, c/2))", true, true, true, List.of(
+                        oursClient(url, c -> OursPrimitive.semaphore("redis", RedisLocks.semaphore(c), c::shutdown)),
+                        new RedissonSemaphore(url, false), new RedissonSemaphore(url, true))),
+                new Primitives.Group("read", "read-write lock, read side (c readers on one name)", true, false, false, List.of(
+                        oursClient(url, c -> OursPrimitive.read("redis", RedisLocks.readWriteLock(c), c::shutdown)),
+                        new RedissonLock(url, "redisson-read", "Redisson RReadWriteLock read",
+                                (r, n) -> r.getReadWriteLock(n).readLock()))),
+                new Primitives.Group("write", "read-write lock, write side (a name per worker)", false, false, true, List.of(
+                        oursClient(url, c -> OursPrimitive.write("redis", RedisLocks.readWriteLock(c), c::shutdown)),
+                        new RedissonLock(url, "redisson-write", "Redisson RReadWriteLock write",
+                                (r, n) -> r.getReadWriteLock(n).writeLock()))),
+                new Primitives.Group("fair", "fair lock (a name per worker)", false, false, true, List.of(
+                        oursClient(url, c -> OursPrimitive.fair("redis", RedisLocks.fairLock(c), c::shutdown)),
+                        new RedissonLock(url, "redisson-fair", "Redisson RFairLock", RedissonReactiveClient::getFairLock))));
+    }
+
+    /** One of ours on its own Lettuce client. */
+    static Contender oursClient(String url, java.util.function.Function<RedisClient, Contender> make) {
+        return make.apply(RedisClient.create(url));
+    }
+
     @Override
     Counts counts() {
         String info = admin.sync().info("commandstats");
@@ -235,16 +261,24 @@ final class RedisBench extends BackendBench {
         return new Ours("redis", RedisLocks.create(client, RedisLockOptions.defaults(), LockOptions.defaults()), client::shutdown);
     }
 
-    /** Redisson's RLock or RFencedLock, reactive API, lock(threadId)/unlock(threadId), watchdog on. */
+    /**
+     * A Redisson lock through its reactive API — RLock, RFencedLock, a side of RReadWriteLock or
+     * RFairLock — with lock(threadId)/unlock(threadId), watchdog on.
+     */
     static final class RedissonLock extends Contender {
         private final RedissonClient redisson;
         private final RedissonReactiveClient reactive;
-        private final boolean fenced;
+        private final java.util.function.BiFunction<RedissonReactiveClient, String, RLockReactive> lockOf;
 
         RedissonLock(String url, boolean fenced) {
-            super("redis", fenced ? "redisson-fenced" : "redisson", fenced ? "Redisson RFencedLock" : "Redisson RLock",
-                    Role.COMPETITOR);
-            this.fenced = fenced;
+            this(url, fenced ? "redisson-fenced" : "redisson", fenced ? "Redisson RFencedLock" : "Redisson RLock",
+                    fenced ? RedissonReactiveClient::getFencedLock : RedissonReactiveClient::getLock);
+        }
+
+        RedissonLock(String url, String id, String label,
+                     java.util.function.BiFunction<RedissonReactiveClient, String, RLockReactive> lockOf) {
+            super("redis", id, label, Role.COMPETITOR);
+            this.lockOf = lockOf;
             this.redisson = Redisson.create(config(url, Duration.ofSeconds(30)));
             this.reactive = redisson.reactive();
         }
@@ -257,7 +291,7 @@ final class RedisBench extends BackendBench {
         }
 
         private RLockReactive lock(String name) {
-            return fenced ? reactive.getFencedLock(name) : reactive.getLock(name);
+            return lockOf.apply(reactive, name);
         }
 
         @Override
@@ -281,6 +315,65 @@ final class RedisBench extends BackendBench {
                 RLockReactive l = lock(name);
                 return l.lock(threadId).thenReturn((Held) () -> l.unlock(threadId));
             });
+        }
+
+        @Override
+        public void close() {
+            redisson.shutdown();
+        }
+    }
+
+    /**
+     * Redisson's RSemaphore (permits without expiry) or RPermitExpirableSemaphore (a permit id with a
+     * 30 s lease, not renewed) through its reactive API. A name's N is set with trySetPermits on its
+     * first use (once per name, not timed in the steady state).
+     */
+    static final class RedissonSemaphore extends Contender {
+        private final RedissonClient redisson;
+        private final RedissonReactiveClient reactive;
+        private final boolean expirable;
+        private final java.util.concurrent.ConcurrentHashMap<String, Mono<Boolean>> initialised = new java.util.concurrent.ConcurrentHashMap<>();
+        private volatile int permits = 1;
+
+        RedissonSemaphore(String url, boolean expirable) {
+            super("redis", expirable ? "redisson-pesem" : "redisson-sem",
+                    expirable ? "Redisson RPermitExpirableSemaphore" : "Redisson RSemaphore", Role.COMPETITOR);
+            this.expirable = expirable;
+            this.redisson = Redisson.create(RedissonLock.config(url, Duration.ofSeconds(30)));
+            this.reactive = redisson.reactive();
+        }
+
+        @Override
+        void permits(int permits) {
+            this.permits = permits;
+        }
+
+        private Mono<Boolean> init(String name) {
+            int n = permits;
+            return initialised.computeIfAbsent(name, k -> (expirable ? reactive.getPermitExpirableSemaphore(k).trySetPermits(n)
+                    : reactive.getSemaphore(k).trySetPermits(n)).cache());
+        }
+
+        @Override
+        Mono<Void> cycle(String name, int worker) {
+            return acquireWaiting(name, worker).flatMap(Held::release);
+        }
+
+        @Override
+        boolean supportsWaiting() {
+            return true;
+        }
+
+        @Override
+        Mono<Held> acquireWaiting(String name, int worker) {
+            return init(name).then(Mono.defer(() -> {
+                if (expirable) {
+                    var s = reactive.getPermitExpirableSemaphore(name);
+                    return s.acquire(30, java.util.concurrent.TimeUnit.SECONDS).map(id -> (Held) () -> s.release(id));
+                }
+                var s = reactive.getSemaphore(name);
+                return s.acquire().thenReturn((Held) s::release);
+            }));
         }
 
         @Override

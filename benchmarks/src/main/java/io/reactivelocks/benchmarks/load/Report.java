@@ -31,6 +31,7 @@ final class Report {
     private final List<Uncontended.Result> b1 = new ArrayList<>();
     private final List<Handoff.Result> b3 = new ArrayList<>();
     private final List<Renewal.Case> b4 = new ArrayList<>();
+    private final List<Primitives.Result> b8 = new ArrayList<>();
     private List<JmhResults.Row> b5 = List.of();
     private final List<String> failures = new ArrayList<>();
     private final List<String[]> targets = new ArrayList<>();
@@ -60,6 +61,10 @@ final class Report {
 
     void b4(List<Renewal.Case> cases) {
         b4.addAll(cases);
+    }
+
+    void b8(List<Primitives.Result> results) {
+        b8.addAll(results);
     }
 
     void b5(List<JmhResults.Row> rows) {
@@ -100,6 +105,7 @@ final class Report {
         b4Section(md);
         b5Section(md);
         b7Section(md);
+        b8Section(md);
         environment(md);
         md.append(analysis());
         try {
@@ -195,6 +201,20 @@ final class Report {
                 target("B7", "heap per held lease at " + c.leases() + " leases", "≤ 1 KiB", Stats.num(c.heapPerLease()) + " B",
                         c.heapPerLease() <= 1024);
             }
+        }
+        for (Primitives.Result r : b8) {
+            r.levels.forEach((c, cells) -> {
+                Uncontended.Cell ours = find(cells, Role.OURS);
+                for (Uncontended.Cell x : cells) {
+                    if (x == ours || ours == null || x.contender.role != Role.COMPETITOR) {
+                        continue;
+                    }
+                    double ratio = ours.ratioTo(x);
+                    double goal = x.contender.label.startsWith("Redisson") ? 1.5 : 1.0;
+                    target("B8", r.bench.title + " " + r.group.key() + ", c=" + c + ": ours ÷ " + x.contender.label,
+                            "≥ " + goal + "×", Stats.ratio(ratio), ratio >= goal);
+                }
+            });
         }
         md.append("## Targets of this run\n\n");
         md.append("| bench | what | target | measured | |\n|---|---|---|---|---|\n");
@@ -457,6 +477,73 @@ final class Report {
             }
         }
         md.append('\n');
+    }
+
+    // ------------------------------------------------------------------ B8
+
+    private void b8Section(StringBuilder md) {
+        if (b8.isEmpty()) {
+            return;
+        }
+        md.append("## B8 — primitives: semaphore, read-write lock, fair lock\n\n");
+        md.append("Ours against the anchors that have the same primitive (Redisson through its reactive client, Curator's "
+                + "blocking recipes on one platform thread per worker), in the same run and the same way as B1 and B3: at "
+                + "each concurrency *c* the contenders of one primitive get a warm-up run, then ").append(settings.rounds())
+                .append(" rounds of ").append(settings.round().toMillis()).append(" ms in an order rotated every round; "
+                        + "`ours ÷ X` is the median over the rounds of ours' throughput ÷ X's in the same round. Throughput: "
+                        + "*c* closed-loop workers repeating acquire → release — **semaphore**: all on one name with "
+                        + "N = max(1, c/2) permits (so about half the workers wait at any time; Redisson's RSemaphore gets N "
+                        + "by `trySetPermits` on the name's first use; its permits have no lease, RPermitExpirableSemaphore's "
+                        + "a 30 s lease that is not renewed); **read side**: all readers on one name; **write side** and "
+                        + "**fair lock**: a name per worker (no contention, as B1). `req/op` = the server's request count "
+                        + "÷ pairs (as B1); `alloc/op` = bytes allocated by this JVM (all threads) ÷ pairs. Handoff: B3's chain "
+                        + "of ").append(settings.waiters()[0]).append(" waiters (one holder, then each waiter released at once "
+                        + "on its grant), the semaphore at N = 1; the RTT is the backend's B3 probe. PostgreSQL and etcd have "
+                        + "no anchor: their rows are context. Reproduce: `benchmarks/run.sh --only b8` (`--quick` for a short run, "
+                        + "`--backends redis,zookeeper` for the anchored part).\n\n");
+        for (Primitives.Result r : b8) {
+            if (r.levels.isEmpty()) {
+                continue;
+            }
+            boolean redis = r.bench.key.equals("redis");
+            md.append("### ").append(r.bench.title).append(" — ").append(r.group.title()).append("\n\n");
+            md.append("| c | contender | pairs/s | p50 µs | p99 µs | req/op |").append(redis ? " cmds/op |" : "")
+                    .append(" alloc/op | ours ÷ X | errors |\n");
+            md.append("|---:|---|---:|---:|---:|---:|").append(redis ? "---:|" : "").append("---:|---:|---:|\n");
+            r.levels.forEach((c, cells) -> {
+                Uncontended.Cell ours = find(cells, Role.OURS);
+                for (Uncontended.Cell x : cells) {
+                    md.append("| ").append(c).append(" | ")
+                            .append(x.contender.role == Role.OURS ? "**" + x.contender.label + "**" : x.contender.label)
+                            .append(" | ").append(Stats.num(x.ops())).append(" | ").append(Stats.us(x.p50())).append(" | ")
+                            .append(Stats.us(x.p99())).append(" | ").append(Stats.num(x.countedPerOp())).append(" | ");
+                    if (redis) {
+                        md.append(Stats.num(x.executedPerOp())).append(" | ");
+                    }
+                    md.append(Stats.num(x.allocPerOp() / 1024)).append(" KiB | ")
+                            .append(x == ours || ours == null ? "" : Stats.ratio(ours.ratioTo(x))).append(" | ")
+                            .append(x.errors()).append(x.error() != null ? " (" + x.error() + ")" : "").append(" |\n");
+                }
+            });
+            md.append('\n');
+            if (!r.handoffs.isEmpty()) {
+                double rtt = r.rtt.getValueAtPercentile(50);
+                md.append("Handoff, ").append(settings.waiters()[0]).append(" waiters").append(r.group.counting() ? ", N = 1" : "")
+                        .append(" (RTT p50 ").append(Stats.us(rtt)).append(" µs):\n\n");
+                md.append("| contender | handoffs | p50 µs | p99 µs | p50 in RTT | req/handoff | incomplete chains |\n");
+                md.append("|---|---:|---:|---:|---:|---:|---:|\n");
+                for (Handoff.Cell c : r.handoffs) {
+                    Histogram h = c.merged();
+                    md.append("| ").append(c.contender.role == Role.OURS ? "**" + c.contender.label + "**" : c.contender.label)
+                            .append(" | ").append(h.getTotalCount()).append(" | ").append(Stats.us(h.getValueAtPercentile(50)))
+                            .append(" | ").append(Stats.us(h.getValueAtPercentile(99))).append(" | ")
+                            .append(Stats.num(h.getValueAtPercentile(50) / rtt)).append(" | ")
+                            .append(Stats.num(c.countedPerHandoff(r.overheadCounted))).append(" | ").append(c.incomplete())
+                            .append(c.error() != null ? " (" + c.error() + ")" : "").append(" |\n");
+                }
+                md.append('\n');
+            }
+        }
     }
 
     // ------------------------------------------------------------------ environment

@@ -26,7 +26,7 @@ final class Uncontended {
 
     /** One measured run of one contender. */
     record Run(double opsPerSec, long ops, long errors, double p50, double p99, double countedPerOp,
-               double executedPerOp, double cpuPerOp, String error) {
+               double executedPerOp, double cpuPerOp, double allocPerOp, String error) {
     }
 
     /** All rounds of one contender at one level. */
@@ -58,6 +58,11 @@ final class Uncontended {
 
         double executedPerOp() {
             return Stats.median(rounds.stream().map(Run::executedPerOp).toList());
+        }
+
+        /** @return bytes this JVM allocated (all threads) per pair, median of rounds */
+        double allocPerOp() {
+            return Stats.median(rounds.stream().map(Run::allocPerOp).toList());
         }
 
         /** @return this JVM's CPU time (all threads) per pair, nanoseconds, median of rounds */
@@ -94,6 +99,9 @@ final class Uncontended {
             this.bench = bench;
         }
     }
+
+    private static final com.sun.management.ThreadMXBean THREADS =
+            (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
 
     private static final com.sun.management.OperatingSystemMXBean OS =
             (com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean();
@@ -133,23 +141,46 @@ final class Uncontended {
                 r.errors() > 0 ? "  ERRORS " + r.errors() + ": " + r.error() : "");
     }
 
-    /** One closed-loop run of {@code contender} with {@code c} workers for {@code length}. */
+    /** One closed-loop run of {@code contender} with {@code c} workers for {@code length}, one name per worker. */
     static Run once(BackendBench bench, Contender contender, int c, Duration length) {
-        contender.prepare(c);
-        Histogram[] h = new Histogram[c];
         String[] names = new String[c];
         for (int w = 0; w < c; w++) {
-            h[w] = new Histogram(3);
             names[w] = "b1." + contender.id + "." + c + "." + w;
         }
+        return once(bench, contender, c, length, names);
+    }
+
+    /** @return bytes allocated so far by the live threads of this JVM */
+    private static long allocated() {
+        long[] ids = THREADS.getAllThreadIds();
+        long sum = 0;
+        for (long b : THREADS.getThreadAllocatedBytes(ids)) {
+            sum += Math.max(0, b);
+        }
+        return sum;
+    }
+
+    /**
+     * One closed-loop run of {@code contender} with {@code c} workers for {@code length}.
+     *
+     * @param names the lock name of each worker (B8 gives them all one name for a shared primitive)
+     */
+    static Run once(BackendBench bench, Contender contender, int c, Duration length, String[] names) {
+        contender.prepare(c);
+        Histogram[] h = new Histogram[c];
+        for (int w = 0; w < c; w++) {
+            h[w] = new Histogram(3);
+        }
+        LongAdder workerAlloc = new LongAdder();
         LongAdder errors = new LongAdder();
         AtomicReference<String> error = new AtomicReference<>();
         BackendBench.Counts before = bench.counts();
         long cpu0 = OS.getProcessCpuTime();
+        long alloc0 = allocated();
         long start = System.nanoTime();
         long deadline = start + length.toNanos();
         if (contender.blocking()) {
-            runBlocking(contender, c, names, h, deadline, errors, error);
+            runBlocking(contender, c, names, h, deadline, errors, error, workerAlloc);
         } else {
             Flux.range(0, c)
                     .flatMap(w -> Mono.defer(() -> {
@@ -166,6 +197,8 @@ final class Uncontended {
         }
         long end = System.nanoTime();
         long cpu = OS.getProcessCpuTime() - cpu0;
+        // the live threads' growth (a blocking run's workers are gone by now: they added their own share)
+        long alloc = Math.max(0, allocated() - alloc0) + workerAlloc.sum();
         BackendBench.Counts delta = bench.counts().minus(before);
         contender.finish();
         Histogram all = new Histogram(3);
@@ -177,11 +210,11 @@ final class Uncontended {
         return new Run(ops / seconds, ops, errors.sum(), all.getValueAtPercentile(50), all.getValueAtPercentile(99),
                 ops == 0 ? Double.NaN : (double) delta.counted() / ops,
                 ops == 0 || delta.executed() < 0 ? Double.NaN : (double) delta.executed() / ops,
-                ops == 0 ? Double.NaN : (double) cpu / ops, error.get());
+                ops == 0 ? Double.NaN : (double) cpu / ops, ops == 0 ? Double.NaN : (double) alloc / ops, error.get());
     }
 
     private static void runBlocking(Contender contender, int c, String[] names, Histogram[] h, long deadline,
-                                    LongAdder errors, AtomicReference<String> error) {
+                                    LongAdder errors, AtomicReference<String> error, LongAdder workerAlloc) {
         AtomicInteger n = new AtomicInteger();
         ExecutorService pool = Executors.newFixedThreadPool(c, r -> {
             Thread t = new Thread(r, "b1-" + contender.id + "-" + n.incrementAndGet());
@@ -193,6 +226,7 @@ final class Uncontended {
             for (int w = 0; w < c; w++) {
                 int worker = w;
                 all.add(pool.submit(() -> {
+                    long a0 = THREADS.getCurrentThreadAllocatedBytes();
                     while (System.nanoTime() < deadline) {
                         long t0 = System.nanoTime();
                         try {
@@ -203,6 +237,7 @@ final class Uncontended {
                             error.compareAndSet(null, Log.describe(e));
                         }
                     }
+                    workerAlloc.add(THREADS.getCurrentThreadAllocatedBytes() - a0);
                 }));
             }
             for (Future<?> f : all) {
@@ -212,6 +247,11 @@ final class Uncontended {
             throw new IllegalStateException("blocking run of " + contender + " failed", e);
         } finally {
             pool.shutdownNow();
+            try {
+                pool.awaitTermination(10, TimeUnit.SECONDS); // gone before the allocation count: they added their own
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 }

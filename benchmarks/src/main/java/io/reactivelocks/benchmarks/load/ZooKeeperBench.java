@@ -24,6 +24,9 @@ import org.HdrHistogram.Histogram;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
+import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
+import org.apache.curator.framework.recipes.locks.Lease;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.curator.x.async.AsyncCuratorFramework;
 import org.apache.curator.x.async.api.CreateOption;
@@ -72,6 +75,29 @@ final class ZooKeeperBench extends BackendBench {
     List<Contender> contenders() {
         String cs = server.connectString();
         return List.of(new Raw(cs), ours(cs), new Mutex(cs));
+    }
+
+    /** B8: ours against Curator's InterProcessSemaphoreV2 and InterProcessReadWriteLock. */
+    @Override
+    List<Primitives.Group> primitives() {
+        String cs = server.connectString();
+        return List.of(
+                new Primitives.Group("sem", "semaphore (c workers on one name, N = max(1, c/2))", true, true, true, List.of(
+                        oursClient(cs, c -> OursPrimitive.semaphore("zookeeper", ZooKeeperLocks.semaphore(c), c::close)),
+                        new CuratorSemaphore(cs))),
+                new Primitives.Group("read", "read-write lock, read side (c readers on one name)", true, false, false, List.of(
+                        oursClient(cs, c -> OursPrimitive.read("zookeeper", ZooKeeperLocks.readWriteLock(c), c::close)),
+                        new Mutex(cs, "curator-read", "Curator InterProcessReadWriteLock read",
+                                (c, name) -> new InterProcessReadWriteLock(c, "/bench-rw/" + name).readLock()))),
+                new Primitives.Group("write", "read-write lock, write side (a name per worker)", false, false, true, List.of(
+                        oursClient(cs, c -> OursPrimitive.write("zookeeper", ZooKeeperLocks.readWriteLock(c), c::close)),
+                        new Mutex(cs, "curator-write", "Curator InterProcessReadWriteLock write",
+                                (c, name) -> new InterProcessReadWriteLock(c, "/bench-rw/" + name).writeLock()))));
+    }
+
+    /** One of ours on its own Curator client. */
+    static Contender oursClient(String connect, java.util.function.Function<CuratorFramework, Contender> make) {
+        return make.apply(curator(connect));
     }
 
     @Override
@@ -207,13 +233,22 @@ final class ZooKeeperBench extends BackendBench {
                 client::close);
     }
 
-    /** Curator's InterProcessMutex (blocking; one instance per name and thread, reused). */
+    /**
+     * Curator's InterProcessMutex, or a side of its InterProcessReadWriteLock (blocking; one
+     * instance per name and thread, reused).
+     */
     static final class Mutex extends Contender {
         private final CuratorFramework client;
         private final Map<String, InterProcessMutex> mutexes = new ConcurrentHashMap<>();
+        private final java.util.function.BiFunction<CuratorFramework, String, InterProcessMutex> make;
 
         Mutex(String connect) {
-            super("zookeeper", "mutex", "Curator InterProcessMutex", Role.COMPETITOR);
+            this(connect, "mutex", "Curator InterProcessMutex", (c, name) -> new InterProcessMutex(c, "/bench-mutex/" + name));
+        }
+
+        Mutex(String connect, String id, String label, java.util.function.BiFunction<CuratorFramework, String, InterProcessMutex> make) {
+            super("zookeeper", id, label, Role.COMPETITOR);
+            this.make = make;
             client = curator(connect);
         }
 
@@ -223,7 +258,7 @@ final class ZooKeeperBench extends BackendBench {
         }
 
         private InterProcessMutex mutex(String name, int worker) {
-            return mutexes.computeIfAbsent(name + "#" + worker, k -> new InterProcessMutex(client, "/bench-mutex/" + name));
+            return mutexes.computeIfAbsent(name + "#" + worker, k -> make.apply(client, name));
         }
 
         @Override
@@ -253,6 +288,71 @@ final class ZooKeeperBench extends BackendBench {
                 @Override
                 public void releaseBlocking() throws Exception {
                     m.release();
+                }
+            };
+        }
+
+        @Override
+        public void close() {
+            client.close();
+        }
+    }
+
+    /**
+     * Curator's InterProcessSemaphoreV2 (blocking; one instance per name and thread, reused, with
+     * the N set by {@link #permits(int)} when the name is first used).
+     */
+    static final class CuratorSemaphore extends Contender {
+        private final CuratorFramework client;
+        private final Map<String, InterProcessSemaphoreV2> semaphores = new ConcurrentHashMap<>();
+        private volatile int permits = 1;
+
+        CuratorSemaphore(String connect) {
+            super("zookeeper", "curator-sem", "Curator InterProcessSemaphoreV2", Role.COMPETITOR);
+            client = curator(connect);
+        }
+
+        @Override
+        void permits(int permits) {
+            this.permits = permits;
+        }
+
+        @Override
+        boolean blocking() {
+            return true;
+        }
+
+        private InterProcessSemaphoreV2 semaphore(String name, int worker) {
+            int n = permits;
+            return semaphores.computeIfAbsent(name + "#" + worker, k -> new InterProcessSemaphoreV2(client, "/bench-sem/" + name, n));
+        }
+
+        @Override
+        void cycleBlocking(String name, int worker) throws Exception {
+            InterProcessSemaphoreV2 s = semaphore(name, worker);
+            s.returnLease(s.acquire());
+        }
+
+        @Override
+        boolean supportsWaiting() {
+            return true;
+        }
+
+        @Override
+        Held acquireWaitingBlocking(String name, int worker) throws Exception {
+            InterProcessSemaphoreV2 s = semaphore(name, worker);
+            Lease lease = s.acquire();
+            return new Held() {
+                @Override
+                public Mono<Void> release() {
+                    return Mono.fromRunnable(() -> {
+                        throw new UnsupportedOperationException("release on the acquiring thread");
+                    });
+                }
+
+                @Override
+                public void releaseBlocking() {
+                    s.returnLease(lease);
                 }
             };
         }

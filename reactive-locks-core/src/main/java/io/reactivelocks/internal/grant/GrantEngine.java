@@ -237,6 +237,8 @@ public final class GrantEngine {
         private int inFlight;          // requests sent and not settled
         private boolean outcomeUnknown; // a request failed: it may still have been granted
         private List<GrantHandle> granted;
+        private Waiters.Waiter waiter;  // joined at the first busy answer
+        private boolean left;           // the acquire is over: no waiter any more
 
         AcquireOp(String name, int count, GrantCall call, LockOptions options, boolean wait, boolean refusalLeaves) {
             this.name = name;
@@ -283,11 +285,10 @@ public final class GrantEngine {
                 operations.remove(this);
                 return Mono.error(new LockClientClosedException(name));
             }
-            Waiters.Waiter waiter = wait ? waiters.join(name) : null;
             Mono<List<GrantHandle>> attempts = Mono.defer(this::attempt);
             if (wait) {
                 attempts = attempts.retryWhen(Retry.from(signals -> signals.concatMap(rs ->
-                        rs.failure() instanceof Busy busy ? pause(waiter, busy, rs.totalRetries() + 1).thenReturn(rs.totalRetries())
+                        rs.failure() instanceof Busy busy ? pause(busy, rs.totalRetries() + 1).thenReturn(rs.totalRetries())
                                 : isTransient(rs.failure()) ? Mono.delay(Duration.ofNanos(backoffNanos(options, rs.totalRetries() + 1)), scheduler)
                                 : Mono.error(rs.failure()))));
                 Duration timeout = options.waitTimeout();
@@ -306,9 +307,7 @@ public final class GrantEngine {
                     .doOnSuccess(x -> end())
                     .doFinally(s -> {
                         operations.remove(this);
-                        if (waiter != null) {
-                            waiter.leave();
-                        }
+                        leave();
                     });
         }
 
@@ -317,11 +316,36 @@ public final class GrantEngine {
             failed.tryEmitEmpty();
         }
 
-        private Mono<Void> pause(Waiters.Waiter waiter, Busy busy, long attempt) {
+        private Mono<Void> pause(Busy busy, long attempt) {
             long backoff = backoffNanos(options, attempt);
             long delay = busy.earliestExpiry == null ? backoff
                     : Math.min(backoff, Math.max(1_000_000, busy.earliestExpiry.toNanos()));
-            return Mono.firstWithSignal(waiter.next(), Mono.delay(Duration.ofNanos(delay), scheduler).then());
+            Mono<Void> timer = Mono.delay(Duration.ofNanos(delay), scheduler).then();
+            Waiters.Waiter w = waiter();
+            return w == null ? timer : Mono.firstWithSignal(w.next(), timer);
+        }
+
+        /**
+         * @return this acquire's waiter, joined at the first busy answer (so an acquire granted at
+         *         once never subscribes to the store's events); null once the acquire is over
+         */
+        private synchronized Waiters.Waiter waiter() {
+            if (!left && waiter == null) {
+                waiter = waiters.join(name);
+            }
+            return waiter;
+        }
+
+        private void leave() {
+            Waiters.Waiter w;
+            synchronized (this) {
+                left = true;
+                w = waiter;
+                waiter = null;
+            }
+            if (w != null) {
+                w.leave();
+            }
         }
 
         private Mono<List<GrantHandle>> attempt() {

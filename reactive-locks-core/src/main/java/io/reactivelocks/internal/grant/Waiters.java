@@ -18,8 +18,10 @@ import reactor.core.publisher.Sinks;
  * a semaphore a release wakes <em>one</em> waiter (the longest waiting, which then goes to the back
  * of the line), not all of them: a freed permit serves one caller, so waking every local waiter
  * would be a herd. Where one release may let many in (a writer leaving lets every reader in),
- * {@code wakeAllOnRelease} wakes all. A (re-)established subscription wakes all of them to
- * re-check, so no release that happened before it went live is missed.
+ * {@code wakeAllOnRelease} wakes all. A caller joins after its first busy answer (an uncontended
+ * acquire never subscribes); so that no release between that answer and the join is missed, a
+ * (re-)established subscription wakes all of them to re-check, and a waiter joining a name whose
+ * subscription already exists starts woken (it re-checks once).
  */
 final class Waiters {
 
@@ -118,6 +120,9 @@ final class Waiters {
                 }
                 waiting.addLast(w);
                 subscribe = subscription == null;
+                if (!subscribe) {
+                    w.pending = true; // the subscription may be live already: no Subscribed will come for this one
+                }
                 if (subscribe) {
                     subscription = Disposables.composite();
                 }

@@ -1,5 +1,6 @@
 package io.reactivelocks.spring.boot;
 
+import io.reactivelocks.LockClient;
 import io.reactivelocks.rwlock.ReadWriteLock;
 import io.reactivelocks.semaphore.Semaphore;
 import io.reactivelocks.task.TaskQueue;
@@ -77,6 +78,15 @@ class ClosingFactoryBean<T> implements FactoryBean<T>, DisposableBean {
      */
     static Phased<ReadWriteLock> readWriteLock(ReadWriteLock readWriteLock, Duration shutdownTimeout) {
         return new Phased<>(readWriteLock, ReadWriteLock.class, ReadWriteLock::close, "read-write lock", shutdownTimeout);
+    }
+
+    /**
+     * A fair (FIFO) lock client: closing fails pending acquires, releases the leases and the places in line still
+     * held (best effort; the rest expire by their TTL and waiter deadline) and closes its connections — in the lock
+     * client's stop phase, like the client.
+     */
+    static Phased<LockClient> fairLock(LockClient fairLock, Duration shutdownTimeout) {
+        return new Phased<>(fairLock, LockClient.class, LockClient::close, "fair lock", shutdownTimeout);
     }
 
     /**

@@ -21,7 +21,7 @@ import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * The lock client, the task queue, the window lock and the semaphore on the application's R2DBC
+ * The lock client, the fair lock client, the task queue, the window lock, the semaphore and the read-write lock on the application's R2DBC
  * {@link ConnectionFactory} bean, which must be PostgreSQL, each unless the application defines its own.
  */
 @Configuration(proxyBeanMethods = false)
@@ -70,6 +70,19 @@ class PostgresLockClientConfiguration {
     ClosingFactoryBean.Phased<ReadWriteLock> reactiveLocksReadWriteLock(ConnectionFactory factory, ReactiveLocksProperties properties) {
         return ClosingFactoryBean.readWriteLock(PostgresLocks.readWriteLock(postgres(factory, ReadWriteLock.class),
                 postgresOptions(properties), ReadWriteLockOptions.of(properties.toLockOptions())), properties.getShutdownTimeout());
+    }
+
+    /**
+     * The fair (FIFO) lock client, named {@value ReactiveLocksAutoConfiguration#FAIR_LOCK_BEAN}: a second
+     * {@link LockClient} that is not a default candidate, so injecting a {@code LockClient} by type still gets the
+     * mutex client; inject this one with {@code @Qualifier("reactiveLocksFairLock")}.
+     */
+    @Bean(name = ReactiveLocksAutoConfiguration.FAIR_LOCK_BEAN, defaultCandidate = false)
+    @ConditionalOnMissingBean(name = ReactiveLocksAutoConfiguration.FAIR_LOCK_BEAN)
+    @ConditionalOnBean(ConnectionFactory.class)
+    ClosingFactoryBean.Phased<LockClient> reactiveLocksFairLock(ConnectionFactory factory, ReactiveLocksProperties properties) {
+        return ClosingFactoryBean.fairLock(PostgresLocks.fairLock(postgres(factory, LockClient.class),
+                postgresOptions(properties), properties.toLockOptions()), properties.getShutdownTimeout());
     }
 
     private static PostgresLockOptions postgresOptions(ReactiveLocksProperties properties) {

@@ -27,7 +27,7 @@ import org.springframework.context.annotation.Import;
  * A {@code io.reactivelocks.window.WindowLock}, a {@code io.reactivelocks.semaphore.Semaphore} and a writer-preferring
  * {@code io.reactivelocks.rwlock.ReadWriteLock} bean come on the same store under the same conditions, unless the application defines its own; next to the client, a
  * {@link io.reactivelocks.election.LeaderElection} and a {@link io.reactivelocks.multi.MultiLock} bean on it (unless
- * the application defines them). Beside the client,
+ * the application defines them); a fair (FIFO) lock client named {@value #FAIR_LOCK_BEAN}. Beside the client,
  * on the same store and with the same options, a {@link io.reactivelocks.task.TaskQueue} bean
  * ({@code io.reactivelocks.r2dbc.PostgresTaskQueue} on PostgreSQL) unless the application defines its own; it opens
  * its own connections on first use and is closed with the context. Options come from {@link ReactiveLocksProperties}. The client reports to the application's single
@@ -49,6 +49,14 @@ import org.springframework.context.annotation.Import;
         LockMetricsConfiguration.class, LeaderElectionConfiguration.class, MultiLockConfiguration.class,
         LockObservationConfiguration.class, ReactiveLocksActuatorConfiguration.class})
 public class ReactiveLocksAutoConfiguration {
+
+    /**
+     * The name of the fair (FIFO) lock client bean: on Redis and PostgreSQL a second {@code LockClient}
+     * ({@code RedisLocks.fairLock} / {@code PostgresLocks.fairLock}) that is not a default candidate, so a
+     * {@code LockClient} injected by type is still the mutex client; on etcd and ZooKeeper, whose mutex already grants
+     * waiters in arrival order, an alias of the lock client bean. Inject it with {@code @Qualifier("reactiveLocksFairLock")}.
+     */
+    public static final String FAIR_LOCK_BEAN = "reactiveLocksFairLock";
 
     /** Created by Spring Boot's auto-configuration. */
     public ReactiveLocksAutoConfiguration() {

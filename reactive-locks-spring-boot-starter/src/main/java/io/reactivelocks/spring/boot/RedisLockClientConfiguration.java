@@ -19,7 +19,7 @@ import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * The lock client, the task queue, the window lock and the semaphore on the application's Lettuce
+ * The lock client, the fair lock client, the task queue, the window lock, the semaphore and the read-write lock on the application's Lettuce
  * {@link RedisClient} bean, each unless the application defines its own.
  */
 @Configuration(proxyBeanMethods = false)
@@ -67,6 +67,19 @@ class RedisLockClientConfiguration {
     ClosingFactoryBean.Phased<ReadWriteLock> reactiveLocksReadWriteLock(RedisClient redis, ReactiveLocksProperties properties) {
         return ClosingFactoryBean.readWriteLock(RedisLocks.readWriteLock(redis, redisOptions(properties),
                 ReadWriteLockOptions.of(properties.toLockOptions())), properties.getShutdownTimeout());
+    }
+
+    /**
+     * The fair (FIFO) lock client, named {@value ReactiveLocksAutoConfiguration#FAIR_LOCK_BEAN}: a second
+     * {@link LockClient} that is not a default candidate, so injecting a {@code LockClient} by type still gets the
+     * mutex client; inject this one with {@code @Qualifier("reactiveLocksFairLock")}.
+     */
+    @Bean(name = ReactiveLocksAutoConfiguration.FAIR_LOCK_BEAN, defaultCandidate = false)
+    @ConditionalOnMissingBean(name = ReactiveLocksAutoConfiguration.FAIR_LOCK_BEAN)
+    @ConditionalOnBean(RedisClient.class)
+    ClosingFactoryBean.Phased<LockClient> reactiveLocksFairLock(RedisClient redis, ReactiveLocksProperties properties) {
+        return ClosingFactoryBean.fairLock(RedisLocks.fairLock(redis, redisOptions(properties), properties.toLockOptions()),
+                properties.getShutdownTimeout());
     }
 
     /** The Redis options from the properties; shared with {@link SpringDataRedisLockClientConfiguration}. */

@@ -79,6 +79,20 @@ class SpringDataRedisLockClientConfiguration {
     }
 
     /**
+     * The fair (FIFO) lock client, named {@value ReactiveLocksAutoConfiguration#FAIR_LOCK_BEAN}: a second
+     * {@link LockClient} that is not a default candidate, so injecting a {@code LockClient} by type still gets the
+     * mutex client; inject this one with {@code @Qualifier("reactiveLocksFairLock")}.
+     */
+    @Bean(name = ReactiveLocksAutoConfiguration.FAIR_LOCK_BEAN, defaultCandidate = false)
+    @ConditionalOnMissingBean(name = ReactiveLocksAutoConfiguration.FAIR_LOCK_BEAN)
+    @ConditionalOnBean(LettuceConnectionFactory.class)
+    ClosingFactoryBean.Phased<LockClient> reactiveLocksFairLock(LettuceConnectionFactory connectionFactory,
+                                                                ReactiveLocksProperties properties) {
+        return ClosingFactoryBean.fairLock(RedisLocks.fairLock(redisClient(connectionFactory, LockClient.class),
+                redisOptions(properties), properties.toLockOptions()), properties.getShutdownTimeout());
+    }
+
+    /**
      * The Lettuce client inside the factory, which must be started and standalone or Sentinel.
      *
      * @param bean the type of the bean being made, named in the error so the application knows what to define itself

@@ -34,7 +34,8 @@ import org.springframework.context.annotation.Import;
 @Import(ZooKeeperLockClientConfiguration.ClientFromProperties.class)
 class ZooKeeperLockClientConfiguration {
 
-    @Bean
+    // the mutex grants waiters in arrival order on this store: the fair lock bean is the same client, by its alias
+    @Bean(name = {"reactiveLocksClient", ReactiveLocksAutoConfiguration.FAIR_LOCK_BEAN})
     @ConditionalOnMissingBean(LockClient.class)
     @ConditionalOnBean(CuratorFramework.class)
     LockClientFactoryBean reactiveLocksClient(CuratorFramework zookeeper, ReactiveLocksProperties properties,

@@ -110,6 +110,14 @@ class PostgresAutoConfigurationTest {
     }
 
     @Test
+    void aFairLockBeanBesideTheClientHandsTheLockToItsWaiterAndReleasesWithTheContext() {
+        String name = "fair-" + java.util.UUID.randomUUID();
+        AtomicReference<io.reactivelocks.Lease> kept = new AtomicReference<>();
+        runner().run(context -> kept.set(StoreBeanChecks.fairLockBeanWorks(context, name)));
+        runner().run(context -> StoreBeanChecks.fairLockIsFree(context, name, kept.get().token()));
+    }
+
+    @Test
     void aWindowLockBeanClaimsInTheConfiguredSchemaOncePerWindow() {
         runner().run(context -> {
             assertThat(context).hasSingleBean(WindowLock.class);

@@ -44,7 +44,8 @@ class ReactiveLocksAutoConfigurationTest {
                         "reactive-locks.postgres.schema=locks",
                         "reactive-locks.postgres.table=app_locks")
                 .run(context -> {
-                    assertThat(context).hasNotFailed().hasSingleBean(LockClient.class);
+                    // the mutex client and the fair lock client, which is injected only when qualified
+                    assertThat(context).hasNotFailed().hasBean("reactiveLocksClient").hasBean(ReactiveLocksAutoConfiguration.FAIR_LOCK_BEAN);
                     ReactiveLocksProperties p = context.getBean(ReactiveLocksProperties.class);
                     assertThat(p.getBackend()).isEqualTo(ReactiveLocksProperties.Backend.REDIS);
                     assertThat(p.getRedis().getKeyPrefix()).isEqualTo("app:");
@@ -166,7 +167,7 @@ class ReactiveLocksAutoConfigurationTest {
         try {
             withUnconnectedRedis(runner).withBean(LockClient.class, () -> mine, bd -> bd.setDestroyMethodName(""))
                     .run(context -> {
-                        assertThat(context).hasNotFailed().hasSingleBean(LockClient.class);
+                        assertThat(context).hasNotFailed().doesNotHaveBean("reactiveLocksClient");
                         assertThat(context.getBean(LockClient.class)).isSameAs(mine);
                         assertThat(context).doesNotHaveBean(LockClientFactoryBean.class);
                     });

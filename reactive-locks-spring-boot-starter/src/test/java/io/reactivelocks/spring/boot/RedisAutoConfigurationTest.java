@@ -121,6 +121,14 @@ class RedisAutoConfigurationTest {
     }
 
     @Test
+    void aFairLockBeanBesideTheClientHandsTheLockToItsWaiterAndReleasesWithTheContext() {
+        String name = "fair-" + java.util.UUID.randomUUID();
+        AtomicReference<io.reactivelocks.Lease> kept = new AtomicReference<>();
+        runner().run(context -> kept.set(StoreBeanChecks.fairLockBeanWorks(context, name)));
+        runner().run(context -> StoreBeanChecks.fairLockIsFree(context, name, kept.get().token()));
+    }
+
+    @Test
     void aWindowLockBeanClaimsOnTheSameRedisOncePerWindow() {
         runner().run(context -> {
             assertThat(context).hasSingleBean(WindowLock.class);
@@ -157,7 +165,9 @@ class RedisAutoConfigurationTest {
                         () -> new LettuceConnectionFactory(new RedisStandaloneConfiguration(server.host(), server.port())))
                 .withPropertyValues("reactive-locks.redis.key-prefix=" + prefix, "reactive-locks.lease-time=10s")
                 .run(context -> {
-                    assertThat(context).hasNotFailed().hasSingleBean(LockClient.class).hasSingleBean(WindowLock.class);
+                    assertThat(context).hasNotFailed().hasBean("reactiveLocksClient").hasBean(ReactiveLocksAutoConfiguration.FAIR_LOCK_BEAN)
+                            .hasSingleBean(WindowLock.class);
+                    assertThat(context.getBeanProvider(LockClient.class).getIfUnique()).as("by type: the mutex client").isNotNull();
                     assertThat(context.getBean(WindowLock.class).tryClaim("data-redis-job-" + UUID.randomUUID(), Duration.ofHours(1))
                             .blockOptional(TIMEOUT)).isPresent();
                     LockClient locks = context.getBean(LockClient.class);

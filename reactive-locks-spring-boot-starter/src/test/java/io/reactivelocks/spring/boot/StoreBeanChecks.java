@@ -14,6 +14,7 @@ import io.reactivelocks.window.WindowLock;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
+import org.springframework.beans.factory.annotation.BeanFactoryAnnotationUtils;
 import org.springframework.context.ApplicationContext;
 import reactor.core.publisher.Mono;
 import reactor.test.StepVerifier;
@@ -77,7 +78,52 @@ final class StoreBeanChecks {
         assertThat(both.names()).containsExactly("a-" + run, "b-" + run);
         assertThat(both.leases()).allSatisfy(l -> assertThat(l.token()).isPositive());
         both.release().block(TIMEOUT);
+
+        // etcd and ZooKeeper: the mutex is FIFO natively, so the fair lock bean is the lock client under its alias
+        assertThat(context.getBean(ReactiveLocksAutoConfiguration.FAIR_LOCK_BEAN)).as("fair lock bean").isSameAs(locks);
         return kept;
+    }
+
+    /**
+     * Checks the fair lock client bean of Redis or PostgreSQL: a second client, only injected when qualified, which
+     * hands the lock to a waiter on release.
+     *
+     * @param context the started context
+     * @param name    a lock name unique to the test
+     * @return a lease the fair client holds, left for the caller (closing the context must release it)
+     */
+    static Lease fairLockBeanWorks(org.springframework.context.ConfigurableApplicationContext context, String name) {
+        LockClient fair = BeanFactoryAnnotationUtils.qualifiedBeanOfType(context.getBeanFactory(), LockClient.class,
+                ReactiveLocksAutoConfiguration.FAIR_LOCK_BEAN);
+        LockClient locks = context.getBeanProvider(LockClient.class).getIfUnique();
+        assertThat(locks).as("by type: still the one mutex client").isNotNull().isNotSameAs(fair);
+        Lease holder = fair.acquire(name).block(TIMEOUT);
+        assertThat(holder).isNotNull();
+        assertThat(fair.tryAcquire(name).blockOptional(TIMEOUT)).as("held").isEmpty();
+        StepVerifier.create(fair.acquire(name).flatMap(l -> l.release().thenReturn(l.token())))
+                .then(() -> holder.release().block(TIMEOUT))
+                .assertNext(token -> assertThat(token).as("the waiter's token").isGreaterThan(holder.token()))
+                .expectComplete()
+                .verify(TIMEOUT);
+        Lease kept = fair.acquire(name).block(TIMEOUT);
+        assertThat(kept).isNotNull();
+        return kept;
+    }
+
+    /**
+     * Asserts that a fair lock is free on the store after the context that held it closed.
+     *
+     * @param context a new context on the same store
+     * @param name    the lock
+     * @param before  the token of the lease the closed context held
+     */
+    static void fairLockIsFree(org.springframework.context.ConfigurableApplicationContext context, String name, long before) {
+        LockClient fair = BeanFactoryAnnotationUtils.qualifiedBeanOfType(context.getBeanFactory(), LockClient.class,
+                ReactiveLocksAutoConfiguration.FAIR_LOCK_BEAN);
+        StepVerifier.create(fair.tryAcquire(name).flatMap(l -> l.release().thenReturn(l.token())))
+                .assertNext(token -> assertThat(token).as("released when the first context closed").isGreaterThan(before))
+                .expectComplete()
+                .verify(TIMEOUT);
     }
 
     /**
