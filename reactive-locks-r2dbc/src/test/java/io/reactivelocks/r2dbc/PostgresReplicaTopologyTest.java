@@ -53,7 +53,9 @@ class PostgresReplicaTopologyTest {
 
     @BeforeAll
     static void startTopology() {
+        long started = System.nanoTime();
         topology = PostgresReplicaTopology.start();
+        System.out.printf("postgres-replica: topology started in %d ms%n", Duration.ofNanos(System.nanoTime() - started).toMillis());
         factory = ConnectionFactories.get(topology.endpoints() + "&connectTimeout=PT2S");
     }
 
@@ -164,6 +166,9 @@ class PostgresReplicaTopologyTest {
                 waiter.dispose();
             }
             assertThat(woken.get().token()).isGreaterThan(next.token());
+            assertThat(PostgresTestSupport.sql(direct(topology.leader()),
+                    "SELECT count(*) AS n FROM pg_stat_activity WHERE query LIKE 'LISTEN %'").get(0).get("n"))
+                    .as("the listening connections are on the new primary").isNotEqualTo(0L);
             woken.get().release().block(TIMEOUT);
         } finally {
             hold.dispose();
