@@ -47,7 +47,7 @@ import java.util.Objects;
  * sequence's WAL, so a promotion neither forgets a lock nor hands out a token again. With
  * asynchronous replication, promoting a replica that lags after the primary crashed does both:
  * the sequence resumes behind tokens already handed out (measured in {@code PostgresReplicaTopologyTest}:
- * token 105 granted again after 153 was handed out) and locks granted meanwhile are gone. A planned
+ * token 106 granted again after 124 was handed out) and locks granted meanwhile are gone. A planned
  * switchover (clean shutdown of the primary, which sends all its WAL first) is safe either way.
  */
 public final class PostgresLocks {

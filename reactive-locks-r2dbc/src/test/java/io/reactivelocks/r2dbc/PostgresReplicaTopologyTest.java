@@ -212,7 +212,7 @@ class PostgresReplicaTopologyTest {
         String held = name("forgotten");
         Lease lease = a.acquire(held).block(TIMEOUT);
         // more than the 32 values a sequence logs ahead: the last ones never reach the replica
-        long handedOut = Math.max(lease.token(), draw(a, 80));
+        long handedOut = Math.max(lease.token(), draw(a, 50));
 
         topology.killLeader();
 
@@ -235,7 +235,7 @@ class PostgresReplicaTopologyTest {
             LockClient b = client(Duration.ofSeconds(30), Duration.ofSeconds(1));
             String held = name("kept");
             Lease lease = a.acquire(held).block(TIMEOUT);
-            long handedOut = Math.max(lease.token(), draw(a, 80));
+            long handedOut = Math.max(lease.token(), draw(a, 50));
 
             topology.pauseReplication();
             // a commit now waits for the cut-off replica: the grant never answers, no token is handed out
