@@ -20,8 +20,32 @@ public enum SafetyTopology implements SafetyStore {
     /** Redis primary and replica watched by three Sentinels. */
     REDIS_SENTINEL,
 
-    /** PostgreSQL primary with a streaming replica, promoted on failover. */
-    POSTGRESQL_REPLICA,
+    /**
+     * PostgreSQL primary with a streaming replica, promoted on failover; synchronous replication
+     * unless {@code -Dsafety.postgres.async=true} (see {@code PostgresReplicaSafety}).
+     */
+    POSTGRESQL_REPLICA {
+        @Override
+        Topology start() {
+            return PostgresReplicaSafety.start();
+        }
+
+        @Override
+        public SafetyBackend.Connection connect(String host, int port, String extra, String namespace, LockOptions options,
+                                                LockListener listener) {
+            return PostgresReplicaSafety.connect(extra, namespace, options, listener);
+        }
+
+        @Override
+        void prepare(Topology topology, String namespace) {
+            PostgresReplicaSafety.prepare(topology, namespace);
+        }
+
+        @Override
+        long held(Topology topology, String namespace) {
+            return PostgresReplicaSafety.held(topology, namespace);
+        }
+    },
 
     /** etcd cluster of three members. */
     ETCD_CLUSTER,

@@ -304,7 +304,7 @@ public final class PostgresServer extends ServerFixture {
         }
 
         /** Prefix that runs a command as the postgres OS user when this JVM is root, else nothing. */
-        private static List<String> asPostgres() {
+        static List<String> asPostgres() {
             if (!runningAsRoot()) {
                 return List.of();
             }
@@ -312,7 +312,7 @@ public final class PostgresServer extends ServerFixture {
             return List.of(setpriv, "--reuid=postgres", "--regid=postgres", "--init-groups");
         }
 
-        private static void giveToPostgres(Path path) throws IOException {
+        static void giveToPostgres(Path path) throws IOException {
             if (!runningAsRoot()) {
                 return;
             }
