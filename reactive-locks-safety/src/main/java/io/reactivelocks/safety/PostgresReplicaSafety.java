@@ -36,8 +36,10 @@ final class PostgresReplicaSafety {
 
     static SafetyBackend.Connection connect(String endpoints, String namespace, LockOptions options, LockListener listener) {
         ConnectionFactory factory = ConnectionFactories.get(endpoints + "&connectTimeout=PT2S");
-        LockClient client = LockClient.create(PostgresLocks.backend(factory, options(namespace)), options, listener);
-        return new SafetyBackend.Connection(client, () -> { });
+        PostgresLockBackend backend = PostgresLocks.backend(factory, options(namespace));
+        LockClient client = LockClient.create(backend, options, listener);
+        return new SafetyBackend.Connection(client, PostgresLocks.fairLock(backend, options), PostgresLocks.semaphore(backend, options),
+                PostgresLocks.readWriteLock(backend, io.reactivelocks.rwlock.ReadWriteLockOptions.of(options)), () -> { });
     }
 
     static void prepare(Topology topology, String namespace) {
