@@ -39,6 +39,7 @@ import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 import reactor.core.Disposable;
 
 /**
@@ -49,7 +50,8 @@ import reactor.core.Disposable;
  * pub/sub, and each fault of the leader (the master of slot 0): what the holder sees, how many
  * grants made just before the fault the new master forgot (asynchronous replication), that tokens
  * stay strictly increasing, that a client gets a typed error while no master serves the slot and a
- * grant after the failover.
+ * grant after the failover. The planned failover and the partition of the leader run with
+ * {@code -Dreactive-locks.ha.full=true} (they add about 15 s); the build runs the kill.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class RedisClusterTopologyTest {
@@ -243,12 +245,14 @@ class RedisClusterTopologyTest {
 
     @Test
     @Order(4)
+    @EnabledIfSystemProperty(named = "reactive-locks.ha.full", matches = "true")
     void plannedFailoverKeepsTokensIncreasing() {
         faultAround("failover", () -> cluster.failover());
     }
 
     @Test
     @Order(5)
+    @EnabledIfSystemProperty(named = "reactive-locks.ha.full", matches = "true")
     void partitionedLeaderIsReplacedAndTokensStayIncreasing() {
         faultAround("partition", () -> cluster.partitionLeader());
     }
@@ -271,7 +275,7 @@ class RedisClusterTopologyTest {
         long t0 = System.nanoTime();
         inject.run();
         String first = TopologyProbe.firstAttempt(b, nameInRange(fault + "-first", 0, 5460), Duration.ofSeconds(3));
-        String holderSaw = holder.settle(t0, Duration.ofSeconds(4));
+        String holderSaw = holder.settle(t0, Duration.ofMillis(2500));
         Lease after = TopologyProbe.acquireAgain(b, held, Duration.ofSeconds(30), l -> l.token() > holder.token());
         long grantedMs = (System.nanoTime() - t0) / 1_000_000;
         after.release().block(STEP);
