@@ -31,7 +31,8 @@ import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
 /**
- * A {@link LockBackend} on one Redis server (or one master), over Lettuce's reactive API. Each
+ * A {@link LockBackend} on one Redis server, the master a Sentinel URI names, or a Redis Cluster
+ * ({@link #create(RedisClusterClient, RedisLockOptions)}), over Lettuce's reactive API. Each
  * operation is one Lua script (see the {@code *.lua} resources of this package and
  * {@link RedisKeys} for the key layout), run with {@code EVALSHA} and a {@code NOSCRIPT}
  * fallback to {@code EVAL}:
@@ -41,7 +42,7 @@ import reactor.core.scheduler.Schedulers;
  *       a {@code PUBLISH} of the grant; the same owner asking again gets the same token;</li>
  *   <li><b>renew</b>: owner- and token-checked {@code PEXPIRE} of many leases per call: the whole
  *       batch in one call, or one call per Redis Cluster slot with
- *       {@link RedisLockOptions#clusterSafeBatches()};</li>
+ *       {@link RedisLockOptions#clusterSafeBatches()} or on a cluster;</li>
  *   <li><b>release</b>: owner-checked delete and a {@code PUBLISH};</li>
  *   <li><b>events</b>: one {@code SUBSCRIBE} per name on one pub/sub connection, shared and
  *       ref-counted. Expiry is not published (keyspace notifications are not required): the
