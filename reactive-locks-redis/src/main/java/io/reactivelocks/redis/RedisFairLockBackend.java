@@ -89,7 +89,7 @@ final class RedisFairLockBackend implements LockBackend {
             return mutex.commands()
                     .flatMap(c -> {
                         long sentAt = request.clock().nanoTime();
-                        return LuaScript.FAIR_ACQUIRE.run(c.reactive(), ScriptOutputType.MULTI, k, a).next()
+                        return LuaScript.FAIR_ACQUIRE.run(c, ScriptOutputType.MULTI, k, a).next()
                                 .map(reply -> toAnswer((List<?>) reply, request.leaseTime(), sentAt));
                     })
                     .onErrorMap(e -> RedisErrors.map(name, "acquire", e));

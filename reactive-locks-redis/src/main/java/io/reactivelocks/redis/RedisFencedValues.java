@@ -46,7 +46,7 @@ final class RedisFencedValues implements FencedValues {
     @Override
     public Mono<FencedValue> read(String key) {
         LockNames.check(key, "key");
-        return Mono.defer(() -> backend.commands().flatMap(c -> c.reactive()
+        return Mono.defer(() -> backend.commands().flatMap(c -> c
                         .hmget(backend.keys().fencedValue(key), "value", "fence").collectList()))
                 .onErrorMap(e -> RedisErrors.map(key, "fenced read", e))
                 .flatMap(fields -> {

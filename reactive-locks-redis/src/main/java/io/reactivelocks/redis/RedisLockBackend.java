@@ -3,8 +3,12 @@ package io.reactivelocks.redis;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.SlotHash;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.api.reactive.RedisClusterReactiveCommands;
 import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.reactivelocks.spi.Attempt;
@@ -27,7 +31,8 @@ import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
 /**
- * A {@link LockBackend} on one Redis server (or one master), over Lettuce's reactive API. Each
+ * A {@link LockBackend} on one Redis server, the master a Sentinel URI names, or a Redis Cluster
+ * ({@link #create(RedisClusterClient, RedisLockOptions)}), over Lettuce's reactive API. Each
  * operation is one Lua script (see the {@code *.lua} resources of this package and
  * {@link RedisKeys} for the key layout), run with {@code EVALSHA} and a {@code NOSCRIPT}
  * fallback to {@code EVAL}:
@@ -37,7 +42,7 @@ import reactor.core.scheduler.Schedulers;
  *       a {@code PUBLISH} of the grant; the same owner asking again gets the same token;</li>
  *   <li><b>renew</b>: owner- and token-checked {@code PEXPIRE} of many leases per call: the whole
  *       batch in one call, or one call per Redis Cluster slot with
- *       {@link RedisLockOptions#clusterSafeBatches()};</li>
+ *       {@link RedisLockOptions#clusterSafeBatches()} or on a cluster;</li>
  *   <li><b>release</b>: owner-checked delete and a {@code PUBLISH};</li>
  *   <li><b>events</b>: one {@code SUBSCRIBE} per name on one pub/sub connection, shared and
  *       ref-counted. Expiry is not published (keyspace notifications are not required): the
@@ -59,20 +64,23 @@ public final class RedisLockBackend implements LockBackend {
     private final RedisLockOptions options;
     private final RedisKeys keys;
     private final String fenceTtlMs;
-    private final LazyConnection<StatefulRedisConnection<String, String>> commands;
+    private final LazyConnection<StatefulConnection<String, String>> commands;
     private final PubSubChannels channels;
+    private final boolean cluster;
     private final Mono<Void> close;
 
     private RedisLockBackend(RedisLockOptions options,
-                             Supplier<Mono<StatefulRedisConnection<String, String>>> commandConnector,
-                             Supplier<Mono<StatefulRedisPubSubConnection<String, String>>> pubSubConnector,
-                             boolean owned) {
+                             Supplier<? extends Mono<? extends StatefulConnection<String, String>>> commandConnector,
+                             Supplier<? extends Mono<? extends StatefulRedisPubSubConnection<String, String>>> pubSubConnector,
+                             boolean owned, boolean cluster) {
         this.options = Objects.requireNonNull(options, "options");
         LuaScript.loadAll();
         this.keys = new RedisKeys(options.keyPrefix());
         this.fenceTtlMs = Long.toString(options.fenceTtl().toMillis());
-        this.commands = new LazyConnection<>("command connection", commandConnector, owned, c -> { });
-        this.channels = new PubSubChannels(pubSubConnector, owned);
+        this.cluster = cluster;
+        this.commands = new LazyConnection<>("command connection",
+                () -> commandConnector.get().map(c -> (StatefulConnection<String, String>) c), owned, c -> { });
+        this.channels = new PubSubChannels(() -> pubSubConnector.get().map(c -> (StatefulRedisPubSubConnection<String, String>) c), owned);
         this.close = Mono.defer(this::doClose).cache();
     }
 
@@ -109,7 +117,37 @@ public final class RedisLockBackend implements LockBackend {
             cmd = () -> Mono.fromCallable(() -> client.connect(StringCodec.UTF8)).subscribeOn(Schedulers.boundedElastic());
             ps = () -> Mono.fromCallable(() -> client.connectPubSub(StringCodec.UTF8)).subscribeOn(Schedulers.boundedElastic());
         }
-        return new RedisLockBackend(options, cmd, ps, true);
+        return new RedisLockBackend(options, cmd, ps, true, false);
+    }
+
+    /**
+     * Creates a backend over a Redis Cluster. It opens, fully asynchronously on the first
+     * subscribed operation, one cluster connection for the scripts (Lettuce routes each script by
+     * the slot of its keys, which share one hash tag per name) and one cluster pub/sub connection
+     * for the release notifications ({@code PUBLISH} inside the scripts, which Redis Cluster
+     * forwards to every node; the subscription lives on Lettuce's default node connection, which
+     * follows topology changes). Renewal batches are always split per hash slot.
+     * {@link RedisLockOptions#uri()} is ignored: the client's seed URIs are used.
+     *
+     * <p>For the lock client to follow a failover, the application's client should refresh its
+     * topology when the cluster changes:
+     * {@code ClusterClientOptions.builder().topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
+     * .enableAllAdaptiveRefreshTriggers().enablePeriodicRefresh(Duration.ofSeconds(30)).build())}.
+     *
+     * @param client  the application's cluster client (not closed by {@link #close()})
+     * @param options the Redis settings
+     * @return the backend
+     */
+    public static RedisLockBackend create(RedisClusterClient client, RedisLockOptions options) {
+        Objects.requireNonNull(client, "client");
+        Objects.requireNonNull(options, "options");
+        // an asynchronous connect needs the topology loaded; refreshPartitionsAsync loads it without blocking
+        Mono<Void> topology = Mono.fromCompletionStage(client::refreshPartitionsAsync);
+        Supplier<Mono<StatefulRedisClusterConnection<String, String>>> cmd =
+                () -> topology.then(Mono.fromCompletionStage(() -> client.connectAsync(StringCodec.UTF8)));
+        Supplier<Mono<StatefulRedisPubSubConnection<String, String>>> ps =
+                () -> topology.then(Mono.fromCompletionStage(() -> client.connectPubSubAsync(StringCodec.UTF8)));
+        return new RedisLockBackend(options, cmd, ps, true, true);
     }
 
     /**
@@ -128,7 +166,7 @@ public final class RedisLockBackend implements LockBackend {
                                           RedisLockOptions options) {
         Objects.requireNonNull(connection, "connection");
         Objects.requireNonNull(pubSub, "pubSub");
-        return new RedisLockBackend(options, () -> Mono.just(connection), () -> Mono.just(pubSub), false);
+        return new RedisLockBackend(options, () -> Mono.just(connection), () -> Mono.just(pubSub), false, false);
     }
 
     /** @return the Redis settings of this backend */
@@ -155,11 +193,11 @@ public final class RedisLockBackend implements LockBackend {
             String[] k = {keys.lock(name), keys.fence(name)};
             String[] a = {request.owner(), millis(request.leaseTime()), fenceTtlMs, keys.channel(name),
                     request.payload() == null ? "0" : "1", request.payload() == null ? "" : request.payload()};
-            return commands.get()
+            return commands()
                     .flatMap(c -> {
                         // the lease is timed from here, not from before a (first, lazy) connect
                         long sentAt = request.clock().nanoTime();
-                        return LuaScript.ACQUIRE.run(c.reactive(), ScriptOutputType.MULTI, k, a).next()
+                        return LuaScript.ACQUIRE.run(c, ScriptOutputType.MULTI, k, a).next()
                                 .map(reply -> toAttempt((List<?>) reply, request.leaseTime(), sentAt));
                     })
                     .onErrorMap(e -> RedisErrors.map(name, "acquire", e));
@@ -188,7 +226,7 @@ public final class RedisLockBackend implements LockBackend {
             }
             Map<Integer, List<Integer>> bySlot = new LinkedHashMap<>();
             for (int i = 0; i < batch.size(); i++) {
-                int slot = options.clusterSafeBatches()
+                int slot = cluster || options.clusterSafeBatches()
                         ? SlotHash.getSlot(RedisKeys.bytes(keys.lock(batch.get(i).lock().name())))
                         : 0; // one server holds every key: one call for the whole batch
                 bySlot.computeIfAbsent(slot, s -> new ArrayList<>()).add(i);
@@ -337,14 +375,26 @@ public final class RedisLockBackend implements LockBackend {
         return channels.channelCount();
     }
 
-    /** @return the command connection, opened on first use (for the fenced-value reads) */
-    Mono<StatefulRedisConnection<String, String>> commands() {
-        return commands.get();
+    /** @return the commands of the connection (one server, or the cluster), opened on first use */
+    Mono<RedisClusterReactiveCommands<String, String>> commands() {
+        return commands.get().map(RedisLockBackend::reactive);
+    }
+
+    /** @return whether this backend talks to a Redis Cluster */
+    boolean isCluster() {
+        return cluster;
     }
 
     /** Runs a script of this package on the command connection; one reply. */
     Mono<Object> script(LuaScript script, ScriptOutputType type, String[] k, String... a) {
-        return commands.get().flatMap(c -> script.run(c.reactive(), type, k, a).next());
+        return commands().flatMap(c -> script.<Object>run(c, type, k, a).next());
+    }
+
+    private static RedisClusterReactiveCommands<String, String> reactive(StatefulConnection<String, String> c) {
+        if (c instanceof StatefulRedisClusterConnection<String, String> cluster) {
+            return cluster.reactive();
+        }
+        return ((StatefulRedisConnection<String, String>) c).reactive();
     }
 
     // ---- helpers

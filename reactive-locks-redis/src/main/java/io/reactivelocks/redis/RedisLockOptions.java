@@ -132,12 +132,12 @@ public final class RedisLockOptions {
 
         /**
          * How many script calls a renewal batch takes. Off (the default), the engine's whole batch
-         * of due leases is renewed by one script call, which is right for what
-         * {@link RedisLockBackend} connects to: one standalone server or a Sentinel-managed
-         * master. On, the batch is split into one call per Redis Cluster hash slot (all calls sent
-         * at once), so that no script touches keys of two slots: turn it on when the connection
-         * goes through a cluster-aware proxy (Envoy, a Redis Enterprise endpoint) that rejects
-         * cross-slot scripts.
+         * of due leases is renewed by one script call, which is right for a {@code RedisClient}'s
+         * connection: one standalone server or a Sentinel-managed master. On, the batch is split
+         * into one call per Redis Cluster hash slot (all calls sent at once), so that no script
+         * touches keys of two slots: turn it on when the connection goes through a cluster-aware
+         * proxy (Envoy, a Redis Enterprise endpoint) that rejects cross-slot scripts. A backend on a
+         * {@code RedisClusterClient} always splits, whatever this says.
          *
          * @param clusterSafeBatches whether to group renewals by hash slot
          * @return this builder

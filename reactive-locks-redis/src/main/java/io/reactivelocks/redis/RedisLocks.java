@@ -2,6 +2,7 @@ package io.reactivelocks.redis;
 
 import io.reactivelocks.task.TaskQueue;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.cluster.RedisClusterClient;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.fencing.FencedValues;
@@ -19,6 +20,17 @@ import java.util.Objects;
  * LockClient locks = RedisLocks.create(redis);
  * Mono<Receipt> r = locks.withLock("order:42", lease -> charge(order, lease.token()));
  * }</pre>
+ *
+ * <p><b>Topologies.</b> A {@link RedisClient} may point at one server or, with a Sentinel URI
+ * ({@code redis-sentinel://s1:26379,s2:26379,s3:26379#mymaster}), at the master the Sentinels name:
+ * Lettuce asks the Sentinels for the master on every (re)connect, and the Sentinels disconnect the
+ * clients of a demoted master, so the lock client follows a failover. A {@link RedisClusterClient}
+ * gives every concept on a Redis Cluster ({@link #create(RedisClusterClient, RedisLockOptions, LockOptions)}
+ * and the concept factories taking one): every script touches only the keys of one name, which share
+ * one hash tag and so one slot. Redis replicates asynchronously under Sentinel and in a cluster: a
+ * failover right after a grant may forget it, so a second client can be granted the same name while
+ * the first still holds it; the fencing token stays strictly increasing across the failover (it is
+ * floored by the new master's clock), so a fenced resource still refuses the older holder.
  *
  * <p>Every factory returns at once: nothing connects before the first operation is subscribed.
  * Closing the returned client releases its leases and closes the connections the backend
@@ -57,6 +69,129 @@ public final class RedisLocks {
     public static LockClient create(RedisClient client, RedisLockOptions redisOptions, LockOptions options) {
         Objects.requireNonNull(options, "options");
         return LockClient.create(RedisLockBackend.create(client, redisOptions), options);
+    }
+
+    /**
+     * @param client the application's Redis Cluster client (see {@link RedisLockBackend#create(RedisClusterClient, RedisLockOptions)}
+     *               for the topology refresh it should have)
+     * @return a lock client on the cluster with {@link LockOptions#defaults()} and {@link RedisLockOptions#defaults()}
+     */
+    public static LockClient create(RedisClusterClient client) {
+        return create(client, RedisLockOptions.defaults(), LockOptions.defaults());
+    }
+
+    /**
+     * @param client  the application's Redis Cluster client
+     * @param options the lock client's default options
+     * @return a lock client on the cluster with {@link RedisLockOptions#defaults()}
+     */
+    public static LockClient create(RedisClusterClient client, LockOptions options) {
+        return create(client, RedisLockOptions.defaults(), options);
+    }
+
+    /**
+     * A lock client on a Redis Cluster: the mutex of {@link #create(RedisClient, RedisLockOptions, LockOptions)}
+     * with each name's keys on the slot of its hash tag, renewal batches split per slot, and release
+     * notifications by pub/sub over the cluster. Nothing connects before the first operation.
+     *
+     * @param client       the application's Redis Cluster client (not closed)
+     * @param redisOptions key prefix, fencing counter lifetime ({@link RedisLockOptions#uri()} is ignored)
+     * @param options      the lock client's default options
+     * @return a lock client over {@link RedisLockBackend#create(RedisClusterClient, RedisLockOptions)}
+     */
+    public static LockClient create(RedisClusterClient client, RedisLockOptions redisOptions, LockOptions options) {
+        Objects.requireNonNull(options, "options");
+        return LockClient.create(RedisLockBackend.create(client, redisOptions), options);
+    }
+
+    /**
+     * @param client       the application's Redis Cluster client
+     * @param redisOptions key prefix, fencing counter lifetime
+     * @return a new backend on the cluster, to share between concepts (the factories taking a
+     *         {@link RedisLockBackend}); its owner closes it
+     */
+    public static RedisLockBackend backend(RedisClusterClient client, RedisLockOptions redisOptions) {
+        return RedisLockBackend.create(client, redisOptions);
+    }
+
+    /**
+     * A fair lock client on a Redis Cluster (the name's lock, queue and deadlines share its slot);
+     * otherwise as {@link #fairLock(RedisClient, RedisLockOptions, LockOptions)}.
+     *
+     * @param client       the application's Redis Cluster client (not closed)
+     * @param redisOptions key prefix, fencing counter lifetime
+     * @param options      the lock client's default options
+     * @return a lock client whose waiters are granted in arrival order
+     */
+    public static LockClient fairLock(RedisClusterClient client, RedisLockOptions redisOptions, LockOptions options) {
+        Objects.requireNonNull(options, "options");
+        return LockClient.create(new RedisFairLockBackend(RedisLockBackend.create(client, redisOptions), true), options);
+    }
+
+    /**
+     * A window lock on a Redis Cluster; otherwise as {@link #windowLock(RedisClient, RedisLockOptions, LockOptions)}.
+     *
+     * @param client       the application's Redis Cluster client (not closed)
+     * @param redisOptions key prefix, fencing counter lifetime
+     * @param options      request timeout, drift allowance and clock of the claims
+     * @return a window lock
+     */
+    public static WindowLock windowLock(RedisClusterClient client, RedisLockOptions redisOptions, LockOptions options) {
+        Objects.requireNonNull(options, "options");
+        return WindowLock.create(new RedisWindowStore(RedisLockBackend.create(client, redisOptions), true), options);
+    }
+
+    /**
+     * A semaphore on a Redis Cluster (a name's holders, tokens and counter share its slot);
+     * otherwise as {@link #semaphore(RedisClient, RedisLockOptions, LockOptions)}.
+     *
+     * @param client       the application's Redis Cluster client (not closed)
+     * @param redisOptions key prefix, fencing counter lifetime
+     * @param options      the permits' lease time, renewal, waiting and request timeout
+     * @return a semaphore
+     */
+    public static Semaphore semaphore(RedisClusterClient client, RedisLockOptions redisOptions, LockOptions options) {
+        Objects.requireNonNull(options, "options");
+        return Semaphore.create(new RedisSemaphoreStore(RedisLockBackend.create(client, redisOptions), true), options);
+    }
+
+    /**
+     * A read-write lock on a Redis Cluster (a name's grants, tokens, modes, intents and counter share
+     * its slot); otherwise as {@link #readWriteLock(RedisClient, RedisLockOptions, ReadWriteLockOptions)}.
+     *
+     * @param client       the application's Redis Cluster client (not closed)
+     * @param redisOptions key prefix, fencing counter lifetime
+     * @param options      the grants' timing and the policy
+     * @return a read-write lock
+     */
+    public static ReadWriteLock readWriteLock(RedisClusterClient client, RedisLockOptions redisOptions, ReadWriteLockOptions options) {
+        Objects.requireNonNull(options, "options");
+        return ReadWriteLock.create(new RedisReadWriteStore(RedisLockBackend.create(client, redisOptions), true), options);
+    }
+
+    /**
+     * Fenced values on a Redis Cluster; otherwise as {@link #fencedValues(RedisClient, RedisLockOptions)}.
+     *
+     * @param client       the application's Redis Cluster client (not closed)
+     * @param redisOptions key prefix
+     * @return fenced values
+     */
+    public static FencedValues fencedValues(RedisClusterClient client, RedisLockOptions redisOptions) {
+        return new RedisFencedValues(RedisLockBackend.create(client, redisOptions));
+    }
+
+    /**
+     * A task queue on a Redis Cluster (a queue's keys share its slot); otherwise as
+     * {@link #taskQueue(RedisClient, RedisLockOptions, LockOptions)}.
+     *
+     * @param client       the application's Redis Cluster client (not closed)
+     * @param redisOptions key prefix, fencing counter lifetime
+     * @param options      claim time (the lease time), renewal, backoff, timeouts, clock and scheduler
+     * @return a task queue; closing it closes its connections
+     */
+    public static TaskQueue taskQueue(RedisClusterClient client, RedisLockOptions redisOptions, LockOptions options) {
+        Objects.requireNonNull(options, "options");
+        return TaskQueue.create(new RedisTaskStore(RedisLockBackend.create(client, redisOptions), true), options);
     }
 
     /**

@@ -4,6 +4,21 @@ import io.reactivelocks.LockListener;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.test.server.Topology;
 import java.time.Duration;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.Delay;
+import io.reactivelocks.LockClient;
+import io.reactivelocks.redis.RedisLockOptions;
+import io.reactivelocks.redis.RedisLocks;
+import io.reactivelocks.test.server.RedisClusterTopology;
+import io.reactivelocks.test.server.RedisSentinelTopology;
+import java.util.Arrays;
 
 /**
  * The replicated deployments the harness runs against, each started by a {@link Topology} fixture of
@@ -15,10 +30,68 @@ import java.time.Duration;
 public enum SafetyTopology implements SafetyStore {
 
     /** Redis Cluster: three masters with a replica each. */
-    REDIS_CLUSTER,
+    REDIS_CLUSTER {
+        @Override
+        Topology start() {
+            return RedisClusterTopology.start();
+        }
+
+        @Override
+        public SafetyBackend.Connection connect(String host, int port, String extra, String namespace, LockOptions options,
+                                                LockListener listener) {
+            ClientResources resources = ClientResources.builder().reconnectDelay(Delay.constant(Duration.ofMillis(100))).build();
+            RedisClusterClient redis = redisCluster(resources, extra, options.requestTimeout());
+            return redisConnection(RedisLocks.backend(redis, RedisLockOptions.builder().keyPrefix(namespace + ":").build()),
+                    options, listener, () -> {
+                redis.shutdown();
+                resources.shutdown();
+            });
+        }
+
+        @Override
+        long held(Topology topology, String namespace) {
+            ClientResources resources = ClientResources.builder().build();
+            RedisClusterClient redis = redisCluster(resources, topology.endpoints(), Duration.ofSeconds(10));
+            try (StatefulRedisClusterConnection<String, String> c = redis.connect()) {
+                return c.sync().keys(namespace + ":*:lock").size(); // KEYS on every master, merged
+            } finally {
+                redis.shutdown();
+                resources.shutdown();
+            }
+        }
+    },
 
     /** Redis primary and replica watched by three Sentinels. */
-    REDIS_SENTINEL,
+    REDIS_SENTINEL {
+        @Override
+        Topology start() {
+            return RedisSentinelTopology.start();
+        }
+
+        @Override
+        public SafetyBackend.Connection connect(String host, int port, String extra, String namespace, LockOptions options,
+                                                LockListener listener) {
+            ClientResources resources = ClientResources.builder().reconnectDelay(Delay.constant(Duration.ofMillis(100))).build();
+            RedisURI uri = RedisURI.create(extra);
+            uri.setTimeout(options.requestTimeout());
+            RedisClient redis = RedisClient.create(resources, uri);
+            return redisConnection(RedisLocks.backend(redis, RedisLockOptions.builder().keyPrefix(namespace + ":").uri(uri).build()),
+                    options, listener, () -> {
+                redis.shutdown();
+                resources.shutdown();
+            });
+        }
+
+        @Override
+        long held(Topology topology, String namespace) {
+            RedisClient redis = RedisClient.create(RedisURI.create(topology.endpoints()));
+            try (StatefulRedisConnection<String, String> c = redis.connect()) {
+                return c.sync().keys(namespace + ":*:lock").size();
+            } finally {
+                redis.shutdown();
+            }
+        }
+    },
 
     /**
      * PostgreSQL primary with a streaming replica, promoted on failover; synchronous replication
@@ -88,8 +161,47 @@ public enum SafetyTopology implements SafetyStore {
         throw new UnsupportedOperationException("the safety harness cannot count locks on " + this + " yet");
     }
 
+    /**
+     * Whether the build's short mode runs this fault when no faults are selected explicitly
+     * ({@code -Dsafety.topology.faults}); a deployment whose runs are slow keeps to the main one.
+     *
+     * @param fault a node fault
+     * @return true to run it by default
+     */
+    boolean inDefaultShortMode(Fault fault) {
+        return fault == Fault.KILL_LEADER; // a run takes 15-50 s with the deployment's start: the build runs the kill only
+    }
+
+    /** A worker's connection to a Redis deployment: the mutex client and the other primitives over one backend. */
+    private static SafetyBackend.Connection redisConnection(io.reactivelocks.redis.RedisLockBackend backend, LockOptions options,
+                                                            LockListener listener, AutoCloseable closer) {
+        return new SafetyBackend.Connection(LockClient.create(backend, options, listener), RedisLocks.fairLock(backend, options),
+                RedisLocks.semaphore(backend, options),
+                RedisLocks.readWriteLock(backend, io.reactivelocks.rwlock.ReadWriteLockOptions.of(options)), closer);
+    }
+
     @Override
     public Duration minimumLease() {
         return this == ETCD_CLUSTER || this == ZOOKEEPER_ENSEMBLE ? Duration.ofSeconds(2) : Duration.ofMillis(500);
+    }
+
+    /**
+     * A cluster client on the comma-separated seed URIs that follows failovers (adaptive topology
+     * refresh and a periodic one every second).
+     */
+    static RedisClusterClient redisCluster(ClientResources resources, String seeds, Duration timeout) {
+        RedisClusterClient redis = RedisClusterClient.create(resources, Arrays.stream(seeds.split(",")).map(u -> {
+            RedisURI uri = RedisURI.create(u);
+            uri.setTimeout(timeout);
+            return uri;
+        }).toList());
+        redis.setOptions(ClusterClientOptions.builder()
+                .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
+                        .enableAllAdaptiveRefreshTriggers()
+                        .adaptiveRefreshTriggersTimeout(Duration.ofMillis(200))
+                        .enablePeriodicRefresh(Duration.ofSeconds(1))
+                        .build())
+                .build());
+        return redis;
     }
 }

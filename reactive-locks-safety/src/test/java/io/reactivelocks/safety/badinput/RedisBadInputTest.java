@@ -228,7 +228,8 @@ class RedisBadInputTest {
 
     @Test
     void nullDriverOrOptionsAreRejectedByTheFactories() {
-        rejectedAtCall(NullPointerException.class, () -> RedisLocks.create(null), "client");
+        rejectedAtCall(NullPointerException.class, () -> RedisLocks.create((io.lettuce.core.RedisClient) null), "client");
+        rejectedAtCall(NullPointerException.class, () -> RedisLocks.create((io.lettuce.core.cluster.RedisClusterClient) null), "client");
         rejectedAtCall(NullPointerException.class, () -> RedisLocks.create(driver, (LockOptions) null), "options");
         rejectedAtCall(NullPointerException.class, () -> RedisLocks.create(driver, null, LockOptions.defaults()), "options");
         rejectedAtCall(NullPointerException.class, () -> RedisLockBackend.create(null), "client");

@@ -1,0 +1,294 @@
+package io.reactivelocks.redis;
+
+import static io.reactivelocks.redis.TopologyProbe.STEP;
+import static io.reactivelocks.redis.TopologyProbe.log;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.SlotHash;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.Delay;
+import io.reactivelocks.Lease;
+import io.reactivelocks.LockClient;
+import io.reactivelocks.LockOptions;
+import io.reactivelocks.LockState;
+import io.reactivelocks.fencing.FencedValues;
+import io.reactivelocks.rwlock.ReadWriteLock;
+import io.reactivelocks.rwlock.ReadWriteLockOptions;
+import io.reactivelocks.semaphore.Semaphore;
+import io.reactivelocks.task.TaskClaim;
+import io.reactivelocks.task.TaskQueue;
+import io.reactivelocks.test.server.RedisClusterTopology;
+import io.reactivelocks.window.WindowClaim;
+import io.reactivelocks.window.WindowLock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
+import reactor.core.Disposable;
+
+/**
+ * Locks on a Redis Cluster of three masters with a replica each ({@link RedisClusterTopology}),
+ * through {@link RedisLocks#create(RedisClusterClient, RedisLockOptions, LockOptions)} and the concept
+ * factories: every concept on names of every master (a script whose keys span two slots would fail
+ * with CROSSSLOT), renewal batches over names of all masters, the release notification over cluster
+ * pub/sub, and each fault of the leader (the master of slot 0): what the holder sees, how many
+ * grants made just before the fault the new master forgot (asynchronous replication), that tokens
+ * stay strictly increasing, that a client gets a typed error while no master serves the slot and a
+ * grant after the failover. The planned failover and the partition of the leader run with
+ * {@code -Dreactive-locks.ha.full=true} (they add about 15 s); the build runs the kill.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class RedisClusterTopologyTest {
+
+    private static final String TOPOLOGY = "redis-cluster";
+    private static final LockOptions OPTIONS = LockOptions.builder()
+            .leaseTime(Duration.ofSeconds(2)).requestTimeout(Duration.ofSeconds(1)).build();
+    private static final LockOptions LONG = OPTIONS.mutate().leaseTime(Duration.ofSeconds(60)).build();
+
+    private static RedisClusterTopology cluster;
+    private static ClientResources resources;
+    private static RedisClusterClient client;
+    private static String prefix;
+    private static RedisKeys keys;
+    private static LockClient a;
+    private static LockClient b;
+    private final List<AutoCloseable> closeAfter = new ArrayList<>();
+
+    @BeforeAll
+    static void start() {
+        cluster = RedisClusterTopology.start();
+        resources = ClientResources.builder().reconnectDelay(Delay.constant(Duration.ofMillis(100))).build();
+        client = clusterClient();
+        prefix = "rltest:" + UUID.randomUUID().toString().substring(0, 8) + ":";
+        keys = new RedisKeys(prefix);
+        a = RedisLocks.create(client, redisOptions(), OPTIONS);
+        b = RedisLocks.create(client, redisOptions(), OPTIONS);
+    }
+
+    /** A cluster client that follows failovers: adaptive topology refresh and a short periodic one. */
+    static RedisClusterClient clusterClient() {
+        List<RedisURI> seeds = Arrays.stream(cluster.endpoints().split(",")).map(u -> {
+            RedisURI uri = RedisURI.create(u);
+            uri.setTimeout(Duration.ofSeconds(5));
+            return uri;
+        }).toList();
+        RedisClusterClient c = RedisClusterClient.create(resources, seeds);
+        c.setOptions(ClusterClientOptions.builder()
+                .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
+                        .enableAllAdaptiveRefreshTriggers()
+                        .adaptiveRefreshTriggersTimeout(Duration.ofMillis(200))
+                        .enablePeriodicRefresh(Duration.ofSeconds(1))
+                        .build())
+                .build());
+        return c;
+    }
+
+    static RedisLockOptions redisOptions() {
+        return RedisLockOptions.builder().keyPrefix(prefix).build();
+    }
+
+    @AfterAll
+    static void stop() {
+        try {
+            if (a != null) {
+                a.close().onErrorResume(e -> reactor.core.publisher.Mono.empty()).block(STEP);
+                b.close().onErrorResume(e -> reactor.core.publisher.Mono.empty()).block(STEP);
+            }
+            if (client != null) {
+                client.shutdown();
+                resources.shutdown();
+            }
+        } finally {
+            if (cluster != null) {
+                cluster.close();
+            }
+        }
+    }
+
+    @AfterEach
+    void heal() throws Exception {
+        for (AutoCloseable c : closeAfter) {
+            c.close();
+        }
+        cluster.heal();
+    }
+
+    /** @return a fresh name whose keys live on the master of the given slot range */
+    private static String nameInRange(String base, int from, int to) {
+        for (int i = 0; ; i++) {
+            String n = base + "-" + UUID.randomUUID().toString().substring(0, 6) + "-" + i;
+            int slot = SlotHash.getSlot(RedisKeys.bytes(keys.lock(n)));
+            if (slot >= from && slot <= to) {
+                return n;
+            }
+        }
+    }
+
+    private static List<String> oneNamePerMaster(String base) {
+        return List.of(nameInRange(base, 0, 5460), nameInRange(base, 5461, 10922), nameInRange(base, 10923, 16383));
+    }
+
+    @Test
+    @Order(1)
+    void everyConceptWorksOnNamesOfEveryMaster() {
+        for (String n : oneNamePerMaster("mutex")) {
+            Lease first = a.acquire(n).block(STEP);
+            assertThat(b.tryAcquire(n).blockOptional(STEP)).as("busy while %s holds", first.owner()).isEmpty();
+            assertThat(b.inspect(n).block(STEP)).isInstanceOfSatisfying(LockState.Held.class,
+                    h -> assertThat(h.owner()).isEqualTo(first.owner()));
+            first.release().block(STEP);
+            Lease second = b.acquire(n).block(STEP);
+            assertThat(second.token()).isGreaterThan(first.token());
+            second.release().block(STEP);
+            try (StatefulRedisClusterConnection<String, String> c = client.connect()) {
+                assertThat(c.sync().exists(keys.lock(n))).as("lock key of %s left on the server", n).isZero();
+            }
+        }
+        LockClient fair = RedisLocks.fairLock(client, redisOptions(), OPTIONS);
+        Semaphore semaphore = RedisLocks.semaphore(client, redisOptions(), OPTIONS);
+        ReadWriteLock rw = RedisLocks.readWriteLock(client, redisOptions(), ReadWriteLockOptions.of(OPTIONS));
+        WindowLock window = RedisLocks.windowLock(client, redisOptions(), OPTIONS);
+        TaskQueue queue = RedisLocks.taskQueue(client, redisOptions(), OPTIONS);
+        FencedValues values = RedisLocks.fencedValues(client, redisOptions());
+        try {
+            for (String n : oneNamePerMaster("concepts")) {
+                Lease f1 = fair.acquire(n).block(STEP);
+                f1.release().block(STEP);
+                assertThat(fair.acquire(n).flatMap(l -> l.release().thenReturn(l.token())).block(STEP)).isGreaterThan(f1.token());
+
+                Lease p1 = semaphore.acquire(n, 2).block(STEP);
+                Lease p2 = semaphore.acquire(n, 2).block(STEP);
+                assertThat(semaphore.tryAcquire(n, 2).blockOptional(STEP)).as("third permit of two").isEmpty();
+                assertThat(p2.token()).isGreaterThan(p1.token());
+                p1.release().then(p2.release()).block(STEP);
+
+                Lease r = rw.read().acquire(n).block(STEP);
+                assertThat(rw.write().tryAcquire(n).blockOptional(STEP)).as("writer while a reader holds").isEmpty();
+                r.release().block(STEP);
+                Lease w = rw.write().acquire(n).block(STEP);
+                assertThat(w.token()).isGreaterThan(r.token());
+                w.release().block(STEP);
+
+                WindowClaim claim = window.tryClaim(n, Duration.ofHours(1)).block(STEP);
+                assertThat(claim).isNotNull();
+                assertThat(window.tryClaim(n, Duration.ofHours(1)).blockOptional(STEP)).as("second claim in the window").isEmpty();
+
+                assertThat(queue.register(n, "task-1", 1).block(STEP)).isTrue();
+                TaskClaim task = queue.tryCapture(n, 1).blockFirst(STEP);
+                assertThat(task.taskId()).isEqualTo("task-1");
+                assertThat(queue.complete(task).block(STEP)).isTrue();
+
+                assertThat(values.write(n, w.token(), "v").block(STEP)).isTrue();
+                assertThat(values.write(n, r.token(), "older").block(STEP)).as("older token refused").isFalse();
+                assertThat(values.read(n).block(STEP).value()).isEqualTo("v");
+            }
+        } finally {
+            fair.close().then(semaphore.close()).then(rw.close()).then(window.close()).then(queue.close())
+                    .then(values.close()).block(STEP);
+        }
+    }
+
+    @Test
+    @Order(2)
+    void renewalBatchesOverEveryMasterKeepTheLeasesAndAReleaseWakesAnObserver() {
+        LockOptions shortLease = OPTIONS.mutate().leaseTime(Duration.ofMillis(1200)).build();
+        List<String> names = new ArrayList<>(oneNamePerMaster("renew"));
+        names.addAll(oneNamePerMaster("renew"));
+        List<List<Lease>> seen = new ArrayList<>();
+        List<Disposable> holds = new ArrayList<>();
+        for (String n : names) {
+            List<Lease> leases = new CopyOnWriteArrayList<>();
+            seen.add(leases);
+            holds.add(a.hold(n, shortLease).subscribe(leases::add));
+        }
+        // three renewals of every lease: the batches (one script call per slot) went to all three masters
+        await().atMost(STEP).until(() -> seen.stream().allMatch(l -> l.size() >= 4));
+        holds.forEach(Disposable::dispose);
+
+        String n = names.get(0);
+        List<LockState> states = new CopyOnWriteArrayList<>();
+        Lease held = a.acquire(n, LONG).block(STEP);
+        Disposable observer = b.observe(n).subscribe(states::add);
+        try {
+            await().atMost(STEP).until(() -> states.stream().anyMatch(s -> s instanceof LockState.Held));
+            held.release().block(STEP);
+            // the lease is 60 s: only the release notification frees it this early
+            await().atMost(Duration.ofSeconds(10)).until(() -> states.get(states.size() - 1) instanceof LockState.Free);
+        } finally {
+            observer.dispose();
+        }
+    }
+
+    @Test
+    @Order(3)
+    void killedLeaderTypedErrorThenTheReplicaGrantsWithHigherTokens() {
+        String first = faultAround("kill", () -> cluster.killLeader());
+        // no master serves slot 0 until the replica is promoted (after the 1.5 s node timeout)
+        assertThat(first).startsWith("error: LockBackendException (transient)");
+    }
+
+    @Test
+    @Order(4)
+    @EnabledIfSystemProperty(named = "reactive-locks.ha.full", matches = "true")
+    void plannedFailoverKeepsTokensIncreasing() {
+        faultAround("failover", () -> cluster.failover());
+    }
+
+    @Test
+    @Order(5)
+    @EnabledIfSystemProperty(named = "reactive-locks.ha.full", matches = "true")
+    void partitionedLeaderIsReplacedAndTokensStayIncreasing() {
+        faultAround("partition", () -> cluster.partitionLeader());
+    }
+
+    /**
+     * A holder (2 s lease) and a burst of 20 grants (60 s leases) on the leader's slots, then the
+     * fault; measures what the holder saw and how many grants were forgotten, asserts the first
+     * attempt ends in time with a typed error or an answer, a new grant within 30 s with a token above
+     * every earlier one of that name.
+     */
+    private String faultAround(String fault, Runnable inject) {
+        String held = nameInRange(fault + "-held", 0, 5460);
+        List<String> burstNames = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            burstNames.add(nameInRange(fault + "-burst", 0, 5460));
+        }
+        TopologyProbe.Holder holder = new TopologyProbe.Holder(a, held);
+        closeAfter.add(holder);
+        List<TopologyProbe.Grant> burst = TopologyProbe.burst(a, burstNames, LONG);
+        long t0 = System.nanoTime();
+        inject.run();
+        String first = TopologyProbe.firstAttempt(b, nameInRange(fault + "-first", 0, 5460), Duration.ofSeconds(3));
+        String holderSaw = holder.settle(t0, Duration.ofMillis(2500));
+        Lease after = TopologyProbe.acquireAgain(b, held, Duration.ofSeconds(30), l -> l.token() > holder.token());
+        long grantedMs = (System.nanoTime() - t0) / 1_000_000;
+        after.release().block(STEP);
+        int forgotten = TopologyProbe.forgotten(b, burst);
+        for (TopologyProbe.Grant g : burst) {
+            Lease again = b.tryAcquire(g.name()).block(STEP);
+            if (again != null) {
+                assertThat(again.token()).as("token of %s after the %s", g.name(), fault).isGreaterThan(g.token());
+                again.release().block(STEP);
+            }
+        }
+        log(TOPOLOGY, fault + ": first attempt " + first + "; holder " + holderSaw + "; new grant of its name after "
+                + grantedMs + " ms; grants forgotten: " + forgotten + "/" + burst.size());
+        return first;
+    }
+}
