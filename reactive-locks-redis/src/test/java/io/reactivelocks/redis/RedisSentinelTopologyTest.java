@@ -28,7 +28,6 @@ import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
-import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
 
@@ -39,8 +38,8 @@ import reactor.core.publisher.Mono;
  * master the Sentinels name, and each fault of the master: what the holder sees, how many grants
  * made just before it the new master forgot, that tokens stay strictly increasing, a typed error while
  * no master serves and a grant after the failover; under a partition, a client left on the old
- * master's side is still granted what the new master grants (split brain, shown, not hidden). The
- * planned failover runs with {@code -Dreactive-locks.ha.full=true} (about 10 s more).
+ * master's side is still granted what the new master grants (split brain, shown, not hidden); the
+ * planned failover keeps the holder's lease.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class RedisSentinelTopologyTest {
@@ -143,7 +142,6 @@ class RedisSentinelTopologyTest {
 
     @Test
     @Order(3)
-    @EnabledIfSystemProperty(named = "reactive-locks.ha.full", matches = "true")
     void plannedFailoverKeepsTokensIncreasing() {
         faultAround("failover", () -> sentinel.failover());
     }
