@@ -3,6 +3,7 @@ package io.reactivelocks.spi;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiFunction;
 import java.util.function.Function;
 import reactor.core.publisher.Flux;
@@ -18,6 +19,12 @@ import reactor.core.scheduler.Scheduler;
  * life (which keeps the entry alive). The store supplies the one request ({@code ask}); this class
  * turns a "still in line" answer into {@link Attempt.Queued} whose turn is that wait.
  *
+ * <p>When the store says how many waiters are ahead, a release wakes only the waiters it may have
+ * made head, not the whole line (no herd): each waiter counts down its place on every release or
+ * grant of another owner — a lower bound, since either may be the one ahead leaving — and asks on a
+ * release once it counts itself head; every answer resets the count. A waiter ahead that expires
+ * silently is caught by the hint or refresh timers.
+ *
  * <p>An ask in flight when the turn is cancelled is followed to its end: a grant that lands after
  * the cancel is released at once (else it would block the line until its lease ran out).
  */
@@ -28,8 +35,14 @@ public final class WaiterLine {
      *
      * @param hintMs milliseconds until something may change without an announcement (the holder's
      *               lease or the head waiter's entry expiring), or {@code -1} when nothing will
+     * @param ahead  how many waiters are in line before this one, or {@code -1} when the store does
+     *               not say (then every release wakes this waiter to ask)
      */
-    public record StillQueued(long hintMs) {
+    public record StillQueued(long hintMs, long ahead) {
+        /** @param hintMs as above; the place in line unknown */
+        public StillQueued(long hintMs) {
+            this(hintMs, -1);
+        }
     }
 
     private final Function<GrantRequest, Mono<Object>> ask;
@@ -70,26 +83,28 @@ public final class WaiterLine {
      */
     public Mono<Attempt> tryGrant(GrantRequest request) {
         Objects.requireNonNull(request, "request");
-        return ask.apply(request).map(a -> a instanceof StillQueued q ? new Attempt.Queued(turn(request, q.hintMs())) : (Attempt) a);
+        return ask.apply(request).map(a -> a instanceof StillQueued q ? new Attempt.Queued(turn(request, q)) : (Attempt) a);
     }
 
     /** Asks again on a release (or a re-established change stream) and when the hint or refresh interval passes. */
-    private Mono<Attempt> turn(GrantRequest request, long firstHintMs) {
+    private Mono<Attempt> turn(GrantRequest request, StillQueued first) {
         long refreshMs = Math.max(1L, waiterDeadline(request.leaseTime()).toMillis() / 2);
         return Mono.defer(() -> {
+            AtomicLong ahead = new AtomicLong(first.ahead());
             Sinks.Many<Long> delays = Sinks.many().unicast().onBackpressureBuffer();
             Flux<Object> timer = delays.asFlux()
                     .switchMap(ms -> Mono.delay(Duration.ofMillis(ms), timers))
                     .map(x -> (Object) x);
             Flux<Object> wakes = events.apply(request.name())
-                    .filter(e -> e instanceof LockEvent.Subscribed || e instanceof LockEvent.Released)
+                    .filter(e -> wakes(e, request.owner(), ahead))
                     .map(e -> (Object) e);
-            delays.tryEmitNext(delay(firstHintMs, refreshMs));
+            delays.tryEmitNext(delay(first.hintMs(), refreshMs));
             return Flux.merge(wakes, timer)
                     .onBackpressureLatest()
                     .concatMap(x -> followedAsk(request), 1)
                     .doOnNext(answer -> {
                         if (answer instanceof StillQueued q) {
+                            ahead.set(q.ahead());
                             delays.tryEmitNext(delay(q.hintMs(), refreshMs));
                         }
                     })
@@ -115,6 +130,28 @@ public final class WaiterLine {
                 }, e -> { });
             });
         });
+    }
+
+    /**
+     * Whether an event makes the waiter ask: a (re-)subscription always (a release may have been
+     * missed), a release when the place in line is unknown or the waiter counts itself head; a release
+     * or another owner's grant counts the place down (never below 0).
+     */
+    private static boolean wakes(LockEvent e, String owner, AtomicLong ahead) {
+        if (e instanceof LockEvent.Subscribed) {
+            return true;
+        }
+        if (e instanceof LockEvent.Acquired a) {
+            if (!a.owner().equals(owner)) {
+                ahead.getAndUpdate(n -> n > 0 ? n - 1 : n);
+            }
+            return false;
+        }
+        if (e instanceof LockEvent.Released) {
+            long before = ahead.getAndUpdate(n -> n > 0 ? n - 1 : n);
+            return before <= 0;
+        }
+        return false;
     }
 
     private static long delay(long hintMs, long refreshMs) {
