@@ -3,7 +3,6 @@ package io.reactivelocks.spi;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiFunction;
 import java.util.function.Function;
 import reactor.core.publisher.Flux;
@@ -20,10 +19,10 @@ import reactor.core.scheduler.Scheduler;
  * turns a "still in line" answer into {@link Attempt.Queued} whose turn is that wait.
  *
  * <p>When the store says how many waiters are ahead, a release wakes only the waiters it may have
- * made head, not the whole line (no herd): each waiter counts down its place on every release or
- * grant of another owner — a lower bound, since either may be the one ahead leaving — and asks on a
- * release once it counts itself head; every answer resets the count. A waiter ahead that expires
- * silently is caught by the hint or refresh timers.
+ * made head, not the whole line (no herd): each waiter counts down its place on every grant to
+ * another owner and every release of a waiter (or of an owner it cannot place) — a lower bound of
+ * its place — and asks on a release once it counts itself head; every answer resets the count. A
+ * waiter ahead that expires silently is caught by the hint or refresh timers.
  *
  * <p>An ask in flight when the turn is cancelled is followed to its end: a grant that lands after
  * the cancel is released at once (else it would block the line until its lease ran out).
@@ -90,28 +89,93 @@ public final class WaiterLine {
     private Mono<Attempt> turn(GrantRequest request, StillQueued first) {
         long refreshMs = Math.max(1L, waiterDeadline(request.leaseTime()).toMillis() / 2);
         return Mono.defer(() -> {
-            AtomicLong ahead = new AtomicLong(first.ahead());
+            Place place = new Place(first.ahead());
             Sinks.Many<Long> delays = Sinks.many().unicast().onBackpressureBuffer();
             Flux<Object> timer = delays.asFlux()
                     .switchMap(ms -> Mono.delay(Duration.ofMillis(ms), timers))
                     .map(x -> (Object) x);
             Flux<Object> wakes = events.apply(request.name())
-                    .filter(e -> wakes(e, request.owner(), ahead))
+                    .filter(e -> place.wakes(e, request.owner()))
                     .map(e -> (Object) e);
             delays.tryEmitNext(delay(first.hintMs(), refreshMs));
             return Flux.merge(wakes, timer)
                     .onBackpressureLatest()
-                    .concatMap(x -> followedAsk(request), 1)
-                    .doOnNext(answer -> {
-                        if (answer instanceof StillQueued q) {
-                            ahead.set(q.ahead());
-                            delays.tryEmitNext(delay(q.hintMs(), refreshMs));
-                        }
-                    })
+                    .concatMap(x -> Mono.defer(() -> {
+                        long seen = place.asking();
+                        return followedAsk(request).doOnNext(answer -> {
+                            if (answer instanceof StillQueued q) {
+                                place.answered(q.ahead(), seen);
+                                delays.tryEmitNext(delay(q.hintMs(), refreshMs));
+                            }
+                        });
+                    }), 1)
                     .filter(answer -> answer instanceof Attempt)
                     .cast(Attempt.class)
                     .next();
         });
+    }
+
+    /**
+     * A waiter's estimate of its place in line, kept at or below the true one: counted down on every
+     * grant to another owner (a waiter ahead became the holder) and every release of an owner that
+     * is not the holder last seen (a waiter ahead left, or unknown), reset by each answer minus what
+     * was counted while that answer was on its way.
+     */
+    private static final class Place {
+        private long ahead;      // guarded by this; -1: unknown (every release wakes)
+        private long seen;       // guarded by this: count-downs so far
+        private boolean asking;  // guarded by this
+        private String holder;   // guarded by this: the owner of the last grant seen, until its release
+
+        Place(long ahead) {
+            this.ahead = ahead;
+        }
+
+        /** @return the count-downs seen when an ask is sent */
+        synchronized long asking() {
+            asking = true;
+            return seen;
+        }
+
+        synchronized void answered(long rank, long seenAtAsk) {
+            asking = false;
+            ahead = rank < 0 ? -1 : Math.max(0, rank - (seen - seenAtAsk));
+        }
+
+        /**
+         * Whether an event makes the waiter ask: a (re-)subscription always (a release may have been
+         * missed); a release when the place is unknown, when the waiter counts itself head, or while an
+         * ask is on its way (its answer may predate the release; the asks coalesce).
+         */
+        synchronized boolean wakes(LockEvent e, String owner) {
+            if (e instanceof LockEvent.Subscribed) {
+                return true;
+            }
+            if (e instanceof LockEvent.Acquired a) {
+                holder = a.owner();
+                if (!a.owner().equals(owner)) {
+                    countDown();
+                }
+                return false;
+            }
+            if (e instanceof LockEvent.Released r) {
+                boolean head = ahead <= 0;
+                if (r.owner().equals(holder)) {
+                    holder = null; // the holder left: the line did not move
+                } else {
+                    countDown();
+                }
+                return head || asking;
+            }
+            return false;
+        }
+
+        private void countDown() {
+            seen++;
+            if (ahead > 0) {
+                ahead--;
+            }
+        }
     }
 
     /** An ask that a cancel does not abandon: a grant landing after it is released at once. */
@@ -130,28 +194,6 @@ public final class WaiterLine {
                 }, e -> { });
             });
         });
-    }
-
-    /**
-     * Whether an event makes the waiter ask: a (re-)subscription always (a release may have been
-     * missed), a release when the place in line is unknown or the waiter counts itself head; a release
-     * or another owner's grant counts the place down (never below 0).
-     */
-    private static boolean wakes(LockEvent e, String owner, AtomicLong ahead) {
-        if (e instanceof LockEvent.Subscribed) {
-            return true;
-        }
-        if (e instanceof LockEvent.Acquired a) {
-            if (!a.owner().equals(owner)) {
-                ahead.getAndUpdate(n -> n > 0 ? n - 1 : n);
-            }
-            return false;
-        }
-        if (e instanceof LockEvent.Released) {
-            long before = ahead.getAndUpdate(n -> n > 0 ? n - 1 : n);
-            return before <= 0;
-        }
-        return false;
     }
 
     private static long delay(long hintMs, long refreshMs) {
