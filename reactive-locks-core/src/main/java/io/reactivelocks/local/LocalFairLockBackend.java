@@ -81,7 +81,8 @@ public final class LocalFairLockBackend implements LockBackend {
             if (r instanceof LocalLockStore.GrantResult g) {
                 return g.granted() ? new Attempt.Granted(g.token(), request.leaseTime(), sentAt) : Attempt.busy(g.holder());
             }
-            return new WaiterLine.StillQueued((Long) r);
+            LocalLockStore.Queued q = (LocalLockStore.Queued) r;
+            return new WaiterLine.StillQueued(q.hintMs(), q.ahead());
         });
     }
 

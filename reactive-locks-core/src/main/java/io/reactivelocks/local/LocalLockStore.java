@@ -159,7 +159,7 @@ public final class LocalLockStore {
      * nobody waits) if the lock is free, else queues or refreshes a waiting caller.
      *
      * @return a {@link GrantResult} (granted, or busy for a try) or, for a waiting caller not
-     *         granted, the ms until something may change unannounced ({@code -1} when nothing will)
+     *         granted, a {@link Queued}
      */
     Object fairGrant(String name, String owner, Duration ttl, String payload, boolean waits, Duration waiterDeadline) {
         LockEvent event;
@@ -179,7 +179,7 @@ public final class LocalLockStore {
                     return new GrantResult(false, 0, new Holder(e.owner, e.token, Duration.ofNanos(e.expiresAt - now), e.payload));
                 }
                 enqueue(name, owner, now + waiterDeadline.toNanos());
-                return Math.max(0, (e.expiresAt - now) / 1_000_000);
+                return new Queued(Math.max(0, (e.expiresAt - now) / 1_000_000), ahead(name, owner));
             }
             String head = line == null ? null : line.keySet().iterator().next();
             if (head != null && !head.equals(owner)) {
@@ -187,7 +187,7 @@ public final class LocalLockStore {
                     return new GrantResult(false, 0, null); // free, but waiters are queued: a try never passes them
                 }
                 enqueue(name, owner, now + waiterDeadline.toNanos());
-                return Math.max(0, (lines.get(name).get(head) - now) / 1_000_000);
+                return new Queued(Math.max(0, (lines.get(name).get(head) - now) / 1_000_000), ahead(name, owner));
             }
             dequeue(name, owner);
             long token = counters.merge(name, 1L, Long::sum);
@@ -200,6 +200,27 @@ public final class LocalLockStore {
         }
         publish(event);
         return result;
+    }
+
+    /**
+     * A waiting caller's place: in line, not granted.
+     *
+     * @param hintMs ms until something may change unannounced (the holder's lease or the head's entry)
+     * @param ahead  waiters before it
+     */
+    record Queued(long hintMs, long ahead) {
+    }
+
+    // guarded by this
+    private long ahead(String name, String owner) {
+        long n = 0;
+        for (String o : lines.get(name).keySet()) {
+            if (o.equals(owner)) {
+                return n;
+            }
+            n++;
+        }
+        return n;
     }
 
     /** Owner-checked release of a fair lock: the owner's hold and its place in the line; announced when either was there. */

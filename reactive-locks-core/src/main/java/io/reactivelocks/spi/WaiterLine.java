@@ -18,6 +18,12 @@ import reactor.core.scheduler.Scheduler;
  * life (which keeps the entry alive). The store supplies the one request ({@code ask}); this class
  * turns a "still in line" answer into {@link Attempt.Queued} whose turn is that wait.
  *
+ * <p>When the store says how many waiters are ahead, a release wakes only the waiters it may have
+ * made head, not the whole line (no herd): each waiter counts down its place on every grant to
+ * another owner and every release of a waiter (or of an owner it cannot place) — a lower bound of
+ * its place — and asks on a release once it counts itself head; every answer resets the count. A
+ * waiter ahead that expires silently is caught by the hint or refresh timers.
+ *
  * <p>An ask in flight when the turn is cancelled is followed to its end: a grant that lands after
  * the cancel is released at once (else it would block the line until its lease ran out).
  */
@@ -28,8 +34,14 @@ public final class WaiterLine {
      *
      * @param hintMs milliseconds until something may change without an announcement (the holder's
      *               lease or the head waiter's entry expiring), or {@code -1} when nothing will
+     * @param ahead  how many waiters are in line before this one, or {@code -1} when the store does
+     *               not say (then every release wakes this waiter to ask)
      */
-    public record StillQueued(long hintMs) {
+    public record StillQueued(long hintMs, long ahead) {
+        /** @param hintMs as above; the place in line unknown */
+        public StillQueued(long hintMs) {
+            this(hintMs, -1);
+        }
     }
 
     private final Function<GrantRequest, Mono<Object>> ask;
@@ -70,33 +82,100 @@ public final class WaiterLine {
      */
     public Mono<Attempt> tryGrant(GrantRequest request) {
         Objects.requireNonNull(request, "request");
-        return ask.apply(request).map(a -> a instanceof StillQueued q ? new Attempt.Queued(turn(request, q.hintMs())) : (Attempt) a);
+        return ask.apply(request).map(a -> a instanceof StillQueued q ? new Attempt.Queued(turn(request, q)) : (Attempt) a);
     }
 
     /** Asks again on a release (or a re-established change stream) and when the hint or refresh interval passes. */
-    private Mono<Attempt> turn(GrantRequest request, long firstHintMs) {
+    private Mono<Attempt> turn(GrantRequest request, StillQueued first) {
         long refreshMs = Math.max(1L, waiterDeadline(request.leaseTime()).toMillis() / 2);
         return Mono.defer(() -> {
+            Place place = new Place(first.ahead());
             Sinks.Many<Long> delays = Sinks.many().unicast().onBackpressureBuffer();
             Flux<Object> timer = delays.asFlux()
                     .switchMap(ms -> Mono.delay(Duration.ofMillis(ms), timers))
                     .map(x -> (Object) x);
             Flux<Object> wakes = events.apply(request.name())
-                    .filter(e -> e instanceof LockEvent.Subscribed || e instanceof LockEvent.Released)
+                    .filter(e -> place.wakes(e, request.owner()))
                     .map(e -> (Object) e);
-            delays.tryEmitNext(delay(firstHintMs, refreshMs));
+            delays.tryEmitNext(delay(first.hintMs(), refreshMs));
             return Flux.merge(wakes, timer)
                     .onBackpressureLatest()
-                    .concatMap(x -> followedAsk(request), 1)
-                    .doOnNext(answer -> {
-                        if (answer instanceof StillQueued q) {
-                            delays.tryEmitNext(delay(q.hintMs(), refreshMs));
-                        }
-                    })
+                    .concatMap(x -> Mono.defer(() -> {
+                        long seen = place.asking();
+                        return followedAsk(request).doOnNext(answer -> {
+                            if (answer instanceof StillQueued q) {
+                                place.answered(q.ahead(), seen);
+                                delays.tryEmitNext(delay(q.hintMs(), refreshMs));
+                            }
+                        });
+                    }), 1)
                     .filter(answer -> answer instanceof Attempt)
                     .cast(Attempt.class)
                     .next();
         });
+    }
+
+    /**
+     * A waiter's estimate of its place in line, kept at or below the true one: counted down on every
+     * grant to another owner (a waiter ahead became the holder) and every release of an owner that
+     * is not the holder last seen (a waiter ahead left, or unknown), reset by each answer minus what
+     * was counted while that answer was on its way.
+     */
+    private static final class Place {
+        private long ahead;      // guarded by this; -1: unknown (every release wakes)
+        private long seen;       // guarded by this: count-downs so far
+        private boolean asking;  // guarded by this
+        private String holder;   // guarded by this: the owner of the last grant seen, until its release
+
+        Place(long ahead) {
+            this.ahead = ahead;
+        }
+
+        /** @return the count-downs seen when an ask is sent */
+        synchronized long asking() {
+            asking = true;
+            return seen;
+        }
+
+        synchronized void answered(long rank, long seenAtAsk) {
+            asking = false;
+            ahead = rank < 0 ? -1 : Math.max(0, rank - (seen - seenAtAsk));
+        }
+
+        /**
+         * Whether an event makes the waiter ask: a (re-)subscription always (a release may have been
+         * missed); a release when the place is unknown, when the waiter counts itself head, or while an
+         * ask is on its way (its answer may predate the release; the asks coalesce).
+         */
+        synchronized boolean wakes(LockEvent e, String owner) {
+            if (e instanceof LockEvent.Subscribed) {
+                return true;
+            }
+            if (e instanceof LockEvent.Acquired a) {
+                holder = a.owner();
+                if (!a.owner().equals(owner)) {
+                    countDown();
+                }
+                return false;
+            }
+            if (e instanceof LockEvent.Released r) {
+                boolean head = ahead <= 0;
+                if (r.owner().equals(holder)) {
+                    holder = null; // the holder left: the line did not move
+                } else {
+                    countDown();
+                }
+                return head || asking;
+            }
+            return false;
+        }
+
+        private void countDown() {
+            seen++;
+            if (ahead > 0) {
+                ahead--;
+            }
+        }
     }
 
     /** An ask that a cancel does not abandon: a grant landing after it is released at once. */

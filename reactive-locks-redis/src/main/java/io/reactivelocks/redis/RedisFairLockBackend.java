@@ -147,7 +147,8 @@ final class RedisFairLockBackend implements LockBackend {
             return new Attempt.Granted(Long.parseLong(String.valueOf(reply.get(1))), leaseTime, sentAt);
         }
         if (kind == 2L) {
-            return new WaiterLine.StillQueued(((Number) reply.get(1)).longValue());
+            return new WaiterLine.StillQueued(((Number) reply.get(1)).longValue(),
+                    reply.size() > 2 ? ((Number) reply.get(2)).longValue() : -1);
         }
         long pttl = ((Number) reply.get(2)).longValue();
         if (pttl == -2L) {

@@ -17,9 +17,10 @@
 --         {0, token, pttl, owner, has, payload}    busy (a try): the holder as acquire.lua answers it,
 --                                                  or token '0', pttl -2, owner '' when the lock is free
 --                                                  but waiters are queued (a try never barges past them)
---         {2, hint}                                queued (a wait): the owner is in the queue; hint is the
+--         {2, hint, ahead}                         queued (a wait): the owner is in the queue; hint is the
 --                                                  ms until something may change without a notification
---                                                  (the holder's TTL, or the head waiter's deadline), -1 if none
+--                                                  (the holder's TTL, or the head waiter's deadline), -1 if none;
+--                                                  ahead is the number of waiters before it (its rank)
 --
 -- Expired waiters are dropped first; the head of the queue is granted when the lock key is free.
 local time = redis.call('TIME')
@@ -78,7 +79,7 @@ if current then
     return {0, token, pttl, owner, has, payload}
   end
   enqueue()
-  return {2, pttl}
+  return {2, pttl, redis.call('ZRANK', KEYS[3], ARGV[1])}
 end
 
 local head = redis.call('ZRANGE', KEYS[3], 0, 0)
@@ -92,7 +93,7 @@ if #head > 0 and head[1] ~= ARGV[1] then
   if deadline then
     hint = math.max(0, tonumber(deadline) - nowMs)
   end
-  return {2, hint}
+  return {2, hint, redis.call('ZRANK', KEYS[3], ARGV[1])}
 end
 
 dequeue()

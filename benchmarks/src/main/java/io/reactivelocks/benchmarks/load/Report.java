@@ -90,8 +90,8 @@ final class Report {
                 .append("; when it finished: ").append(loadAverage()).append(". A load above the core count means other "
                         + "work shared the machine (see *Noise* below).\n");
         md.append("- Settings: ").append(settings.describe()).append(".\n");
-        md.append("- Reproduce everything: `benchmarks/run.sh` (about 15 min on this 2-core machine); a smoke run: "
-                + "`benchmarks/run.sh --quick` (about 5 min, fewer rounds, noisier). One part: `benchmarks/run.sh --only b1 --backends redis` (a partial run "
+        md.append("- Reproduce everything: `benchmarks/run.sh` (about 25 min on this 2-core machine, B8 included); a smoke run: "
+                + "`benchmarks/run.sh --quick` (about 10 min, fewer rounds, noisier). One part: `benchmarks/run.sh --only b1 --backends redis` or `--only b8` (a partial run "
                 + "writes to `benchmarks/target/report/` unless `--out` is given).\n\n");
         if (!failures.isEmpty()) {
             md.append("**Failures in this run:**\n\n");
