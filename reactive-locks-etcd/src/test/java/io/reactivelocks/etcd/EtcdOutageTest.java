@@ -32,6 +32,8 @@ import reactor.test.StepVerifier;
 class EtcdOutageTest {
 
     private static final Duration STEP = Duration.ofSeconds(10);
+    /** How long a first connection may take on a loaded machine. */
+    private static final Duration CONNECT = Duration.ofSeconds(30);
     /** How soon after etcd is back the old client must get a lock. */
     private static final Duration RESUME = Duration.ofSeconds(5);
     /** Long: a key left on the session would hold the lock long after the outage. */
@@ -101,7 +103,7 @@ class EtcdOutageTest {
         for (int i = 0; i < 3; i++) {
             names.add("outage-" + i + "-" + UUID.randomUUID());
         }
-        await().atMost(STEP).ignoreExceptions() // connected, session live (slow on a loaded machine)
+        await().atMost(CONNECT).ignoreExceptions() // connected, session live (slow on a loaded machine)
                 .until(() -> old.acquire(names.get(0)).flatMap(Lease::release).thenReturn(true).block(STEP));
 
         long connections = link.connectionsAccepted();
@@ -153,5 +155,35 @@ class EtcdOutageTest {
             probe.close().block(STEP);
         }
         assertThat(etcd.keys()).as("keys left under %s", etcd.prefix).isEmpty();
+    }
+
+    /**
+     * A release whose delete was on the wire when the connection broke fails in the driver (after
+     * the engine gave up on it at its request timeout); the client's session outlives the break,
+     * so the delete must be sent again once etcd answers — else the key blocks the name for as
+     * long as the client lives.
+     */
+    @Test
+    void aReleaseCutOffInFlightIsSentAgainOnceEtcdAnswers() {
+        EtcdLockBackend oldBackend = etcd.proxiedBackend(sessionOptions());
+        FaultProxy link = etcd.proxyOf(oldBackend);
+        LockClient old = client(oldBackend);
+        String name = "cut-off-release-" + UUID.randomUUID();
+        Lease held = await().atMost(CONNECT).ignoreExceptions() // connected, session live (slow on a loaded machine)
+                .until(() -> old.acquire(name).block(STEP), l -> l != null);
+        link.blackhole(); // the release's delete goes out, and no answer comes back
+        try {
+            StepVerifier.create(held.release())
+                    .expectErrorSatisfies(e -> assertThat(e).isInstanceOf(LockBackendException.class))
+                    .verify(STEP);
+            link.cutConnections(); // the connection breaks with the delete in flight
+        } finally {
+            link.heal();
+        }
+        LockClient other = client();
+        await().atMost(STEP).pollInterval(Duration.ofMillis(50)).ignoreExceptions()
+                .until(() -> other.tryAcquire(name).flatMap(l -> l.release().thenReturn(true)).defaultIfEmpty(false)
+                        .block(Duration.ofSeconds(1)));
+        await().atMost(STEP).untilAsserted(() -> assertThat(etcd.keys()).as("keys left under %s", etcd.prefix).isEmpty());
     }
 }
