@@ -1,6 +1,7 @@
 package io.reactivelocks.etcd;
 
 import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.kv.DeleteResponse;
 import io.etcd.jetcd.kv.TxnResponse;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -15,12 +16,17 @@ import java.util.function.Function;
 import reactor.core.Disposable;
 
 /**
- * Acquire transactions followed to their real end in the driver. A transaction the engine gave
- * up on (its request timeout passed while etcd was down) still waits in the gRPC channel and runs
- * when etcd answers again, creating the owner's key on the live session lease; a release asked
- * meanwhile is not enough, so the owner's key is deleted again once the last transaction of that
- * held key settled, retrying transient failures until etcd confirms. close() cancels the retries
- * (its revoke of the session lease deletes the keys).
+ * Acquire transactions and releases followed to their real end in the driver. A transaction the
+ * engine gave up on (its request timeout passed while etcd was down) still waits in the gRPC
+ * channel and runs when etcd answers again, creating the owner's key on the live session lease; a
+ * release asked meanwhile is not enough, so the owner's key is deleted again once the last
+ * transaction of that held key settled. A release's delete that fails transiently (the connection
+ * broke with it in flight, or jetcd's own retries ran out) — whether its caller still waits or
+ * gave up at its request timeout — is sent again too: otherwise the key would stay on a session
+ * that outlives the outage and block the name for as long as the client lives. Both retry until
+ * etcd confirms. The owner is never used again after its release (the engine draws a new owner
+ * per acquire), so a late delete cannot hit a later grant. close() cancels the retries (its revoke
+ * of the session lease deletes the keys).
  */
 final class AbandonedTransactions {
 
@@ -66,6 +72,22 @@ final class AbandonedTransactions {
             }
         });
         return txn.thenApply(Function.identity());
+    }
+
+    /**
+     * Follows a release's delete to its real end in the driver: when it fails transiently, the key
+     * is deleted again until etcd confirms, whatever its caller does (a timeout cancels only the
+     * caller's view of it).
+     *
+     * @return a view of {@code delete} for the caller; cancelling it leaves {@code delete} alone
+     */
+    CompletableFuture<DeleteResponse> trackedRelease(String name, String owner, CompletableFuture<DeleteResponse> delete) {
+        delete.whenComplete((r, e) -> {
+            if (e != null && EtcdErrors.isTransient(e) && !closed.getAsBoolean()) {
+                deleteUntilConfirmed(name, owner);
+            }
+        });
+        return delete.thenApply(Function.identity());
     }
 
     /**

@@ -86,6 +86,10 @@ import reactor.core.scheduler.Schedulers;
  * answers again, putting the owner's key on the session lease, which outlives the outage. The
  * backend follows every acquire transaction to its end in the driver; a release asked while one
  * was still there deletes the key again once it settled, retrying until etcd confirms.
+ * <b>Outages:</b> while etcd is unreachable the jetcd client's gRPC channel would reconnect only
+ * on gRPC's growing backoff (up to 2 minutes); the backend cuts it short every
+ * {@link EtcdLockOptions#reconnectInterval()} ({@link ChannelReconnect}), so a client connected
+ * before an outage resumes about that soon after etcd is back.
  *
  * <p>Names are data: base64url makes any string one key segment. The backend never closes a
  * {@link Client} it was given; {@link #close()} revokes the session lease (deleting whatever
@@ -96,7 +100,8 @@ import reactor.core.scheduler.Schedulers;
  * recipe: transactions, the predecessor wait, release), {@link SessionLeases} (the backend's one
  * session lease and the keys granted on it), {@link EtcdSession} (its keep-alives),
  * {@link HeldKeyWatch} (each held key's watch), {@link AbandonedTransactions} (acquire
- * transactions followed to their end) and {@link LockKeys} (the deletes they share).
+ * transactions followed to their end), {@link ChannelReconnect} (reconnecting soon after an outage)
+ * and {@link LockKeys} (the deletes they share).
  */
 public final class EtcdLockBackend implements LockBackend {
 
@@ -114,6 +119,7 @@ public final class EtcdLockBackend implements LockBackend {
     private final AbandonedTransactions txns;
     private final EtcdLockQueue queue;
     private final HeldKeyWatch heldKeys;
+    private final ChannelReconnect reconnect;
     private final Mono<Void> close;
 
     private EtcdLockBackend(Client client, boolean ownsClient, EtcdLockOptions options) {
@@ -128,6 +134,7 @@ public final class EtcdLockBackend implements LockBackend {
         this.txns = new AbandonedTransactions(keys, requests, options, sessions::isClosed);
         this.queue = new EtcdLockQueue(kv, watch, keys, requests, sessions, txns, stats, options);
         this.heldKeys = new HeldKeyWatch(kv, watch, keys, options);
+        this.reconnect = new ChannelReconnect(client, options.reconnectInterval(), options.scheduler());
         this.close = Mono.defer(this::doClose).cache();
     }
 
@@ -169,7 +176,10 @@ public final class EtcdLockBackend implements LockBackend {
 
     @Override
     public Mono<Attempt> tryGrant(GrantRequest request) {
-        return queue.tryGrant(request);
+        return Mono.defer(() -> {
+            reconnect.start();
+            return queue.tryGrant(request);
+        });
     }
 
     /**
@@ -217,8 +227,8 @@ public final class EtcdLockBackend implements LockBackend {
 
     @Override
     public Mono<Holder> inspect(String name) {
-        return Mono.fromFuture(() -> kv.get(keys.lock(name), EtcdLockQueue.LOWEST))
-                .flatMap(r -> r.getKvs().isEmpty() ? Mono.<Holder>empty() : Mono.just(EtcdKeys.holder(r.getKvs().get(0))))
+        return Mono.fromRunnable(reconnect::start).then(Mono.fromFuture(() -> kv.get(keys.lock(name), EtcdLockQueue.LOWEST))
+                .flatMap(r -> r.getKvs().isEmpty() ? Mono.<Holder>empty() : Mono.just(EtcdKeys.holder(r.getKvs().get(0)))))
                 .onErrorMap(e -> EtcdErrors.map(name, "inspect", e));
     }
 
@@ -234,6 +244,7 @@ public final class EtcdLockBackend implements LockBackend {
     @Override
     public Flux<LockEvent> events(String name) {
         return Flux.create(sink -> {
+            reconnect.start();
             WatchOption option = WatchOption.builder().isPrefix(true).withCreateNotify(true).build();
             Watch.Watcher w = watch.watch(keys.lock(name), option, Watch.listener(
                     response -> {
@@ -301,6 +312,7 @@ public final class EtcdLockBackend implements LockBackend {
     private Mono<Void> doClose() {
         EtcdSession s = sessions.close();
         txns.cancelRetries();
+        reconnect.dispose();
         Mono<Void> end = s == null ? Mono.empty() : s.close();
         return end.then(Mono.fromRunnable(() -> {
             if (ownsClient) {

@@ -16,8 +16,9 @@ import reactor.core.scheduler.Schedulers;
  * {@link EtcdLocks#create(io.etcd.jetcd.Client, EtcdLockOptions, io.reactivelocks.LockOptions)} —
  * the lock client's lease time, rounded up to whole seconds (etcd raises a TTL below its minimum,
  * 2 s with the default election timeout, and the backend uses the TTL etcd granted); keep-alive
- * every TTL/3; session requests time out after 5 s; timers on {@link Schedulers#parallel()};
- * {@link LockClock#system()}.
+ * every TTL/3; session requests time out after 5 s; while etcd is unreachable, a new connection
+ * attempt every 500 ms ({@link Builder#reconnectInterval(Duration)}); timers on
+ * {@link Schedulers#parallel()}; {@link LockClock#system()}.
  */
 public final class EtcdLockOptions {
 
@@ -31,6 +32,7 @@ public final class EtcdLockOptions {
     private final boolean sessionTtlSet;
     private final Duration keepAliveInterval;
     private final Duration requestTimeout;
+    private final Duration reconnectInterval;
     private final Scheduler scheduler;
     private final LockClock clock;
 
@@ -40,6 +42,7 @@ public final class EtcdLockOptions {
         this.sessionTtl = b.sessionTtl != null ? b.sessionTtl : Duration.ofSeconds(30);
         this.keepAliveInterval = b.keepAliveInterval;
         this.requestTimeout = b.requestTimeout;
+        this.reconnectInterval = b.reconnectInterval;
         this.scheduler = b.scheduler;
         this.clock = b.clock;
     }
@@ -61,6 +64,7 @@ public final class EtcdLockOptions {
         b.sessionTtl = sessionTtlSet ? sessionTtl : null;
         b.keepAliveInterval = keepAliveInterval;
         b.requestTimeout = requestTimeout;
+        b.reconnectInterval = reconnectInterval;
         b.scheduler = scheduler;
         b.clock = clock;
         return b;
@@ -100,6 +104,14 @@ public final class EtcdLockOptions {
         return requestTimeout;
     }
 
+    /**
+     * @return how often, while etcd is unreachable, the jetcd client's gRPC channel is made to try
+     *         to connect again (cutting gRPC's own growing backoff short); zero = gRPC's backoff only
+     */
+    public Duration reconnectInterval() {
+        return reconnectInterval;
+    }
+
     /** @return where session timers run */
     public Scheduler scheduler() {
         return scheduler;
@@ -120,7 +132,7 @@ public final class EtcdLockOptions {
     public String toString() {
         return "EtcdLockOptions{prefix='" + prefix + "', sessionTtl=" + sessionTtl
                 + ", keepAliveInterval=" + (keepAliveInterval == null ? "ttl/3" : keepAliveInterval)
-                + ", requestTimeout=" + requestTimeout + "}";
+                + ", requestTimeout=" + requestTimeout + ", reconnectInterval=" + reconnectInterval + "}";
     }
 
     /** Mutable builder of {@link EtcdLockOptions}; not thread-safe. */
@@ -129,6 +141,7 @@ public final class EtcdLockOptions {
         private Duration sessionTtl;
         private Duration keepAliveInterval;
         private Duration requestTimeout = Duration.ofSeconds(5);
+        private Duration reconnectInterval = Duration.ofMillis(500);
         private Scheduler scheduler = Schedulers.parallel();
         private LockClock clock = LockClock.system();
 
@@ -184,6 +197,28 @@ public final class EtcdLockOptions {
                 throw new IllegalArgumentException("requestTimeout must be positive, was " + requestTimeout);
             }
             this.requestTimeout = requestTimeout;
+            return this;
+        }
+
+        /**
+         * While etcd is unreachable, grpc-java reconnects the jetcd client's channel only after a
+         * backoff that grows from 1 s by 1.6&times; per failed attempt up to 2 minutes, so a client
+         * connected before an outage would resume up to that long after etcd is back. The backend
+         * cuts that backoff short every {@code reconnectInterval} while the channel is disconnected
+         * (one connection attempt per interval; nothing while connected), so it resumes within
+         * about this long. This applies to the jetcd client given to the backend (shared with
+         * whatever else the application does with it); it needs jetcd's own {@code Client}
+         * implementation, whose channel is read reflectively (else only gRPC's backoff applies).
+         *
+         * @param reconnectInterval positive, or zero to leave the reconnect to gRPC's backoff
+         * @return this builder
+         */
+        public Builder reconnectInterval(Duration reconnectInterval) {
+            Objects.requireNonNull(reconnectInterval, "reconnectInterval");
+            if (reconnectInterval.isNegative()) {
+                throw new IllegalArgumentException("reconnectInterval must not be negative, was " + reconnectInterval);
+            }
+            this.reconnectInterval = reconnectInterval;
             return this;
         }
 

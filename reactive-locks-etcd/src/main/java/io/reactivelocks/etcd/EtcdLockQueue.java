@@ -186,7 +186,9 @@ final class EtcdLockQueue {
             // an acquire transaction still in the driver may put the key after this delete: delete it
             // again once that transaction settled
             txns.released(held);
-            return requests.deleteKey(keys.owner(name, owner));
+            // a delete that fails transiently is sent again until etcd confirms, even after our caller gave up
+            return Mono.fromFuture(() -> txns.trackedRelease(name, owner, requests.delete(keys.owner(name, owner))))
+                    .map(d -> d.getDeleted() > 0);
         }).onErrorMap(e -> EtcdErrors.map(name, "release", e));
     }
 }

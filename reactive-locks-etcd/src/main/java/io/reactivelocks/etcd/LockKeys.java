@@ -2,11 +2,13 @@ package io.reactivelocks.etcd;
 
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.KV;
+import io.etcd.jetcd.kv.DeleteResponse;
 import io.etcd.jetcd.kv.TxnResponse;
 import io.etcd.jetcd.op.Cmp;
 import io.etcd.jetcd.op.CmpTarget;
 import io.etcd.jetcd.op.Op;
 import io.etcd.jetcd.options.DeleteOption;
+import java.util.concurrent.CompletableFuture;
 import reactor.core.publisher.Mono;
 
 /**
@@ -23,7 +25,12 @@ final class LockKeys {
 
     /** @return whether a key was deleted */
     Mono<Boolean> deleteKey(ByteSequence key) {
-        return Mono.fromFuture(() -> kv.delete(key, DeleteOption.DEFAULT)).map(d -> d.getDeleted() > 0);
+        return Mono.fromFuture(() -> delete(key)).map(d -> d.getDeleted() > 0);
+    }
+
+    /** @return the delete of {@code key}, sent now */
+    CompletableFuture<DeleteResponse> delete(ByteSequence key) {
+        return kv.delete(key, DeleteOption.DEFAULT);
     }
 
     /** @return whether the key was deleted: only when it is still the one created at {@code createRevision} */

@@ -58,6 +58,10 @@ class EtcdKeysAndErrorsTest {
         assertThatThrownBy(() -> EtcdLockOptions.builder().sessionTtl(Duration.ofMillis(999))).hasMessageContaining("sessionTtl");
         assertThatThrownBy(() -> EtcdLockOptions.builder().keepAliveInterval(Duration.ZERO)).hasMessageContaining("keepAliveInterval");
         assertThatThrownBy(() -> EtcdLockOptions.builder().requestTimeout(Duration.ZERO)).hasMessageContaining("requestTimeout");
+        assertThatThrownBy(() -> EtcdLockOptions.builder().reconnectInterval(Duration.ofMillis(-1))).hasMessageContaining("reconnectInterval");
+        assertThat(EtcdLockOptions.defaults().reconnectInterval()).isEqualTo(Duration.ofMillis(500));
+        assertThat(EtcdLockOptions.builder().reconnectInterval(Duration.ZERO).build().mutate().build().reconnectInterval())
+                .isZero();
         assertThatThrownBy(() -> EtcdConnectionOptions.builder().build()).hasMessageContaining("endpoints");
         assertThatThrownBy(() -> EtcdConnectionOptions.builder().user("", "x")).hasMessageContaining("user");
 
@@ -105,5 +109,19 @@ class EtcdKeysAndErrorsTest {
                 .isInstanceOf(LockBackendException.class)
                 .hasMessageContaining("lock 'n'").hasMessageContaining("UNAVAILABLE");
         assertThat(EtcdErrors.map(null, "acquire", new TimeoutException())).hasMessageContaining("within the request timeout");
+    }
+
+    /** Fails when a jetcd upgrade hides the channel: clients would then reconnect on gRPC's backoff only. */
+    @Test
+    void theReconnectReadsTheChannelOfJetcdsClient() {
+        io.etcd.jetcd.Client client = io.etcd.jetcd.Client.builder().endpoints("http://127.0.0.1:2379").build();
+        try {
+            assertThat(new ChannelReconnect(client, Duration.ofMillis(500), reactor.core.scheduler.Schedulers.parallel())
+                    .isActive()).as("the gRPC channel of jetcd's client is found").isTrue();
+            assertThat(new ChannelReconnect(client, Duration.ZERO, reactor.core.scheduler.Schedulers.parallel())
+                    .isActive()).as("zero: left to gRPC").isFalse();
+        } finally {
+            client.close();
+        }
     }
 }

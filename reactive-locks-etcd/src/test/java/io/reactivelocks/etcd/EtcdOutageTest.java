@@ -8,6 +8,7 @@ import io.reactivelocks.LockBackendException;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockException;
 import io.reactivelocks.LockOptions;
+import io.reactivelocks.test.fault.FaultProxy;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -25,11 +26,16 @@ import reactor.test.StepVerifier;
  * acquires fail with a transient error during the outage, and the requests they abandoned at
  * their timeout — which the driver sends once etcd answers again — must not take the lock on the
  * client's session, which outlives the outage. Afterwards nothing is left and every client, old
- * or new, gets the lock within a second of etcd answering.
+ * or new, gets the lock within a second of etcd answering — the old one although gRPC's own
+ * reconnect backoff had grown to many seconds during the outage.
  */
 class EtcdOutageTest {
 
     private static final Duration STEP = Duration.ofSeconds(10);
+    /** How long a first connection may take on a loaded machine. */
+    private static final Duration CONNECT = Duration.ofSeconds(30);
+    /** How soon after etcd is back the old client must get a lock. */
+    private static final Duration RESUME = Duration.ofSeconds(5);
     /** Long: a key left on the session would hold the lock long after the outage. */
     private static final Duration SESSION = Duration.ofSeconds(30);
     private static final LockOptions OPTIONS = LockOptions.builder()
@@ -61,8 +67,16 @@ class EtcdOutageTest {
         clients.clear();
     }
 
+    private static EtcdLockOptions sessionOptions() {
+        return etcd.options().mutate().sessionTtl(SESSION).build();
+    }
+
     private LockClient client() {
-        LockClient c = LockClient.create(etcd.backend(etcd.options().mutate().sessionTtl(SESSION).build()), OPTIONS);
+        return client(etcd.backend(sessionOptions()));
+    }
+
+    private LockClient client(EtcdLockBackend backend) {
+        LockClient c = LockClient.create(backend, OPTIONS);
         clients.add(c);
         return c;
     }
@@ -81,14 +95,18 @@ class EtcdOutageTest {
 
     @Test
     void requestsAbandonedDuringAnOutageTakeNoLockWhenEtcdIsBack() {
-        LockClient old = client();
+        // the old client talks through a proxy, which counts its gRPC channel's connection attempts
+        EtcdLockBackend oldBackend = etcd.proxiedBackend(sessionOptions());
+        FaultProxy link = etcd.proxyOf(oldBackend);
+        LockClient old = client(oldBackend);
         List<String> names = new ArrayList<>();
         for (int i = 0; i < 3; i++) {
             names.add("outage-" + i + "-" + UUID.randomUUID());
         }
-        await().atMost(STEP).ignoreExceptions() // connected, session live (slow on a loaded machine)
+        await().atMost(CONNECT).ignoreExceptions() // connected, session live (slow on a loaded machine)
                 .until(() -> old.acquire(names.get(0)).flatMap(Lease::release).thenReturn(true).block(STEP));
 
+        long connections = link.connectionsAccepted();
         etcd.server.kill();
         try {
             for (String n : names) {
@@ -100,9 +118,25 @@ class EtcdOutageTest {
                     StepVerifier.create(old.tryAcquire(n)).expectError(LockException.class).verify(STEP);
                 }
             }
+            // 7 connection attempts of the old client's channel since the kill: on gRPC's own backoff
+            // (1 s growing by 1.6x, +-20 %: attempts at ~0, 1, 2.6, 5.2, 9.3, 15.8, 26.3 s) the next
+            // one would come at least 13 s later (after ~42 s)
+            await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(20))
+                    .until(() -> link.connectionsAccepted() >= connections + 7);
         } finally {
             etcd.server.restart();
         }
+        long back = System.nanoTime(); // etcd is ready (the fixture's health probe answered)
+        // the old client resumes within a bound, not when its gRPC backoff runs out (generous for a
+        // loaded machine: it takes ~0.1-0.6 s, the backend reconnects every 500 ms while disconnected)
+        String resume = "resume-" + UUID.randomUUID();
+        await().atMost(RESUME).pollInterval(Duration.ofMillis(20)).ignoreExceptions()
+                .until(() -> old.tryAcquire(resume).flatMap(l -> l.release().thenReturn(true)).defaultIfEmpty(false)
+                        .block(Duration.ofSeconds(1)));
+        Duration resumed = Duration.ofNanos(System.nanoTime() - back);
+        System.out.println("etcd outage: the old client got a lock " + resumed.toMillis() + " ms after etcd was back ("
+                + (link.connectionsAccepted() - connections) + " connection attempts since the kill)");
+        assertThat(resumed).as("the old client got a lock %s after etcd was back", resumed).isLessThan(RESUME);
         // etcd answers again (a raw read through a fresh client)
         EtcdLockBackend probe = etcd.backend();
         try {
@@ -114,18 +148,42 @@ class EtcdOutageTest {
             }
             assertThat(Flux.fromIterable(names).flatMap(probe::inspect).collectList().block(STEP))
                     .as("holders left after the outage").isEmpty();
-            // the old client's gRPC channel reconnects on its own backoff (grpc-java: 1 s growing by
-            // 1.6x while etcd was down), which the lock client cannot shorten; once it answers, every
-            // name is free for it too
-            await().atMost(Duration.ofSeconds(30)).ignoreExceptions()
-                    .until(() -> old.tryAcquire("reconnected-" + UUID.randomUUID()).flatMap(l -> l.release().thenReturn(true))
-                            .defaultIfEmpty(false).block(Duration.ofSeconds(1)));
             for (String n : names) {
-                assertThat(takes(old, n)).as("the old client takes %s within a second of its reconnection", n).isTrue();
+                assertThat(takes(old, n)).as("the old client takes %s within a second", n).isTrue();
             }
         } finally {
             probe.close().block(STEP);
         }
         assertThat(etcd.keys()).as("keys left under %s", etcd.prefix).isEmpty();
+    }
+
+    /**
+     * A release whose delete was on the wire when the connection broke fails in the driver (after
+     * the engine gave up on it at its request timeout); the client's session outlives the break,
+     * so the delete must be sent again once etcd answers — else the key blocks the name for as
+     * long as the client lives.
+     */
+    @Test
+    void aReleaseCutOffInFlightIsSentAgainOnceEtcdAnswers() {
+        EtcdLockBackend oldBackend = etcd.proxiedBackend(sessionOptions());
+        FaultProxy link = etcd.proxyOf(oldBackend);
+        LockClient old = client(oldBackend);
+        String name = "cut-off-release-" + UUID.randomUUID();
+        Lease held = await().atMost(CONNECT).ignoreExceptions() // connected, session live (slow on a loaded machine)
+                .until(() -> old.acquire(name).block(STEP), l -> l != null);
+        link.blackhole(); // the release's delete goes out, and no answer comes back
+        try {
+            StepVerifier.create(held.release())
+                    .expectErrorSatisfies(e -> assertThat(e).isInstanceOf(LockBackendException.class))
+                    .verify(STEP);
+            link.cutConnections(); // the connection breaks with the delete in flight
+        } finally {
+            link.heal();
+        }
+        LockClient other = client();
+        await().atMost(STEP).pollInterval(Duration.ofMillis(50)).ignoreExceptions()
+                .until(() -> other.tryAcquire(name).flatMap(l -> l.release().thenReturn(true)).defaultIfEmpty(false)
+                        .block(Duration.ofSeconds(1)));
+        await().atMost(STEP).untilAsserted(() -> assertThat(etcd.keys()).as("keys left under %s", etcd.prefix).isEmpty());
     }
 }
