@@ -13,12 +13,35 @@ public enum Fault {
     /** The proxy of a worker in its critical section goes silent for two lease times, then its connections are cut. */
     PARTITION_WORKER("partition-worker"),
     /** Every worker's proxy delays each chunk by a tenth of the lease plus up to as much jitter, for three lease times. */
-    LATENCY("latency");
+    LATENCY("latency"),
+    /** SIGKILL of a replicated deployment's leader or primary while a worker is in its critical section; healed after two lease times. */
+    KILL_LEADER("kill-leader"),
+    /** A planned switchover of a replicated deployment while a worker is in its critical section. */
+    FAILOVER("failover"),
+    /** The leader of a replicated deployment cut off from the other nodes (clients still reach it) for two lease times. */
+    PARTITION_LEADER("partition-leader"),
+    /** One node's traffic with the other nodes delayed by a tenth of the lease for three lease times. */
+    SLOW_NODE("slow-node");
 
     private final String label;
 
     Fault(String label) {
         this.label = label;
+    }
+
+    /**
+     * Whether a run against {@code store} can inject this fault: the worker faults everywhere, the
+     * server and proxy faults on one server, the node faults on a replicated deployment.
+     *
+     * @param store the store of the run
+     * @return whether the fault applies
+     */
+    public boolean appliesTo(SafetyStore store) {
+        return switch (this) {
+            case PAUSE_WORKER, KILL_WORKER -> true;
+            case PAUSE_SERVER, RESTART_SERVER, PARTITION_WORKER, LATENCY -> store instanceof SafetyBackend;
+            case KILL_LEADER, FAILOVER, PARTITION_LEADER, SLOW_NODE -> store instanceof SafetyTopology;
+        };
     }
 
     /** @return the name used in reports */

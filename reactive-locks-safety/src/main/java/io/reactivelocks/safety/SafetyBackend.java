@@ -40,7 +40,7 @@ import reactor.core.publisher.Mono;
  * held on it. Every run gets its own namespace (key prefix, table, root) so runs never see each
  * other's locks.
  */
-public enum SafetyBackend {
+public enum SafetyBackend implements SafetyStore {
 
     /** Redis, one redis-server without persistence. */
     REDIS {
@@ -55,7 +55,7 @@ public enum SafetyBackend {
         }
 
         @Override
-        Connection connect(String host, int port, String extra, String namespace, LockOptions options, LockListener listener) {
+        public Connection connect(String host, int port, String extra, String namespace, LockOptions options, LockListener listener) {
             RedisURI uri = RedisURI.create("redis://" + host + ":" + port);
             uri.setTimeout(options.requestTimeout());
             RedisClient redis = RedisClient.create(uri);
@@ -89,7 +89,7 @@ public enum SafetyBackend {
         }
 
         @Override
-        Connection connect(String host, int port, String extra, String namespace, LockOptions options, LockListener listener) {
+        public Connection connect(String host, int port, String extra, String namespace, LockOptions options, LockListener listener) {
             String[] e = extra.split(":");
             ConnectionFactory factory = ConnectionFactories.get("r2dbc:postgresql://" + e[0] + ":" + e[1] + "@" + host + ":" + port
                     + "/" + e[2] + "?connectTimeout=PT2S");
@@ -134,7 +134,7 @@ public enum SafetyBackend {
         }
 
         @Override
-        Connection connect(String host, int port, String extra, String namespace, LockOptions options, LockListener listener) {
+        public Connection connect(String host, int port, String extra, String namespace, LockOptions options, LockListener listener) {
             Client etcd = Client.builder().endpoints("http://" + host + ":" + port).build();
             LockClient client = LockClient.create(EtcdLocks.backend(etcd, EtcdLockOptions.builder().prefix(namespace)
                     .sessionTtl(options.leaseTime()).build()), options, listener);
@@ -166,7 +166,7 @@ public enum SafetyBackend {
         }
 
         @Override
-        Connection connect(String host, int port, String extra, String namespace, LockOptions options, LockListener listener) {
+        public Connection connect(String host, int port, String extra, String namespace, LockOptions options, LockListener listener) {
             CuratorFramework zk = CuratorFrameworkFactory.builder().connectString(host + ":" + port)
                     .sessionTimeoutMs((int) options.leaseTime().toMillis()).connectionTimeoutMs(2000)
                     .retryPolicy(new RetryNTimes(Integer.MAX_VALUE, 200)).build();
@@ -230,7 +230,8 @@ public enum SafetyBackend {
     abstract String extra(ServerFixture server);
 
     /** Connects one worker to the store at {@code host:port} (its proxy). */
-    abstract Connection connect(String host, int port, String extra, String namespace, LockOptions options, LockListener listener);
+    @Override
+    public abstract Connection connect(String host, int port, String extra, String namespace, LockOptions options, LockListener listener);
 
     /** Readies the namespace before the workers start (tables for PostgreSQL). */
     void prepare(ServerFixture server, String namespace) {
@@ -239,8 +240,8 @@ public enum SafetyBackend {
     /** @return how many locks (held keys, rows, nodes) of the namespace are on the server now */
     abstract long held(ServerFixture server, String namespace);
 
-    /** @return the store's lower bound on a lease (session stores work in whole seconds) */
-    Duration minimumLease() {
+    @Override
+    public Duration minimumLease() {
         return this == ETCD || this == ZOOKEEPER ? Duration.ofSeconds(2) : Duration.ofMillis(500);
     }
 

@@ -241,7 +241,8 @@ public final class SafetyCheck {
                             .ifPresent(t -> takeover.add(Duration.ofNanos(t - a.start()).toMillis()));
                 }
             }
-            if (a.fault() == Fault.PAUSE_SERVER || a.fault() == Fault.RESTART_SERVER || a.fault() == Fault.PARTITION_WORKER) {
+            if (a.fault() == Fault.PAUSE_SERVER || a.fault() == Fault.RESTART_SERVER || a.fault() == Fault.PARTITION_WORKER
+                    || a.fault() == Fault.KILL_LEADER || a.fault() == Fault.FAILOVER || a.fault() == Fault.PARTITION_LEADER) {
                 for (Interval i : intervals) {
                     boolean hit = a.worker() < 0 || a.worker() == i.worker;
                     if (hit && i.lost && i.start < a.start() && i.end > a.start()) {

@@ -1,6 +1,7 @@
 package io.reactivelocks.safety;
 
 import io.reactivelocks.test.server.ServerFixture;
+import io.reactivelocks.test.server.Topology;
 import java.awt.BasicStroke;
 import java.awt.Color;
 import java.awt.Font;
@@ -35,7 +36,8 @@ import javax.imageio.ImageIO;
  * {@code --import=A,B} (earlier SAFETY.md files or logs, oldest first), {@code --backends=none} (only
  * merge what was imported),
  * {@code --backends=REDIS,ETCD},
- * {@code --faults=PAUSE_WORKER,...}, {@code --out=docs}.
+ * {@code --faults=PAUSE_WORKER,...} (each backend runs those of them that apply to it), {@code --topologies=ETCD_CLUSTER,...}
+ * (replicated deployments, {@link SafetyTopology}; none by default), {@code --out=docs}.
  */
 public final class SafetyReport {
 
@@ -60,10 +62,15 @@ public final class SafetyReport {
         Duration duration = Duration.parse(a.getOrDefault("duration", "PT5M"));
         Duration maxDuration = Duration.parse(a.getOrDefault("max-duration", duration.multipliedBy(3).toString()));
         long minAcquisitions = Long.parseLong(a.getOrDefault("min-acquisitions", "10000"));
-        List<SafetyBackend> backends = new ArrayList<>();
+        List<SafetyStore> backends = new ArrayList<>();
         String backendList = a.getOrDefault("backends", "REDIS,POSTGRESQL,ETCD,ZOOKEEPER");
         for (String b : backendList.equals("none") ? new String[0] : backendList.split(",")) {
             backends.add(SafetyBackend.valueOf(b.trim()));
+        }
+        for (String t : a.getOrDefault("topologies", "").split(",")) {
+            if (!t.isBlank()) {
+                backends.add(SafetyTopology.valueOf(t.trim()));
+            }
         }
         List<Fault> faults = new ArrayList<>();
         for (String f : a.getOrDefault("faults", String.join(",", names(Fault.values()))).split(",")) {
@@ -95,11 +102,15 @@ public final class SafetyReport {
         String commit = commit();
         SafetyRun.Settings shape = SafetyRun.Settings.longMode(SafetyBackend.REDIS, Fault.PAUSE_WORKER, duration, minAcquisitions, maxDuration);
         List<SafetyCheck.Verdict> verdicts = new ArrayList<>();
-        for (SafetyBackend backend : backends) {
-            try (ServerFixture server = backend.start()) {
+        for (SafetyStore backend : backends) {
+            try (AutoCloseable server = backend instanceof SafetyBackend b ? b.start() : ((SafetyTopology) backend).start()) {
                 for (Fault fault : faults) {
-                    SafetyCheck.Verdict v = SafetyCheck.judge(SafetyRun.run(server,
-                            SafetyRun.Settings.longMode(backend, fault, duration, minAcquisitions, maxDuration)));
+                    if (!fault.appliesTo(backend)) {
+                        continue;
+                    }
+                    SafetyRun.Settings settings = SafetyRun.Settings.longMode(backend, fault, duration, minAcquisitions, maxDuration);
+                    SafetyCheck.Verdict v = SafetyCheck.judge(server instanceof ServerFixture f ? SafetyRun.run(f, settings)
+                            : SafetyRun.run((Topology) server, settings));
                     System.out.println("[safety] " + v.summary());
                     v.details().forEach(d -> System.out.println("[safety]   " + d));
                     verdicts.add(v);
@@ -148,6 +159,13 @@ public final class SafetyReport {
             Thread.currentThread().interrupt();
             return "unknown";
         }
+    }
+
+    /** @return the single-server backends, then the replicated deployments: the order of the report's rows */
+    static List<SafetyStore> stores() {
+        List<SafetyStore> all = new ArrayList<>(List.of(SafetyBackend.values()));
+        all.addAll(List.of(SafetyTopology.values()));
+        return all;
     }
 
     private static List<String> names(Fault[] faults) {
@@ -233,7 +251,7 @@ public final class SafetyReport {
         }
 
         private static boolean isBackend(String word) {
-            for (SafetyBackend b : SafetyBackend.values()) {
+            for (SafetyStore b : stores()) {
                 if (b.name().toLowerCase(Locale.ROOT).equals(word)) {
                     return true;
                 }
@@ -262,9 +280,11 @@ public final class SafetyReport {
             rows.put(key, row(v));
         }
         List<String> order = new ArrayList<>();
-        for (SafetyBackend b : SafetyBackend.values()) {
+        for (SafetyStore b : stores()) {
             for (Fault f : Fault.values()) {
-                order.add(b.name().toLowerCase(Locale.ROOT) + " " + f.label());
+                if (f.appliesTo(b)) {
+                    order.add(b.name().toLowerCase(Locale.ROOT) + " " + f.label());
+                }
             }
         }
         StringBuilder b = new StringBuilder();

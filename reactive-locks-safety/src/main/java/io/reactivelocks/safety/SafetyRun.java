@@ -2,6 +2,7 @@ package io.reactivelocks.safety;
 
 import io.reactivelocks.test.fault.FaultProxy;
 import io.reactivelocks.test.server.ServerFixture;
+import io.reactivelocks.test.server.Topology;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -10,8 +11,8 @@ import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * One safety run: W worker JVMs × L lock names against one server for a bounded time, one kind of
- * fault injected in cycles, then the checks ({@link SafetyCheck}).
+ * One safety run: W worker JVMs × L lock names against one server or one replicated deployment for a
+ * bounded time, one kind of fault injected in cycles, then the checks ({@link SafetyCheck}).
  *
  * <p>A cycle: the workers run undisturbed for {@code settle}, then the fault is applied and
  * lifted (its length depends on the kind and the lease), then the next cycle. After the last cycle
@@ -26,8 +27,8 @@ public final class SafetyRun {
     /**
      * What a run does.
      *
-     * @param backend  the store
-     * @param fault    the fault kind
+     * @param backend  the store: one server ({@link SafetyBackend}) or a deployment ({@link SafetyTopology})
+     * @param fault    the fault kind (one that {@link Fault#appliesTo applies to} the store)
      * @param workers  how many worker JVMs
      * @param names    how many lock names
      * @param lease    the lease time
@@ -38,12 +39,15 @@ public final class SafetyRun {
      * @param maxDuration the longest a run goes on to reach {@code minAcquisitions}
      * @param seed     the random seed (worker choice, worker randomness)
      */
-    public record Settings(SafetyBackend backend, Fault fault, int workers, int names, Duration lease, Duration settle,
+    public record Settings(SafetyStore backend, Fault fault, int workers, int names, Duration lease, Duration settle,
                            Duration duration, long minAcquisitions, Duration maxDuration, long seed) {
         /** Checks the settings. */
         public Settings {
             Objects.requireNonNull(backend, "backend");
             Objects.requireNonNull(fault, "fault");
+            if (!fault.appliesTo(backend)) {
+                throw new IllegalArgumentException("fault " + fault + " does not apply to " + backend);
+            }
             if (workers < 2) {
                 throw new IllegalArgumentException("workers must be at least 2, was " + workers);
             }
@@ -63,7 +67,7 @@ public final class SafetyRun {
          * @param fault   the fault kind
          * @return the settings
          */
-        public static Settings shortMode(SafetyBackend backend, Fault fault) {
+        public static Settings shortMode(SafetyStore backend, Fault fault) {
             return new Settings(backend, fault, 3, 2, Duration.ofSeconds(1), Duration.ofMillis(1500), Duration.ZERO, 0, Duration.ZERO, 42);
         }
 
@@ -77,7 +81,7 @@ public final class SafetyRun {
          * @param maxDuration how long at most to get them
          * @return the settings
          */
-        public static Settings longMode(SafetyBackend backend, Fault fault, Duration duration, long minAcquisitions, Duration maxDuration) {
+        public static Settings longMode(SafetyStore backend, Fault fault, Duration duration, long minAcquisitions, Duration maxDuration) {
             return new Settings(backend, fault, 8, 8, Duration.ofSeconds(2), Duration.ofSeconds(3), duration, minAcquisitions,
                     maxDuration, System.nanoTime());
         }
@@ -119,19 +123,67 @@ public final class SafetyRun {
     /**
      * Runs once against {@code server}, which must be a child process of this JVM (fault methods).
      *
-     * @param server   the running server of {@code settings.backend()}
+     * @param server   the running server of {@code settings.backend()}, a {@link SafetyBackend}
      * @param settings what to run
      * @return the outcome, to be judged by {@link SafetyCheck}
      * @throws InterruptedException when interrupted
      */
     public static Outcome run(ServerFixture server, Settings settings) throws InterruptedException {
-        SafetyBackend backend = settings.backend();
+        if (!(settings.backend() instanceof SafetyBackend)) {
+            throw new IllegalArgumentException("a run against one server needs a SafetyBackend, got " + settings.backend());
+        }
+        return run(new Target(server, null), settings);
+    }
+
+    /**
+     * Runs once against a replicated deployment started by this JVM; its faults act on the nodes.
+     *
+     * @param topology the running deployment of {@code settings.backend()}, a {@link SafetyTopology}
+     * @param settings what to run
+     * @return the outcome, to be judged by {@link SafetyCheck}
+     * @throws InterruptedException when interrupted
+     */
+    public static Outcome run(Topology topology, Settings settings) throws InterruptedException {
+        if (!(settings.backend() instanceof SafetyTopology)) {
+            throw new IllegalArgumentException("a run against a replicated deployment needs a SafetyTopology, got " + settings.backend());
+        }
+        return run(new Target(null, Objects.requireNonNull(topology, "topology")), settings);
+    }
+
+    /** One server (workers through their own proxies) or one deployment (workers to its endpoints). */
+    private record Target(ServerFixture server, Topology topology) {
+
+        void prepare(SafetyStore store, String namespace) {
+            if (server != null) {
+                ((SafetyBackend) store).prepare(server, namespace);
+            } else {
+                ((SafetyTopology) store).prepare(topology, namespace);
+            }
+        }
+
+        long held(SafetyStore store, String namespace) {
+            return server != null ? ((SafetyBackend) store).held(server, namespace) : ((SafetyTopology) store).held(topology, namespace);
+        }
+
+        /** @return host, port and extra of a worker's command line; a proxy of its own in front of a single server */
+        List<String> connection(SafetyStore store, List<FaultProxy> proxies) {
+            if (server == null) {
+                return List.of("-", "0", topology.endpoints());
+            }
+            FaultProxy proxy = FaultProxy.start(server.host(), server.port());
+            proxies.add(proxy);
+            return List.of(proxy.host(), Integer.toString(proxy.port()), ((SafetyBackend) store).extra(server));
+        }
+    }
+
+    private static Outcome run(Target target, Settings settings) throws InterruptedException {
+        SafetyStore backend = settings.backend();
         String namespace = "s" + ProcessHandle.current().pid() + "_" + RUNS.incrementAndGet();
         List<String> names = new ArrayList<>();
         for (int i = 0; i < settings.names(); i++) {
             names.add(namespace + "-n" + i);
         }
-        backend.prepare(server, namespace);
+        target.prepare(backend, namespace);
         SplittableRandom random = new SplittableRandom(settings.seed());
         List<WorkerProcess.Event> events = new ArrayList<>();
         List<Applied> applied = new ArrayList<>();
@@ -142,7 +194,7 @@ public final class SafetyRun {
         try (Arbiter arbiter = Arbiter.start()) {
             AtomicInteger ids = new AtomicInteger();
             for (int i = 0; i < settings.workers(); i++) {
-                workers.add(startWorker(ids.getAndIncrement(), server, settings, namespace, names, arbiter, proxies, events, random));
+                workers.add(startWorker(ids.getAndIncrement(), target, settings, namespace, names, arbiter, proxies, events, random));
             }
             for (WorkerProcess w : workers) {
                 w.awaitReady(60_000);
@@ -151,8 +203,8 @@ public final class SafetyRun {
             long end = start + settings.duration().toNanos();
             do {
                 pause(settings.settle().toMillis());
-                Applied a = inject(settings, server, workers, proxies, random, lease, problems,
-                        () -> startWorker(ids.getAndIncrement(), server, settings, namespace, names, arbiter, proxies, events, random));
+                Applied a = inject(settings, target, workers, proxies, random, lease, problems,
+                        () -> startWorker(ids.getAndIncrement(), target, settings, namespace, names, arbiter, proxies, events, random));
                 if (a != null) {
                     applied.add(a);
                 }
@@ -175,7 +227,7 @@ public final class SafetyRun {
             RuntimeException countError = null;
             while (true) {
                 try {
-                    held = backend.held(server, namespace);
+                    held = target.held(backend, namespace);
                     countError = null;
                 } catch (RuntimeException e) {
                     countError = e; // the store may still be recovering from the fault: ask again
@@ -215,21 +267,22 @@ public final class SafetyRun {
         }
     }
 
-    private static WorkerProcess startWorker(int id, ServerFixture server, Settings settings, String namespace, List<String> names,
+    private static WorkerProcess startWorker(int id, Target target, Settings settings, String namespace, List<String> names,
                                              Arbiter arbiter, List<FaultProxy> proxies, List<WorkerProcess.Event> events,
                                              SplittableRandom random) {
-        FaultProxy proxy = FaultProxy.start(server.host(), server.port());
-        proxies.add(proxy);
-        return WorkerProcess.start(id, List.of(settings.backend().name(), proxy.host(), Integer.toString(proxy.port()),
-                settings.backend().extra(server), namespace, Integer.toString(arbiter.port()), String.join(",", names),
-                Long.toString(settings.lease().toMillis()), Long.toString(random.nextLong())), events);
+        List<String> args = new ArrayList<>();
+        args.add(settings.backend().name());
+        args.addAll(target.connection(settings.backend(), proxies));
+        args.addAll(List.of(namespace, Integer.toString(arbiter.port()), String.join(",", names),
+                Long.toString(settings.lease().toMillis()), Long.toString(random.nextLong())));
+        return WorkerProcess.start(id, args, events);
     }
 
     private interface Spawner {
         WorkerProcess spawn();
     }
 
-    private static Applied inject(Settings settings, ServerFixture server, List<WorkerProcess> workers, List<FaultProxy> proxies,
+    private static Applied inject(Settings settings, Target target0, List<WorkerProcess> workers, List<FaultProxy> proxies,
                                   SplittableRandom random, long lease, List<String> problems, Spawner spawner)
             throws InterruptedException {
         List<WorkerProcess> alive = workers.stream().filter(w -> !w.isKilled()).toList();
@@ -292,16 +345,16 @@ public final class SafetyRun {
                 // a holder in a long section, so that the fault catches a lease in the middle
                 WorkerProcess.Event section = sectionOf(target, lease, problems);
                 long start = System.nanoTime();
-                server.pause();
+                target0.server().pause();
                 pause(lease * 2);
-                server.resume();
+                target0.server().resume();
                 return new Applied(Fault.PAUSE_SERVER, -1, start, System.nanoTime(), section == null ? List.of() : List.of(section.name()));
             }
             case RESTART_SERVER -> {
                 WorkerProcess.Event section = sectionOf(target, lease, problems);
                 long start = System.nanoTime();
-                server.kill();
-                server.restart();
+                target0.server().kill();
+                target0.server().restart();
                 return new Applied(Fault.RESTART_SERVER, -1, start, System.nanoTime(), section == null ? List.of() : List.of(section.name()));
             }
             case LATENCY -> {
@@ -315,6 +368,27 @@ public final class SafetyRun {
                     p.latency(Duration.ZERO, Duration.ZERO);
                 }
                 return new Applied(Fault.LATENCY, -1, start, System.nanoTime(), List.of());
+            }
+            case KILL_LEADER, FAILOVER, PARTITION_LEADER -> {
+                // a holder in a long section, so that the fault catches a lease in the middle
+                WorkerProcess.Event section = sectionOf(target, lease, problems);
+                Topology topology = target0.topology();
+                long start = System.nanoTime();
+                switch (settings.fault()) {
+                    case KILL_LEADER -> topology.killLeader();
+                    case FAILOVER -> topology.failover();
+                    default -> topology.partitionLeader();
+                }
+                pause(lease * 2);
+                topology.heal();
+                return new Applied(settings.fault(), -1, start, System.nanoTime(), section == null ? List.of() : List.of(section.name()));
+            }
+            case SLOW_NODE -> {
+                long start = System.nanoTime();
+                target0.topology().slowNode(Duration.ofMillis(lease / 10));
+                pause(lease * 3);
+                target0.topology().heal();
+                return new Applied(Fault.SLOW_NODE, -1, start, System.nanoTime(), List.of());
             }
             default -> throw new IllegalStateException("unknown fault " + settings.fault());
         }

@@ -45,7 +45,8 @@ import reactor.core.scheduler.Schedulers;
  * late write does harm), and {@code stop} ends the worker after its current section.
  *
  * <p>Arguments: {@code id backend host port extra namespace arbiterPort names leaseMillis seed}
- * (see {@link SafetyBackend}; names comma-separated).
+ * (see {@link SafetyStore}: host and port of the worker's proxy, or {@code - 0} and the endpoints as extra for
+ * a replicated deployment; names comma-separated).
  */
 public final class Worker {
 
@@ -84,7 +85,7 @@ public final class Worker {
             System.exit(2);
         }
         int id = Integer.parseInt(args[0]);
-        SafetyBackend backend = SafetyBackend.valueOf(args[1]);
+        SafetyStore backend = SafetyStore.named(args[1]);
         String host = args[2];
         int port = Integer.parseInt(args[3]);
         String extra = args[4];

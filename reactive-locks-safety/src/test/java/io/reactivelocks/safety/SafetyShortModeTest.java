@@ -30,7 +30,7 @@ class SafetyShortModeTest {
         return Stream.of(SafetyBackend.values())
                 .filter(b -> backends.isBlank() || backends.contains(b.name()))
                 .flatMap(b -> Stream.of(Fault.values())
-                        .filter(f -> faults.isBlank() || faults.contains(f.name()))
+                        .filter(f -> f.appliesTo(b) && (faults.isBlank() || faults.contains(f.name())))
                         .map(f -> Arguments.of(b, f)));
     }
 

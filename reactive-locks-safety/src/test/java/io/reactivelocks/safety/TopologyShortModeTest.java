@@ -1,0 +1,60 @@
+package io.reactivelocks.safety;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.reactivelocks.test.server.Topology;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * The short mode of the safety harness on the replicated deployments, part of the build: every
+ * {@link SafetyTopology} × the node faults that fit the build's time (by default the leader killed and
+ * the leader cut off from the other nodes), one fault cycle each with three worker JVMs on two names.
+ * Fails on any I1–I5 violation. Select with {@code -Dsafety.topologies=ETCD_CLUSTER} and
+ * {@code -Dsafety.topology.faults=KILL_LEADER,FAILOVER,PARTITION_LEADER,SLOW_NODE}.
+ */
+@Execution(ExecutionMode.SAME_THREAD)
+class TopologyShortModeTest {
+
+    private static final Map<SafetyTopology, Topology> TOPOLOGIES = new EnumMap<>(SafetyTopology.class);
+
+    static Stream<Arguments> runs() {
+        String topologies = System.getProperty("safety.topologies", "");
+        List<String> faults = List.of(System.getProperty("safety.topology.faults", "KILL_LEADER,PARTITION_LEADER").split(","));
+        return Stream.of(SafetyTopology.values())
+                .filter(t -> topologies.isBlank() || topologies.contains(t.name()))
+                .flatMap(t -> faults.stream().map(f -> Arguments.of(t, Fault.valueOf(f.trim()))));
+    }
+
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("runs")
+    void shortRun(SafetyTopology topology, Fault fault) throws Exception {
+        Topology deployment = TOPOLOGIES.computeIfAbsent(topology, SafetyTopology::start);
+
+        SafetyCheck.Verdict verdict = SafetyCheck.judge(SafetyRun.run(deployment, SafetyRun.Settings.shortMode(topology, fault)));
+        System.out.println("[safety] " + verdict.summary());
+        verdict.details().forEach(d -> System.out.println("[safety]   " + d));
+
+        assertThat(verdict.problems()).as("harness problems").isEmpty();
+        assertThat(verdict.staleWritesAccepted()).as("I1 stale writes accepted").isZero();
+        assertThat(verdict.lostUpdates()).as("I2 lost updates").isZero();
+        assertThat(verdict.tokenOrder()).as("I3 token order violations (across the failover)").isZero();
+        assertThat(verdict.heldPastValidity()).as("I4 held past validity: %s", verdict.details()).isZero();
+        assertThat(verdict.leftOnServer()).as("I5 left on the deployment").isZero();
+        assertThat(verdict.acquisitions()).as("acquisitions").isGreaterThan(5);
+        assertThat(verdict.outcome().applied()).as("the fault was applied").isNotEmpty();
+    }
+
+    @AfterAll
+    static void stopTopologies() {
+        TOPOLOGIES.values().forEach(Topology::close);
+    }
+}
