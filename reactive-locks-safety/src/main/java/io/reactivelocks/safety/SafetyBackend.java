@@ -167,44 +167,54 @@ public enum SafetyBackend implements SafetyStore {
 
         @Override
         public Connection connect(String host, int port, String extra, String namespace, LockOptions options, LockListener listener) {
-            CuratorFramework zk = CuratorFrameworkFactory.builder().connectString(host + ":" + port)
-                    .sessionTimeoutMs((int) options.leaseTime().toMillis()).connectionTimeoutMs(2000)
-                    .retryPolicy(new RetryNTimes(Integer.MAX_VALUE, 200)).build();
-            zk.start();
-            LockClient client = LockClient.create(ZooKeeperLocks.backend(zk, ZooKeeperLockOptions.builder().root("/" + namespace).build()),
-                    options, listener);
-            return new Connection(client, zk::close);
+            return zooKeeperConnection(host + ":" + port, namespace, options, listener);
         }
 
         @Override
         long held(ServerFixture server, String namespace) {
-            try (CuratorFramework zk = CuratorFrameworkFactory.newClient(server.host() + ":" + server.port(), new RetryNTimes(10, 200))) {
-                zk.start();
-                if (!zk.blockUntilConnected(30, TimeUnit.SECONDS)) {
-                    throw new IllegalStateException("ZooKeeper did not answer at " + server.host() + ":" + server.port());
-                }
-                String root = "/" + namespace;
-                if (zk.checkExists().forPath(root) == null) {
-                    return 0;
-                }
-                long n = 0;
-                for (String name : zk.getChildren().forPath(root)) {
-                    for (String child : zk.getChildren().forPath(root + "/" + name)) {
-                        Stat stat = zk.checkExists().forPath(root + "/" + name + "/" + child);
-                        if (stat != null && stat.getEphemeralOwner() != 0) {
-                            n++;
-                        }
-                    }
-                }
-                return n;
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException(e);
-            } catch (Exception e) {
-                throw new IllegalStateException("cannot count ZooKeeper nodes under /" + namespace, e);
-            }
+            return zooKeeperHeld(server.host() + ":" + server.port(), namespace);
         }
     };
+
+    /** A worker's client on ZooKeeper at {@code connectString} (one server or a multi-host ensemble string). */
+    static Connection zooKeeperConnection(String connectString, String namespace, LockOptions options, LockListener listener) {
+        CuratorFramework zk = CuratorFrameworkFactory.builder().connectString(connectString)
+                .sessionTimeoutMs((int) options.leaseTime().toMillis()).connectionTimeoutMs(2000)
+                .retryPolicy(new RetryNTimes(Integer.MAX_VALUE, 200)).build();
+        zk.start();
+        LockClient client = LockClient.create(ZooKeeperLocks.backend(zk, ZooKeeperLockOptions.builder().root("/" + namespace).build()),
+                options, listener);
+        return new Connection(client, zk::close);
+    }
+
+    /** The ephemeral lock nodes under {@code /namespace} on ZooKeeper at {@code connectString}. */
+    static long zooKeeperHeld(String connectString, String namespace) {
+        try (CuratorFramework zk = CuratorFrameworkFactory.newClient(connectString, new RetryNTimes(10, 200))) {
+            zk.start();
+            if (!zk.blockUntilConnected(30, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("ZooKeeper did not answer at " + connectString);
+            }
+            String root = "/" + namespace;
+            if (zk.checkExists().forPath(root) == null) {
+                return 0;
+            }
+            long n = 0;
+            for (String name : zk.getChildren().forPath(root)) {
+                for (String child : zk.getChildren().forPath(root + "/" + name)) {
+                    Stat stat = zk.checkExists().forPath(root + "/" + name + "/" + child);
+                    if (stat != null && stat.getEphemeralOwner() != 0) {
+                        n++;
+                    }
+                }
+            }
+            return n;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        } catch (Exception e) {
+            throw new IllegalStateException("cannot count ZooKeeper nodes under /" + namespace, e);
+        }
+    }
 
     /**
      * A worker's client and what to close after it.

@@ -1,9 +1,20 @@
 package io.reactivelocks.safety;
 
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.options.GetOption;
+import io.reactivelocks.LockClient;
 import io.reactivelocks.LockListener;
 import io.reactivelocks.LockOptions;
+import io.reactivelocks.etcd.EtcdConnectionOptions;
+import io.reactivelocks.etcd.EtcdLockOptions;
+import io.reactivelocks.etcd.EtcdLocks;
+import io.reactivelocks.test.server.EtcdClusterTopology;
 import io.reactivelocks.test.server.Topology;
+import io.reactivelocks.test.server.ZooKeeperEnsembleTopology;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The replicated deployments the harness runs against, each started by a {@link Topology} fixture of
@@ -23,11 +34,52 @@ public enum SafetyTopology implements SafetyStore {
     /** PostgreSQL primary with a streaming replica, promoted on failover. */
     POSTGRESQL_REPLICA,
 
-    /** etcd cluster of three members. */
-    ETCD_CLUSTER,
+    /** etcd cluster of three members; every worker's jetcd client is given the three endpoints. */
+    ETCD_CLUSTER {
+        @Override
+        Topology start() {
+            return EtcdClusterTopology.start();
+        }
 
-    /** ZooKeeper ensemble of three servers. */
-    ZOOKEEPER_ENSEMBLE;
+        @Override
+        public SafetyBackend.Connection connect(String host, int port, String extra, String namespace, LockOptions options,
+                                                LockListener listener) {
+            Client etcd = EtcdConnectionOptions.builder().endpoints(extra.split(",")).build().connect();
+            LockClient client = LockClient.create(EtcdLocks.backend(etcd, EtcdLockOptions.builder().prefix(namespace)
+                    .sessionTtl(options.leaseTime()).build()), options, listener);
+            return new SafetyBackend.Connection(client, etcd::close);
+        }
+
+        @Override
+        long held(Topology topology, String namespace) {
+            try (Client etcd = EtcdConnectionOptions.builder().endpoints(topology.endpoints().split(",")).build().connect()) {
+                ByteSequence prefix = ByteSequence.from(namespace + "/", StandardCharsets.UTF_8);
+                return etcd.getKVClient().get(prefix, GetOption.builder().isPrefix(true).withCountOnly(true).build())
+                        .get(10, TimeUnit.SECONDS).getCount();
+            } catch (Exception e) {
+                throw new IllegalStateException("cannot count etcd keys under " + namespace, e);
+            }
+        }
+    },
+
+    /** ZooKeeper ensemble of three servers; every worker's Curator client is given the multi-host connect string. */
+    ZOOKEEPER_ENSEMBLE {
+        @Override
+        Topology start() {
+            return ZooKeeperEnsembleTopology.start();
+        }
+
+        @Override
+        public SafetyBackend.Connection connect(String host, int port, String extra, String namespace, LockOptions options,
+                                                LockListener listener) {
+            return SafetyBackend.zooKeeperConnection(extra, namespace, options, listener);
+        }
+
+        @Override
+        long held(Topology topology, String namespace) {
+            return SafetyBackend.zooKeeperHeld(topology.endpoints(), namespace);
+        }
+    };
 
     /**
      * Starts the deployment.
