@@ -14,6 +14,7 @@ import io.reactivelocks.test.server.Topology;
 import io.reactivelocks.test.server.ZooKeeperEnsembleTopology;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -114,6 +115,19 @@ public enum SafetyTopology implements SafetyStore {
      */
     long held(Topology topology, String namespace) {
         throw new UnsupportedOperationException("the safety harness cannot count locks on " + this + " yet");
+    }
+
+    /**
+     * The node faults of this deployment's short mode in the build (unless {@code -Dsafety.topology.faults}
+     * names others): the leader killed and the leader cut off by default. etcd and ZooKeeper run only the
+     * partition, to keep the build's time: their store tests ({@code EtcdClusterTopologyTest},
+     * {@code ZooKeeperEnsembleTopologyTest}) check every node fault, and the long mode runs them all.
+     *
+     * @return the faults
+     */
+    List<Fault> shortModeFaults() {
+        return this == ETCD_CLUSTER || this == ZOOKEEPER_ENSEMBLE ? List.of(Fault.PARTITION_LEADER)
+                : List.of(Fault.KILL_LEADER, Fault.PARTITION_LEADER);
     }
 
     @Override

@@ -54,7 +54,7 @@ public final class EtcdClusterTopology implements Topology {
 
     private static final int MEMBERS = 3;
     private static final Duration HEARTBEAT = Duration.ofMillis(100);
-    private static final Duration ELECTION_TIMEOUT = Duration.ofMillis(1500);
+    private static final Duration ELECTION_TIMEOUT = Duration.ofMillis(1000);
     private static final Duration AWAIT = Duration.ofSeconds(60);
     private static final Pattern LEADER = Pattern.compile("\"leader\"\\s*:\\s*\"?(\\d+)");
     private static final Pattern MEMBER_ID = Pattern.compile("\"member_id\"\\s*:\\s*\"?(\\d+)");
