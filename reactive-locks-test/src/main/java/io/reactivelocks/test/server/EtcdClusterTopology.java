@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import java.util.regex.Matcher;
@@ -91,14 +92,17 @@ public final class EtcdClusterTopology implements Topology {
                     .mapToObj(i -> name(i) + "=" + url(proxies.get(i).port()))
                     .collect(Collectors.joining(","));
             String token = "reactive-locks-" + UUID.randomUUID();
+            // the members start at once: each one's start waits only for its client port
+            List<CompletableFuture<ServerProcess>> starting = new ArrayList<>();
             for (int i = 0; i < MEMBERS; i++) {
                 int index = i;
-                started.add(ServerProcess.builder("etcd-" + (i + 1))
+                starting.add(CompletableFuture.supplyAsync(() -> ServerProcess.builder("etcd-" + (index + 1))
                         .command(layout -> command(binary, layout, index, peerPorts.get(index),
                                 proxies.get(index).port(), initialCluster, token))
                         .startTimeout(AWAIT)
-                        .start());
+                        .start()));
             }
+            Starts.join(starting, started);
             EtcdClusterTopology cluster = new EtcdClusterTopology(started, proxies);
             cluster.awaitServing();
             for (ServerProcess m : started) {

@@ -11,6 +11,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
@@ -87,9 +88,11 @@ public final class ZooKeeperEnsembleTopology implements Topology {
                     }
                 }
             }
+            // the three JVMs start at once: each one's start waits only for its client port
+            List<CompletableFuture<ServerProcess>> starting = new ArrayList<>();
             for (int i = 0; i < SERVERS; i++) {
                 int self = i;
-                started.add(ServerProcess.builder("zookeeper-" + (i + 1))
+                starting.add(CompletableFuture.supplyAsync(() -> ServerProcess.builder("zookeeper-" + (self + 1))
                         .prepare(layout -> {
                             try {
                                 Files.createDirectories(layout.path("data"));
@@ -102,8 +105,9 @@ public final class ZooKeeperEnsembleTopology implements Topology {
                         })
                         .command(ZooKeeperEnsembleTopology::command)
                         .startTimeout(AWAIT)
-                        .start());
+                        .start()));
             }
+            Starts.join(starting, started);
             ZooKeeperEnsembleTopology ensemble = new ZooKeeperEnsembleTopology(started, quorum, election);
             ensemble.awaitServing();
             return ensemble;
