@@ -34,9 +34,11 @@ import java.util.function.BooleanSupplier;
  *   <li>{@link #partitionLeader()} blackholes and cuts every proxy between the leader and the others,
  *       both directions: followers reach a leader only through the quorum port, which always goes through
  *       these proxies, so the leader loses its quorum and the others elect a new one. ZooKeeper's
- *       election may answer an election connection by dialing back the address the peer announces (its
- *       real port), so election notifications can still pass, but without a quorum connection no server
- *       can lead or follow across the cut;</li>
+ *       election answers a connection from a lower server id by dialing back the address that server
+ *       announces (its real port, past the proxies); those direct connections are destroyed with
+ *       {@code ss -K} (root), after which nothing reaches across the blackholed proxies to be dialed back.
+ *       Without root they stay, election notifications pass, and the followers may keep voting for the
+ *       cut-off leader until the heal (no server can lead or follow across the cut either way);</li>
  *   <li>{@link #slowNode(Duration)} adds the latency on every proxy between the leader and the others;</li>
  *   <li>{@link #heal()} removes proxy faults, restarts stopped servers (same data dir) and waits until
  *       every server serves with exactly one leader.</li>
@@ -47,7 +49,7 @@ public final class ZooKeeperEnsembleTopology implements Topology {
     private static final int SERVERS = 3;
     /** ZooKeeper's tick: sessions may last from 2 ticks; followers drop a silent leader after {@link #SYNC_LIMIT} ticks. */
     public static final Duration TICK = Duration.ofMillis(250);
-    private static final int INIT_LIMIT = 20;
+    private static final int INIT_LIMIT = 10;
     private static final int SYNC_LIMIT = 6;
     private static final Duration AWAIT = Duration.ofSeconds(60);
 
@@ -57,8 +59,13 @@ public final class ZooKeeperEnsembleTopology implements Topology {
     /** {@code election[i][j]}: how server i reaches server j's election port (null on the diagonal). */
     private final FaultProxy[][] election;
 
-    private ZooKeeperEnsembleTopology(List<ServerProcess> servers, FaultProxy[][] quorum, FaultProxy[][] election) {
+    /** The servers' real quorum and election ports ({@code 2i}, {@code 2i + 1}). */
+    private final List<Integer> ports;
+
+    private ZooKeeperEnsembleTopology(List<ServerProcess> servers, List<Integer> ports, FaultProxy[][] quorum,
+            FaultProxy[][] election) {
         this.servers = List.copyOf(servers);
+        this.ports = List.copyOf(ports);
         this.quorum = quorum;
         this.election = election;
     }
@@ -108,7 +115,7 @@ public final class ZooKeeperEnsembleTopology implements Topology {
                         .start()));
             }
             Starts.join(starting, started);
-            ZooKeeperEnsembleTopology ensemble = new ZooKeeperEnsembleTopology(started, quorum, election);
+            ZooKeeperEnsembleTopology ensemble = new ZooKeeperEnsembleTopology(started, ports, quorum, election);
             ensemble.awaitServing();
             return ensemble;
         } catch (RuntimeException | Error e) {
@@ -165,6 +172,11 @@ public final class ZooKeeperEnsembleTopology implements Topology {
                 "-Dzookeeper.4lw.commands.whitelist=*",
                 "-Dzookeeper.admin.enableServer=false",
                 "-Dzookeeper.jmx.log4j.disable=true",
+                // empty container nodes are deleted within seconds instead of the default minute, also one
+                // that never had a child (a lock's parent created by an acquire that failed without a
+                // quorum before it could create its own node), which ZooKeeper by default never deletes
+                "-Dznode.container.checkIntervalMs=1000",
+                "-Dznode.container.maxNeverUsedIntervalMs=5000",
                 "-cp", classPath,
                 "org.apache.zookeeper.server.quorum.QuorumPeerMain",
                 layout.path("zoo.cfg").toString());
@@ -290,6 +302,26 @@ public final class ZooKeeperEnsembleTopology implements Topology {
             p.blackhole();
             p.cutConnections();
         }
+        dropDirectElectionConnections();
+    }
+
+    /**
+     * ZooKeeper's election answers a connection from a lower server id by dialing back the address that
+     * server announces, its real election port, past our proxies; such a direct connection would let
+     * the cut-off leader's votes through (the followers could keep electing it). Destroy every
+     * established connection on a real election port with {@code ss -K} (needs root; when it fails the
+     * partition lets election notifications through, as the class doc says): the followers reconnect to
+     * each other, and nothing can reach across the blackholed proxies to be dialed back.
+     */
+    private void dropDirectElectionConnections() {
+        List<String> filter = new ArrayList<>();
+        for (int i = 0; i < SERVERS; i++) {
+            int e = electionPort(ports, i);
+            filter.add((filter.isEmpty() ? "" : "or ") + "dport = :" + e + " or sport = :" + e);
+        }
+        List<String> command = new ArrayList<>(List.of("ss", "-K", "-t", "state", "established"));
+        command.add("( " + String.join(" ", filter) + " )");
+        Commands.run(command, null, null, Duration.ofSeconds(10));
     }
 
     /**
