@@ -165,6 +165,11 @@ public final class EtcdConnectionOptions {
         }
 
         /**
+         * The etcd members to talk to. For a cluster, list the client URL of every member: jetcd spreads
+         * calls over them (gRPC {@code round_robin}) and leaves out a member it cannot reach; any member
+         * serves (writes and linearizable reads go through the raft leader), and the session lease that
+         * holds every lock of the client lives in the cluster, so it survives a leader change.
+         *
          * @param endpoints client URLs, {@code http://host[:port]} or {@code https://host[:port]}
          *                  (port 2379 when omitted); replaces any set before; at least one
          * @return this builder

@@ -19,6 +19,12 @@ import reactor.core.scheduler.Schedulers;
  * Mono<Receipt> r = locks.withLock("order:42", lease -> charge(order, lease.token()));
  * }</pre>
  *
+ * <p>For an etcd cluster give the client every member's endpoint ({@code Client.builder().endpoints(
+ * "http://etcd-1:2379", "http://etcd-2:2379", "http://etcd-3:2379")}, or
+ * {@link EtcdConnectionOptions.Builder#endpoints(String...)} with {@link #connect}). A holder whose session
+ * lease cannot be kept alive across a leader change or a partition sees its hold stream complete before
+ * anyone else can be granted the lock; tokens (create revisions) keep growing across leader changes.
+ *
  * <p>Every factory returns at once: nothing is sent to etcd before the first operation is
  * subscribed. Closing the returned client releases its leases, revokes the backend's session
  * lease and — only for {@link #connect} — closes the jetcd client; a {@link Client} passed in

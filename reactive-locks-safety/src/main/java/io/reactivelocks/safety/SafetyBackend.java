@@ -169,27 +169,12 @@ public enum SafetyBackend implements SafetyStore {
 
         @Override
         public Connection connect(String host, int port, String extra, String namespace, LockOptions options, LockListener listener) {
-            Client etcd = Client.builder().endpoints("http://" + host + ":" + port).build();
-            EtcdLockOptions etcdOptions = EtcdLockOptions.builder().prefix(namespace).sessionTtl(options.leaseTime()).build();
-            LockClient client = LockClient.create(EtcdLocks.backend(etcd, etcdOptions), options, listener);
-            // the etcd mutex queues natively (create-revision order): it is the fair lock here
-            return new Connection(client, client, EtcdLocks.semaphore(etcd, etcdOptions, options),
-                    EtcdLocks.readWriteLock(etcd, etcdOptions, ReadWriteLockOptions.of(options)), etcd::close);
+            return etcdConnection(Client.builder().endpoints("http://" + host + ":" + port).build(), namespace, options, listener);
         }
 
         @Override
         long held(ServerFixture server, String namespace) {
-            try (Client etcd = Client.builder().endpoints("http://" + server.host() + ":" + server.port()).build()) {
-                long n = 0;
-                for (String p : List.of(namespace + "/", namespace + "-semaphore/", namespace + "-rw/")) {
-                    ByteSequence prefix = ByteSequence.from(p, StandardCharsets.UTF_8);
-                    n += etcd.getKVClient().get(prefix, GetOption.builder().isPrefix(true).withCountOnly(true).build())
-                            .get(10, TimeUnit.SECONDS).getCount();
-                }
-                return n;
-            } catch (Exception e) {
-                throw new IllegalStateException("cannot count etcd keys under " + namespace, e);
-            }
+            return etcdHeld(Client.builder().endpoints("http://" + server.host() + ":" + server.port()).build(), namespace);
         }
     },
 
@@ -207,47 +192,81 @@ public enum SafetyBackend implements SafetyStore {
 
         @Override
         public Connection connect(String host, int port, String extra, String namespace, LockOptions options, LockListener listener) {
-            CuratorFramework zk = CuratorFrameworkFactory.builder().connectString(host + ":" + port)
-                    .sessionTimeoutMs((int) options.leaseTime().toMillis()).connectionTimeoutMs(2000)
-                    .retryPolicy(new RetryNTimes(Integer.MAX_VALUE, 200)).build();
-            zk.start();
-            ZooKeeperLockOptions zkOptions = ZooKeeperLockOptions.builder().root("/" + namespace).build();
-            LockClient client = LockClient.create(ZooKeeperLocks.backend(zk, zkOptions), options, listener);
-            // the ZooKeeper mutex queues natively (sequential nodes): it is the fair lock here
-            return new Connection(client, client, ZooKeeperLocks.semaphore(zk, zkOptions, options),
-                    ZooKeeperLocks.readWriteLock(zk, zkOptions, ReadWriteLockOptions.of(options)), zk::close);
+            return zooKeeperConnection(host + ":" + port, namespace, options, listener);
         }
 
         @Override
         long held(ServerFixture server, String namespace) {
-            try (CuratorFramework zk = CuratorFrameworkFactory.newClient(server.host() + ":" + server.port(), new RetryNTimes(10, 200))) {
-                zk.start();
-                if (!zk.blockUntilConnected(30, TimeUnit.SECONDS)) {
-                    throw new IllegalStateException("ZooKeeper did not answer at " + server.host() + ":" + server.port());
+            return zooKeeperHeld(server.host() + ":" + server.port(), namespace);
+        }
+    };
+
+    /** A worker's client on ZooKeeper at {@code connectString} (one server or a multi-host ensemble string). */
+    static Connection zooKeeperConnection(String connectString, String namespace, LockOptions options, LockListener listener) {
+        CuratorFramework zk = CuratorFrameworkFactory.builder().connectString(connectString)
+                .sessionTimeoutMs((int) options.leaseTime().toMillis()).connectionTimeoutMs(2000)
+                .retryPolicy(new RetryNTimes(Integer.MAX_VALUE, 200)).build();
+        zk.start();
+        ZooKeeperLockOptions zkOptions = ZooKeeperLockOptions.builder().root("/" + namespace).build();
+        LockClient client = LockClient.create(ZooKeeperLocks.backend(zk, zkOptions), options, listener);
+        // the ZooKeeper mutex queues natively (sequential nodes): it is the fair lock here
+        return new Connection(client, client, ZooKeeperLocks.semaphore(zk, zkOptions, options),
+                ZooKeeperLocks.readWriteLock(zk, zkOptions, ReadWriteLockOptions.of(options)), zk::close);
+    }
+
+    /** The ephemeral lock nodes under {@code /namespace} on ZooKeeper at {@code connectString}. */
+    static long zooKeeperHeld(String connectString, String namespace) {
+        try (CuratorFramework zk = CuratorFrameworkFactory.newClient(connectString, new RetryNTimes(10, 200))) {
+            zk.start();
+            if (!zk.blockUntilConnected(30, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("ZooKeeper did not answer at " + connectString);
+            }
+            long n = 0;
+            for (String root : List.of("/" + namespace, "/" + namespace + "-semaphore", "/" + namespace + "-rw")) {
+                if (zk.checkExists().forPath(root) == null) {
+                    continue;
                 }
-                long n = 0;
-                for (String root : List.of("/" + namespace, "/" + namespace + "-semaphore", "/" + namespace + "-rw")) {
-                    if (zk.checkExists().forPath(root) == null) {
-                        continue;
-                    }
-                    for (String name : zk.getChildren().forPath(root)) {
-                        for (String child : zk.getChildren().forPath(root + "/" + name)) {
-                            Stat stat = zk.checkExists().forPath(root + "/" + name + "/" + child);
-                            if (stat != null && stat.getEphemeralOwner() != 0) {
-                                n++;
-                            }
+                for (String name : zk.getChildren().forPath(root)) {
+                    for (String child : zk.getChildren().forPath(root + "/" + name)) {
+                        Stat stat = zk.checkExists().forPath(root + "/" + name + "/" + child);
+                        if (stat != null && stat.getEphemeralOwner() != 0) {
+                            n++;
                         }
                     }
                 }
-                return n;
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException(e);
-            } catch (Exception e) {
-                throw new IllegalStateException("cannot count ZooKeeper nodes under /" + namespace, e);
             }
+            return n;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        } catch (Exception e) {
+            throw new IllegalStateException("cannot count ZooKeeper nodes under /" + namespace, e);
         }
-    };
+    }
+
+    /** A worker's clients on etcd at {@code client} (one member or a cluster's endpoints). */
+    static Connection etcdConnection(Client etcd, String namespace, LockOptions options, LockListener listener) {
+        EtcdLockOptions etcdOptions = EtcdLockOptions.builder().prefix(namespace).sessionTtl(options.leaseTime()).build();
+        LockClient client = LockClient.create(EtcdLocks.backend(etcd, etcdOptions), options, listener);
+        // the etcd mutex queues natively (create-revision order): it is the fair lock here
+        return new Connection(client, client, EtcdLocks.semaphore(etcd, etcdOptions, options),
+                EtcdLocks.readWriteLock(etcd, etcdOptions, ReadWriteLockOptions.of(options)), etcd::close);
+    }
+
+    /** The keys of every primitive under {@code namespace} on etcd. */
+    static long etcdHeld(Client etcd, String namespace) {
+        try (etcd) {
+            long n = 0;
+            for (String p : List.of(namespace + "/", namespace + "-semaphore/", namespace + "-rw/")) {
+                ByteSequence prefix = ByteSequence.from(p, StandardCharsets.UTF_8);
+                n += etcd.getKVClient().get(prefix, GetOption.builder().isPrefix(true).withCountOnly(true).build())
+                        .get(10, TimeUnit.SECONDS).getCount();
+            }
+            return n;
+        } catch (Exception e) {
+            throw new IllegalStateException("cannot count etcd keys under " + namespace, e);
+        }
+    }
 
     /**
      * A worker's clients of each primitive and what to close after them.

@@ -1,9 +1,8 @@
 package io.reactivelocks.safety;
 
-import io.reactivelocks.LockListener;
-import io.reactivelocks.LockOptions;
-import io.reactivelocks.test.server.Topology;
-import java.time.Duration;
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.options.GetOption;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -14,11 +13,23 @@ import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.Delay;
 import io.reactivelocks.LockClient;
+import io.reactivelocks.LockListener;
+import io.reactivelocks.LockOptions;
+import io.reactivelocks.etcd.EtcdConnectionOptions;
+import io.reactivelocks.etcd.EtcdLockOptions;
+import io.reactivelocks.etcd.EtcdLocks;
 import io.reactivelocks.redis.RedisLockOptions;
 import io.reactivelocks.redis.RedisLocks;
+import io.reactivelocks.test.server.EtcdClusterTopology;
 import io.reactivelocks.test.server.RedisClusterTopology;
 import io.reactivelocks.test.server.RedisSentinelTopology;
+import io.reactivelocks.test.server.Topology;
+import io.reactivelocks.test.server.ZooKeeperEnsembleTopology;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The replicated deployments the harness runs against, each started by a {@link Topology} fixture of
@@ -120,11 +131,45 @@ public enum SafetyTopology implements SafetyStore {
         }
     },
 
-    /** etcd cluster of three members. */
-    ETCD_CLUSTER,
+    /** etcd cluster of three members; every worker's jetcd client is given the three endpoints. */
+    ETCD_CLUSTER {
+        @Override
+        Topology start() {
+            return EtcdClusterTopology.start();
+        }
 
-    /** ZooKeeper ensemble of three servers. */
-    ZOOKEEPER_ENSEMBLE;
+        @Override
+        public SafetyBackend.Connection connect(String host, int port, String extra, String namespace, LockOptions options,
+                                                LockListener listener) {
+            return SafetyBackend.etcdConnection(EtcdConnectionOptions.builder().endpoints(extra.split(",")).build().connect(),
+                    namespace, options, listener);
+        }
+
+        @Override
+        long held(Topology topology, String namespace) {
+            return SafetyBackend.etcdHeld(EtcdConnectionOptions.builder().endpoints(topology.endpoints().split(",")).build().connect(),
+                    namespace);
+        }
+    },
+
+    /** ZooKeeper ensemble of three servers; every worker's Curator client is given the multi-host connect string. */
+    ZOOKEEPER_ENSEMBLE {
+        @Override
+        Topology start() {
+            return ZooKeeperEnsembleTopology.start();
+        }
+
+        @Override
+        public SafetyBackend.Connection connect(String host, int port, String extra, String namespace, LockOptions options,
+                                                LockListener listener) {
+            return SafetyBackend.zooKeeperConnection(extra, namespace, options, listener);
+        }
+
+        @Override
+        long held(Topology topology, String namespace) {
+            return SafetyBackend.zooKeeperHeld(topology.endpoints(), namespace);
+        }
+    };
 
     /**
      * Starts the deployment.
@@ -162,14 +207,15 @@ public enum SafetyTopology implements SafetyStore {
     }
 
     /**
-     * Whether the build's short mode runs this fault when no faults are selected explicitly
-     * ({@code -Dsafety.topology.faults}); a deployment whose runs are slow keeps to the main one.
+     * The node faults of this deployment's short mode in the build (unless {@code -Dsafety.topology.faults}
+     * names others), one each to keep the build's time: the leader killed on Redis and PostgreSQL, the
+     * leader cut off on etcd and ZooKeeper. The store tests ({@code *TopologyTest}) check every node
+     * fault, and the long mode runs them all.
      *
-     * @param fault a node fault
-     * @return true to run it by default
+     * @return the faults
      */
-    boolean inDefaultShortMode(Fault fault) {
-        return fault == Fault.KILL_LEADER; // a run takes 15-50 s with the deployment's start: the build runs the kill only
+    List<Fault> shortModeFaults() {
+        return this == ETCD_CLUSTER || this == ZOOKEEPER_ENSEMBLE ? List.of(Fault.PARTITION_LEADER) : List.of(Fault.KILL_LEADER);
     }
 
     /** A worker's connection to a Redis deployment: the mutex client and the other primitives over one backend. */

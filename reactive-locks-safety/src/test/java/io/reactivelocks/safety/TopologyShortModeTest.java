@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.reactivelocks.test.server.Topology;
 import java.util.EnumMap;
-import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
@@ -16,8 +15,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The short mode of the safety harness on the replicated deployments, part of the build: every
- * {@link SafetyTopology} × the node faults that fit the build's time (by default only the leader killed,
- * {@link SafetyTopology#inDefaultShortMode}), one fault cycle each with three worker JVMs on two names.
+ * {@link SafetyTopology} × the node faults that fit the build's time ({@link SafetyTopology#shortModeFaults()}:
+ * one per deployment by default), one fault cycle each with three worker JVMs on two names.
  * Fails on any I1–I5 violation. Select with {@code -Dsafety.topologies=ETCD_CLUSTER} and
  * {@code -Dsafety.topology.faults=KILL_LEADER,FAILOVER,PARTITION_LEADER,SLOW_NODE}.
  */
@@ -28,13 +27,12 @@ class TopologyShortModeTest {
 
     static Stream<Arguments> runs() {
         String topologies = System.getProperty("safety.topologies", "");
-        String selected = System.getProperty("safety.topology.faults");
-        List<String> faults = List.of((selected == null ? "KILL_LEADER,PARTITION_LEADER" : selected).split(","));
+        String faults = System.getProperty("safety.topology.faults", "");
         return Stream.of(SafetyTopology.values())
                 .filter(t -> topologies.isBlank() || topologies.contains(t.name()))
-                .flatMap(t -> faults.stream().map(f -> Fault.valueOf(f.trim()))
-                        .filter(f -> selected != null || t.inDefaultShortMode(f))
-                        .map(f -> Arguments.of(t, f)));
+                .flatMap(t -> (faults.isBlank() ? t.shortModeFaults()
+                        : Stream.of(faults.split(",")).map(f -> Fault.valueOf(f.trim())).toList())
+                        .stream().map(f -> Arguments.of(t, f)));
     }
 
     @ParameterizedTest(name = "{0} {1}")

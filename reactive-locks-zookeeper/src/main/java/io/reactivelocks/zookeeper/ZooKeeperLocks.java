@@ -26,6 +26,12 @@ import org.apache.curator.framework.imps.CuratorFrameworkState;
  * Mono<Receipt> r = locks.withLock("order:42", lease -> charge(order, lease.token()));
  * }</pre>
  *
+ * <p>For an ensemble give Curator the multi-host connect string, {@code "zk-1:2181,zk-2:2181,zk-3:2181"}:
+ * the session moves to another server when its server fails or loses the quorum, and lives on if the
+ * move takes less than the session timeout; otherwise the session is lost and every hold stream of the
+ * client completes before anyone else can be granted the lock. Tokens ({@code czxid}) keep growing
+ * across leader elections.
+ *
  * <p>A lease lives as long as the client's ZooKeeper session: its TTL is the negotiated session
  * timeout, and {@link LockOptions#leaseTime()} is not used. The factories return at once;
  * nothing is sent before the first operation is subscribed. Closing the returned client
