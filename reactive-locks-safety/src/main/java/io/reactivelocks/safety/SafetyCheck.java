@@ -37,7 +37,8 @@ import java.util.Map;
  *       (b) a writer and another worker (reader or writer) at once inside the validity their own
  *       leases reported.</li>
  *   <li><b>FIFO</b> (fair names): two waits of a name, x started more than {@link #FIFO_MARGIN}
- *       before y, both still waiting when the first of them was granted, y granted first — checked
+ *       before y while another worker held the name (so x was in the line), both still waiting when
+ *       the first of them was granted, y granted first — checked
  *       only where no queued waiter can expire: the whole run under faults of one worker (it is in a
  *       section, not waiting), else before the first fault and from two lease times after a fault
  *       until the next.</li>
@@ -57,7 +58,7 @@ public final class SafetyCheck {
     public static final Duration LATENESS = Duration.ofMillis(300);
 
     /** How much earlier a fair-lock wait must start than another's to be owed the earlier grant (request transit slack). */
-    public static final Duration FIFO_MARGIN = Duration.ofMillis(50);
+    public static final Duration FIFO_MARGIN = Duration.ofMillis(250);
 
     /**
      * The judgement of one run.
@@ -399,6 +400,20 @@ public final class SafetyCheck {
                 takeover, detect, acceptedWrites, problems, details, permitOverflow, rwConflicts, fifo[0], fifo[1], evictions);
     }
 
+    /**
+     * Whether a wait began while its worker was hit by a one-worker fault or within two lease times
+     * after it (its client re-opening a session, its request late): such a wait is not judged.
+     */
+    private static boolean recovering(SafetyRun.Outcome o, long[] wait) {
+        long settle = o.settings().lease().toNanos() * 2;
+        for (SafetyRun.Applied a : o.applied()) {
+            if (a.worker() == wait[2] && wait[0] >= a.start() && wait[0] <= a.end() + settle) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** @return the primitive of a name of the run (its index is the number after the last {@code n}) */
     static Primitive primitiveOf(SafetyRun.Outcome o, String name) {
         int at = name.lastIndexOf('n');
@@ -544,6 +559,12 @@ public final class SafetyCheck {
                 }
             }
         }
+        Map<String, List<Interval>> fairHolds = new HashMap<>();
+        for (Interval i : intervals(o)) {
+            if (waits.containsKey(i.name)) {
+                fairHolds.computeIfAbsent(i.name, n -> new ArrayList<>()).add(i);
+            }
+        }
         long violations = 0;
         long pairs = 0;
         long margin = FIFO_MARGIN.toNanos();
@@ -552,6 +573,21 @@ public final class SafetyCheck {
             for (long[] x : w) {
                 for (long[] y : w) {
                     if (x == y || x[2] == y[2] || x[0] + margin >= y[0] || y[0] >= Math.min(x[1], y[1])) {
+                        continue;
+                    }
+                    // x must have been in the line: another worker held the name when x's request was surely
+                    // out (had it been free, x would have got it at once — its request was still in the client)
+                    boolean queued = false;
+                    for (Interval i : fairHolds.getOrDefault(entry.getKey(), List.of())) {
+                        if (i.worker != x[2] && i.start <= x[0] + margin && i.end >= x[0] + margin) {
+                            queued = true;
+                            break;
+                        }
+                    }
+                    if (!queued) {
+                        continue;
+                    }
+                    if (recovering(o, x) || recovering(o, y)) {
                         continue;
                     }
                     boolean inQuiet = false;

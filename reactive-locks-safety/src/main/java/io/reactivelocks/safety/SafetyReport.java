@@ -484,7 +484,7 @@ public final class SafetyReport {
             String key = v.primitives() + " " + key(s);
             rows.put(key, primitiveRow(v));
             List<String> n = new ArrayList<>();
-            v.problems().forEach(p -> n.add("- " + key + ": harness problem: " + p));
+            v.problems().forEach(p -> n.add("- " + key + ": harness problem: " + oneLine(p)));
             v.details().forEach(d -> n.add("- " + key + ": " + d));
             notes.remove(key);
             if (!n.isEmpty()) {
@@ -532,6 +532,12 @@ public final class SafetyReport {
         b.append(any ? "\n" : "- none: every fault found its target, every worker stopped cleanly, no check failed.\n\n");
         b.append("The rules of the arbiter and of I6, I7 and FIFO are described in the section above this table.\n");
         return before + b + END + after;
+    }
+
+    /** @return {@code s} on one line, at most 300 characters (a worker's stderr tail can be long) */
+    static String oneLine(String s) {
+        String line = s.replaceAll("\\s+", " ").trim();
+        return line.length() <= 300 ? line : line.substring(0, 297) + "...";
     }
 
     static String primitiveRow(SafetyCheck.Verdict v) {

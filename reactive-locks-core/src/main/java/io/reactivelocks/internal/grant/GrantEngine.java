@@ -285,7 +285,7 @@ public final class GrantEngine {
                 operations.remove(this);
                 return Mono.error(new LockClientClosedException(name));
             }
-            Mono<List<GrantHandle>> attempts = Mono.defer(this::attempt);
+            Mono<List<GrantHandle>> attempts = Mono.defer(this::attempt).flatMap(this::stillValid);
             if (wait) {
                 attempts = attempts.retryWhen(Retry.from(signals -> signals.concatMap(rs ->
                         rs.failure() instanceof Busy busy ? pause(busy, rs.totalRetries() + 1).thenReturn(rs.totalRetries())
@@ -309,6 +309,23 @@ public final class GrantEngine {
                         operations.remove(this);
                         leave();
                     });
+        }
+
+        /**
+         * A grant whose answer came so late that its validity (counted from its request) has passed is
+         * not handed over: it is lost (and released), and the acquire asks again under new owner ids
+         * (a try ends empty).
+         */
+        private Mono<List<GrantHandle>> stillValid(List<GrantHandle> hs) {
+            List<GrantHandle> expired;
+            synchronized (this) {
+                expired = retireIfExpired(hs, options.clock().nanoTime());
+            }
+            if (expired == null) {
+                return Mono.just(hs);
+            }
+            expired.forEach(h -> h.lose("its grant was answered after its validity had passed"));
+            return Mono.error(new Busy(null));
         }
 
         void fail(LockException e) {

@@ -300,6 +300,47 @@ class SemaphoreVirtualTimeTest {
     }
 
     @Test
+    void aGrantAnsweredAfterItsValidityIsNotHandedOverAsALease() {
+        // found by the safety harness (I4 on a loaded machine): the answer to a grant comes after the
+        // validity counted from its request (the request timeout is longer than the lease here), so
+        // the grant must not be handed over; the acquire asks again
+        java.util.concurrent.atomic.AtomicInteger calls = new java.util.concurrent.atomic.AtomicInteger();
+        io.reactivelocks.spi.semaphore.SemaphoreStore slowFirst = new io.reactivelocks.spi.semaphore.SemaphoreStore() {
+            @Override public String name() { return "slow-answer"; }
+            @Override public Mono<io.reactivelocks.spi.semaphore.PermitGrant> tryGrant(String n, List<String> o, int p, Duration t) {
+                Mono<io.reactivelocks.spi.semaphore.PermitGrant> grant = Mono.defer(() -> store.tryGrant(n, o, p, t));
+                return calls.incrementAndGet() == 1 ? grant.delayElement(Duration.ofSeconds(4), vts) : grant;
+            }
+            @Override public Mono<List<io.reactivelocks.spi.RenewOutcome>> renew(List<io.reactivelocks.spi.RenewRequest> b) { return store.renew(b); }
+            @Override public Mono<Boolean> release(String n, String o) { return store.release(n, o); }
+            @Override public Mono<List<io.reactivelocks.spi.Holder>> holders(String n) { return store.holders(n); }
+            @Override public reactor.core.publisher.Flux<io.reactivelocks.spi.LockEvent> events(String n) { return store.events(n); }
+            @Override public Mono<Void> close() { return Mono.empty(); }
+        };
+        LockOptions slow = options.mutate().requestTimeout(Duration.ofSeconds(5))
+                .backoff(Retry.backoff(Long.MAX_VALUE, Duration.ofMillis(100)).maxBackoff(Duration.ofMillis(100)).jitter(0))
+                .build();
+        Semaphore c = Semaphore.create(slowFirst, slow);
+        List<Long> lateness = new ArrayList<>();
+        AtomicReference<Throwable> failed = new AtomicReference<>();
+        try {
+            Disposable hold = c.hold("s", 1).subscribe(l -> lateness.add(vts.now(java.util.concurrent.TimeUnit.NANOSECONDS) - l.validUntilNanos()),
+                    failed::set);
+            for (int i = 0; i < 50; i++) {
+                vts.advanceTimeBy(Duration.ofMillis(100));
+            }
+            assertThat(failed.get()).as("the hold did not fail").isNull();
+            assertThat(calls.get()).as("the acquire asked again").isGreaterThan(1);
+            assertThat(lateness).as("a lease, none handed over past its deadline").isNotEmpty().allMatch(ns -> ns < 0);
+            assertThat(store.heldCount("s")).as("only the handed-over permit is held").isEqualTo(1);
+            hold.dispose();
+            assertThat(store.heldCount("s")).isZero();
+        } finally {
+            c.close().block(VERIFY);
+        }
+    }
+
+    @Test
     void closeReleasesPermitsAndFailsPendingAcquires() {
         Lease held = take(a, 1);
         AtomicReference<Throwable> pending = new AtomicReference<>();
