@@ -46,13 +46,13 @@ final class RedisSemaphoreStore implements SemaphoreStore {
     @Override
     public Mono<PermitGrant> tryGrant(String name, List<String> owners, int permits, Duration leaseTime) {
         return Mono.defer(() -> {
-            RedisKeys keys = backend.keys();
-            String[] k = {keys.semaphore(name), keys.semaphoreTokens(name), keys.semaphoreFence(name)};
+            String[] all = backend.keys().semaphoreKeys(name);
+            String[] k = {all[0], all[1], all[2]};
             String[] a = new String[4 + owners.size()];
             a[0] = Integer.toString(permits);
             a[1] = RedisLockBackend.millis(leaseTime);
             a[2] = backend.fenceTtlMs();
-            a[3] = keys.semaphoreChannel(name);
+            a[3] = all[3];
             for (int i = 0; i < owners.size(); i++) {
                 a[4 + i] = owners.get(i);
             }
@@ -102,9 +102,9 @@ final class RedisSemaphoreStore implements SemaphoreStore {
     @Override
     public Mono<Boolean> release(String name, String owner) {
         return Mono.defer(() -> {
-            RedisKeys keys = backend.keys();
+            String[] all = backend.keys().semaphoreKeys(name);
             return backend.script(LuaScript.SEMAPHORE_RELEASE, ScriptOutputType.INTEGER,
-                    new String[] {keys.semaphore(name), keys.semaphoreTokens(name)}, owner, keys.semaphoreChannel(name));
+                    new String[] {all[0], all[1]}, owner, all[3]);
         }).onErrorMap(e -> RedisErrors.map(name, "semaphore release", e)).map(n -> Long.valueOf(1L).equals(n));
     }
 
