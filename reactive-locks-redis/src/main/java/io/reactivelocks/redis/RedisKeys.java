@@ -95,6 +95,15 @@ final class RedisKeys {
         return base(name) + "semaphore:events";
     }
 
+    /**
+     * @param name a semaphore name
+     * @return its holders, tokens, fence and channel keys (as the four methods above), the name encoded once
+     */
+    String[] semaphoreKeys(String name) {
+        String base = base(name);
+        return new String[] {base + "semaphore", base + "semaphore:tokens", base + "semaphore:fence", base + "semaphore:events"};
+    }
+
     String readWrite(String name) {
         return base(name) + "rw";
     }

@@ -17,10 +17,11 @@ import reactor.core.publisher.Mono;
 
 /**
  * Semaphores on Redis: per name, a sorted set of holders (owner → expiry in server ms) and a hash
- * of their tokens, changed only by scripts that read the server's {@code TIME}, drop expired
- * holders, and grant while fewer than N remain ({@code semaphore-acquire.lua}); tokens come from a
- * per-name counter floored by {@code TIME} in µs, like a lock's; releases (and expiries noticed by
- * a grant) are published on the semaphore's channel. Uses the connections of its
+ * of their tokens, changed only by scripts that read the server's {@code TIME} and grant while
+ * fewer than N unexpired holders remain ({@code semaphore-acquire.lua}: expired holders are dropped
+ * when they stand in the way, so an uncontended grant runs 10 commands and its release 3); tokens
+ * come from a per-name counter floored by {@code TIME} in µs, like a lock's; grants, releases (and
+ * expiries noticed by a grant) are published on the semaphore's channel. Uses the connections of its
  * {@link RedisLockBackend}, which {@link #close()} closes when the store owns it.
  */
 final class RedisSemaphoreStore implements SemaphoreStore {
@@ -45,13 +46,13 @@ final class RedisSemaphoreStore implements SemaphoreStore {
     @Override
     public Mono<PermitGrant> tryGrant(String name, List<String> owners, int permits, Duration leaseTime) {
         return Mono.defer(() -> {
-            RedisKeys keys = backend.keys();
-            String[] k = {keys.semaphore(name), keys.semaphoreTokens(name), keys.semaphoreFence(name)};
+            String[] all = backend.keys().semaphoreKeys(name);
+            String[] k = {all[0], all[1], all[2]};
             String[] a = new String[4 + owners.size()];
             a[0] = Integer.toString(permits);
             a[1] = RedisLockBackend.millis(leaseTime);
             a[2] = backend.fenceTtlMs();
-            a[3] = keys.semaphoreChannel(name);
+            a[3] = all[3];
             for (int i = 0; i < owners.size(); i++) {
                 a[4 + i] = owners.get(i);
             }
@@ -101,9 +102,9 @@ final class RedisSemaphoreStore implements SemaphoreStore {
     @Override
     public Mono<Boolean> release(String name, String owner) {
         return Mono.defer(() -> {
-            RedisKeys keys = backend.keys();
+            String[] all = backend.keys().semaphoreKeys(name);
             return backend.script(LuaScript.SEMAPHORE_RELEASE, ScriptOutputType.INTEGER,
-                    new String[] {keys.semaphore(name), keys.semaphoreTokens(name)}, owner, keys.semaphoreChannel(name));
+                    new String[] {all[0], all[1]}, owner, all[3]);
         }).onErrorMap(e -> RedisErrors.map(name, "semaphore release", e)).map(n -> Long.valueOf(1L).equals(n));
     }
 

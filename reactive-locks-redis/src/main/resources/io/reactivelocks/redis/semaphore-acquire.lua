@@ -12,18 +12,14 @@
 -- Returns {1, token...}      granted, one token per owner (also for owners that hold already: same tokens, TTL set again)
 --         {0, ms}            not enough permits free: the earliest holder's remaining TTL in ms
 --
--- Expired holders are removed first (and "released:<owner>" published for each). Tokens are
--- max(counter + 1, server TIME in µs), as a lock's: strictly increasing per name, across restarts.
+-- Expired holders count only when they are in the way: they are removed (and "released:<owner>"
+-- published for each) when the unexpired-or-not holders leave too few permits, so an uncontended
+-- grant reads no range (10 commands). Until then they hold no permit anywhere it matters: renewals
+-- and the holders' list check the expiry. Tokens are max(counter + 1, server TIME in µs), as a
+-- lock's: strictly increasing per name, across restarts.
 local time = redis.call('TIME')
 local nowms = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-local nowus = tonumber(time[1]) * 1000000 + tonumber(time[2])
 local lease = tonumber(ARGV[2])
-local expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', nowms)
-for _, owner in ipairs(expired) do
-  redis.call('ZREM', KEYS[1], owner)
-  redis.call('HDEL', KEYS[2], owner)
-  redis.call('PUBLISH', ARGV[4], 'released:' .. owner)
-end
 local out = {1}
 if redis.call('ZSCORE', KEYS[1], ARGV[5]) then
   for i = 5, #ARGV do
@@ -32,10 +28,20 @@ if redis.call('ZSCORE', KEYS[1], ARGV[5]) then
   end
 else
   local k = #ARGV - 4
-  if redis.call('ZCARD', KEYS[1]) + k > tonumber(ARGV[1]) then
-    local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-    return {0, tonumber(first[2]) - nowms}
+  local held = redis.call('ZCARD', KEYS[1])
+  if held + k > tonumber(ARGV[1]) then
+    for _, owner in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', nowms)) do
+      redis.call('ZREM', KEYS[1], owner)
+      redis.call('HDEL', KEYS[2], owner)
+      redis.call('PUBLISH', ARGV[4], 'released:' .. owner)
+      held = held - 1
+    end
+    if held + k > tonumber(ARGV[1]) then
+      local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+      return {0, tonumber(first[2]) - nowms}
+    end
   end
+  local nowus = tonumber(time[1]) * 1000000 + tonumber(time[2])
   local token = tonumber(redis.call('GET', KEYS[3]) or '0')
   for i = 5, #ARGV do
     token = token + 1
@@ -49,6 +55,12 @@ else
     out[#out + 1] = t
   end
   redis.call('SET', KEYS[3], out[#out], 'PX', ARGV[3])
+  if held == 0 then
+    -- the new holders are the only ones: the keys live as long as they do
+    redis.call('PEXPIRE', KEYS[1], lease)
+    redis.call('PEXPIRE', KEYS[2], lease)
+    return out
+  end
 end
 -- both keys live as long as their longest holder
 local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')

@@ -5,13 +5,12 @@
 -- ARGV[1]  owner id
 -- ARGV[2]  the semaphore's pub/sub channel
 --
--- Returns 1 when the owner held a permit and it was removed (and "released:<owner>" published), else 0.
+-- Returns 1 when the owner's entry was removed (and "released:<owner>" published), else 0; an
+-- expired entry that no grant has dropped yet is removed too. The holders and tokens are written
+-- and removed together, so the last release empties (and so deletes) both keys.
 if redis.call('ZREM', KEYS[1], ARGV[1]) == 0 then
   return 0
 end
 redis.call('HDEL', KEYS[2], ARGV[1])
-if redis.call('ZCARD', KEYS[1]) == 0 then
-  redis.call('DEL', KEYS[2])
-end
 redis.call('PUBLISH', ARGV[2], 'released:' .. ARGV[1])
 return 1

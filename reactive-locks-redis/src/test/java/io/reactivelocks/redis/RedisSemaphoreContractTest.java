@@ -57,4 +57,37 @@ class RedisSemaphoreContractTest extends SemaphoreContract {
             s.close().block(STEP);
         }
     }
+
+    @Test
+    void anUncontendedAcquireAndReleaseRunFewCommands() {
+        // 2 script calls: acquire = TIME, ZSCORE, ZCARD, GET, ZADD, HSET, PUBLISH, SET, 2 PEXPIRE; release = ZREM, HDEL,
+        // PUBLISH (19 before expired holders were dropped only when in the way and the release stopped deleting twice)
+        Semaphore s = RedisLocks.semaphore(redis.client, redis.options(), io.reactivelocks.LockOptions.defaults());
+        String name = name("cost");
+        int pairs = 20;
+        try (StatefulRedisConnection<String, String> c = redis.connect()) {
+            s.acquire(name, 1).flatMap(Lease::release).block(STEP); // scripts loaded, connection up
+            long before = commandCalls(c);
+            for (int i = 0; i < pairs; i++) {
+                s.acquire(name, 1).flatMap(Lease::release).block(STEP);
+            }
+            long commands = commandCalls(c) - before - 1; // less the first INFO
+            assertThat(commands / (double) pairs).as("Redis commands per acquire + release").isLessThanOrEqualTo(15.0);
+            assertThat(c.sync().exists(new RedisKeys(redis.prefix).semaphore(name))).isZero();
+        } finally {
+            s.close().block(STEP);
+        }
+    }
+
+    /** @return the server's count of commands run so far (scripts' inner commands included) */
+    private static long commandCalls(StatefulRedisConnection<String, String> c) {
+        long total = 0;
+        for (String line : c.sync().info("commandstats").split("\r?\n")) {
+            int at = line.indexOf("calls=");
+            if (line.startsWith("cmdstat_") && at > 0) {
+                total += Long.parseLong(line.substring(at + 6, line.indexOf(',', at)));
+            }
+        }
+        return total;
+    }
 }
