@@ -40,6 +40,14 @@ import reactor.core.publisher.Mono;
  * keys are ever granted at once; asking keys only make grants rarer. Renewal is a
  * {@code keepAliveOnce} of the permit's lease after checking its key; release revokes the lease.
  * Waiters watch the name's keys and wake on deletions.
+ *
+ * <p>No herd: an attempt reads the name's keys first (keys only) and answers busy without putting
+ * anything when the keys there already take the permits (a held key stays among the N lowest, so
+ * the count is never below the holders). A waiter thus deletes nothing while it waits: a deletion
+ * is a release (or a grant attempt that lost a race), and each wakes one local waiter (the engine's
+ * choice for a semaphore) instead of a chain of asking keys put and deleted that woke the others in
+ * turn. Waiters keep no key (no place in a queue): which waiter gets a freed permit is the engine's
+ * order, not the create revision.
  */
 final class EtcdSemaphoreStore implements SemaphoreStore {
 
@@ -82,10 +90,22 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
     @Override
     public Mono<PermitGrant> tryGrant(String name, List<String> owners, int permits, Duration leaseTime) {
         long ttlSeconds = Math.max(1, (leaseTime.toMillis() + 999) / 1000);
-        return Mono.defer(() -> Mono.fromFuture(() -> client.getKVClient().get(key(name, owners.get(0))))
-                .flatMap(existing -> existing.getKvs().isEmpty()
-                        ? ask(name, owners, permits, leaseTime, ttlSeconds)
-                        : again(name, owners, leaseTime)))
+        GetOption keys = GetOption.builder().isPrefix(true).withKeysOnly(true).build();
+        return Mono.defer(() -> Mono.fromFuture(() -> client.getKVClient().get(range(name), keys))
+                .flatMap(existing -> {
+                    String first = owners.get(0);
+                    for (KeyValue kv : existing.getKvs()) {
+                        if (ownerOf(name, kv.getKey()).equals(first)) {
+                            return again(name, owners, leaseTime); // a retried request
+                        }
+                    }
+                    if (existing.getKvs().size() + owners.size() > permits) {
+                        // busy without putting a key: a key put and deleted again would wake the
+                        // other waiters to ask in turn (a herd that feeds itself)
+                        return Mono.just((PermitGrant) new PermitGrant.Busy(null));
+                    }
+                    return ask(name, owners, permits, leaseTime, ttlSeconds);
+                }))
                 .onErrorMap(e -> EtcdErrors.map(name, "semaphore grant", e));
     }
 
