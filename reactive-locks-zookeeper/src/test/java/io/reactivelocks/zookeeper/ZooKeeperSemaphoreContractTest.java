@@ -120,6 +120,7 @@ class ZooKeeperSemaphoreContractTest extends SemaphoreContract {
             String name = name("herd");
             String parent = new ZooKeeperSemaphoreStore(c, false, zk.root + "-semaphore", zk.options().acl()).path(name);
             Lease holder = s.acquire(name, 1).block(STEP);
+            int start = c.checkExists().forPath(parent).getCversion(); // test thread: blocking is fine here
             AtomicInteger granted = new AtomicInteger();
             List<Disposable> subs = new ArrayList<>();
             for (int i = 0; i < waiters; i++) {
@@ -127,7 +128,9 @@ class ZooKeeperSemaphoreContractTest extends SemaphoreContract {
                         .subscribe());
             }
             settled(store, waiters);
-            int before = c.checkExists().forPath(parent).getCversion(); // test thread: blocking is fine here
+            int before = c.checkExists().forPath(parent).getCversion();
+            assertThat(granted.get()).as("granted while the holder holds").isZero();
+            assertThat(before - start).as("children changes while %d waiters wait", waiters).isZero();
             int attemptsBefore = store.attempts();
             holder.release().block(STEP);
             await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(granted.get()).isEqualTo(waiters));
@@ -146,9 +149,12 @@ class ZooKeeperSemaphoreContractTest extends SemaphoreContract {
         }
     }
 
-    /** Every waiter has asked, joined the change stream and re-checked once it was live; nothing in flight. */
+    /**
+     * Every waiter has asked and the change stream is live (and woke them to ask again, which shows as
+     * at least one attempt more); nothing in flight.
+     */
     private static void settled(CountingSemaphoreStore store, int waiters) {
-        await().atMost(Duration.ofSeconds(30)).until(() -> store.subscribed() >= 1 && store.attempts() >= 1 + 2 * waiters
+        await().atMost(Duration.ofSeconds(20)).until(() -> store.subscribed() >= 1 && store.attempts() >= 2 + waiters
                 && store.inFlight() == 0);
     }
 }
