@@ -132,7 +132,8 @@ class EtcdSemaphoreContractTest extends SemaphoreContract {
      * at least one attempt more); nothing in flight.
      */
     private static void settled(CountingSemaphoreStore store, int waiters) {
-        await().atMost(Duration.ofSeconds(20)).until(() -> store.subscribed() >= 1 && store.attempts() >= 2 + waiters
+        await("the waiters go quiet (they do not while each busy attempt wakes the others)").atMost(Duration.ofSeconds(20))
+                .until(() -> store.subscribed() >= 1 && store.attempts() >= 2 + waiters
                 && store.inFlight() == 0);
     }
 }
