@@ -24,8 +24,9 @@ import reactor.core.scheduler.Scheduler;
  * its place — and asks on a release once it counts itself head; every answer resets the count. A
  * waiter ahead that expires silently is caught by the hint or refresh timers.
  *
- * <p>An ask in flight when the turn is cancelled is followed to its end: a grant that lands after
- * the cancel is released at once (else it would block the line until its lease ran out).
+ * <p>An ask in flight when the turn is cancelled is followed to its end: a grant or a waiter's entry
+ * that lands after the cancel is released at once (else it would block the line until its lease or
+ * its deadline ran out).
  */
 public final class WaiterLine {
 
@@ -178,7 +179,7 @@ public final class WaiterLine {
         }
     }
 
-    /** An ask that a cancel does not abandon: a grant landing after it is released at once. */
+    /** An ask that a cancel does not abandon: a grant or an entry landing after it is released at once. */
     private Mono<Object> followedAsk(GrantRequest request) {
         return Mono.defer(() -> {
             Mono<Object> answer = ask.apply(request).cache(); // the cache keeps the request going when its subscriber leaves
@@ -187,11 +188,10 @@ public final class WaiterLine {
                 if (delivered.get()) {
                     return; // cancelled while its answer went downstream (the turn ending on it): not abandoned
                 }
-                answer.subscribe(a -> {
-                    if (a instanceof Attempt.Granted) {
-                        release.apply(request.name(), request.owner()).subscribe(null, e -> { /* the lease expires by its TTL */ });
-                    }
-                }, e -> { });
+                // the ask may reach the store after the release the cancel sent (it raced the cancel on
+                // another thread): a grant, or an entry it put back in line, is released once it lands
+                answer.subscribe(a -> release.apply(request.name(), request.owner())
+                        .subscribe(null, e -> { /* the lease or the waiter's entry expires by its deadline */ }), e -> { });
             });
         });
     }
