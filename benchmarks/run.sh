@@ -55,9 +55,12 @@ started=$(date +%s)
 revision="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
 if ! git diff --quiet HEAD 2>/dev/null; then revision="$revision + uncommitted changes in the work tree"; fi
 
-echo "run.sh: building (./mvnw -pl benchmarks -am install -DskipTests)" >&2
-./mvnw -q -B "${offline[@]}" -pl benchmarks -am install -DskipTests
-./mvnw -q -B "${offline[@]}" -pl benchmarks dependency:build-classpath -Dmdep.outputFile="$root/benchmarks/target/classpath.txt" >/dev/null
+# package, not install: the classpath points at this work tree's jars, so nothing goes into the shared ~/.m2
+# (two checkouts benchmarking at once do not see each other's snapshots). The reactor writes the classpath of every
+# module it builds to the same file; benchmarks is built last, so its classpath is what stays.
+echo "run.sh: building (./mvnw -pl benchmarks -am package -DskipTests)" >&2
+./mvnw -q -B "${offline[@]}" -pl benchmarks -am package -DskipTests dependency:build-classpath \
+    -Dmdep.outputFile="$root/benchmarks/target/classpath.txt" >/dev/null
 cp="$root/benchmarks/target/classes:$(cat "$root/benchmarks/target/classpath.txt")"
 java=java
 [ -n "${JAVA_HOME:-}" ] && java="$JAVA_HOME/bin/java"

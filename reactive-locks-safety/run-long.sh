@@ -8,6 +8,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash .ci/install-servers.sh
-./mvnw -q -B -ntp -pl reactive-locks-safety -am install -DskipTests
-CP="reactive-locks-safety/target/classes:$(./mvnw -q -B -ntp -pl reactive-locks-safety dependency:build-classpath -Dmdep.outputFile=/dev/stdout)"
+# package, not install (nothing of this work tree goes into the shared ~/.m2); the reactor writes every module's
+# classpath to the same file and reactive-locks-safety, built last, is what stays
+mkdir -p reactive-locks-safety/target
+./mvnw -q -B -ntp -pl reactive-locks-safety -am package -DskipTests dependency:build-classpath \
+    -Dmdep.outputFile="$(pwd)/reactive-locks-safety/target/classpath.txt" >/dev/null
+CP="reactive-locks-safety/target/classes:$(cat reactive-locks-safety/target/classpath.txt)"
 exec java -Xmx2g -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -cp "$CP" io.reactivelocks.safety.SafetyReport "$@"
