@@ -19,6 +19,8 @@ import javax.imageio.ImageIO;
 final class Charts {
 
     static final Color FLOOR = new Color(0x9E9E9E);
+    /** The hand-written two-request lock (teal). */
+    static final Color SIMPLE = new Color(0x00838F);
     static final Color OURS = new Color(0x1565C0);
     static final Color[] COMPETITORS = {new Color(0xEF6C00), new Color(0x2E7D32), new Color(0xC62828), new Color(0x6A1B9A)};
 
@@ -45,6 +47,7 @@ final class Charts {
             case FLOOR -> FLOOR;
             case OURS -> OURS;
             case COMPETITOR -> COMPETITORS[competitorIndex % COMPETITORS.length];
+            case SIMPLE -> SIMPLE;
         };
     }
 

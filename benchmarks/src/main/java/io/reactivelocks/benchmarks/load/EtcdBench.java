@@ -70,7 +70,7 @@ final class EtcdBench extends BackendBench {
 
     @Override
     List<Contender> contenders() {
-        return List.of(new Raw(url()), ours(url()), new LockRpc(url()));
+        return List.of(new Raw(url()), ours(url()), new LockRpc(url()), new SimpleLocks.Etcd(url()));
     }
 
     @Override

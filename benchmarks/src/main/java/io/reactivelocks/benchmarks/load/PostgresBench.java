@@ -98,7 +98,7 @@ final class PostgresBench extends BackendBench {
 
     @Override
     List<Contender> contenders() {
-        return List.of(new Raw(pool()), ours(pool(), base), new ShedLock(pool()));
+        return List.of(new Raw(pool()), ours(pool(), base), new ShedLock(pool()), new SimpleLocks.Postgres(pool()));
     }
 
     @Override
@@ -229,7 +229,7 @@ final class PostgresBench extends BackendBench {
                 String suffix = owner.length() + " " + owner + name;
                 Mono<List<Long>> granted = Flux.usingWhen(pool.create(),
                         c -> Flux.from(c.createStatement(acquire).bind(0, name).bind(1, owner).bind(2, TTL_US)
-                                        .bind(3, CHANNEL).bind(4, suffix).execute())
+                                        .bind(3, CHANNEL).bind(4, suffix).bindNull(5, String.class).execute())
                                 .concatMap(r -> r.map((row, md) -> Boolean.TRUE.equals(row.get("granted", Boolean.class))
                                         ? row.get("token", Long.class) : -1L)),
                         Connection::close).collectList();

@@ -7,5 +7,10 @@ enum Role {
     /** reactive-locks. */
     OURS,
     /** Another lock library. */
-    COMPETITOR
+    COMPETITOR,
+    /**
+     * The simplest two-request lock a user would write by hand against the store (take if free,
+     * delete if still ours): no token, no renewal, no waiting ({@link SimpleLocks}).
+     */
+    SIMPLE
 }
