@@ -245,11 +245,10 @@ final class NotificationListener {
         Sinks.Many<Boolean> work = Sinks.many().unicast().onBackpressureBuffer();
         Mono<Object> listen = Flux.from(pc.createStatement(listenSql).execute())
                 .flatMap(Result::getRowsUpdated)
-                .then(schemaReady)
                 .then(Mono.fromCallable(() -> onLive(work))); // an element: resets the reconnect backoff
         // the watcher registrations (kicks) and the health checks, which renew them, one at a time on this connection
         Flux<Object> watching = Flux.merge(work.asFlux(),
-                        Flux.interval(options.healthCheckInterval(), options.scheduler()).map(i -> Boolean.TRUE))
+                        Flux.interval(options.healthCheckInterval(), options.scheduler()).onBackpressureDrop().map(i -> Boolean.TRUE))
                 .concatMap(renew -> step(pc, work, renew).timeout(options.healthCheckTimeout(), options.scheduler()))
                 .cast(Object.class);
         Flux<Object> listenThenWatch = Flux.concat(listen, watching);
@@ -275,7 +274,8 @@ final class NotificationListener {
     /**
      * One round of the watcher rows: deletes the rows of keys nobody here waits for any more, and
      * registers the keys that got a subscriber (or, with {@code renew}, renews all): one statement
-     * each. Subscribers of newly registered or lapsed keys then get {@link LockEvent.Subscribed}.
+     * each. Subscribers of newly registered or lapsed keys then get {@link LockEvent.Subscribed}. A
+     * renewal with no key is the plain {@code SELECT 1} health check.
      */
     private Mono<Void> step(PostgresqlConnection pc, Sinks.Many<Boolean> session, boolean renew) {
         return Mono.defer(() -> {
@@ -307,8 +307,12 @@ final class NotificationListener {
             if (renew) {
                 keys.addAll(keep);
             }
-            Mono<Void> watch = run(pc, watchSql, st -> st.bind(0, keys.toArray(String[]::new)).bind(1, listenerId)
-                    .bind(2, watcherTtlUs))
+            if (keys.isEmpty()) { // a health check of a client that watches nothing (a task queue's, say)
+                return unwatch.then(run(pc, "SELECT 1", st -> { }).then());
+            }
+            // the watchers table and functions come with the lock schema (checked once, on first use)
+            Mono<Void> watch = schemaReady.thenMany(run(pc, watchSql, st -> st.bind(0, keys.toArray(String[]::new)).bind(1, listenerId)
+                    .bind(2, watcherTtlUs)))
                     .collectList()
                     .doOnNext(lapsed -> registeredNow(session, add, lapsed))
                     .then();

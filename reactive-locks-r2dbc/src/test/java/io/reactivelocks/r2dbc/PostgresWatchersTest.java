@@ -185,6 +185,25 @@ class PostgresWatchersTest {
     }
 
     @Test
+    void aSchemaOfAnOlderVersionWithoutWatchersIsMigratedOnFirstUse() {
+        String schema = "old_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+        PostgresLockOptions o = options.mutate().schema(schema).build();
+        PostgresLockBackend first = PostgresLockBackend.create(factory, o);
+        backends.add(first);
+        first.migrate().block(TIMEOUT);
+        PostgresTestSupport.exec(factory, "DROP TABLE " + SqlIdentifiers.qualified(schema, "reactive_locks_watchers")
+                + "; DROP FUNCTION " + SqlIdentifiers.qualified(schema, "reactive_locks_notify") + "(text, text, text)");
+        PostgresLockBackend upgraded = PostgresLockBackend.create(factory, o);
+        backends.add(upgraded);
+        LockClient locks = client(upgraded);
+        // the check on first use finds the watchers missing and runs the (idempotent) schema script again
+        Lease lease = locks.acquire("n").block(TIMEOUT);
+        assertThat(lease).isNotNull();
+        lease.release().block(TIMEOUT);
+        assertThat(PostgresTestSupport.count(factory, schema, "reactive_locks_watchers")).isZero();
+    }
+
+    @Test
     void aCrashedClientsWatcherRowStopsCountingWhenItExpiresAndIsSwept() {
         LockClient locks = client(backend());
         String name = unique("crashed");
