@@ -29,9 +29,11 @@ import reactor.core.scheduler.Scheduler;
  * drops expired waiters, enqueues or refreshes the caller and grants the head of the line when
  * the lock row is free or expired.
  *
- * <p>A waiting request answers {@link Attempt.Queued}; its turn listens on the backend's
- * notification connection and asks again on a release of the name, when the holder's TTL or the
- * head waiter's deadline passes, and at least every half of the waiter deadline. A try never
+ * <p>A waiting request answers {@link Attempt.Queued}; its turn ({@link WaiterLine}) listens on the
+ * backend's notification connection and asks again on a release of the name once it counts itself
+ * head (the function answers a queued waiter with its rank, so a release wakes only the new head,
+ * not the line), when the holder's TTL or the head waiter's deadline passes, and at least every half
+ * of the waiter deadline. A try never
  * joins the line and is busy while anyone waits. A release deletes the owner's lock row or place
  * in line and notifies, so that a cancelled waiter leaves at once.
  */

@@ -372,8 +372,9 @@ public final class PostgresLockBackend implements LockBackend {
      * {@inheritDoc}
      *
      * <p>Shares the backend's one listening connection: the first subscriber opens it.
-     * {@link LockEvent.Subscribed} comes once the {@code LISTEN} is active, and again after each
-     * reconnect. The stream completes when the backend closes, and errors with a non-transient
+     * {@link LockEvent.Subscribed} comes once the {@code LISTEN} is active and the name is
+     * registered in the watchers table (the statements notify a name only while a client watches
+     * it), and again after each reconnect; the last subscriber of a name leaving deletes the row. The stream completes when the backend closes, and errors with a non-transient
      * {@link LockBackendException} when the listening connection cannot be established for good
      * (authentication, missing database); transient losses only reconnect.
      */
