@@ -43,9 +43,9 @@ final class ConceptSchema {
         return table;
     }
 
-    /** @return creates the table and function if missing; idempotent */
+    /** @return creates the lock schema (with the watchers), then this concept's table and function if missing; idempotent */
     Mono<Void> migrate() {
-        return backend.runScript(schemaSql).onErrorMap(e -> PostgresErrors.map(null, concept + " schema migration", e));
+        return backend.migrate().then(backend.runScript(schemaSql)).onErrorMap(e -> PostgresErrors.map(null, concept + " schema migration", e));
     }
 
     private Mono<Void> ensure() {
@@ -62,6 +62,7 @@ final class ConceptSchema {
      * @return the statement, after the schema check when schema creation on first use is on
      */
     <T> Mono<T> ready(Mono<T> work) {
-        return backend.options().createSchemaOnFirstUse() ? ready.then(work) : work;
+        // the lock schema first: it has the watchers table and the notify function every grant function calls
+        return backend.options().createSchemaOnFirstUse() ? backend.schemaReady().then(ready).then(work) : work;
     }
 }

@@ -29,9 +29,11 @@ import reactor.core.scheduler.Scheduler;
  * drops expired waiters, enqueues or refreshes the caller and grants the head of the line when
  * the lock row is free or expired.
  *
- * <p>A waiting request answers {@link Attempt.Queued}; its turn listens on the backend's
- * notification connection and asks again on a release of the name, when the holder's TTL or the
- * head waiter's deadline passes, and at least every half of the waiter deadline. A try never
+ * <p>A waiting request answers {@link Attempt.Queued}; its turn ({@link WaiterLine}) listens on the
+ * backend's notification connection and asks again on a release of the name once it counts itself
+ * head (the function answers a queued waiter with its rank, so a release wakes only the new head,
+ * not the line), when the holder's TTL or the head waiter's deadline passes, and at least every half
+ * of the waiter deadline. A try never
  * joins the line and is busy while anyone waits. A release deletes the owner's lock row or place
  * in line and notifies, so that a cancelled waiter leaves at once.
  */
@@ -64,8 +66,9 @@ final class PostgresFairLockBackend implements LockBackend {
         names.put("waiter_pkey", SqlIdentifiers.quote(SqlIdentifiers.derived(waiters, "_pkey")));
         names.put("waiter_index", SqlIdentifiers.quote(SqlIdentifiers.derived(waiters, "_seq_idx")));
         names.put("grant_fn", SqlIdentifiers.qualified(o.schema(), SqlIdentifiers.derived(waiters, "_grant")));
+        PostgresLockBackend.watcherNames(o, names);
         this.schema = new ConceptSchema(mutex, "fair lock", names.get("waiter_table"), names.get("grant_fn"),
-                SqlScripts.render("fair_schema.sql", names, true), SqlScripts.render("semaphore_check.sql", names, false));
+                SqlScripts.render("fair_schema.sql", names, true), SqlScripts.render("fair_check.sql", names, false));
         this.grantSql = SqlScripts.render("fair_grant.sql", names, false);
         this.releaseSql = SqlScripts.render("fair_release.sql", names, false);
         this.line = new WaiterLine(this::ask, mutex::events, this::release, timers);
@@ -82,7 +85,7 @@ final class PostgresFairLockBackend implements LockBackend {
      * @return a {@code Mono} that completes when they exist
      */
     Mono<Void> migrate() {
-        return mutex.migrate().then(schema.migrate());
+        return schema.migrate(); // the lock schema first, then the waiters table and function
     }
 
     @Override
@@ -112,7 +115,7 @@ final class PostgresFairLockBackend implements LockBackend {
                             .bind(6, mutex.options().channel()).bind(7, NotificationPayload.suffix(owner, name)),
                     (row, md) -> toAnswer(row.get("r_kind", Integer.class), row.get("r_token", Long.class),
                             row.get("r_owner", String.class), row.get("r_remaining_us", Long.class),
-                            row.get("r_payload", String.class), request.leaseTime(), sentAt));
+                            row.get("r_payload", String.class), row.get("r_ahead", Long.class), request.leaseTime(), sentAt));
             // the whole result first: the answer counts only once the statement committed
             return schema.ready(mutex.withSchema(rows).collectList()).flatMap(all -> all.isEmpty()
                     ? Mono.error(new IllegalStateException("fair lock grant returned no row"))
@@ -166,13 +169,13 @@ final class PostgresFairLockBackend implements LockBackend {
     }
 
     private static Object toAnswer(int kind, Long token, String owner, Long remainingUs, String payload,
-                                   Duration leaseTime, long sentAt) {
+                                   @Nullable Long ahead, Duration leaseTime, long sentAt) {
         if (kind == 1) {
             return new Attempt.Granted(token, leaseTime, sentAt);
         }
         long remaining = remainingUs == null ? -1 : remainingUs;
         if (kind == 2) {
-            return new WaiterLine.StillQueued(remaining < 0 ? -1 : remaining / 1000);
+            return new WaiterLine.StillQueued(remaining < 0 ? -1 : remaining / 1000, ahead == null ? -1 : ahead);
         }
         if (owner == null) {
             return Attempt.busy(null); // free, but waiters are in line

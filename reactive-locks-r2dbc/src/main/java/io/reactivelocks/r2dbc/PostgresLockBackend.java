@@ -92,6 +92,9 @@ public final class PostgresLockBackend implements LockBackend {
     final String schemaSql;
     final String schemaCheckSql;
     final String windowClaimSql;
+    private final String unwatchAllSql;
+    /** This backend's id in the watchers table (its listener's rows). */
+    private final String listenerId = java.util.UUID.randomUUID().toString();
     private final String[] schemaObjects;
 
     private PostgresLockBackend(ConnectionFactory factory, PostgresLockOptions options) {
@@ -115,10 +118,6 @@ public final class PostgresLockBackend implements LockBackend {
                     .build());
             this.connections = ownedPool;
         }
-        ConnectionFactory listenerFactory = options.listenerConnectionFactory() != null
-                ? options.listenerConnectionFactory() : unpooled(factory);
-        this.listener = new NotificationListener(listenerFactory, options);
-
         Map<String, String> names = new HashMap<>();
         names.put("schema", SqlIdentifiers.quote(options.schema()));
         names.put("schema_name", options.schema());
@@ -128,6 +127,7 @@ public final class PostgresLockBackend implements LockBackend {
         names.put("table_pkey", SqlIdentifiers.quote(SqlIdentifiers.derived(options.table(), "_pkey")));
         names.put("expires_index", SqlIdentifiers.quote(SqlIdentifiers.derived(options.table(), "_expires_at_idx")));
         names.put("window_pkey", SqlIdentifiers.quote(SqlIdentifiers.derived(options.windowTable(), "_pkey")));
+        watcherNames(options, names);
         this.acquireSql = SqlScripts.render("acquire.sql", names, false);
         this.releaseSql = SqlScripts.render("release.sql", names, false);
         this.renewSql = SqlScripts.render("renew.sql", names, false);
@@ -136,11 +136,18 @@ public final class PostgresLockBackend implements LockBackend {
         this.purgeSql = SqlScripts.render("purge.sql", names, false);
         this.releaseOwnersSql = SqlScripts.render("release_owners.sql", names, false);
         this.windowClaimSql = SqlScripts.render("window_claim.sql", names, false);
-        this.schemaSql = SqlScripts.render("schema.sql", names, true);
+        this.schemaSql = SqlScripts.render("schema.sql", names, true) + "\n\n" + SqlScripts.render("watchers_schema.sql", names, true);
+        this.unwatchAllSql = SqlScripts.render("unwatch_all.sql", names, false);
         this.schemaCheckSql = SqlScripts.render("schema_check.sql", names, false);
-        this.schemaObjects = new String[] {names.get("table"), names.get("sequence"), names.get("window_table")};
+        this.schemaObjects = new String[] {names.get("table"), names.get("sequence"), names.get("window_table"),
+                names.get("watcher_table"), names.get("notify_fn") + "(text,text,text)"};
 
         this.schemaReady = Mono.defer(this::ensureSchema).cache(v -> FOREVER, e -> Duration.ZERO, () -> FOREVER);
+        ConnectionFactory listenerFactory = options.listenerConnectionFactory() != null
+                ? options.listenerConnectionFactory() : unpooled(factory);
+        this.listener = new NotificationListener(listenerFactory, options, listenerId,
+                SqlScripts.render("watch.sql", names, false), SqlScripts.render("unwatch.sql", names, false),
+                options.createSchemaOnFirstUse() ? schemaReady : Mono.empty());
         this.close = Mono.defer(this::doClose).cache();
     }
 
@@ -365,15 +372,16 @@ public final class PostgresLockBackend implements LockBackend {
      * {@inheritDoc}
      *
      * <p>Shares the backend's one listening connection: the first subscriber opens it.
-     * {@link LockEvent.Subscribed} comes once the {@code LISTEN} is active, and again after each
-     * reconnect. The stream completes when the backend closes, and errors with a non-transient
+     * {@link LockEvent.Subscribed} comes once the {@code LISTEN} is active and the name is
+     * registered in the watchers table (the statements notify a name only while a client watches
+     * it), and again after each reconnect; the last subscriber of a name leaving deletes the row. The stream completes when the backend closes, and errors with a non-transient
      * {@link LockBackendException} when the listening connection cannot be established for good
      * (authentication, missing database); transient losses only reconnect.
      */
     @Override
     public Flux<LockEvent> events(String name) {
         Objects.requireNonNull(name, "name");
-        return Flux.defer(() -> listener.events(name, TextEscapes.encode(name)));
+        return Flux.defer(() -> listener.events(name, TextEscapes.encode(name), true));
     }
 
     /**
@@ -408,7 +416,7 @@ public final class PostgresLockBackend implements LockBackend {
      * after each (re)connect. Completes when the backend closes.
      */
     Flux<LockEvent> queueEvents(String queue) {
-        return Flux.defer(() -> listener.events(queue, NotificationPayload.queueKey(TextEscapes.encode(queue))));
+        return Flux.defer(() -> listener.events(queue, NotificationPayload.queueKey(TextEscapes.encode(queue)), false));
     }
 
     /**
@@ -417,7 +425,7 @@ public final class PostgresLockBackend implements LockBackend {
      * {@code key}; {@link LockEvent.Subscribed} after each (re)connect.
      */
     Flux<LockEvent> semaphoreEvents(String semaphore, String key) {
-        return Flux.defer(() -> listener.events(semaphore, key));
+        return Flux.defer(() -> listener.events(semaphore, key, true));
     }
 
     /** Runs {@code sql} (one statement with bind parameters) on a pooled connection, returned on any end. */
@@ -444,8 +452,29 @@ public final class PostgresLockBackend implements LockBackend {
         return options.createSchemaOnFirstUse() ? schemaReady.thenMany(work) : work;
     }
 
+    /**
+     * Puts the names of the watchers table and its functions ({@code watchers_schema.sql}) into a
+     * statement's placeholder values: every statement that notifies calls {@code ${notify_fn}}.
+     *
+     * @param options the schema and lock table the names derive from
+     * @param names   the placeholder values to add to
+     */
+    static void watcherNames(PostgresLockOptions options, Map<String, String> names) {
+        String watchers = SqlIdentifiers.derived(options.table(), "_watchers");
+        names.put("watcher_table", SqlIdentifiers.qualified(options.schema(), watchers));
+        names.put("watcher_pkey", SqlIdentifiers.quote(SqlIdentifiers.derived(watchers, "_pkey")));
+        names.put("notify_fn", SqlIdentifiers.qualified(options.schema(), SqlIdentifiers.derived(options.table(), "_notify")));
+        names.put("watch_fn", SqlIdentifiers.qualified(options.schema(), SqlIdentifiers.derived(options.table(), "_watch")));
+    }
+
+    /** @return the first-use schema check (lock table, watchers), cached once it succeeded; empty when disabled */
+    Mono<Void> schemaReady() {
+        return options.createSchemaOnFirstUse() ? schemaReady : Mono.empty();
+    }
+
     private Mono<Void> ensureSchema() {
-        return query(schemaCheckSql, st -> st.bind(0, schemaObjects[0]).bind(1, schemaObjects[1]).bind(2, schemaObjects[2]),
+        return query(schemaCheckSql, st -> st.bind(0, schemaObjects[0]).bind(1, schemaObjects[1]).bind(2, schemaObjects[2])
+                        .bind(3, schemaObjects[3]).bind(4, schemaObjects[4]),
                 (row, md) -> Boolean.TRUE.equals(row.get("ready", Boolean.class)))
                 .reduce(Boolean::logicalAnd)
                 .defaultIfEmpty(false)
@@ -487,7 +516,12 @@ public final class PostgresLockBackend implements LockBackend {
             disposal.subscribe(null, e -> { });
             return disposal.timeout(CLOSE_POOL_TIMEOUT, options.scheduler()).onErrorResume(e -> Mono.empty());
         });
-        return listener.close().then(sweep).then(pool);
+        // this client's watcher rows: nobody here waits any more (else they expire by their TTL)
+        Mono<Void> unwatch = query(unwatchAllSql, st -> st.bind(0, listenerId), (row, md) -> 1)
+                .then()
+                .timeout(CLOSE_SWEEP_TIMEOUT, options.scheduler())
+                .onErrorResume(e -> Mono.empty());
+        return listener.close().then(listener.startedEver() ? unwatch : Mono.empty()).then(sweep).then(pool);
     }
 
     static long micros(Duration d) {

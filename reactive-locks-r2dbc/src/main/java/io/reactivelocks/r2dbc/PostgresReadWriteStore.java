@@ -54,6 +54,7 @@ final class PostgresReadWriteStore implements ReadWriteStore {
         names.put("permit_table", names.get("rw_table")); // the semaphore's renew and release statements run on this table
         names.put("rw_pkey", SqlIdentifiers.quote(SqlIdentifiers.derived(tableName, "_pkey")));
         names.put("grant_fn", SqlIdentifiers.qualified(o.schema(), SqlIdentifiers.derived(tableName, "_grant")));
+        PostgresLockBackend.watcherNames(o, names);
         this.schema = new ConceptSchema(backend, "read-write lock", names.get("rw_table"), names.get("grant_fn"),
                 SqlScripts.render("rwlock_schema.sql", names, true), SqlScripts.render("semaphore_check.sql", names, false));
         this.grantSql = SqlScripts.render("rwlock_grant.sql", names, false);

@@ -50,6 +50,7 @@ final class PostgresSemaphoreStore implements SemaphoreStore {
         names.put("permit_table", SqlIdentifiers.qualified(o.schema(), tableName));
         names.put("permit_pkey", SqlIdentifiers.quote(SqlIdentifiers.derived(tableName, "_pkey")));
         names.put("grant_fn", SqlIdentifiers.qualified(o.schema(), SqlIdentifiers.derived(tableName, "_grant")));
+        PostgresLockBackend.watcherNames(o, names);
         this.schema = new ConceptSchema(backend, "semaphore", names.get("permit_table"), names.get("grant_fn"),
                 SqlScripts.render("semaphore_schema.sql", names, true), SqlScripts.render("semaphore_check.sql", names, false));
         this.grantSql = SqlScripts.render("semaphore_grant.sql", names, false);

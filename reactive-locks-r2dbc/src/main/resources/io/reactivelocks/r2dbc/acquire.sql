@@ -16,7 +16,8 @@
 --    (A hash collision of two names only makes them wait for each other for a moment.)
 -- Busy: the holder's owner, token, remaining TTL and payload come back in the same round trip (from the
 -- statement's snapshot; when the holder committed after it began, none comes back: holder unknown).
--- The grant is announced with pg_notify, delivered to listeners when this statement commits.
+-- The grant is announced with pg_notify, delivered to listeners when this statement commits, but only
+-- when a client watches the name (${notify_fn}, watchers_schema.sql): none on the uncontended path.
 WITH granted AS (
     INSERT INTO ${table} AS l (name, owner, token, expires_at, payload)
     SELECT $1, $2, nextval('${sequence}'), now() + $3::bigint * interval '1 microsecond', $6::text
@@ -29,7 +30,7 @@ WITH granted AS (
         WHERE l.owner = excluded.owner OR l.expires_at <= now()
     RETURNING l.token
 ), notified AS MATERIALIZED (
-    SELECT g.token, pg_notify($4, 'A ' || g.token || ' ' || $5) AS sent FROM granted g
+    SELECT g.token, ${notify_fn}($4, $1, 'A ' || g.token || ' ' || $5) AS sent FROM granted g
 )
 SELECT true AS granted, n.token, NULL::text AS owner, NULL::bigint AS remaining_us, NULL::text AS payload
 FROM notified n

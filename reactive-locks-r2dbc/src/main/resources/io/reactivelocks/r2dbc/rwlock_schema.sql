@@ -83,6 +83,6 @@ BEGIN
     RETURN QUERY INSERT INTO ${rw_table} AS g (name, owner, mode, token, expires_at)
         VALUES (p_name, p_owner, p_mode, nextval('${sequence}'), v_until)
         RETURNING true, g.token, 0::bigint;
-    PERFORM pg_notify(p_channel, 'A 0 -1 ' || p_key);
+    PERFORM ${notify_fn}(p_channel, p_key, 'A 0 -1 ' || p_key);
 END
 $fn$;

@@ -65,6 +65,6 @@ BEGIN
         SELECT p_name, o.owner, nextval('${sequence}'), now() + p_ttl_us * interval '1 microsecond'
         FROM unnest(p_owners) WITH ORDINALITY AS o(owner, i) ORDER BY o.i
         RETURNING true, p.owner, p.token, 0::bigint;
-    PERFORM pg_notify(p_channel, 'A 0 -1 ' || p_key);
+    PERFORM ${notify_fn}(p_channel, p_key, 'A 0 -1 ' || p_key);
 END
 $fn$;

@@ -8,6 +8,6 @@ WITH updated AS (
     WHERE name = $1 AND owner = $2 AND token = $3 AND expires_at > now()
     RETURNING token
 ), notified AS MATERIALIZED (
-    SELECT u.token, pg_notify($5, 'A ' || u.token || ' ' || $6) AS sent FROM updated u
+    SELECT u.token, ${notify_fn}($5, $1, 'A ' || u.token || ' ' || $6) AS sent FROM updated u
 )
 SELECT n.token FROM notified n

@@ -415,7 +415,8 @@ class PostgresLockBackendTest {
                 "SELECT c.relname AS name, c.relkind::text AS kind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
                         + " WHERE n.nspname = $1 ORDER BY 1", schema);
         assertThat(objects).extracting(m -> m.get("name")).containsExactly(
-                "Locks_Mixed", "Locks_Mixed_expires_at_idx", "Locks_Mixed_pkey", "reactive_lock_windows",
+                "Locks_Mixed", "Locks_Mixed_expires_at_idx", "Locks_Mixed_pkey", "Locks_Mixed_watchers",
+                "Locks_Mixed_watchers_pkey", "reactive_lock_windows",
                 "reactive_lock_windows_pkey", "reactive_locks_token_seq");
         Attempt a = many.get(1).tryGrant(grant("m", "o", LEASE)).block(TIMEOUT);
         assertThat(a).isInstanceOf(Attempt.Granted.class);

@@ -193,7 +193,10 @@ final class PostgresBench extends BackendBench {
 
     // ------------------------------------------------------------------ contenders
 
-    /** The floor: our acquire.sql and release.sql with the same binds, on the same kind of pool. */
+    /**
+     * The floor: our acquire.sql and release.sql with the same binds (no lock payload: NULL), on the
+     * same kind of pool; like ours, they notify only when a client watches the name (none here).
+     */
     static final class Raw extends Contender {
         private static final long TTL_US = Duration.ofSeconds(30).toNanos() / 1000;
         private static final String CHANNEL = "reactive_locks_bench_raw";
@@ -212,7 +215,8 @@ final class PostgresBench extends BackendBench {
         static String render(String resource) {
             String text = RedisBench.resource("io/reactivelocks/r2dbc/" + resource)
                     .replace("${table}", "\"public\".\"reactive_locks\"")
-                    .replace("${sequence}", "\"public\".\"reactive_locks_token_seq\"");
+                    .replace("${sequence}", "\"public\".\"reactive_locks_token_seq\"")
+                    .replace("${notify_fn}", "\"public\".\"reactive_locks_notify\"");
             StringBuilder sql = new StringBuilder();
             for (String line : text.split("\n")) {
                 if (!line.isBlank() && !line.stripLeading().startsWith("--")) {
@@ -229,7 +233,8 @@ final class PostgresBench extends BackendBench {
                 String suffix = owner.length() + " " + owner + name;
                 Mono<List<Long>> granted = Flux.usingWhen(pool.create(),
                         c -> Flux.from(c.createStatement(acquire).bind(0, name).bind(1, owner).bind(2, TTL_US)
-                                        .bind(3, CHANNEL).bind(4, suffix).bindNull(5, String.class).execute())
+                                        .bind(3, CHANNEL).bind(4, suffix)
+                                        .bindNull(5, String.class).execute())
                                 .concatMap(r -> r.map((row, md) -> Boolean.TRUE.equals(row.get("granted", Boolean.class))
                                         ? row.get("token", Long.class) : -1L)),
                         Connection::close).collectList();

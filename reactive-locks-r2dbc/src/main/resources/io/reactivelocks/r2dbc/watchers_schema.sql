@@ -1,0 +1,62 @@
+-- Who listens for which name: a NOTIFY is sent only when a live row for the name's key exists, so
+-- an uncontended acquire + release sends none (PostgreSQL serializes the commits of all
+-- transactions that executed NOTIFY: one heavyweight lock in PreCommit_Notify).
+--   key         the listener's dispatch key: the stored lock name, or \s / \w and the stored name
+--               of a semaphore / read-write lock
+--   listener    the random id of the watching client (one per PostgresLockBackend)
+--   expires_at  when the row stops counting unless the client renews it (with its listening
+--               connection's health check), by the SERVER's clock: a crashed client's rows stop
+--               causing notifications when they expire, and are then swept by any client
+CREATE TABLE IF NOT EXISTS ${watcher_table} (
+    key        text        NOT NULL,
+    listener   text        NOT NULL,
+    expires_at timestamptz NOT NULL,
+    CONSTRAINT ${watcher_pkey} PRIMARY KEY (key, listener)
+);
+
+-- Sends p_payload on p_channel if a client watches p_key; called by every statement that changes
+-- a lock, permit or grant, once per changed row, AFTER the change. Why no wake-up is lost: a
+-- client registers a key (${watch_fn}) holding this key's advisory lock EXCLUSIVELY and only then
+-- lets its waiters re-check; this function takes it SHARED (held to commit) and only then reads
+-- the watchers with a fresh snapshot (a VOLATILE plpgsql function in READ COMMITTED). So either
+-- the registration committed first and the change is notified, or the change committed before the
+-- registration did, and the waiters' re-check sees it.
+CREATE OR REPLACE FUNCTION ${notify_fn}(p_channel text, p_key text, p_payload text)
+RETURNS boolean
+LANGUAGE plpgsql VOLATILE AS $fn$
+BEGIN
+    PERFORM pg_advisory_xact_lock_shared(hashtextextended(p_key, 7305467431562270023));
+    IF EXISTS (SELECT 1 FROM ${watcher_table} w WHERE w.key = p_key AND w.expires_at > now()) THEN
+        PERFORM pg_notify(p_channel, p_payload);
+        RETURN true;
+    END IF;
+    RETURN false;
+END
+$fn$;
+
+-- Registers or renews the keys a client watches, until now() + p_ttl_us; returns the keys that
+-- had no live row of this client (new or lapsed: their waiters must re-check). A new row is
+-- written under the key's advisory lock taken EXCLUSIVELY (see ${notify_fn}), one key after the
+-- other in sorted order. Sweeps expired rows of any client first (without waiting for locks).
+CREATE OR REPLACE FUNCTION ${watch_fn}(p_keys text[], p_listener text, p_ttl_us bigint)
+RETURNS SETOF text
+LANGUAGE plpgsql VOLATILE AS $fn$
+DECLARE
+    v_key text;
+BEGIN
+    DELETE FROM ${watcher_table} w
+    WHERE (w.key, w.listener) IN (SELECT x.key, x.listener FROM ${watcher_table} x
+                                  WHERE x.expires_at <= now() FOR UPDATE SKIP LOCKED);
+    FOR v_key IN SELECT DISTINCT u.k FROM unnest(p_keys) AS u(k) ORDER BY u.k LOOP
+        UPDATE ${watcher_table} w SET expires_at = now() + p_ttl_us * interval '1 microsecond'
+            WHERE w.key = v_key AND w.listener = p_listener AND w.expires_at > now();
+        IF NOT FOUND THEN
+            PERFORM pg_advisory_xact_lock(hashtextextended(v_key, 7305467431562270023));
+            INSERT INTO ${watcher_table} AS w (key, listener, expires_at)
+                VALUES (v_key, p_listener, now() + p_ttl_us * interval '1 microsecond')
+                ON CONFLICT ON CONSTRAINT ${watcher_pkey} DO UPDATE SET expires_at = excluded.expires_at;
+            RETURN NEXT v_key;
+        END IF;
+    END LOOP;
+END
+$fn$;
