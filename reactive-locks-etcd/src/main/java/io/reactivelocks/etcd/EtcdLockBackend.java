@@ -106,7 +106,7 @@ import reactor.core.scheduler.Schedulers;
  * <p>This class is the SPI's face; the work is done, one job each, by {@link EtcdLockQueue} (the
  * recipe: transactions, the predecessor wait, release), {@link SessionLeases} (the backend's one
  * session lease and the keys granted on it), {@link EtcdSession} (its keep-alives),
- * {@link HeldKeyWatch} (each held key's watch), {@link AbandonedTransactions} (acquire
+ * {@link HeldKeyWatch} (one prefix watch for every held key), {@link AbandonedTransactions} (acquire
  * transactions followed to their end), {@link ChannelReconnect} (reconnecting soon after an outage)
  * and {@link LockKeys} (the deletes they share).
  */
@@ -191,8 +191,9 @@ public final class EtcdLockBackend implements LockBackend {
 
     /**
      * The session's keep-alive confirmations, for as long as the session lives <i>and</i> the
-     * owner's key exists: a watch on that one key ends the stream when the key is deleted by
-     * anyone else (an operator, a forged release) — the session alone would not notice.
+     * owner's key exists: the backend's one prefix watch ({@link HeldKeyWatch}) ends the stream
+     * when the key is deleted by anyone else (an operator, a forged release) — the session alone
+     * would not notice.
      */
     @Override
     public Flux<Renewal> sessionRenewals(HeldLock lease, LockClock clock) {

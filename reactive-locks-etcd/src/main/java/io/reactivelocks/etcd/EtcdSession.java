@@ -189,7 +189,6 @@ final class EtcdSession {
             synchronized (this) {
                 ended = over ? endReason : null;
                 if (ended == null) {
-                    clockIndex(requestClock);
                     waiting.add(c);
                 }
                 send = confirming == null;

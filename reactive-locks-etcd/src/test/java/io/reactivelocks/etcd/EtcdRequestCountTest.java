@@ -30,7 +30,7 @@ class EtcdRequestCountTest {
     /** Long enough that at most one session keep-alive cycle falls in a counted window. */
     private static final Duration SESSION = Duration.ofSeconds(10);
     private static final int PAIRS = 40;
-    private static final int WAITERS = 8;
+    private static final int WAITERS = 6;
 
     private static EtcdTestSupport etcd;
 
@@ -109,6 +109,6 @@ class EtcdRequestCountTest {
             waits.forEach(Disposable::dispose);
             locks.close().block(STEP);
         }
-        await().atMost(STEP).until(() -> etcd.keys().isEmpty());
+        await().atMost(STEP).pollInterval(Duration.ofMillis(20)).until(() -> etcd.keys().isEmpty());
     }
 }
