@@ -59,8 +59,9 @@ final class SessionConfirmations {
      * Completes when the node is gone or not ours, and at once on LOST. A confirmation that
      * fails (SUSPENDED) is skipped: the lease runs out on its local deadline unless a later one
      * succeeds first. One timer of the backend ticks for every held lock (the first confirmation
-     * of a lock comes within an interval of its grant), rather than a periodic timer per lock set
-     * up and cancelled with every acquire and release.
+     * of a lock comes between half an interval and an interval and a half after its grant, so a
+     * short hold sends none), rather than a periodic timer per lock set up and cancelled with every
+     * acquire and release.
      */
     Flux<Renewal> sessionRenewals(HeldLock lease, LockClock clock) {
         return Flux.defer(() -> {
@@ -113,7 +114,13 @@ final class SessionConfirmations {
                 return; // the next held lock starts the timer again
             }
         }
+        // a lock granted less than half an interval ago waits for the next tick (a short hold sends none):
+        // its first confirmation comes between half an interval and an interval and a half after its grant
+        long young = confirmationInterval().toNanos() / 2;
         for (Held h : held) {
+            if (h.clock.nanoTime() - h.since < young) {
+                continue;
+            }
             if (h.inFlight.compareAndSet(false, true)) {
                 confirm(h.created, h.clock).subscribe(
                         x -> {
@@ -146,10 +153,13 @@ final class SessionConfirmations {
         final LockClock clock;
         final FluxSink<Renewal> sink;
         final AtomicBoolean inFlight = new AtomicBoolean();
+        /** When it joined, on {@link #clock}. */
+        final long since;
 
         Held(ZooKeeperLockQueue.Created created, LockClock clock, FluxSink<Renewal> sink) {
             this.created = created;
             this.clock = clock;
+            this.since = clock.nanoTime();
             this.sink = sink;
         }
     }

@@ -336,6 +336,11 @@ public final class ZooKeeperLockBackend implements LockBackend {
         return session;
     }
 
+    /** @return how many prunes of lock nodes this backend sent */
+    long prunesSent() {
+        return janitor.prunesSent();
+    }
+
     CuratorFramework client() {
         return client;
     }
