@@ -6,6 +6,8 @@ import io.grpc.ManagedChannel;
 import java.lang.reflect.Field;
 import java.lang.reflect.Method;
 import java.time.Duration;
+import java.util.Map;
+import java.util.WeakHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -34,6 +36,8 @@ final class ChannelReconnect implements Disposable {
 
     private static final Logger LOG = Loggers.getLogger(ChannelReconnect.class);
     private static final AtomicBoolean WARNED = new AtomicBoolean();
+    /** The followers started by {@link #follow(Client, Duration, Scheduler)}: one per client (weak keys). */
+    private static final Map<Client, ChannelReconnect> SHARED = new WeakHashMap<>();
 
     private final @Nullable ManagedChannel channel;
     private final Duration interval;
@@ -53,6 +57,39 @@ final class ChannelReconnect implements Disposable {
         this.channel = interval.isZero() ? null : channelOf(client);
         this.interval = interval;
         this.scheduler = scheduler;
+    }
+
+    /**
+     * Follows the channel of {@code client} for the stores that have no lifecycle of their own to
+     * stop it with (semaphore, read-write lock, window lock): one follower per client, started now
+     * (it sends nothing: it reads the channel's state and asks to be told of changes) and ending
+     * when the client's channel shuts down.
+     *
+     * @param client    the jetcd client whose channel to follow
+     * @param interval  how often to cut the reconnect backoff short while disconnected; zero = never
+     * @param scheduler where the interval's timer runs
+     */
+    static void follow(Client client, Duration interval, Scheduler scheduler) {
+        if (interval.isZero()) {
+            return;
+        }
+        ChannelReconnect r;
+        synchronized (SHARED) {
+            r = SHARED.get(client);
+            if (r != null && !r.isDisposed() && r.channel != null && !r.channel.isShutdown()) {
+                return;
+            }
+            r = new ChannelReconnect(client, interval, scheduler);
+            SHARED.put(client, r);
+        }
+        r.start();
+    }
+
+    /** @return the follower {@link #follow(Client, Duration, Scheduler)} started for {@code client}, or null */
+    static @Nullable ChannelReconnect followerOf(Client client) {
+        synchronized (SHARED) {
+            return SHARED.get(client);
+        }
     }
 
     /** Starts following the channel's state (idempotent; lazily, with the first operation). */

@@ -42,9 +42,10 @@ import reactor.core.scheduler.Schedulers;
  * with the number of held locks ({@link RenewalMode#SESSION}). Each confirmed keep-alive is a
  * renewal of every held lock, timed from when its request was sent. Losing the lease (etcd says
  * it expired or was revoked, or no keep-alive was confirmed for a whole TTL) ends every hold
- * stream of the backend at once; the next acquire grants a new lease. Each held lock also
- * watches its own key (an idle watch stream, no round trips): a key deleted behind the client's
- * back — by an operator, by a revoke seen before the next keep-alive — ends that hold stream at once.
+ * stream of the backend at once; the next acquire grants a new lease. One watch of deletions under
+ * the backend's prefix, opened with the first held lock and kept (an idle stream, no round trips),
+ * watches every held key ({@link HeldKeyWatch}): a key deleted behind the client's back — by an
+ * operator, by a revoke seen before the next keep-alive — ends that hold stream at once.
  *
  * <h2>Recipe</h2>
  * Keys are {@code <prefix>/<base64url(name)>/<owner>}, attached to the session lease, value =
@@ -61,12 +62,18 @@ import reactor.core.scheduler.Schedulers;
  *       next one — until no key is before ours. One release wakes one waiter: no herd;</li>
  *   <li>when the caller does not wait ({@code tryAcquire}), our key is deleted again and the
  *       answer is {@link Attempt.Busy} with the holder;</li>
- *   <li>before answering {@link Attempt.Granted}, one keep-alive of the session lease confirms
- *       that the lease — and so our key, which only the lease's end or our own release removes —
- *       is still alive after the read that found us first (Jepsen's etcd finding, etcd issue
- *       #11456: a read can be served after the lease behind it expired). The lease then lives
- *       at least until that keep-alive's send time + TTL, which is where the grant's validity
- *       starts ({@link Attempt.Granted#validFromNanos()}).</li>
+ *   <li>before answering {@link Attempt.Granted}, the session lease must be known alive at and
+ *       after the read that found us first (Jepsen's etcd finding, etcd issue #11456: a
+ *       transaction can be served on a lease that expired but is not revoked yet). A keep-alive
+ *       confirmed with send time {@code s} proves the lease — and so our key, which only the
+ *       lease's end or our own release removes — alive until at least {@code s + TTL} (etcd
+ *       refuses to renew an expired lease and restarts the TTL on receipt). So the grant's validity
+ *       starts ({@link Attempt.Granted#validFromNanos()}) at the latest confirmation's send time when
+ *       that one is recent (within the keep-alive interval, at most TTL/2: no request); a grant
+ *       answered after {@code s + TTL} minus the drift allowance is refused by the engine as arrived
+ *       after its validity, so a transaction served on an expired lease is never handed out.
+ *       Without a recent confirmation, a keep-alive sent after the grant confirms it, shared by
+ *       every grant that asked before it went out ({@link EtcdSession#confirm}).</li>
  * </ol>
  *
  * <h2>Why it is correct</h2>
@@ -99,7 +106,7 @@ import reactor.core.scheduler.Schedulers;
  * <p>This class is the SPI's face; the work is done, one job each, by {@link EtcdLockQueue} (the
  * recipe: transactions, the predecessor wait, release), {@link SessionLeases} (the backend's one
  * session lease and the keys granted on it), {@link EtcdSession} (its keep-alives),
- * {@link HeldKeyWatch} (each held key's watch), {@link AbandonedTransactions} (acquire
+ * {@link HeldKeyWatch} (one prefix watch for every held key), {@link AbandonedTransactions} (acquire
  * transactions followed to their end), {@link ChannelReconnect} (reconnecting soon after an outage)
  * and {@link LockKeys} (the deletes they share).
  */
@@ -184,8 +191,9 @@ public final class EtcdLockBackend implements LockBackend {
 
     /**
      * The session's keep-alive confirmations, for as long as the session lives <i>and</i> the
-     * owner's key exists: a watch on that one key ends the stream when the key is deleted by
-     * anyone else (an operator, a forged release) — the session alone would not notice.
+     * owner's key exists: the backend's one prefix watch ({@link HeldKeyWatch}) ends the stream
+     * when the key is deleted by anyone else (an operator, a forged release) — the session alone
+     * would not notice.
      */
     @Override
     public Flux<Renewal> sessionRenewals(HeldLock lease, LockClock clock) {
@@ -313,6 +321,7 @@ public final class EtcdLockBackend implements LockBackend {
         EtcdSession s = sessions.close();
         txns.cancelRetries();
         reconnect.dispose();
+        heldKeys.close();
         Mono<Void> end = s == null ? Mono.empty() : s.close();
         return end.then(Mono.fromRunnable(() -> {
             if (ownsClient) {

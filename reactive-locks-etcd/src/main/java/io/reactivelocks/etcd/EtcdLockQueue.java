@@ -166,8 +166,16 @@ final class EtcdLockQueue {
                 : Mono.delay(EtcdLockBackend.WATCH_RETRY, options.scheduler()).then()); // do not spin on a failing watch
     }
 
+    /**
+     * Answers granted once the session lease is known alive at and after the grant: timed from
+     * the session's latest confirmation when it is recent (no request: the lease lives until at
+     * least its send time + TTL, past this answer), else from a keep-alive sent after now, shared
+     * with the other grants waiting for one (see {@link EtcdSession}).
+     */
     private Mono<Attempt> granted(GrantRequest request, EtcdSession s, long token) {
-        return s.confirm(request.clock()).flatMap(c -> sessions.granted(EtcdKeys.heldKey(request.name(), request.owner()), s)
+        io.reactivelocks.spi.Renewal recent = s.recentConfirmation(request.clock());
+        Mono<io.reactivelocks.spi.Renewal> confirmed = recent != null ? Mono.just(recent) : s.confirm(request.clock());
+        return confirmed.flatMap(c -> sessions.granted(EtcdKeys.heldKey(request.name(), request.owner()), s)
                 ? Mono.just(new Attempt.Granted(token, c.ttl(), c.sentAtNanos()))
                 : Mono.error(new LockBackendException(request.name(), "the etcd session ended before the grant of lock '"
                         + request.name() + "' was confirmed: " + s.endReason(), null, true)));

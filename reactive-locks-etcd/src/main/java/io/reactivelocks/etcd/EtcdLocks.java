@@ -128,6 +128,7 @@ public final class EtcdLocks {
         Objects.requireNonNull(client, "client");
         Objects.requireNonNull(etcdOptions, "etcdOptions");
         Objects.requireNonNull(options, "options");
+        ChannelReconnect.follow(client, etcdOptions.reconnectInterval(), etcdOptions.scheduler());
         return Semaphore.create(new EtcdSemaphoreStore(client, false, etcdOptions.prefix() + "-semaphore"), options);
     }
 
@@ -167,6 +168,7 @@ public final class EtcdLocks {
         Objects.requireNonNull(client, "client");
         Objects.requireNonNull(etcdOptions, "etcdOptions");
         Objects.requireNonNull(options, "options");
+        ChannelReconnect.follow(client, etcdOptions.reconnectInterval(), etcdOptions.scheduler());
         return ReadWriteLock.create(new EtcdReadWriteStore(client, false, etcdOptions.prefix() + "-rw"), options);
     }
 
@@ -208,6 +210,7 @@ public final class EtcdLocks {
         Objects.requireNonNull(client, "client");
         Objects.requireNonNull(etcdOptions, "etcdOptions");
         Objects.requireNonNull(options, "options");
+        ChannelReconnect.follow(client, etcdOptions.reconnectInterval(), etcdOptions.scheduler());
         return WindowLock.create(new EtcdWindowStore(client, false, etcdOptions.prefix() + "-window",
                 options.scheduler() != null ? options.scheduler() : Schedulers.parallel()), options);
     }

@@ -12,10 +12,12 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.FluxSink;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.MonoSink;
 import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Scheduler;
 import reactor.util.Logger;
@@ -35,6 +37,16 @@ import reactor.util.Loggers;
  * clock just before it goes out, and the cycle's answer is delivered with those times. The timers
  * run on the backend's scheduler, not a private wall-clock thread.
  *
+ * <p><b>Confirming a grant.</b> A grant is handed out only while the lease is known alive at and
+ * after it (etcd issue #11456: a transaction can be served on a lease that already expired but is
+ * not revoked yet). Every confirmed keep-alive sent at {@code s} proves the lease alive until at
+ * least {@code s + TTL}: etcd refuses to renew an expired lease and restarts the TTL on receipt, so
+ * a transaction answered before {@code s + TTL} ran on a live lease, and its key lives as long as
+ * the lease. {@link #recentConfirmation} therefore times a grant from the latest confirmation
+ * when that one is recent (no request); otherwise {@link #confirm} sends a keep-alive after the
+ * grant, shared by every grant that asked before it was sent (one in flight at a time; a grant
+ * asking while one is in flight waits for the next).
+ *
  * <p><b>Loss.</b> The session is lost — once, for good — when etcd says the lease is gone (a
  * keep-alive answered with TTL 0, i.e. expired or revoked), when a keep-alive fails permanently,
  * or when no keep-alive was confirmed for a whole TTL since the last confirmed send time. Every
@@ -45,6 +57,8 @@ import reactor.util.Loggers;
 final class EtcdSession {
 
     private static final Logger LOG = Loggers.getLogger(EtcdSession.class);
+    private static final int MAX_CLOCKS = 8;
+    private static final long UNREAD = Long.MIN_VALUE;
 
     final long leaseId;
     final Duration ttl;
@@ -56,11 +70,23 @@ final class EtcdSession {
     private final Consumer<EtcdSession> onEnd;
     private final Sinks.Empty<Void> ended = Sinks.empty();
     private final Set<Listener> listeners = ConcurrentHashMap.newKeySet();
+    /** How old the latest confirmation may be for a grant to be timed from it without a request. */
+    private final long recentNanos;
 
     // guarded by this
     private boolean over;
     private String endReason;
     private long confirmedAt;
+    /** The TTL etcd restarted with the latest confirmation (the granted TTL until the first one). */
+    private Duration confirmedTtl;
+    /** The request clocks grants were timed on (append-only, at most {@link #MAX_CLOCKS}). */
+    private LockClock[] grantClocks = new LockClock[0];
+    /** {@code confirmedAt}'s send time read on each of {@link #grantClocks}, {@link #UNREAD} when not read then. */
+    private long[] confirmedOn = new long[0];
+    /** Grant confirmations waiting for a keep-alive not sent yet. */
+    private List<Confirmation> waiting = new ArrayList<>();
+    /** The grant confirmations of the one confirming keep-alive in flight, or null. */
+    private List<Confirmation> confirming;
     private Disposable cycleTimer;
     private Disposable deadlineTimer;
     private Disposable inFlight;
@@ -81,6 +107,8 @@ final class EtcdSession {
         this.interval = options.keepAliveInterval(ttl);
         this.onEnd = onEnd;
         this.confirmedAt = grantedAt;
+        this.confirmedTtl = ttl;
+        this.recentNanos = Math.min(interval.toNanos(), ttl.toNanos() / 2);
     }
 
     /** Starts the keep-alive cycle and the deadline. */
@@ -125,30 +153,147 @@ final class EtcdSession {
     }
 
     /**
-     * One keep-alive outside the cycle, to confirm that the lease is alive now (after a grant).
+     * The latest confirmation, when it is recent enough to time a grant answered now from it
+     * without a request (see the class javadoc): its send time read on {@code requestClock}.
+     *
+     * @param requestClock the clock to time-stamp the confirmation with
+     * @return the confirmation, or null: none recent, the session is over, or {@code requestClock}
+     *         was not read at that send (it is from now on, up to a few clocks)
+     */
+    synchronized @Nullable Renewal recentConfirmation(LockClock requestClock) {
+        if (over) {
+            return null;
+        }
+        int i = clockIndex(requestClock);
+        if (i < 0 || i >= confirmedOn.length || confirmedOn[i] == UNREAD
+                || clock.nanoTime() - confirmedAt > recentNanos) {
+            return null;
+        }
+        return new Renewal(confirmedOn[i], confirmedTtl);
+    }
+
+    /**
+     * Confirms that the lease is alive after this call (after a grant): with the next keep-alive
+     * sent — at once when none is in flight, else once the one in flight answered — shared by every
+     * confirmation asked before it goes out. Cancelling stops waiting (the keep-alive still goes).
      *
      * @param requestClock the clock to time-stamp the confirmation with
      * @return the confirmation: send time on {@code requestClock} and the TTL etcd restarted; a
-     *         transient {@link LockBackendException} when the lease is gone (the session is then lost)
+     *         transient {@link LockBackendException} when the lease is gone or the session ended
      */
     Mono<Renewal> confirm(LockClock requestClock) {
-        return Mono.defer(() -> {
-            long sentAt = requestClock.nanoTime();
-            long ownSentAt = clock.nanoTime();
-            return keepAliveOnce()
-                    .map(granted -> {
-                        onConfirmed(ownSentAt);
-                        return new Renewal(sentAt, granted);
-                    })
-                    .onErrorResume(e -> {
-                        if (EtcdErrors.isLeaseNotFound(e)) {
-                            lose("etcd says the session lease " + Long.toHexString(leaseId) + " is gone");
-                            return Mono.error(new LockBackendException(null, "the session lease expired before the"
-                                    + " grant was confirmed", e, true));
-                        }
-                        return Mono.error(e);
-                    });
+        return Mono.create(sink -> {
+            Confirmation c = new Confirmation(requestClock, sink);
+            boolean send;
+            String ended;
+            synchronized (this) {
+                ended = over ? endReason : null;
+                if (ended == null) {
+                    waiting.add(c);
+                }
+                send = confirming == null;
+            }
+            if (ended != null) {
+                sink.error(sessionEnded(ended, null));
+                return;
+            }
+            sink.onCancel(() -> {
+                synchronized (this) {
+                    waiting.remove(c);
+                }
+            });
+            if (send) {
+                sendConfirmation();
+            }
         });
+    }
+
+    private void sendConfirmation() {
+        List<Confirmation> batch;
+        long[] theirs;
+        Sent sent;
+        synchronized (this) {
+            if (over || confirming != null || waiting.isEmpty()) {
+                return;
+            }
+            batch = waiting;
+            waiting = new ArrayList<>();
+            confirming = batch;
+            theirs = new long[batch.size()];
+            for (int i = 0; i < theirs.length; i++) {
+                theirs[i] = batch.get(i).clock.nanoTime();
+            }
+            sent = stamp();
+        }
+        keepAliveOnce().subscribe(
+                granted -> onConfirmationAnswer(batch, theirs, sent, granted),
+                e -> onConfirmationFailed(batch, e));
+    }
+
+    private void onConfirmationAnswer(List<Confirmation> batch, long[] theirs, Sent sent, Duration granted) {
+        boolean live = onConfirmed(sent, granted);
+        synchronized (this) {
+            if (confirming == batch) {
+                confirming = null;
+            }
+        }
+        for (int i = 0; i < batch.size(); i++) {
+            if (live) {
+                batch.get(i).sink.success(new Renewal(theirs[i], granted));
+            } else {
+                batch.get(i).sink.error(sessionEnded(endReason(), null));
+            }
+        }
+        sendConfirmation();
+    }
+
+    private void onConfirmationFailed(List<Confirmation> batch, Throwable e) {
+        synchronized (this) {
+            if (confirming == batch) {
+                confirming = null;
+            }
+        }
+        if (EtcdErrors.isLeaseNotFound(e)) {
+            lose("etcd says the session lease " + Long.toHexString(leaseId) + " is gone");
+            for (Confirmation c : batch) {
+                c.sink.error(new LockBackendException(null, "the session lease expired before the grant was confirmed",
+                        e, true));
+            }
+            return;
+        }
+        for (Confirmation c : batch) {
+            c.sink.error(e);
+        }
+        sendConfirmation();
+    }
+
+    private static LockBackendException sessionEnded(String reason, @Nullable Throwable cause) {
+        return new LockBackendException(null, "the etcd session ended before the grant was confirmed: " + reason,
+                cause, true);
+    }
+
+    // guarded by this; registers the clock when new and there is room
+    private int clockIndex(LockClock c) {
+        for (int i = 0; i < grantClocks.length; i++) {
+            if (grantClocks[i] == c) {
+                return i;
+            }
+        }
+        if (grantClocks.length < MAX_CLOCKS) {
+            LockClock[] more = java.util.Arrays.copyOf(grantClocks, grantClocks.length + 1);
+            more[grantClocks.length] = c;
+            grantClocks = more;
+        }
+        return -1;
+    }
+
+    /** guarded by this: the send time of a keep-alive about to go out, on the session's and every grant clock. */
+    private Sent stamp() {
+        long[] on = new long[grantClocks.length];
+        for (int i = 0; i < on.length; i++) {
+            on[i] = grantClocks[i].nanoTime();
+        }
+        return new Sent(clock.nanoTime(), on);
     }
 
     /**
@@ -171,7 +316,7 @@ final class EtcdSession {
     }
 
     private void cycle() {
-        long sentAt;
+        Sent sentAt;
         List<Listener> snapshot;
         long[] sentAts;
         synchronized (this) {
@@ -184,7 +329,7 @@ final class EtcdSession {
             for (int i = 0; i < sentAts.length; i++) {
                 sentAts[i] = snapshot.get(i).clock.nanoTime();
             }
-            sentAt = clock.nanoTime();
+            sentAt = stamp();
         }
         Disposable d = keepAliveOnce().subscribe(
                 granted -> onCycleAnswer(sentAt, granted, snapshot, sentAts),
@@ -198,14 +343,14 @@ final class EtcdSession {
         }
     }
 
-    private void onCycleAnswer(long sentAt, Duration granted, List<Listener> snapshot, long[] sentAts) {
+    private void onCycleAnswer(Sent sentAt, Duration granted, List<Listener> snapshot, long[] sentAts) {
         synchronized (this) {
             if (over) {
                 return;
             }
             inFlight = null;
         }
-        if (!onConfirmed(sentAt)) {
+        if (!onConfirmed(sentAt, granted)) {
             return;
         }
         for (int i = 0; i < snapshot.size(); i++) {
@@ -216,7 +361,7 @@ final class EtcdSession {
         }
         synchronized (this) {
             if (!over && cycleTimer == null) {
-                long delay = Math.max(0, sentAt + interval.toNanos() - clock.nanoTime());
+                long delay = Math.max(0, sentAt.at + interval.toNanos() - clock.nanoTime());
                 cycleTimer = schedule(this::cycle, delay);
             }
         }
@@ -248,13 +393,18 @@ final class EtcdSession {
     }
 
     /** @return false when the session is over */
-    private boolean onConfirmed(long sentAt) {
+    private boolean onConfirmed(Sent sent, Duration granted) {
         synchronized (this) {
             if (over) {
                 return false;
             }
-            if (sentAt > confirmedAt) {
-                confirmedAt = sentAt;
+            if (sent.at > confirmedAt) {
+                confirmedAt = sent.at;
+                confirmedTtl = granted;
+                long[] on = new long[grantClocks.length];
+                java.util.Arrays.fill(on, UNREAD);
+                System.arraycopy(sent.onClocks, 0, on, 0, sent.onClocks.length);
+                confirmedOn = on;
                 scheduleDeadline();
             }
             return true;
@@ -299,12 +449,18 @@ final class EtcdSession {
     /** @return true when this call ended the session */
     private boolean end(String reason) {
         Disposable[] stop;
+        List<Confirmation> unconfirmed = new ArrayList<>();
         synchronized (this) {
             if (over) {
                 return false;
             }
             over = true;
             endReason = reason;
+            unconfirmed.addAll(waiting);
+            waiting.clear();
+            if (confirming != null) {
+                unconfirmed.addAll(confirming);
+            }
             stop = new Disposable[] {cycleTimer, deadlineTimer, inFlight};
             cycleTimer = null;
             deadlineTimer = null;
@@ -316,6 +472,9 @@ final class EtcdSession {
             }
         }
         onEnd.accept(this);
+        for (Confirmation c : unconfirmed) {
+            c.sink.error(sessionEnded(reason, null));
+        }
         for (Listener l : new ArrayList<>(listeners)) {
             l.sink.complete();
         }
@@ -347,6 +506,21 @@ final class EtcdSession {
     @Override
     public String toString() {
         return "EtcdSession{lease " + Long.toHexString(leaseId) + ", ttl " + ttl + "}";
+    }
+
+    /** A keep-alive's send time on the session's clock and on each grant clock known then. */
+    private record Sent(long at, long[] onClocks) {
+    }
+
+    /** A grant waiting for a keep-alive sent after it asked. */
+    private static final class Confirmation {
+        final LockClock clock;
+        final MonoSink<Renewal> sink;
+
+        Confirmation(LockClock clock, MonoSink<Renewal> sink) {
+            this.clock = clock;
+            this.sink = sink;
+        }
     }
 
     private static final class Listener {

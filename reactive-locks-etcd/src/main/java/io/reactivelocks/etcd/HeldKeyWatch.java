@@ -5,15 +5,34 @@ import io.etcd.jetcd.KV;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.Watch;
 import io.etcd.jetcd.options.WatchOption;
+import io.etcd.jetcd.watch.WatchEvent;
+import io.etcd.jetcd.watch.WatchResponse;
 import io.reactivelocks.spi.HeldLock;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.MonoSink;
 
 /**
- * The watch each held lock keeps on its own key (an idle watch stream, no round trips): a key
- * deleted behind the client's back — by an operator, by a forged release, by a revoke seen before
- * the next keep-alive — ends that hold stream at once, which the session alone would not notice.
+ * Tells each held lock when its key is deleted behind the client's back — by an operator, by a
+ * forged release, by a revoke seen before the next keep-alive — which the session alone would not
+ * notice. One watch of deletions under the backend's whole prefix serves every held key: it is
+ * opened by the first held key and stays open (an idle stream, no round trips), so a grant costs
+ * no watch request; each deletion is dispatched to the held keys it ends.
+ *
+ * <p><b>Nothing slips through.</b> A held key with token (create revision) {@code t} must see every
+ * deletion of it after revision {@code t}. The watch runs from a start revision {@code w} on
+ * (jetcd resumes it from the last revision seen after a reconnect). A key registered with
+ * {@code t + 1 >= w} is covered by it. A key registered with {@code t + 1 < w} (granted before the
+ * watch was opened) is read once: its get is served at a revision {@code g >= w - 1}
+ * ({@code w - 1} was a revision of the store before the get was sent), so either the get shows
+ * it gone or replaced (the hold ends) or the watch covers every later deletion. When the watch
+ * fails for good (history compacted, a permanent error), every held key is read again and
+ * re-registered from its read's revision, the first of them opening a new watch.
  */
 final class HeldKeyWatch {
 
@@ -22,6 +41,13 @@ final class HeldKeyWatch {
     private final EtcdKeys keys;
     private final EtcdLockOptions options;
 
+    // guarded by this
+    private final Map<ByteSequence, List<Held>> held = new HashMap<>();
+    private Watch.@Nullable Watcher watcher;
+    private long watchFrom;
+    private long generation;
+    private boolean closed;
+
     HeldKeyWatch(KV kv, Watch watch, EtcdKeys keys, EtcdLockOptions options) {
         this.kv = kv;
         this.watch = watch;
@@ -29,43 +55,192 @@ final class HeldKeyWatch {
         this.options = options;
     }
 
-    /** Completes when the held key of {@code lease} is deleted (or was already replaced or gone). */
+    /**
+     * @return completes when the held key of {@code lease} is deleted (or was already replaced or
+     *         gone); cancel to stop watching it
+     */
     Mono<Void> keyGone(HeldLock lease) {
         ByteSequence key = keys.owner(lease.name(), lease.owner());
-        return keyGone(lease, key, lease.token() + 1);
+        return Mono.create(sink -> {
+            Held h = new Held(key, lease.token(), sink);
+            sink.onDispose(() -> forget(h));
+            register(h, lease.token() + 1);
+        });
     }
 
-    private Mono<Void> keyGone(HeldLock lease, ByteSequence key, long fromRevision) {
-        return Mono.<Boolean>create(sink -> {
-            WatchOption option = WatchOption.builder().withRevision(fromRevision).withNoPut(true).build();
-            Watch.Watcher w = watch.watch(key, option, Watch.listener(
-                    response -> {
-                        if (!response.getEvents().isEmpty()) {
-                            sink.success(true);
+    /** Stops the watch; held keys are no longer told of deletions (the backend is closing). */
+    void close() {
+        Watch.Watcher w;
+        synchronized (this) {
+            closed = true;
+            w = watcher;
+            watcher = null;
+            generation++;
+            held.clear();
+        }
+        if (w != null) {
+            w.close();
+        }
+    }
+
+    /** @return whether the shared watch is open (for tests) */
+    synchronized boolean isWatching() {
+        return watcher != null;
+    }
+
+    private void register(Held h, long fromRevision) {
+        boolean check;
+        synchronized (this) {
+            if (closed || h.done) {
+                return;
+            }
+            List<Held> of = held.computeIfAbsent(h.key, k -> new ArrayList<>(1));
+            if (!of.contains(h)) {
+                of.add(h);
+            }
+            if (watcher == null) {
+                open(fromRevision);
+                check = false;
+            } else {
+                check = fromRevision < watchFrom;
+            }
+        }
+        if (check) {
+            check(h);
+        }
+    }
+
+    // guarded by this
+    private void open(long fromRevision) {
+        long gen = ++generation;
+        WatchOption option = WatchOption.builder().isPrefix(true).withRevision(fromRevision).withNoPut(true).build();
+        watchFrom = fromRevision;
+        watcher = watch.watch(keys.all(), option, Watch.listener(
+                this::onDeletions,
+                error -> onWatchEnded(gen),
+                () -> onWatchEnded(gen)));
+    }
+
+    private void onDeletions(WatchResponse response) {
+        List<Held> gone = null;
+        synchronized (this) {
+            for (WatchEvent e : response.getEvents()) {
+                if (e.getEventType() != WatchEvent.EventType.DELETE) {
+                    continue;
+                }
+                KeyValue kv = e.getKeyValue();
+                List<Held> of = held.get(kv.getKey());
+                if (of == null) {
+                    continue;
+                }
+                long revision = kv.getModRevision();
+                for (int i = of.size() - 1; i >= 0; i--) {
+                    Held h = of.get(i);
+                    if (h.token < revision) { // a deletion of this incarnation, not of an earlier key of the same owner
+                        of.remove(i);
+                        if (gone == null) {
+                            gone = new ArrayList<>();
                         }
-                    },
-                    error -> sink.success(false),
-                    () -> sink.success(false)));
-            sink.onDispose(w::close);
-        }).flatMap(deleted -> deleted ? Mono.<Void>empty() : recheckKey(lease, key, fromRevision));
+                        gone.add(h);
+                    }
+                }
+                if (of.isEmpty()) {
+                    held.remove(kv.getKey());
+                }
+            }
+        }
+        if (gone != null) {
+            for (Held h : gone) {
+                h.sink.success();
+            }
+        }
     }
 
-    /** After a failed watch: gone (complete), still ours (watch again from now), or unknown (watch again). */
-    private Mono<Void> recheckKey(HeldLock lease, ByteSequence key, long fromRevision) {
-        return Mono.delay(EtcdLockBackend.WATCH_RETRY, options.scheduler())
-                .then(Mono.fromFuture(() -> kv.get(key))
+    /** The watch failed for good or ended: every held key is read and registered again. */
+    private void onWatchEnded(long gen) {
+        Watch.Watcher w;
+        List<Held> all = new ArrayList<>();
+        synchronized (this) {
+            if (gen != generation || closed) {
+                return;
+            }
+            w = watcher;
+            watcher = null;
+            for (List<Held> of : held.values()) {
+                all.addAll(of);
+            }
+            held.clear();
+        }
+        if (w != null) {
+            w.close();
+        }
+        for (Held h : all) {
+            reread(h);
+        }
+    }
+
+    /** A key registered from before the watch's start: read once; gone or replaced ends its hold. */
+    private void check(Held h) {
+        read(h).subscribe(found -> {
+            if (found.isEmpty()) {
+                reread(h); // etcd unreachable: look again shortly (the session's deadline rules meanwhile)
+            } else if (gone(h, found.get())) {
+                forget(h);
+                h.sink.success();
+            }
+        });
+    }
+
+    /** After the watch ended: read the key shortly; gone (complete), still ours (register from the read on). */
+    private void reread(Held h) {
+        Mono.delay(EtcdLockBackend.WATCH_RETRY, options.scheduler())
+                .then(read(h))
+                .subscribe(found -> {
+                    if (found.isEmpty()) {
+                        reread(h);
+                    } else if (gone(h, found.get())) {
+                        h.sink.success();
+                    } else {
+                        register(h, found.get().getHeader().getRevision() + 1);
+                    }
+                });
+    }
+
+    private Mono<Optional<io.etcd.jetcd.kv.GetResponse>> read(Held h) {
+        return Mono.defer(() -> h.done ? Mono.<Optional<io.etcd.jetcd.kv.GetResponse>>empty()
+                : Mono.fromFuture(() -> kv.get(h.key))
                         .timeout(options.requestTimeout(), options.scheduler())
                         .map(Optional::of)
-                        .onErrorReturn(Optional.empty()))
-                .flatMap(found -> {
-                    if (found.isEmpty()) {
-                        return keyGone(lease, key, fromRevision); // etcd unreachable: the session's deadline rules
-                    }
-                    List<KeyValue> kvs = found.get().getKvs();
-                    if (kvs.isEmpty() || kvs.get(0).getCreateRevision() != lease.token()) {
-                        return Mono.<Void>empty();
-                    }
-                    return keyGone(lease, key, found.get().getHeader().getRevision() + 1);
-                });
+                        .onErrorReturn(Optional.empty()));
+    }
+
+    private static boolean gone(Held h, io.etcd.jetcd.kv.GetResponse r) {
+        List<KeyValue> kvs = r.getKvs();
+        return kvs.isEmpty() || kvs.get(0).getCreateRevision() != h.token;
+    }
+
+    private void forget(Held h) {
+        synchronized (this) {
+            h.done = true;
+            List<Held> of = held.get(h.key);
+            if (of != null && of.remove(h) && of.isEmpty()) {
+                held.remove(h.key);
+            }
+        }
+    }
+
+    /** One held key's subscription. */
+    private static final class Held {
+        final ByteSequence key;
+        final long token;
+        final MonoSink<Void> sink;
+        /** Set under the HeldKeyWatch's lock; read without it to skip reads no one waits for. */
+        volatile boolean done;
+
+        Held(ByteSequence key, long token, MonoSink<Void> sink) {
+            this.key = key;
+            this.token = token;
+            this.sink = sink;
+        }
     }
 }

@@ -177,6 +177,67 @@ class EtcdSessionTest {
         assertThat(s.isOver()).isTrue();
     }
 
+    @Test
+    void grantConfirmationsShareOneKeepAliveInFlightAndOneAskedWhileItIsInFlightWaitsForTheNext() {
+        EtcdSession s = session();
+        List<Renewal> first = new ArrayList<>();
+        List<Renewal> second = new ArrayList<>();
+        List<Renewal> third = new ArrayList<>();
+        s.confirm(clock).subscribe(first::add);
+        assertThat(lease.requests.get()).isEqualTo(1);
+        long firstSent = clock.nanoTime();
+        vts.advanceTimeBy(Duration.ofMillis(10));
+        // asked after the keep-alive in flight was sent: that answer says nothing of these grants
+        s.confirm(clock).subscribe(second::add);
+        s.confirm(clock).subscribe(third::add);
+        assertThat(lease.requests.get()).as("one in flight at a time").isEqualTo(1);
+        lease.answer(3);
+        assertThat(first).containsExactly(new Renewal(firstSent, TTL));
+        assertThat(second).isEmpty();
+        // the answer sent the next one at once, for both waiting grants
+        assertThat(lease.requests.get()).isEqualTo(2);
+        long nextSent = clock.nanoTime();
+        vts.advanceTimeBy(Duration.ofMillis(10));
+        lease.answer(3);
+        assertThat(second).containsExactly(new Renewal(nextSent, TTL));
+        assertThat(third).containsExactly(new Renewal(nextSent, TTL));
+        assertThat(lease.requests.get()).isEqualTo(2);
+    }
+
+    @Test
+    void aRecentConfirmationTimesAGrantWithoutARequestOnlyOnAClockReadAtItsSend() {
+        EtcdSession s = session();
+        LockClock other = () -> clock.nanoTime() + 5_000_000_000L;
+        // a clock the session has not read at a send yet: no recent confirmation on it
+        assertThat(s.recentConfirmation(other)).isNull();
+        vts.advanceTimeBy(Duration.ofSeconds(1)); // the cycle's keep-alive goes out, read on `other` too
+        long sent = other.nanoTime();
+        lease.answer(3);
+        assertThat(s.recentConfirmation(other)).isEqualTo(new Renewal(sent, TTL));
+        assertThat(lease.requests.get()).isEqualTo(1);
+        vts.advanceTimeBy(Duration.ofMillis(999));
+        assertThat(s.recentConfirmation(other)).isEqualTo(new Renewal(sent, TTL));
+        // older than the interval (TTL/3): a grant must be confirmed by a new keep-alive
+        vts.advanceTimeBy(Duration.ofMillis(2)); // the next cycle is in flight, unanswered
+        assertThat(s.recentConfirmation(other)).isNull();
+        lease.fail(EtcdExceptionFactory.newEtcdException(ErrorCode.NOT_FOUND, "etcdserver: requested lease not found"));
+        assertThat(s.recentConfirmation(other)).as("over").isNull();
+    }
+
+    @Test
+    void aGrantConfirmationWaitingWhenTheSessionEndsFailsTransiently() {
+        EtcdSession s = session();
+        List<Throwable> errors = new ArrayList<>();
+        s.confirm(clock).subscribe(null, errors::add);
+        s.confirm(clock).subscribe(null, errors::add); // waits for the next keep-alive
+        s.close().subscribe();
+        assertThat(errors).hasSize(2).allSatisfy(e ->
+                assertThat(((io.reactivelocks.LockBackendException) e).isTransient()).isTrue());
+        List<Throwable> late = new ArrayList<>();
+        s.confirm(clock).subscribe(null, late::add);
+        assertThat(late).hasSize(1);
+    }
+
     /** A jetcd Lease whose keep-alives the test answers by hand. */
     private static final class ScriptedLease implements Lease {
         private final List<CompletableFuture<LeaseKeepAliveResponse>> inFlight = new ArrayList<>();

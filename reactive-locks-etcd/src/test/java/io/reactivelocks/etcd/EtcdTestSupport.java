@@ -156,6 +156,32 @@ final class EtcdTestSupport implements AutoCloseable {
         }
     }
 
+    /**
+     * @return the requests etcd received so far: {@code grpc_server_msg_received_total} of its
+     *         {@code /metrics} summed over every method (each unary request and each message on a
+     *         stream, as benchmarks B1/B3 count them); reading it sends no gRPC request
+     */
+    long requestsReceived() {
+        try {
+            java.net.http.HttpResponse<String> r = java.net.http.HttpClient.newHttpClient().send(
+                    java.net.http.HttpRequest.newBuilder(java.net.URI.create(server.url() + "/metrics"))
+                            .timeout(Duration.ofSeconds(10)).build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofString());
+            long sum = 0;
+            for (String line : r.body().split("\n")) {
+                if (line.startsWith("grpc_server_msg_received_total{")) {
+                    sum += (long) Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1).trim());
+                }
+            }
+            return sum;
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
     /** @return a jetcd client for checks, owned by the fixture */
     Client checker() {
         return checker;

@@ -34,9 +34,12 @@ final class LockNodeJanitor {
     private final BooleanSupplier closed;
     private final Set<String> prunePending = ConcurrentHashMap.newKeySet();
     private final Set<String> pruneScheduled = ConcurrentHashMap.newKeySet();
+    /** Names released again while their prune was scheduled: the timer waits another delay instead of pruning. */
+    private final Set<String> usedAgain = ConcurrentHashMap.newKeySet();
     /** The prune timers not fired yet, by lock name: close() cancels them (and prunes their names itself). */
     private final ConcurrentHashMap<String, Disposable> pruneTimers = new ConcurrentHashMap<>();
     private final Set<String> deletePending = ConcurrentHashMap.newKeySet();
+    private final java.util.concurrent.atomic.AtomicLong prunesSent = new java.util.concurrent.atomic.AtomicLong();
 
     /**
      * @param nodes   the requests on the lock nodes
@@ -72,21 +75,41 @@ final class LockNodeJanitor {
     }
 
     /**
-     * Prunes the lock's node a moment after a release rather than at once: a name taken again
-     * soon (the common case: a lock used in a loop) keeps its node, so its next acquire is one
-     * create instead of a failed create, a container create and a create again (6 requests per
-     * acquire and release instead of 3). At most one prune per name is scheduled at a time;
-     * close() prunes whatever is still pending.
+     * Prunes the lock's node once it was left unused for a moment rather than at each release: a
+     * name taken again soon (the common case: a lock used in a loop) keeps its node, so its next
+     * acquire is one create instead of a failed create, a container create and a create again (6
+     * requests per acquire and release instead of 3); and a name released again while its prune
+     * was scheduled waits another delay without a request, so a busy name costs no prune at all
+     * (Curator's InterProcessMutex sends none: it leaves empty containers to the server's container
+     * manager, which deletes them within a minute). At most one prune per name is scheduled at a
+     * time; close() prunes whatever is still pending.
      */
     void schedulePrune(String name) {
-        if (closed.getAsBoolean() || !pruneScheduled.add(name)) {
+        if (closed.getAsBoolean()) {
             return;
         }
+        if (!pruneScheduled.add(name)) {
+            usedAgain.add(name);
+            return;
+        }
+        schedulePruneTimer(name);
+    }
+
+    private void schedulePruneTimer(String name) {
         Runnable run = () -> {
             pruneTimers.remove(name);
-            pruneScheduled.remove(name);
             if (closed.getAsBoolean()) {
+                pruneScheduled.remove(name);
                 return; // close() prunes what is pending
+            }
+            if (usedAgain.remove(name)) {
+                schedulePruneTimer(name); // released again meanwhile: wait until it is left alone
+                return;
+            }
+            pruneScheduled.remove(name);
+            if (usedAgain.remove(name)) { // a release between the two checks: it found the prune scheduled
+                schedulePrune(name);
+                return;
             }
             prune(name).subscribe(null, e -> LOG.debug("prune of lock '{}' failed: {}", name, e.toString()));
         };
@@ -102,8 +125,15 @@ final class LockNodeJanitor {
                 }
             }
         } catch (java.util.concurrent.RejectedExecutionException e) {
-            run.run();
+            pruneScheduled.remove(name);
+            usedAgain.remove(name);
+            prune(name).subscribe(null, x -> LOG.debug("prune of lock '{}' failed: {}", name, x.toString()));
         }
+    }
+
+    /** @return how many prunes (deletes of a lock's node) were sent so far */
+    long prunesSent() {
+        return prunesSent.get();
     }
 
     /** Cancels the prune timers not fired yet; their names stay pending, for the {@link #sweep} of close(). */
@@ -121,7 +151,10 @@ final class LockNodeJanitor {
 
     /** Like {@link #prune}, but fails when ZooKeeper could not be asked (the name stays pending). */
     private Mono<Void> pruneOrFail(String name) {
-        return Mono.fromCompletionStage(() -> nodes.async().delete().forPath(nodes.paths().lockPath(name)))
+        return Mono.fromCompletionStage(() -> {
+                    prunesSent.incrementAndGet();
+                    return nodes.async().delete().forPath(nodes.paths().lockPath(name));
+                })
                 .then()
                 .doOnSuccess(v -> prunePending.remove(name))
                 .onErrorResume(e -> {

@@ -6,9 +6,19 @@ import io.reactivelocks.spi.RenewOutcome;
 import io.reactivelocks.spi.RenewRequest;
 import io.reactivelocks.spi.Renewal;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
+import org.apache.curator.framework.state.ConnectionState;
+import org.jspecify.annotations.Nullable;
+import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
+import reactor.core.publisher.FluxSink;
 import reactor.core.publisher.Mono;
 import reactor.util.Logger;
 import reactor.util.Loggers;
@@ -27,6 +37,9 @@ final class SessionConfirmations {
     private final ZooKeeperLockOptions options;
     private final ZooKeeperSession session;
     private final BooleanSupplier closed;
+    private final Set<Held> held = ConcurrentHashMap.newKeySet();
+    // guarded by this
+    private @Nullable Disposable ticker;
 
     SessionConfirmations(ZooKeeperLockQueue queue, LockNodes nodes, ZooKeeperLockOptions options, ZooKeeperSession session,
                          BooleanSupplier closed) {
@@ -35,6 +48,8 @@ final class SessionConfirmations {
         this.options = options;
         this.session = session;
         this.closed = closed;
+        // one subscription for every held lock (it ends when the session's states complete, on close)
+        session.changes().filter(s -> s == ConnectionState.LOST).subscribe(s -> onLost());
     }
 
     /**
@@ -43,25 +58,110 @@ final class SessionConfirmations {
      * {@link Renewal} timed from when the request was sent, with the negotiated session timeout.
      * Completes when the node is gone or not ours, and at once on LOST. A confirmation that
      * fails (SUSPENDED) is skipped: the lease runs out on its local deadline unless a later one
-     * succeeds first.
+     * succeeds first. One timer of the backend ticks for every held lock (the first confirmation
+     * of a lock comes between half an interval and an interval and a half after its grant, so a
+     * short hold sends none), rather than a periodic timer per lock set up and cancelled with every
+     * acquire and release.
      */
     Flux<Renewal> sessionRenewals(HeldLock lease, LockClock clock) {
         return Flux.defer(() -> {
             ZooKeeperLockQueue.Created c = queue.created(lease.name(), lease.owner());
-            if (c == null || c.czxid() != lease.token() || closed.getAsBoolean()) {
+            if (c == null || c.czxid() != lease.token() || closed.getAsBoolean() || c.sessionId() != session.sessionId()) {
                 return Flux.empty();
             }
-            Duration every = confirmationInterval();
-            Flux<Confirmation> confirmations = Flux.defer(() -> c.sessionId() != session.sessionId()
-                    ? Flux.<Confirmation>empty()
-                    : Flux.interval(every, every, options.scheduler())
-                            .onBackpressureDrop()
-                            .concatMap(t -> confirm(c, clock), 1));
-            return confirmations
-                    .takeWhile(x -> x.renewal != null)
-                    .map(x -> x.renewal)
-                    .takeUntilOther(session.lost());
+            return Flux.<Renewal>create(sink -> {
+                Held h = new Held(c, clock, sink);
+                held.add(h);
+                sink.onDispose(() -> held.remove(h));
+                ensureTicking();
+            });
         });
+    }
+
+    /** Cancels the timer (the backend closes; its leases are released). */
+    void close() {
+        Disposable t;
+        synchronized (this) {
+            t = ticker;
+            ticker = null;
+        }
+        if (t != null) {
+            t.dispose();
+        }
+    }
+
+    /** Ends every held lock's renewals: the session was lost. */
+    private void onLost() {
+        for (Held h : new ArrayList<>(held)) {
+            held.remove(h);
+            h.sink.complete();
+        }
+    }
+
+    private void ensureTicking() {
+        synchronized (this) {
+            if (ticker != null || closed.getAsBoolean()) {
+                return;
+            }
+            ticker = schedule(confirmationInterval());
+        }
+    }
+
+    private void tick() {
+        synchronized (this) {
+            ticker = null;
+            if (held.isEmpty() || closed.getAsBoolean()) {
+                return; // the next held lock starts the timer again
+            }
+        }
+        // a lock granted less than half an interval ago waits for the next tick (a short hold sends none):
+        // its first confirmation comes between half an interval and an interval and a half after its grant
+        long young = confirmationInterval().toNanos() / 2;
+        for (Held h : held) {
+            if (h.clock.nanoTime() - h.since < young) {
+                continue;
+            }
+            if (h.inFlight.compareAndSet(false, true)) {
+                confirm(h.created, h.clock).subscribe(
+                        x -> {
+                            if (x.renewal != null) {
+                                h.sink.next(x.renewal);
+                            } else {
+                                held.remove(h);
+                                h.sink.complete();
+                            }
+                        },
+                        e -> h.inFlight.set(false),
+                        () -> h.inFlight.set(false));
+            }
+        }
+        ensureTicking();
+    }
+
+    // guarded by this
+    private @Nullable Disposable schedule(Duration delay) {
+        try {
+            return options.scheduler().schedule(this::tick, delay.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException e) {
+            return null; // the scheduler is gone: the leases run out on their local deadlines
+        }
+    }
+
+    /** One held lock listening for confirmations. */
+    private static final class Held {
+        final ZooKeeperLockQueue.Created created;
+        final LockClock clock;
+        final FluxSink<Renewal> sink;
+        final AtomicBoolean inFlight = new AtomicBoolean();
+        /** When it joined, on {@link #clock}. */
+        final long since;
+
+        Held(ZooKeeperLockQueue.Created created, LockClock clock, FluxSink<Renewal> sink) {
+            this.created = created;
+            this.clock = clock;
+            this.since = clock.nanoTime();
+            this.sink = sink;
+        }
     }
 
     private record Confirmation(Renewal renewal) {

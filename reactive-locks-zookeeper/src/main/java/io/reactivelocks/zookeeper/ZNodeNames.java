@@ -7,7 +7,6 @@ import java.util.Base64;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Objects;
-import java.util.regex.Pattern;
 import org.apache.curator.framework.imps.ProtectedUtils;
 
 /**
@@ -28,11 +27,14 @@ final class ZNodeNames {
     static final String NAME_PREFIX = "n-";
     static final String NODE_PREFIX = "lock-";
     private static final int SEQUENCE_DIGITS = 10;
-    private static final Pattern SAFE_OWNER = Pattern.compile("[A-Za-z0-9_-]{1,128}");
     private static final Base64.Encoder ENCODER = Base64.getUrlEncoder().withoutPadding();
     private static final Base64.Decoder DECODER = Base64.getUrlDecoder();
 
+    /** Lock paths kept per name (base64url of the name on every request showed in B1's profile); bounded. */
+    private static final int MAX_CACHED_PATHS = 4096;
+
     private final String root;
+    private final java.util.concurrent.ConcurrentHashMap<String, String> lockPaths = new java.util.concurrent.ConcurrentHashMap<>();
 
     /**
      * @param root the root path (validated by {@link ZooKeeperLockOptions})
@@ -47,7 +49,15 @@ final class ZNodeNames {
 
     /** @return {@code <root>/n-<base64url(name)>} */
     String lockPath(String name) {
-        return root + "/" + segment(name);
+        String p = lockPaths.get(name);
+        if (p == null) {
+            p = root + "/" + segment(name);
+            if (lockPaths.size() >= MAX_CACHED_PATHS) {
+                lockPaths.clear(); // many names: start over rather than grow
+            }
+            lockPaths.put(name, p);
+        }
+        return p;
     }
 
     /** @return the node name to create (before protection and sequence) for {@code owner} */
@@ -91,7 +101,22 @@ final class ZNodeNames {
     }
 
     static String encodeOwner(String owner) {
-        return SAFE_OWNER.matcher(owner).matches() ? owner : "~" + ENCODER.encodeToString(owner.getBytes(StandardCharsets.UTF_8));
+        return isSafeOwner(owner) ? owner : "~" + ENCODER.encodeToString(owner.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** @return whether {@code owner} matches {@code [A-Za-z0-9_-]{1,128}} (a loop: a regex per acquire showed in B1's profile) */
+    static boolean isSafeOwner(String owner) {
+        int n = owner.length();
+        if (n < 1 || n > 128) {
+            return false;
+        }
+        for (int i = 0; i < n; i++) {
+            char c = owner.charAt(i);
+            if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-')) {
+                return false;
+            }
+        }
+        return true;
     }
 
     static String decodeOwner(String encoded) {

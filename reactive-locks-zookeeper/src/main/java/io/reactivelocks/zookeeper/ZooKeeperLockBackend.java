@@ -306,6 +306,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
         closed = true;
         sweeper.dispose();
         janitor.cancelTimers(); // their names stay pending: the sweep below prunes them
+        confirmations.close();
         for (LockEventsWatch w : new ArrayList<>(eventStreams)) {
             w.complete();
         }
@@ -333,6 +334,11 @@ public final class ZooKeeperLockBackend implements LockBackend {
 
     ZooKeeperSession session() {
         return session;
+    }
+
+    /** @return how many prunes of lock nodes this backend sent */
+    long prunesSent() {
+        return janitor.prunesSent();
     }
 
     CuratorFramework client() {

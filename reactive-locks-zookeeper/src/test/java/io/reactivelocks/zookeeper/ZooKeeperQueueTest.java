@@ -83,6 +83,56 @@ class ZooKeeperQueueTest {
         await().atMost(STEP).untilAsserted(() -> assertThat(zk.nodes()).isEmpty());
     }
 
+    /**
+     * Like Curator's InterProcessMutex: create, list, delete per pair, counted by the server
+     * ({@code mntr}); the lock's node is pruned once, when the name is left alone, never while it is
+     * used (a prune fires only after a gap of a whole prune delay between two releases: counted).
+     */
+    @Test
+    void aNameInUseCostsThreeRequestsPerPairAndIsPrunedOnlyOnceLeftAlone() {
+        String name = "busy-" + UUID.randomUUID();
+        LockClient c = client();
+        ZooKeeperLockBackend b = backends.get(backends.size() - 1);
+        c.acquire(name).block(STEP).release().block(STEP); // creates the lock's node
+        long delay = LockNodeJanitor.PRUNE_DELAY.toNanos();
+        long before = packetsReceived();
+        long start = System.nanoTime();
+        long last = start;
+        int pairs = 0;
+        int longGaps = 0;
+        long lastToken = 0;
+        // for a few prune delays (bounded by count on a slow machine)
+        while (pairs < 3000 && System.nanoTime() - start < 3 * delay) {
+            Lease lease = c.acquire(name).block(STEP);
+            assertThat(lease.token()).isGreaterThan(lastToken);
+            lastToken = lease.token();
+            lease.release().block(STEP);
+            long now = System.nanoTime();
+            if (now - last >= delay * 4 / 5) {
+                longGaps++;
+            }
+            last = now;
+            pairs++;
+        }
+        long requests = packetsReceived() - before;
+        long prunes = b.prunesSent();
+        assertThat(prunes).as("prunes while in use (%d long gaps)", longGaps).isLessThanOrEqualTo(longGaps);
+        // each prune may cost the next acquire a container create and a second create; plus pings and the counter read
+        assertThat(requests).as("requests for %d pairs", pairs).isBetween(3L * pairs, 3L * pairs + 3 * prunes + 6);
+        await().atMost(STEP).untilAsserted(() -> assertThat(zk.nodes()).isEmpty());
+        assertThat(b.prunesSent()).isEqualTo(prunes + 1);
+    }
+
+    private static long packetsReceived() {
+        for (String line : zk.fourLetterWord("mntr").split("\n")) {
+            String[] kv = line.split("\t");
+            if (kv.length == 2 && kv[0].equals("zk_packets_received")) {
+                return Long.parseLong(kv[1].trim());
+            }
+        }
+        throw new IllegalStateException("no zk_packets_received in mntr");
+    }
+
     @Test
     void aHundredWaitersAreHandedTheLockWithOneWatchFiredPerHandOver() {
         String name = "herd-" + UUID.randomUUID();
