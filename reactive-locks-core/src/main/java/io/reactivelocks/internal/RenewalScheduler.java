@@ -30,6 +30,8 @@ final class RenewalScheduler {
 
     // guarded by this
     private final TreeMap<Long, Batch> batches = new TreeMap<>();
+    /** The pending batch due last, the one a lease due now usually joins; guarded by this. */
+    private Batch latest;
     private boolean closed;
 
     RenewalScheduler(LockBackend backend, Scheduler scheduler, LockClock clock, RequestDeadlines deadlines) {
@@ -47,10 +49,15 @@ final class RenewalScheduler {
             if (closed) {
                 return;
             }
+            unlink(lease);
+            Batch l = latest;
+            if (l != null && l.due <= due && l.due >= due - slack) {
+                l.add(lease); // the usual case: the newest batch, no map lookup (no boxed key, no entry copy)
+                return;
+            }
             Map.Entry<Long, Batch> e = batches.floorEntry(due);
             if (e != null && e.getKey() >= due - slack) {
-                e.getValue().leases.add(lease);
-                lease.renewalBatch = e.getValue();
+                e.getValue().add(lease);
                 return;
             }
             long key = due;
@@ -58,9 +65,11 @@ final class RenewalScheduler {
                 key++;
             }
             Batch b = new Batch(key);
-            b.leases.add(lease);
-            lease.renewalBatch = b;
+            b.add(lease);
             batches.put(key, b);
+            if (latest == null || key > latest.due) {
+                latest = b;
+            }
             start = b;
         }
         long delay = Math.max(0, start.due - clock.nanoTime());
@@ -80,13 +89,23 @@ final class RenewalScheduler {
         List<LeaseHandle> candidates;
         synchronized (this) {
             batches.remove(batch.due, batch);
-            candidates = new ArrayList<>(batch.leases.size());
-            for (LeaseHandle h : batch.leases) {
-                if (h.renewalBatch == batch) {
-                    h.renewalBatch = null;
-                    candidates.add(h);
-                }
+            if (latest == batch) {
+                Map.Entry<Long, Batch> last = batches.lastEntry();
+                latest = last == null ? null : last.getValue();
             }
+            candidates = new ArrayList<>(batch.size);
+            LeaseHandle h = batch.head;
+            while (h != null) {
+                LeaseHandle next = h.renewalNext;
+                h.renewalBatch = null;
+                h.renewalPrev = null;
+                h.renewalNext = null;
+                candidates.add(h);
+                h = next;
+            }
+            batch.head = null;
+            batch.tail = null;
+            batch.size = 0;
         }
         // outside this monitor: a lease's own monitor is taken before this one (stopTimers -> cancel)
         List<LeaseHandle> leases = new ArrayList<>(candidates.size());
@@ -128,10 +147,14 @@ final class RenewalScheduler {
      */
     void cancel(LeaseHandle lease) {
         synchronized (this) {
-            if (lease.renewalBatch instanceof Batch b) {
-                lease.renewalBatch = null;
-                b.leases.remove(lease);
-            }
+            unlink(lease);
+        }
+    }
+
+    // guarded by this
+    private static void unlink(LeaseHandle lease) {
+        if (lease.renewalBatch instanceof Batch b) {
+            b.remove(lease);
         }
     }
 
@@ -141,6 +164,7 @@ final class RenewalScheduler {
             closed = true;
             all = new ArrayList<>(batches.values());
             batches.clear();
+            latest = null;
         }
         for (Batch b : all) {
             if (b.timer != null) {
@@ -149,14 +173,52 @@ final class RenewalScheduler {
         }
     }
 
-    /** Leases due at (or joining) one tick. */
+    /**
+     * Leases due at (or joining) one tick: a doubly linked list through the leases' own fields
+     * ({@link LeaseHandle#renewalPrev}, {@link LeaseHandle#renewalNext}), so joining and leaving
+     * allocate nothing and a held lease costs no set entry. Guarded by the scheduler.
+     */
     private static final class Batch {
         final long due;
-        final java.util.Set<LeaseHandle> leases = new java.util.LinkedHashSet<>();
+        LeaseHandle head;
+        LeaseHandle tail;
+        int size;
         Disposable timer;
 
         Batch(long due) {
             this.due = due;
+        }
+
+        void add(LeaseHandle h) {
+            h.renewalBatch = this;
+            h.renewalPrev = tail;
+            h.renewalNext = null;
+            if (tail == null) {
+                head = h;
+            } else {
+                tail.renewalNext = h;
+            }
+            tail = h;
+            size++;
+        }
+
+        void remove(LeaseHandle h) {
+            LeaseHandle p = h.renewalPrev;
+            LeaseHandle n = h.renewalNext;
+            if (p == null) {
+                head = n;
+            } else {
+                p.renewalNext = n;
+            }
+            if (n == null) {
+                tail = p;
+            } else {
+                n.renewalPrev = p;
+            }
+            h.renewalBatch = null;
+            h.renewalPrev = null;
+            h.renewalNext = null;
+            size--;
         }
     }
 }
