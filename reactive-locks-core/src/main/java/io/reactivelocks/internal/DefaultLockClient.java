@@ -213,9 +213,7 @@ public final class DefaultLockClient implements LockClient {
      * long pause — did not finish under the lock either: it fails with LockLostException too.
      */
     private static <T> Mono<T> runUnder(LeaseHandle h, Mono<T> body) {
-        return body.takeUntilOther(h.lost())
-                .flatMap(v -> h.confirmValid() ? Mono.just(v) : Mono.<T>error(lostError(h)))
-                .switchIfEmpty(Mono.defer(() -> h.confirmValid() ? Mono.empty() : Mono.error(lostError(h))));
+        return new UnderLease<>(body, h); // one operator for takeUntilOther(lost) + the two confirmations
     }
 
     private static <T> Flux<T> runUnder(LeaseHandle h, Flux<T> body) {
@@ -363,7 +361,12 @@ public final class DefaultLockClient implements LockClient {
 
     /** Owner-checked release on the server, bounded by the request timeout. */
     Mono<Void> releaseOnServer(String name, String owner, LockOptions options) {
-        return new ServerRelease(name, owner, options, false);
+        // not ServerRelease: under releaseDetached's tracked(..).onErrorResume(..).cache() it left keys on the
+        // store in RedisQuorumContractTest.closeRightAfterCancelLeavesNothingOnTheStore (not understood yet);
+        // this path is off the hot one (losses, late grants, give-backs)
+        return withinRequestTimeout(Mono.defer(() -> backend.release(name, owner)), options)
+                .onErrorMap(e -> BackendErrors.map(backend.name(), name, "release", e))
+                .then();
     }
 
     /**
@@ -371,33 +374,29 @@ public final class DefaultLockClient implements LockClient {
      * subscription: what {@code tracked(name, releaseOnServer(..))} did with five operators less.
      */
     Mono<Void> trackedReleaseOnServer(String name, String owner, LockOptions options) {
-        return new ServerRelease(name, owner, options, true);
+        return new ServerRelease(name, owner, options);
     }
 
     /**
      * An owner-checked release on the server as one operator: the request timeout, the error
-     * mapping, ignoring the answer and (if tracked) the clean-up registration, each subscription
+     * mapping, ignoring the answer and the clean-up registration ({@link #tracked}), each subscription
      * one {@link ReleaseCall} — instead of defer, timeout, onErrorMap, then and doFinally.
      */
     private final class ServerRelease extends Mono<Void> {
         private final String name;
         private final String owner;
         private final LockOptions options;
-        private final boolean tracked;
 
-        ServerRelease(String name, String owner, LockOptions options, boolean tracked) {
+        ServerRelease(String name, String owner, LockOptions options) {
             this.name = name;
             this.owner = owner;
             this.options = options;
-            this.tracked = tracked;
         }
 
         @Override
         public void subscribe(CoreSubscriber<? super Void> actual) {
-            ReleaseCall call = new ReleaseCall(name, actual, tracked);
-            if (tracked) {
-                cleanUps.add(call);
-            }
+            ReleaseCall call = new ReleaseCall(name, actual);
+            cleanUps.add(call);
             actual.onSubscribe(call);
             Mono<Boolean> request;
             try {
@@ -415,14 +414,12 @@ public final class DefaultLockClient implements LockClient {
         private static final AtomicIntegerFieldUpdater<ReleaseCall> ENDED =
                 AtomicIntegerFieldUpdater.newUpdater(ReleaseCall.class, "ended");
         private final CoreSubscriber<? super Void> actual;
-        private final boolean tracked;
         private volatile int ended;
         private volatile Subscription upstream;
 
-        ReleaseCall(String name, CoreSubscriber<? super Void> actual, boolean tracked) {
+        ReleaseCall(String name, CoreSubscriber<? super Void> actual) {
             super(name);
             this.actual = actual;
-            this.tracked = tracked;
         }
 
         @Override
@@ -480,9 +477,7 @@ public final class DefaultLockClient implements LockClient {
         }
 
         private void end() {
-            if (tracked) {
-                finish();
-            }
+            finish();
         }
     }
 

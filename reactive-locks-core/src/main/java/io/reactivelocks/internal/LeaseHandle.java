@@ -139,8 +139,14 @@ final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapshot.Sourc
         return validUntil;
     }
 
+    /** @return the lease at its current deadline; made on first use after a renewal (a renewal nobody looks at makes none) */
     synchronized LeaseSnapshot snapshot() {
-        return current;
+        LeaseSnapshot c = current;
+        if (c.validUntilNanos() != validUntil) {
+            c = new LeaseSnapshot(this, validUntil);
+            current = c;
+        }
+        return c;
     }
 
     /** @return the lease as renewed, replaying the latest; completes when the lease ends */
@@ -152,7 +158,7 @@ final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapshot.Sourc
                 if (u == null) {
                     u = new Updates();
                     // the state as of now; signals from now on follow it (they read `updates` after their change)
-                    u.pending.offer(state == ACTIVE ? current : COMPLETE);
+                    u.pending.offer(state == ACTIVE ? snapshot() : COMPLETE);
                     updates = u;
                 }
             }
@@ -199,14 +205,13 @@ final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapshot.Sourc
 
     // ---- renewal
 
-    void onRenewOutcome(long sentAt, RenewOutcome outcome) {
+    /** @return true when the lease is still active and must be renewed again (the caller schedules it) */
+    boolean onRenewOutcome(long sentAt, RenewOutcome outcome) {
         if (outcome == null || !outcome.renewed()) {
             lose("the store says the lock is no longer ours");
-            return;
+            return false;
         }
-        if (onRenewed(sentAt, outcome.ttl())) {
-            renewals.schedule(this, sentAt + options.renewalInterval().toNanos());
-        }
+        return onRenewed(sentAt, outcome.ttl());
     }
 
     void onRenewFailed(LockException error) {
@@ -245,8 +250,8 @@ final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapshot.Sourc
                 next = null;
             } else {
                 validUntil = until;
-                current = new LeaseSnapshot(this, until);
-                next = current;
+                // a new snapshot only for a hold stream; snapshot() makes one when asked
+                next = updates != null ? snapshot() : null;
                 scheduleDeadline();
             }
         }

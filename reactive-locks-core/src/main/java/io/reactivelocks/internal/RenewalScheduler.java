@@ -42,6 +42,46 @@ final class RenewalScheduler {
         this.backendName = backend.name();
     }
 
+    /**
+     * Schedules the next renewal of leases renewed together (sent at {@code sentAt}): one monitor
+     * for all of them, and they join the batch the first one joins or starts.
+     */
+    void scheduleAll(List<LeaseHandle> leases, long sentAt) {
+        int i = 0;
+        synchronized (this) {
+            for (; i < leases.size(); i++) {
+                LeaseHandle h = leases.get(i);
+                long due = sentAt + h.options.renewalInterval().toNanos();
+                if (closed) {
+                    return;
+                }
+                if (!joinLocked(h, due, h.options.renewalInterval().toNanos() / 4)) {
+                    break; // needs a new batch and its timer: the slow path below
+                }
+            }
+        }
+        for (; i < leases.size(); i++) {
+            LeaseHandle h = leases.get(i);
+            schedule(h, sentAt + h.options.renewalInterval().toNanos());
+        }
+    }
+
+    // guarded by this: joins a pending batch if one fits, returns false otherwise
+    private boolean joinLocked(LeaseHandle lease, long due, long slack) {
+        unlink(lease);
+        Batch l = latest;
+        if (l != null && l.due <= due && l.due >= due - slack) {
+            l.add(lease); // the usual case: the newest batch, no map lookup (no boxed key, no entry copy)
+            return true;
+        }
+        Map.Entry<Long, Batch> e = batches.floorEntry(due);
+        if (e != null && e.getKey() >= due - slack) {
+            e.getValue().add(lease);
+            return true;
+        }
+        return false;
+    }
+
     void schedule(LeaseHandle lease, long due) {
         long slack = lease.options.renewalInterval().toNanos() / 4;
         Batch start = null;
@@ -49,22 +89,14 @@ final class RenewalScheduler {
             if (closed) {
                 return;
             }
-            unlink(lease);
-            Batch l = latest;
-            if (l != null && l.due <= due && l.due >= due - slack) {
-                l.add(lease); // the usual case: the newest batch, no map lookup (no boxed key, no entry copy)
-                return;
-            }
-            Map.Entry<Long, Batch> e = batches.floorEntry(due);
-            if (e != null && e.getKey() >= due - slack) {
-                e.getValue().add(lease);
+            if (joinLocked(lease, due, slack)) {
                 return;
             }
             long key = due;
             while (batches.containsKey(key)) {
                 key++;
             }
-            Batch b = new Batch(key);
+            Batch b = new Batch(key, slack);
             b.add(lease);
             batches.put(key, b);
             if (latest == null || key > latest.due) {
@@ -87,25 +119,40 @@ final class RenewalScheduler {
 
     private void run(Batch batch) {
         List<LeaseHandle> candidates;
+        List<Batch> pulled = null;
+        long now = clock.nanoTime();
         synchronized (this) {
             batches.remove(batch.due, batch);
-            if (latest == batch) {
+            candidates = new ArrayList<>(batch.size);
+            batch.takeAll(candidates);
+            // Later batches whose window of early renewal has begun go with this one: batches that
+            // formed apart (leases acquired over longer than the slack) converge onto one tick and
+            // one round trip, at the price of renewing those leases once a little early.
+            Map.Entry<Long, Batch> e;
+            while ((e = batches.firstEntry()) != null && e.getKey() - e.getValue().slack <= now) {
+                Batch b = e.getValue();
+                batches.remove(e.getKey());
+                b.takeAll(candidates);
+                if (pulled == null) {
+                    pulled = new ArrayList<>(2);
+                }
+                pulled.add(b);
+            }
+            if (latest == batch || (latest != null && batches.get(latest.due) != latest)) {
                 Map.Entry<Long, Batch> last = batches.lastEntry();
                 latest = last == null ? null : last.getValue();
             }
-            candidates = new ArrayList<>(batch.size);
-            LeaseHandle h = batch.head;
-            while (h != null) {
-                LeaseHandle next = h.renewalNext;
-                h.renewalBatch = null;
-                h.renewalPrev = null;
-                h.renewalNext = null;
-                candidates.add(h);
-                h = next;
+        }
+        if (pulled != null) {
+            for (Batch b : pulled) {
+                Disposable t;
+                synchronized (this) {
+                    t = b.timer;
+                }
+                if (t != null) {
+                    t.dispose(); // a timer not known yet is disposed by schedule() (the batch is no longer in the map)
+                }
             }
-            batch.head = null;
-            batch.tail = null;
-            batch.size = 0;
         }
         // outside this monitor: a lease's own monitor is taken before this one (stopTimers -> cancel)
         List<LeaseHandle> leases = new ArrayList<>(candidates.size());
@@ -127,10 +174,15 @@ final class RenewalScheduler {
                 .switchIfEmpty(Mono.error(() -> new IllegalStateException("store answered nothing to a renewal")))
                 .transform(m -> deadlines.within(m, leases.get(0).options.requestTimeout()))
                 .subscribe(results -> {
+                    List<LeaseHandle> again = new ArrayList<>(leases.size());
                     for (int i = 0; i < leases.size(); i++) {
                         RenewOutcome o = i < results.size() ? results.get(i) : null;
-                        leases.get(i).onRenewOutcome(sentAt, o);
+                        LeaseHandle h = leases.get(i);
+                        if (h.onRenewOutcome(sentAt, o)) {
+                            again.add(h);
+                        }
                     }
+                    scheduleAll(again, sentAt);
                 }, error -> {
                     var mapped = BackendErrors.map(backendName, null, "renewal", error);
                     for (LeaseHandle h : leases) {
@@ -180,13 +232,32 @@ final class RenewalScheduler {
      */
     private static final class Batch {
         final long due;
+        /** How early this batch may run: a quarter of its first lease's renewal interval. */
+        final long slack;
         LeaseHandle head;
         LeaseHandle tail;
         int size;
         Disposable timer;
 
-        Batch(long due) {
+        Batch(long due, long slack) {
             this.due = due;
+            this.slack = slack;
+        }
+
+        /** Moves every lease out of this batch into {@code into}. */
+        void takeAll(List<LeaseHandle> into) {
+            LeaseHandle h = head;
+            while (h != null) {
+                LeaseHandle next = h.renewalNext;
+                h.renewalBatch = null;
+                h.renewalPrev = null;
+                h.renewalNext = null;
+                into.add(h);
+                h = next;
+            }
+            head = null;
+            tail = null;
+            size = 0;
         }
 
         void add(LeaseHandle h) {
