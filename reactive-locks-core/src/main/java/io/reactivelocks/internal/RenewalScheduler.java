@@ -17,8 +17,10 @@ import reactor.core.scheduler.Scheduler;
 /**
  * Renews per-lease backends' leases in batches. A lease due at time {@code t} joins a batch
  * already scheduled in {@code [t − slack, t]} (renewing a little early is always safe), else
- * starts a new one; each batch is one {@link LockBackend#renew} call. Leases acquired close
- * together therefore converge onto shared ticks.
+ * starts a new one; each batch is one {@link LockBackend#renew} call. A batch that runs takes
+ * along every pending batch due within its renewal interval, so leases of one client converge
+ * onto one tick per interval — one round trip per tick — whatever the span they were acquired
+ * over; a lease renewed that way is renewed once early.
  */
 final class RenewalScheduler {
 
@@ -96,7 +98,7 @@ final class RenewalScheduler {
             while (batches.containsKey(key)) {
                 key++;
             }
-            Batch b = new Batch(key, slack);
+            Batch b = new Batch(key, lease.options.renewalInterval().toNanos());
             b.add(lease);
             batches.put(key, b);
             if (latest == null || key > latest.due) {
@@ -125,11 +127,12 @@ final class RenewalScheduler {
             batches.remove(batch.due, batch);
             candidates = new ArrayList<>(batch.size);
             batch.takeAll(candidates);
-            // Later batches whose window of early renewal has begun go with this one: batches that
-            // formed apart (leases acquired over longer than the slack) converge onto one tick and
-            // one round trip, at the price of renewing those leases once a little early.
+            // Every later batch due within this batch's renewal interval goes with it: leases acquired
+            // over a longer span than the slack (a fill of many leases) converge onto one tick per
+            // client and one round trip per tick, at the price of renewing each of them once early
+            // (renewing early is always safe); from then on they share their send time.
             Map.Entry<Long, Batch> e;
-            while ((e = batches.firstEntry()) != null && e.getKey() - e.getValue().slack <= now) {
+            while ((e = batches.firstEntry()) != null && e.getKey() <= now + batch.interval) {
                 Batch b = e.getValue();
                 batches.remove(e.getKey());
                 b.takeAll(candidates);
@@ -232,16 +235,16 @@ final class RenewalScheduler {
      */
     private static final class Batch {
         final long due;
-        /** How early this batch may run: a quarter of its first lease's renewal interval. */
-        final long slack;
+        /** Its first lease's renewal interval: batches due within it run with this one. */
+        final long interval;
         LeaseHandle head;
         LeaseHandle tail;
         int size;
         Disposable timer;
 
-        Batch(long due, long slack) {
+        Batch(long due, long interval) {
             this.due = due;
-            this.slack = slack;
+            this.interval = interval;
         }
 
         /** Moves every lease out of this batch into {@code into}. */
