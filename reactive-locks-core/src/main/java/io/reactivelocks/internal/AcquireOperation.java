@@ -39,10 +39,8 @@ import reactor.core.scheduler.Scheduler;
  * {@code cancel} drops the value as "next dropped", which would leak a granted lease. Here a
  * grant is either handed to the subscriber or, if the cancel came first, released.
  */
-final class AcquireOperation implements Subscription {
+final class AcquireOperation extends Registry.Member implements Subscription {
 
-    /** A store that answers a grant request with nothing broke its contract; reused, its error made per subscribe. */
-    private static final Mono<Attempt> NO_ANSWER = Mono.error(() -> new IllegalStateException("store answered nothing"));
     private static final Mono<Attempt> NO_QUEUE_ANSWER =
             Mono.error(() -> new IllegalStateException("store ended the queue wait without an answer"));
 
@@ -52,7 +50,9 @@ final class AcquireOperation implements Subscription {
     private final LockOptions options;
     private final boolean wait;
     private final Scheduler scheduler;
-    private final CoreSubscriber<? super LeaseHandle> actual;
+    private final CoreSubscriber<Object> actual;
+    /** Whether the subscriber gets the lease's {@link LeaseSnapshot} (acquire, tryAcquire) or the handle itself. */
+    private final boolean deliverSnapshot;
     private final long startedAt;
     /** Gets this acquire's events and, through the lease, its lease's. */
     private final SafeListener listener;
@@ -83,17 +83,39 @@ final class AcquireOperation implements Subscription {
     static Mono<LeaseHandle> mono(DefaultLockClient client, String name, LockOptions options, boolean wait) {
         return new Mono<>() {
             @Override
+            @SuppressWarnings("unchecked")
             public void subscribe(CoreSubscriber<? super LeaseHandle> actual) {
-                AcquireOperation op = new AcquireOperation(client, name, options, wait, client.schedulerFor(options), actual);
-                actual.onSubscribe(op);
-                client.register(op);
+                run(client, name, options, wait, (CoreSubscriber<Object>) actual, false);
             }
         };
     }
 
+    /**
+     * @return a {@code Mono} that runs one acquire per subscription and emits the lease's
+     *     {@link LeaseSnapshot} (no {@code map} operator between: one object less per acquire)
+     */
+    static Mono<io.reactivelocks.Lease> leaseMono(DefaultLockClient client, String name, LockOptions options, boolean wait) {
+        return new Mono<>() {
+            @Override
+            @SuppressWarnings("unchecked")
+            public void subscribe(CoreSubscriber<? super io.reactivelocks.Lease> actual) {
+                run(client, name, options, wait, (CoreSubscriber<Object>) actual, true);
+            }
+        };
+    }
+
+    private static void run(DefaultLockClient client, String name, LockOptions options, boolean wait,
+                            CoreSubscriber<Object> actual, boolean deliverSnapshot) {
+        AcquireOperation op = new AcquireOperation(client, name, options, wait, client.schedulerFor(options), actual,
+                deliverSnapshot);
+        actual.onSubscribe(op);
+        client.register(op);
+    }
+
     private AcquireOperation(DefaultLockClient client, String name, LockOptions options, boolean wait,
-                             Scheduler scheduler, CoreSubscriber<? super LeaseHandle> actual) {
+                             Scheduler scheduler, CoreSubscriber<Object> actual, boolean deliverSnapshot) {
         this.client = client;
+        this.deliverSnapshot = deliverSnapshot;
         this.name = name;
         this.owner = OwnerIds.next();
         this.options = options;
@@ -127,7 +149,7 @@ final class AcquireOperation implements Subscription {
             granted = null;
         }
         if (deliver != null) {
-            actual.onNext(deliver);
+            actual.onNext(deliverSnapshot ? deliver.snapshot() : deliver);
             actual.onComplete();
         }
     }
@@ -166,7 +188,7 @@ final class AcquireOperation implements Subscription {
         if (giveBack) {
             lease.release().subscribe(null, e -> { });
         } else if (deliver) {
-            actual.onNext(lease);
+            actual.onNext(deliverSnapshot ? lease.snapshot() : lease);
             actual.onComplete();
         }
     }
@@ -233,8 +255,57 @@ final class AcquireOperation implements Subscription {
                 firstSentAt = sentAt;
             }
         }
-        client.withinRequestTimeout(client.backend().tryGrant(request).switchIfEmpty(NO_ANSWER), options)
-                .subscribe(a -> onAnswer(a, sentAt), this::onAttemptError);
+        client.deadlines(scheduler, options.clock())
+                .subscribe(client.backend().tryGrant(request), options.requestTimeout(), new AttemptAnswer(sentAt));
+    }
+
+    /**
+     * The answer to one attempt: one object instead of {@code switchIfEmpty}, a lambda subscriber
+     * and its two lambdas. Requests everything at once; an empty answer breaks the store's contract.
+     */
+    private final class AttemptAnswer implements CoreSubscriber<Attempt> {
+        private final long sentAt;
+        private boolean answered;
+
+        AttemptAnswer(long sentAt) {
+            this.sentAt = sentAt;
+        }
+
+        @Override
+        public void onSubscribe(Subscription s) {
+            s.request(Long.MAX_VALUE);
+        }
+
+        @Override
+        public void onNext(Attempt a) {
+            if (answered) {
+                return;
+            }
+            answered = true;
+            try {
+                onAnswer(a, sentAt);
+            } catch (RuntimeException e) {
+                onAttemptError(e);
+            }
+        }
+
+        @Override
+        public void onError(Throwable e) {
+            if (answered) {
+                Operators.onErrorDropped(e, reactor.util.context.Context.empty());
+                return;
+            }
+            answered = true;
+            onAttemptError(e);
+        }
+
+        @Override
+        public void onComplete() {
+            if (!answered) {
+                answered = true;
+                onAttemptError(new IllegalStateException("store answered nothing"));
+            }
+        }
     }
 
     private void onAnswer(Attempt answer, long sentAt) {

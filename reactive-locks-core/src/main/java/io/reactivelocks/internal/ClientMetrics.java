@@ -3,22 +3,21 @@ package io.reactivelocks.internal;
 import io.reactivelocks.Lease;
 import io.reactivelocks.LockClientMetrics;
 import java.util.List;
-import java.util.Set;
 
-/** The live view of one {@link DefaultLockClient}: reads its sets of leases and acquires in progress. */
+/** The live view of one {@link DefaultLockClient}: reads its registries of leases and acquires in progress. */
 final class ClientMetrics implements LockClientMetrics {
 
-    private final Set<LeaseHandle> leases;
-    private final Set<AcquireOperation> operations;
+    private final Registry<LeaseHandle> leases;
+    private final Registry<AcquireOperation> operations;
 
-    ClientMetrics(Set<LeaseHandle> leases, Set<AcquireOperation> operations) {
+    ClientMetrics(Registry<LeaseHandle> leases, Registry<AcquireOperation> operations) {
         this.leases = leases;
         this.operations = operations;
     }
 
     @Override
     public List<Lease> heldLeases() {
-        return leases.stream().<Lease>map(LeaseHandle::snapshot).toList();
+        return leases.snapshot().stream().<Lease>map(LeaseHandle::snapshot).toList();
     }
 
     @Override
@@ -28,7 +27,7 @@ final class ClientMetrics implements LockClientMetrics {
 
     @Override
     public List<String> pendingAcquires() {
-        return operations.stream().map(AcquireOperation::name).toList();
+        return operations.snapshot().stream().map(AcquireOperation::name).toList();
     }
 
     @Override

@@ -23,7 +23,7 @@ import reactor.core.scheduler.Scheduler;
 final class DeadlineHeap {
 
     /** Something with a deadline in this heap. Its fields belong to the heap. */
-    abstract static class Node {
+    abstract static class Node extends Registry.Member {
         // guarded by the heap
         private long due;
         private int index = -1;

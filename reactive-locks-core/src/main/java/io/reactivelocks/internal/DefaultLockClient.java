@@ -21,18 +21,23 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import org.reactivestreams.Publisher;
+import org.reactivestreams.Subscription;
+import reactor.core.CoreSubscriber;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.Operators;
 import reactor.core.publisher.SignalType;
 import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 import reactor.util.Logger;
 import reactor.util.Loggers;
+import reactor.util.context.Context;
 
 /**
  * The engine behind {@link LockClient}: it turns a {@link LockBackend} into waiting, renewal,
@@ -59,15 +64,23 @@ public final class DefaultLockClient implements LockClient {
     private final NotificationHub hub;
     private final StateObserver observer;
     private final Map<Scheduler, RenewalScheduler> renewalSchedulers = new ConcurrentHashMap<>();
-    private final Set<LeaseHandle> leases = ConcurrentHashMap.newKeySet();
-    private final Set<AcquireOperation> operations = ConcurrentHashMap.newKeySet();
+    private final Registry<LeaseHandle> leases = new Registry<>();
+    private final Registry<AcquireOperation> operations = new Registry<>();
     /** Store clean-ups under way (releases, and requests of ended acquires still in flight): close() waits for them. */
-    private final Set<CleanUp> cleanUps = ConcurrentHashMap.newKeySet();
+    private final Registry<CleanUp> cleanUps = new Registry<>();
     private final LockClientMetrics metrics = new ClientMetrics(leases, operations);
     /** Request timeouts, one structure per scheduler (see {@link RequestDeadlines}). */
     private final Map<Object, RequestDeadlines> deadlines = new ConcurrentHashMap<>();
     /** Lease deadlines, one heap and one timer per scheduler (see {@link DeadlineHeap}). */
     private final Map<Object, DeadlineHeap> leaseDeadlines = new ConcurrentHashMap<>();
+    /*
+     * The structures of the client's own scheduler and default clock, which nearly every acquire
+     * uses: read from a field, not looked up in the maps above (three map reads per acquire +
+     * release were a tenth of its CPU on a store that answers at once). close() closes them too.
+     */
+    private final RequestDeadlines ownDeadlines;
+    private final DeadlineHeap ownLeaseDeadlines;
+    private final RenewalScheduler ownRenewals;
     private volatile boolean closed;
     private final Mono<Void> close;
 
@@ -83,6 +96,9 @@ public final class DefaultLockClient implements LockClient {
         this.ownScheduler = Schedulers.newSingle("reactive-locks-" + backend.name() + "-" + id, true);
         this.hub = new NotificationHub(backend);
         this.observer = new StateObserver(this);
+        this.ownDeadlines = new RequestDeadlines(ownScheduler, defaults.clock());
+        this.ownLeaseDeadlines = new DeadlineHeap(ownScheduler, defaults.clock());
+        this.ownRenewals = new RenewalScheduler(backend, ownScheduler, defaults.clock(), ownDeadlines);
         this.close = Mono.defer(this::doClose).cache();
     }
 
@@ -95,12 +111,12 @@ public final class DefaultLockClient implements LockClient {
 
     @Override
     public Mono<Lease> acquire(String name, LockOptions options) {
-        return acquireHandle(LockNames.check(name), checkLeaseTime(options), true).map(LeaseHandle::snapshot);
+        return AcquireOperation.leaseMono(this, LockNames.check(name), checkLeaseTime(options), true);
     }
 
     @Override
     public Mono<Lease> tryAcquire(String name, LockOptions options) {
-        return acquireHandle(LockNames.check(name), checkLeaseTime(options), false).map(LeaseHandle::snapshot);
+        return AcquireOperation.leaseMono(this, LockNames.check(name), checkLeaseTime(options), false);
     }
 
     @Override
@@ -197,9 +213,7 @@ public final class DefaultLockClient implements LockClient {
      * long pause — did not finish under the lock either: it fails with LockLostException too.
      */
     private static <T> Mono<T> runUnder(LeaseHandle h, Mono<T> body) {
-        return body.takeUntilOther(h.lost())
-                .flatMap(v -> h.confirmValid() ? Mono.just(v) : Mono.<T>error(lostError(h)))
-                .switchIfEmpty(Mono.defer(() -> h.confirmValid() ? Mono.empty() : Mono.error(lostError(h))));
+        return new UnderLease<>(body, h); // one operator for takeUntilOther(lost) + the two confirmations
     }
 
     private static <T> Flux<T> runUnder(LeaseHandle h, Flux<T> body) {
@@ -240,8 +254,12 @@ public final class DefaultLockClient implements LockClient {
 
     LeaseHandle newLease(String name, String owner, long token, LockOptions options, Scheduler scheduler, long validUntil,
                          SafeListener leaseListener) {
-        RenewalScheduler renewals = renewalSchedulers.computeIfAbsent(scheduler,
-                s -> new RenewalScheduler(backend, s, options.clock(), deadlines(s, options.clock())));
+        RenewalScheduler renewals = scheduler == ownScheduler && options.clock() == defaults.clock() ? ownRenewals
+                : renewalSchedulers.get(scheduler);
+        if (renewals == null) { // no capturing lambda per lease once the scheduler has one
+            renewals = renewalSchedulers.computeIfAbsent(scheduler,
+                    s -> new RenewalScheduler(backend, s, options.clock(), deadlines(s, options.clock())));
+        }
         LeaseHandle h = new LeaseHandle(this, new HeldLock(name, owner, token), options, scheduler, renewals, validUntil,
                 leaseListener);
         h.payload = options.payload();
@@ -293,6 +311,9 @@ public final class DefaultLockClient implements LockClient {
      *     (a clock other than the one the scheduler was first used with gets its own structure)
      */
     RequestDeadlines deadlines(Scheduler scheduler, LockClock clock) {
+        if (scheduler == ownScheduler && clock == defaults.clock()) {
+            return ownDeadlines;
+        }
         RequestDeadlines d = deadlines.get(scheduler);
         if (d == null) {
             d = deadlines.computeIfAbsent(scheduler, s -> new RequestDeadlines((Scheduler) s, clock));
@@ -308,6 +329,9 @@ public final class DefaultLockClient implements LockClient {
      *     than the one the scheduler was first used with gets its own heap)
      */
     DeadlineHeap leaseDeadlines(Scheduler scheduler, LockClock clock) {
+        if (scheduler == ownScheduler && clock == defaults.clock()) {
+            return ownLeaseDeadlines;
+        }
         DeadlineHeap d = leaseDeadlines.get(scheduler);
         if (d == null) {
             d = leaseDeadlines.computeIfAbsent(scheduler, s -> new DeadlineHeap((Scheduler) s, clock));
@@ -337,9 +361,124 @@ public final class DefaultLockClient implements LockClient {
 
     /** Owner-checked release on the server, bounded by the request timeout. */
     Mono<Void> releaseOnServer(String name, String owner, LockOptions options) {
+        // not ServerRelease: under releaseDetached's tracked(..).onErrorResume(..).cache() it left keys on the
+        // store in RedisQuorumContractTest.closeRightAfterCancelLeavesNothingOnTheStore (not understood yet);
+        // this path is off the hot one (losses, late grants, give-backs)
         return withinRequestTimeout(Mono.defer(() -> backend.release(name, owner)), options)
                 .onErrorMap(e -> BackendErrors.map(backend.name(), name, "release", e))
                 .then();
+    }
+
+    /**
+     * {@link #releaseOnServer} that {@link #close()} waits for ({@link #tracked}), registered on
+     * subscription: what {@code tracked(name, releaseOnServer(..))} did with five operators less.
+     */
+    Mono<Void> trackedReleaseOnServer(String name, String owner, LockOptions options) {
+        return new ServerRelease(name, owner, options);
+    }
+
+    /**
+     * An owner-checked release on the server as one operator: the request timeout, the error
+     * mapping, ignoring the answer and the clean-up registration ({@link #tracked}), each subscription
+     * one {@link ReleaseCall} — instead of defer, timeout, onErrorMap, then and doFinally.
+     */
+    private final class ServerRelease extends Mono<Void> {
+        private final String name;
+        private final String owner;
+        private final LockOptions options;
+
+        ServerRelease(String name, String owner, LockOptions options) {
+            this.name = name;
+            this.owner = owner;
+            this.options = options;
+        }
+
+        @Override
+        public void subscribe(CoreSubscriber<? super Void> actual) {
+            ReleaseCall call = new ReleaseCall(name, actual);
+            cleanUps.add(call);
+            actual.onSubscribe(call);
+            Mono<Boolean> request;
+            try {
+                request = backend.release(name, owner);
+            } catch (RuntimeException e) {
+                call.onError(e);
+                return;
+            }
+            deadlines(schedulerFor(options), options.clock()).subscribe(request, options.requestTimeout(), call);
+        }
+    }
+
+    /** One release request: passes on its end (errors mapped), never its value; forgotten by close() when it ends. */
+    private final class ReleaseCall extends CleanUp implements CoreSubscriber<Boolean>, Subscription {
+        private static final AtomicIntegerFieldUpdater<ReleaseCall> ENDED =
+                AtomicIntegerFieldUpdater.newUpdater(ReleaseCall.class, "ended");
+        private final CoreSubscriber<? super Void> actual;
+        private volatile int ended;
+        private volatile Subscription upstream;
+
+        ReleaseCall(String name, CoreSubscriber<? super Void> actual) {
+            super(name);
+            this.actual = actual;
+        }
+
+        @Override
+        public Context currentContext() {
+            return actual.currentContext();
+        }
+
+        @Override
+        public void onSubscribe(Subscription s) {
+            upstream = s;
+            if (ended != 0) {
+                s.cancel();
+                return;
+            }
+            s.request(Long.MAX_VALUE);
+        }
+
+        @Override
+        public void onNext(Boolean released) {
+            // the answer is not passed on: a key already gone is released too
+        }
+
+        @Override
+        public void onError(Throwable e) {
+            if (!ENDED.compareAndSet(this, 0, 1)) {
+                Operators.onErrorDropped(e, actual.currentContext());
+                return;
+            }
+            end();
+            actual.onError(BackendErrors.map(backend.name(), name, "release", e));
+        }
+
+        @Override
+        public void onComplete() {
+            if (ENDED.compareAndSet(this, 0, 1)) {
+                end();
+                actual.onComplete();
+            }
+        }
+
+        @Override
+        public void request(long n) {
+            // the request is sent on subscribe whatever the demand: a Mono<Void> emits no value
+        }
+
+        @Override
+        public void cancel() {
+            if (ENDED.compareAndSet(this, 0, 1)) {
+                Subscription s = upstream;
+                if (s != null) {
+                    s.cancel();
+                }
+                end();
+            }
+        }
+
+        private void end() {
+            finish();
+        }
     }
 
     /**
@@ -385,7 +524,7 @@ public final class DefaultLockClient implements LockClient {
     }
 
     /** Store work close() waits for; its completion signal is made only if close() asks. */
-    private final class CleanUp implements Consumer<SignalType> {
+    private class CleanUp extends Registry.Member implements Consumer<SignalType> {
         final String name;
         // guarded by this
         private boolean finished;
@@ -428,11 +567,11 @@ public final class DefaultLockClient implements LockClient {
 
     private Mono<Void> doClose() {
         closed = true;
-        for (AcquireOperation op : new ArrayList<>(operations)) {
+        for (AcquireOperation op : operations.snapshot()) {
             op.closed();
         }
         observer.close();
-        for (LeaseHandle h : new ArrayList<>(leases)) {
+        for (LeaseHandle h : leases.snapshot()) {
             h.release().subscribe(null, e -> { }); // tracked: drain() waits for it
         }
         // every in-flight request of an ended acquire settles within its request timeout, and its
@@ -441,8 +580,11 @@ public final class DefaultLockClient implements LockClient {
         return drain()
                 .timeout(Mono.delay(bound, ownScheduler), Mono.fromRunnable(() -> LOG.warn(
                         "lock client closed before the store confirmed the release of {} (they stay until their lease or session ends)",
-                        cleanUps.stream().map(c -> "'" + c.name + "'").distinct().sorted().toList())))
+                        cleanUps.snapshot().stream().map(c -> "'" + c.name + "'").distinct().sorted().toList())))
                 .then(Mono.fromRunnable(() -> {
+                    ownRenewals.close();
+                    ownDeadlines.close();
+                    ownLeaseDeadlines.close();
                     renewalSchedulers.values().forEach(RenewalScheduler::close);
                     deadlines.values().forEach(RequestDeadlines::close);
                     leaseDeadlines.values().forEach(DeadlineHeap::close);
@@ -463,7 +605,7 @@ public final class DefaultLockClient implements LockClient {
     private Mono<Void> drain() {
         return Mono.defer(() -> {
             List<Mono<Void>> pending = new ArrayList<>();
-            for (CleanUp c : cleanUps) {
+            for (CleanUp c : cleanUps.snapshot()) {
                 pending.add(c.done().onErrorResume(e -> Mono.empty()));
             }
             if (pending.isEmpty()) {

@@ -14,9 +14,9 @@ final class HeldLocks {
     static final Object KEY = HeldLocks.class;
     private static final HeldLocks EMPTY = new HeldLocks(Map.of());
 
-    private final Map<String, LeaseHandle> leases;
+    private final Map<Key, LeaseHandle> leases;
 
-    private HeldLocks(Map<String, LeaseHandle> leases) {
+    private HeldLocks(Map<Key, LeaseHandle> leases) {
         this.leases = leases;
     }
 
@@ -25,17 +25,24 @@ final class HeldLocks {
     }
 
     LeaseHandle get(DefaultLockClient client, String name) {
-        LeaseHandle h = leases.get(key(client, name));
+        if (leases.isEmpty()) {
+            return null; // the usual case: no key built
+        }
+        LeaseHandle h = leases.get(new Key(client, name));
         return h != null && h.isActive() ? h : null;
     }
 
     HeldLocks with(DefaultLockClient client, LeaseHandle lease) {
-        Map<String, LeaseHandle> m = new HashMap<>(leases);
-        m.put(key(client, lease.name()), lease);
+        Key key = new Key(client, lease.name());
+        if (leases.isEmpty()) {
+            return new HeldLocks(Map.of(key, lease));
+        }
+        Map<Key, LeaseHandle> m = new HashMap<>(leases);
+        m.put(key, lease);
         return new HeldLocks(Map.copyOf(m));
     }
 
-    private static String key(DefaultLockClient client, String name) {
-        return client.id() + '\u0000' + name;
+    /** A lock of one client (clients compare by identity). */
+    private record Key(DefaultLockClient client, String name) {
     }
 }

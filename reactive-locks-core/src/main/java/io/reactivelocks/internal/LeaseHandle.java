@@ -62,8 +62,10 @@ final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapshot.Sourc
     /** The payload stored with the grant, as last confirmed by the store. */
     volatile String payload;
 
-    /** The renewal batch this lease waits in; guarded by the {@link RenewalScheduler}. */
+    /** The renewal batch this lease waits in and its neighbours there; guarded by the {@link RenewalScheduler}. */
     Object renewalBatch;
+    LeaseHandle renewalPrev;
+    LeaseHandle renewalNext;
 
     LeaseHandle(DefaultLockClient client, HeldLock lock, LockOptions options, Scheduler scheduler,
                 RenewalScheduler renewals, long validUntil, SafeListener listener) {
@@ -137,8 +139,14 @@ final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapshot.Sourc
         return validUntil;
     }
 
+    /** @return the lease at its current deadline; made on first use after a renewal (a renewal nobody looks at makes none) */
     synchronized LeaseSnapshot snapshot() {
-        return current;
+        LeaseSnapshot c = current;
+        if (c.validUntilNanos() != validUntil) {
+            c = new LeaseSnapshot(this, validUntil);
+            current = c;
+        }
+        return c;
     }
 
     /** @return the lease as renewed, replaying the latest; completes when the lease ends */
@@ -150,7 +158,7 @@ final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapshot.Sourc
                 if (u == null) {
                     u = new Updates();
                     // the state as of now; signals from now on follow it (they read `updates` after their change)
-                    u.pending.offer(state == ACTIVE ? current : COMPLETE);
+                    u.pending.offer(state == ACTIVE ? snapshot() : COMPLETE);
                     updates = u;
                 }
             }
@@ -197,14 +205,13 @@ final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapshot.Sourc
 
     // ---- renewal
 
-    void onRenewOutcome(long sentAt, RenewOutcome outcome) {
+    /** @return true when the lease is still active and must be renewed again (the caller schedules it) */
+    boolean onRenewOutcome(long sentAt, RenewOutcome outcome) {
         if (outcome == null || !outcome.renewed()) {
             lose("the store says the lock is no longer ours");
-            return;
+            return false;
         }
-        if (onRenewed(sentAt, outcome.ttl())) {
-            renewals.schedule(this, sentAt + options.renewalInterval().toNanos());
-        }
+        return onRenewed(sentAt, outcome.ttl());
     }
 
     void onRenewFailed(LockException error) {
@@ -243,8 +250,8 @@ final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapshot.Sourc
                 next = null;
             } else {
                 validUntil = until;
-                current = new LeaseSnapshot(this, until);
-                next = current;
+                // a new snapshot only for a hold stream; snapshot() makes one when asked
+                next = updates != null ? snapshot() : null;
                 scheduleDeadline();
             }
         }
@@ -381,31 +388,53 @@ final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapshot.Sourc
     /** Idempotent, owner-checked release; later subscriptions complete at once. */
     @Override
     public Mono<Void> release() {
-        return Mono.defer(() -> {
-            Disposable session;
-            boolean wasLost;
-            synchronized (this) {
-                if (state == RELEASED) {
-                    return Mono.empty();
-                }
-                wasLost = state == LOST;
-                state = RELEASED;
-                session = stopTimers();
+        return new Release();
+    }
+
+    /** The release as one small operator (no {@code defer} and lambda per call). */
+    private final class Release extends Mono<Void> {
+        @Override
+        public void subscribe(reactor.core.CoreSubscriber<? super Void> actual) {
+            Mono<Void> work;
+            try {
+                work = releaseNow();
+            } catch (RuntimeException e) {
+                reactor.core.publisher.Operators.error(actual, e);
+                return;
             }
-            if (wasLost) {
-                // the lease is gone already and lose() has sent the store's clean-up: nothing to wait for
-                return Mono.empty();
+            if (work == null) {
+                reactor.core.publisher.Operators.complete(actual);
+            } else {
+                work.subscribe(actual);
             }
-            if (session != null) {
-                session.dispose();
+        }
+    }
+
+    /** @return the store's release to wait for, or null when there is nothing to wait for */
+    private Mono<Void> releaseNow() {
+        Disposable session;
+        boolean wasLost;
+        synchronized (this) {
+            if (state == RELEASED) {
+                return null;
             }
-            client.forget(this);
-            if (listener.active()) {
-                listener.onReleased(lock.name(), lock.token(), held());
-            }
-            signal(COMPLETE);
-            return client.tracked(lock.name(), client.releaseOnServer(lock.name(), lock.owner(), options));
-        });
+            wasLost = state == LOST;
+            state = RELEASED;
+            session = stopTimers();
+        }
+        if (wasLost) {
+            // the lease is gone already and lose() has sent the store's clean-up: nothing to wait for
+            return null;
+        }
+        if (session != null) {
+            session.dispose();
+        }
+        client.forget(this);
+        if (listener.active()) {
+            listener.onReleased(lock.name(), lock.token(), held());
+        }
+        signal(COMPLETE);
+        return client.trackedReleaseOnServer(lock.name(), lock.owner(), options);
     }
 
     // guarded by this

@@ -23,23 +23,27 @@ public final class OwnerIds {
     // guarded by OwnerIds.class
     private static final byte[] block = new byte[BLOCK];
     private static int used = BLOCK;
+    // guarded by OwnerIds.class: the encoded id before the String copies it
+    private static final byte[] scratch = new byte[22];
 
     private OwnerIds() {
     }
 
     /** @return a new 128-bit random id, 22 URL-safe base64 characters (no padding) */
     public static String next() {
-        byte[] out = new byte[22];
         synchronized (OwnerIds.class) {
             if (used == BLOCK) {
                 RANDOM.nextBytes(block);
                 used = 0;
             }
-            encode(block, used, out);
+            encode(block, used, scratch);
             java.util.Arrays.fill(block, used, used + ID_BYTES, (byte) 0); // an id handed out is not kept
             used += ID_BYTES;
+            // the String copies the characters: the scratch array is reused, only the String's own array is new
+            String id = new String(scratch, StandardCharsets.US_ASCII);
+            java.util.Arrays.fill(scratch, (byte) 0); // nor its encoding
+            return id;
         }
-        return new String(out, StandardCharsets.US_ASCII);
     }
 
     /** Base64url without padding of 16 bytes at {@code from}: 5 groups of 3 bytes, then 1 byte. */

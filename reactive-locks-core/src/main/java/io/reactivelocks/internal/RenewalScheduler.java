@@ -17,8 +17,10 @@ import reactor.core.scheduler.Scheduler;
 /**
  * Renews per-lease backends' leases in batches. A lease due at time {@code t} joins a batch
  * already scheduled in {@code [t − slack, t]} (renewing a little early is always safe), else
- * starts a new one; each batch is one {@link LockBackend#renew} call. Leases acquired close
- * together therefore converge onto shared ticks.
+ * starts a new one; each batch is one {@link LockBackend#renew} call. A batch that runs takes
+ * along every pending batch due within its renewal interval, so leases of one client converge
+ * onto one tick per interval — one round trip per tick — whatever the span they were acquired
+ * over; a lease renewed that way is renewed once early.
  */
 final class RenewalScheduler {
 
@@ -30,6 +32,8 @@ final class RenewalScheduler {
 
     // guarded by this
     private final TreeMap<Long, Batch> batches = new TreeMap<>();
+    /** The pending batch due last, the one a lease due now usually joins; guarded by this. */
+    private Batch latest;
     private boolean closed;
 
     RenewalScheduler(LockBackend backend, Scheduler scheduler, LockClock clock, RequestDeadlines deadlines) {
@@ -40,6 +44,46 @@ final class RenewalScheduler {
         this.backendName = backend.name();
     }
 
+    /**
+     * Schedules the next renewal of leases renewed together (sent at {@code sentAt}): one monitor
+     * for all of them, and they join the batch the first one joins or starts.
+     */
+    void scheduleAll(List<LeaseHandle> leases, long sentAt) {
+        int i = 0;
+        synchronized (this) {
+            for (; i < leases.size(); i++) {
+                LeaseHandle h = leases.get(i);
+                long due = sentAt + h.options.renewalInterval().toNanos();
+                if (closed) {
+                    return;
+                }
+                if (!joinLocked(h, due, h.options.renewalInterval().toNanos() / 4)) {
+                    break; // needs a new batch and its timer: the slow path below
+                }
+            }
+        }
+        for (; i < leases.size(); i++) {
+            LeaseHandle h = leases.get(i);
+            schedule(h, sentAt + h.options.renewalInterval().toNanos());
+        }
+    }
+
+    // guarded by this: joins a pending batch if one fits, returns false otherwise
+    private boolean joinLocked(LeaseHandle lease, long due, long slack) {
+        unlink(lease);
+        Batch l = latest;
+        if (l != null && l.due <= due && l.due >= due - slack) {
+            l.add(lease); // the usual case: the newest batch, no map lookup (no boxed key, no entry copy)
+            return true;
+        }
+        Map.Entry<Long, Batch> e = batches.floorEntry(due);
+        if (e != null && e.getKey() >= due - slack) {
+            e.getValue().add(lease);
+            return true;
+        }
+        return false;
+    }
+
     void schedule(LeaseHandle lease, long due) {
         long slack = lease.options.renewalInterval().toNanos() / 4;
         Batch start = null;
@@ -47,20 +91,19 @@ final class RenewalScheduler {
             if (closed) {
                 return;
             }
-            Map.Entry<Long, Batch> e = batches.floorEntry(due);
-            if (e != null && e.getKey() >= due - slack) {
-                e.getValue().leases.add(lease);
-                lease.renewalBatch = e.getValue();
+            if (joinLocked(lease, due, slack)) {
                 return;
             }
             long key = due;
             while (batches.containsKey(key)) {
                 key++;
             }
-            Batch b = new Batch(key);
-            b.leases.add(lease);
-            lease.renewalBatch = b;
+            Batch b = new Batch(key, lease.options.renewalInterval().toNanos());
+            b.add(lease);
             batches.put(key, b);
+            if (latest == null || key > latest.due) {
+                latest = b;
+            }
             start = b;
         }
         long delay = Math.max(0, start.due - clock.nanoTime());
@@ -78,13 +121,39 @@ final class RenewalScheduler {
 
     private void run(Batch batch) {
         List<LeaseHandle> candidates;
+        List<Batch> pulled = null;
+        long now = clock.nanoTime();
         synchronized (this) {
             batches.remove(batch.due, batch);
-            candidates = new ArrayList<>(batch.leases.size());
-            for (LeaseHandle h : batch.leases) {
-                if (h.renewalBatch == batch) {
-                    h.renewalBatch = null;
-                    candidates.add(h);
+            candidates = new ArrayList<>(batch.size);
+            batch.takeAll(candidates);
+            // Every later batch due within this batch's renewal interval goes with it: leases acquired
+            // over a longer span than the slack (a fill of many leases) converge onto one tick per
+            // client and one round trip per tick, at the price of renewing each of them once early
+            // (renewing early is always safe); from then on they share their send time.
+            Map.Entry<Long, Batch> e;
+            while ((e = batches.firstEntry()) != null && e.getKey() <= now + batch.interval) {
+                Batch b = e.getValue();
+                batches.remove(e.getKey());
+                b.takeAll(candidates);
+                if (pulled == null) {
+                    pulled = new ArrayList<>(2);
+                }
+                pulled.add(b);
+            }
+            if (latest == batch || (latest != null && batches.get(latest.due) != latest)) {
+                Map.Entry<Long, Batch> last = batches.lastEntry();
+                latest = last == null ? null : last.getValue();
+            }
+        }
+        if (pulled != null) {
+            for (Batch b : pulled) {
+                Disposable t;
+                synchronized (this) {
+                    t = b.timer;
+                }
+                if (t != null) {
+                    t.dispose(); // a timer not known yet is disposed by schedule() (the batch is no longer in the map)
                 }
             }
         }
@@ -108,10 +177,15 @@ final class RenewalScheduler {
                 .switchIfEmpty(Mono.error(() -> new IllegalStateException("store answered nothing to a renewal")))
                 .transform(m -> deadlines.within(m, leases.get(0).options.requestTimeout()))
                 .subscribe(results -> {
+                    List<LeaseHandle> again = new ArrayList<>(leases.size());
                     for (int i = 0; i < leases.size(); i++) {
                         RenewOutcome o = i < results.size() ? results.get(i) : null;
-                        leases.get(i).onRenewOutcome(sentAt, o);
+                        LeaseHandle h = leases.get(i);
+                        if (h.onRenewOutcome(sentAt, o)) {
+                            again.add(h);
+                        }
                     }
+                    scheduleAll(again, sentAt);
                 }, error -> {
                     var mapped = BackendErrors.map(backendName, null, "renewal", error);
                     for (LeaseHandle h : leases) {
@@ -128,10 +202,14 @@ final class RenewalScheduler {
      */
     void cancel(LeaseHandle lease) {
         synchronized (this) {
-            if (lease.renewalBatch instanceof Batch b) {
-                lease.renewalBatch = null;
-                b.leases.remove(lease);
-            }
+            unlink(lease);
+        }
+    }
+
+    // guarded by this
+    private static void unlink(LeaseHandle lease) {
+        if (lease.renewalBatch instanceof Batch b) {
+            b.remove(lease);
         }
     }
 
@@ -141,6 +219,7 @@ final class RenewalScheduler {
             closed = true;
             all = new ArrayList<>(batches.values());
             batches.clear();
+            latest = null;
         }
         for (Batch b : all) {
             if (b.timer != null) {
@@ -149,14 +228,71 @@ final class RenewalScheduler {
         }
     }
 
-    /** Leases due at (or joining) one tick. */
+    /**
+     * Leases due at (or joining) one tick: a doubly linked list through the leases' own fields
+     * ({@link LeaseHandle#renewalPrev}, {@link LeaseHandle#renewalNext}), so joining and leaving
+     * allocate nothing and a held lease costs no set entry. Guarded by the scheduler.
+     */
     private static final class Batch {
         final long due;
-        final java.util.Set<LeaseHandle> leases = new java.util.LinkedHashSet<>();
+        /** Its first lease's renewal interval: batches due within it run with this one. */
+        final long interval;
+        LeaseHandle head;
+        LeaseHandle tail;
+        int size;
         Disposable timer;
 
-        Batch(long due) {
+        Batch(long due, long interval) {
             this.due = due;
+            this.interval = interval;
+        }
+
+        /** Moves every lease out of this batch into {@code into}. */
+        void takeAll(List<LeaseHandle> into) {
+            LeaseHandle h = head;
+            while (h != null) {
+                LeaseHandle next = h.renewalNext;
+                h.renewalBatch = null;
+                h.renewalPrev = null;
+                h.renewalNext = null;
+                into.add(h);
+                h = next;
+            }
+            head = null;
+            tail = null;
+            size = 0;
+        }
+
+        void add(LeaseHandle h) {
+            h.renewalBatch = this;
+            h.renewalPrev = tail;
+            h.renewalNext = null;
+            if (tail == null) {
+                head = h;
+            } else {
+                tail.renewalNext = h;
+            }
+            tail = h;
+            size++;
+        }
+
+        void remove(LeaseHandle h) {
+            LeaseHandle p = h.renewalPrev;
+            LeaseHandle n = h.renewalNext;
+            if (p == null) {
+                head = n;
+            } else {
+                p.renewalNext = n;
+            }
+            if (n == null) {
+                tail = p;
+            } else {
+                n.renewalPrev = p;
+            }
+            h.renewalBatch = null;
+            h.renewalPrev = null;
+            h.renewalNext = null;
+            size--;
         }
     }
 }

@@ -61,6 +61,16 @@ final class RequestDeadlines {
         return new Deadlined<>(source, bucket(timeout));
     }
 
+    /**
+     * Subscribes {@code actual} to {@code source} bounded by {@code timeout}, like
+     * {@code within(source, timeout).subscribe(actual)} without the operator object: for the
+     * engine's own purpose-built subscribers on the hot path.
+     */
+    <T> void subscribe(Mono<T> source, Duration timeout, CoreSubscriber<? super T> actual) {
+        Bucket b = bucket(timeout);
+        source.subscribe(new Entry<>(actual, b, clock.nanoTime() + b.timeoutNanos));
+    }
+
     private Bucket bucket(Duration timeout) {
         long nanos = timeout.toNanos();
         for (Bucket b : buckets) {

@@ -224,43 +224,66 @@ public final class RedisLockBackend implements LockBackend {
             if (batch.isEmpty()) {
                 return Mono.just(List.<RenewOutcome>of());
             }
-            Map<Integer, List<Integer>> bySlot = new LinkedHashMap<>();
-            for (int i = 0; i < batch.size(); i++) {
-                int slot = cluster || options.clusterSafeBatches()
-                        ? SlotHash.getSlot(RedisKeys.bytes(keys.lock(batch.get(i).lock().name())))
-                        : 0; // one server holds every key: one call for the whole batch
-                bySlot.computeIfAbsent(slot, s -> new ArrayList<>()).add(i);
-            }
-            List<List<Integer>> calls = new ArrayList<>();
-            for (List<Integer> group : bySlot.values()) {
-                for (int from = 0; from < group.size(); from += MAX_RENEWALS_PER_CALL) {
-                    calls.add(group.subList(from, Math.min(group.size(), from + MAX_RENEWALS_PER_CALL)));
+            List<int[]> calls = new ArrayList<>();
+            if (cluster || options.clusterSafeBatches()) {
+                Map<Integer, List<Integer>> bySlot = new LinkedHashMap<>();
+                for (int i = 0; i < batch.size(); i++) {
+                    int slot = SlotHash.getSlot(RedisKeys.bytes(keys.lock(batch.get(i).lock().name())));
+                    bySlot.computeIfAbsent(slot, s -> new ArrayList<>()).add(i);
+                }
+                for (List<Integer> group : bySlot.values()) {
+                    for (int from = 0; from < group.size(); from += MAX_RENEWALS_PER_CALL) {
+                        List<Integer> part = group.subList(from, Math.min(group.size(), from + MAX_RENEWALS_PER_CALL));
+                        calls.add(part.stream().mapToInt(Integer::intValue).toArray());
+                    }
+                }
+            } else {
+                // one server holds every key: consecutive slices of the batch, no per-lease grouping
+                for (int from = 0; from < batch.size(); from += MAX_RENEWALS_PER_CALL) {
+                    int to = Math.min(batch.size(), from + MAX_RENEWALS_PER_CALL);
+                    int[] group = new int[to - from];
+                    for (int j = 0; j < group.length; j++) {
+                        group[j] = from + j;
+                    }
+                    calls.add(group);
                 }
             }
             RenewOutcome[] out = new RenewOutcome[batch.size()];
             // every call is written at once on the one connection (pipelined): one round trip per batch
             return Flux.fromIterable(calls)
                     .flatMap(group -> renewGroup(batch, group).doOnNext(results -> {
-                        for (int j = 0; j < group.size(); j++) {
-                            RenewRequest r = batch.get(group.get(j));
+                        Duration ttl = null;
+                        RenewOutcome renewed = null; // one outcome per lease time, not one per lease
+                        for (int j = 0; j < group.length; j++) {
+                            RenewRequest r = batch.get(group[j]);
                             boolean ok = j < results.size() && Long.valueOf(1L).equals(results.get(j));
-                            out[group.get(j)] = ok ? RenewOutcome.renewed(r.leaseTime()) : RenewOutcome.notHeld();
+                            if (ok && (renewed == null || !r.leaseTime().equals(ttl))) {
+                                ttl = r.leaseTime();
+                                renewed = RenewOutcome.renewed(ttl);
+                            }
+                            out[group[j]] = ok ? renewed : RenewOutcome.notHeld();
                         }
-                    }))
-                    .then(Mono.fromSupplier(() -> List.of(out)))
+                    }), Integer.MAX_VALUE)
+                    .then(Mono.fromSupplier(() -> java.util.Arrays.asList(out)))
                     .onErrorMap(e -> RedisErrors.map(batch.size() == 1 ? batch.get(0).lock().name() : null, "renewal", e));
         });
     }
 
-    private Mono<List<?>> renewGroup(List<RenewRequest> batch, List<Integer> group) {
-        String[] k = new String[group.size()];
-        String[] a = new String[group.size() * 3];
-        for (int j = 0; j < group.size(); j++) {
-            RenewRequest r = batch.get(group.get(j));
+    private Mono<List<?>> renewGroup(List<RenewRequest> batch, int[] group) {
+        String[] k = new String[group.length];
+        String[] a = new String[group.length * 3];
+        Duration leaseTime = null;
+        String ms = null; // the lease time's text, once per lease time
+        for (int j = 0; j < group.length; j++) {
+            RenewRequest r = batch.get(group[j]);
             k[j] = keys.lock(r.lock().name());
             a[3 * j] = r.lock().owner();
             a[3 * j + 1] = Long.toString(r.lock().token());
-            a[3 * j + 2] = millis(r.leaseTime());
+            if (ms == null || !r.leaseTime().equals(leaseTime)) {
+                leaseTime = r.leaseTime();
+                ms = millis(leaseTime);
+            }
+            a[3 * j + 2] = ms;
         }
         return script(LuaScript.RENEW, ScriptOutputType.MULTI, k, a).map(reply -> (List<?>) reply);
     }

@@ -32,7 +32,7 @@ final class Renewal {
     /** One contender holding {@code leases} leases. */
     record Case(String label, Role role, int leases, double acquireSeconds, double heapPerLease, double windowSeconds,
                 double ticks, long renewals, long requests, long executed, long scriptCalls, long scriptMicros,
-                double cpuNanos, double idleCpuNanos, long connections, String error) {
+                double cpuNanos, double idleCpuNanos, long connections, long renewalWrites, String error) {
 
         double cpuPerRenewal() {
             return renewals == 0 ? Double.NaN : (cpuNanos - idleCpuNanos) / renewals;
@@ -46,11 +46,16 @@ final class Renewal {
             return executed / windowSeconds;
         }
 
+        /** Ours: renewal batches (each one pipelined write of its script calls); Redisson: script calls (each sent alone). */
         double roundTripsPerTickPerConnection() {
-            return (double) scriptCalls / ticks / Math.max(1, connections);
+            return roundTripsPerTick() / Math.max(1, connections);
         }
 
         double roundTripsPerTick() {
+            return (double) (renewalWrites >= 0 ? renewalWrites : scriptCalls) / ticks;
+        }
+
+        double scriptCallsPerTick() {
             return (double) scriptCalls / ticks;
         }
     }
@@ -76,6 +81,11 @@ final class Renewal {
 
         long renewedSoFar();
 
+        /** @return renewal batches the client sent so far (each pipelined: one round trip), or -1 if not known */
+        default long renewalWritesSoFar() {
+            return -1;
+        }
+
         void releaseAll(String[] names);
 
         void close();
@@ -91,7 +101,8 @@ final class Renewal {
             }
         };
         LockOptions options = LockOptions.builder().leaseTime(s.b4Lease()).build();
-        LockClient locks = LockClient.create(RedisLocks.backend(client, RedisLockOptions.defaults()), options, listener);
+        CountingBackend backend = new CountingBackend(RedisLocks.backend(client, RedisLockOptions.defaults()));
+        LockClient locks = LockClient.create(backend, options, listener);
         locks.acquire("b4.warm").flatMap(Lease::release).block(Duration.ofSeconds(30));
         Lease[] held = new Lease[n];
         Holder h = new Holder() {
@@ -104,6 +115,11 @@ final class Renewal {
             @Override
             public long renewedSoFar() {
                 return renewed.sum();
+            }
+
+            @Override
+            public long renewalWritesSoFar() {
+                return backend.renewCalls.sum();
             }
 
             @Override
@@ -181,12 +197,14 @@ final class Renewal {
             long[] eval0 = scriptStats(bench);
             long pexpire0 = bench.commandStat("pexpire")[0];
             long renewed0 = h.renewedSoFar();
+            long writes0 = h.renewalWritesSoFar();
             long cpu0 = os.getProcessCpuTime();
             long t0 = System.nanoTime();
             Handoff.sleep(s.b4Window());
             long cpu1 = os.getProcessCpuTime();
             long t1 = System.nanoTime();
             long renewed1 = h.renewedSoFar();
+            long writes1 = h.renewalWritesSoFar();
             long pexpire1 = bench.commandStat("pexpire")[0];
             long[] eval1 = scriptStats(bench);
             BackendBench.Counts k = bench.counts().minus(k0);
@@ -194,7 +212,8 @@ final class Renewal {
             double window = (t1 - t0) / 1e9;
             double ticks = window / (s.renewalInterval().toNanos() / 1e9);
             Case c = new Case(label, role, n, acquireSeconds, perLease, window, ticks, renewals, k.counted(),
-                    k.executed(), eval1[0] - eval0[0], eval1[1] - eval0[1], cpu1 - cpu0, idleRate * (t1 - t0), connections, null);
+                    k.executed(), eval1[0] - eval0[0], eval1[1] - eval0[1], cpu1 - cpu0, idleRate * (t1 - t0), connections,
+                    writes0 >= 0 ? writes1 - writes0 : -1, null);
             Log.info("  B4 %s n=%d window %.1f s: %d renewals (server PEXPIREs %d), %d script calls, %.1f req/s, "
                             + "CPU %.0f ms (idle %.0f ms) = %.2f µs per renewal", label, n, window, renewals, pexpire1 - pexpire0,
                     c.scriptCalls(), c.requestsPerSecond(), c.cpuNanos() / 1e6, c.idleCpuNanos() / 1e6, c.cpuPerRenewal() / 1e3);
@@ -204,9 +223,73 @@ final class Renewal {
             error = e.toString();
             Log.info("  B4 %s n=%d FAILED: %s", label, n, error);
             return new Case(label, role, n, Double.NaN, Double.NaN, Double.NaN, s.b4Ticks(), 0, 0, 0, 0, 0, 0, 0,
-                    connections, error);
+                    connections, -1, error);
         } finally {
             h.close();
+        }
+    }
+
+    /**
+     * Our store with its {@code renew} calls counted: the engine calls it once per renewal batch,
+     * and the Redis store writes the batch's script calls (256 keys each) at once on its one
+     * connection, so one call is one round trip however many script calls it carries.
+     */
+    static final class CountingBackend implements io.reactivelocks.spi.LockBackend {
+        private final io.reactivelocks.spi.LockBackend store;
+        final LongAdder renewCalls = new LongAdder();
+
+        CountingBackend(io.reactivelocks.spi.LockBackend store) {
+            this.store = store;
+        }
+
+        @Override
+        public String name() {
+            return store.name();
+        }
+
+        @Override
+        public reactor.core.publisher.Mono<io.reactivelocks.spi.Attempt> tryGrant(io.reactivelocks.spi.GrantRequest request) {
+            return store.tryGrant(request);
+        }
+
+        @Override
+        public reactor.core.publisher.Mono<List<io.reactivelocks.spi.RenewOutcome>> renew(List<io.reactivelocks.spi.RenewRequest> batch) {
+            return store.renew(batch).doOnSubscribe(x -> renewCalls.increment());
+        }
+
+        @Override
+        public reactor.core.publisher.Mono<Boolean> release(String name, String owner) {
+            return store.release(name, owner);
+        }
+
+        @Override
+        public reactor.core.publisher.Mono<Boolean> updatePayload(io.reactivelocks.spi.HeldLock lock, String payload) {
+            return store.updatePayload(lock, payload);
+        }
+
+        @Override
+        public reactor.core.publisher.Mono<io.reactivelocks.spi.Holder> inspect(String name) {
+            return store.inspect(name);
+        }
+
+        @Override
+        public Flux<io.reactivelocks.spi.LockEvent> events(String name) {
+            return store.events(name);
+        }
+
+        @Override
+        public io.reactivelocks.spi.RenewalMode renewalMode() {
+            return store.renewalMode();
+        }
+
+        @Override
+        public Flux<io.reactivelocks.spi.Renewal> sessionRenewals(io.reactivelocks.spi.HeldLock lease, io.reactivelocks.LockClock clock) {
+            return store.sessionRenewals(lease, clock);
+        }
+
+        @Override
+        public reactor.core.publisher.Mono<Void> close() {
+            return store.close();
         }
     }
 

@@ -391,22 +391,26 @@ final class Report {
                 .append(settings.b4Lease().toSeconds()).append(" s, renewal every ").append(settings.renewalInterval().toMillis())
                 .append(" ms for both). `renewals` = leases renewed in the window (ours: the engine's listener; Redisson: "
                         + "PEXPIRE calls of its watchdog script, from INFO commandstats). `script calls/tick` = EVAL+EVALSHA "
-                        + "requests per renewal interval (the window ÷ the interval) = renewal round trips per tick. Client CPU = this JVM's process CPU time in the window minus "
+                        + "requests per renewal interval (the window ÷ the interval). `round trips/tick` = ours: renewal batches per "
+                        + "interval (the engine's `renew` calls, counted by a wrapper of the store: each writes its script calls of "
+                        + "at most 256 keys all at once on the one connection, so the client waits one round trip per batch); "
+                        + "Redisson: its script calls (each sent on its own). Client CPU = this JVM's process CPU time in the window minus "
                         + "its idle rate (measured for 3 s with the client open and nothing held), ÷ renewals. "
                         + "Reproduce: `benchmarks/run.sh --only b4 --backends redis`.\n\n");
-        md.append("| leases | contender | fill time s | renewals | req/s | cmds run/s | script calls/tick | connections "
+        md.append("| leases | contender | fill time s | renewals | req/s | cmds run/s | script calls/tick | round trips/tick | connections "
                 + "| round trips/tick/connection | server µs in scripts per tick | client CPU in window ms (idle share) "
                 + "| client CPU µs/renewal |\n");
-        md.append("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        md.append("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         for (Renewal.Case c : b4) {
             if (c.error() != null) {
                 md.append("| ").append(c.leases()).append(" | ").append(c.label()).append(" | failed: ").append(c.error())
-                        .append(" |||||||||\n");
+                        .append(" ||||||||||\n");
                 continue;
             }
             md.append("| ").append(c.leases()).append(" | ").append(c.role() == Role.OURS ? "**" + c.label() + "**" : c.label())
                     .append(" | ").append(Stats.num(c.acquireSeconds())).append(" | ").append(c.renewals()).append(" | ")
                     .append(Stats.num(c.requestsPerSecond())).append(" | ").append(Stats.num(c.executedPerSecond())).append(" | ")
+                    .append(Stats.num(c.scriptCallsPerTick())).append(" | ")
                     .append(Stats.num(c.roundTripsPerTick())).append(" | ").append(c.connections()).append(" | ")
                     .append(Stats.num(c.roundTripsPerTickPerConnection())).append(" | ")
                     .append(Stats.num((double) c.scriptMicros() / c.ticks())).append(" | ")
