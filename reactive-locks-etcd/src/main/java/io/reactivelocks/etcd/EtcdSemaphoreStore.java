@@ -39,7 +39,18 @@ import reactor.core.publisher.Mono;
  * the answer is busy. Any key below a granted one existed when that grant checked, so at most N
  * keys are ever granted at once; asking keys only make grants rarer. Renewal is a
  * {@code keepAliveOnce} of the permit's lease after checking its key; release revokes the lease.
- * Waiters watch the name's keys and wake on deletions.
+ * Waiters watch the name's keys and wake on deletions of keys that held (or whose value is unknown).
+ *
+ * <p>No herd: an attempt reads the name's keys first (keys only) and answers busy without putting
+ * anything when the keys there already take the permits (a held key stays among the N lowest, so
+ * the count is never below the holders). A waiter thus deletes nothing while it waits: a deletion
+ * is a release (or a grant attempt that lost a race), and each wakes one local waiter (the engine's
+ * choice for a semaphore) instead of a chain of asking keys put and deleted that woke the others in
+ * turn. A key deleted while still asking (an attempt that lost a race to a lower key) wakes no one:
+ * it freed no permit, and the lower key is then held or asking, so its own deletion follows. (An
+ * asking key left by an attempt that failed midway is revoked without waking; a waiter it refused
+ * asks again after its backoff.) Waiters keep no key (no place in a queue): which waiter gets a
+ * freed permit is the engine's order, not the create revision.
  */
 final class EtcdSemaphoreStore implements SemaphoreStore {
 
@@ -82,10 +93,22 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
     @Override
     public Mono<PermitGrant> tryGrant(String name, List<String> owners, int permits, Duration leaseTime) {
         long ttlSeconds = Math.max(1, (leaseTime.toMillis() + 999) / 1000);
-        return Mono.defer(() -> Mono.fromFuture(() -> client.getKVClient().get(key(name, owners.get(0))))
-                .flatMap(existing -> existing.getKvs().isEmpty()
-                        ? ask(name, owners, permits, leaseTime, ttlSeconds)
-                        : again(name, owners, leaseTime)))
+        GetOption keys = GetOption.builder().isPrefix(true).withKeysOnly(true).build();
+        return Mono.defer(() -> Mono.fromFuture(() -> client.getKVClient().get(range(name), keys))
+                .flatMap(existing -> {
+                    String first = owners.get(0);
+                    for (KeyValue kv : existing.getKvs()) {
+                        if (ownerOf(name, kv.getKey()).equals(first)) {
+                            return again(name, owners, leaseTime); // a retried request
+                        }
+                    }
+                    if (existing.getKvs().size() + owners.size() > permits) {
+                        // busy without putting a key: a key put and deleted again would wake the
+                        // other waiters to ask in turn (a herd that feeds itself)
+                        return Mono.just((PermitGrant) new PermitGrant.Busy(null));
+                    }
+                    return ask(name, owners, permits, leaseTime, ttlSeconds);
+                }))
                 .onErrorMap(e -> EtcdErrors.map(name, "semaphore grant", e));
     }
 
@@ -211,7 +234,7 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
     @Override
     public Flux<LockEvent> events(String name) {
         return Flux.create(sink -> {
-            WatchOption option = WatchOption.builder().isPrefix(true).withCreateNotify(true).build();
+            WatchOption option = WatchOption.builder().isPrefix(true).withCreateNotify(true).withPrevKV(true).build();
             Watch.Watcher w = client.getWatchClient().watch(range(name), option, Watch.listener(
                     response -> {
                         if (response.isCreatedNotify()) {
@@ -220,7 +243,9 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
                         }
                         for (WatchEvent e : response.getEvents()) {
                             KeyValue kv = e.getKeyValue();
-                            if (e.getEventType() == WatchEvent.EventType.DELETE) {
+                            if (e.getEventType() == WatchEvent.EventType.DELETE && !ASKING.equals(e.getPrevKV().getValue())) {
+                                // a deleted key that was only asking (an attempt that lost a race) frees no
+                                // permit: waking a waiter for it would only start another race
                                 sink.next(new LockEvent.Released(name, ownerOf(name, kv.getKey()), false));
                             } else if (e.getEventType() == WatchEvent.EventType.PUT && HELD.equals(kv.getValue())) {
                                 sink.next(new LockEvent.Acquired(name, ownerOf(name, kv.getKey()), kv.getCreateRevision()));

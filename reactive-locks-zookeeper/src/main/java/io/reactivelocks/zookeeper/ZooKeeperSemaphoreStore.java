@@ -34,8 +34,15 @@ import reactor.core.scheduler.Schedulers;
  * node's {@code czxid} (global, strictly increasing); otherwise the nodes are deleted again and the
  * answer is busy. Any node below a granted one existed when that grant listed, so at most N nodes are
  * granted at once. A permit lives as long as the session: its TTL is the negotiated session timeout
- * (at most the lease time asked), and renewal checks that the node is still there. Waiters watch the
- * children and wake on each change.
+ * (at most the lease time asked), and renewal checks that the node is still there.
+ *
+ * <p>No herd: an attempt lists the children first and answers busy without creating anything when
+ * the nodes there already take the permits (a held node stays among the N lowest, so the count is
+ * never below the holders). A waiter thus changes nothing while it waits: the children change only
+ * when a permit is granted or released, and each change wakes one local waiter (the engine's
+ * choice for a semaphore) instead of setting off a chain of asking nodes created and deleted that
+ * woke the others in turn. Waiters keep no node (no place in a queue): which waiter gets a freed
+ * permit is the engine's order, not the sequence.
  */
 final class ZooKeeperSemaphoreStore implements SemaphoreStore {
 
@@ -118,6 +125,11 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
                         .collectList()
                         .map(tokens -> (PermitGrant) new PermitGrant.Granted(tokens, ttl(leaseTime)))
                         .onErrorResume(IllegalStateException.class, e -> deleteAll(name, owners).thenReturn(new PermitGrant.Busy(null)));
+            }
+            if (children.size() + owners.size() > permits) {
+                // busy without creating a node: a node created and deleted again would change the
+                // children, and so wake the other waiters to ask in turn (a herd that feeds itself)
+                return Mono.just((PermitGrant) new PermitGrant.Busy(null));
             }
             return ask(name, owners, permits, leaseTime);
         })).onErrorMap(e -> ZooKeeperErrors.map(name, "semaphore grant", e));
