@@ -35,6 +35,20 @@ final class ChildrenEvents {
         });
     }
 
+    /**
+     * The parent appeared (or went again): a change. A parent is created together with its first
+     * child, so the children listed next already differ from the none seen while it was missing —
+     * without this event an observer that subscribed before the first grant of a name would not
+     * read again until some later change.
+     */
+    private static void created(AsyncCuratorFramework async, String path, String name, FluxSink<LockEvent> sink,
+            AtomicBoolean done, AtomicBoolean live) {
+        if (!done.get()) {
+            sink.next(new LockEvent.Released(name, null, false));
+        }
+        arm(async, path, name, sink, done, live);
+    }
+
     /** One-shot watches, re-armed after each change: on the children, or on the node's creation while it is missing. */
     private static void arm(AsyncCuratorFramework async, String path, String name, FluxSink<LockEvent> sink,
             AtomicBoolean done, AtomicBoolean live) {
@@ -58,9 +72,9 @@ final class ChildrenEvents {
                         sink.next(new LockEvent.Subscribed(name));
                     }
                     if (stat != null) {
-                        arm(async, path, name, sink, done, live); // created meanwhile: watch its children
+                        created(async, path, name, sink, done, live); // created meanwhile
                     } else {
-                        exists.event().thenAccept(ev -> arm(async, path, name, sink, done, live));
+                        exists.event().thenAccept(ev -> created(async, path, name, sink, done, live));
                     }
                 });
                 return;

@@ -9,9 +9,9 @@ import io.reactivelocks.spi.semaphore.SemaphoreStore;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.x.async.AsyncCuratorFramework;
@@ -29,11 +29,14 @@ import reactor.core.scheduler.Schedulers;
  * Semaphores on ZooKeeper: each permit is an ephemeral sequential node
  * {@code <root>-semaphore/<segment(name)>/<owner>-<sequence>} of the holder's session (so a dead
  * holder's permit goes when its session expires), under a container node. A grant creates the
- * owners' nodes (data {@code 0}, "asking"), then lists the children: when every new node is among
- * the N lowest sequences, the permits are granted (data set to {@code 1}) and each token is its
- * node's {@code czxid} (global, strictly increasing); otherwise the nodes are deleted again and the
- * answer is busy. Any node below a granted one existed when that grant listed, so at most N nodes are
- * granted at once. A permit lives as long as the session: its TTL is the negotiated session timeout
+ * owners' nodes (data: the N of the call, in decimal), then lists the children: when every new node
+ * is among the N lowest sequences, the permits are granted and each token is its node's
+ * {@code czxid} (global, strictly increasing); otherwise the nodes are deleted again and the answer
+ * is busy. Any node below a granted one existed when that grant listed, so at most N nodes are
+ * granted at once. Who holds follows from the children alone — a node among the N lowest (its own
+ * N) — so every change of the holders is a change of the children, which observers watch (a mark
+ * written after the grant, as the node's data, would change no child, and an observer that listed
+ * between the create and the mark would miss the holder until some other change). A permit lives as long as the session: its TTL is the negotiated session timeout
  * (at most the lease time asked), and renewal checks that the node is still there.
  *
  * <p>No herd: an attempt lists the children first and answers busy without creating anything when
@@ -46,8 +49,6 @@ import reactor.core.scheduler.Schedulers;
  */
 final class ZooKeeperSemaphoreStore implements SemaphoreStore {
 
-    private static final byte[] ASKING = {'0'};
-    private static final byte[] HELD = {'1'};
 
     private final CuratorFramework client;
     private final boolean ownsClient;
@@ -116,10 +117,11 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
     public Mono<PermitGrant> tryGrant(String name, List<String> owners, int permits, Duration leaseTime) {
         return Mono.defer(() -> children(name).flatMap(children -> {
             if (find(children, owners.get(0)) != null) { // a retried request
+                List<ZNodeNames.Child> lowest = children.subList(0, Math.min(permits, children.size()));
                 return Flux.fromIterable(owners)
                         .concatMap(o -> {
-                            ZNodeNames.Child c = find(children, o);
-                            return c == null ? Mono.<Long>error(new IllegalStateException("incomplete"))
+                            ZNodeNames.Child c = find(lowest, o);
+                            return c == null ? Mono.<Long>error(new IllegalStateException("incomplete or not among the lowest"))
                                     : stat(name, c).map(Stat::getCzxid);
                         })
                         .collectList()
@@ -142,7 +144,7 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
                     Stat stat = new Stat();
                     return Mono.fromCompletionStage(() -> async.create()
                                     .withOptions(EnumSet.of(CreateOption.createParentsAsContainers), CreateMode.EPHEMERAL_SEQUENTIAL, acl, stat)
-                                    .forPath(path(name) + "/" + ZNodeNames.nodeName(o), ASKING))
+                                    .forPath(path(name) + "/" + ZNodeNames.nodeName(o), data(permits)))
                             .doOnNext(created::add)
                             .map(p -> stat.getCzxid());
                 })
@@ -154,11 +156,22 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
                             return deletePaths(created).thenReturn((PermitGrant) new PermitGrant.Busy(null));
                         }
                     }
-                    return Flux.fromIterable(created)
-                            .concatMap(p -> Mono.fromCompletionStage(() -> async.setData().forPath(p, HELD)))
-                            .then(Mono.just((PermitGrant) new PermitGrant.Granted(tokens, ttl(leaseTime))));
+                    return Mono.just((PermitGrant) new PermitGrant.Granted(tokens, ttl(leaseTime)));
                 }))
                 .onErrorResume(e -> deletePaths(created).then(Mono.error(e)));
+    }
+
+    private static byte[] data(int permits) {
+        return Integer.toString(permits).getBytes(StandardCharsets.US_ASCII);
+    }
+
+    /** @return the N a node was created with, or 0 when its data is not one (it then holds nothing) */
+    private static int permitsOf(byte[] data) {
+        try {
+            return Integer.parseInt(new String(data, StandardCharsets.US_ASCII));
+        } catch (NumberFormatException e) {
+            return 0;
+        }
     }
 
     private Mono<Void> deletePaths(List<String> paths) {
@@ -203,13 +216,16 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
     public Mono<List<Holder>> holders(String name) {
         Duration estimate = Duration.ofMillis(Math.max(0, client.getZookeeperClient().getLastNegotiatedSessionTimeoutMs()));
         return Mono.defer(() -> children(name))
-                .flatMapMany(Flux::fromIterable)
-                .concatMap(c -> {
+                .flatMapMany(children -> Flux.range(0, children.size()).map(i -> Map.entry(i, children.get(i))))
+                .concatMap(e -> {
+                    ZNodeNames.Child c = e.getValue();
                     Stat stat = new Stat();
+                    // a node holds when fewer than its N nodes are below it (a deleted lower node only
+                    // moves it down: the listing's rank is an upper bound of the node's)
                     return Mono.fromCompletionStage(() -> async.getData().storingStatIn(stat).forPath(path(name) + "/" + c.node()))
-                            .filter(data -> Arrays.equals(data, HELD))
+                            .filter(data -> e.getKey() < permitsOf(data))
                             .map(data -> new Holder(c.owner(), stat.getCzxid(), estimate))
-                            .onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NONODE, e -> Mono.empty());
+                            .onErrorResume(x -> ZooKeeperErrors.code(x) == KeeperException.Code.NONODE, x -> Mono.empty());
                 })
                 .collectList()
                 .onErrorMap(e -> ZooKeeperErrors.map(name, "semaphore read", e));
