@@ -24,6 +24,7 @@ public final class CountingSemaphoreStore implements SemaphoreStore {
     private final AtomicInteger attempts = new AtomicInteger();
     private final AtomicInteger inFlight = new AtomicInteger();
     private final AtomicInteger subscribed = new AtomicInteger();
+    private final AtomicInteger waiting = new AtomicInteger();
 
     /** @param store the store to pass calls to */
     public CountingSemaphoreStore(SemaphoreStore store) {
@@ -58,6 +59,35 @@ public final class CountingSemaphoreStore implements SemaphoreStore {
             inFlight.incrementAndGet();
             return store.tryGrant(name, owners, permits, leaseTime).doFinally(s -> inFlight.decrementAndGet());
         });
+    }
+
+    /** Counts the attempt on subscribe, then passes it on. */
+    @Override
+    public Mono<PermitGrant> tryGrant(String name, List<String> owners, int permits, boolean waiting, Duration leaseTime) {
+        return Mono.defer(() -> {
+            attempts.incrementAndGet();
+            inFlight.incrementAndGet();
+            return store.tryGrant(name, owners, permits, waiting, leaseTime).doFinally(s -> inFlight.decrementAndGet());
+        });
+    }
+
+    @Override
+    public boolean queues() {
+        return store.queues();
+    }
+
+    /** The wrapped store's wait, counting the waits that are armed (subscribed) and not over yet. */
+    @Override
+    public Mono<Void> awaitTurn(String name, List<String> owners) {
+        return Mono.defer(() -> {
+            waiting.incrementAndGet();
+            return store.awaitTurn(name, owners).doFinally(s -> waiting.decrementAndGet());
+        });
+    }
+
+    /** @return the waits ({@link #awaitTurn}) subscribed and not over: callers parked in the store's queue */
+    public int waiting() {
+        return waiting.get();
     }
 
     @Override

@@ -13,8 +13,10 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.x.async.AsyncCuratorFramework;
+import org.apache.curator.x.async.AsyncStage;
 import org.apache.curator.x.async.api.CreateOption;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
@@ -28,33 +30,39 @@ import reactor.core.scheduler.Schedulers;
 /**
  * Semaphores on ZooKeeper: each permit is an ephemeral sequential node
  * {@code <root>-semaphore/<segment(name)>/<owner>-<sequence>} of the holder's session (so a dead
- * holder's permit goes when its session expires), under a container node. A grant creates the
- * owners' nodes (data: the N of the call, in decimal), then lists the children: when every new node
- * is among the N lowest sequences, the permits are granted and each token is its node's
- * {@code czxid} (global, strictly increasing); otherwise the nodes are deleted again and the answer
- * is busy. Any node below a granted one existed when that grant listed, so at most N nodes are
- * granted at once. Who holds follows from the children alone — a node among the N lowest (its own
- * N) — so every change of the holders is a change of the children, which observers watch (a mark
- * written after the grant, as the node's data, would change no child, and an observer that listed
- * between the create and the mark would miss the holder until some other change). A permit lives as long as the session: its TTL is the negotiated session timeout
- * (at most the lease time asked), and renewal checks that the node is still there.
+ * holder's permit goes when its session expires), under a container node; its data is the N of the
+ * call that created it, in decimal. A node holds while it is among the N lowest sequences (its own
+ * N) — granted nodes and waiting ones alike, in sequence order, as Curator's recipes queue — and
+ * its token is its {@code czxid} (global, strictly increasing). A grant creates the owners' nodes,
+ * then lists the children: granted when every new node is among the N lowest. Any node below a
+ * granted one existed when that grant listed, so at most N nodes are granted at once. Who holds
+ * follows from the children alone, so every change of the holders is a change of the children,
+ * which observers watch. A permit lives as long as the session: its TTL is the negotiated session
+ * timeout (at most the lease time asked), and renewal checks that the node is still there.
  *
- * <p>No herd: an attempt lists the children first and answers busy without creating anything when
- * the nodes there already take the permits (a held node stays among the N lowest, so the count is
- * never below the holders). A waiter thus changes nothing while it waits: the children change only
- * when a permit is granted or released, and each change wakes one local waiter (the engine's
- * choice for a semaphore) instead of setting off a chain of asking nodes created and deleted that
- * woke the others in turn. Waiters keep no node (no place in a queue): which waiter gets a freed
- * permit is the engine's order, not the sequence.
+ * <p>No herd: a waiting caller keeps its nodes (its place in the queue, FIFO) and, refused, watches
+ * only the nodes that can let it in ({@link #awaitTurn}): the N nodes just below its highest one
+ * (its predecessor when N = 1), other than its own. Only a deletion (or change) of one of those
+ * wakes it: a release wakes the one waiter it lets in (for N = 1), and a waiter joining or leaving
+ * wakes nobody but its successor. A single attempt ({@code waiting == false}) lists first and
+ * creates nothing when the nodes there already take the permits, and deletes what it created when
+ * refused.
  */
 final class ZooKeeperSemaphoreStore implements SemaphoreStore {
-
 
     private final CuratorFramework client;
     private final boolean ownsClient;
     private final AsyncCuratorFramework async;
     private final String root;
     private final List<ACL> acl;
+    /** The node of each owner this store created and has not deleted: grants and waiting places. */
+    private final Map<String, Place> places = new ConcurrentHashMap<>();
+    /** Of each refused waiting attempt (by its first owner): the nodes whose deletion may let it in. */
+    private final Map<String, List<String>> before = new ConcurrentHashMap<>();
+
+    /** A node this store created: its path and czxid (the token, when it holds). */
+    private record Place(String path, long czxid) {
+    }
 
     /**
      * @param client     the started Curator client
@@ -77,6 +85,11 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
     @Override
     public String name() {
         return "zookeeper";
+    }
+
+    @Override
+    public boolean queues() {
+        return true;
     }
 
     private Duration ttl(Duration leaseTime) {
@@ -109,56 +122,148 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
         return null;
     }
 
-    private Mono<Stat> stat(String name, ZNodeNames.Child c) {
-        return Mono.fromCompletionStage(() -> async.checkExists().forPath(path(name) + "/" + c.node()));
+    private String nodePath(String name, ZNodeNames.Child c) {
+        return path(name) + "/" + c.node();
+    }
+
+    /** A single attempt: nothing left when refused. */
+    @Override
+    public Mono<PermitGrant> tryGrant(String name, List<String> owners, int permits, Duration leaseTime) {
+        return tryGrant(name, owners, permits, false, leaseTime);
     }
 
     @Override
-    public Mono<PermitGrant> tryGrant(String name, List<String> owners, int permits, Duration leaseTime) {
-        return Mono.defer(() -> children(name).flatMap(children -> {
-            if (find(children, owners.get(0)) != null) { // a retried request
-                List<ZNodeNames.Child> lowest = children.subList(0, Math.min(permits, children.size()));
-                return Flux.fromIterable(owners)
-                        .concatMap(o -> {
-                            ZNodeNames.Child c = find(lowest, o);
-                            return c == null ? Mono.<Long>error(new IllegalStateException("incomplete or not among the lowest"))
-                                    : stat(name, c).map(Stat::getCzxid);
-                        })
-                        .collectList()
-                        .map(tokens -> (PermitGrant) new PermitGrant.Granted(tokens, ttl(leaseTime)))
-                        .onErrorResume(IllegalStateException.class, e -> deleteAll(name, owners).thenReturn(new PermitGrant.Busy(null)));
+    public Mono<PermitGrant> tryGrant(String name, List<String> owners, int permits, boolean waiting, Duration leaseTime) {
+        return Mono.defer(() -> {
+            if (places.containsKey(owners.get(0))) { // a waiting owner asking again (or a retried request)
+                return decide(name, owners, permits, waiting, leaseTime, children(name));
             }
-            if (children.size() + owners.size() > permits) {
-                // busy without creating a node: a node created and deleted again would change the
-                // children, and so wake the other waiters to ask in turn (a herd that feeds itself)
-                return Mono.just((PermitGrant) new PermitGrant.Busy(null));
+            if (waiting) { // a waiter queues at once: create, then list
+                return decide(name, owners, permits, true, leaseTime, create(name, owners, permits).then(children(name)));
             }
-            return ask(name, owners, permits, leaseTime);
-        })).onErrorMap(e -> ZooKeeperErrors.map(name, "semaphore grant", e));
+            return children(name).flatMap(children -> {
+                if (find(children, owners.get(0)) != null) { // a retried request of another store
+                    return decide(name, owners, permits, false, leaseTime, Mono.just(children));
+                }
+                if (children.size() + owners.size() > permits) {
+                    // busy without creating a node: a node created and deleted again changes the children
+                    return Mono.just((PermitGrant) new PermitGrant.Busy(null));
+                }
+                return decide(name, owners, permits, false, leaseTime, create(name, owners, permits).then(children(name)));
+            });
+        }).onErrorMap(e -> ZooKeeperErrors.map(name, "semaphore grant", e));
     }
 
-    private Mono<PermitGrant> ask(String name, List<String> owners, int permits, Duration leaseTime) {
-        List<String> created = new ArrayList<>();
+    private Mono<Void> create(String name, List<String> owners, int permits) {
         return Flux.fromIterable(owners)
                 .concatMap(o -> {
                     Stat stat = new Stat();
                     return Mono.fromCompletionStage(() -> async.create()
                                     .withOptions(EnumSet.of(CreateOption.createParentsAsContainers), CreateMode.EPHEMERAL_SEQUENTIAL, acl, stat)
                                     .forPath(path(name) + "/" + ZNodeNames.nodeName(o), data(permits)))
-                            .doOnNext(created::add)
-                            .map(p -> stat.getCzxid());
+                            .doOnNext(p -> places.put(o, new Place(p, stat.getCzxid())));
                 })
-                .collectList()
-                .flatMap(tokens -> children(name).flatMap(children -> {
-                    List<ZNodeNames.Child> lowest = children.subList(0, Math.min(permits, children.size()));
-                    for (String o : owners) {
-                        if (find(lowest, o) == null) {
-                            return deletePaths(created).thenReturn((PermitGrant) new PermitGrant.Busy(null));
-                        }
+                .then();
+    }
+
+    /**
+     * Decides by the listing {@code queued}: granted when every owner's (lowest) node is among the N
+     * lowest; else keeps the nodes (waiting) and remembers what to watch, or deletes them.
+     */
+    private Mono<PermitGrant> decide(String name, List<String> owners, int permits, boolean waiting, Duration leaseTime,
+            Mono<List<ZNodeNames.Child>> queued) {
+        String first = owners.get(0);
+        return queued.flatMap(children -> {
+            List<String> extras = new ArrayList<>();
+            List<ZNodeNames.Child> mine = new ArrayList<>(owners.size());
+            int highest = -1;
+            boolean missing = false;
+            for (String o : owners) {
+                ZNodeNames.Child lowest = null;
+                for (int i = 0; i < children.size(); i++) {
+                    ZNodeNames.Child c = children.get(i);
+                    if (!c.owner().equals(o)) {
+                        continue;
                     }
-                    return Mono.just((PermitGrant) new PermitGrant.Granted(tokens, ttl(leaseTime)));
-                }))
-                .onErrorResume(e -> deletePaths(created).then(Mono.error(e)));
+                    if (lowest == null) {
+                        lowest = c;
+                        highest = Math.max(highest, i);
+                    } else {
+                        extras.add(nodePath(name, c)); // a second node of a retried create
+                    }
+                }
+                if (lowest == null) {
+                    missing = true;
+                } else {
+                    mine.add(lowest);
+                }
+            }
+            Mono<Void> dropExtras = deletePaths(extras);
+            if (missing) { // deleted meanwhile (the session went) or only partly created: start again
+                return dropExtras.then(forget(name, owners)).thenReturn((PermitGrant) new PermitGrant.Busy(null));
+            }
+            if (highest < permits) {
+                before.remove(first);
+                return dropExtras.then(Flux.fromIterable(mine)
+                                .concatMap(c -> {
+                                    Place p = places.get(c.owner());
+                                    if (p != null && p.path().equals(nodePath(name, c))) {
+                                        return Mono.just(p.czxid());
+                                    }
+                                    return Mono.fromCompletionStage(() -> async.checkExists().forPath(nodePath(name, c)))
+                                                    .map(st -> st.getCzxid())
+                                                    .doOnNext(z -> places.put(c.owner(), new Place(nodePath(name, c), z)));
+                                })
+                                .collectList())
+                        .map(tokens -> tokens.size() == owners.size() ? (PermitGrant) new PermitGrant.Granted(tokens, ttl(leaseTime))
+                                : new PermitGrant.Busy(null)); // a node went between the listing and its stat
+            }
+            if (!waiting) {
+                return dropExtras.then(forget(name, owners)).thenReturn((PermitGrant) new PermitGrant.Busy(null));
+            }
+            // the nodes that can let the highest of ours in: the N just below it, not ours
+            List<String> watch = new ArrayList<>(permits);
+            for (int i = Math.max(0, highest - permits); i < highest; i++) {
+                ZNodeNames.Child c = children.get(i);
+                if (!owners.contains(c.owner())) {
+                    watch.add(nodePath(name, c));
+                }
+            }
+            before.put(first, List.copyOf(watch));
+            return dropExtras.thenReturn((PermitGrant) new PermitGrant.Busy(null));
+        });
+    }
+
+    /** Deletes every node of the owners (known or listed) and forgets them. */
+    private Mono<Void> forget(String name, List<String> owners) {
+        before.remove(owners.get(0));
+        return Flux.fromIterable(owners).concatMap(o -> release(name, o)).then();
+    }
+
+    /**
+     * Watches (exists, one-shot) the nodes that stood before the owners' place at their last refused
+     * attempt: completes when one of them is gone or changes, or the connection changes state; at once
+     * when one is gone already or no place is known.
+     */
+    @Override
+    public Mono<Void> awaitTurn(String name, List<String> owners) {
+        return Mono.defer(() -> {
+            List<String> watch = before.get(owners.get(0));
+            if (watch == null || watch.isEmpty()) {
+                return Mono.empty();
+            }
+            List<Mono<Void>> turns = new ArrayList<>(watch.size());
+            for (String p : watch) {
+                turns.add(Mono.defer(() -> {
+                    AsyncStage<Stat> exists = async.watched().checkExists().forPath(p);
+                    return Mono.fromCompletionStage(exists)
+                            // gone already: at once (empty); else its deletion, a change or a lost connection
+                            .flatMap(stat -> Mono.fromCompletionStage(exists.event()).then().onErrorResume(e -> Mono.empty()))
+                            .then();
+                }));
+            }
+            return Mono.firstWithSignal(turns);
+        }).onErrorMap(e -> ZooKeeperErrors.map(name, "semaphore wait", e));
     }
 
     private static byte[] data(int permits) {
@@ -180,36 +285,49 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
                 .then();
     }
 
-    private Mono<Boolean> deleteAll(String name, List<String> owners) {
-        return children(name).flatMap(children -> {
-            List<String> paths = new ArrayList<>();
-            for (String o : owners) {
-                ZNodeNames.Child c = find(children, o);
-                if (c != null) {
-                    paths.add(path(name) + "/" + c.node());
-                }
-            }
-            return deletePaths(paths).thenReturn(!paths.isEmpty());
-        });
-    }
-
     @Override
     public Mono<List<RenewOutcome>> renew(List<RenewRequest> batch) {
-        return Flux.fromIterable(batch).concatMap(r -> children(r.lock().name())
-                        .flatMap(children -> {
-                            ZNodeNames.Child c = find(children, r.lock().owner());
-                            return c == null ? Mono.just(RenewOutcome.notHeld())
-                                    : stat(r.lock().name(), c).map(s -> s.getCzxid() == r.lock().token()
-                                            ? RenewOutcome.renewed(ttl(r.leaseTime())) : RenewOutcome.notHeld())
-                                    .defaultIfEmpty(RenewOutcome.notHeld());
-                        })
-                        .onErrorMap(e -> ZooKeeperErrors.map(r.lock().name(), "semaphore renewal", e)))
+        return Flux.fromIterable(batch).concatMap(r -> {
+                    Place known = places.get(r.lock().owner());
+                    Mono<RenewOutcome> outcome = known != null && known.czxid() == r.lock().token()
+                            // the node this store created for the grant: one exists
+                            ? Mono.fromCompletionStage(() -> async.checkExists().forPath(known.path()))
+                                    .map(st -> st.getCzxid() == r.lock().token() ? RenewOutcome.renewed(ttl(r.leaseTime())) : RenewOutcome.notHeld())
+                                    .defaultIfEmpty(RenewOutcome.notHeld())
+                            : children(r.lock().name()).flatMap(children -> {
+                                ZNodeNames.Child c = find(children, r.lock().owner());
+                                return c == null ? Mono.just(RenewOutcome.notHeld())
+                                        : Mono.fromCompletionStage(() -> async.checkExists().forPath(nodePath(r.lock().name(), c)))
+                                                .map(s -> s.getCzxid() == r.lock().token() ? RenewOutcome.renewed(ttl(r.leaseTime())) : RenewOutcome.notHeld())
+                                                .defaultIfEmpty(RenewOutcome.notHeld());
+                            });
+                    return outcome.onErrorMap(e -> ZooKeeperErrors.map(r.lock().name(), "semaphore renewal", e));
+                })
                 .collectList();
     }
 
+    /** Deletes the owner's node: the path this store created for it if known (one request), else found by listing. */
     @Override
     public Mono<Boolean> release(String name, String owner) {
-        return Mono.defer(() -> deleteAll(name, List.of(owner))).onErrorMap(e -> ZooKeeperErrors.map(name, "semaphore release", e));
+        return Mono.defer(() -> {
+            before.remove(owner);
+            Place known = places.remove(owner);
+            Mono<Boolean> listed = children(name).flatMap(children -> {
+                List<String> paths = new ArrayList<>();
+                for (ZNodeNames.Child c : children) {
+                    if (c.owner().equals(owner)) {
+                        paths.add(nodePath(name, c));
+                    }
+                }
+                return deletePaths(paths).thenReturn(!paths.isEmpty());
+            });
+            if (known == null) {
+                return listed;
+            }
+            return Mono.fromCompletionStage(() -> async.delete().forPath(known.path()))
+                    .thenReturn(true)
+                    .onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NONODE, e -> listed);
+        }).onErrorMap(e -> ZooKeeperErrors.map(name, "semaphore release", e));
     }
 
     @Override
