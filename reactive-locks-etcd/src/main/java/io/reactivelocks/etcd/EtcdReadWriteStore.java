@@ -21,7 +21,9 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -42,6 +44,12 @@ import reactor.core.publisher.Mono;
  * when the name has none (and deletes it at once when refused), so it never blocks readers nor shows
  * as a waiting writer. A single attempt ({@code waiting == false}) deletes a refused key. Renewal,
  * release and the change stream are the semaphore's on the same key layout.
+ *
+ * <p>No herd ({@link #awaitTurn}): a refused caller that keeps its key watches only the key whose
+ * deletion can let it in, as Curator's recipe does — a writer the key just before its own, a reader
+ * the nearest write key before it — from the revision of the read that refused it. A release thus
+ * wakes the one writer behind it, or the readers behind a leaving writer (all of whom it lets in).
+ * A reader-preferring writer (no key) watches the name's keys for a deletion.
  */
 final class EtcdReadWriteStore implements ReadWriteStore {
 
@@ -49,6 +57,11 @@ final class EtcdReadWriteStore implements ReadWriteStore {
     private final boolean ownsClient;
     private final String prefix;
     private final EtcdSemaphoreStore keys;
+    /** Of each refused waiting owner: the key (or, without a key of its own, the name's prefix) to watch, and from which revision. */
+    private final Map<String, Blocker> before = new ConcurrentHashMap<>();
+
+    private record Blocker(ByteSequence key, boolean prefix, long revision) {
+    }
 
     /**
      * @param client     the jetcd client
@@ -88,6 +101,20 @@ final class EtcdReadWriteStore implements ReadWriteStore {
     }
 
     @Override
+    public boolean queues() {
+        return true;
+    }
+
+    /** Watches the key noted at the owner's last refusal for its deletion; at once when none is noted. */
+    @Override
+    public Mono<Void> awaitTurn(String name, List<String> owners) {
+        return Mono.defer(() -> {
+            Blocker b = before.get(owners.get(0));
+            return b == null ? Mono.<Void>empty() : keys.deletion(List.of(b.key()), b.prefix(), b.revision());
+        }).onErrorMap(e -> EtcdErrors.map(name, "read-write lock wait", e));
+    }
+
+    @Override
     public Mono<PermitGrant> tryGrant(String name, String owner, LockMode mode, boolean writerPreferring, boolean waiting,
             Duration leaseTime) {
         long ttlSeconds = Math.max(1, (leaseTime.toMillis() + 999) / 1000);
@@ -103,7 +130,15 @@ final class EtcdReadWriteStore implements ReadWriteStore {
                 // a reader-preferring writer does not queue behind anyone: it looks first, and puts a key
                 // only when the name is free (so it never shows as an intent, nor wakes itself)
                 return Mono.fromFuture(() -> client.getKVClient().get(keys.range(name), GetOption.builder().isPrefix(true).withCountOnly(true).build()))
-                        .flatMap(r -> r.getCount() > 0 ? Mono.just((PermitGrant) new PermitGrant.Busy(null)) : put(name, k, mode, ttlSeconds, keepPlace, leaseTime));
+                        .flatMap(r -> {
+                            if (r.getCount() == 0) {
+                                return put(name, k, mode, ttlSeconds, keepPlace, leaseTime);
+                            }
+                            if (waiting) {
+                                before.put(owner, new Blocker(keys.range(name), true, r.getHeader().getRevision() + 1));
+                            }
+                            return Mono.just((PermitGrant) new PermitGrant.Busy(null));
+                        });
             }
             return put(name, k, mode, ttlSeconds, keepPlace, leaseTime);
         })).onErrorMap(e -> EtcdErrors.map(name, "read-write lock grant", e));
@@ -125,20 +160,26 @@ final class EtcdReadWriteStore implements ReadWriteStore {
     /** Grants when no key before ours forbids it; else keeps or gives up our place. */
     private Mono<PermitGrant> decide(String name, ByteSequence k, LockMode mode, long revision, long lease, boolean keepPlace,
             Duration leaseTime) {
-        GetOption before = GetOption.builder().isPrefix(true)
+        GetOption preceding = GetOption.builder().isPrefix(true)
                 .withSortField(GetOption.SortTarget.CREATE).withSortOrder(GetOption.SortOrder.ASCEND)
                 .withMaxCreateRevision(revision - 1).build();
-        return Mono.fromFuture(() -> client.getKVClient().get(keys.range(name), before)).flatMap(r -> {
-            boolean blocked = false;
+        return Mono.fromFuture(() -> client.getKVClient().get(keys.range(name), preceding)).flatMap(r -> {
+            KeyValue blocker = null; // a writer waits for the key just before it, a reader for the nearest write key
             for (KeyValue kv : r.getKvs()) {
                 if (mode == LockMode.WRITE || isWrite(kv)) {
-                    blocked = true;
-                    break;
+                    blocker = kv;
                 }
             }
-            if (blocked) {
-                return (keepPlace ? Mono.<Void>empty() : revoke(lease)).thenReturn((PermitGrant) new PermitGrant.Busy(null));
+            String owner = ownerOf(name, k);
+            if (blocker != null) {
+                if (keepPlace) {
+                    before.put(owner, new Blocker(blocker.getKey(), false, r.getHeader().getRevision() + 1));
+                    return Mono.just((PermitGrant) new PermitGrant.Busy(null));
+                }
+                before.remove(owner);
+                return revoke(lease).thenReturn((PermitGrant) new PermitGrant.Busy(null));
             }
+            before.remove(owner);
             return Mono.fromFuture(() -> client.getKVClient().txn()
                             .If(new Cmp(k, Cmp.Op.EQUAL, CmpTarget.createRevision(revision)))
                             .Then(Op.put(k, value(mode, true), PutOption.builder().withLeaseId(lease).build()))
@@ -159,7 +200,10 @@ final class EtcdReadWriteStore implements ReadWriteStore {
 
     @Override
     public Mono<Boolean> release(String name, String owner) {
-        return keys.release(name, owner);
+        return Mono.defer(() -> {
+            before.remove(owner);
+            return keys.release(name, owner);
+        });
     }
 
     @Override
