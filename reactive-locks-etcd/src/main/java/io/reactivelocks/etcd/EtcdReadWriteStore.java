@@ -114,7 +114,7 @@ final class EtcdReadWriteStore implements ReadWriteStore {
     public Mono<Void> awaitTurn(String name, List<String> owners) {
         return Mono.defer(() -> {
             Blocker b = before.get(owners.get(0));
-            return b == null ? Mono.<Void>empty() : keys.deletion(List.of(b.key()), b.prefix(), b.revision());
+            return b == null ? Mono.<Void>empty() : keys.deletion(List.of(b.key()), b.prefix(), false, b.revision());
         }).onErrorMap(e -> EtcdErrors.map(name, "read-write lock wait", e));
     }
 

@@ -43,9 +43,10 @@ import reactor.core.publisher.Mono;
  * permit's lease; release revokes the lease (which deletes the key).
  *
  * <p>No herd: a waiting caller keeps its keys (its place in the queue, its leases kept alive while
- * it waits) and, refused, watches only the keys that can let it in ({@link #awaitTurn}): the N keys
- * just before its last one (its predecessor when N = 1), for their deletion. A release wakes the one
- * waiter it lets in (for N = 1); a waiter joining or leaving wakes nobody but its successor. A single
+ * it waits) and, refused, watches only what can let it in ({@link #awaitTurn}): for N = 1 the key just
+ * before its own, so a release wakes the one waiter it lets in and a waiter joining or leaving wakes
+ * nobody but its successor; for N > 1 the key of the waiter before it (which, let in, tells it by a
+ * put), or — the head of the line — the name's deletions (any holder's release may let it in). A single
  * attempt ({@code waiting == false}) reads first and puts nothing when the keys there already take
  * the permits, and revokes what it put when refused. The name's change stream ({@link #events}) is
  * for observers.
@@ -64,8 +65,11 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
     private record Place(long revision, long lease, long refreshedNanos) {
     }
 
-    /** Keys to watch for deletion, from {@code revision} on (the read that found them). */
-    private record Blockers(List<ByteSequence> keys, long revision) {
+    /**
+     * What a refused waiter watches, from {@code revision} on (the read that refused it): a key (for
+     * its deletion, and with {@code puts} its change too) or the name's prefix (deletions).
+     */
+    private record Blockers(List<ByteSequence> keys, boolean prefix, boolean puts, long revision) {
     }
 
     /**
@@ -153,7 +157,7 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
     private Mono<PermitGrant> ask(String name, List<String> owners, int permits, boolean waiting, Duration leaseTime, long ttlSeconds) {
         GetOption newest = GetOption.builder().isPrefix(true).withKeysOnly(true)
                 .withSortField(GetOption.SortTarget.CREATE).withSortOrder(GetOption.SortOrder.DESCEND)
-                .withLimit(permits + 1L).build();
+                .withLimit(permits + 2L).build();
         List<Long> leases = new ArrayList<>(owners.size());
         return Flux.range(0, owners.size())
                 .concatMap(i -> Mono.fromFuture(() -> client.getLeaseClient().grant(ttlSeconds)).map(l -> l.getID()).flatMap(lease -> {
@@ -190,7 +194,7 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
                     }
                     // the newest key is our last one; the next ones are those just before it
                     return decide(name, owners, permits, waiting, leaseTime, mine,
-                            newestKeys.subList(1, newestKeys.size()), newestKeys.get(0).getModRevision());
+                            newestKeys.subList(1, newestKeys.size()), newestKeys.get(0).getModRevision(), false);
                 })
                 .onErrorResume(e -> forget(name, owners).then(Mono.error(e)));
     }
@@ -203,20 +207,41 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
         }
         GetOption justBefore = GetOption.builder().isPrefix(true).withKeysOnly(true)
                 .withSortField(GetOption.SortTarget.CREATE).withSortOrder(GetOption.SortOrder.DESCEND)
-                .withMaxCreateRevision(last - 1).withLimit(permits).build();
+                .withMaxCreateRevision(last - 1).withLimit(permits + 1L).build();
         return Mono.fromFuture(() -> client.getKVClient().get(range(name), justBefore))
-                .flatMap(r -> decide(name, owners, permits, waiting, leaseTime, mine, r.getKvs(), r.getHeader().getRevision()));
+                .flatMap(r -> decide(name, owners, permits, waiting, leaseTime, mine, r.getKvs(), r.getHeader().getRevision(), true));
     }
 
     /**
-     * @param preceding the keys just before the owners' last key, newest first, at most N of them (our own among them)
+     * @param preceding the keys just before the owners' last key, newest first, at most N + 1 of them (our own among them)
      * @param revision  the store revision of that read
+     * @param waited    whether the keys were put by an earlier attempt (a waiter behind ours may watch them)
      */
     private Mono<PermitGrant> decide(String name, List<String> owners, int permits, boolean waiting, Duration leaseTime,
-            List<Place> mine, List<KeyValue> preceding, long revision) {
+            List<Place> mine, List<KeyValue> preceding, long revision, boolean waited) {
         String first = owners.get(0);
         if (preceding.size() < permits) { // fewer than N keys before our last one: every one of ours holds
             before.remove(first);
+            // N > 1: a waiter behind ours may watch our last key (not the holders): tell it we are in, by
+            // a put of the same value (N = 1 needs none: there the waiter behind waits for our key to go)
+            Mono<Void> tell = Mono.empty();
+            if (waited && permits > 1) {
+                String lastOwner = owners.get(0);
+                Place lastPlace = mine.get(0);
+                for (int i = 1; i < mine.size(); i++) {
+                    if (mine.get(i).revision() > lastPlace.revision()) {
+                        lastPlace = mine.get(i);
+                        lastOwner = owners.get(i);
+                    }
+                }
+                ByteSequence k = key(name, lastOwner);
+                Place lp = lastPlace;
+                tell = Mono.fromFuture(() -> client.getKVClient().txn()
+                        .If(new Cmp(k, Cmp.Op.EQUAL, CmpTarget.createRevision(lp.revision())))
+                        .Then(Op.put(k, value(permits), PutOption.builder().withLeaseId(lp.lease()).build()))
+                        .commit()).then();
+            }
+            Mono<Void> told = tell;
             List<Long> tokens = new ArrayList<>(mine.size());
             long oldest = Long.MAX_VALUE;
             for (Place p : mine) {
@@ -226,20 +251,14 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
             long elapsed = System.nanoTime() - oldest;
             if (elapsed < leaseTime.toNanos() / 3) {
                 // the leases were put or refreshed moments ago: what is left of them is the TTL
-                return Mono.just(new PermitGrant.Granted(tokens, leaseTime.minusNanos(elapsed)));
+                return told.thenReturn(new PermitGrant.Granted(tokens, leaseTime.minusNanos(elapsed)));
             }
-            return refresh(owners, mine).thenReturn(new PermitGrant.Granted(tokens, leaseTime));
+            return told.then(refresh(owners, mine)).thenReturn(new PermitGrant.Granted(tokens, leaseTime));
         }
         if (!waiting) {
             return forget(name, owners).thenReturn((PermitGrant) new PermitGrant.Busy(null));
         }
-        List<ByteSequence> watch = new ArrayList<>(permits);
-        for (KeyValue kv : preceding) {
-            if (!owners.contains(ownerOf(name, kv.getKey()))) {
-                watch.add(kv.getKey());
-            }
-        }
-        before.put(first, new Blockers(List.copyOf(watch), revision + 1));
+        before.put(first, waitFor(name, owners, permits, preceding, revision + 1));
         // waiting keeps the leases alive: refresh those not refreshed within a third of the lease time
         long oldest = Long.MAX_VALUE;
         for (Place p : mine) {
@@ -247,6 +266,24 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
         }
         Mono<Void> keep = System.nanoTime() - oldest < leaseTime.toNanos() / 3 ? Mono.empty() : refresh(owners, mine);
         return keep.thenReturn((PermitGrant) new PermitGrant.Busy(null));
+    }
+
+    /**
+     * What a refused waiter watches. N = 1: the key just before its own, for its deletion (a FIFO
+     * line). N > 1: behind another waiter (N + 1 keys or more before ours), that waiter's key, for its
+     * deletion or its put when it is let in; at the head of the line (only holders before it) the
+     * name's keys, for any deletion — watching each of the N keys before it instead would cost N
+     * watches per wait and wake up to N waiters per release.
+     */
+    private Blockers waitFor(String name, List<String> owners, int permits, List<KeyValue> preceding, long from) {
+        KeyValue previous = preceding.get(0);
+        if (permits == 1) {
+            return new Blockers(List.of(previous.getKey()), false, false, from);
+        }
+        if (preceding.size() > permits && !owners.contains(ownerOf(name, previous.getKey()))) {
+            return new Blockers(List.of(previous.getKey()), false, true, from);
+        }
+        return new Blockers(List.of(range(name)), true, false, from);
     }
 
     private Mono<Void> refresh(List<String> owners, List<Place> mine) {
@@ -278,21 +315,22 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
             if (b == null || b.keys().isEmpty()) {
                 return Mono.<Void>empty();
             }
-            return deletion(b.keys(), false, b.revision());
+            return deletion(b.keys(), b.prefix(), b.puts(), b.revision());
         }).onErrorMap(e -> EtcdErrors.map(name, "semaphore wait", e));
     }
 
     /**
      * @param keys     the keys (or key prefixes) to watch
      * @param prefix   whether each is a prefix
-     * @param revision the revision to watch from (a deletion since then is delivered too)
-     * @return completes on the first deletion, or when a watch ends or fails (compacted, lost: ask
-     *         again); cancel closes the watches
+     * @param puts     whether a put wakes too (else deletions only)
+     * @param revision the revision to watch from (a change since then is delivered too)
+     * @return completes on the first deletion (or put), or when a watch ends or fails (compacted, lost:
+     *         ask again); cancel closes the watches
      */
-    Mono<Void> deletion(List<ByteSequence> keys, boolean prefix, long revision) {
+    Mono<Void> deletion(List<ByteSequence> keys, boolean prefix, boolean puts, long revision) {
         return Mono.create(sink -> {
             List<Watch.Watcher> watchers = new ArrayList<>(keys.size());
-            WatchOption option = WatchOption.builder().isPrefix(prefix).withRevision(revision).withNoPut(true).build();
+            WatchOption option = WatchOption.builder().isPrefix(prefix).withRevision(revision).withNoPut(!puts).build();
             sink.onDispose(() -> {
                 synchronized (watchers) {
                     watchers.forEach(Watch.Watcher::close);

@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import reactor.core.Disposable;
+import reactor.util.retry.Retry;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -119,6 +120,43 @@ class EtcdSemaphoreContractTest extends SemaphoreContract {
             assertThat(attempts).as("grant attempts for %d handoffs", waiters).isLessThanOrEqualTo(2 * waiters);
             // 3 per handoff; spare: one per handoff (the revision reads of this test, keep-alives)
             assertThat(requests).as("requests for %d handoffs", waiters).isLessThanOrEqualTo(4L * waiters + 2);
+        } finally {
+            s.close().block(STEP);
+            c.close();
+        }
+    }
+
+    /**
+     * No herd with N = 2: only the head of the line watches the name's deletions, the others the
+     * waiter before them (told by a put when it is let in). With a 10-minute backoff only these
+     * watches can wake a waiter, so the chain ends only if none is missed.
+     */
+    @Test
+    void withTwoPermitsTheHeadOfTheLineWatchesTheHoldersAndTheOthersTheirPredecessor() {
+        Client c = EtcdTestSupport.client(etcd.server.host(), etcd.server.port());
+        CountingSemaphoreStore store = new CountingSemaphoreStore(new EtcdSemaphoreStore(c, false, etcd.prefix + "-semaphore"));
+        Semaphore s = Semaphore.create(store, options().mutate().leaseTime(Duration.ofSeconds(20))
+                .backoff(Retry.backoff(Long.MAX_VALUE, Duration.ofMinutes(10)).maxBackoff(Duration.ofMinutes(10)).jitter(0)).build());
+        int waiters = 8;
+        try {
+            String name = name("herd2");
+            Lease one = s.acquire(name, 2).block(STEP);
+            Lease two = s.acquire(name, 2).block(STEP);
+            AtomicInteger granted = new AtomicInteger();
+            List<Disposable> subs = new ArrayList<>();
+            for (int i = 0; i < waiters; i++) {
+                subs.add(s.acquire(name, 2).flatMap(l -> l.release().doOnSuccess(x -> granted.incrementAndGet())).subscribe());
+            }
+            await("every waiter queued and parked").atMost(Duration.ofSeconds(20))
+                    .until(() -> store.waiting() == waiters && store.inFlight() == 0);
+            long before = requests();
+            one.release().block(STEP);
+            two.release().block(STEP);
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(granted.get()).isEqualTo(waiters));
+            long requests = requests() - before;
+            subs.forEach(Disposable::dispose);
+            System.out.printf("etcd semaphore N = 2, %d waiters: %d requests for %d handoffs%n", waiters, requests, waiters);
+            assertThat(requests).as("requests for %d handoffs", waiters).isLessThanOrEqualTo(8L * waiters + 4);
         } finally {
             s.close().block(STEP);
             c.close();

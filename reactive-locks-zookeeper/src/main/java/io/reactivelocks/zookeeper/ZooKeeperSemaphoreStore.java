@@ -41,10 +41,10 @@ import reactor.core.scheduler.Schedulers;
  * timeout (at most the lease time asked), and renewal checks that the node is still there.
  *
  * <p>No herd: a waiting caller keeps its nodes (its place in the queue, FIFO) and, refused, watches
- * only the nodes that can let it in ({@link #awaitTurn}): the N nodes just below its highest one
- * (its predecessor when N = 1), other than its own. Only a deletion (or change) of one of those
- * wakes it: a release wakes the one waiter it lets in (for N = 1), and a waiter joining or leaving
- * wakes nobody but its successor. A single attempt ({@code waiting == false}) lists first and
+ * only what can let it in ({@link #awaitTurn}): for N = 1 its predecessor, so a release wakes the
+ * one waiter it lets in, and a waiter joining or leaving wakes nobody but its successor; for N > 1
+ * the node of the waiter before it (which, let in, tells it by a change of its data), or — the
+ * head of the line — the children (any holder's release may let it in). A single attempt ({@code waiting == false}) lists first and
  * creates nothing when the nodes there already take the permits, and deletes what it created when
  * refused.
  */
@@ -57,8 +57,19 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
     private final List<ACL> acl;
     /** The node of each owner this store created and has not deleted: grants and waiting places. */
     private final Map<String, Place> places = new ConcurrentHashMap<>();
-    /** Of each refused waiting attempt (by its first owner): the nodes whose deletion may let it in. */
-    private final Map<String, List<String>> before = new ConcurrentHashMap<>();
+    /** Of each refused waiting attempt (by its first owner): what to watch until it may be let in. */
+    private final Map<String, Wait> before = new ConcurrentHashMap<>();
+
+    /**
+     * What a refused waiter watches: the nodes whose deletion or change may let it in, or (the head
+     * of the line when N > 1) the children, as they were listed.
+     *
+     * @param nodes    the nodes to watch (exists)
+     * @param children whether to watch the children instead
+     * @param listed   the children's names as listed, when {@code children}
+     */
+    private record Wait(List<String> nodes, boolean children, List<String> listed) {
+    }
 
     /** A node this store created: its path and czxid (the token, when it holds). */
     private record Place(String path, long czxid) {
@@ -177,6 +188,7 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
             List<String> extras = new ArrayList<>();
             List<ZNodeNames.Child> mine = new ArrayList<>(owners.size());
             int highest = -1;
+            int lowestRank = Integer.MAX_VALUE;
             boolean missing = false;
             for (String o : owners) {
                 ZNodeNames.Child lowest = null;
@@ -188,6 +200,7 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
                     if (lowest == null) {
                         lowest = c;
                         highest = Math.max(highest, i);
+                        lowestRank = Math.min(lowestRank, i);
                     } else {
                         extras.add(nodePath(name, c)); // a second node of a retried create
                     }
@@ -204,7 +217,15 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
             }
             if (highest < permits) {
                 before.remove(first);
-                return dropExtras.then(Flux.fromIterable(mine)
+                // N > 1: a waiter behind ours (listed after our highest node) may watch our node, not the
+                // holders: tell it we are in, by a change of that node's data (N = 1 needs none: there the
+                // waiter behind watches the node before it, which must go)
+                String highestPath = nodePath(name, children.get(highest));
+                Mono<Void> tell = permits > 1 && highest < children.size() - 1
+                        ? Mono.fromCompletionStage(() -> async.setData().forPath(highestPath, data(permits))).then()
+                                .onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NONODE, e -> Mono.empty())
+                        : Mono.empty();
+                return dropExtras.then(tell).then(Flux.fromIterable(mine)
                                 .concatMap(c -> {
                                     Place p = places.get(c.owner());
                                     if (p != null && p.path().equals(nodePath(name, c))) {
@@ -221,17 +242,31 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
             if (!waiting) {
                 return dropExtras.then(forget(name, owners)).thenReturn((PermitGrant) new PermitGrant.Busy(null));
             }
-            // the nodes that can let the highest of ours in: the N just below it, not ours
-            List<String> watch = new ArrayList<>(permits);
-            for (int i = Math.max(0, highest - permits); i < highest; i++) {
-                ZNodeNames.Child c = children.get(i);
-                if (!owners.contains(c.owner())) {
-                    watch.add(nodePath(name, c));
-                }
-            }
-            before.put(first, List.copyOf(watch));
+            before.put(first, waitFor(name, owners, permits, children, lowestRank, highest));
             return dropExtras.thenReturn((PermitGrant) new PermitGrant.Busy(null));
         });
+    }
+
+    /**
+     * What a refused waiter watches. N = 1: the node just before its own (a FIFO line, as Curator's
+     * mutex). N > 1: behind another waiter, that waiter's node (it changes when that waiter is let
+     * in); at the head of the line (only holders before it) the children, since any holder's release
+     * may let it in — watching each of the N nodes before it instead would cost N watches per wait
+     * and wake up to N waiters per release.
+     */
+    private Wait waitFor(String name, List<String> owners, int permits, List<ZNodeNames.Child> children, int lowestRank,
+            int highest) {
+        if (permits == 1) {
+            return new Wait(List.of(nodePath(name, children.get(highest - 1))), false, List.of());
+        }
+        if (lowestRank > permits && !owners.contains(children.get(lowestRank - 1).owner())) {
+            return new Wait(List.of(nodePath(name, children.get(lowestRank - 1))), false, List.of());
+        }
+        List<String> listed = new ArrayList<>(children.size());
+        for (ZNodeNames.Child c : children) {
+            listed.add(c.node());
+        }
+        return new Wait(List.of(), true, listed);
     }
 
     /** Deletes every node of the owners (known or listed) and forgets them. */
@@ -241,15 +276,27 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
     }
 
     /**
-     * Watches (exists, one-shot) the nodes that stood before the owners' place at their last refused
-     * attempt: completes when one of them is gone or changes, or the connection changes state; at once
-     * when one is gone already or no place is known.
+     * Watches (one-shot) what {@link #waitFor} chose at the owners' last refused attempt: completes
+     * when a watched node is gone or changes, or the children differ from the listing, or the
+     * connection changes state; at once when that happened already or no place is known.
      */
     @Override
     public Mono<Void> awaitTurn(String name, List<String> owners) {
         return Mono.defer(() -> {
-            List<String> watch = before.get(owners.get(0));
-            if (watch == null || watch.isEmpty()) {
+            Wait wait = before.get(owners.get(0));
+            if (wait == null) {
+                return Mono.empty();
+            }
+            if (wait.children()) { // the head of the line: any change of the children since the listing
+                AsyncStage<List<String>> now = async.watched().getChildren().forPath(path(name));
+                return Mono.fromCompletionStage(now)
+                        .flatMap(list -> list.size() != wait.listed().size() || !wait.listed().containsAll(list) ? Mono.<Void>empty()
+                                : Mono.fromCompletionStage(now.event()).then().onErrorResume(e -> Mono.empty()))
+                        .onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NONODE, e -> Mono.empty())
+                        .then();
+            }
+            List<String> watch = wait.nodes();
+            if (watch.isEmpty()) {
                 return Mono.empty();
             }
             List<Mono<Void>> turns = new ArrayList<>(watch.size());
