@@ -228,7 +228,8 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
                 return dropExtras.then(tell).then(Flux.fromIterable(mine)
                                 .concatMap(c -> {
                                     Place p = places.get(c.owner());
-                                    if (p != null && p.path().equals(nodePath(name, c))) {
+                                    // czxid 0: the create's answer came without a stat (a retried create)
+                                    if (p != null && p.czxid() != 0 && p.path().equals(nodePath(name, c))) {
                                         return Mono.just(p.czxid());
                                     }
                                     return Mono.fromCompletionStage(() -> async.checkExists().forPath(nodePath(name, c)))
@@ -336,7 +337,7 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
     public Mono<List<RenewOutcome>> renew(List<RenewRequest> batch) {
         return Flux.fromIterable(batch).concatMap(r -> {
                     Place known = places.get(r.lock().owner());
-                    Mono<RenewOutcome> outcome = known != null && known.czxid() == r.lock().token()
+                    Mono<RenewOutcome> outcome = known != null && known.czxid() != 0 && known.czxid() == r.lock().token()
                             // the node this store created for the grant: one exists
                             ? Mono.fromCompletionStage(() -> async.checkExists().forPath(known.path()))
                                     .map(st -> st.getCzxid() == r.lock().token() ? RenewOutcome.renewed(ttl(r.leaseTime())) : RenewOutcome.notHeld())
