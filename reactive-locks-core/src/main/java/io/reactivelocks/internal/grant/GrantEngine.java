@@ -76,7 +76,7 @@ public final class GrantEngine {
         this.concept = Objects.requireNonNull(concept, "concept");
         this.defaults = Objects.requireNonNull(defaults, "options");
         this.ownScheduler = Schedulers.newSingle("reactive-locks-" + concept + "-" + store.name(), true);
-        this.waiters = new Waiters(store::events, schedulerFor(defaults));
+        this.waiters = new Waiters(store::events);
         this.close = Mono.defer(this::doClose).cache();
         OwnerIds.next(); // seed the generator now, not on the event loop of the first acquire
     }

@@ -1,21 +1,17 @@
 package io.reactivelocks.internal.grant;
 
 import io.reactivelocks.spi.LockEvent;
-import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import reactor.core.Disposable;
 import reactor.core.Disposables;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
-import reactor.core.scheduler.Scheduler;
 
 /**
  * The local waiters of each name and one shared store subscription per name while any waits. For
@@ -26,28 +22,15 @@ import reactor.core.scheduler.Scheduler;
  * only writers waiting it wakes one, like the semaphore. A caller joins after its first busy answer (an uncontended
  * acquire never subscribes); so that no release between that answer and the join is missed, a
  * (re-)established subscription wakes all of them to re-check, and a waiter joining a name whose
- * subscription already exists starts woken (it re-checks once). When the last waiter leaves, the
- * subscription lingers for {@link #LINGER} before it is closed, so that a name contended in bursts
- * (a waiter granted, the next one refused a moment later) does not open and close the store's
- * change stream for every wait (on Redis a SUBSCRIBE and an UNSUBSCRIBE). A subscription that
- * fails or completes takes no new waiters (the next one opens a new one).
+ * subscription already exists starts woken (it re-checks once).
  */
 final class Waiters {
 
-    /** How long a name's subscription outlives its last waiter. */
-    static final Duration LINGER = Duration.ofMillis(100);
-
     private final Function<String, Flux<LockEvent>> events;
-    private final Scheduler scheduler;
     private final Map<String, Channel> channels = new ConcurrentHashMap<>();
 
-    /**
-     * @param events    the store's change stream of a name
-     * @param scheduler the timer of the lingering subscriptions
-     */
-    Waiters(Function<String, Flux<LockEvent>> events, Scheduler scheduler) {
+    Waiters(Function<String, Flux<LockEvent>> events) {
         this.events = events;
-        this.scheduler = scheduler;
     }
 
     /**
@@ -126,7 +109,6 @@ final class Waiters {
         private int wakingAll;                                          // waiters with wakesAll, guarded by this
         private Disposable.Composite subscription;                     // guarded by this
         private boolean closed;                                         // guarded by this
-        private long idleSince;                                         // how many times it went idle, guarded by this
 
         Channel(String name) {
             this.name = name;
@@ -152,7 +134,7 @@ final class Waiters {
                 }
             }
             if (subscribe) {
-                Disposable d = events.apply(name).subscribe(this::on, e -> ended(), this::ended);
+                Disposable d = events.apply(name).subscribe(this::on, e -> wakeAll(), this::wakeAll);
                 boolean dispose;
                 synchronized (this) {
                     dispose = closed;
@@ -168,48 +150,20 @@ final class Waiters {
         }
 
         void remove(Waiter w) {
-            long idle = -1;
+            Disposable d = null;
             synchronized (this) {
                 if (waiting.remove(w) && w.wakesAll) {
                     wakingAll--;
                 }
                 if (waiting.isEmpty() && !closed) {
-                    idle = ++idleSince;
+                    closed = true;
+                    d = subscription;
                 }
             }
-            if (idle >= 0) {
-                long mark = idle;
-                try {
-                    scheduler.schedule(() -> closeIfIdle(mark), LINGER.toNanos(), TimeUnit.NANOSECONDS);
-                } catch (RejectedExecutionException e) {
-                    closeIfIdle(mark);
-                }
-            }
-        }
-
-        /** Closes the subscription when no waiter joined since it went idle the {@code mark}-th time. */
-        private void closeIfIdle(long mark) {
-            Disposable d;
-            synchronized (this) {
-                if (closed || !waiting.isEmpty() || idleSince != mark) {
-                    return;
-                }
-                closed = true;
-                d = subscription;
-            }
-            channels.remove(name, this);
             if (d != null) {
+                channels.remove(name, this);
                 d.dispose();
             }
-        }
-
-        /** The store's stream failed or completed: no new waiter joins this channel; the present ones re-check. */
-        private void ended() {
-            synchronized (this) {
-                closed = true;
-            }
-            channels.remove(name, this);
-            wakeAll();
         }
 
         void close() {

@@ -12,22 +12,14 @@ import io.reactivelocks.LockTimeoutException;
 import io.reactivelocks.local.LocalSemaphoreStore;
 import io.reactivelocks.semaphore.Semaphore;
 import io.reactivelocks.semaphore.SemaphoreState;
-import io.reactivelocks.spi.Holder;
-import io.reactivelocks.spi.LockEvent;
-import io.reactivelocks.spi.RenewOutcome;
-import io.reactivelocks.spi.RenewRequest;
-import io.reactivelocks.spi.semaphore.PermitGrant;
-import io.reactivelocks.spi.semaphore.SemaphoreStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
-import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.test.StepVerifier;
 import reactor.test.scheduler.VirtualTimeScheduler;
@@ -371,74 +363,5 @@ class SemaphoreVirtualTimeTest {
         assertThatThrownBy(() -> a.withPermit("s", 2, null)).isInstanceOf(NullPointerException.class).hasMessageContaining("body");
         assertThatThrownBy(() -> a.observe("x".repeat(1025))).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("name");
         assertThatThrownBy(() -> Semaphore.create(null)).isInstanceOf(NullPointerException.class).hasMessageContaining("store");
-    }
-
-    /**
-     * The name's store subscription outlives its last waiter briefly: a waiter that is refused right
-     * after the previous one was granted reuses it (one subscribe for two waits); it is closed once
-     * the name stayed without waiters for the linger time.
-     */
-    @Test
-    void theStoreSubscriptionLingersBrieflyAfterTheLastWaiterLeaves() {
-        AtomicInteger subscribed = new AtomicInteger();
-        AtomicInteger cancelled = new AtomicInteger();
-        Semaphore c = Semaphore.create(new SemaphoreStore() {
-            @Override
-            public String name() {
-                return store.name();
-            }
-
-            @Override
-            public Mono<PermitGrant> tryGrant(String name, List<String> owners, int permits, Duration leaseTime) {
-                return store.tryGrant(name, owners, permits, leaseTime);
-            }
-
-            @Override
-            public Mono<List<RenewOutcome>> renew(List<RenewRequest> batch) {
-                return store.renew(batch);
-            }
-
-            @Override
-            public Mono<Boolean> release(String name, String owner) {
-                return store.release(name, owner);
-            }
-
-            @Override
-            public Mono<List<Holder>> holders(String name) {
-                return store.holders(name);
-            }
-
-            @Override
-            public Flux<LockEvent> events(String name) {
-                return store.events(name).doOnSubscribe(x -> subscribed.incrementAndGet()).doOnCancel(cancelled::incrementAndGet);
-            }
-
-            @Override
-            public Mono<Void> close() {
-                return Mono.empty();
-            }
-        }, options);
-        try {
-            Lease held = take(c, 1);
-            AtomicReference<Lease> first = new AtomicReference<>();
-            Disposable w1 = c.acquire("s", 1).subscribe(first::set);
-            assertThat(subscribed).as("the refused waiter subscribed").hasValue(1);
-            held.release().block(VERIFY);
-            assertThat(first.get()).as("woken by the release").isNotNull();
-            vts.advanceTimeBy(Duration.ofMillis(50)); // within the linger time
-            assertThat(cancelled).as("still subscribed without a waiter").hasValue(0);
-            AtomicReference<Lease> second = new AtomicReference<>();
-            Disposable w2 = c.acquire("s", 1).subscribe(second::set);
-            assertThat(subscribed).as("the next waiter reuses the subscription").hasValue(1);
-            first.get().release().block(VERIFY);
-            assertThat(second.get()).as("woken by the release").isNotNull();
-            vts.advanceTimeBy(Duration.ofSeconds(1));
-            assertThat(cancelled).as("closed after the linger time").hasValue(1);
-            second.get().release().block(VERIFY);
-            w1.dispose();
-            w2.dispose();
-        } finally {
-            c.close().block(VERIFY);
-        }
     }
 }
