@@ -45,6 +45,33 @@ public interface GrantStore {
     Flux<LockEvent> events(String name);
 
     /**
+     * Whether a refused waiting caller keeps a place in the store's own queue (ZooKeeper's sequential
+     * nodes, etcd's create revisions) and the store wakes it through {@link #awaitTurn} — watching
+     * only what can let it in, its predecessors — instead of the engine waking its waiters on the
+     * name's {@link #events}, where every change would wake every waiting client (a herd).
+     *
+     * @return {@code false} by default: waiters wake on {@link #events}
+     */
+    default boolean queues() {
+        return false;
+    }
+
+    /**
+     * For a store that {@link #queues()}: a {@code Mono} that completes when a change may let the
+     * owners in (what stood before their place went or changed, the watch was lost, or the store
+     * knows no place of theirs: then at once), so their caller asks again. Called after an attempt
+     * of these owners was refused while waiting; cancel drops the wait (a watch may stay armed on
+     * the server until it fires). Errors only when the store could not even set its watch.
+     *
+     * @param name   the name
+     * @param owners the owner ids of the refused attempt
+     * @return completes when the owners should ask again; the default completes at once
+     */
+    default Mono<Void> awaitTurn(String name, List<String> owners) {
+        return Mono.empty();
+    }
+
+    /**
      * Closes what the store opened itself (not what the application passed in). Idempotent.
      *
      * @return a {@code Mono} that closes on subscribe

@@ -21,7 +21,9 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -29,7 +31,8 @@ import reactor.core.publisher.Mono;
  * Read-write locks on etcd, in the order of etcd's and Curator's read-write lock recipes: each
  * request is a key {@code <prefix>-rw/<base64url(name)>/<owner>} on a lease of its own (TTL = the
  * lease time, rounded up to whole seconds, so a dead holder's key goes when its lease runs out),
- * with the value {@code r0}/{@code w0} while it asks and {@code r1}/{@code w1} once granted. In
+ * with the value {@code r} or {@code w} (no mark is written at the grant: who holds follows from the
+ * keys' order, so a grant writes nothing and wakes no watcher). In
  * create-revision order, a reader holds when no write key precedes it (it waits for earlier writers
  * only) and a writer when its key is the first (it waits for every earlier key); decisions depend
  * only on which keys exist and their revisions, so a reader and a writer never both hold. The token
@@ -42,6 +45,12 @@ import reactor.core.publisher.Mono;
  * when the name has none (and deletes it at once when refused), so it never blocks readers nor shows
  * as a waiting writer. A single attempt ({@code waiting == false}) deletes a refused key. Renewal,
  * release and the change stream are the semaphore's on the same key layout.
+ *
+ * <p>No herd ({@link #awaitTurn}): a refused caller that keeps its key watches only the key whose
+ * deletion can let it in, as Curator's recipe does — a writer the key just before its own, a reader
+ * the nearest write key before it — from the revision of the read that refused it. A release thus
+ * wakes the one writer behind it, or the readers behind a leaving writer (all of whom it lets in).
+ * A reader-preferring writer (no key) watches the name's keys for a deletion.
  */
 final class EtcdReadWriteStore implements ReadWriteStore {
 
@@ -49,6 +58,18 @@ final class EtcdReadWriteStore implements ReadWriteStore {
     private final boolean ownsClient;
     private final String prefix;
     private final EtcdSemaphoreStore keys;
+    /** Of each refused waiting owner: the key (or, without a key of its own, the name's prefix) to watch, and from which revision. */
+    private final Map<String, Blocker> before = new ConcurrentHashMap<>();
+
+    private record Blocker(ByteSequence key, boolean prefix, long revision) {
+    }
+
+    /** The key of each owner this store put and has not released: grants and waiting places. */
+    private final Map<String, Place> places = new ConcurrentHashMap<>();
+
+    /** A key this store put: its create revision (the token), its lease and when that lease was last refreshed. */
+    private record Place(long revision, long lease, long refreshedNanos) {
+    }
 
     /**
      * @param client     the jetcd client
@@ -70,16 +91,12 @@ final class EtcdReadWriteStore implements ReadWriteStore {
         return key.toString(StandardCharsets.UTF_8).substring(keys.range(name).toString(StandardCharsets.UTF_8).length());
     }
 
-    private static ByteSequence value(LockMode mode, boolean held) {
-        return ByteSequence.from((mode == LockMode.READ ? "r" : "w") + (held ? "1" : "0"), StandardCharsets.US_ASCII);
+    private static ByteSequence value(LockMode mode) {
+        return ByteSequence.from(mode == LockMode.READ ? "r" : "w", StandardCharsets.US_ASCII);
     }
 
     private static boolean isWrite(KeyValue kv) {
         return kv.getValue().toString(StandardCharsets.US_ASCII).startsWith("w");
-    }
-
-    private static boolean isHeld(KeyValue kv) {
-        return kv.getValue().toString(StandardCharsets.US_ASCII).endsWith("1");
     }
 
     @Override
@@ -88,64 +105,125 @@ final class EtcdReadWriteStore implements ReadWriteStore {
     }
 
     @Override
+    public boolean queues() {
+        return true;
+    }
+
+    /** Watches the key noted at the owner's last refusal for its deletion; at once when none is noted. */
+    @Override
+    public Mono<Void> awaitTurn(String name, List<String> owners) {
+        return Mono.defer(() -> {
+            Blocker b = before.get(owners.get(0));
+            return b == null ? Mono.<Void>empty() : keys.deletion(List.of(b.key()), b.prefix(), false, b.revision());
+        }).onErrorMap(e -> EtcdErrors.map(name, "read-write lock wait", e));
+    }
+
+    @Override
     public Mono<PermitGrant> tryGrant(String name, String owner, LockMode mode, boolean writerPreferring, boolean waiting,
             Duration leaseTime) {
         long ttlSeconds = Math.max(1, (leaseTime.toMillis() + 999) / 1000);
         boolean keepPlace = waiting && (mode == LockMode.READ || writerPreferring);
         ByteSequence k = key(name, owner);
-        return Mono.defer(() -> Mono.fromFuture(() -> client.getKVClient().get(k)).flatMap(existing -> {
-            if (!existing.getKvs().isEmpty()) { // our place in the queue (or a retried grant): keep its lease alive
-                KeyValue mine = existing.getKvs().get(0);
-                return Mono.fromFuture(() -> client.getLeaseClient().keepAliveOnce(mine.getLease()))
-                        .then(decide(name, k, mode, mine.getCreateRevision(), mine.getLease(), keepPlace, leaseTime));
+        return Mono.defer(() -> {
+            Place known = places.get(owner);
+            if (known != null) { // our place in the queue (or a retried grant): read the queue, nothing else
+                return decide(name, owner, k, mode, known, keepPlace, leaseTime);
             }
-            if (mode == LockMode.WRITE && !writerPreferring) {
-                // a reader-preferring writer does not queue behind anyone: it looks first, and puts a key
-                // only when the name is free (so it never shows as an intent, nor wakes itself)
-                return Mono.fromFuture(() -> client.getKVClient().get(keys.range(name), GetOption.builder().isPrefix(true).withCountOnly(true).build()))
-                        .flatMap(r -> r.getCount() > 0 ? Mono.just((PermitGrant) new PermitGrant.Busy(null)) : put(name, k, mode, ttlSeconds, keepPlace, leaseTime));
-            }
-            return put(name, k, mode, ttlSeconds, keepPlace, leaseTime);
-        })).onErrorMap(e -> EtcdErrors.map(name, "read-write lock grant", e));
+            return Mono.fromFuture(() -> client.getKVClient().get(k)).flatMap(existing -> {
+                if (!existing.getKvs().isEmpty()) { // a key of ours this store does not know (a retried put): adopt it
+                    KeyValue mine = existing.getKvs().get(0);
+                    Place adopted = new Place(mine.getCreateRevision(), mine.getLease(), System.nanoTime() - (1L << 62));
+                    places.put(owner, adopted);
+                    return decide(name, owner, k, mode, adopted, keepPlace, leaseTime);
+                }
+                if (mode == LockMode.WRITE && !writerPreferring) {
+                    // a reader-preferring writer does not queue behind anyone: it looks first, and puts a key
+                    // only when the name is free (so it never shows as an intent, nor wakes itself)
+                    return Mono.fromFuture(() -> client.getKVClient().get(keys.range(name), GetOption.builder().isPrefix(true).withCountOnly(true).build()))
+                            .flatMap(r -> {
+                                if (r.getCount() == 0) {
+                                    return put(name, owner, k, mode, ttlSeconds, keepPlace, leaseTime);
+                                }
+                                if (waiting) {
+                                    before.put(owner, new Blocker(keys.range(name), true, r.getHeader().getRevision() + 1));
+                                }
+                                return Mono.just((PermitGrant) new PermitGrant.Busy(null));
+                            });
+                }
+                return put(name, owner, k, mode, ttlSeconds, keepPlace, leaseTime);
+            });
+        }).onErrorMap(e -> EtcdErrors.map(name, "read-write lock grant", e));
     }
 
     /** Puts our key (if it is still absent) on a lease of its own, then decides. */
-    private Mono<PermitGrant> put(String name, ByteSequence k, LockMode mode, long ttlSeconds, boolean keepPlace, Duration leaseTime) {
+    private Mono<PermitGrant> put(String name, String owner, ByteSequence k, LockMode mode, long ttlSeconds, boolean keepPlace,
+            Duration leaseTime) {
         return Mono.fromFuture(() -> client.getLeaseClient().grant(ttlSeconds)).map(l -> l.getID())
-                .flatMap(lease -> Mono.fromFuture(() -> client.getKVClient().txn()
-                                .If(new Cmp(k, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
-                                .Then(Op.put(k, value(mode, false), PutOption.builder().withLeaseId(lease).build()))
-                                .commit())
-                        .flatMap(put -> put.isSucceeded()
-                                ? decide(name, k, mode, put.getHeader().getRevision(), lease, keepPlace, leaseTime)
-                                : revoke(lease).thenReturn((PermitGrant) new PermitGrant.Busy(null)))
-                        .onErrorResume(e -> revoke(lease).then(Mono.error(e))));
+                .flatMap(lease -> {
+                    long sent = System.nanoTime();
+                    return Mono.fromFuture(() -> client.getKVClient().txn()
+                                    .If(new Cmp(k, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
+                                    .Then(Op.put(k, value(mode), PutOption.builder().withLeaseId(lease).build()))
+                                    .commit())
+                            .flatMap(put -> {
+                                if (!put.isSucceeded()) {
+                                    return revoke(lease).thenReturn((PermitGrant) new PermitGrant.Busy(null));
+                                }
+                                Place p = new Place(put.getHeader().getRevision(), lease, sent);
+                                places.put(owner, p);
+                                return decide(name, owner, k, mode, p, keepPlace, leaseTime);
+                            })
+                            .onErrorResume(e -> revoke(lease).then(Mono.error(e)));
+                });
     }
 
-    /** Grants when no key before ours forbids it; else keeps or gives up our place. */
-    private Mono<PermitGrant> decide(String name, ByteSequence k, LockMode mode, long revision, long lease, boolean keepPlace,
+    /**
+     * Reads the keys up to ours: grants when ours is there and no key before it forbids it; else
+     * keeps our place (noting what to watch) or gives it up.
+     */
+    private Mono<PermitGrant> decide(String name, String owner, ByteSequence k, LockMode mode, Place mine, boolean keepPlace,
             Duration leaseTime) {
-        GetOption before = GetOption.builder().isPrefix(true)
+        GetOption upToOurs = GetOption.builder().isPrefix(true).withKeysOnly(false)
                 .withSortField(GetOption.SortTarget.CREATE).withSortOrder(GetOption.SortOrder.ASCEND)
-                .withMaxCreateRevision(revision - 1).build();
-        return Mono.fromFuture(() -> client.getKVClient().get(keys.range(name), before)).flatMap(r -> {
-            boolean blocked = false;
-            for (KeyValue kv : r.getKvs()) {
+                .withMaxCreateRevision(mine.revision()).build();
+        return Mono.fromFuture(() -> client.getKVClient().get(keys.range(name), upToOurs)).flatMap(r -> {
+            List<KeyValue> kvs = r.getKvs();
+            if (kvs.isEmpty() || kvs.get(kvs.size() - 1).getCreateRevision() != mine.revision()) {
+                // our key is gone (its lease lapsed, or a release raced the attempt): ask anew next time
+                places.remove(owner, mine);
+                before.remove(owner);
+                return Mono.just((PermitGrant) new PermitGrant.Busy(null));
+            }
+            KeyValue blocker = null; // a writer waits for the key just before it, a reader for the nearest write key
+            for (KeyValue kv : kvs.subList(0, kvs.size() - 1)) {
                 if (mode == LockMode.WRITE || isWrite(kv)) {
-                    blocked = true;
-                    break;
+                    blocker = kv;
                 }
             }
-            if (blocked) {
-                return (keepPlace ? Mono.<Void>empty() : revoke(lease)).thenReturn((PermitGrant) new PermitGrant.Busy(null));
+            long elapsed = System.nanoTime() - mine.refreshedNanos();
+            boolean stale = elapsed >= leaseTime.toNanos() / 3;
+            if (blocker != null) {
+                if (keepPlace) {
+                    before.put(owner, new Blocker(blocker.getKey(), false, r.getHeader().getRevision() + 1));
+                    // a waiting key stays alive: refresh its lease when a third of the lease time has passed
+                    return (stale ? refresh(owner, mine) : Mono.<Void>empty()).thenReturn((PermitGrant) new PermitGrant.Busy(null));
+                }
+                before.remove(owner);
+                places.remove(owner, mine);
+                return revoke(mine.lease()).thenReturn((PermitGrant) new PermitGrant.Busy(null));
             }
-            return Mono.fromFuture(() -> client.getKVClient().txn()
-                            .If(new Cmp(k, Cmp.Op.EQUAL, CmpTarget.createRevision(revision)))
-                            .Then(Op.put(k, value(mode, true), PutOption.builder().withLeaseId(lease).build()))
-                            .commit())
-                    .map(put -> put.isSucceeded() ? (PermitGrant) new PermitGrant.Granted(List.of(revision), leaseTime)
-                            : new PermitGrant.Busy(null)); // our key expired meanwhile
+            before.remove(owner);
+            // no mark on the key: who holds follows from the keys' order; the TTL is what is left of the lease
+            return stale ? refresh(owner, mine).thenReturn((PermitGrant) new PermitGrant.Granted(List.of(mine.revision()), leaseTime))
+                    : Mono.just((PermitGrant) new PermitGrant.Granted(List.of(mine.revision()), leaseTime.minusNanos(elapsed)));
         });
+    }
+
+    private Mono<Void> refresh(String owner, Place p) {
+        long sent = System.nanoTime();
+        return Mono.fromFuture(() -> client.getLeaseClient().keepAliveOnce(p.lease()))
+                .doOnNext(x -> places.replace(owner, p, new Place(p.revision(), p.lease(), sent)))
+                .then();
     }
 
     private Mono<Void> revoke(long lease) {
@@ -159,19 +237,43 @@ final class EtcdReadWriteStore implements ReadWriteStore {
 
     @Override
     public Mono<Boolean> release(String name, String owner) {
-        return keys.release(name, owner);
+        return Mono.defer(() -> {
+            before.remove(owner);
+            Place known = places.remove(owner);
+            if (known != null) { // revoking the lease deletes the key: one request
+                return Mono.fromFuture(() -> client.getLeaseClient().revoke(known.lease())).thenReturn(true)
+                        .onErrorResume(EtcdErrors::isLeaseNotFound, e -> Mono.just(false));
+            }
+            return keys.release(name, owner);
+        }).onErrorMap(e -> EtcdErrors.map(name, "read-write lock release", e));
     }
 
+    /** Who holds follows from the keys' order: a reader after no write key, a writer first of all; write keys that do not hold wait. */
     @Override
     public Mono<ReadWriteHolders> holders(String name) {
         GetOption all = GetOption.builder().isPrefix(true)
                 .withSortField(GetOption.SortTarget.CREATE).withSortOrder(GetOption.SortOrder.ASCEND).build();
         return Mono.defer(() -> Mono.fromFuture(() -> client.getKVClient().get(keys.range(name), all)))
-                .flatMapMany(r -> Flux.fromIterable(r.getKvs()))
-                .filter(kv -> isHeld(kv) || isWrite(kv))
-                .concatMap(kv -> Mono.fromFuture(() -> client.getLeaseClient().timeToLive(kv.getLease(), LeaseOption.DEFAULT))
-                        .map(ttl -> new Object[] {kv, new Holder(ownerOf(name, kv.getKey()), isHeld(kv) ? kv.getCreateRevision() : 0,
-                                Duration.ofSeconds(Math.max(0, ttl.getTTL())))}))
+                .flatMapMany(r -> {
+                    List<Object[]> rows = new ArrayList<>();
+                    boolean writeBefore = false;
+                    for (int i = 0; i < r.getKvs().size(); i++) {
+                        KeyValue kv = r.getKvs().get(i);
+                        boolean holds = isWrite(kv) ? i == 0 : !writeBefore;
+                        writeBefore |= isWrite(kv);
+                        if (holds || isWrite(kv)) {
+                            rows.add(new Object[] {kv, holds});
+                        }
+                    }
+                    return Flux.fromIterable(rows);
+                })
+                .concatMap(row -> {
+                    KeyValue kv = (KeyValue) row[0];
+                    boolean holds = (Boolean) row[1];
+                    return Mono.fromFuture(() -> client.getLeaseClient().timeToLive(kv.getLease(), LeaseOption.DEFAULT))
+                            .map(ttl -> new Object[] {kv, holds, new Holder(ownerOf(name, kv.getKey()), holds ? kv.getCreateRevision() : 0,
+                                    Duration.ofSeconds(Math.max(0, ttl.getTTL())))});
+                })
                 .collectList()
                 .map(rows -> {
                     List<Holder> readers = new ArrayList<>();
@@ -179,8 +281,8 @@ final class EtcdReadWriteStore implements ReadWriteStore {
                     Holder writer = null;
                     for (Object[] row : rows) {
                         KeyValue kv = (KeyValue) row[0];
-                        Holder h = (Holder) row[1];
-                        if (!isHeld(kv)) {
+                        Holder h = (Holder) row[2];
+                        if (!(Boolean) row[1]) {
                             waiting.add(h);
                         } else if (isWrite(kv)) {
                             writer = h;

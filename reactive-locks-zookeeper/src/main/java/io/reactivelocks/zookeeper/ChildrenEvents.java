@@ -31,13 +31,19 @@ final class ChildrenEvents {
             AtomicBoolean done = new AtomicBoolean();
             AtomicBoolean live = new AtomicBoolean();
             sink.onDispose(() -> done.set(true));
-            arm(async, path, name, sink, done, live);
+            arm(async, path, name, sink, done, live, false);
         });
     }
 
-    /** One-shot watches, re-armed after each change: on the children, or on the node's creation while it is missing. */
+    /**
+     * One-shot watches, re-armed after each change: on the children, or on the node's creation while
+     * it is missing. A change is emitted only once the next watch is set, so that a read on the event
+     * sees the change, and any later change fires that watch (emitting before re-arming would lose a
+     * change made between the read and the re-arm). The parent appearing is a change too: it is
+     * created together with its first child.
+     */
     private static void arm(AsyncCuratorFramework async, String path, String name, FluxSink<LockEvent> sink,
-            AtomicBoolean done, AtomicBoolean live) {
+            AtomicBoolean done, AtomicBoolean live, boolean changed) {
         if (done.get()) {
             return;
         }
@@ -54,26 +60,29 @@ final class ChildrenEvents {
                         sink.error(ZooKeeperErrors.map(name, "watch", e2));
                         return;
                     }
-                    if (live.compareAndSet(false, true)) {
-                        sink.next(new LockEvent.Subscribed(name));
-                    }
                     if (stat != null) {
-                        arm(async, path, name, sink, done, live); // created meanwhile: watch its children
-                    } else {
-                        exists.event().thenAccept(ev -> arm(async, path, name, sink, done, live));
+                        arm(async, path, name, sink, done, live, changed); // created meanwhile: watch its children
+                        return;
                     }
+                    emit(name, sink, done, live, changed);
+                    exists.event().thenAccept(ev -> arm(async, path, name, sink, done, live, true));
                 });
                 return;
             }
-            if (live.compareAndSet(false, true)) {
-                sink.next(new LockEvent.Subscribed(name));
-            }
-            children.event().thenAccept(ev -> {
-                if (!done.get()) {
-                    sink.next(new LockEvent.Released(name, null, false));
-                }
-                arm(async, path, name, sink, done, live);
-            });
+            emit(name, sink, done, live, changed);
+            children.event().thenAccept(ev -> arm(async, path, name, sink, done, live, true));
         });
+    }
+
+    /** Once a watch is set: {@code Subscribed} the first time, then a change if one led here. */
+    private static void emit(String name, FluxSink<LockEvent> sink, AtomicBoolean done, AtomicBoolean live, boolean changed) {
+        if (done.get()) {
+            return;
+        }
+        if (live.compareAndSet(false, true)) {
+            sink.next(new LockEvent.Subscribed(name));
+        } else if (changed) {
+            sink.next(new LockEvent.Released(name, null, false));
+        }
     }
 }

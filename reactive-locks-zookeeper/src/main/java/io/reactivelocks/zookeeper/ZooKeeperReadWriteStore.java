@@ -10,7 +10,6 @@ import io.reactivelocks.spi.rwlock.ReadWriteStore;
 import io.reactivelocks.spi.semaphore.PermitGrant;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
@@ -18,6 +17,7 @@ import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.x.async.AsyncCuratorFramework;
+import org.apache.curator.x.async.AsyncStage;
 import org.apache.curator.x.async.api.CreateOption;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
@@ -35,25 +35,30 @@ import reactor.core.scheduler.Schedulers;
  * when its session expires), under a container node. A reader holds when no write node has a lower
  * sequence; a writer holds when its node is the lowest. Decisions depend only on which nodes exist
  * and their sequences, so a reader and a writer never both hold: the one with the higher sequence
- * waits for the other's node to go. A granted node's data is set to {@code 1}; its token is its
- * {@code czxid} — a writer's exceeds every node before it (the readers it waited for), and a
+ * waits for the other's node to go. Who holds follows from the children alone (no mark is written
+ * on a granted node: observers watch the children, and the successor watching the node would wake
+ * for nothing); a grant's token is its node's {@code czxid} — a writer's exceeds every node before it (the readers it waited for), and a
  * reader's the writer before it.
  *
  * <p>A waiting caller keeps its node between attempts (its place in the queue; a waiting writer's
  * node is its intent, blocking later readers) and deletes it when it gives up. Under the
  * reader-preferring policy a writer looks before it queues: it creates a node only when the name has
  * none (and deletes it at once when refused), so it never blocks readers nor shows as a waiting
- * writer; it is woken by the children changing, like every waiter. A single attempt
- * ({@code waiting == false}) deletes a refused node. Waiters watch the children. A grant lives as
+ * writer; it is woken by the children changing. A single attempt
+ * ({@code waiting == false}) deletes a refused node. A grant lives as
  * long as the session: its TTL is the negotiated session timeout (at most the lease time), and
  * renewal checks that the node is still there.
+ *
+ * <p>No herd ({@link #awaitTurn}): a refused caller that keeps its node watches only the node whose
+ * deletion can let it in, as Curator's recipe does — a writer its predecessor, a reader the nearest
+ * write node below it. A release thus wakes the one writer behind it, or the readers behind a
+ * leaving writer (all of whom it lets in); a node joining or leaving wakes nobody else.
  */
 final class ZooKeeperReadWriteStore implements ReadWriteStore {
 
     private static final String READ = "read-";
     private static final String WRITE = "write-";
-    private static final byte[] ASKING = {'0'};
-    private static final byte[] HELD = {'1'};
+    private static final byte[] NO_DATA = new byte[0];
 
     private final CuratorFramework client;
     private final boolean ownsClient;
@@ -62,6 +67,10 @@ final class ZooKeeperReadWriteStore implements ReadWriteStore {
     private final List<ACL> acl;
     /** The node of each owner this store created and has not deleted: grants and waiting places. */
     private final Map<String, String> paths = new ConcurrentHashMap<>();
+    /** Of each refused owner that keeps its node: the node whose deletion may let it in. */
+    private final Map<String, String> before = new ConcurrentHashMap<>();
+    /** The czxid of each node this store created and has not deleted, by path. */
+    private final Map<String, Long> czxids = new ConcurrentHashMap<>();
 
     /**
      * @param client     the started Curator client
@@ -84,6 +93,11 @@ final class ZooKeeperReadWriteStore implements ReadWriteStore {
     @Override
     public String name() {
         return "zookeeper";
+    }
+
+    @Override
+    public boolean queues() {
+        return true;
     }
 
     private Duration ttl(Duration leaseTime) {
@@ -141,6 +155,23 @@ final class ZooKeeperReadWriteStore implements ReadWriteStore {
         return true;
     }
 
+    /**
+     * @return the node whose deletion may let {@code mine} in (Curator's choice): a writer's
+     *         predecessor, a reader's nearest write node below it; null when none is below
+     */
+    private static @Nullable Node blocker(List<Node> nodes, Node mine) {
+        Node found = null;
+        for (Node n : nodes) {
+            if (n.sequence() >= mine.sequence()) {
+                break;
+            }
+            if (mine.mode() == LockMode.WRITE || n.mode() == LockMode.WRITE) {
+                found = n;
+            }
+        }
+        return found;
+    }
+
     private String nodePath(String name, Node n) {
         return path(name) + "/" + n.child().node();
     }
@@ -185,20 +216,41 @@ final class ZooKeeperReadWriteStore implements ReadWriteStore {
             paths.put(owner, nodePath(name, n));
             Mono<Void> extras = Flux.fromIterable(mine.subList(1, mine.size())).concatMap(x -> delete(nodePath(name, x))).then();
             if (!holds(now, n)) {
+                Node blocker = keepPlace ? blocker(now, n) : null;
+                if (blocker != null) {
+                    before.put(owner, nodePath(name, blocker));
+                } else {
+                    before.remove(owner);
+                }
                 return extras.then(keepPlace ? Mono.<Void>empty()
                                 : delete(nodePath(name, n)).doOnSuccess(x -> paths.remove(owner)))
                         .thenReturn((PermitGrant) new PermitGrant.Busy(null));
             }
-            // the node's stat comes with the setData answer: its czxid is the token (no extra exists)
-            return extras.then(Mono.fromCompletionStage(() -> async.setData().forPath(nodePath(name, n), HELD)))
-                    .map(st -> (PermitGrant) new PermitGrant.Granted(List.of(st.getCzxid()), ttl(leaseTime)));
+            before.remove(owner);
+            // no mark on the node: who holds follows from the children (a write to the node would
+            // wake the successor watching it, and no children watch of an observer would see it);
+            // the token is the czxid from the create's answer, else from one exists
+            Long known = czxids.get(nodePath(name, n));
+            Mono<Long> token = known != null ? Mono.just(known)
+                    : Mono.fromCompletionStage(() -> async.checkExists().forPath(nodePath(name, n))).map(st -> st.getCzxid());
+            return extras.then(token)
+                    .map(z -> (PermitGrant) new PermitGrant.Granted(List.of(z), ttl(leaseTime)))
+                    .defaultIfEmpty(new PermitGrant.Busy(null)); // gone between the listing and the exists
         });
     }
 
     private Mono<String> create(String name, String owner, LockMode mode) {
-        return Mono.fromCompletionStage(() -> async.create()
-                .withOptions(EnumSet.of(CreateOption.createParentsAsContainers), CreateMode.EPHEMERAL_SEQUENTIAL, acl)
-                .forPath(path(name) + "/" + ZNodeNames.nodeName(mode == LockMode.READ ? READ : WRITE, owner), ASKING));
+        return Mono.defer(() -> {
+            Stat stat = new Stat();
+            return Mono.fromCompletionStage(() -> async.create()
+                            .withOptions(EnumSet.of(CreateOption.createParentsAsContainers), CreateMode.EPHEMERAL_SEQUENTIAL, acl, stat)
+                            .forPath(path(name) + "/" + ZNodeNames.nodeName(mode == LockMode.READ ? READ : WRITE, owner), NO_DATA))
+                    .doOnNext(p -> {
+                        if (stat.getCzxid() != 0) {
+                            czxids.put(p, stat.getCzxid());
+                        }
+                    });
+        });
     }
 
     private Mono<Stat> stat(String path) {
@@ -206,6 +258,7 @@ final class ZooKeeperReadWriteStore implements ReadWriteStore {
     }
 
     private Mono<Void> delete(String path) {
+        czxids.remove(path);
         return Mono.fromCompletionStage(() -> async.delete().forPath(path))
                 .onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NONODE, e -> Mono.empty())
                 .then();
@@ -225,10 +278,39 @@ final class ZooKeeperReadWriteStore implements ReadWriteStore {
                 .collectList();
     }
 
+    /**
+     * Watches (one-shot) what can let the owner in: the node noted at its last refusal (exists watch:
+     * completes on its deletion or change, or at once when it is gone); for an owner without a node
+     * (a reader-preferring writer) the children; completes on a connection state change too.
+     */
+    @Override
+    public Mono<Void> awaitTurn(String name, List<String> owners) {
+        return Mono.defer(() -> {
+            String owner = owners.get(0);
+            String blocker = before.get(owner);
+            if (blocker != null) {
+                AsyncStage<Stat> exists = async.watched().checkExists().forPath(blocker);
+                return Mono.fromCompletionStage(exists)
+                        .flatMap(stat -> Mono.fromCompletionStage(exists.event()).then().onErrorResume(e -> Mono.empty()))
+                        .then();
+            }
+            if (paths.containsKey(owner)) {
+                return Mono.<Void>empty(); // a place without a known blocker: ask again
+            }
+            AsyncStage<List<String>> children = async.watched().getChildren().forPath(path(name));
+            return Mono.fromCompletionStage(children)
+                    .flatMap(list -> list.isEmpty() ? Mono.<Void>empty()
+                            : Mono.fromCompletionStage(children.event()).then().onErrorResume(e -> Mono.empty()))
+                    .onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NONODE, e -> Mono.empty())
+                    .then();
+        }).onErrorMap(e -> ZooKeeperErrors.map(name, "read-write lock wait", e));
+    }
+
     /** Deletes the owner's node: the path this store created for it if known (one request), else found by listing. */
     @Override
     public Mono<Boolean> release(String name, String owner) {
         return Mono.defer(() -> {
+            before.remove(owner);
             String known = paths.remove(owner);
             Mono<Boolean> listed = nodes(name).flatMap(nodes -> {
                 Node n = find(nodes, owner);
@@ -237,6 +319,7 @@ final class ZooKeeperReadWriteStore implements ReadWriteStore {
             if (known == null) {
                 return listed;
             }
+            czxids.remove(known);
             return Mono.fromCompletionStage(() -> async.delete().forPath(known))
                     .thenReturn(true)
                     .onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NONODE, e -> listed);
@@ -250,7 +333,7 @@ final class ZooKeeperReadWriteStore implements ReadWriteStore {
                 .flatMap(nodes -> Flux.fromIterable(nodes).concatMap(n -> {
                     Stat stat = new Stat();
                     return Mono.fromCompletionStage(() -> async.getData().storingStatIn(stat).forPath(nodePath(name, n)))
-                            .map(data -> new Object[] {n, Arrays.equals(data, HELD), new Holder(n.owner(), stat.getCzxid(), estimate)})
+                            .map(data -> new Object[] {n, holds(nodes, n), new Holder(n.owner(), stat.getCzxid(), estimate)})
                             .onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NONODE, e -> Mono.empty());
                 }).collectList())
                 .map(rows -> {

@@ -9,12 +9,14 @@ import io.reactivelocks.spi.semaphore.SemaphoreStore;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.x.async.AsyncCuratorFramework;
+import org.apache.curator.x.async.AsyncStage;
 import org.apache.curator.x.async.api.CreateOption;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
@@ -28,25 +30,50 @@ import reactor.core.scheduler.Schedulers;
 /**
  * Semaphores on ZooKeeper: each permit is an ephemeral sequential node
  * {@code <root>-semaphore/<segment(name)>/<owner>-<sequence>} of the holder's session (so a dead
- * holder's permit goes when its session expires), under a container node. A grant creates the
- * owners' nodes (data {@code 0}, "asking"), then lists the children: when every new node is among
- * the N lowest sequences, the permits are granted (data set to {@code 1}) and each token is its
- * node's {@code czxid} (global, strictly increasing); otherwise the nodes are deleted again and the
- * answer is busy. Any node below a granted one existed when that grant listed, so at most N nodes are
- * granted at once. A permit lives as long as the session: its TTL is the negotiated session timeout
- * (at most the lease time asked), and renewal checks that the node is still there. Waiters watch the
- * children and wake on each change.
+ * holder's permit goes when its session expires), under a container node; its data is the N of the
+ * call that created it, in decimal. A node holds while it is among the N lowest sequences (its own
+ * N) — granted nodes and waiting ones alike, in sequence order, as Curator's recipes queue — and
+ * its token is its {@code czxid} (global, strictly increasing). A grant creates the owners' nodes,
+ * then lists the children: granted when every new node is among the N lowest. Any node below a
+ * granted one existed when that grant listed, so at most N nodes are granted at once. Who holds
+ * follows from the children alone, so every change of the holders is a change of the children,
+ * which observers watch. A permit lives as long as the session: its TTL is the negotiated session
+ * timeout (at most the lease time asked), and renewal checks that the node is still there.
+ *
+ * <p>No herd: a waiting caller keeps its nodes (its place in the queue, FIFO) and, refused, watches
+ * only what can let it in ({@link #awaitTurn}): for N = 1 its predecessor, so a release wakes the
+ * one waiter it lets in, and a waiter joining or leaving wakes nobody but its successor; for N > 1
+ * the node of the waiter before it (which, let in, tells it by a change of its data), or — the
+ * head of the line — the children (any holder's release may let it in). A single attempt ({@code waiting == false}) lists first and
+ * creates nothing when the nodes there already take the permits, and deletes what it created when
+ * refused.
  */
 final class ZooKeeperSemaphoreStore implements SemaphoreStore {
-
-    private static final byte[] ASKING = {'0'};
-    private static final byte[] HELD = {'1'};
 
     private final CuratorFramework client;
     private final boolean ownsClient;
     private final AsyncCuratorFramework async;
     private final String root;
     private final List<ACL> acl;
+    /** The node of each owner this store created and has not deleted: grants and waiting places. */
+    private final Map<String, Place> places = new ConcurrentHashMap<>();
+    /** Of each refused waiting attempt (by its first owner): what to watch until it may be let in. */
+    private final Map<String, Wait> before = new ConcurrentHashMap<>();
+
+    /**
+     * What a refused waiter watches: the nodes whose deletion or change may let it in, or (the head
+     * of the line when N > 1) the children, as they were listed.
+     *
+     * @param nodes    the nodes to watch (exists)
+     * @param children whether to watch the children instead
+     * @param listed   the children's names as listed, when {@code children}
+     */
+    private record Wait(List<String> nodes, boolean children, List<String> listed) {
+    }
+
+    /** A node this store created: its path and czxid (the token, when it holds). */
+    private record Place(String path, long czxid) {
+    }
 
     /**
      * @param client     the started Curator client
@@ -69,6 +96,11 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
     @Override
     public String name() {
         return "zookeeper";
+    }
+
+    @Override
+    public boolean queues() {
+        return true;
     }
 
     private Duration ttl(Duration leaseTime) {
@@ -101,52 +133,198 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
         return null;
     }
 
-    private Mono<Stat> stat(String name, ZNodeNames.Child c) {
-        return Mono.fromCompletionStage(() -> async.checkExists().forPath(path(name) + "/" + c.node()));
+    private String nodePath(String name, ZNodeNames.Child c) {
+        return path(name) + "/" + c.node();
+    }
+
+    /** A single attempt: nothing left when refused. */
+    @Override
+    public Mono<PermitGrant> tryGrant(String name, List<String> owners, int permits, Duration leaseTime) {
+        return tryGrant(name, owners, permits, false, leaseTime);
     }
 
     @Override
-    public Mono<PermitGrant> tryGrant(String name, List<String> owners, int permits, Duration leaseTime) {
-        return Mono.defer(() -> children(name).flatMap(children -> {
-            if (find(children, owners.get(0)) != null) { // a retried request
-                return Flux.fromIterable(owners)
-                        .concatMap(o -> {
-                            ZNodeNames.Child c = find(children, o);
-                            return c == null ? Mono.<Long>error(new IllegalStateException("incomplete"))
-                                    : stat(name, c).map(Stat::getCzxid);
-                        })
-                        .collectList()
-                        .map(tokens -> (PermitGrant) new PermitGrant.Granted(tokens, ttl(leaseTime)))
-                        .onErrorResume(IllegalStateException.class, e -> deleteAll(name, owners).thenReturn(new PermitGrant.Busy(null)));
+    public Mono<PermitGrant> tryGrant(String name, List<String> owners, int permits, boolean waiting, Duration leaseTime) {
+        return Mono.defer(() -> {
+            if (places.containsKey(owners.get(0))) { // a waiting owner asking again (or a retried request)
+                return decide(name, owners, permits, waiting, leaseTime, children(name));
             }
-            return ask(name, owners, permits, leaseTime);
-        })).onErrorMap(e -> ZooKeeperErrors.map(name, "semaphore grant", e));
+            if (waiting) { // a waiter queues at once: create, then list
+                return decide(name, owners, permits, true, leaseTime, create(name, owners, permits).then(children(name)));
+            }
+            return children(name).flatMap(children -> {
+                if (find(children, owners.get(0)) != null) { // a retried request of another store
+                    return decide(name, owners, permits, false, leaseTime, Mono.just(children));
+                }
+                if (children.size() + owners.size() > permits) {
+                    // busy without creating a node: a node created and deleted again changes the children
+                    return Mono.just((PermitGrant) new PermitGrant.Busy(null));
+                }
+                return decide(name, owners, permits, false, leaseTime, create(name, owners, permits).then(children(name)));
+            });
+        }).onErrorMap(e -> ZooKeeperErrors.map(name, "semaphore grant", e));
     }
 
-    private Mono<PermitGrant> ask(String name, List<String> owners, int permits, Duration leaseTime) {
-        List<String> created = new ArrayList<>();
+    private Mono<Void> create(String name, List<String> owners, int permits) {
         return Flux.fromIterable(owners)
                 .concatMap(o -> {
                     Stat stat = new Stat();
                     return Mono.fromCompletionStage(() -> async.create()
                                     .withOptions(EnumSet.of(CreateOption.createParentsAsContainers), CreateMode.EPHEMERAL_SEQUENTIAL, acl, stat)
-                                    .forPath(path(name) + "/" + ZNodeNames.nodeName(o), ASKING))
-                            .doOnNext(created::add)
-                            .map(p -> stat.getCzxid());
+                                    .forPath(path(name) + "/" + ZNodeNames.nodeName(o), data(permits)))
+                            .doOnNext(p -> places.put(o, new Place(p, stat.getCzxid())));
                 })
-                .collectList()
-                .flatMap(tokens -> children(name).flatMap(children -> {
-                    List<ZNodeNames.Child> lowest = children.subList(0, Math.min(permits, children.size()));
-                    for (String o : owners) {
-                        if (find(lowest, o) == null) {
-                            return deletePaths(created).thenReturn((PermitGrant) new PermitGrant.Busy(null));
-                        }
+                .then();
+    }
+
+    /**
+     * Decides by the listing {@code queued}: granted when every owner's (lowest) node is among the N
+     * lowest; else keeps the nodes (waiting) and remembers what to watch, or deletes them.
+     */
+    private Mono<PermitGrant> decide(String name, List<String> owners, int permits, boolean waiting, Duration leaseTime,
+            Mono<List<ZNodeNames.Child>> queued) {
+        String first = owners.get(0);
+        return queued.flatMap(children -> {
+            List<String> extras = new ArrayList<>();
+            List<ZNodeNames.Child> mine = new ArrayList<>(owners.size());
+            int highest = -1;
+            int lowestRank = Integer.MAX_VALUE;
+            boolean missing = false;
+            for (String o : owners) {
+                ZNodeNames.Child lowest = null;
+                for (int i = 0; i < children.size(); i++) {
+                    ZNodeNames.Child c = children.get(i);
+                    if (!c.owner().equals(o)) {
+                        continue;
                     }
-                    return Flux.fromIterable(created)
-                            .concatMap(p -> Mono.fromCompletionStage(() -> async.setData().forPath(p, HELD)))
-                            .then(Mono.just((PermitGrant) new PermitGrant.Granted(tokens, ttl(leaseTime))));
-                }))
-                .onErrorResume(e -> deletePaths(created).then(Mono.error(e)));
+                    if (lowest == null) {
+                        lowest = c;
+                        highest = Math.max(highest, i);
+                        lowestRank = Math.min(lowestRank, i);
+                    } else {
+                        extras.add(nodePath(name, c)); // a second node of a retried create
+                    }
+                }
+                if (lowest == null) {
+                    missing = true;
+                } else {
+                    mine.add(lowest);
+                }
+            }
+            Mono<Void> dropExtras = deletePaths(extras);
+            if (missing) { // deleted meanwhile (the session went) or only partly created: start again
+                return dropExtras.then(forget(name, owners)).thenReturn((PermitGrant) new PermitGrant.Busy(null));
+            }
+            if (highest < permits) {
+                before.remove(first);
+                // N > 1: a waiter behind ours (listed after our highest node) may watch our node, not the
+                // holders: tell it we are in, by a change of that node's data (N = 1 needs none: there the
+                // waiter behind watches the node before it, which must go)
+                String highestPath = nodePath(name, children.get(highest));
+                Mono<Void> tell = permits > 1 && highest < children.size() - 1
+                        ? Mono.fromCompletionStage(() -> async.setData().forPath(highestPath, data(permits))).then()
+                                .onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NONODE, e -> Mono.empty())
+                        : Mono.empty();
+                return dropExtras.then(tell).then(Flux.fromIterable(mine)
+                                .concatMap(c -> {
+                                    Place p = places.get(c.owner());
+                                    // czxid 0: the create's answer came without a stat (a retried create)
+                                    if (p != null && p.czxid() != 0 && p.path().equals(nodePath(name, c))) {
+                                        return Mono.just(p.czxid());
+                                    }
+                                    return Mono.fromCompletionStage(() -> async.checkExists().forPath(nodePath(name, c)))
+                                                    .map(st -> st.getCzxid())
+                                                    .doOnNext(z -> places.put(c.owner(), new Place(nodePath(name, c), z)));
+                                })
+                                .collectList())
+                        .map(tokens -> tokens.size() == owners.size() ? (PermitGrant) new PermitGrant.Granted(tokens, ttl(leaseTime))
+                                : new PermitGrant.Busy(null)); // a node went between the listing and its stat
+            }
+            if (!waiting) {
+                return dropExtras.then(forget(name, owners)).thenReturn((PermitGrant) new PermitGrant.Busy(null));
+            }
+            before.put(first, waitFor(name, owners, permits, children, lowestRank, highest));
+            return dropExtras.thenReturn((PermitGrant) new PermitGrant.Busy(null));
+        });
+    }
+
+    /**
+     * What a refused waiter watches. N = 1: the node just before its own (a FIFO line, as Curator's
+     * mutex). N > 1: behind another waiter, that waiter's node (it changes when that waiter is let
+     * in); at the head of the line (only holders before it) the children, since any holder's release
+     * may let it in — watching each of the N nodes before it instead would cost N watches per wait
+     * and wake up to N waiters per release.
+     */
+    private Wait waitFor(String name, List<String> owners, int permits, List<ZNodeNames.Child> children, int lowestRank,
+            int highest) {
+        if (permits == 1) {
+            return new Wait(List.of(nodePath(name, children.get(highest - 1))), false, List.of());
+        }
+        if (lowestRank > permits && !owners.contains(children.get(lowestRank - 1).owner())) {
+            return new Wait(List.of(nodePath(name, children.get(lowestRank - 1))), false, List.of());
+        }
+        List<String> listed = new ArrayList<>(children.size());
+        for (ZNodeNames.Child c : children) {
+            listed.add(c.node());
+        }
+        return new Wait(List.of(), true, listed);
+    }
+
+    /** Deletes every node of the owners (known or listed) and forgets them. */
+    private Mono<Void> forget(String name, List<String> owners) {
+        before.remove(owners.get(0));
+        return Flux.fromIterable(owners).concatMap(o -> release(name, o)).then();
+    }
+
+    /**
+     * Watches (one-shot) what {@link #waitFor} chose at the owners' last refused attempt: completes
+     * when a watched node is gone or changes, or the children differ from the listing, or the
+     * connection changes state; at once when that happened already or no place is known.
+     */
+    @Override
+    public Mono<Void> awaitTurn(String name, List<String> owners) {
+        return Mono.defer(() -> {
+            Wait wait = before.get(owners.get(0));
+            if (wait == null) {
+                return Mono.empty();
+            }
+            if (wait.children()) { // the head of the line: any change of the children since the listing
+                AsyncStage<List<String>> now = async.watched().getChildren().forPath(path(name));
+                return Mono.fromCompletionStage(now)
+                        .flatMap(list -> list.size() != wait.listed().size() || !wait.listed().containsAll(list) ? Mono.<Void>empty()
+                                : Mono.fromCompletionStage(now.event()).then().onErrorResume(e -> Mono.empty()))
+                        .onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NONODE, e -> Mono.empty())
+                        .then();
+            }
+            List<String> watch = wait.nodes();
+            if (watch.isEmpty()) {
+                return Mono.empty();
+            }
+            List<Mono<Void>> turns = new ArrayList<>(watch.size());
+            for (String p : watch) {
+                turns.add(Mono.defer(() -> {
+                    AsyncStage<Stat> exists = async.watched().checkExists().forPath(p);
+                    return Mono.fromCompletionStage(exists)
+                            // gone already: at once (empty); else its deletion, a change or a lost connection
+                            .flatMap(stat -> Mono.fromCompletionStage(exists.event()).then().onErrorResume(e -> Mono.empty()))
+                            .then();
+                }));
+            }
+            return Mono.firstWithSignal(turns);
+        }).onErrorMap(e -> ZooKeeperErrors.map(name, "semaphore wait", e));
+    }
+
+    private static byte[] data(int permits) {
+        return Integer.toString(permits).getBytes(StandardCharsets.US_ASCII);
+    }
+
+    /** @return the N a node was created with, or 0 when its data is not one (it then holds nothing) */
+    private static int permitsOf(byte[] data) {
+        try {
+            return Integer.parseInt(new String(data, StandardCharsets.US_ASCII));
+        } catch (NumberFormatException e) {
+            return 0;
+        }
     }
 
     private Mono<Void> deletePaths(List<String> paths) {
@@ -155,49 +333,65 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
                 .then();
     }
 
-    private Mono<Boolean> deleteAll(String name, List<String> owners) {
-        return children(name).flatMap(children -> {
-            List<String> paths = new ArrayList<>();
-            for (String o : owners) {
-                ZNodeNames.Child c = find(children, o);
-                if (c != null) {
-                    paths.add(path(name) + "/" + c.node());
-                }
-            }
-            return deletePaths(paths).thenReturn(!paths.isEmpty());
-        });
-    }
-
     @Override
     public Mono<List<RenewOutcome>> renew(List<RenewRequest> batch) {
-        return Flux.fromIterable(batch).concatMap(r -> children(r.lock().name())
-                        .flatMap(children -> {
-                            ZNodeNames.Child c = find(children, r.lock().owner());
-                            return c == null ? Mono.just(RenewOutcome.notHeld())
-                                    : stat(r.lock().name(), c).map(s -> s.getCzxid() == r.lock().token()
-                                            ? RenewOutcome.renewed(ttl(r.leaseTime())) : RenewOutcome.notHeld())
-                                    .defaultIfEmpty(RenewOutcome.notHeld());
-                        })
-                        .onErrorMap(e -> ZooKeeperErrors.map(r.lock().name(), "semaphore renewal", e)))
+        return Flux.fromIterable(batch).concatMap(r -> {
+                    Place known = places.get(r.lock().owner());
+                    Mono<RenewOutcome> outcome = known != null && known.czxid() != 0 && known.czxid() == r.lock().token()
+                            // the node this store created for the grant: one exists
+                            ? Mono.fromCompletionStage(() -> async.checkExists().forPath(known.path()))
+                                    .map(st -> st.getCzxid() == r.lock().token() ? RenewOutcome.renewed(ttl(r.leaseTime())) : RenewOutcome.notHeld())
+                                    .defaultIfEmpty(RenewOutcome.notHeld())
+                            : children(r.lock().name()).flatMap(children -> {
+                                ZNodeNames.Child c = find(children, r.lock().owner());
+                                return c == null ? Mono.just(RenewOutcome.notHeld())
+                                        : Mono.fromCompletionStage(() -> async.checkExists().forPath(nodePath(r.lock().name(), c)))
+                                                .map(s -> s.getCzxid() == r.lock().token() ? RenewOutcome.renewed(ttl(r.leaseTime())) : RenewOutcome.notHeld())
+                                                .defaultIfEmpty(RenewOutcome.notHeld());
+                            });
+                    return outcome.onErrorMap(e -> ZooKeeperErrors.map(r.lock().name(), "semaphore renewal", e));
+                })
                 .collectList();
     }
 
+    /** Deletes the owner's node: the path this store created for it if known (one request), else found by listing. */
     @Override
     public Mono<Boolean> release(String name, String owner) {
-        return Mono.defer(() -> deleteAll(name, List.of(owner))).onErrorMap(e -> ZooKeeperErrors.map(name, "semaphore release", e));
+        return Mono.defer(() -> {
+            before.remove(owner);
+            Place known = places.remove(owner);
+            Mono<Boolean> listed = children(name).flatMap(children -> {
+                List<String> paths = new ArrayList<>();
+                for (ZNodeNames.Child c : children) {
+                    if (c.owner().equals(owner)) {
+                        paths.add(nodePath(name, c));
+                    }
+                }
+                return deletePaths(paths).thenReturn(!paths.isEmpty());
+            });
+            if (known == null) {
+                return listed;
+            }
+            return Mono.fromCompletionStage(() -> async.delete().forPath(known.path()))
+                    .thenReturn(true)
+                    .onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NONODE, e -> listed);
+        }).onErrorMap(e -> ZooKeeperErrors.map(name, "semaphore release", e));
     }
 
     @Override
     public Mono<List<Holder>> holders(String name) {
         Duration estimate = Duration.ofMillis(Math.max(0, client.getZookeeperClient().getLastNegotiatedSessionTimeoutMs()));
         return Mono.defer(() -> children(name))
-                .flatMapMany(Flux::fromIterable)
-                .concatMap(c -> {
+                .flatMapMany(children -> Flux.range(0, children.size()).map(i -> Map.entry(i, children.get(i))))
+                .concatMap(e -> {
+                    ZNodeNames.Child c = e.getValue();
                     Stat stat = new Stat();
+                    // a node holds when fewer than its N nodes are below it (a deleted lower node only
+                    // moves it down: the listing's rank is an upper bound of the node's)
                     return Mono.fromCompletionStage(() -> async.getData().storingStatIn(stat).forPath(path(name) + "/" + c.node()))
-                            .filter(data -> Arrays.equals(data, HELD))
+                            .filter(data -> e.getKey() < permitsOf(data))
                             .map(data -> new Holder(c.owner(), stat.getCzxid(), estimate))
-                            .onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NONODE, e -> Mono.empty());
+                            .onErrorResume(x -> ZooKeeperErrors.code(x) == KeeperException.Code.NONODE, x -> Mono.empty());
                 })
                 .collectList()
                 .onErrorMap(e -> ZooKeeperErrors.map(name, "semaphore read", e));

@@ -10,7 +10,10 @@ import io.reactivelocks.rwlock.ReadWriteLockOptions;
 import io.reactivelocks.spi.rwlock.ReadWriteStore;
 import io.reactivelocks.test.ReadWriteLockContract;
 import io.reactivelocks.test.fault.FaultProxy;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.data.Stat;
@@ -126,5 +129,58 @@ class ZooKeeperReadWriteLockContractTest extends ReadWriteLockContract {
             rw.close().block(STEP);
             c.close();
         }
+    }
+
+    /**
+     * No herd on the write side: a chain of 8 waiting writers behind a writer (each releases as soon
+     * as it is granted). Each keeps its node and watches only its predecessor, so a handoff costs the
+     * release's delete and the next writer's listing — about 2 requests, counted by the server
+     * ({@code zk_packets_received}, which also counts pings and renewals: hence the spare).
+     */
+    @Test
+    void aWriteHandoffWakesOnlyTheNextWriter() throws Exception {
+        CuratorFramework c = ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.SESSION);
+        ReadWriteLock rw = ZooKeeperLocks.readWriteLock(c, zk.options(), ReadWriteLockOptions.of(options()));
+        int waiters = 8;
+        try {
+            String name = name("herd");
+            String parent = new ZooKeeperReadWriteStore(c, false, root(), zk.options().acl()).path(name);
+            Lease holder = rw.write().acquire(name).block(STEP);
+            AtomicInteger granted = new AtomicInteger();
+            List<Disposable> subs = new ArrayList<>();
+            for (int i = 0; i < waiters; i++) {
+                subs.add(rw.write().acquire(name).flatMap(l -> l.release().doOnSuccess(x -> granted.incrementAndGet())).subscribe());
+            }
+            // test thread: blocking is fine here; every writer queued and watching its predecessor
+            await().atMost(Duration.ofSeconds(20)).until(() -> c.getChildren().forPath(parent).size() == waiters + 1
+                    && watchedPaths() >= waiters);
+            assertThat(granted.get()).isZero();
+            long before = packetsReceived();
+            holder.release().block(STEP);
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(granted.get()).isEqualTo(waiters));
+            long requests = packetsReceived() - before;
+            subs.forEach(Disposable::dispose);
+            System.out.printf("zookeeper read-write lock, %d waiting writers: %d requests for %d handoffs%n", waiters, requests, waiters);
+            assertThat(requests).as("requests for %d handoffs", waiters).isLessThanOrEqualTo(3L * waiters + 2);
+        } finally {
+            rw.close().block(STEP);
+            c.close();
+        }
+    }
+
+    private static long packetsReceived() {
+        for (String line : zk.fourLetterWord("mntr").split("\\n")) {
+            String[] kv = line.split("\\t");
+            if (kv.length == 2 && kv[0].trim().equals("zk_packets_received")) {
+                return Long.parseLong(kv[1].trim());
+            }
+        }
+        throw new IllegalStateException("no zk_packets_received in mntr");
+    }
+
+    /** @return how many paths the server's sessions watch ({@code wchs}) */
+    private static int watchedPaths() {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("watching (\\d+) paths").matcher(zk.fourLetterWord("wchs"));
+        return m.find() ? Integer.parseInt(m.group(1)) : 0;
     }
 }

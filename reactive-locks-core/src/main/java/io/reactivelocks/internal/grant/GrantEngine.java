@@ -70,14 +70,13 @@ public final class GrantEngine {
      * @param store            the concept's store
      * @param concept          the concept's name in messages, e.g. {@code "semaphore"}
      * @param defaults         options for the methods that take none
-     * @param wakeAllOnRelease whether a release wakes every local waiter of the name (else one)
      */
-    public GrantEngine(GrantStore store, String concept, LockOptions defaults, boolean wakeAllOnRelease) {
+    public GrantEngine(GrantStore store, String concept, LockOptions defaults) {
         this.store = Objects.requireNonNull(store, "store");
         this.concept = Objects.requireNonNull(concept, "concept");
         this.defaults = Objects.requireNonNull(defaults, "options");
         this.ownScheduler = Schedulers.newSingle("reactive-locks-" + concept + "-" + store.name(), true);
-        this.waiters = new Waiters(store::events, wakeAllOnRelease);
+        this.waiters = new Waiters(store::events);
         this.close = Mono.defer(this::doClose).cache();
         OwnerIds.next(); // seed the generator now, not on the event loop of the first acquire
     }
@@ -102,16 +101,18 @@ public final class GrantEngine {
      * @param options       options of this call
      * @param wait          whether to wait while busy (else one attempt, empty when busy)
      * @param refusalLeaves whether a refused attempt may leave something of its owners on the store
-     *                      (a waiting writer's intent), so the end of an unsuccessful acquire releases
+     *                      (a waiting writer's intent, a queue place), so the end of an unsuccessful acquire releases
+     * @param wakesAll      whether a release, while this acquire waits, wakes every local waiter of the name (one
+     *                      release may let all of them in: a waiting reader) instead of one
      * @return the grants, or empty (no waiting, busy)
      */
     public Mono<List<GrantHandle>> acquire(String name, int count, GrantCall call, LockOptions options,
-            boolean wait, boolean refusalLeaves) {
+            boolean wait, boolean refusalLeaves, boolean wakesAll) {
         return Mono.defer(() -> {
             if (closed) {
                 return Mono.error(new LockClientClosedException(name));
             }
-            return new AcquireOp(name, count, call, options, wait, refusalLeaves).run();
+            return new AcquireOp(name, count, call, options, wait, refusalLeaves, wakesAll).run();
         });
     }
 
@@ -227,6 +228,7 @@ public final class GrantEngine {
         private final LockOptions options;
         private final boolean wait;
         private final boolean refusalLeaves;
+        private final boolean wakesAll;
         private final Scheduler scheduler;
         private final Sinks.Empty<Void> failed = Sinks.empty();
         private volatile LockException failure;
@@ -240,8 +242,10 @@ public final class GrantEngine {
         private Waiters.Waiter waiter;  // joined at the first busy answer
         private boolean left;           // the acquire is over: no waiter any more
 
-        AcquireOp(String name, int count, GrantCall call, LockOptions options, boolean wait, boolean refusalLeaves) {
+        AcquireOp(String name, int count, GrantCall call, LockOptions options, boolean wait, boolean refusalLeaves,
+                boolean wakesAll) {
             this.name = name;
+            this.wakesAll = wakesAll;
             this.call = call;
             this.options = options;
             this.wait = wait;
@@ -337,6 +341,20 @@ public final class GrantEngine {
             long backoff = backoffNanos(options, attempt);
             long delay = busy.earliestExpiry == null ? backoff
                     : Math.min(backoff, Math.max(1_000_000, busy.earliestExpiry.toNanos()));
+            if (store.queues()) {
+                // the store keeps this acquire's place and wakes it when what stands before it goes:
+                // no shared change stream that would wake every waiting client on each change. The
+                // timer is only a safety net then (a watch the store lost): not before the backoff's
+                // cap or a third of the lease time, so waiters in line do not poll the store
+                long safety = Math.max(options.backoff().maxBackoff.toNanos(), options.leaseTime().toNanos() / 3);
+                long cap = busy.earliestExpiry == null ? safety : Math.min(safety, Math.max(1_000_000, busy.earliestExpiry.toNanos()));
+                Mono<Void> net = Mono.delay(Duration.ofNanos(cap), scheduler).then();
+                List<String> ids;
+                synchronized (this) {
+                    ids = owners;
+                }
+                return Mono.firstWithSignal(Mono.defer(() -> store.awaitTurn(name, ids)).onErrorResume(e -> net), net);
+            }
             Mono<Void> timer = Mono.delay(Duration.ofNanos(delay), scheduler).then();
             Waiters.Waiter w = waiter();
             return w == null ? timer : Mono.firstWithSignal(w.next(), timer);
@@ -348,7 +366,7 @@ public final class GrantEngine {
          */
         private synchronized Waiters.Waiter waiter() {
             if (!left && waiter == null) {
-                waiter = waiters.join(name);
+                waiter = waiters.join(name, wakesAll);
             }
             return waiter;
         }

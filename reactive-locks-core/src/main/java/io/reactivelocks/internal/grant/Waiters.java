@@ -17,8 +17,9 @@ import reactor.core.publisher.Sinks;
  * The local waiters of each name and one shared store subscription per name while any waits. For
  * a semaphore a release wakes <em>one</em> waiter (the longest waiting, which then goes to the back
  * of the line), not all of them: a freed permit serves one caller, so waking every local waiter
- * would be a herd. Where one release may let many in (a writer leaving lets every reader in),
- * {@code wakeAllOnRelease} wakes all. A caller joins after its first busy answer (an uncontended
+ * would be a herd. Where one release may let many in (a writer leaving lets every waiting reader
+ * in), a release wakes all while at least one waiter that asked for that waits (a reader); with
+ * only writers waiting it wakes one, like the semaphore. A caller joins after its first busy answer (an uncontended
  * acquire never subscribes); so that no release between that answer and the join is missed, a
  * (re-)established subscription wakes all of them to re-check, and a waiter joining a name whose
  * subscription already exists starts woken (it re-checks once).
@@ -26,22 +27,21 @@ import reactor.core.publisher.Sinks;
 final class Waiters {
 
     private final Function<String, Flux<LockEvent>> events;
-    private final boolean wakeAllOnRelease;
     private final Map<String, Channel> channels = new ConcurrentHashMap<>();
 
-    Waiters(Function<String, Flux<LockEvent>> events, boolean wakeAllOnRelease) {
+    Waiters(Function<String, Flux<LockEvent>> events) {
         this.events = events;
-        this.wakeAllOnRelease = wakeAllOnRelease;
     }
 
     /**
-     * @param name the name
+     * @param name     the name
+     * @param wakesAll whether a release wakes every waiter of the name while this one waits (else one)
      * @return a new waiter, registered until {@link Waiter#leave()}
      */
-    Waiter join(String name) {
+    Waiter join(String name, boolean wakesAll) {
         while (true) {
             Channel c = channels.computeIfAbsent(name, Channel::new);
-            Waiter w = c.add();
+            Waiter w = c.add(wakesAll);
             if (w != null) {
                 return w;
             }
@@ -58,12 +58,14 @@ final class Waiters {
     /** One caller waiting for a grant of one name. */
     final class Waiter {
         private final Channel channel;
+        private final boolean wakesAll;
         // guarded by this
         private boolean pending;
         private Sinks.Empty<Void> signal;
 
-        Waiter(Channel channel) {
+        Waiter(Channel channel, boolean wakesAll) {
             this.channel = channel;
+            this.wakesAll = wakesAll;
         }
 
         /** @return a {@code Mono} that completes at the next wake-up (at once if one came since the last call) */
@@ -104,6 +106,7 @@ final class Waiters {
     private final class Channel {
         private final String name;
         private final ArrayDeque<Waiter> waiting = new ArrayDeque<>(); // guarded by this
+        private int wakingAll;                                          // waiters with wakesAll, guarded by this
         private Disposable.Composite subscription;                     // guarded by this
         private boolean closed;                                         // guarded by this
 
@@ -111,14 +114,17 @@ final class Waiters {
             this.name = name;
         }
 
-        Waiter add() {
-            Waiter w = new Waiter(this);
+        Waiter add(boolean wakesAll) {
+            Waiter w = new Waiter(this, wakesAll);
             boolean subscribe;
             synchronized (this) {
                 if (closed) {
                     return null;
                 }
                 waiting.addLast(w);
+                if (wakesAll) {
+                    wakingAll++;
+                }
                 subscribe = subscription == null;
                 if (!subscribe) {
                     w.pending = true; // the subscription may be live already: no Subscribed will come for this one
@@ -146,7 +152,9 @@ final class Waiters {
         void remove(Waiter w) {
             Disposable d = null;
             synchronized (this) {
-                waiting.remove(w);
+                if (waiting.remove(w) && w.wakesAll) {
+                    wakingAll--;
+                }
                 if (waiting.isEmpty() && !closed) {
                     closed = true;
                     d = subscription;
@@ -172,17 +180,19 @@ final class Waiters {
         }
 
         private void on(LockEvent event) {
-            if (event instanceof LockEvent.Released && wakeAllOnRelease) {
-                wakeAll();
-            } else if (event instanceof LockEvent.Released) {
+            if (event instanceof LockEvent.Released) {
                 Waiter first;
+                boolean all;
                 synchronized (this) {
-                    first = waiting.pollFirst();
+                    all = wakingAll > 0;
+                    first = all ? null : waiting.pollFirst();
                     if (first != null) {
                         waiting.addLast(first);
                     }
                 }
-                if (first != null) {
+                if (all) {
+                    wakeAll();
+                } else if (first != null) {
                     first.wake();
                 }
             } else if (event instanceof LockEvent.Subscribed) {

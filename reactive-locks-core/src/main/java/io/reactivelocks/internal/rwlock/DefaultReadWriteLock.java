@@ -55,8 +55,7 @@ public final class DefaultReadWriteLock implements ReadWriteLock {
     public DefaultReadWriteLock(ReadWriteStore store, ReadWriteLockOptions options) {
         this.store = Objects.requireNonNull(store, "store");
         this.options = Objects.requireNonNull(options, "options");
-        // a writer leaving lets every reader in: a release wakes every local waiter
-        this.engine = new GrantEngine(store, "read-write lock", options.lockOptions(), true);
+        this.engine = new GrantEngine(store, "read-write lock", options.lockOptions());
     }
 
     @Override
@@ -202,7 +201,9 @@ public final class DefaultReadWriteLock implements ReadWriteLock {
                     return Mono.error(nested(name, held, mode));
                 }
                 // a refused waiting attempt may leave an intent or a queue place: the end of the acquire releases it
-                return engine.acquire(name, 1, call, options, wait, wait).map(l -> l.get(0));
+                // a writer leaving may let every waiting reader in: a release wakes every local waiter
+                // while a reader waits, else one (a writer)
+                return engine.acquire(name, 1, call, options, wait, wait, mode == LockMode.READ).map(l -> l.get(0));
             });
         }
     }

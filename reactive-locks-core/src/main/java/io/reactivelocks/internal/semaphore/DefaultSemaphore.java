@@ -32,7 +32,7 @@ public final class DefaultSemaphore implements Semaphore {
      */
     public DefaultSemaphore(SemaphoreStore store, LockOptions defaults) {
         this.store = Objects.requireNonNull(store, "store");
-        this.engine = new GrantEngine(store, "semaphore", Objects.requireNonNull(defaults, "options"), false);
+        this.engine = new GrantEngine(store, "semaphore", Objects.requireNonNull(defaults, "options"));
     }
 
     @Override
@@ -80,8 +80,9 @@ public final class DefaultSemaphore implements Semaphore {
     }
 
     private Mono<List<GrantHandle>> handles(String name, int permits, int count, LockOptions options, boolean wait) {
-        return engine.acquire(name, count, (owners, leaseTime) -> store.tryGrant(name, owners, permits, leaseTime),
-                options, wait, false);
+        // a store that queues keeps a refused waiter's place: the end of the acquire releases it
+        return engine.acquire(name, count, (owners, leaseTime) -> store.tryGrant(name, owners, permits, wait, leaseTime),
+                options, wait, wait && store.queues(), false);
     }
 
     @Override

@@ -29,6 +29,24 @@ public interface SemaphoreStore extends GrantStore {
     Mono<PermitGrant> tryGrant(String name, List<String> owners, int permits, Duration leaseTime);
 
     /**
+     * {@link #tryGrant(String, List, int, Duration)} that says whether the caller waits: a store that
+     * {@link #queues()} may then keep a refused caller's place (its nodes or keys, never counted as
+     * holders) until the caller is granted or {@link #release releases} each owner when it gives up;
+     * a single attempt ({@code waiting == false}) must leave nothing when refused. The default
+     * ignores {@code waiting}.
+     *
+     * @param name      the semaphore name
+     * @param owners    the new holders' owner ids, at least one
+     * @param permits   N, the most holders the semaphore may have at the time of this grant
+     * @param waiting   whether the caller waits (asks again, or releases its owners when it gives up)
+     * @param leaseTime the TTL of each permit
+     * @return {@link PermitGrant.Granted} with one token per owner, or {@link PermitGrant.Busy}
+     */
+    default Mono<PermitGrant> tryGrant(String name, List<String> owners, int permits, boolean waiting, Duration leaseTime) {
+        return tryGrant(name, owners, permits, leaseTime);
+    }
+
+    /**
      * Owner-checked release of one permit; publishes the release to waiters.
      *
      * @param name  the semaphore name

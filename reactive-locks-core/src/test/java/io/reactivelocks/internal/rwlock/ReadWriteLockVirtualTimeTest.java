@@ -10,13 +10,23 @@ import io.reactivelocks.local.LocalReadWriteStore;
 import io.reactivelocks.rwlock.LockMode;
 import io.reactivelocks.rwlock.ReadWriteLock;
 import io.reactivelocks.rwlock.ReadWriteLockOptions;
+import io.reactivelocks.spi.LockEvent;
+import io.reactivelocks.spi.RenewOutcome;
+import io.reactivelocks.spi.RenewRequest;
+import io.reactivelocks.spi.rwlock.ReadWriteHolders;
+import io.reactivelocks.spi.rwlock.ReadWriteStore;
 import io.reactivelocks.spi.semaphore.PermitGrant;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
 import reactor.test.StepVerifier;
 import reactor.test.scheduler.VirtualTimeScheduler;
 import reactor.util.retry.Retry;
@@ -99,5 +109,88 @@ class ReadWriteLockVirtualTimeTest {
                 .verify(VERIFY);
         assertThat(store.holders("rw").block(VERIFY).waitingWriters()).as("the timed-out writer's intent").isEmpty();
         reader.release().block(VERIFY);
+    }
+
+    /**
+     * A release wakes one local waiting writer, not all: a chain of 4 writers on one lock instance
+     * (each releases at once) asks the store once per handoff; waking every waiter would ask
+     * 4 + 3 + 2 + 1 times. With a reader among the waiters, a release wakes everyone (a writer
+     * leaving lets every reader in).
+     */
+    @Test
+    void aReleaseWakesOneWaitingWriterButEveryoneWhileAReaderWaits() {
+        AtomicInteger attempts = new AtomicInteger();
+        ReadWriteLock c = ReadWriteLock.create(counting(attempts), ReadWriteLockOptions.of(options));
+        try {
+            Lease holder = c.write().tryAcquire("rw").block(VERIFY);
+            AtomicInteger granted = new AtomicInteger();
+            List<Disposable> subs = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                subs.add(c.write().acquire("rw").flatMap(l -> l.release().doOnSuccess(x -> granted.incrementAndGet())).subscribe());
+            }
+            vts.advanceTimeBy(Duration.ofMillis(100));
+            int before = attempts.get();
+            holder.release().block(VERIFY);
+            vts.advanceTimeBy(Duration.ofMillis(100));
+            assertThat(granted).hasValue(4);
+            assertThat(attempts.get() - before).as("attempts for 4 write handoffs").isEqualTo(4);
+            subs.forEach(Disposable::dispose);
+
+            Lease writer = c.write().tryAcquire("rw").block(VERIFY);
+            AtomicInteger readers = new AtomicInteger();
+            subs.add(c.read().acquire("rw").subscribe(l -> readers.incrementAndGet()));
+            subs.add(c.read().acquire("rw").subscribe(l -> readers.incrementAndGet()));
+            vts.advanceTimeBy(Duration.ofMillis(100));
+            writer.release().block(VERIFY);
+            vts.advanceTimeBy(Duration.ofMillis(100));
+            assertThat(readers).as("both waiting readers woken by one release").hasValue(2);
+            subs.forEach(Disposable::dispose);
+        } finally {
+            c.close().block(VERIFY);
+        }
+    }
+
+    /** The in-memory store, counting the grant attempts. */
+    private ReadWriteStore counting(AtomicInteger attempts) {
+        return new ReadWriteStore() {
+            @Override
+            public String name() {
+                return store.name();
+            }
+
+            @Override
+            public Mono<PermitGrant> tryGrant(String name, String owner, LockMode mode, boolean writerPreferring, boolean waiting,
+                    Duration leaseTime) {
+                return Mono.defer(() -> {
+                    attempts.incrementAndGet();
+                    return store.tryGrant(name, owner, mode, writerPreferring, waiting, leaseTime);
+                });
+            }
+
+            @Override
+            public Mono<List<RenewOutcome>> renew(List<RenewRequest> batch) {
+                return store.renew(batch);
+            }
+
+            @Override
+            public Mono<Boolean> release(String name, String owner) {
+                return store.release(name, owner);
+            }
+
+            @Override
+            public Mono<ReadWriteHolders> holders(String name) {
+                return store.holders(name);
+            }
+
+            @Override
+            public Flux<LockEvent> events(String name) {
+                return store.events(name);
+            }
+
+            @Override
+            public Mono<Void> close() {
+                return Mono.empty();
+            }
+        };
     }
 }
