@@ -72,10 +72,25 @@ public final class RedisClusterTopology implements Topology {
             for (RedisTopologyNode n : nodes.subList(1, 6)) {
                 first.call("CLUSTER", "MEET", n.host(), Integer.toString(n.port()), Integer.toString(n.busProxy.port()));
             }
-            RedisTopologyNode.awaitTrue("every node to know the five others", WAIT, () -> nodes.stream().allMatch(n -> {
-                Object text = n.tryCall("CLUSTER", "NODES");
-                return text instanceof String s && s.lines().count() == 6 && !s.contains("handshake") && !s.contains("noaddr");
-            }));
+            // a MEET whose handshake does not finish within the node timeout (a loaded machine) is dropped
+            // and never retried by Redis: while a node misses another, it is told to meet it again
+            RedisTopologyNode.awaitTrue("every node to know the five others", WAIT, () -> {
+                boolean all = true;
+                for (RedisTopologyNode n : nodes) {
+                    Object text = n.tryCall("CLUSTER", "NODES");
+                    if (text instanceof String s && s.lines().count() == 6 && !s.contains("handshake") && !s.contains("noaddr")) {
+                        continue;
+                    }
+                    all = false;
+                    String known = text instanceof String s ? s : "";
+                    for (RedisTopologyNode m : nodes) {
+                        if (m != n && !known.contains(" " + m.host() + ":" + m.port() + "@")) {
+                            n.tryCall("CLUSTER", "MEET", m.host(), Integer.toString(m.port()), Integer.toString(m.busProxy.port()));
+                        }
+                    }
+                }
+                return all;
+            });
             for (int i = 0; i < 3; i++) {
                 String masterId = String.valueOf(nodes.get(i).call("CLUSTER", "MYID"));
                 RedisTopologyNode replica = nodes.get(3 + i);
