@@ -43,6 +43,8 @@ import reactor.core.scheduler.Schedulers;
  * <pre>
  * READY
  * Q name t                            a hold is about to be subscribed: the worker starts to wait
+ * I name t                            a grant request of the fair lock is about to be sent
+ * A name t                            the store answered that request "queued": the waiter is in its line
  * G name token t validUntil mode      granted (mode m mutex, f fair, s semaphore, r reader, w writer)
  * C name token t                      in the critical section: the read was accepted, the write is next
  * E name token t lost|released lastValidUntil   the hold ended (lost: the stream completed)
@@ -129,11 +131,27 @@ public final class Worker {
                 .waitTimeout(Duration.ofSeconds(10))
                 .requestTimeout(Duration.ofSeconds(1))
                 .build();
-        LockListener listener = new LockListener() {
+        LockListener listener = new LineListener() {
             @Override
             public void onLost(String name, long token, String reason, Duration held) {
                 synchronized (out) {
                     out.println("L " + name + " " + token + " " + System.nanoTime() + " " + oneLine(reason));
+                }
+            }
+
+            @Override
+            public void onAsked(String name) {
+                long now = System.nanoTime(); // before the request leaves
+                synchronized (out) {
+                    out.println("I " + name + " " + now);
+                }
+            }
+
+            @Override
+            public void onInLine(String name) {
+                long now = System.nanoTime(); // the answer is here: the place was fixed before
+                synchronized (out) {
+                    out.println("A " + name + " " + now);
                 }
             }
         };
