@@ -171,7 +171,7 @@ public final class SafetyRun {
     }
 
     /** The first settle time of a run with fair names is at least this many lease times of burst on a fair name. */
-    static final int FAIR_BURST_LEASES = 3;
+    static final int FAIR_BURST_LEASES = 2;
 
     private SafetyRun() {
     }
