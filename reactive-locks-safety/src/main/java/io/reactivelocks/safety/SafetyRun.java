@@ -87,7 +87,7 @@ public final class SafetyRun {
         /**
          * Settings of the short mode of the new primitives: 3 workers, one name per primitive given,
          * the shortest lease, a 0.5 s settle and one worker-pause cycle per name that can be fenced
-         * (semaphore, read-write lock); the fair name is judged in the undisturbed time.
+         * (semaphore, read-write lock); each settle time is a burst on the fair name, the first one two lease times.
          *
          * @param backend    the store
          * @param fault      the fault kind
