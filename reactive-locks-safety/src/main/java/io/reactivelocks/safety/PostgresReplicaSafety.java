@@ -38,7 +38,7 @@ final class PostgresReplicaSafety {
         ConnectionFactory factory = ConnectionFactories.get(endpoints + "&connectTimeout=PT2S");
         PostgresLockBackend backend = PostgresLocks.backend(factory, options(namespace));
         LockClient client = LockClient.create(backend, options, listener);
-        return new SafetyBackend.Connection(client, PostgresLocks.fairLock(backend, options), PostgresLocks.semaphore(backend, options),
+        return new SafetyBackend.Connection(client, ObservedFairBackend.watching(PostgresLocks.fairLock(backend, options), options, listener), PostgresLocks.semaphore(backend, options),
                 PostgresLocks.readWriteLock(backend, io.reactivelocks.rwlock.ReadWriteLockOptions.of(options)), () -> { });
     }
 

@@ -23,6 +23,7 @@ import io.reactivelocks.r2dbc.PostgresLockBackend;
 import io.reactivelocks.rwlock.ReadWriteLock;
 import io.reactivelocks.rwlock.ReadWriteLockOptions;
 import io.reactivelocks.semaphore.Semaphore;
+import io.reactivelocks.spi.LockBackend;
 import io.reactivelocks.test.server.EtcdServer;
 import io.reactivelocks.test.server.PostgresServer;
 import io.reactivelocks.test.server.RedisServer;
@@ -68,7 +69,8 @@ public enum SafetyBackend implements SafetyStore {
             RedisClient redis = RedisClient.create(uri);
             RedisLockBackend backend = RedisLocks.backend(redis, RedisLockOptions.builder().keyPrefix(namespace + ":").uri(uri).build());
             LockClient client = LockClient.create(backend, options, listener);
-            return new Connection(client, RedisLocks.fairLock(backend, options), RedisLocks.semaphore(backend, options),
+            return new Connection(client, ObservedFairBackend.watching(RedisLocks.fairLock(backend, options), options, listener),
+                    RedisLocks.semaphore(backend, options),
                     RedisLocks.readWriteLock(backend, ReadWriteLockOptions.of(options)), redis::shutdown);
         }
 
@@ -112,7 +114,8 @@ public enum SafetyBackend implements SafetyStore {
                     + "/" + e[2] + "?connectTimeout=PT2S");
             PostgresLockBackend backend = PostgresLocks.backend(factory, pgOptions(namespace));
             LockClient client = LockClient.create(backend, options, listener);
-            return new Connection(client, PostgresLocks.fairLock(backend, options), PostgresLocks.semaphore(backend, options),
+            return new Connection(client, ObservedFairBackend.watching(PostgresLocks.fairLock(backend, options), options, listener),
+                    PostgresLocks.semaphore(backend, options),
                     PostgresLocks.readWriteLock(backend, ReadWriteLockOptions.of(options)), () -> { });
         }
 
@@ -208,9 +211,10 @@ public enum SafetyBackend implements SafetyStore {
                 .retryPolicy(new RetryNTimes(Integer.MAX_VALUE, 200)).build();
         zk.start();
         ZooKeeperLockOptions zkOptions = ZooKeeperLockOptions.builder().root("/" + namespace).build();
-        LockClient client = LockClient.create(ZooKeeperLocks.backend(zk, zkOptions), options, listener);
-        // the ZooKeeper mutex queues natively (sequential nodes): it is the fair lock here
-        return new Connection(client, client, ZooKeeperLocks.semaphore(zk, zkOptions, options),
+        LockBackend mutex = ZooKeeperLocks.backend(zk, zkOptions);
+        LockClient client = LockClient.create(mutex, options, listener);
+        // the ZooKeeper mutex queues natively (sequential nodes): it is the fair lock here, watched by the FIFO check
+        return new Connection(client, ObservedFairBackend.over(mutex, options, listener), ZooKeeperLocks.semaphore(zk, zkOptions, options),
                 ZooKeeperLocks.readWriteLock(zk, zkOptions, ReadWriteLockOptions.of(options)), zk::close);
     }
 
@@ -247,9 +251,10 @@ public enum SafetyBackend implements SafetyStore {
     /** A worker's clients on etcd at {@code client} (one member or a cluster's endpoints). */
     static Connection etcdConnection(Client etcd, String namespace, LockOptions options, LockListener listener) {
         EtcdLockOptions etcdOptions = EtcdLockOptions.builder().prefix(namespace).sessionTtl(options.leaseTime()).build();
-        LockClient client = LockClient.create(EtcdLocks.backend(etcd, etcdOptions), options, listener);
-        // the etcd mutex queues natively (create-revision order): it is the fair lock here
-        return new Connection(client, client, EtcdLocks.semaphore(etcd, etcdOptions, options),
+        LockBackend mutex = EtcdLocks.backend(etcd, etcdOptions);
+        LockClient client = LockClient.create(mutex, options, listener);
+        // the etcd mutex queues natively (create-revision order): it is the fair lock here, watched by the FIFO check
+        return new Connection(client, ObservedFairBackend.over(mutex, options, listener), EtcdLocks.semaphore(etcd, etcdOptions, options),
                 EtcdLocks.readWriteLock(etcd, etcdOptions, ReadWriteLockOptions.of(options)), etcd::close);
     }
 

@@ -26,22 +26,10 @@ import java.util.Map;
  *   <li><b>I5 left on the server</b>: locks of the run still held on the server after every worker
  *       stopped and the longest legitimate expiry (a killed worker's lease) passed (semaphore
  *       permits, read-write grants and intents, fair-lock waiters included).</li>
- *   <li><b>I6 permits</b> (semaphore names, N permits): (a) in the arbiter's order, more than N
- *       sections open at once — a section open from its accepted read until its write or the
- *       eviction of its token (two holders with one token); (b) more than N workers at once inside
- *       the validity their own permit's lease reported (from the grant to the end of the hold or the
- *       lease's last validity, whichever is first) — the store gave out more than N permits.</li>
- *   <li><b>I7 read-write exclusion</b> (read-write names): (a) an accepted writer's write whose
- *       previous accepted request on the name is not the same writer's read; a reader whose two
- *       accepted reads have an accepted writer request between them or see different values;
- *       (b) a writer and another worker (reader or writer) at once inside the validity their own
- *       leases reported.</li>
- *   <li><b>FIFO</b> (fair names): two waits of a name, x started more than {@link #FIFO_MARGIN}
- *       before y while another worker held the name (so x was in the line), both still waiting when
- *       the first of them was granted, y granted first — checked
- *       only where no queued waiter can expire: the whole run under faults of one worker (it is in a
- *       section, not waiting), else before the first fault and from two lease times after a fault
- *       until the next.</li>
+ *   <li><b>I6 permits</b> (semaphore names): see {@link PermitCheck}.</li>
+ *   <li><b>I7 read-write exclusion</b> (read-write names): see {@link ReadWriteCheck}.</li>
+ *   <li><b>FIFO</b> (fair names): a waiter whose place in the line the store acknowledged before
+ *       another waiter's request was sent granted after it — see {@link FifoCheck}.</li>
  * </ul>
  * I3 for semaphores: a grant's token must exceed the token of every grant of the name whose hold
  * ended before the grant's acquire started, and no two grants share a token; for read-write locks: a writer's
@@ -56,9 +44,6 @@ public final class SafetyCheck {
 
     /** How late a loss may be reported by a running (not frozen) worker: timer and GC slack on a busy machine. */
     public static final Duration LATENESS = Duration.ofMillis(300);
-
-    /** How much earlier a fair-lock wait must start than another's to be owed the earlier grant (request transit slack). */
-    public static final Duration FIFO_MARGIN = Duration.ofMillis(250);
 
     /**
      * The judgement of one run.
@@ -161,18 +146,13 @@ public final class SafetyCheck {
         long staleReads = 0;
         long rejectedWhileValid = 0;
         long acceptedWrites = 0;
-        long permitOverflow = 0;
-        long rwConflicts = 0;
-        long evictions = 0;
-        int permits = o.settings().permits();
-        Map<String, Arbiter.Op> lastAccepted = new HashMap<>();
-        Map<String, Map<Long, Integer>> openPermits = new HashMap<>();
-        Map<String, Arbiter.Op> firstReads = new HashMap<>();
-        Map<String, Long> lastWriterOp = new HashMap<>();
         List<String> details = new ArrayList<>();
+        PermitCheck permitCheck = new PermitCheck(o.settings().permits(), details);
+        ReadWriteCheck rwCheck = new ReadWriteCheck(details);
+        Map<String, Arbiter.Op> lastAccepted = new HashMap<>();
         for (Arbiter.Op op : o.ops()) {
             if (op.mode() == 'd') {
-                openPermits.computeIfAbsent(op.name(), n -> new HashMap<>()).remove(op.token());
+                permitCheck.done(op);
                 continue;
             }
             if (!op.accepted()) {
@@ -185,49 +165,19 @@ public final class SafetyCheck {
                     staleReads++;
                 }
                 if (op.mode() == 's') {
-                    openPermits.computeIfAbsent(op.name(), n -> new HashMap<>()).remove(op.token());
+                    permitCheck.refused(op);
                 }
                 continue;
             }
             if (op.mode() == 's') {
-                Map<Long, Integer> open = openPermits.computeIfAbsent(op.name(), n -> new HashMap<>());
-                if (op.previous() >= 0) {
-                    evictions++;
-                    open.remove(op.previous());
-                }
-                if (op.write()) {
+                if (permitCheck.accepted(op)) {
                     acceptedWrites++;
-                    open.remove(op.token());
-                    continue;
-                }
-                Integer other = open.put(op.token(), op.worker());
-                if (other != null && other != op.worker()) {
-                    permitOverflow++;
-                    detail(details, "I6: read #" + op.seq() + " of " + op.name() + " by worker " + op.worker() + " with token "
-                            + op.token() + ", the token of worker " + other + "'s open section");
-                }
-                if (open.size() > permits) {
-                    permitOverflow++;
-                    detail(details, "I6: read #" + op.seq() + " of " + op.name() + " opened section " + open.size() + " of " + permits);
                 }
                 continue;
             }
             Arbiter.Op previous = lastAccepted.put(op.name(), op);
-            if (op.mode() == 'w') {
-                lastWriterOp.put(op.name(), op.seq());
-            }
-            if (op.mode() == 'r') {
-                String key = op.worker() + "/" + op.name() + "/" + op.token();
-                Arbiter.Op first = firstReads.remove(key);
-                if (first == null) {
-                    firstReads.put(key, op);
-                } else if (lastWriterOp.getOrDefault(op.name(), -1L) > first.seq() || first.value() != op.value()) {
-                    rwConflicts++;
-                    detail(details, "I7: reader worker " + op.worker() + " (token " + op.token() + ") of " + op.name() + " read #"
-                            + first.seq() + " = " + first.value() + " and #" + op.seq() + " = " + op.value()
-                            + " with a writer's request accepted in between");
-                }
-                continue;
+            if (rwCheck.accepted(op)) {
+                continue; // a reader's
             }
             if (op.write()) {
                 acceptedWrites++;
@@ -236,8 +186,7 @@ public final class SafetyCheck {
                             + op.token() + ") accepted after " + (previous == null ? "nothing" : (previous.write() ? "write #" : "read #")
                             + previous.seq() + " by worker " + previous.worker() + " (token " + previous.token() + ")");
                     if (op.mode() == 'w') {
-                        rwConflicts++;
-                        detail(details, "I7: writer's " + what);
+                        rwCheck.writeInterrupted(what);
                     } else {
                         staleAccepted++;
                         detail(details, "I1: " + what);
@@ -337,15 +286,9 @@ public final class SafetyCheck {
             Primitive primitive = primitiveOf(o, of.get(0).name);
             if (primitive == Primitive.SEMAPHORE) {
                 // beliefs: more than N at once (diagnostic); within the leases' own validity: I6b
-                long[] over = overN(of, permits, false);
+                long[] over = permitCheck.beliefs(of);
                 overlaps += over[0];
                 overlapNanos += over[1];
-                long[] valid = overN(of, permits, true);
-                if (valid[0] > 0) {
-                    permitOverflow += valid[0];
-                    detail(details, "I6: " + valid[0] + " times more than " + permits + " workers inside their permits' validity on "
-                            + of.get(0).name + " (" + Duration.ofNanos(valid[1]).toMillis() + " ms)");
-                }
                 continue;
             }
             for (int a = 0; a < of.size(); a++) {
@@ -361,17 +304,14 @@ public final class SafetyCheck {
                         overlaps++;
                         overlapNanos += to - from;
                     }
-                    if (primitive == Primitive.RWLOCK && Math.min(x.validEnd(), y.validEnd()) > from) {
-                        rwConflicts++;
-                        detail(details, "I7: worker " + x.worker + " (" + x.mode + ", token " + x.token + ") and worker " + y.worker
-                                + " (" + y.mode + ", token " + y.token + ") both inside their leases' validity on " + x.name + " for "
-                                + Duration.ofNanos(Math.min(x.validEnd(), y.validEnd()) - from).toMillis() + " ms");
+                    if (primitive == Primitive.RWLOCK) {
+                        rwCheck.beliefs(x, y, from);
                     }
                 }
             }
         }
 
-        long[] fifo = fifo(o, details);
+        FifoCheck.Result fifo = FifoCheck.judge(o, details);
 
         // takeover after a killed holder; loss detection after a fault began
         List<Long> takeover = new ArrayList<>();
@@ -397,21 +337,8 @@ public final class SafetyCheck {
         }
         return new Verdict(o, acquisitions, staleAccepted, lost, tokenOrder, vEmissions + late, Math.max(0, o.heldAfter()),
                 staleWrites, staleReads, rejectedWhileValid, overlaps, Duration.ofNanos(overlapNanos).toMillis(), losses, errors,
-                takeover, detect, acceptedWrites, problems, details, permitOverflow, rwConflicts, fifo[0], fifo[1], evictions);
-    }
-
-    /**
-     * Whether a wait began while its worker was hit by a one-worker fault or within two lease times
-     * after it (its client re-opening a session, its request late): such a wait is not judged.
-     */
-    private static boolean recovering(SafetyRun.Outcome o, long[] wait) {
-        long settle = o.settings().lease().toNanos() * 2;
-        for (SafetyRun.Applied a : o.applied()) {
-            if (a.worker() == wait[2] && wait[0] >= a.start() && wait[0] <= a.end() + settle) {
-                return true;
-            }
-        }
-        return false;
+                takeover, detect, acceptedWrites, problems, details, permitCheck.overflow(), rwCheck.conflicts(), fifo.violations(), fifo.pairs(),
+                permitCheck.evictions());
     }
 
     /** @return the primitive of a name of the run (its index is the number after the last {@code n}) */
@@ -485,134 +412,8 @@ public final class SafetyCheck {
         return n;
     }
 
-    /**
-     * Times more than {@code permits} workers were in an interval of one name at once, and for how long.
-     *
-     * @param validOnly count each interval only until its lease's own validity ended
-     * @return {episodes, nanos}
-     */
-    private static long[] overN(List<Interval> of, int permits, boolean validOnly) {
-        List<long[]> edges = new ArrayList<>();
-        for (Interval i : of) {
-            long end = validOnly ? i.validEnd() : i.end;
-            if (end > i.start) {
-                edges.add(new long[] {i.start, 1});
-                edges.add(new long[] {end, -1});
-            }
-        }
-        // ends before starts at the same instant: a hand-over is not an overlap
-        edges.sort(Comparator.<long[]>comparingLong(e -> e[0]).thenComparingLong(e -> e[1]));
-        long episodes = 0;
-        long nanos = 0;
-        int count = 0;
-        long since = 0;
-        for (long[] e : edges) {
-            int before = count;
-            count += (int) e[1];
-            if (before <= permits && count > permits) {
-                episodes++;
-                since = e[0];
-            } else if (before > permits && count <= permits) {
-                nanos += e[0] - since;
-            }
-        }
-        return new long[] {episodes, nanos};
-    }
-
-    /**
-     * The FIFO check of the fair names in the undisturbed time (see the class documentation).
-     *
-     * @return {violations, pairs judged}
-     */
-    private static long[] fifo(SafetyRun.Outcome o, List<String> details) {
-        // the undisturbed windows: before the first fault, and from two lease times after a fault to the next
-        // (a worker frozen, cut off or killed is in a section, never waiting: those faults leave every
-        // judged wait undisturbed, so their whole run counts)
-        List<long[]> quiet = new ArrayList<>();
-        long from = o.startNanos();
-        long settle = o.settings().lease().toNanos() * 2;
-        List<SafetyRun.Applied> applied = new ArrayList<>(o.applied());
-        applied.removeIf(a -> a.fault() == Fault.PAUSE_WORKER || a.fault() == Fault.PARTITION_WORKER || a.fault() == Fault.KILL_WORKER);
-        applied.sort(Comparator.comparingLong(SafetyRun.Applied::start));
-        for (SafetyRun.Applied a : applied) {
-            quiet.add(new long[] {from, a.start()});
-            from = a.end() + settle;
-        }
-        quiet.add(new long[] {from, Long.MAX_VALUE});
-        // waits: a Q and the same worker's next G of that name (none when the wait failed)
-        Map<String, List<long[]>> waits = new HashMap<>();
-        Map<String, Long> open = new HashMap<>();
-        for (WorkerProcess.Event e : o.events()) {
-            if (e.name() == null || primitiveOf(o, e.name()) != Primitive.FAIR) {
-                if (e.type() == 'X') {
-                    open.keySet().removeIf(k -> k.startsWith(e.worker() + "/"));
-                }
-                continue;
-            }
-            String key = e.worker() + "/" + e.name();
-            if (e.type() == 'Q') {
-                open.put(key, e.nanos());
-            } else if (e.type() == 'G') {
-                Long q = open.remove(key);
-                if (q != null) {
-                    waits.computeIfAbsent(e.name(), n -> new ArrayList<>()).add(new long[] {q, e.nanos(), e.worker(), e.token()});
-                }
-            }
-        }
-        Map<String, List<Interval>> fairHolds = new HashMap<>();
-        for (Interval i : intervals(o)) {
-            if (waits.containsKey(i.name)) {
-                fairHolds.computeIfAbsent(i.name, n -> new ArrayList<>()).add(i);
-            }
-        }
-        long violations = 0;
-        long pairs = 0;
-        long margin = FIFO_MARGIN.toNanos();
-        for (Map.Entry<String, List<long[]>> entry : waits.entrySet()) {
-            List<long[]> w = entry.getValue();
-            for (long[] x : w) {
-                for (long[] y : w) {
-                    if (x == y || x[2] == y[2] || x[0] + margin >= y[0] || y[0] >= Math.min(x[1], y[1])) {
-                        continue;
-                    }
-                    // x must have been in the line: another worker held the name when x's request was surely
-                    // out (had it been free, x would have got it at once — its request was still in the client)
-                    boolean queued = false;
-                    for (Interval i : fairHolds.getOrDefault(entry.getKey(), List.of())) {
-                        if (i.worker != x[2] && i.start <= x[0] + margin && i.end >= x[0] + margin) {
-                            queued = true;
-                            break;
-                        }
-                    }
-                    if (!queued) {
-                        continue;
-                    }
-                    if (recovering(o, x) || recovering(o, y)) {
-                        continue;
-                    }
-                    boolean inQuiet = false;
-                    for (long[] q : quiet) {
-                        if (x[0] >= q[0] && y[0] >= q[0] && x[1] <= q[1] && y[1] <= q[1]) {
-                            inQuiet = true;
-                        }
-                    }
-                    if (!inQuiet) {
-                        continue;
-                    }
-                    pairs++;
-                    if (y[1] < x[1]) {
-                        violations++;
-                        detail(details, "FIFO: on " + entry.getKey() + " worker " + x[2] + " waited from "
-                                + Duration.ofNanos(y[0] - x[0]).toMillis() + " ms before worker " + y[2] + " but was granted (token "
-                                + x[3] + ") " + Duration.ofNanos(x[1] - y[1]).toMillis() + " ms after it (token " + y[3] + ")");
-                    }
-                }
-            }
-        }
-        return new long[] {violations, pairs};
-    }
-
-    private static void detail(List<String> details, String line) {
+    /** Adds a violation's description to {@code details}, up to the first 20. */
+    static void detail(List<String> details, String line) {
         if (details.size() < 20) {
             details.add(line);
         }
@@ -638,7 +439,9 @@ public final class SafetyCheck {
         Map<String, WorkerProcess.Event> open = new HashMap<>();
         List<Interval> out = new ArrayList<>();
         for (WorkerProcess.Event e : o.events()) {
-            String key = e.worker() + "/" + e.name();
+            // by token: a worker reports the end of a hold from the hold's thread, and its next section's
+            // Q and G (from other threads) can reach the harness before that E line
+            String key = e.worker() + "/" + e.name() + "/" + e.token();
             if (e.type() == 'G') {
                 open.put(key, e);
             } else if (e.type() == 'E') {

@@ -511,7 +511,10 @@ public final class SafetyReport {
                     .append(" names for at least ").append(s.duration().toSeconds()).append(" s; lease ").append(s.lease().toMillis())
                     .append(" ms; semaphores with N = ").append(s.permits()).append("; a fault cycle every ")
                     .append(s.settle().toSeconds()).append(" s plus the fault's length. While a worker is frozen or cut off, "
-                            + "the others take only its name (so that its permit or lock is taken over while it is away).\n\n");
+                            + "the others take only its name (so that its permit or lock is taken over while it is away). "
+                            + "Fair-lock runs: the time before each fault is a burst on one fair name (every worker takes only it, "
+                            + "so that the others queue behind its holder), the first one at least "
+                            + SafetyRun.FAIR_BURST_LEASES + " lease times.\n\n");
         }
         b.append("| primitive | backend | fault | acquisitions | I1 | I2 | I3 | I4 | I5 | I6 | I7 | FIFO (pairs judged) | "
                 + "stale writes rejected | slots evicted | overlaps (ms) | losses (rate) | failed acquires | faults |\n");

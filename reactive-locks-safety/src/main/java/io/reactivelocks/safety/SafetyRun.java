@@ -87,7 +87,7 @@ public final class SafetyRun {
         /**
          * Settings of the short mode of the new primitives: 3 workers, one name per primitive given,
          * the shortest lease, a 0.5 s settle and one worker-pause cycle per name that can be fenced
-         * (semaphore, read-write lock); the fair name is judged in the undisturbed time.
+         * (semaphore, read-write lock); each settle time is a burst on the fair name, the first one two lease times.
          *
          * @param backend    the store
          * @param fault      the fault kind
@@ -169,6 +169,9 @@ public final class SafetyRun {
     public record Outcome(Settings settings, List<WorkerProcess.Event> events, List<Arbiter.Op> ops, List<Applied> applied,
                           long heldAfter, long clearMillis, long renewals, List<String> problems, long startNanos, long endNanos) {
     }
+
+    /** The first settle time of a run with fair names is at least this many lease times of burst on a fair name. */
+    static final int FAIR_BURST_LEASES = 2;
 
     private SafetyRun() {
     }
@@ -258,7 +261,13 @@ public final class SafetyRun {
             long end = start + settings.duration().toNanos();
             int cycle = 0;
             do {
-                pause(settings.settle().toMillis());
+                // the settle time; with fair names, a burst on one of them: every worker takes only that
+                // name, so that waiters queue behind its holder and the FIFO check has pairs to judge
+                String burst = fairName(settings, names, cycle);
+                focus(workers, burst);
+                pause(burst != null && cycle == 0 ? Math.max(settings.settle().toMillis(), lease * FAIR_BURST_LEASES)
+                        : settings.settle().toMillis());
+                focus(workers, burst == null ? null : "-");
                 // in a mixed run each cycle aims at the next name that can be fenced (semaphore, read-write)
                 String aim = null;
                 int targets = settings.fencedTargets();
@@ -471,6 +480,32 @@ public final class SafetyRun {
                 return new Applied(Fault.SLOW_NODE, -1, start, System.nanoTime(), List.of());
             }
             default -> throw new IllegalStateException("unknown fault " + settings.fault());
+        }
+    }
+
+    /**
+     * The fair name a cycle's settle time is a burst on (the fair names in turn), or null when the
+     * run has none.
+     */
+    private static String fairName(Settings settings, List<String> names, int cycle) {
+        List<String> fair = new ArrayList<>();
+        for (int i = 0; i < names.size(); i++) {
+            if (settings.primitiveOf(i) == Primitive.FAIR) {
+                fair.add(names.get(i));
+            }
+        }
+        return fair.isEmpty() ? null : fair.get(cycle % fair.size());
+    }
+
+    /** Every live worker takes only {@code name} ({@code -}: lets them choose again; null: nothing to say). */
+    private static void focus(List<WorkerProcess> workers, String name) {
+        if (name == null) {
+            return;
+        }
+        for (WorkerProcess w : workers) {
+            if (!w.isKilled()) {
+                w.command("focus " + name);
+            }
         }
     }
 

@@ -221,7 +221,7 @@ public enum SafetyTopology implements SafetyStore {
     /** A worker's connection to a Redis deployment: the mutex client and the other primitives over one backend. */
     private static SafetyBackend.Connection redisConnection(io.reactivelocks.redis.RedisLockBackend backend, LockOptions options,
                                                             LockListener listener, AutoCloseable closer) {
-        return new SafetyBackend.Connection(LockClient.create(backend, options, listener), RedisLocks.fairLock(backend, options),
+        return new SafetyBackend.Connection(LockClient.create(backend, options, listener), ObservedFairBackend.watching(RedisLocks.fairLock(backend, options), options, listener),
                 RedisLocks.semaphore(backend, options),
                 RedisLocks.readWriteLock(backend, io.reactivelocks.rwlock.ReadWriteLockOptions.of(options)), closer);
     }

@@ -43,6 +43,8 @@ import reactor.core.scheduler.Schedulers;
  * <pre>
  * READY
  * Q name t                            a hold is about to be subscribed: the worker starts to wait
+ * I name t                            a grant request of the fair lock is about to be sent
+ * A name t                            the store answered that request "queued": the waiter is in its line
  * G name token t validUntil mode      granted (mode m mutex, f fair, s semaphore, r reader, w writer)
  * C name token t                      in the critical section: the read was accepted, the write is next
  * E name token t lost|released lastValidUntil   the hold ended (lost: the stream completed)
@@ -129,16 +131,33 @@ public final class Worker {
                 .waitTimeout(Duration.ofSeconds(10))
                 .requestTimeout(Duration.ofSeconds(1))
                 .build();
-        LockListener listener = new LockListener() {
+        LockListener listener = new LineListener() {
             @Override
             public void onLost(String name, long token, String reason, Duration held) {
                 synchronized (out) {
                     out.println("L " + name + " " + token + " " + System.nanoTime() + " " + oneLine(reason));
                 }
             }
+
+            @Override
+            public void onAsked(String name) {
+                long now = System.nanoTime(); // before the request leaves
+                synchronized (out) {
+                    out.println("I " + name + " " + now);
+                }
+            }
+
+            @Override
+            public void onInLine(String name) {
+                long now = System.nanoTime(); // the answer is here: the place was fixed before
+                synchronized (out) {
+                    out.println("A " + name + " " + now);
+                }
+            }
         };
         SafetyBackend.Connection connection = backend.connect(host, port, extra, namespace, options, listener);
         Worker worker = new Worker(id, connection, ArbiterClient.connect(arbiterPort, id), names, kinds, permits, options, seed, out);
+        worker.warmUp(namespace + "-warm" + id);
         Thread stdin = new Thread(worker::watchStdin, "stdin");
         stdin.setDaemon(true);
         stdin.start();
@@ -148,6 +167,33 @@ public final class Worker {
         connection.close();
         out.flush();
         System.exit(0);
+    }
+
+    /**
+     * One try and release on the client of each primitive of the run, on a name of its own, before READY: the
+     * connections, scripts and code paths are warm when the run starts (the first seconds of a run
+     * are a burst on a fair name; cold clients would spend them connecting). Failures are ignored.
+     */
+    private void warmUp(String name) {
+        List<Mono<Void>> tries = new ArrayList<>();
+        for (Primitive p : java.util.EnumSet.copyOf(primitives.values())) {
+            switch (p) {
+                case MUTEX -> tries.add(connection.client().tryAcquire(name).flatMap(Lease::release));
+                case FAIR -> tries.add(connection.fair().tryAcquire(name + "f").flatMap(Lease::release));
+                case SEMAPHORE -> tries.add(connection.semaphore().tryAcquire(name + "s", permits).flatMap(Lease::release));
+                case RWLOCK -> {
+                    tries.add(connection.rw().write().tryAcquire(name + "w").flatMap(Lease::release));
+                    tries.add(connection.rw().read().tryAcquire(name + "r").flatMap(Lease::release));
+                }
+            }
+        }
+        for (Mono<Void> t : tries) {
+            try {
+                t.block(Duration.ofSeconds(30));
+            } catch (RuntimeException e) {
+                // the run reports what matters; a slow start is not a violation
+            }
+        }
     }
 
     private void watchStdin() {

@@ -23,7 +23,7 @@ final class WorkerProcess {
      * One line a worker printed, parsed.
      *
      * @param worker the worker id
-     * @param type   G, C, E, V, X, L, Q
+     * @param type   G, C, E, V, X, L, Q, I, A (see {@link Worker})
      * @param name   the lock name (null for X)
      * @param token  the token (0 for X)
      * @param nanos  when it happened ({@link System#nanoTime()}, shared by the processes of one machine)
@@ -128,7 +128,7 @@ final class WorkerProcess {
                     done = true;
                     renewals = Long.parseLong(p[2]);
                 }
-                case "Q" -> add(new Event(id, 'Q', p[1], 0, Long.parseLong(p[2]), "", 0));
+                case "Q", "I", "A" -> add(new Event(id, p[0].charAt(0), p[1], 0, Long.parseLong(p[2]), "", 0));
                 case "G", "V" -> {
                     Event e = new Event(id, p[0].charAt(0), p[1], Long.parseLong(p[2]), Long.parseLong(p[3]), p.length > 5 ? p[5] : "",
                             Long.parseLong(p[4]));

@@ -18,12 +18,17 @@ import org.junit.jupiter.params.provider.MethodSource;
  * The short mode of the new primitives, part of the build: per backend one run with three worker
  * JVMs on three names — a semaphore (N = 2), a read-write lock and a fair lock — and one
  * worker-pause cycle on the semaphore name and one on the read-write name (the others crowd the
- * frozen holder's name). Fails on any I1–I7 or FIFO violation, and when a pause did not bite on a
- * primitive (no overlap past the fencing, no late write refused). Select backends with
- * {@code -Dsafety.backends=REDIS,ETCD}.
+ * frozen holder's name); before the first pause, a burst of two lease times on the fair name (every
+ * worker takes only it, so two wait in its line behind the holder). Fails on any I1–I7 or FIFO
+ * violation, when a pause did not bite on a primitive (no overlap past the fencing, no late write
+ * refused), and when the FIFO check judged fewer than {@value #MIN_FIFO_PAIRS} pairs. Select
+ * backends with {@code -Dsafety.backends=REDIS,ETCD}.
  */
 @Execution(ExecutionMode.SAME_THREAD)
 class SafetyPrimitivesShortModeTest {
+
+    /** Pairs of fair-lock waits the FIFO check must judge per run (with warm clients the 2 s burst gives dozens). */
+    private static final long MIN_FIFO_PAIRS = 5;
 
     private static final Map<SafetyBackend, ServerFixture> SERVERS = new EnumMap<>(SafetyBackend.class);
 
@@ -58,6 +63,9 @@ class SafetyPrimitivesShortModeTest {
         assertThat(verdict.permitOverflow()).as("I6 more than N permit holders: %s", verdict.details()).isZero();
         assertThat(verdict.rwConflicts()).as("I7 read-write conflicts: %s", verdict.details()).isZero();
         assertThat(verdict.fifoViolations()).as("FIFO violations: %s", verdict.details()).isZero();
+        // the burst on the fair name queues two workers behind the holder: the FIFO check had pairs to judge
+        assertThat(verdict.fifoPairs()).as("FIFO pairs judged (a waiter in line before another asked)")
+                .isGreaterThanOrEqualTo(MIN_FIFO_PAIRS);
         assertThat(verdict.staleWritesAccepted()).as("I1 stale writes accepted (fair name)").isZero();
         assertThat(verdict.lostUpdates()).as("I2 lost updates").isZero();
         assertThat(verdict.tokenOrder()).as("I3 token order: %s", verdict.details()).isZero();
