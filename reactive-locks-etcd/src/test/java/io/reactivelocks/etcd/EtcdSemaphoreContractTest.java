@@ -104,11 +104,11 @@ class EtcdSemaphoreContractTest extends SemaphoreContract {
                     .until(() -> store.waiting() == waiters && store.inFlight() == 0);
             assertThat(granted.get()).as("granted while the holder holds").isZero();
             long revisionBefore = revision(c);
-            long requestsBefore = requests();
+            long requestsBefore = etcd.requestsReceived();
             int attemptsBefore = store.attempts();
             holder.release().block(STEP);
             await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(granted.get()).isEqualTo(waiters));
-            long requests = requests() - requestsBefore;
+            long requests = etcd.requestsReceived() - requestsBefore;
             long writes = revision(c) - revisionBefore;
             int attempts = store.attempts() - attemptsBefore;
             subs.forEach(Disposable::dispose);
@@ -149,11 +149,11 @@ class EtcdSemaphoreContractTest extends SemaphoreContract {
             }
             await("every waiter queued and parked").atMost(Duration.ofSeconds(20))
                     .until(() -> store.waiting() == waiters && store.inFlight() == 0);
-            long before = requests();
+            long before = etcd.requestsReceived();
             one.release().block(STEP);
             two.release().block(STEP);
             await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(granted.get()).isEqualTo(waiters));
-            long requests = requests() - before;
+            long requests = etcd.requestsReceived() - before;
             subs.forEach(Disposable::dispose);
             System.out.printf("etcd semaphore N = 2, %d waiters: %d requests for %d handoffs%n", waiters, requests, waiters);
             assertThat(requests).as("requests for %d handoffs", waiters).isLessThanOrEqualTo(8L * waiters + 4);
@@ -166,26 +166,5 @@ class EtcdSemaphoreContractTest extends SemaphoreContract {
     private static long revision(Client c) {
         return Mono.fromFuture(() -> c.getKVClient().get(io.etcd.jetcd.ByteSequence.from(new byte[] {0}))).block(STEP)
                 .getHeader().getRevision();
-    }
-
-    /** @return the gRPC messages the server received so far ({@code /metrics}) */
-    private static long requests() {
-        try {
-            java.net.http.HttpResponse<String> r = java.net.http.HttpClient.newHttpClient().send(
-                    java.net.http.HttpRequest.newBuilder(java.net.URI.create(etcd.server.url() + "/metrics")).build(),
-                    java.net.http.HttpResponse.BodyHandlers.ofString());
-            long sum = 0;
-            for (String line : r.body().split("\n")) {
-                if (line.startsWith("grpc_server_msg_received_total{")) {
-                    sum += (long) Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1).trim());
-                }
-            }
-            return sum;
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException(e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
-        }
     }
 }
