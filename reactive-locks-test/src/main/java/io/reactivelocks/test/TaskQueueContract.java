@@ -87,6 +87,18 @@ public abstract class TaskQueueContract {
                 .as("tasks of '%s' after the test", q).isEmpty());
     }
 
+    /**
+     * Whether several capturers of one queue get to claim while the others work — true for a store
+     * behind a network round trip; a store that answers on the caller's thread (in memory) lets the
+     * first capturer woken drain the queue before another is told, so the contract does not ask
+     * that the work was shared there (exclusion and exactly-once completion are still checked).
+     *
+     * @return whether the concurrent-capture test asserts that more than one capturer claimed
+     */
+    protected boolean capturersOverlapInTime() {
+        return true;
+    }
+
     /** @return a new queue over {@link #newStore()} with {@link #options()}, closed after the test */
     protected TaskQueue newQueue() {
         return newQueue(options());
@@ -353,7 +365,9 @@ public abstract class TaskQueueContract {
         assertThat(overlaps).as("never two claims on one task at once").hasValue(0);
         assertThat(rejected).as("a live claim is never rejected").hasValue(0);
         assertThat(tokens).as("every claim has its own token").doesNotHaveDuplicates();
-        assertThat(perCapturer).as("claims per capturer").filteredOn(n -> n.get() > 0).hasSizeGreaterThan(1);
+        if (capturersOverlapInTime()) {
+            assertThat(perCapturer).as("claims per capturer").filteredOn(n -> n.get() > 0).hasSizeGreaterThan(1);
+        }
         assertThat(state(capturers.get(1), q, "task-7")).isEqualTo(TaskState.DONE);
     }
 
