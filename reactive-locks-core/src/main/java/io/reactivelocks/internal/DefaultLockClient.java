@@ -93,7 +93,7 @@ public final class DefaultLockClient implements LockClient {
         this.backend = Objects.requireNonNull(backend, "backend");
         this.defaults = Objects.requireNonNull(defaults, "defaults");
         this.listener = new SafeListener(Objects.requireNonNull(listener, "listener"));
-        this.ownScheduler = Schedulers.newSingle("reactive-locks-" + backend.name() + "-" + id, true);
+        this.ownScheduler = OwnSchedulers.create("reactive-locks-" + backend.name() + "-" + id);
         this.hub = new NotificationHub(backend);
         this.observer = new StateObserver(this);
         this.ownDeadlines = new RequestDeadlines(ownScheduler, defaults.clock());
@@ -590,7 +590,7 @@ public final class DefaultLockClient implements LockClient {
                     leaseDeadlines.values().forEach(DeadlineHeap::close);
                 }))
                 .then(Mono.defer(backend::close))
-                .doFinally(s -> ownScheduler.dispose());
+                .doFinally(s -> OwnSchedulers.dispose(ownScheduler));
     }
 
     @Override

@@ -31,6 +31,12 @@ import reactor.core.scheduler.Schedulers;
  * stays the application's to close. For leader election on these clients see
  * {@link io.reactivelocks.election.LeaderElection#create(LockClient)}; for window locks
  * {@link #windowLock(Client, EtcdLockOptions, LockOptions)}.
+ *
+ * <p>One thing below this library: jetcd hands every request to Failsafe on the client's executor
+ * ({@code ClientBuilder.executorService}, a cached thread pool by default), and a caller that finds
+ * no idle pooled thread starts one under the pool's lock — a wait of microseconds that BlockHound
+ * reports when many requests start at once on event-loop threads. The tests allow exactly that call
+ * ({@code DriverBlockHoundIntegration}); nothing of this library's own code waits.
  */
 public final class EtcdLocks {
 

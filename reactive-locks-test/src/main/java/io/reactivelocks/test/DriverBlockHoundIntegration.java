@@ -19,7 +19,13 @@ import reactor.blockhound.integration.BlockHoundIntegration;
  *       {@code channelRegistered}) left a connection that never read an answer;</li>
  *   <li>Lettuce caches the command methods of its sync/async facades behind a lock when it makes a
  *       connection ({@code MethodTranslator.of}), in memory; connections opened at once from
- *       several non-blocking threads (coroutines on {@code Dispatchers.Default}) may park briefly.</li>
+ *       several non-blocking threads (coroutines on {@code Dispatchers.Default}) may park briefly;</li>
+ *   <li>jetcd sends every request through Failsafe on the client's executor (a cached thread pool
+ *       unless {@code ClientBuilder.executorService} is set): when no pooled thread is idle the
+ *       submitting thread starts one under the pool's lock, and 24 requests sent at once from
+ *       Reactor's parallel threads met there (a read-write race failed in CI);</li>
+ *   <li>closing a jetcd client closes its Vert.x instance, whose worker pool is shut down on a
+ *       Vert.x event loop under the pool's lock.</li>
  * </ul>
  */
 public final class DriverBlockHoundIntegration implements BlockHoundIntegration {
@@ -35,5 +41,7 @@ public final class DriverBlockHoundIntegration implements BlockHoundIntegration 
         builder.allowBlockingCallsInside("org.apache.curator.framework.imps.ProtectedMode", "resetProtectedId");
         builder.allowBlockingCallsInside("io.netty.buffer.AdaptivePoolingAllocator$Magazine", "free");
         builder.allowBlockingCallsInside("io.netty.buffer.AdaptivePoolingAllocator$MagazineGroup", "free");
+        builder.allowBlockingCallsInside("dev.failsafe.internal.util.DelegatingScheduler", "schedule");
+        builder.allowBlockingCallsInside("io.vertx.core.internal.WorkerPool", "close");
     }
 }

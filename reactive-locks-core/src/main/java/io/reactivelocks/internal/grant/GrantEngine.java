@@ -26,6 +26,7 @@ import java.util.function.ToLongFunction;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
+import io.reactivelocks.internal.OwnSchedulers;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 import reactor.util.Logger;
@@ -75,7 +76,7 @@ public final class GrantEngine {
         this.store = Objects.requireNonNull(store, "store");
         this.concept = Objects.requireNonNull(concept, "concept");
         this.defaults = Objects.requireNonNull(defaults, "options");
-        this.ownScheduler = Schedulers.newSingle("reactive-locks-" + concept + "-" + store.name(), true);
+        this.ownScheduler = OwnSchedulers.create("reactive-locks-" + concept + "-" + store.name());
         this.waiters = new Waiters(store::events);
         this.close = Mono.defer(this::doClose).cache();
         OwnerIds.next(); // seed the generator now, not on the event loop of the first acquire
@@ -197,7 +198,7 @@ public final class GrantEngine {
             releases.add(h.release().onErrorResume(e -> Mono.empty()));
         }
         releases.addAll(detachedReleases);
-        return Mono.when(releases).then(Mono.defer(store::close)).doFinally(s -> ownScheduler.dispose());
+        return Mono.when(releases).then(Mono.defer(store::close)).doFinally(s -> OwnSchedulers.dispose(ownScheduler));
     }
 
     private static LockLostException lostError(GrantHandle h) {
