@@ -590,7 +590,7 @@ public final class DefaultLockClient implements LockClient {
                     leaseDeadlines.values().forEach(DeadlineHeap::close);
                 }))
                 .then(Mono.defer(backend::close))
-                .doFinally(s -> OwnSchedulers.dispose(ownScheduler));
+                .as(close -> OwnSchedulers.closeThenDispose(close, ownScheduler));
     }
 
     @Override

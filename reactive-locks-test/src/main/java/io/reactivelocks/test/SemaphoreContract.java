@@ -232,6 +232,114 @@ public abstract class SemaphoreContract {
         }
     }
 
+    /**
+     * @return how many requests the server under test has received so far (its own counter, which
+     *         may include pings and keep-alives), or -1 where this suite cannot count them
+     */
+    protected long serverRequests() {
+        return -1;
+    }
+
+    /**
+     * @return the requests one handoff may cost on this store, spare for pings included; checked
+     *         only where {@link #serverRequests()} counts
+     */
+    protected int requestsPerHandoff() {
+        return 4;
+    }
+
+    /**
+     * @param name a semaphore's name
+     * @return a count the server raises on every change of the name's permits and waiters (etcd: the
+     *         revision; ZooKeeper: the parent's child version), or -1 where this suite cannot read one
+     */
+    protected long serverChanges(String name) {
+        return -1;
+    }
+
+    /**
+     * @return the lease time of the no-herd chains: by default one that outlasts the chain (no
+     *         renewal requests inside it); a store whose lease is its session's overrides it
+     */
+    protected Duration herdLeaseTime() {
+        return Duration.ofSeconds(20);
+    }
+
+    /**
+     * No herd: a chain of 8 waiters on one permit, each releasing as soon as it is granted, with a
+     * 10-minute backoff so that only the store's notifications or watches can wake a waiter. A store
+     * that queues natively keeps each waiter in line watching its predecessor, the others wake one
+     * waiter per release: one grant attempt per handoff (spare: one more each), the name changed by
+     * the releases only (where {@link #serverChanges} reads it), and the server's requests within {@link #requestsPerHandoff()}.
+     */
+    @Test
+    void aHandoffWakesOnlyTheNextWaiter() {
+        herdChain(1, "herd");
+    }
+
+    /**
+     * No herd with N = 2: on a queueing store only the head of the line watches the holders and the
+     * others the waiter before them (told when it is let in); elsewhere a release wakes one waiter.
+     * With a 10-minute backoff the chain ends only if no wake-up is missed.
+     */
+    @Test
+    void withTwoPermitsAHandoffWakesOnlyTheWaiterItCanLetIn() {
+        herdChain(2, "herd2");
+    }
+
+    private void herdChain(int permits, String prefix) {
+        CountingSemaphoreStore store = new CountingSemaphoreStore(newStore());
+        // only notifications or watches can wake a waiter
+        Semaphore s = Semaphore.create(store, options().mutate().leaseTime(herdLeaseTime())
+                .backoff(Retry.backoff(Long.MAX_VALUE, Duration.ofMinutes(10)).maxBackoff(Duration.ofMinutes(10)).jitter(0))
+                .build());
+        semaphores.add(s);
+        int waiters = 8;
+        String name = name(prefix);
+        List<Lease> holders = new ArrayList<>();
+        for (int i = 0; i < permits; i++) {
+            holders.add(s.acquire(name, permits).block(STEP));
+        }
+        int attemptsAtStart = store.attempts();
+        AtomicInteger granted = new AtomicInteger();
+        List<Disposable> subs = new ArrayList<>();
+        for (int i = 0; i < waiters; i++) {
+            subs.add(s.acquire(name, permits).flatMap(l -> l.release().doOnSuccess(x -> granted.incrementAndGet()))
+                    .subscribe());
+        }
+        try {
+            await().atMost(Duration.ofSeconds(20)).until(() -> store.inFlight() == 0
+                    && (store.queues() ? store.waiting() == waiters : store.attempts() - attemptsAtStart >= waiters));
+        } catch (org.awaitility.core.ConditionTimeoutException e) {
+            throw new AssertionError(String.format("not every waiter refused once and waiting after 20 s: queues %s, "
+                    + "waiting %d, attempts %d, in flight %d, granted %d", store.queues(), store.waiting(),
+                    store.attempts() - attemptsAtStart, store.inFlight(), granted.get()), e);
+        }
+        assertThat(granted.get()).as("granted while the holders hold").isZero();
+        long changesBefore = serverChanges(name);
+        long requestsBefore = serverRequests();
+        int attemptsBefore = store.attempts();
+        holders.forEach(h -> h.release().block(STEP));
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(granted.get()).isEqualTo(waiters));
+        long requests = serverRequests() - requestsBefore;
+        long changes = serverChanges(name) - changesBefore;
+        int attempts = store.attempts() - attemptsBefore;
+        subs.forEach(Disposable::dispose);
+        System.out.printf("%s semaphore N = %d, %d waiters: %d requests, %d changes, %d grant attempts for %d handoffs%n",
+                store.name(), permits, waiters, requestsBefore < 0 ? -1 : requests, changesBefore < 0 ? -1 : changes,
+                attempts, waiters);
+        // one attempt per handoff (the woken waiter's); spare: one more each
+        assertThat(attempts).as("grant attempts for %d handoffs", waiters).isLessThanOrEqualTo(2 * waiters);
+        if (changesBefore >= 0 && permits == 1) {
+            // the releases only (the holders' and each grantee's): waiters write nothing while they wait
+            assertThat(changes).as("changes of the name for %d handoffs", waiters).isLessThanOrEqualTo(waiters + permits);
+        }
+        if (requestsBefore >= 0) {
+            assertThat(requests).as("requests for %d handoffs", waiters)
+                    .isLessThanOrEqualTo((long) permits * requestsPerHandoff() * waiters + 2L * permits);
+        }
+    }
+
     @Test
     void cancelAtRandomMomentsLeavesNothingHeld() {
         String name = name("cancel");

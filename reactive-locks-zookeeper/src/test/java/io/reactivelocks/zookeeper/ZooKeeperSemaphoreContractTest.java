@@ -1,20 +1,14 @@
 package io.reactivelocks.zookeeper;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import io.reactivelocks.Lease;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.semaphore.Semaphore;
 import io.reactivelocks.spi.semaphore.SemaphoreStore;
-import io.reactivelocks.test.CountingSemaphoreStore;
 import io.reactivelocks.test.SemaphoreContract;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicInteger;
-import reactor.core.Disposable;
-import reactor.util.retry.Retry;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.data.Stat;
@@ -32,14 +26,19 @@ import org.junit.jupiter.api.Test;
 class ZooKeeperSemaphoreContractTest extends SemaphoreContract {
 
     private static ZooKeeperTestSupport zk;
+    private static CuratorFramework inspector;
 
     @BeforeAll
     static void startServer() {
         zk = ZooKeeperTestSupport.start();
+        inspector = ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.SESSION);
     }
 
     @AfterAll
     static void stopServer() {
+        if (inspector != null) {
+            inspector.close();
+        }
         if (zk != null) {
             zk.close();
         }
@@ -104,92 +103,33 @@ class ZooKeeperSemaphoreContractTest extends SemaphoreContract {
         }
     }
 
-    /**
-     * No herd: a chain of 8 waiters on one permit (each releases as soon as it is granted). Each
-     * waiter keeps its node in the queue and watches only its predecessor, so a handoff costs the
-     * release's delete and the next waiter's listing — about 2 requests, counted by the server
-     * ({@code mntr}'s {@code zk_packets_received}, which also counts the session's pings and the
-     * holders' renewals: hence the spare) — and the children change only by the releases.
-     */
-    @Test
-    void aHandoffWakesOnlyTheNextWaiter() throws Exception {
-        CuratorFramework c = ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.SESSION);
-        CountingSemaphoreStore store = new CountingSemaphoreStore(
-                new ZooKeeperSemaphoreStore(c, false, zk.root + "-semaphore", zk.options().acl()));
-        Semaphore s = Semaphore.create(store, options());
-        int waiters = 8;
-        try {
-            String name = name("herd");
-            String parent = new ZooKeeperSemaphoreStore(c, false, zk.root + "-semaphore", zk.options().acl()).path(name);
-            Lease holder = s.acquire(name, 1).block(STEP);
-            AtomicInteger granted = new AtomicInteger();
-            List<Disposable> subs = new ArrayList<>();
-            for (int i = 0; i < waiters; i++) {
-                subs.add(s.acquire(name, 1).flatMap(l -> l.release().doOnSuccess(x -> granted.incrementAndGet()))
-                        .subscribe());
-            }
-            await("every waiter queued and parked on its predecessor").atMost(Duration.ofSeconds(20))
-                    .until(() -> store.waiting() == waiters && store.inFlight() == 0);
-            assertThat(granted.get()).as("granted while the holder holds").isZero();
-            int changesBefore = c.checkExists().forPath(parent).getCversion(); // test thread: blocking is fine here
-            long requestsBefore = packetsReceived();
-            int attemptsBefore = store.attempts();
-            holder.release().block(STEP);
-            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(granted.get()).isEqualTo(waiters));
-            long requests = packetsReceived() - requestsBefore;
-            int changes = c.checkExists().forPath(parent).getCversion() - changesBefore;
-            int attempts = store.attempts() - attemptsBefore;
-            subs.forEach(Disposable::dispose);
-            System.out.printf("zookeeper semaphore, %d waiters: %d requests, %d children changes, %d grant attempts for %d handoffs%n",
-                    waiters, requests, changes, attempts, waiters);
-            // the releases only (the holder's and each grantee's): waiters neither create nor delete while they wait
-            assertThat(changes).as("children changes for %d handoffs", waiters).isLessThanOrEqualTo(waiters + 1);
-            // one attempt per handoff (the woken waiter's); spare: one more each (a safety-net timer)
-            assertThat(attempts).as("grant attempts for %d handoffs", waiters).isLessThanOrEqualTo(2 * waiters);
-            // 2 per handoff; spare: one per handoff for pings and renewals
-            assertThat(requests).as("requests for %d handoffs", waiters).isLessThanOrEqualTo(3L * waiters + 2);
-        } finally {
-            s.close().block(STEP);
-            c.close();
-        }
+    /** The server's own count ({@code mntr}'s {@code zk_packets_received}, pings and renewals included). */
+    @Override
+    protected long serverRequests() {
+        return packetsReceived();
     }
 
-    /**
-     * No herd with N = 2: only the head of the line watches the children, the others the waiter
-     * before them (told by a change of its node when it is let in). With a 10-minute backoff only
-     * these watches can wake a waiter, so the chain ends only if none is missed; about 4 requests per
-     * handoff (the release, the head's listing, its mark, the next head's listing).
-     */
-    @Test
-    void withTwoPermitsTheHeadOfTheLineWatchesTheHoldersAndTheOthersTheirPredecessor() throws Exception {
-        CuratorFramework c = ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.SESSION);
-        CountingSemaphoreStore store = new CountingSemaphoreStore(
-                new ZooKeeperSemaphoreStore(c, false, zk.root + "-semaphore", zk.options().acl()));
-        Semaphore s = Semaphore.create(store, options().mutate()
-                .backoff(Retry.backoff(Long.MAX_VALUE, Duration.ofMinutes(10)).maxBackoff(Duration.ofMinutes(10)).jitter(0)).build());
-        int waiters = 8;
+    /** Per handoff: the release's delete and the next waiter's listing; spare: one for pings. */
+    @Override
+    protected int requestsPerHandoff() {
+        return 3;
+    }
+
+    /** A permit lives as long as the session: the chain runs on the suite's session lease. */
+    @Override
+    protected Duration herdLeaseTime() {
+        return ZooKeeperTestSupport.SESSION;
+    }
+
+    /** The child version of the name's node: every create and delete of a permit or waiter node. */
+    @Override
+    protected long serverChanges(String name) {
         try {
-            String name = name("herd2");
-            Lease one = s.acquire(name, 2).block(STEP);
-            Lease two = s.acquire(name, 2).block(STEP);
-            AtomicInteger granted = new AtomicInteger();
-            List<Disposable> subs = new ArrayList<>();
-            for (int i = 0; i < waiters; i++) {
-                subs.add(s.acquire(name, 2).flatMap(l -> l.release().doOnSuccess(x -> granted.incrementAndGet())).subscribe());
-            }
-            await("every waiter queued and parked").atMost(Duration.ofSeconds(20))
-                    .until(() -> store.waiting() == waiters && store.inFlight() == 0);
-            long before = packetsReceived();
-            one.release().block(STEP);
-            two.release().block(STEP);
-            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(granted.get()).isEqualTo(waiters));
-            long requests = packetsReceived() - before;
-            subs.forEach(Disposable::dispose);
-            System.out.printf("zookeeper semaphore N = 2, %d waiters: %d requests for %d handoffs%n", waiters, requests, waiters);
-            assertThat(requests).as("requests for %d handoffs", waiters).isLessThanOrEqualTo(6L * waiters + 4);
-        } finally {
-            s.close().block(STEP);
-            c.close();
+            Stat stat = inspector.checkExists().forPath(new ZooKeeperSemaphoreStore(inspector, false, zk.root + "-semaphore",
+                    zk.options().acl()).path(name)); // test thread: blocking is fine here
+            return stat == null ? 0 : stat.getCversion();
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
         }
     }
 

@@ -198,7 +198,7 @@ public final class GrantEngine {
             releases.add(h.release().onErrorResume(e -> Mono.empty()));
         }
         releases.addAll(detachedReleases);
-        return Mono.when(releases).then(Mono.defer(store::close)).doFinally(s -> OwnSchedulers.dispose(ownScheduler));
+        return OwnSchedulers.closeThenDispose(Mono.when(releases).then(Mono.defer(store::close)), ownScheduler);
     }
 
     private static LockLostException lostError(GrantHandle h) {
