@@ -131,18 +131,8 @@ public final class DefaultLockClient implements LockClient {
         LockNames.check(name);
         checkLeaseTime(options);
         Objects.requireNonNull(body, "body");
-        return Mono.deferContextual(ctx -> {
-            HeldLocks held = HeldLocks.of(ctx);
-            LeaseHandle reentered = held.get(this, name);
-            if (reentered != null) {
-                return runUnder(reentered, Mono.defer(() -> body.apply(reentered.snapshot())));
-            }
-            return Mono.usingWhen(acquireHandle(name, options, true),
-                    h -> runUnder(h, Mono.defer(() -> body.apply(h.snapshot())))
-                            .contextWrite(c -> c.put(HeldLocks.KEY, held.with(this, h))),
-                    LeaseHandle::release, (h, e) -> h.release(), LeaseHandle::release)
-                    .onErrorMap(DefaultLockClient::isWrappedReleaseError, Throwable::getCause);
-        });
+        // one operator: reentrancy, acquire, the body under the lease, release, error mapping (see WithLock)
+        return WithLock.create(this, name, options, body);
     }
 
     @Override
@@ -211,11 +201,8 @@ public final class DefaultLockClient implements LockClient {
      * The body runs until it ends or the lease is lost (then it is cancelled). A body that ends
      * after the lease's deadline passed — before the deadline timer could fire, say after a
      * long pause — did not finish under the lock either: it fails with LockLostException too.
+     * (withLock does the same inside its one operator, WithLock.)
      */
-    private static <T> Mono<T> runUnder(LeaseHandle h, Mono<T> body) {
-        return new UnderLease<>(body, h); // one operator for takeUntilOther(lost) + the two confirmations
-    }
-
     private static <T> Flux<T> runUnder(LeaseHandle h, Flux<T> body) {
         return body.takeUntilOther(h.lost())
                 .concatWith(Mono.defer(() -> h.confirmValid() ? Mono.empty() : Mono.error(lostError(h))));
