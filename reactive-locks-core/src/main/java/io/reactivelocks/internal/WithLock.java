@@ -9,6 +9,7 @@ import java.util.function.Function;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
 import reactor.core.Exceptions;
+import reactor.core.Fuseable;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Operators;
 import reactor.util.Logger;
@@ -180,8 +181,28 @@ final class WithLock<T> extends Mono<T> {
                 }
                 return true;
             }
+            if (m instanceof Fuseable.ScalarCallable) {
+                runScalar(m); // Mono.just, Mono.empty: no subscription to make, as Reactor's own operators do
+                return true;
+            }
             m.subscribe(this);
             return true;
+        }
+
+        @SuppressWarnings("unchecked")
+        private void runScalar(Mono<? extends T> m) {
+            T v;
+            try {
+                v = ((Fuseable.ScalarCallable<T>) m).call();
+            } catch (Throwable e) {
+                Exceptions.throwIfJvmFatal(e);
+                onError(e);
+                return;
+            }
+            if (v != null) {
+                onNext(v);
+            }
+            onComplete();
         }
 
         @Override

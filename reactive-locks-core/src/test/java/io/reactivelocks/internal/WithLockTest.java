@@ -105,6 +105,22 @@ class WithLockTest {
     }
 
     @Test
+    void scalarAndDeferredBodiesEndTheSameWay() {
+        // Mono.just / Mono.empty / Mono.error are read without a subscription; the others are subscribed
+        StepVerifier.create(client.withLock("a", lease -> Mono.empty())).expectComplete().verify(VERIFY);
+        StepVerifier.create(client.withLock("b", lease -> Mono.fromSupplier(() -> null))).expectComplete().verify(VERIFY);
+        StepVerifier.create(client.withLock("c", lease -> Mono.fromCallable(lease::token))).expectNext(3L).expectComplete()
+                .verify(VERIFY);
+        StepVerifier.create(client.withLock("d", lease -> Mono.fromCallable(() -> {
+                    throw new IllegalStateException("deferred boom");
+                })))
+                .expectErrorMessage("deferred boom")
+                .verify(VERIFY);
+        assertThat(backend.releasedOwners).hasSize(4);
+        assertNothingHeld();
+    }
+
+    @Test
     void aCancelWhileAcquiringRunsNoBodyAndReleasesTheGrantThatArrivesAfterIt() {
         Sinks.One<Attempt> answer = Sinks.one();
         backend.onGrant = r -> answer.asMono();
