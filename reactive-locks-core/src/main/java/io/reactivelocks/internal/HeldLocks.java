@@ -1,5 +1,6 @@
 package io.reactivelocks.internal;
 
+import org.jspecify.annotations.Nullable;
 import reactor.util.context.ContextView;
 
 /**
@@ -16,9 +17,9 @@ abstract class HeldLocks extends LeaseHandle.LossWatcher {
     private static final HeldLocks NONE = new Entry(null, null, null);
 
     /** Null only in {@link #NONE}. */
-    final DefaultLockClient client;
+    final @Nullable DefaultLockClient client;
     /** The entries of the enclosing {@code withLock}s, {@link #NONE} at the end. */
-    final HeldLocks outer;
+    final @Nullable HeldLocks outer;
     /** Set once, before this entry is put in a Context. */
     LeaseHandle lease;
 
@@ -33,7 +34,7 @@ abstract class HeldLocks extends LeaseHandle.LossWatcher {
     }
 
     /** @return the active lease this chain holds on {@code name} of {@code client} (clients compare by identity), or null */
-    final LeaseHandle get(DefaultLockClient client, String name) {
+    final @Nullable LeaseHandle get(DefaultLockClient client, String name) {
         for (HeldLocks e = this; e.client != null; e = e.outer) {
             if (e.client == client && e.lease.name().equals(name)) {
                 // the innermost entry of the name decides: a lost lease is not looked past

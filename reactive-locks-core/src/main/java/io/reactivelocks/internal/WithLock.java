@@ -6,6 +6,7 @@ import io.reactivelocks.LockOptions;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
 import reactor.core.Exceptions;
@@ -111,13 +112,13 @@ final class WithLock<T> extends Mono<T> {
          */
         private boolean bodyPhase;
         /** The body's Context: the caller's with this entry in it; set before {@link #RUNNING}. */
-        private Context bodyContext;
-        private volatile Subscription acquire;
-        private volatile Subscription upstream;
+        private @Nullable Context bodyContext;
+        private volatile @Nullable Subscription acquire;
+        private volatile @Nullable Subscription upstream;
         /** The body's value, once confirmed under the lease. */
-        private volatile T value;
+        private volatile @Nullable T value;
         /** The body's error, passed on once the release is answered; set before the release is subscribed. */
-        private Throwable pendingError;
+        private @Nullable Throwable pendingError;
 
         Call(CoreSubscriber<? super T> actual, Function<? super Lease, ? extends Mono<T>> body, DefaultLockClient client,
              HeldLocks outer, boolean owns) {
@@ -136,7 +137,7 @@ final class WithLock<T> extends Mono<T> {
         // ---- the acquire (its subscriber until it ends)
 
         /** The acquire ended with lease {@code h} (null: none), which this call now holds: run the body. */
-        private void acquired(LeaseHandle h) {
+        private void acquired(@Nullable LeaseHandle h) {
             if (h == null) {
                 if (STATE.compareAndSet(this, ACQUIRING, DONE)) {
                     actual.onComplete();
@@ -303,7 +304,7 @@ final class WithLock<T> extends Mono<T> {
         // ---- the end
 
         /** The body ended (state {@link #ENDING}): release the lease, then pass on the body's end. */
-        private void end(Throwable error) {
+        private void end(@Nullable Throwable error) {
             if (!owns) {
                 finish(error);
                 return;
@@ -326,7 +327,7 @@ final class WithLock<T> extends Mono<T> {
             release.subscribe(new Releasing(this));
         }
 
-        void released(Throwable releaseError) {
+        void released(@Nullable Throwable releaseError) {
             Throwable error = pendingError;
             pendingError = null;
             if (releaseError != null) {
@@ -339,7 +340,7 @@ final class WithLock<T> extends Mono<T> {
             finish(error);
         }
 
-        private void finish(Throwable error) {
+        private void finish(@Nullable Throwable error) {
             if (error != null) {
                 if (STATE.compareAndSet(this, ENDING, DONE)) {
                     actual.onError(error);
