@@ -20,6 +20,7 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 import reactor.test.StepVerifier;
+import reactor.test.util.RaceTestUtils;
 import reactor.test.scheduler.VirtualTimeScheduler;
 import reactor.util.context.Context;
 
@@ -133,6 +134,29 @@ class WithLockTest {
         assertThat(backend.releasedOwners).containsExactly(backend.grants.get(0).owner());
         assertThat(bodies).hasValue(0);
         assertNothingHeld();
+    }
+
+    @Test
+    void aCancelRacingTheGrantOrTheBodysEndLeavesNothingHeldAndReleasesOnce() {
+        for (int i = 0; i < 200; i++) {
+            Sinks.One<Attempt> answer = Sinks.one();
+            backend.onGrant = r -> answer.asMono();
+            int released = backend.releasedOwners.size();
+            Disposable d = client.withLock("g" + i, lease -> Mono.never()).subscribe();
+            RaceTestUtils.race(d::dispose, () -> answer.tryEmitValue(Attempt.granted(1, Duration.ofSeconds(30))));
+            assertThat(backend.releasedOwners).as("round %d: the grant given back once", i).hasSize(released + 1);
+            assertNothingHeld();
+        }
+        backend.onGrant = r -> Mono.just(Attempt.granted(1, r.leaseTime()));
+        for (int i = 0; i < 200; i++) {
+            Sinks.One<Integer> body = Sinks.one();
+            int released = backend.releasedOwners.size();
+            Disposable d = client.withLock("b" + i, lease -> body.asMono()).subscribe();
+            int value = i;
+            RaceTestUtils.race(d::dispose, () -> body.tryEmitValue(value));
+            assertThat(backend.releasedOwners).as("round %d: released once", i).hasSize(released + 1);
+            assertNothingHeld();
+        }
     }
 
     @Test
