@@ -104,7 +104,8 @@ final class AcquireOperation extends Registry.Member implements Subscription {
         };
     }
 
-    private static void run(DefaultLockClient client, String name, LockOptions options, boolean wait,
+    /** Runs one acquire for {@code actual} (what {@link #mono} does on subscribe; {@code WithLock} calls it directly). */
+    static void run(DefaultLockClient client, String name, LockOptions options, boolean wait,
                             CoreSubscriber<Object> actual, boolean deliverSnapshot) {
         AcquireOperation op = new AcquireOperation(client, name, options, wait, client.schedulerFor(options), actual,
                 deliverSnapshot);

@@ -19,25 +19,15 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Consumer;
 import java.util.function.Function;
 import org.reactivestreams.Publisher;
-import org.reactivestreams.Subscription;
-import reactor.core.CoreSubscriber;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import reactor.core.publisher.Operators;
-import reactor.core.publisher.SignalType;
-import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Scheduler;
-import reactor.core.scheduler.Schedulers;
 import reactor.util.Logger;
 import reactor.util.Loggers;
-import reactor.util.context.Context;
 
 /**
  * The engine behind {@link LockClient}: it turns a {@link LockBackend} into waiting, renewal,
@@ -131,18 +121,8 @@ public final class DefaultLockClient implements LockClient {
         LockNames.check(name);
         checkLeaseTime(options);
         Objects.requireNonNull(body, "body");
-        return Mono.deferContextual(ctx -> {
-            HeldLocks held = HeldLocks.of(ctx);
-            LeaseHandle reentered = held.get(this, name);
-            if (reentered != null) {
-                return runUnder(reentered, Mono.defer(() -> body.apply(reentered.snapshot())));
-            }
-            return Mono.usingWhen(acquireHandle(name, options, true),
-                    h -> runUnder(h, Mono.defer(() -> body.apply(h.snapshot())))
-                            .contextWrite(c -> c.put(HeldLocks.KEY, held.with(this, h))),
-                    LeaseHandle::release, (h, e) -> h.release(), LeaseHandle::release)
-                    .onErrorMap(DefaultLockClient::isWrappedReleaseError, Throwable::getCause);
-        });
+        // one operator: reentrancy, acquire, the body under the lease, release, error mapping (see WithLock)
+        return WithLock.create(this, name, options, body);
     }
 
     @Override
@@ -211,11 +191,8 @@ public final class DefaultLockClient implements LockClient {
      * The body runs until it ends or the lease is lost (then it is cancelled). A body that ends
      * after the lease's deadline passed — before the deadline timer could fire, say after a
      * long pause — did not finish under the lock either: it fails with LockLostException too.
+     * (withLock does the same inside its one operator, WithLock.)
      */
-    private static <T> Mono<T> runUnder(LeaseHandle h, Mono<T> body) {
-        return new UnderLease<>(body, h); // one operator for takeUntilOther(lost) + the two confirmations
-    }
-
     private static <T> Flux<T> runUnder(LeaseHandle h, Flux<T> body) {
         return body.takeUntilOther(h.lost())
                 .concatWith(Mono.defer(() -> h.confirmValid() ? Mono.empty() : Mono.error(lostError(h))));
@@ -276,6 +253,11 @@ public final class DefaultLockClient implements LockClient {
 
     LockBackend backend() {
         return backend;
+    }
+
+    /** Store clean-ups under way, which close() waits for. */
+    Registry<CleanUp> cleanUps() {
+        return cleanUps;
     }
 
     SafeListener listener() {
@@ -374,111 +356,7 @@ public final class DefaultLockClient implements LockClient {
      * subscription: what {@code tracked(name, releaseOnServer(..))} did with five operators less.
      */
     Mono<Void> trackedReleaseOnServer(String name, String owner, LockOptions options) {
-        return new ServerRelease(name, owner, options);
-    }
-
-    /**
-     * An owner-checked release on the server as one operator: the request timeout, the error
-     * mapping, ignoring the answer and the clean-up registration ({@link #tracked}), each subscription
-     * one {@link ReleaseCall} — instead of defer, timeout, onErrorMap, then and doFinally.
-     */
-    private final class ServerRelease extends Mono<Void> {
-        private final String name;
-        private final String owner;
-        private final LockOptions options;
-
-        ServerRelease(String name, String owner, LockOptions options) {
-            this.name = name;
-            this.owner = owner;
-            this.options = options;
-        }
-
-        @Override
-        public void subscribe(CoreSubscriber<? super Void> actual) {
-            ReleaseCall call = new ReleaseCall(name, actual);
-            cleanUps.add(call);
-            actual.onSubscribe(call);
-            Mono<Boolean> request;
-            try {
-                request = backend.release(name, owner);
-            } catch (RuntimeException e) {
-                call.onError(e);
-                return;
-            }
-            deadlines(schedulerFor(options), options.clock()).subscribe(request, options.requestTimeout(), call);
-        }
-    }
-
-    /** One release request: passes on its end (errors mapped), never its value; forgotten by close() when it ends. */
-    private final class ReleaseCall extends CleanUp implements CoreSubscriber<Boolean>, Subscription {
-        private static final AtomicIntegerFieldUpdater<ReleaseCall> ENDED =
-                AtomicIntegerFieldUpdater.newUpdater(ReleaseCall.class, "ended");
-        private final CoreSubscriber<? super Void> actual;
-        private volatile int ended;
-        private volatile Subscription upstream;
-
-        ReleaseCall(String name, CoreSubscriber<? super Void> actual) {
-            super(name);
-            this.actual = actual;
-        }
-
-        @Override
-        public Context currentContext() {
-            return actual.currentContext();
-        }
-
-        @Override
-        public void onSubscribe(Subscription s) {
-            upstream = s;
-            if (ended != 0) {
-                s.cancel();
-                return;
-            }
-            s.request(Long.MAX_VALUE);
-        }
-
-        @Override
-        public void onNext(Boolean released) {
-            // the answer is not passed on: a key already gone is released too
-        }
-
-        @Override
-        public void onError(Throwable e) {
-            if (!ENDED.compareAndSet(this, 0, 1)) {
-                Operators.onErrorDropped(e, actual.currentContext());
-                return;
-            }
-            end();
-            actual.onError(BackendErrors.map(backend.name(), name, "release", e));
-        }
-
-        @Override
-        public void onComplete() {
-            if (ENDED.compareAndSet(this, 0, 1)) {
-                end();
-                actual.onComplete();
-            }
-        }
-
-        @Override
-        public void request(long n) {
-            // the request is sent on subscribe whatever the demand: a Mono<Void> emits no value
-        }
-
-        @Override
-        public void cancel() {
-            if (ENDED.compareAndSet(this, 0, 1)) {
-                Subscription s = upstream;
-                if (s != null) {
-                    s.cancel();
-                }
-                end();
-            }
-        }
-
-        private void end() {
-            finish();
-        }
+        return new ServerRelease(this, name, owner, options);
     }
 
     /**
@@ -507,7 +385,7 @@ public final class DefaultLockClient implements LockClient {
      * @return {@code work}, to be subscribed once
      */
     Mono<Void> tracked(String name, Mono<Void> work) {
-        CleanUp c = new CleanUp(name);
+        CleanUp c = new CleanUp(name, cleanUps);
         cleanUps.add(c);
         return work.doFinally(c);
     }
@@ -518,51 +396,9 @@ public final class DefaultLockClient implements LockClient {
      * may have taken the lock, its release was answered).
      */
     Runnable pendingCleanUp(String name) {
-        CleanUp c = new CleanUp(name);
+        CleanUp c = new CleanUp(name, cleanUps);
         cleanUps.add(c);
         return c::finish;
-    }
-
-    /** Store work close() waits for; its completion signal is made only if close() asks. */
-    private class CleanUp extends Registry.Member implements Consumer<SignalType> {
-        final String name;
-        // guarded by this
-        private boolean finished;
-        // guarded by this
-        private Sinks.Empty<Void> done;
-
-        CleanUp(String name) {
-            this.name = name;
-        }
-
-        @Override
-        public void accept(SignalType signal) {
-            finish();
-        }
-
-        void finish() {
-            Sinks.Empty<Void> d;
-            synchronized (this) {
-                finished = true;
-                d = done;
-            }
-            cleanUps.remove(this);
-            if (d != null) {
-                d.tryEmitEmpty();
-            }
-        }
-
-        Mono<Void> done() {
-            synchronized (this) {
-                if (finished) {
-                    return Mono.empty();
-                }
-                if (done == null) {
-                    done = Sinks.empty();
-                }
-                return done.asMono();
-            }
-        }
     }
 
     private Mono<Void> doClose() {

@@ -51,6 +51,8 @@ final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapshot.Sourc
     private final long grantedAt;
     // guarded by this; made by the first lost() call
     private Sinks.Empty<Void> lostSink;
+    // guarded by this: the withLock bodies running under this lease (see watchLoss)
+    private LossWatcher watchers;
 
     // guarded by this
     private int state = ACTIVE;
@@ -178,6 +180,65 @@ final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapshot.Sourc
             }
             return lostSink.asMono();
         }
+    }
+
+    /**
+     * Something told once when this lease is lost (a {@code withLock} body running under it):
+     * what a subscription to {@link #lost()} did, without its sink and subscriber objects. Its
+     * fields belong to the lease.
+     */
+    abstract static class LossWatcher {
+        // guarded by the lease
+        private LossWatcher prevWatcher;
+        private LossWatcher nextWatcher;
+        private boolean watching;
+
+        /** The lease was lost; called once, outside the lease's monitor. */
+        abstract void onLost();
+    }
+
+    /**
+     * Tells {@code w} when this lease is lost, until {@link #unwatchLoss}.
+     *
+     * @return false, and nothing registered, when the lease is lost already
+     */
+    boolean watchLoss(LossWatcher w) {
+        synchronized (this) {
+            if (state == LOST) {
+                return false;
+            }
+            if (state == RELEASED || w.watching) {
+                return true; // a released lease is never lost
+            }
+            w.watching = true;
+            w.prevWatcher = null;
+            w.nextWatcher = watchers;
+            if (watchers != null) {
+                watchers.prevWatcher = w;
+            }
+            watchers = w;
+            return true;
+        }
+    }
+
+    /** Stops telling {@code w} (no effect if it is not watching). */
+    synchronized void unwatchLoss(LossWatcher w) {
+        if (!w.watching) {
+            return;
+        }
+        w.watching = false;
+        LossWatcher p = w.prevWatcher;
+        LossWatcher n = w.nextWatcher;
+        if (p == null) {
+            watchers = n;
+        } else {
+            p.nextWatcher = n;
+        }
+        if (n != null) {
+            n.prevWatcher = p;
+        }
+        w.prevWatcher = null;
+        w.nextWatcher = null;
     }
 
     /**
@@ -359,6 +420,7 @@ final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapshot.Sourc
     void lose(String reason) {
         Disposable session;
         Sinks.Empty<Void> lostWaiters;
+        LossWatcher lostWatchers;
         synchronized (this) {
             if (state != ACTIVE) {
                 return;
@@ -367,6 +429,12 @@ final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapshot.Sourc
             lossReason = reason;
             session = stopTimers();
             lostWaiters = lostSink;
+            // taken off the list here: an unwatchLoss from now on finds them gone, so the links stay as read
+            lostWatchers = watchers;
+            watchers = null;
+            for (LossWatcher w = lostWatchers; w != null; w = w.nextWatcher) {
+                w.watching = false;
+            }
         }
         if (session != null) {
             session.dispose();
@@ -378,6 +446,11 @@ final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapshot.Sourc
         }
         if (lostWaiters != null) {
             lostWaiters.tryEmitEmpty();
+        }
+        for (LossWatcher w = lostWatchers; w != null; ) {
+            LossWatcher next = w.nextWatcher;
+            w.onLost();
+            w = next;
         }
         signal(COMPLETE);
         // Only now that the holder has been told: clean up on the store (owner-checked, so
@@ -410,8 +483,13 @@ final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapshot.Sourc
         }
     }
 
-    /** @return the store's release to wait for, or null when there is nothing to wait for */
-    private Mono<Void> releaseNow() {
+    /**
+     * The release now, as {@link #release()} subscribed does (for the engine's own operators, one
+     * object less); idempotent.
+     *
+     * @return the store's release to wait for (to be subscribed once), or null when there is nothing to wait for
+     */
+    Mono<Void> releaseNow() {
         Disposable session;
         boolean wasLost;
         synchronized (this) {
