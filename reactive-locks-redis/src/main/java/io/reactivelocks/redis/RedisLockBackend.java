@@ -53,7 +53,11 @@ import reactor.core.scheduler.Schedulers;
  * connections on first use (commands, pub/sub) and {@link #close()} closes them; it never shuts
  * the client down — that stays the application's. Built from connections the application passed
  * in, {@link #close()} leaves them open (it only removes its listener and unsubscribes).
- * Connections use UTF-8 strings; Lettuce reconnects them by itself.
+ * Connections use UTF-8 strings; Lettuce reconnects them by itself. A grant or release asked on the
+ * thread that delivers the pub/sub connection's messages (a waiter woken by a release, a holder
+ * granted there) is sent on that connection when it is the backend's own and speaks RESP3 (not on a
+ * cluster): one event loop then carries the whole handoff, with no hand-over to the command
+ * connection's thread and back.
  *
  * <p>Nothing is sent before subscribe; nothing blocks. Failures are
  * {@link io.reactivelocks.LockBackendException}s: transient for timeouts and connection
