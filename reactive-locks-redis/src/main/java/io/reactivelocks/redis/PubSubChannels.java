@@ -49,10 +49,13 @@ final class PubSubChannels {
     private final boolean owned;
     private final Map<String, Channel> channels = new HashMap<>(); // guarded by this
     private boolean closed; // guarded by this
+    /** The thread that delivered the last message: the pub/sub connection's event loop. */
+    private volatile Thread deliveryThread;
 
     private final RedisPubSubListener<String, String> listener = new RedisPubSubAdapter<>() {
         @Override
         public void message(String channel, String message) {
+            deliveryThread = Thread.currentThread();
             dispatch(channel, message);
         }
 
@@ -83,6 +86,25 @@ final class PubSubChannels {
             return Flux.concat(m.ready.asMono(), m.queue.asFlux())
                     .doFinally(s -> leave(m));
         });
+    }
+
+    /**
+     * The pub/sub connection, when the caller runs on the thread that delivers its messages (a
+     * waiter woken by a release, a holder that got its grant there), the connection is this
+     * backend's own (opened from the same client and URI as the command connection) and it speaks
+     * RESP3, where a subscribed connection also runs ordinary commands. A command written there from
+     * that thread goes out at once; on the command connection it would first be handed to that
+     * connection's event loop (another thread to wake), and its answer would come back there.
+     *
+     * @return that connection, or {@code null} (use the command connection)
+     */
+    StatefulRedisPubSubConnection<String, String> inlineConnection() {
+        if (!owned || Thread.currentThread() != deliveryThread) {
+            return null;
+        }
+        StatefulRedisPubSubConnection<String, String> c = connection.current();
+        return c instanceof io.lettuce.core.StatefulRedisConnectionImpl<?, ?> impl && c.isOpen()
+                && impl.getConnectionState().getNegotiatedProtocolVersion() == io.lettuce.core.protocol.ProtocolVersion.RESP3 ? c : null;
     }
 
     /** @return how many channels are subscribed or being (un)subscribed (for tests) */

@@ -53,7 +53,11 @@ import reactor.core.scheduler.Schedulers;
  * connections on first use (commands, pub/sub) and {@link #close()} closes them; it never shuts
  * the client down — that stays the application's. Built from connections the application passed
  * in, {@link #close()} leaves them open (it only removes its listener and unsubscribes).
- * Connections use UTF-8 strings; Lettuce reconnects them by itself.
+ * Connections use UTF-8 strings; Lettuce reconnects them by itself. A grant or release asked on the
+ * thread that delivers the pub/sub connection's messages (a waiter woken by a release, a holder
+ * granted there) is sent on that connection when it is the backend's own and speaks RESP3 (not on a
+ * cluster): one event loop then carries the whole handoff, with no hand-over to the command
+ * connection's thread and back.
  *
  * <p>Nothing is sent before subscribe; nothing blocks. Failures are
  * {@link io.reactivelocks.LockBackendException}s: transient for timeouts and connection
@@ -193,7 +197,7 @@ public final class RedisLockBackend implements LockBackend {
             String[] k = {keys.lock(name), keys.fence(name)};
             String[] a = {request.owner(), millis(request.leaseTime()), fenceTtlMs, keys.channel(name),
                     request.payload() == null ? "0" : "1", request.payload() == null ? "" : request.payload()};
-            return commands()
+            return commandsHere()
                     .flatMap(c -> {
                         // the lease is timed from here, not from before a (first, lazy) connect
                         long sentAt = request.clock().nanoTime();
@@ -293,8 +297,8 @@ public final class RedisLockBackend implements LockBackend {
     public Mono<Boolean> release(String name, String owner) {
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(owner, "owner");
-        return Mono.defer(() -> script(LuaScript.RELEASE, ScriptOutputType.INTEGER,
-                        new String[] {keys.lock(name)}, owner, keys.channel(name))
+        return Mono.defer(() -> commandsHere().flatMap(c -> LuaScript.RELEASE.<Object>run(c, ScriptOutputType.INTEGER,
+                        new String[] {keys.lock(name)}, owner, keys.channel(name)).next())
                 .map(r -> Long.valueOf(1L).equals(r))
                 .onErrorMap(e -> RedisErrors.map(name, "release", e)));
     }
@@ -401,6 +405,21 @@ public final class RedisLockBackend implements LockBackend {
     /** @return the commands of the connection (one server, or the cluster), opened on first use */
     Mono<RedisClusterReactiveCommands<String, String>> commands() {
         return commands.get().map(RedisLockBackend::reactive);
+    }
+
+    /**
+     * @return the commands of the pub/sub connection when the caller runs on its event loop and it
+     *     can carry commands ({@link PubSubChannels#inlineConnection()}; never on a cluster, whose
+     *     pub/sub connection talks to one node only), else {@link #commands()}
+     */
+    private Mono<? extends io.lettuce.core.api.reactive.RedisScriptingReactiveCommands<String, String>> commandsHere() {
+        if (!cluster) {
+            StatefulRedisPubSubConnection<String, String> inline = channels.inlineConnection();
+            if (inline != null) {
+                return Mono.just(inline.reactive());
+            }
+        }
+        return commands();
     }
 
     /** @return whether this backend talks to a Redis Cluster */

@@ -297,6 +297,67 @@ class RedisLockBackendTest {
     }
 
     @Test
+    void aWaiterWokenByAReleaseIsGrantedOnThePubSubThreadAndReleasesFromThere() {
+        wakeGrantAndReleaseFromTheEventThread(backend(), true);
+    }
+
+    @Test
+    void overRespTwoTheWokenWaitersRequestsGoToTheCommandConnection() {
+        // a RESP2 connection refuses commands while subscribed: the backend must not send them there
+        io.lettuce.core.RedisClient resp2 = io.lettuce.core.RedisClient.create(redis.resources, redis.uri);
+        resp2.setOptions(io.lettuce.core.ClientOptions.builder()
+                .protocolVersion(io.lettuce.core.protocol.ProtocolVersion.RESP2).build());
+        RedisLockBackend b = RedisLockBackend.create(resp2, redis.options());
+        try {
+            wakeGrantAndReleaseFromTheEventThread(b, false);
+        } finally {
+            b.close().block(STEP);
+            resp2.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+        }
+    }
+
+    /**
+     * Holds a lock, waits on its events, releases it; on the Released event (on the pub/sub
+     * connection's thread) asks for the lock with another owner and, once granted, releases it
+     * from the thread the grant came on.
+     */
+    private void wakeGrantAndReleaseFromTheEventThread(RedisLockBackend b, boolean sameThread) {
+        String name = name("inline");
+        String holder = GrantRequest.newOwner();
+        String waiter = GrantRequest.newOwner();
+        assertThat(b.tryGrant(request(name, holder, LEASE)).block(STEP)).isInstanceOf(Attempt.Granted.class);
+        java.util.concurrent.atomic.AtomicReference<Thread> eventThread = new java.util.concurrent.atomic.AtomicReference<>();
+        java.util.concurrent.atomic.AtomicReference<Thread> grantThread = new java.util.concurrent.atomic.AtomicReference<>();
+        java.util.concurrent.atomic.AtomicReference<Object> outcome = new java.util.concurrent.atomic.AtomicReference<>();
+        reactor.core.Disposable events = b.events(name).subscribe(e -> {
+            if (e instanceof LockEvent.Subscribed) {
+                b.release(name, holder).subscribe(null, outcome::set);
+            } else if (e instanceof LockEvent.Released r && r.owner().equals(holder)) {
+                eventThread.set(Thread.currentThread());
+                b.tryGrant(request(name, waiter, LEASE)).subscribe(a -> {
+                    grantThread.set(Thread.currentThread());
+                    if (a instanceof Attempt.Granted) {
+                        b.release(name, waiter).subscribe(outcome::set, outcome::set);
+                    } else {
+                        outcome.set(a);
+                    }
+                }, outcome::set);
+            }
+        });
+        try {
+            await().atMost(STEP).until(() -> outcome.get() != null);
+            assertThat(outcome.get()).as("the woken waiter's grant, then its release").isEqualTo(Boolean.TRUE);
+            if (sameThread) {
+                assertThat(grantThread.get()).as("the grant is answered on the thread that woke the waiter")
+                        .isSameAs(eventThread.get());
+            }
+            assertThat(b.inspect(name).blockOptional(STEP)).isEmpty();
+        } finally {
+            events.dispose();
+        }
+    }
+
+    @Test
     void oneSubscribePerNameSharedByAllSubscribersAndDroppedByTheLast() {
         RedisLockBackend watcher = backend();
         RedisLockBackend actor = backend();
