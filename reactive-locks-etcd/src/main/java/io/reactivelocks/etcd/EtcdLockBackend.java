@@ -139,8 +139,8 @@ public final class EtcdLockBackend implements LockBackend {
         LockKeys requests = new LockKeys(kv);
         this.sessions = new SessionLeases(client.getLeaseClient(), options, stats);
         this.txns = new AbandonedTransactions(keys, requests, options, sessions::isClosed);
-        this.queue = new EtcdLockQueue(kv, watch, keys, requests, sessions, txns, stats, options);
         this.heldKeys = new HeldKeyWatch(kv, watch, keys, options);
+        this.queue = new EtcdLockQueue(kv, watch, keys, requests, sessions, txns, stats, options, heldKeys);
         this.reconnect = new ChannelReconnect(client, options.reconnectInterval(), options.scheduler());
         this.close = Mono.defer(this::doClose).cache();
     }
