@@ -203,9 +203,11 @@ final class EtcdLockQueue {
     private Mono<Attempt> granted(GrantRequest request, EtcdSession s, long token) {
         // this key was the lowest under its name at a revision before now: its successor, if it
         // watches it from this backend, needs no read once it is deleted
-        Predecessor successor = waitingOn.get(keys.owner(request.name(), request.owner()));
-        if (successor != null && successor.createRevision == token) {
-            successor.first = true;
+        if (!waitingOn.isEmpty()) { // nothing to look up (nor a key to build) when no owner of this backend waits
+            Predecessor successor = waitingOn.get(keys.owner(request.name(), request.owner()));
+            if (successor != null && successor.createRevision == token) {
+                successor.first = true;
+            }
         }
         io.reactivelocks.spi.Renewal recent = s.recentConfirmation(request.clock());
         Mono<io.reactivelocks.spi.Renewal> confirmed = recent != null ? Mono.just(recent) : s.confirm(request.clock());
