@@ -14,8 +14,10 @@ import io.etcd.jetcd.options.WatchOption;
 import io.reactivelocks.LockBackendException;
 import io.reactivelocks.spi.Attempt;
 import io.reactivelocks.spi.GrantRequest;
+import io.reactivelocks.spi.HeldLock;
 import io.reactivelocks.spi.Holder;
 import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
 import reactor.core.publisher.Mono;
 
 /**
@@ -38,9 +40,12 @@ final class EtcdLockQueue {
     private final AbandonedTransactions txns;
     private final EtcdLockStats stats;
     private final EtcdLockOptions options;
+    private final HeldKeyWatch heldKeys;
+    /** The keys queued owners of this backend watch for deletion, each with what is known of it. */
+    private final ConcurrentHashMap<ByteSequence, Predecessor> waitingOn = new ConcurrentHashMap<>();
 
     EtcdLockQueue(KV kv, Watch watch, EtcdKeys keys, LockKeys requests, SessionLeases sessions, AbandonedTransactions txns,
-              EtcdLockStats stats, EtcdLockOptions options) {
+              EtcdLockStats stats, EtcdLockOptions options, HeldKeyWatch heldKeys) {
         this.kv = kv;
         this.watch = watch;
         this.keys = keys;
@@ -49,6 +54,7 @@ final class EtcdLockQueue {
         this.txns = txns;
         this.stats = stats;
         this.options = options;
+        this.heldKeys = heldKeys;
     }
 
     /** See {@link EtcdLockBackend#tryGrant}. */
@@ -110,17 +116,23 @@ final class EtcdLockQueue {
     private Mono<Attempt> turn(GrantRequest request, EtcdSession s, long myRev) {
         Mono<Attempt> lost = s.whenOver().then(Mono.error(() -> new LockBackendException(request.name(),
                 "the session lease ended while queued for lock '" + request.name() + "': " + s.endReason(), null, true)));
-        return Mono.firstWithSignal(awaitTurn(request, s, myRev), lost)
+        // our key deleted behind our back (an operator) while we wait: a grant on the predecessor's
+        // deletion alone would not notice it, the shared watch of held keys does
+        Mono<Attempt> entryGone = heldKeys.keyGone(new HeldLock(request.name(), request.owner(), myRev))
+                .then(Mono.error(() -> new LockBackendException(request.name(), "the queue entry of owner "
+                        + request.owner() + " was deleted while queued", null, true)));
+        return Mono.firstWithSignal(awaitTurn(request, s, myRev), lost, entryGone)
                 .onErrorMap(e -> EtcdErrors.map(request.name(), "acquire", e));
     }
 
     private Mono<Attempt> awaitTurn(GrantRequest request, EtcdSession s, long myRev) {
         ByteSequence key = keys.owner(request.name(), request.owner());
+        ByteSequence range = keys.lock(request.name());
         GetOption before = GetOption.builder().isPrefix(true).withMaxCreateRevision(myRev - 1)
                 .withSortField(GetOption.SortTarget.CREATE).withSortOrder(GetOption.SortOrder.DESCEND)
                 .withLimit(1).build();
         return Mono.fromFuture(() -> kv.txn()
-                        .Then(Op.get(key, GetOption.DEFAULT), Op.get(keys.lock(request.name()), before))
+                        .Then(Op.get(key, GetOption.DEFAULT), Op.get(range, before), Op.get(range, LOWEST))
                         .commit())
                 .flatMap(r -> {
                     if (r.getGetResponses().get(0).getKvs().isEmpty()) {
@@ -131,20 +143,33 @@ final class EtcdLockQueue {
                     if (predecessor.isEmpty()) {
                         return granted(request, s, myRev);
                     }
-                    return awaitDeletion(request.name(), predecessor.get(0).getKey(), r.getHeader().getRevision() + 1)
-                            .then(Mono.defer(() -> awaitTurn(request, s, myRev)));
+                    KeyValue p = predecessor.get(0);
+                    List<KeyValue> lowest = r.getGetResponses().get(2).getKvs();
+                    Predecessor wait = new Predecessor(p.getCreateRevision(),
+                            !lowest.isEmpty() && lowest.get(0).getKey().equals(p.getKey()));
+                    return awaitDeletion(request.name(), p.getKey(), r.getHeader().getRevision() + 1, wait)
+                            .flatMap(deleted -> {
+                                if (deleted && wait.first) {
+                                    // the only key before ours was deleted: ours is the lowest, no read needed
+                                    stats.grantedOnDeletion();
+                                    return granted(request, s, myRev);
+                                }
+                                return awaitTurn(request, s, myRev);
+                            });
                 });
     }
 
     /**
      * Watches one key for its deletion, from {@code fromRevision} on (so a deletion after the read
-     * that found the key is seen even if it happened before the watch was set up).
+     * that found the key is seen even if it happened before the watch was set up). While it
+     * watches, {@code wait} is where a grant of that key by this backend is noted.
      *
-     * @return completes on the deletion, or shortly after the watch failed transiently (the caller
+     * @return true on the deletion; false shortly after the watch failed transiently (the caller
      *         then looks again); a permanent watch failure is an error
      */
-    private Mono<Void> awaitDeletion(String name, ByteSequence key, long fromRevision) {
+    private Mono<Boolean> awaitDeletion(String name, ByteSequence key, long fromRevision, Predecessor wait) {
         return Mono.<Boolean>create(sink -> {
+            waitingOn.put(key, wait);
             WatchOption option = WatchOption.builder().withRevision(fromRevision).withNoPut(true).build();
             Watch.Watcher w = watch.watch(key, option, Watch.listener(
                     response -> {
@@ -161,9 +186,12 @@ final class EtcdLockQueue {
                         }
                     },
                     () -> sink.success(false)));
-            sink.onDispose(w::close);
-        }).flatMap(deleted -> deleted ? Mono.<Void>empty()
-                : Mono.delay(EtcdLockBackend.WATCH_RETRY, options.scheduler()).then()); // do not spin on a failing watch
+            sink.onDispose(() -> {
+                waitingOn.remove(key, wait);
+                w.close();
+            });
+        }).flatMap(deleted -> deleted ? Mono.just(true)
+                : Mono.delay(EtcdLockBackend.WATCH_RETRY, options.scheduler()).thenReturn(false)); // do not spin on a failing watch
     }
 
     /**
@@ -173,6 +201,14 @@ final class EtcdLockQueue {
      * with the other grants waiting for one (see {@link EtcdSession}).
      */
     private Mono<Attempt> granted(GrantRequest request, EtcdSession s, long token) {
+        // this key was the lowest under its name at a revision before now: its successor, if it
+        // watches it from this backend, needs no read once it is deleted
+        if (!waitingOn.isEmpty()) { // nothing to look up (nor a key to build) when no owner of this backend waits
+            Predecessor successor = waitingOn.get(keys.owner(request.name(), request.owner()));
+            if (successor != null && successor.createRevision == token) {
+                successor.first = true;
+            }
+        }
         io.reactivelocks.spi.Renewal recent = s.recentConfirmation(request.clock());
         Mono<io.reactivelocks.spi.Renewal> confirmed = recent != null ? Mono.just(recent) : s.confirm(request.clock());
         return confirmed.flatMap(c -> sessions.granted(EtcdKeys.heldKey(request.name(), request.owner()), s)
@@ -198,5 +234,22 @@ final class EtcdLockQueue {
             return Mono.fromFuture(() -> txns.trackedRelease(name, owner, requests.delete(keys.owner(name, owner))))
                     .map(d -> d.getDeleted() > 0);
         }).onErrorMap(e -> EtcdErrors.map(name, "release", e));
+    }
+
+    /**
+     * The key a queued owner waits on: its create revision, and whether it is known to have been
+     * the lowest key under the name at some revision (read so by the owner, or granted by this
+     * backend). Then no key before it can exist any more (keys only get larger revisions), and
+     * the owner's read found no key between it and the owner's: its deletion makes the owner's
+     * key the lowest.
+     */
+    private static final class Predecessor {
+        final long createRevision;
+        volatile boolean first;
+
+        Predecessor(long createRevision, boolean first) {
+            this.createRevision = createRevision;
+            this.first = first;
+        }
     }
 }

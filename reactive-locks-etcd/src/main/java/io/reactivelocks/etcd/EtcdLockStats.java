@@ -9,11 +9,16 @@ import java.util.concurrent.atomic.AtomicLong;
 final class EtcdLockStats {
 
     private final AtomicLong predecessorWakeups = new AtomicLong();
+    private final AtomicLong grantsOnDeletion = new AtomicLong();
     private final AtomicLong sessionsGranted = new AtomicLong();
     private final AtomicLong sessionsLost = new AtomicLong();
 
     void predecessorWokeUp() {
         predecessorWakeups.incrementAndGet();
+    }
+
+    void grantedOnDeletion() {
+        grantsOnDeletion.incrementAndGet();
     }
 
     void sessionGranted() {
@@ -27,6 +32,11 @@ final class EtcdLockStats {
     /** @return how many times a queued waiter was woken by its predecessor's deletion */
     long predecessorWakeups() {
         return predecessorWakeups.get();
+    }
+
+    /** @return how many waiters were granted on their predecessor's deletion alone, without a read */
+    long grantsOnDeletion() {
+        return grantsOnDeletion.get();
     }
 
     /** @return how many session leases were granted */

@@ -252,6 +252,36 @@ class EtcdLockBackendTest {
         }
     }
 
+    /**
+     * A waiter whose predecessor was the holder is granted on the holder's deletion without a read
+     * (EtcdLockQueue): its own key deleted behind its back while it waits must not be granted then.
+     */
+    @Test
+    void aQueuedKeyDeletedBehindTheClientsBackIsNotGrantedOnItsPredecessorsDeletion() throws Exception {
+        EtcdLockBackend backend = etcd.backend();
+        LockClient locks = client(backend);
+        String name = name("queued-deleted");
+        String range = etcd.prefix + "/" + EtcdKeys.encode(name) + "/";
+        Lease holder = locks.acquire(name).block(STEP);
+        AtomicReference<Lease> got = new AtomicReference<>();
+        Disposable waiting = locks.acquire(name).subscribe(got::set);
+        try {
+            await().atMost(STEP).until(() -> etcd.keys(range).size() == 2);
+            String queued = etcd.keys(range).stream().filter(k -> !k.endsWith("/" + holder.owner())).findFirst().orElseThrow();
+            ByteSequence key = ByteSequence.from(queued, StandardCharsets.UTF_8);
+            long queuedRevision = etcd.checker().getKVClient().get(key).get(10, TimeUnit.SECONDS).getKvs().get(0).getCreateRevision();
+            etcd.checker().getKVClient().delete(key).get(10, TimeUnit.SECONDS);
+            holder.release().block(STEP);
+            await().atMost(STEP).until(() -> got.get() != null);
+            // queued again with a new key: not granted on the deleted one
+            assertThat(got.get().token()).isGreaterThan(queuedRevision);
+            assertThat(etcd.keys(range)).containsExactly(range + got.get().owner());
+            got.get().release().block(STEP);
+        } finally {
+            waiting.dispose();
+        }
+    }
+
     @Test
     void closeRevokesTheSessionSoEveryKeyGoesAtOnce() {
         EtcdLockBackend backend = etcd.backend();

@@ -11,6 +11,7 @@ final class LockQueueStats {
     private final AtomicLong predecessorWatches = new AtomicLong();
     private final AtomicLong predecessorWatchEvents = new AtomicLong();
     private final AtomicLong queueChecks = new AtomicLong();
+    private final AtomicLong grantsOnDeletion = new AtomicLong();
 
     void predecessorWatchSet() {
         predecessorWatches.incrementAndGet();
@@ -22,6 +23,10 @@ final class LockQueueStats {
 
     void queueChecked() {
         queueChecks.incrementAndGet();
+    }
+
+    void grantedOnDeletion() {
+        grantsOnDeletion.incrementAndGet();
     }
 
     /** @return how many predecessor watches were set (on a predecessor that still existed) */
@@ -37,5 +42,10 @@ final class LockQueueStats {
     /** @return how many times a queued owner looked at the children again after its wait */
     long queueChecks() {
         return queueChecks.get();
+    }
+
+    /** @return how many queued owners were granted on their predecessor's deletion, without listing the children again */
+    long grantsOnDeletion() {
+        return grantsOnDeletion.get();
     }
 }

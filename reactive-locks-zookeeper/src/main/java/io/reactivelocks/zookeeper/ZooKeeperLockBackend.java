@@ -49,7 +49,11 @@ import reactor.util.Loggers;
  *       {@code exists} watch on the node just before ours — only that one — and when it fires
  *       lists again: still someone before us (a waiter in the middle gave up) → watch that one
  *       ({@code Queued} again); first → {@link Attempt.Granted}. A release wakes exactly one
- *       waiter: no herd;</li>
+ *       waiter: no herd. No listing is needed when the deleted node is known to have been first
+ *       (first in the listing that queued us, or granted by this backend): no node can get a
+ *       lower sequence later and none was between it and ours, so its deletion makes ours first;
+ *       that grant is timed from the send time of the watch's {@code exists} (answered on our
+ *       node's session), when younger than a third of the session timeout — else we list;</li>
  *   <li>when the caller does not wait ({@code tryAcquire}): if anyone is queued already, answer
  *       {@link Attempt.Busy} without writing; else create, list, and if we are not first delete
  *       our node again and answer {@code Busy}.</li>

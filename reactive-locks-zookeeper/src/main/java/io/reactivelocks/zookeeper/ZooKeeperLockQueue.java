@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 import org.apache.curator.framework.CuratorFramework;
@@ -20,6 +21,7 @@ import org.apache.curator.x.async.api.AsyncCuratorFrameworkDsl;
 import org.apache.curator.x.async.api.CreateOption;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.data.Stat;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
@@ -125,7 +127,7 @@ final class ZooKeeperLockQueue {
                     return Mono.just(new Attempt.Granted(c.czxid(), Duration.ofMillis(ttl), sentAt));
                 }
                 if (request.queue()) {
-                    return Mono.just(new Attempt.Queued(turn(request, node, c, list.get(i - 1).node())));
+                    return Mono.just(new Attempt.Queued(turn(request, node, c, list.get(i - 1), i == 1)));
                 }
                 // tryAcquire leaves no queue entry behind
                 node.released = true;
@@ -141,19 +143,36 @@ final class ZooKeeperLockQueue {
      * The wait of a queued owner: an exists-watch on its predecessor only; on its deletion (or a
      * reconnection, in case the watch was lost) look again. LOST ends the wait with a transient
      * error: the engine retries, and the retry enqueues anew on the new session.
+     *
+     * <p>No second look is needed when the predecessor is known to have been first at some point
+     * ({@code first}: it was first in the listing that queued us; or this backend granted it):
+     * no node can get a lower sequence later and the listing showed none between it and ours, so
+     * its deletion makes ours first. The grant is then timed from when the watch's
+     * {@code exists} was sent: it succeeded on the session our node belongs to, so that session —
+     * and our ephemeral node — lives until at least that send time + the session timeout. Only
+     * when that send is recent (a third of the session timeout, like a confirmation) and the
+     * session unchanged; otherwise the children are listed again.
      */
-    private Mono<Attempt> turn(GrantRequest request, OwnerNode node, Created c, String predecessor) {
+    private Mono<Attempt> turn(GrantRequest request, OwnerNode node, Created c, ZNodeNames.Child predecessor, boolean first) {
         return Mono.defer(() -> {
             if (closed.getAsBoolean()) {
                 return Mono.error(new LockClientClosedException(request.name()));
             }
+            OwnerNode local = owners.get(key(request.name(), predecessor.owner()));
+            long sentAt = request.clock().nanoTime();
+            long sessionId = session.sessionId();
+            AtomicBoolean deleted = new AtomicBoolean();
             WatcherRemoveCuratorFramework watchers = client.newWatcherRemoveCuratorFramework();
             AsyncCuratorFrameworkDsl watching = AsyncCuratorFramework.wrap(watchers).with(WatchMode.successOnly);
-            AsyncStage<Stat> exists = watching.watched().checkExists().forPath(paths.lockPath(request.name()) + "/" + predecessor);
+            AsyncStage<Stat> exists = watching.watched().checkExists()
+                    .forPath(paths.lockPath(request.name()) + "/" + predecessor.node());
             Mono<Void> gone = Mono.fromCompletionStage(exists)
                     .flatMap(stat -> {
                         stats.predecessorWatchSet();
-                        return Mono.fromCompletionStage(exists.event()).doOnNext(e -> stats.predecessorWatchFired());
+                        return Mono.fromCompletionStage(exists.event()).doOnNext(e -> {
+                            stats.predecessorWatchFired();
+                            deleted.set(e.getType() == Watcher.Event.EventType.NodeDeleted);
+                        });
                     })
                     .then();
             Mono<Void> lost = session.lost().then(Mono.error(() -> new LockBackendException(request.name(),
@@ -161,11 +180,38 @@ final class ZooKeeperLockQueue {
             Mono<Void> reconnected = session.reconnects().next().then();
             return Mono.firstWithSignal(gone, lost, reconnected)
                     .then(Mono.defer(() -> {
+                        if (deleted.get() && (first || grantedHere(local, predecessor))) {
+                            Attempt granted = grantOnDeletion(request, node, c, sessionId, sentAt);
+                            if (granted != null) {
+                                return Mono.just(granted);
+                            }
+                        }
                         stats.queueChecked();
                         return decide(request, node, c);
                     }))
                     .doFinally(s -> watchers.removeWatchers());
         }).onErrorMap(e -> ZooKeeperErrors.map(request.name(), "acquire", e));
+    }
+
+    /** @return whether {@code local} (this backend's owner node, or null) is the node {@code child} and was granted */
+    private static boolean grantedHere(@Nullable OwnerNode local, ZNodeNames.Child child) {
+        Created made = local == null ? null : local.created;
+        return made != null && local.granted && made.node().equals(child.node());
+    }
+
+    /**
+     * @return the grant on the predecessor's deletion (see {@link #turn}), or null when the
+     *         session changed, no timeout is negotiated or the watch was sent too long ago
+     */
+    private @Nullable Attempt grantOnDeletion(GrantRequest request, OwnerNode node, Created c, long sessionId, long sentAt) {
+        long ttl = session.negotiatedTimeoutMillis();
+        if (ttl <= 0 || c.sessionId() != sessionId || session.sessionId() != sessionId
+                || request.clock().nanoTime() - sentAt > TimeUnit.MILLISECONDS.toNanos(ttl) / 3) {
+            return null;
+        }
+        stats.grantedOnDeletion();
+        node.granted = true;
+        return new Attempt.Granted(c.czxid(), Duration.ofMillis(ttl), sentAt);
     }
 
     /** Creates the owner's protected ephemeral-sequential node, creating the lock's node (and the root) when missing. */

@@ -123,6 +123,48 @@ class ZooKeeperQueueTest {
         assertThat(b.prunesSent()).isEqualTo(prunes + 1);
     }
 
+    /**
+     * Waiters of one client queued one after another: each one's predecessor was first when it
+     * queued (the holder) or was granted by the same client, so its deletion alone makes the
+     * waiter first — a hand-over is the release's delete, no listing (counted by the server, with
+     * a spare for pings). The session is 9 s here (the server's most): a grant without a listing
+     * is timed from the waiter's watch request, used only while that is younger than a third of it.
+     */
+    @Test
+    void aHandOverWithinOneClientIsOneRequest() {
+        String name = "handoff-" + UUID.randomUUID();
+        Duration session = Duration.ofSeconds(9);
+        ZooKeeperLockBackend b = ZooKeeperLockBackend.owning(ZooKeeperTestSupport.curator(zk.server.connectString(), session),
+                zk.options());
+        backends.add(b);
+        LockClient c = LockClient.create(b, LockOptions.builder().leaseTime(session).requestTimeout(Duration.ofSeconds(5)).build());
+        clients.add(c);
+        int waiters = 6;
+        Lease holder = c.acquire(name).block(STEP);
+        List<Long> tokens = java.util.Collections.synchronizedList(new ArrayList<>());
+        AtomicInteger done = new AtomicInteger();
+        List<Disposable> waits = new ArrayList<>();
+        for (int i = 0; i < waiters; i++) {
+            waits.add(c.acquire(name).flatMap(l -> {
+                tokens.add(l.token());
+                return l.release();
+            }).subscribe(null, e -> { }, done::incrementAndGet));
+            long watches = i + 1;
+            await().atMost(STEP).pollInterval(Duration.ofMillis(10))
+                    .until(() -> b.stats().predecessorWatches() == watches); // in this order
+        }
+        long before = packetsReceived();
+        holder.release().block(STEP);
+        await().atMost(STEP).until(() -> done.get() == waiters);
+        long requests = packetsReceived() - before - 1; // the mntr itself
+        waits.forEach(Disposable::dispose);
+        assertThat(b.stats().grantsOnDeletion()).isEqualTo(waiters);
+        assertThat(b.stats().queueChecks()).isZero();
+        assertThat(requests).as("requests for %d hand-overs", waiters).isBetween((long) waiters, waiters + 3L);
+        assertThat(tokens).hasSize(waiters).isSorted().doesNotHaveDuplicates();
+        assertThat(tokens.get(0)).isGreaterThan(holder.token());
+    }
+
     private static long packetsReceived() {
         for (String line : zk.fourLetterWord("mntr").split("\n")) {
             String[] kv = line.split("\t");
@@ -170,7 +212,9 @@ class ZooKeeperQueueTest {
         // a children watch on the lock would have fired ~waiters²/2 times; the predecessor watch fires once per hand-over
         assertThat(sum(b -> b.stats().predecessorWatchEvents())).as("watch events").isEqualTo(waiters);
         // (a reconnection would add a look and a watch per waiter, never a herd)
-        assertThat(sum(b -> b.stats().queueChecks())).as("listings after a wake-up").isBetween((long) waiters, 2L * waiters);
+        // each wake-up lists the children again, unless the predecessor is known to have been first (then none)
+        assertThat(sum(b -> b.stats().queueChecks()) + sum(b -> b.stats().grantsOnDeletion()))
+                .as("listings after a wake-up, and grants without one").isBetween((long) waiters, 2L * waiters);
         assertThat(sum(b -> b.stats().predecessorWatches())).as("watches set").isBetween((long) waiters, 2L * waiters);
     }
 
