@@ -32,7 +32,7 @@ final class Renewal {
     /** One contender holding {@code leases} leases. */
     record Case(String label, Role role, int leases, double acquireSeconds, double heapPerLease, double windowSeconds,
                 double ticks, long renewals, long requests, long executed, long scriptCalls, long scriptMicros,
-                double cpuNanos, double idleCpuNanos, long connections, long renewalWrites, String error) {
+                double cpuNanos, double idleCpuNanos, long connections, long renewalWrites, long renewalLeases, String error) {
 
         double cpuPerRenewal() {
             return renewals == 0 ? Double.NaN : (cpuNanos - idleCpuNanos) / renewals;
@@ -51,7 +51,15 @@ final class Renewal {
             return roundTripsPerTick() / Math.max(1, connections);
         }
 
+        /**
+         * Ours: {@code renew} calls per tick, a tick being one renewal of every held lease (the leases the calls
+         * carried ÷ {@code n}), so the figure does not depend on where the window falls between ticks; Redisson
+         * (a timer per lock, spread over the interval): script calls ÷ (window ÷ interval).
+         */
         double roundTripsPerTick() {
+            if (renewalWrites >= 0 && renewalLeases > 0) {
+                return renewalWrites / ((double) renewalLeases / leases);
+            }
             return (double) (renewalWrites >= 0 ? renewalWrites : scriptCalls) / ticks;
         }
 
@@ -84,6 +92,21 @@ final class Renewal {
         /** @return renewal batches the client sent so far (each pipelined: one round trip), or -1 if not known */
         default long renewalWritesSoFar() {
             return -1;
+        }
+
+        /** @return leases those batches carried so far, or -1 if not known */
+        default long renewalLeasesSoFar() {
+            return -1;
+        }
+
+        /** @return {@link System#nanoTime()} when the last renewal batch was sent, or -1 if not known */
+        default long lastRenewalNanos() {
+            return -1;
+        }
+
+        /** @return the renewal batches sent since {@code since} (nanoTime), as "+s.sss s: n leases" */
+        default String renewalsSince(long since) {
+            return "";
         }
 
         void releaseAll(String[] names);
@@ -120,6 +143,21 @@ final class Renewal {
             @Override
             public long renewalWritesSoFar() {
                 return backend.renewCalls.sum();
+            }
+
+            @Override
+            public long renewalLeasesSoFar() {
+                return backend.renewLeases.sum();
+            }
+
+            @Override
+            public long lastRenewalNanos() {
+                return backend.lastCall;
+            }
+
+            @Override
+            public String renewalsSince(long since) {
+                return backend.callsSince(since);
             }
 
             @Override
@@ -193,11 +231,23 @@ final class Renewal {
 
             // let one round of renewals pass first (the renewal path gets compiled by the JIT outside the window)
             Handoff.sleep(s.renewalInterval().plus(s.renewalInterval().dividedBy(3)));
+            // ours ticks once per interval: start the window half an interval after a tick, so that it holds whole
+            // ticks (their sends, replies and CPU), not 2 or 3 of them depending on where it falls
+            long last = h.lastRenewalNanos();
+            if (last >= 0) {
+                long interval = s.renewalInterval().toNanos();
+                long start = last + interval / 2;
+                while (start < System.nanoTime() + 50_000_000L) {
+                    start += interval;
+                }
+                Handoff.sleep(Duration.ofNanos(start - System.nanoTime()));
+            }
             BackendBench.Counts k0 = bench.counts();
             long[] eval0 = scriptStats(bench);
             long pexpire0 = bench.commandStat("pexpire")[0];
             long renewed0 = h.renewedSoFar();
             long writes0 = h.renewalWritesSoFar();
+            long leases0 = h.renewalLeasesSoFar();
             long cpu0 = os.getProcessCpuTime();
             long t0 = System.nanoTime();
             Handoff.sleep(s.b4Window());
@@ -205,6 +255,7 @@ final class Renewal {
             long t1 = System.nanoTime();
             long renewed1 = h.renewedSoFar();
             long writes1 = h.renewalWritesSoFar();
+            long leases1 = h.renewalLeasesSoFar();
             long pexpire1 = bench.commandStat("pexpire")[0];
             long[] eval1 = scriptStats(bench);
             BackendBench.Counts k = bench.counts().minus(k0);
@@ -213,17 +264,20 @@ final class Renewal {
             double ticks = window / (s.renewalInterval().toNanos() / 1e9);
             Case c = new Case(label, role, n, acquireSeconds, perLease, window, ticks, renewals, k.counted(),
                     k.executed(), eval1[0] - eval0[0], eval1[1] - eval0[1], cpu1 - cpu0, idleRate * (t1 - t0), connections,
-                    writes0 >= 0 ? writes1 - writes0 : -1, null);
+                    writes0 >= 0 ? writes1 - writes0 : -1, leases0 >= 0 ? leases1 - leases0 : -1, null);
             Log.info("  B4 %s n=%d window %.1f s: %d renewals (server PEXPIREs %d), %d script calls, %.1f req/s, "
                             + "CPU %.0f ms (idle %.0f ms) = %.2f µs per renewal", label, n, window, renewals, pexpire1 - pexpire0,
                     c.scriptCalls(), c.requestsPerSecond(), c.cpuNanos() / 1e6, c.idleCpuNanos() / 1e6, c.cpuPerRenewal() / 1e3);
+            if (writes0 >= 0) {
+                Log.info("  B4 %s n=%d renew calls in the window (from its start): %s", label, n, h.renewalsSince(t0));
+            }
             h.releaseAll(names);
             return c;
         } catch (RuntimeException e) {
             error = e.toString();
             Log.info("  B4 %s n=%d FAILED: %s", label, n, error);
             return new Case(label, role, n, Double.NaN, Double.NaN, Double.NaN, s.b4Ticks(), 0, 0, 0, 0, 0, 0, 0,
-                    connections, -1, error);
+                    connections, -1, -1, error);
         } finally {
             h.close();
         }
@@ -237,6 +291,9 @@ final class Renewal {
     static final class CountingBackend implements io.reactivelocks.spi.LockBackend {
         private final io.reactivelocks.spi.LockBackend store;
         final LongAdder renewCalls = new LongAdder();
+        final LongAdder renewLeases = new LongAdder();
+        volatile long lastCall = -1;
+        private final List<long[]> calls = java.util.Collections.synchronizedList(new ArrayList<>());
 
         CountingBackend(io.reactivelocks.spi.LockBackend store) {
             this.store = store;
@@ -254,7 +311,26 @@ final class Renewal {
 
         @Override
         public reactor.core.publisher.Mono<List<io.reactivelocks.spi.RenewOutcome>> renew(List<io.reactivelocks.spi.RenewRequest> batch) {
-            return store.renew(batch).doOnSubscribe(x -> renewCalls.increment());
+            return store.renew(batch).doOnSubscribe(x -> {
+                long now = System.nanoTime();
+                renewCalls.increment();
+                renewLeases.add(batch.size());
+                lastCall = now;
+                calls.add(new long[] {now, batch.size()});
+            });
+        }
+
+        String callsSince(long since) {
+            StringBuilder out = new StringBuilder();
+            synchronized (calls) {
+                for (long[] c : calls) {
+                    if (c[0] >= since) {
+                        out.append(out.length() == 0 ? "" : ", ")
+                                .append(String.format(java.util.Locale.ROOT, "+%.3f s: %d", (c[0] - since) / 1e9, c[1]));
+                    }
+                }
+            }
+            return out.toString();
         }
 
         @Override

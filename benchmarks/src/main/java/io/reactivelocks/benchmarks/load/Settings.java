@@ -38,9 +38,12 @@ record Settings(boolean quick, int[] concurrencies, int rounds, Duration round, 
         return b4Lease.dividedBy(3);
     }
 
-    /** @return the B4 window: {@link #b4Ticks} renewal intervals and a third (each lease renews 2 or 3 times in it) */
+    /**
+     * @return the B4 window: {@link #b4Ticks} whole renewal intervals (ours starts it half an interval after a
+     *     tick, so it holds exactly that many ticks: a window of 2⅓ intervals held 2 or 3 by its phase)
+     */
     Duration b4Window() {
-        return renewalInterval().multipliedBy(b4Ticks).plus(renewalInterval().dividedBy(3));
+        return renewalInterval().multipliedBy(b4Ticks);
     }
 
     String describe() {
