@@ -99,9 +99,14 @@ final class Renewal {
             return -1;
         }
 
-        /** @return {@link System#nanoTime()} when the last renewal batch was sent, or -1 if not known */
-        default long lastRenewalNanos() {
+        /** @return leases of the renewal batches answered so far (or failed), or -1 if not known */
+        default long renewalLeasesDoneSoFar() {
             return -1;
+        }
+
+        /** @return renewal batches sent and not answered yet */
+        default int renewalsInFlight() {
+            return 0;
         }
 
         /** @return the renewal batches sent since {@code since} (nanoTime), as "+s.sss s: n leases" */
@@ -151,8 +156,13 @@ final class Renewal {
             }
 
             @Override
-            public long lastRenewalNanos() {
-                return backend.lastCall;
+            public long renewalLeasesDoneSoFar() {
+                return backend.renewLeasesDone.sum();
+            }
+
+            @Override
+            public int renewalsInFlight() {
+                return backend.inFlight.get();
             }
 
             @Override
@@ -231,16 +241,13 @@ final class Renewal {
 
             // let one round of renewals pass first (the renewal path gets compiled by the JIT outside the window)
             Handoff.sleep(s.renewalInterval().plus(s.renewalInterval().dividedBy(3)));
-            // ours ticks once per interval: start the window half an interval after a tick, so that it holds whole
-            // ticks (their sends, replies and CPU), not 2 or 3 of them depending on where it falls
-            long last = h.lastRenewalNanos();
-            if (last >= 0) {
-                long interval = s.renewalInterval().toNanos();
-                long start = last + interval / 2;
-                while (start < System.nanoTime() + 50_000_000L) {
-                    start += interval;
-                }
-                Handoff.sleep(Duration.ofNanos(start - System.nanoTime()));
+            // ours: the window runs from the end of one tick (every renewal call answered) to the end of the b4Ticks-th
+            // next, so it holds whole ticks — their sends, replies, listener calls and CPU — wherever they fall; a window
+            // of a fixed length held 2 or 3 ticks (or parts of them) by its phase
+            boolean byTicks = h.renewalLeasesDoneSoFar() >= 0;
+            long waitLimit = s.b4Window().plus(s.renewalInterval().multipliedBy(3)).plusSeconds(60).toNanos();
+            if (byTicks) {
+                awaitTicksDone(h, h.renewalLeasesDoneSoFar() + 1, waitLimit);
             }
             BackendBench.Counts k0 = bench.counts();
             long[] eval0 = scriptStats(bench);
@@ -250,7 +257,11 @@ final class Renewal {
             long leases0 = h.renewalLeasesSoFar();
             long cpu0 = os.getProcessCpuTime();
             long t0 = System.nanoTime();
-            Handoff.sleep(s.b4Window());
+            if (byTicks) {
+                awaitTicksDone(h, h.renewalLeasesDoneSoFar() + (long) s.b4Ticks() * n, waitLimit);
+            } else {
+                Handoff.sleep(s.b4Window());
+            }
             long cpu1 = os.getProcessCpuTime();
             long t1 = System.nanoTime();
             long renewed1 = h.renewedSoFar();
@@ -261,7 +272,8 @@ final class Renewal {
             BackendBench.Counts k = bench.counts().minus(k0);
             long renewals = renewed0 >= 0 ? renewed1 - renewed0 : pexpire1 - pexpire0;
             double window = (t1 - t0) / 1e9;
-            double ticks = window / (s.renewalInterval().toNanos() / 1e9);
+            double ticks = byTicks && leases1 > leases0 ? (double) (leases1 - leases0) / n
+                    : window / (s.renewalInterval().toNanos() / 1e9);
             Case c = new Case(label, role, n, acquireSeconds, perLease, window, ticks, renewals, k.counted(),
                     k.executed(), eval1[0] - eval0[0], eval1[1] - eval0[1], cpu1 - cpu0, idleRate * (t1 - t0), connections,
                     writes0 >= 0 ? writes1 - writes0 : -1, leases0 >= 0 ? leases1 - leases0 : -1, null);
@@ -292,7 +304,8 @@ final class Renewal {
         private final io.reactivelocks.spi.LockBackend store;
         final LongAdder renewCalls = new LongAdder();
         final LongAdder renewLeases = new LongAdder();
-        volatile long lastCall = -1;
+        final LongAdder renewLeasesDone = new LongAdder();
+        final java.util.concurrent.atomic.AtomicInteger inFlight = new java.util.concurrent.atomic.AtomicInteger();
         private final List<long[]> calls = java.util.Collections.synchronizedList(new ArrayList<>());
 
         CountingBackend(io.reactivelocks.spi.LockBackend store) {
@@ -315,8 +328,11 @@ final class Renewal {
                 long now = System.nanoTime();
                 renewCalls.increment();
                 renewLeases.add(batch.size());
-                lastCall = now;
+                inFlight.incrementAndGet();
                 calls.add(new long[] {now, batch.size()});
+            }).doFinally(x -> {
+                renewLeasesDone.add(batch.size());
+                inFlight.decrementAndGet();
             });
         }
 
@@ -366,6 +382,17 @@ final class Renewal {
         @Override
         public reactor.core.publisher.Mono<Void> close() {
             return store.close();
+        }
+    }
+
+    /** Waits until the renewal calls answered carried {@code leases} leases in all and none is in flight. */
+    private static void awaitTicksDone(Holder h, long leases, long limitNanos) {
+        long until = System.nanoTime() + limitNanos;
+        while (h.renewalLeasesDoneSoFar() < leases || h.renewalsInFlight() > 0) {
+            if (System.nanoTime() > until) {
+                throw new IllegalStateException("renewal ticks did not complete within " + limitNanos / 1_000_000 + " ms");
+            }
+            Handoff.sleep(Duration.ofMillis(10)); // coarse: the window's ends fall between ticks, where nothing runs
         }
     }
 

@@ -39,8 +39,9 @@ record Settings(boolean quick, int[] concurrencies, int rounds, Duration round, 
     }
 
     /**
-     * @return the B4 window: {@link #b4Ticks} whole renewal intervals (ours starts it half an interval after a
-     *     tick, so it holds exactly that many ticks: a window of 2⅓ intervals held 2 or 3 by its phase)
+     * @return the B4 window: {@link #b4Ticks} renewal intervals (Redisson's; ours runs from the end of one tick to
+     *     the end of the {@link #b4Ticks}-th next, about as long: a window of fixed length held 2 or 3 of its
+     *     ticks by its phase)
      */
     Duration b4Window() {
         return renewalInterval().multipliedBy(b4Ticks);
