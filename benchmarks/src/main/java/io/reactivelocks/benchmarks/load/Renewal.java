@@ -32,7 +32,8 @@ final class Renewal {
     /** One contender holding {@code leases} leases. */
     record Case(String label, Role role, int leases, double acquireSeconds, double heapPerLease, double windowSeconds,
                 double ticks, long renewals, long requests, long executed, long scriptCalls, long scriptMicros,
-                double cpuNanos, double idleCpuNanos, long connections, long renewalWrites, long renewalLeases, String error) {
+                double cpuNanos, double idleCpuNanos, long connections, long renewalWrites, long renewalLeases,
+                long scriptsOver5ms, long longestScriptMicros, String error) {
 
         double cpuPerRenewal() {
             return renewals == 0 ? Double.NaN : (cpuNanos - idleCpuNanos) / renewals;
@@ -249,6 +250,10 @@ final class Renewal {
             if (byTicks) {
                 awaitTicksDone(h, h.renewalLeasesDoneSoFar() + 1, waitLimit);
             }
+            // every script call over 1 ms in the window goes to the server's SLOWLOG: none may run 5 ms or more
+            bench.admin().configSet("slowlog-log-slower-than", "1000");
+            bench.admin().configSet("slowlog-max-len", "8192");
+            bench.admin().slowlogReset();
             BackendBench.Counts k0 = bench.counts();
             long[] eval0 = scriptStats(bench);
             long pexpire0 = bench.commandStat("pexpire")[0];
@@ -270,26 +275,29 @@ final class Renewal {
             long pexpire1 = bench.commandStat("pexpire")[0];
             long[] eval1 = scriptStats(bench);
             BackendBench.Counts k = bench.counts().minus(k0);
+            long[] slow = slowScripts(bench);
             long renewals = renewed0 >= 0 ? renewed1 - renewed0 : pexpire1 - pexpire0;
             double window = (t1 - t0) / 1e9;
             double ticks = byTicks && leases1 > leases0 ? (double) (leases1 - leases0) / n
                     : window / (s.renewalInterval().toNanos() / 1e9);
             Case c = new Case(label, role, n, acquireSeconds, perLease, window, ticks, renewals, k.counted(),
                     k.executed(), eval1[0] - eval0[0], eval1[1] - eval0[1], cpu1 - cpu0, idleRate * (t1 - t0), connections,
-                    writes0 >= 0 ? writes1 - writes0 : -1, leases0 >= 0 ? leases1 - leases0 : -1, null);
+                    writes0 >= 0 ? writes1 - writes0 : -1, leases0 >= 0 ? leases1 - leases0 : -1, slow[0], slow[1], null);
             Log.info("  B4 %s n=%d window %.1f s: %d renewals (server PEXPIREs %d), %d script calls, %.1f req/s, "
                             + "CPU %.0f ms (idle %.0f ms) = %.2f µs per renewal", label, n, window, renewals, pexpire1 - pexpire0,
                     c.scriptCalls(), c.requestsPerSecond(), c.cpuNanos() / 1e6, c.idleCpuNanos() / 1e6, c.cpuPerRenewal() / 1e3);
             if (writes0 >= 0) {
                 Log.info("  B4 %s n=%d renew calls in the window (from its start): %s", label, n, h.renewalsSince(t0));
             }
+            Log.info("  B4 %s n=%d script calls of 5 ms or more inside the server: %d (longest over 1 ms: %s µs)", label, n,
+                    slow[0], slow[1] < 0 ? "none" : Long.toString(slow[1]));
             h.releaseAll(names);
             return c;
         } catch (RuntimeException e) {
             error = e.toString();
             Log.info("  B4 %s n=%d FAILED: %s", label, n, error);
             return new Case(label, role, n, Double.NaN, Double.NaN, Double.NaN, s.b4Ticks(), 0, 0, 0, 0, 0, 0, 0,
-                    connections, -1, -1, error);
+                    connections, -1, -1, -1, -1, error);
         } finally {
             h.close();
         }
@@ -394,6 +402,25 @@ final class Renewal {
             }
             Handoff.sleep(Duration.ofMillis(10)); // coarse: the window's ends fall between ticks, where nothing runs
         }
+    }
+
+    /** @return EVAL/EVALSHA calls of 5 ms or more in the SLOWLOG (threshold 1 ms), and the longest logged (µs, -1: none) */
+    private static long[] slowScripts(RedisBench bench) {
+        long over = 0;
+        long longest = -1;
+        for (Object entry : bench.admin().slowlogGet(8192)) {
+            List<?> e = (List<?>) entry;
+            long micros = ((Number) e.get(2)).longValue();
+            Object args = e.get(3);
+            String command = args instanceof List<?> a && !a.isEmpty() ? String.valueOf(a.get(0)) : "";
+            if (command.equalsIgnoreCase("evalsha") || command.equalsIgnoreCase("eval")) {
+                longest = Math.max(longest, micros);
+                if (micros >= 5000) {
+                    over++;
+                }
+            }
+        }
+        return new long[] {over, longest};
     }
 
     /** @return calls and µs of EVAL + EVALSHA so far */
