@@ -252,8 +252,7 @@ final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapshot.Sourc
                 validUntil = until;
                 // a new snapshot only for a hold stream; snapshot() makes one when asked
                 next = updates != null ? snapshot() : null;
-                // the deadline heap keeps the earlier deadline: when it comes, onDeadline() finds the lease
-                // renewed and sets the new one — one heap update per lease time instead of one sift per renewal
+                scheduleDeadline();
             }
         }
         listener.onRenewed(lock.name(), lock.token());
