@@ -81,6 +81,10 @@ final class LuaScript {
         return sha;
     }
 
+    String source() {
+        return source;
+    }
+
     String resource() {
         return resource;
     }

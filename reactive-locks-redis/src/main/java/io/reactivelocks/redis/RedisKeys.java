@@ -223,6 +223,20 @@ final class RedisKeys {
         return (hi << 4) | lo;
     }
 
+    /**
+     * @param name any string
+     * @return whether {@link #tag(String)} leaves {@code name} as it is (every char a safe ASCII one)
+     */
+    static boolean isPlain(String name) {
+        for (int i = 0; i < name.length(); i++) {
+            char c = name.charAt(i);
+            if (c >= 0x80 || !isSafe(c)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     private static boolean isSafe(int c) {
         return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
                 || c == '-' || c == '.' || c == '_' || c == '~' || c == ':' || c == '/' || c == '@';

@@ -10,6 +10,7 @@ import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.reactive.RedisClusterReactiveCommands;
 import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.protocol.AsyncCommand;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.reactivelocks.spi.Attempt;
 import io.reactivelocks.spi.GrantRequest;
@@ -40,9 +41,10 @@ import reactor.core.scheduler.Schedulers;
  *   <li><b>grant</b>: set-if-absent with the lease as {@code PX}, the fencing token
  *       {@code max(counter + 1, server TIME in µs)} from a per-name counter in the same script,
  *       a {@code PUBLISH} of the grant; the same owner asking again gets the same token;</li>
- *   <li><b>renew</b>: owner- and token-checked {@code PEXPIRE} of many leases per call: the whole
- *       batch in one call, or one call per Redis Cluster slot with
- *       {@link RedisLockOptions#clusterSafeBatches()} or on a cluster;</li>
+ *   <li><b>renew</b>: owner- and token-checked {@code PEXPIRE} of many leases per call: a batch
+ *       in calls of at most {@value #MAX_RENEWALS_PER_CALL} leases (one lease time each, and one
+ *       Redis Cluster slot each with {@link RedisLockOptions#clusterSafeBatches()} or on a
+ *       cluster), written together in one flush;</li>
  *   <li><b>release</b>: owner-checked delete and a {@code PUBLISH};</li>
  *   <li><b>events</b>: one {@code SUBSCRIBE} per name on one pub/sub connection, shared and
  *       ref-counted. Expiry is not published (keyspace notifications are not required): the
@@ -68,6 +70,7 @@ public final class RedisLockBackend implements LockBackend {
     private final RedisLockOptions options;
     private final RedisKeys keys;
     private final String fenceTtlMs;
+    private final byte[] prefixBytes;
     private final LazyConnection<StatefulConnection<String, String>> commands;
     private final PubSubChannels channels;
     private final boolean cluster;
@@ -81,6 +84,7 @@ public final class RedisLockBackend implements LockBackend {
         LuaScript.loadAll();
         this.keys = new RedisKeys(options.keyPrefix());
         this.fenceTtlMs = Long.toString(options.fenceTtl().toMillis());
+        this.prefixBytes = options.keyPrefix().getBytes(java.nio.charset.StandardCharsets.UTF_8);
         this.cluster = cluster;
         this.commands = new LazyConnection<>("command connection",
                 () -> commandConnector.get().map(c -> (StatefulConnection<String, String>) c), owned, c -> { });
@@ -216,10 +220,12 @@ public final class RedisLockBackend implements LockBackend {
     static final int MAX_RENEWALS_PER_CALL = 256;
 
     /**
-     * Renews the batch with one script call per {@value #MAX_RENEWALS_PER_CALL} leases (and, with
-     * {@link RedisLockOptions#clusterSafeBatches()}, per Redis Cluster slot), all sent at once —
-     * pipelined, one round trip. Errors when any call fails (renewal is idempotent, so the engine
-     * may simply retry the batch).
+     * Renews the batch with one script call per {@value #MAX_RENEWALS_PER_CALL} leases of one
+     * lease time (and, with {@link RedisLockOptions#clusterSafeBatches()} or on a cluster, of one
+     * Redis Cluster slot), all dispatched together: one write and one flush on the connection, one
+     * round trip. Each call's arguments are encoded straight into the connection's buffer
+     * ({@link RenewCall}). Errors when any call fails (renewal is idempotent, so the engine may
+     * simply retry the batch).
      */
     @Override
     public Mono<List<RenewOutcome>> renew(List<RenewRequest> batch) {
@@ -228,68 +234,113 @@ public final class RedisLockBackend implements LockBackend {
             if (batch.isEmpty()) {
                 return Mono.just(List.<RenewOutcome>of());
             }
-            List<int[]> calls = new ArrayList<>();
-            if (cluster || options.clusterSafeBatches()) {
-                Map<Integer, List<Integer>> bySlot = new LinkedHashMap<>();
-                for (int i = 0; i < batch.size(); i++) {
-                    int slot = SlotHash.getSlot(RedisKeys.bytes(keys.lock(batch.get(i).lock().name())));
-                    bySlot.computeIfAbsent(slot, s -> new ArrayList<>()).add(i);
-                }
-                for (List<Integer> group : bySlot.values()) {
-                    for (int from = 0; from < group.size(); from += MAX_RENEWALS_PER_CALL) {
-                        List<Integer> part = group.subList(from, Math.min(group.size(), from + MAX_RENEWALS_PER_CALL));
-                        calls.add(part.stream().mapToInt(Integer::intValue).toArray());
-                    }
-                }
-            } else {
-                // one server holds every key: consecutive slices of the batch, no per-lease grouping
-                for (int from = 0; from < batch.size(); from += MAX_RENEWALS_PER_CALL) {
-                    int to = Math.min(batch.size(), from + MAX_RENEWALS_PER_CALL);
-                    int[] group = new int[to - from];
-                    for (int j = 0; j < group.length; j++) {
-                        group[j] = from + j;
-                    }
-                    calls.add(group);
-                }
-            }
-            RenewOutcome[] out = new RenewOutcome[batch.size()];
-            // every call is written at once on the one connection (pipelined): one round trip per batch
-            return Flux.fromIterable(calls)
-                    .flatMap(group -> renewGroup(batch, group).doOnNext(results -> {
-                        Duration ttl = null;
-                        RenewOutcome renewed = null; // one outcome per lease time, not one per lease
-                        for (int j = 0; j < group.length; j++) {
-                            RenewRequest r = batch.get(group[j]);
-                            boolean ok = j < results.size() && Long.valueOf(1L).equals(results.get(j));
-                            if (ok && (renewed == null || !r.leaseTime().equals(ttl))) {
-                                ttl = r.leaseTime();
-                                renewed = RenewOutcome.renewed(ttl);
-                            }
-                            out[group[j]] = ok ? renewed : RenewOutcome.notHeld();
-                        }
-                    }), Integer.MAX_VALUE)
-                    .then(Mono.fromSupplier(() -> java.util.Arrays.asList(out)))
+            Slices slices = slices(batch);
+            return commands.get().flatMap(c -> renewSlices(c, batch, slices))
                     .onErrorMap(e -> RedisErrors.map(batch.size() == 1 ? batch.get(0).lock().name() : null, "renewal", e));
         });
     }
 
-    private Mono<List<?>> renewGroup(List<RenewRequest> batch, int[] group) {
-        String[] k = new String[group.length];
-        String[] a = new String[group.length * 3];
-        Duration leaseTime = null;
-        String ms = null; // the lease time's text, once per lease time
-        for (int j = 0; j < group.length; j++) {
-            RenewRequest r = batch.get(group[j]);
-            k[j] = keys.lock(r.lock().name());
-            a[3 * j] = r.lock().owner();
-            a[3 * j + 1] = Long.toString(r.lock().token());
-            if (ms == null || !r.leaseTime().equals(leaseTime)) {
-                leaseTime = r.leaseTime();
-                ms = millis(leaseTime);
-            }
-            a[3 * j + 2] = ms;
+    /**
+     * A batch cut into script calls: {@code index} lists the batch's positions call after call,
+     * call {@code j} taking {@code index[starts[j]] .. index[starts[j + 1] - 1]} with lease time
+     * {@code ms[j]}.
+     */
+    private record Slices(int[] index, int[] starts, long[] ms) {
+        int count() {
+            return ms.length;
         }
-        return script(LuaScript.RENEW, ScriptOutputType.MULTI, k, a).map(reply -> (List<?>) reply);
+    }
+
+    private Slices slices(List<RenewRequest> batch) {
+        int n = batch.size();
+        Duration first = batch.get(0).leaseTime();
+        boolean uniform = true;
+        for (int i = 1; i < n && uniform; i++) {
+            Duration d = batch.get(i).leaseTime();
+            uniform = d == first || d.equals(first);
+        }
+        if (uniform && !cluster && !options.clusterSafeBatches()) {
+            // the usual case: one server, one lease time: consecutive slices, no grouping
+            int[] index = new int[n];
+            for (int i = 0; i < n; i++) {
+                index[i] = i;
+            }
+            int k = (n + MAX_RENEWALS_PER_CALL - 1) / MAX_RENEWALS_PER_CALL;
+            int[] starts = new int[k + 1];
+            long[] ms = new long[k];
+            long leaseMs = leaseMillis(first);
+            for (int j = 0; j < k; j++) {
+                starts[j] = j * MAX_RENEWALS_PER_CALL;
+                ms[j] = leaseMs;
+            }
+            starts[k] = n;
+            return new Slices(index, starts, ms);
+        }
+        // group by lease time (and slot): one call carries one lease time and, where needed, one slot
+        boolean bySlot = cluster || options.clusterSafeBatches();
+        Map<List<Long>, List<Integer>> groups = new LinkedHashMap<>();
+        for (int i = 0; i < n; i++) {
+            RenewRequest r = batch.get(i);
+            long slot = bySlot ? SlotHash.getSlot(RedisKeys.bytes(keys.lock(r.lock().name()))) : -1;
+            groups.computeIfAbsent(List.of(slot, leaseMillis(r.leaseTime())), g -> new ArrayList<>()).add(i);
+        }
+        int[] index = new int[n];
+        List<Integer> starts = new ArrayList<>();
+        List<Long> ms = new ArrayList<>();
+        int at = 0;
+        for (Map.Entry<List<Long>, List<Integer>> g : groups.entrySet()) {
+            List<Integer> members = g.getValue();
+            for (int from = 0; from < members.size(); from += MAX_RENEWALS_PER_CALL) {
+                starts.add(at + from);
+                ms.add(g.getKey().get(1));
+            }
+            for (int m : members) {
+                index[at++] = m;
+            }
+        }
+        int[] s = new int[starts.size() + 1];
+        long[] m = new long[ms.size()];
+        for (int j = 0; j < m.length; j++) {
+            s[j] = starts.get(j);
+            m[j] = ms.get(j);
+        }
+        s[m.length] = n;
+        return new Slices(index, s, m);
+    }
+
+    private Mono<List<RenewOutcome>> renewSlices(StatefulConnection<String, String> c, List<RenewRequest> batch,
+                                                 Slices slices) {
+        int k = slices.count();
+        List<AsyncCommand<String, String, boolean[]>> calls = new ArrayList<>(k);
+        for (int j = 0; j < k; j++) {
+            calls.add(RenewCall.command(batch, slices.index(), slices.starts()[j], slices.starts()[j + 1],
+                    slices.ms()[j], prefixBytes, false));
+        }
+        c.dispatch(calls); // every call in one write and one flush: one round trip per batch
+        RenewOutcome[] out = new RenewOutcome[batch.size()];
+        return Flux.range(0, k)
+                .flatMap(j -> Mono.fromFuture(calls.get(j))
+                        .onErrorResume(LuaScript::isNoScript, e -> { // the server lost its script cache: EVAL once
+                            AsyncCommand<String, String, boolean[]> eval = RenewCall.command(batch, slices.index(),
+                                    slices.starts()[j], slices.starts()[j + 1], slices.ms()[j], prefixBytes, true);
+                            c.dispatch(eval);
+                            return Mono.fromFuture(eval);
+                        })
+                        .doOnNext(renewed -> {
+                            int from = slices.starts()[j];
+                            int to = slices.starts()[j + 1];
+                            // one outcome per call (one lease time), not one per lease
+                            RenewOutcome ok = RenewOutcome.renewed(batch.get(slices.index()[from]).leaseTime());
+                            for (int i = from; i < to; i++) {
+                                int at = i - from;
+                                out[slices.index()[i]] = at < renewed.length && renewed[at] ? ok : RenewOutcome.notHeld();
+                            }
+                        }), Integer.MAX_VALUE)
+                .then(Mono.fromSupplier(() -> java.util.Arrays.asList(out)));
+    }
+
+    private static long leaseMillis(Duration d) {
+        return Math.max(1L, d.toMillis());
     }
 
     /** Owner-checked delete; publishes the release. Errors with a {@link io.reactivelocks.LockBackendException}. */

@@ -239,6 +239,42 @@ class RedisLockBackendTest {
         batch.forEach(r -> assertThat(b.release(r.lock().name(), r.lock().owner()).block(STEP)).isTrue());
     }
 
+    @Test
+    void aRenewalBatchOfMixedLeaseTimesNamesOwnersAndPayloadsRenewsEachToItsOwnLeaseAfterAScriptFlush() {
+        RedisLockBackend b = backend();
+        // names the key encoding escapes, an owner outside ASCII, a grant with a payload, two lease times
+        String[] names = {name("plain"), name("with space {braces} é ✓"), name("payload"), name("long lease")};
+        String[] owners = {GrantRequest.newOwner(), "owner-é-" + UUID.randomUUID(), GrantRequest.newOwner(), GrantRequest.newOwner()};
+        Duration[] leases = {LEASE, LEASE, LEASE, Duration.ofSeconds(120)};
+        List<RenewRequest> batch = new ArrayList<>();
+        for (int i = 0; i < names.length; i++) {
+            GrantRequest g = new GrantRequest(names[i], owners[i], Duration.ofSeconds(5), true, LockClock.system(),
+                    i == 2 ? "some payload" : null);
+            long token = ((Attempt.Granted) b.tryGrant(g).block(STEP)).token();
+            batch.add(new RenewRequest(new HeldLock(names[i], owners[i], token), leases[i]));
+        }
+        batch.add(new RenewRequest(new HeldLock(names[1], "owner-é-forged", batch.get(1).lock().token()), LEASE));
+        try (StatefulRedisConnection<String, String> c = redis.connect()) {
+            c.sync().scriptFlush(); // the first renewal falls back to EVAL
+            List<RenewOutcome> outcomes = b.renew(batch).block(STEP);
+            assertThat(outcomes).extracting(RenewOutcome::renewed).containsExactly(true, true, true, true, false);
+            assertThat(c.sync().scriptExists(LuaScript.RENEW.sha())).as("cached again by EVAL").containsExactly(true);
+            for (int i = 0; i < names.length; i++) {
+                long ttl = c.sync().pttl(b.keys().lock(names[i]));
+                assertThat(ttl).as("TTL of %s", names[i])
+                        .isGreaterThan(leases[i].toMillis() - 10_000).isLessThanOrEqualTo(leases[i].toMillis());
+            }
+            assertThat(b.inspect(names[2]).block(STEP).payload()).as("payload kept").isEqualTo("some payload");
+            assertThat(b.renew(batch).block(STEP)).extracting(RenewOutcome::renewed)
+                    .as("again, by EVALSHA").containsExactly(true, true, true, true, false);
+        }
+        for (int i = 0; i < names.length; i++) {
+            assertThat(b.release(names[i], owners[i]).block(STEP)).isTrue();
+        }
+        assertThat(b.renew(batch).block(STEP)).extracting(RenewOutcome::renewed).as("released: lost")
+                .containsOnly(false);
+    }
+
     private static List<RenewRequest> grantMany(RedisLockBackend b, String prefix, int n) {
         return Flux.range(0, n)
                 .flatMapSequential(i -> {

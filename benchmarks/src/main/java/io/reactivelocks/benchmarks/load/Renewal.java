@@ -32,7 +32,8 @@ final class Renewal {
     /** One contender holding {@code leases} leases. */
     record Case(String label, Role role, int leases, double acquireSeconds, double heapPerLease, double windowSeconds,
                 double ticks, long renewals, long requests, long executed, long scriptCalls, long scriptMicros,
-                double cpuNanos, double idleCpuNanos, long connections, long renewalWrites, String error) {
+                double cpuNanos, double idleCpuNanos, long connections, long renewalWrites, long renewalLeases,
+                long scriptsOver5ms, long longestScriptMicros, String error) {
 
         double cpuPerRenewal() {
             return renewals == 0 ? Double.NaN : (cpuNanos - idleCpuNanos) / renewals;
@@ -51,7 +52,15 @@ final class Renewal {
             return roundTripsPerTick() / Math.max(1, connections);
         }
 
+        /**
+         * Ours: {@code renew} calls per tick, a tick being one renewal of every held lease (the leases the calls
+         * carried ÷ {@code n}), so the figure does not depend on where the window falls between ticks; Redisson
+         * (a timer per lock, spread over the interval): script calls ÷ (window ÷ interval).
+         */
         double roundTripsPerTick() {
+            if (renewalWrites >= 0 && renewalLeases > 0) {
+                return renewalWrites / ((double) renewalLeases / leases);
+            }
             return (double) (renewalWrites >= 0 ? renewalWrites : scriptCalls) / ticks;
         }
 
@@ -84,6 +93,26 @@ final class Renewal {
         /** @return renewal batches the client sent so far (each pipelined: one round trip), or -1 if not known */
         default long renewalWritesSoFar() {
             return -1;
+        }
+
+        /** @return leases those batches carried so far, or -1 if not known */
+        default long renewalLeasesSoFar() {
+            return -1;
+        }
+
+        /** @return leases of the renewal batches answered so far (or failed), or -1 if not known */
+        default long renewalLeasesDoneSoFar() {
+            return -1;
+        }
+
+        /** @return renewal batches sent and not answered yet */
+        default int renewalsInFlight() {
+            return 0;
+        }
+
+        /** @return the renewal batches sent since {@code since} (nanoTime), as "+s.sss s: n leases" */
+        default String renewalsSince(long since) {
+            return "";
         }
 
         void releaseAll(String[] names);
@@ -120,6 +149,26 @@ final class Renewal {
             @Override
             public long renewalWritesSoFar() {
                 return backend.renewCalls.sum();
+            }
+
+            @Override
+            public long renewalLeasesSoFar() {
+                return backend.renewLeases.sum();
+            }
+
+            @Override
+            public long renewalLeasesDoneSoFar() {
+                return backend.renewLeasesDone.sum();
+            }
+
+            @Override
+            public int renewalsInFlight() {
+                return backend.inFlight.get();
+            }
+
+            @Override
+            public String renewalsSince(long since) {
+                return backend.callsSince(since);
             }
 
             @Override
@@ -193,37 +242,62 @@ final class Renewal {
 
             // let one round of renewals pass first (the renewal path gets compiled by the JIT outside the window)
             Handoff.sleep(s.renewalInterval().plus(s.renewalInterval().dividedBy(3)));
+            // ours: the window runs from the end of one tick (every renewal call answered) to the end of the b4Ticks-th
+            // next, so it holds whole ticks — their sends, replies, listener calls and CPU — wherever they fall; a window
+            // of a fixed length held 2 or 3 ticks (or parts of them) by its phase
+            boolean byTicks = h.renewalLeasesDoneSoFar() >= 0;
+            long waitLimit = s.b4Window().plus(s.renewalInterval().multipliedBy(3)).plusSeconds(60).toNanos();
+            if (byTicks) {
+                awaitTicksDone(h, h.renewalLeasesDoneSoFar() + 1, waitLimit);
+            }
+            // every script call over 1 ms in the window goes to the server's SLOWLOG: none may run 5 ms or more
+            bench.admin().configSet("slowlog-log-slower-than", "1000");
+            bench.admin().configSet("slowlog-max-len", "8192");
+            bench.admin().slowlogReset();
             BackendBench.Counts k0 = bench.counts();
             long[] eval0 = scriptStats(bench);
             long pexpire0 = bench.commandStat("pexpire")[0];
             long renewed0 = h.renewedSoFar();
             long writes0 = h.renewalWritesSoFar();
+            long leases0 = h.renewalLeasesSoFar();
             long cpu0 = os.getProcessCpuTime();
             long t0 = System.nanoTime();
-            Handoff.sleep(s.b4Window());
+            if (byTicks) {
+                awaitTicksDone(h, h.renewalLeasesDoneSoFar() + (long) s.b4Ticks() * n, waitLimit);
+            } else {
+                Handoff.sleep(s.b4Window());
+            }
             long cpu1 = os.getProcessCpuTime();
             long t1 = System.nanoTime();
             long renewed1 = h.renewedSoFar();
             long writes1 = h.renewalWritesSoFar();
+            long leases1 = h.renewalLeasesSoFar();
             long pexpire1 = bench.commandStat("pexpire")[0];
             long[] eval1 = scriptStats(bench);
             BackendBench.Counts k = bench.counts().minus(k0);
+            long[] slow = slowScripts(bench);
             long renewals = renewed0 >= 0 ? renewed1 - renewed0 : pexpire1 - pexpire0;
             double window = (t1 - t0) / 1e9;
-            double ticks = window / (s.renewalInterval().toNanos() / 1e9);
+            double ticks = byTicks && leases1 > leases0 ? (double) (leases1 - leases0) / n
+                    : window / (s.renewalInterval().toNanos() / 1e9);
             Case c = new Case(label, role, n, acquireSeconds, perLease, window, ticks, renewals, k.counted(),
                     k.executed(), eval1[0] - eval0[0], eval1[1] - eval0[1], cpu1 - cpu0, idleRate * (t1 - t0), connections,
-                    writes0 >= 0 ? writes1 - writes0 : -1, null);
+                    writes0 >= 0 ? writes1 - writes0 : -1, leases0 >= 0 ? leases1 - leases0 : -1, slow[0], slow[1], null);
             Log.info("  B4 %s n=%d window %.1f s: %d renewals (server PEXPIREs %d), %d script calls, %.1f req/s, "
                             + "CPU %.0f ms (idle %.0f ms) = %.2f µs per renewal", label, n, window, renewals, pexpire1 - pexpire0,
                     c.scriptCalls(), c.requestsPerSecond(), c.cpuNanos() / 1e6, c.idleCpuNanos() / 1e6, c.cpuPerRenewal() / 1e3);
+            if (writes0 >= 0) {
+                Log.info("  B4 %s n=%d renew calls in the window (from its start): %s", label, n, h.renewalsSince(t0));
+            }
+            Log.info("  B4 %s n=%d script calls of 5 ms or more inside the server: %d (longest over 1 ms: %s µs)", label, n,
+                    slow[0], slow[1] < 0 ? "none" : Long.toString(slow[1]));
             h.releaseAll(names);
             return c;
         } catch (RuntimeException e) {
             error = e.toString();
             Log.info("  B4 %s n=%d FAILED: %s", label, n, error);
             return new Case(label, role, n, Double.NaN, Double.NaN, Double.NaN, s.b4Ticks(), 0, 0, 0, 0, 0, 0, 0,
-                    connections, -1, error);
+                    connections, -1, -1, -1, -1, error);
         } finally {
             h.close();
         }
@@ -237,6 +311,10 @@ final class Renewal {
     static final class CountingBackend implements io.reactivelocks.spi.LockBackend {
         private final io.reactivelocks.spi.LockBackend store;
         final LongAdder renewCalls = new LongAdder();
+        final LongAdder renewLeases = new LongAdder();
+        final LongAdder renewLeasesDone = new LongAdder();
+        final java.util.concurrent.atomic.AtomicInteger inFlight = new java.util.concurrent.atomic.AtomicInteger();
+        private final List<long[]> calls = java.util.Collections.synchronizedList(new ArrayList<>());
 
         CountingBackend(io.reactivelocks.spi.LockBackend store) {
             this.store = store;
@@ -254,7 +332,29 @@ final class Renewal {
 
         @Override
         public reactor.core.publisher.Mono<List<io.reactivelocks.spi.RenewOutcome>> renew(List<io.reactivelocks.spi.RenewRequest> batch) {
-            return store.renew(batch).doOnSubscribe(x -> renewCalls.increment());
+            return store.renew(batch).doOnSubscribe(x -> {
+                long now = System.nanoTime();
+                renewCalls.increment();
+                renewLeases.add(batch.size());
+                inFlight.incrementAndGet();
+                calls.add(new long[] {now, batch.size()});
+            }).doFinally(x -> {
+                renewLeasesDone.add(batch.size());
+                inFlight.decrementAndGet();
+            });
+        }
+
+        String callsSince(long since) {
+            StringBuilder out = new StringBuilder();
+            synchronized (calls) {
+                for (long[] c : calls) {
+                    if (c[0] >= since) {
+                        out.append(out.length() == 0 ? "" : ", ")
+                                .append(String.format(java.util.Locale.ROOT, "+%.3f s: %d", (c[0] - since) / 1e9, c[1]));
+                    }
+                }
+            }
+            return out.toString();
         }
 
         @Override
@@ -291,6 +391,36 @@ final class Renewal {
         public reactor.core.publisher.Mono<Void> close() {
             return store.close();
         }
+    }
+
+    /** Waits until the renewal calls answered carried {@code leases} leases in all and none is in flight. */
+    private static void awaitTicksDone(Holder h, long leases, long limitNanos) {
+        long until = System.nanoTime() + limitNanos;
+        while (h.renewalLeasesDoneSoFar() < leases || h.renewalsInFlight() > 0) {
+            if (System.nanoTime() > until) {
+                throw new IllegalStateException("renewal ticks did not complete within " + limitNanos / 1_000_000 + " ms");
+            }
+            Handoff.sleep(Duration.ofMillis(10)); // coarse: the window's ends fall between ticks, where nothing runs
+        }
+    }
+
+    /** @return EVAL/EVALSHA calls of 5 ms or more in the SLOWLOG (threshold 1 ms), and the longest logged (µs, -1: none) */
+    private static long[] slowScripts(RedisBench bench) {
+        long over = 0;
+        long longest = -1;
+        for (Object entry : bench.admin().slowlogGet(8192)) {
+            List<?> e = (List<?>) entry;
+            long micros = ((Number) e.get(2)).longValue();
+            Object args = e.get(3);
+            String command = args instanceof List<?> a && !a.isEmpty() ? String.valueOf(a.get(0)) : "";
+            if (command.equalsIgnoreCase("evalsha") || command.equalsIgnoreCase("eval")) {
+                longest = Math.max(longest, micros);
+                if (micros >= 5000) {
+                    over++;
+                }
+            }
+        }
+        return new long[] {over, longest};
     }
 
     /** @return calls and µs of EVAL + EVALSHA so far */

@@ -38,9 +38,13 @@ record Settings(boolean quick, int[] concurrencies, int rounds, Duration round, 
         return b4Lease.dividedBy(3);
     }
 
-    /** @return the B4 window: {@link #b4Ticks} renewal intervals and a third (each lease renews 2 or 3 times in it) */
+    /**
+     * @return the B4 window: {@link #b4Ticks} renewal intervals (Redisson's; ours runs from the end of one tick to
+     *     the end of the {@link #b4Ticks}-th next, about as long: a window of fixed length held 2 or 3 of its
+     *     ticks by its phase)
+     */
     Duration b4Window() {
-        return renewalInterval().multipliedBy(b4Ticks).plus(renewalInterval().dividedBy(3));
+        return renewalInterval().multipliedBy(b4Ticks);
     }
 
     String describe() {
