@@ -33,6 +33,13 @@ import reactor.core.publisher.MonoSink;
  * it gone or replaced (the hold ends) or the watch covers every later deletion. When the watch
  * fails for good (history compacted, a permanent error), every held key is read again and
  * re-registered from its read's revision, the first of them opening a new watch.
+ *
+ * <p><b>A deletion seen before its key registered.</b> The grant's answer and the watch's events
+ * come on different streams, so a key deleted right after its grant (by someone else) may be
+ * reported before the key is registered here. The watch therefore remembers the latest deletion
+ * revision of the last {@value #REMEMBERED} keys it saw deleted: a key registering with token
+ * {@code t} whose remembered deletion is after {@code t} ends at once; a key registering from a
+ * revision at or below the highest deletion already forgotten is read once, as above.
  */
 final class HeldKeyWatch {
 
@@ -41,8 +48,15 @@ final class HeldKeyWatch {
     private final EtcdKeys keys;
     private final EtcdLockOptions options;
 
+    /** How many deleted keys the watch remembers (see the class comment). */
+    static final int REMEMBERED = 1024;
+
     // guarded by this
     private final Map<ByteSequence, List<Held>> held = new HashMap<>();
+    // guarded by this: key -> the mod revision of its latest deletion seen, oldest first
+    private final java.util.LinkedHashMap<ByteSequence, Long> deleted = new java.util.LinkedHashMap<>();
+    // guarded by this: the highest deletion revision no longer remembered
+    private long forgottenUpTo;
     private Watch.@Nullable Watcher watcher;
     private long watchFrom;
     private long generation;
@@ -83,6 +97,14 @@ final class HeldKeyWatch {
         }
     }
 
+    /**
+     * @param key a key under the prefix
+     * @return whether the watch remembers a deletion of {@code key} (for tests)
+     */
+    synchronized boolean remembersDeletionOf(ByteSequence key) {
+        return deleted.containsKey(key);
+    }
+
     /** @return whether the shared watch is open (for tests) */
     synchronized boolean isWatching() {
         return watcher != null;
@@ -90,6 +112,7 @@ final class HeldKeyWatch {
 
     private void register(Held h, long fromRevision) {
         boolean check;
+        boolean endNow = false;
         synchronized (this) {
             if (closed || h.done) {
                 return;
@@ -102,10 +125,24 @@ final class HeldKeyWatch {
                 open(fromRevision);
                 check = false;
             } else {
-                check = fromRevision < watchFrom;
+                Long deletedAt = deleted.get(h.key);
+                if (deletedAt != null && h.token < deletedAt) {
+                    // its deletion was reported before it registered
+                    of.remove(h);
+                    if (of.isEmpty()) {
+                        held.remove(h.key);
+                    }
+                    h.done = true;
+                    endNow = true;
+                    check = false;
+                } else {
+                    check = fromRevision < watchFrom || fromRevision <= forgottenUpTo;
+                }
             }
         }
-        if (check) {
+        if (endNow) {
+            h.sink.success();
+        } else if (check) {
             check(h);
         }
     }
@@ -129,11 +166,12 @@ final class HeldKeyWatch {
                     continue;
                 }
                 KeyValue kv = e.getKeyValue();
+                long revision = kv.getModRevision();
+                remember(kv.getKey(), revision);
                 List<Held> of = held.get(kv.getKey());
                 if (of == null) {
                     continue;
                 }
-                long revision = kv.getModRevision();
                 for (int i = of.size() - 1; i >= 0; i--) {
                     Held h = of.get(i);
                     if (h.token < revision) { // a deletion of this incarnation, not of an earlier key of the same owner
@@ -153,6 +191,17 @@ final class HeldKeyWatch {
             for (Held h : gone) {
                 h.sink.success();
             }
+        }
+    }
+
+    // guarded by this
+    private void remember(ByteSequence key, long revision) {
+        deleted.remove(key);
+        deleted.put(key, revision);
+        if (deleted.size() > REMEMBERED) {
+            var eldest = deleted.entrySet().iterator();
+            forgottenUpTo = Math.max(forgottenUpTo, eldest.next().getValue());
+            eldest.remove();
         }
     }
 

@@ -1,0 +1,86 @@
+package io.reactivelocks.etcd;
+
+import static org.awaitility.Awaitility.await;
+
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.reactivelocks.spi.HeldLock;
+import java.time.Duration;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import reactor.core.Disposable;
+import reactor.core.publisher.Mono;
+import reactor.test.StepVerifier;
+
+/**
+ * The shared deletion watch of held keys against a real etcd: a deletion the watch reported before
+ * the key registered (the grant's answer and the watch's events come on different streams) still
+ * ends that key's hold, and only a deletion after the key's own creation does.
+ */
+class HeldKeyWatchTest {
+
+    private static final Duration STEP = Duration.ofSeconds(10);
+
+    private static EtcdTestSupport etcd;
+    private static Client client;
+
+    @BeforeAll
+    static void startServer() {
+        etcd = EtcdTestSupport.start();
+        client = EtcdTestSupport.client(etcd.server.host(), etcd.server.port());
+    }
+
+    @AfterAll
+    static void stopServer() {
+        if (client != null) {
+            client.close();
+        }
+        if (etcd != null) {
+            etcd.close();
+        }
+    }
+
+    @Test
+    void aDeletionReportedBeforeTheKeyRegisteredEndsItsHoldAndAnOlderOneDoesNot() {
+        EtcdKeys keys = new EtcdKeys(etcd.prefix);
+        HeldKeyWatch watch = new HeldKeyWatch(client.getKVClient(), client.getWatchClient(), keys, etcd.options());
+        try {
+            // a first held key opens the shared watch
+            ByteSequence a = keys.owner("a", "owner-a");
+            long tokenA = put(a);
+            Disposable first = watch.keyGone(new HeldLock("a", "owner-a", tokenA)).subscribe();
+
+            // b is granted, then deleted by someone else before the holder registers it
+            ByteSequence b = keys.owner("b", "owner-b");
+            long tokenB = put(b);
+            delete(b);
+            await().atMost(STEP).until(() -> watch.remembersDeletionOf(b));
+            StepVerifier.create(watch.keyGone(new HeldLock("b", "owner-b", tokenB)))
+                    .as("a deletion seen before registration ends the hold")
+                    .expectComplete()
+                    .verify(STEP);
+
+            // b created again: the remembered deletion is older than the new key, which stays held until deleted
+            long tokenB2 = put(b);
+            StepVerifier.create(watch.keyGone(new HeldLock("b", "owner-b", tokenB2)))
+                    .expectSubscription()
+                    .expectNoEvent(Duration.ofMillis(300))
+                    .then(() -> delete(b))
+                    .expectComplete()
+                    .verify(STEP);
+            first.dispose();
+        } finally {
+            watch.close();
+            delete(keys.owner("a", "owner-a"));
+        }
+    }
+
+    private static long put(ByteSequence key) {
+        return Mono.fromFuture(() -> client.getKVClient().put(key, ByteSequence.EMPTY)).block(STEP).getHeader().getRevision();
+    }
+
+    private static void delete(ByteSequence key) {
+        Mono.fromFuture(() -> client.getKVClient().delete(key)).block(STEP);
+    }
+}
