@@ -365,9 +365,10 @@ class RedisLockBackendTest {
         java.util.concurrent.atomic.AtomicReference<Thread> eventThread = new java.util.concurrent.atomic.AtomicReference<>();
         java.util.concurrent.atomic.AtomicReference<Thread> grantThread = new java.util.concurrent.atomic.AtomicReference<>();
         java.util.concurrent.atomic.AtomicReference<Object> outcome = new java.util.concurrent.atomic.AtomicReference<>();
+        java.util.concurrent.atomic.AtomicBoolean live = new java.util.concurrent.atomic.AtomicBoolean();
         reactor.core.Disposable events = b.events(name).subscribe(e -> {
             if (e instanceof LockEvent.Subscribed) {
-                b.release(name, holder).subscribe(null, outcome::set);
+                live.set(true);
             } else if (e instanceof LockEvent.Released r && r.owner().equals(holder)) {
                 eventThread.set(Thread.currentThread());
                 b.tryGrant(request(name, waiter, LEASE)).subscribe(a -> {
@@ -381,6 +382,11 @@ class RedisLockBackendTest {
             }
         });
         try {
+            // released once the subscription is live, from this thread: the Released message then comes on
+            // the pub/sub connection's thread (released from inside the Subscribed callback, one CI run saw it
+            // delivered on the subscribing thread, which was still handing out events)
+            await().atMost(STEP).untilTrue(live);
+            b.release(name, holder).subscribe(null, outcome::set);
             await().atMost(STEP).until(() -> outcome.get() != null);
             assertThat(outcome.get()).as("the woken waiter's grant, then its release").isEqualTo(Boolean.TRUE);
             if (sameThread) {
