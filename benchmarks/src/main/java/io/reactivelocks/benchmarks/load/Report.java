@@ -386,7 +386,7 @@ final class Report {
         }
         md.append("## B4 — renewal of many held leases (Redis)\n\n");
         md.append("Hold *n* leases (distinct names, acquired ").append(Renewal.FILL_CONCURRENCY)
-                .append(" at a time), let one renewal interval pass (JIT warm-up of the renewal path), then watch one window of ").append(settings.b4Window().toMillis())
+                .append(" at a time), let three renewal intervals pass (JIT warm-up of the renewal path: with one, the C2 compiler ran inside the window), then watch one window of ").append(settings.b4Window().toMillis())
                 .append(" ms = ").append(settings.b4Ticks()).append(" renewal intervals (Redisson; ours: from the end of one of its renewal ticks — every call answered — to the end of its tick ").append(settings.b4Ticks()).append(" ticks later, so the window holds whole ticks; a tick renews every held lease once) (lease / watchdog timeout ")
                 .append(settings.b4Lease().toSeconds()).append(" s, renewal every ").append(settings.renewalInterval().toMillis())
                 .append(" ms for both). `renewals` = leases renewed in the window (ours: the engine's listener; Redisson: "
