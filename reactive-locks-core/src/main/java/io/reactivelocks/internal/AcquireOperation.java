@@ -41,6 +41,8 @@ import reactor.core.scheduler.Scheduler;
  */
 final class AcquireOperation extends Registry.Member implements Subscription {
 
+    private static final reactor.util.Logger LOG = reactor.util.Loggers.getLogger(AcquireOperation.class);
+
     private static final Mono<Attempt> NO_QUEUE_ANSWER =
             Mono.error(() -> new IllegalStateException("store ended the queue wait without an answer"));
 
@@ -66,6 +68,7 @@ final class AcquireOperation extends Registry.Member implements Subscription {
     private boolean wakePending;
     private boolean turnWaiting;
     private long attempts;
+    private int expiredGrants;
     private long firstSentAt = Long.MIN_VALUE;
     private LockException lastError;
     private Disposable waitTimer;
@@ -328,6 +331,10 @@ final class AcquireOperation extends Registry.Member implements Subscription {
         }
         long validFrom = g.validFromNanos() == Attempt.SENT_TIME ? sentAt : g.validFromNanos();
         long validUntil = validFrom + options.validityNanos(g.ttl());
+        if (validUntil - options.clock().nanoTime() <= 0) {
+            onExpiredGrant(g);
+            return;
+        }
         boolean late;
         synchronized (this) {
             inFlight = false;
@@ -345,18 +352,6 @@ final class AcquireOperation extends Registry.Member implements Subscription {
             settleLate(true);
             return;
         }
-        if (validUntil <= options.clock().nanoTime()) {
-            // the grant took longer than its own validity: give it back and fail this attempt
-            client.releaseDetached(name, owner, options);
-            client.operationEnded(this);
-            io.reactivelocks.LockBackendException tooLate = new io.reactivelocks.LockBackendException(name,
-                    "grant of lock '" + name + "' arrived after its validity (" + g.ttl() + ") had passed", null, true);
-            if (listener.active()) {
-                listener.onAcquireFailed(name, tooLate, waited());
-            }
-            emitError(tooLate);
-            return;
-        }
         LeaseHandle lease = client.newLease(name, owner, g.token(), options, scheduler, validUntil, listener);
         client.operationEnded(this);
         if (listener.active()) {
@@ -364,6 +359,58 @@ final class AcquireOperation extends Registry.Member implements Subscription {
         }
         lease.start(validFrom);
         emitGranted(lease);
+    }
+
+    /**
+     * A grant whose answer came after its own validity had passed (a paused JVM, a slow store): it
+     * is given back, and once the store confirmed that (so the release cannot undo a later grant to
+     * the same owner) the acquire asks again — while its wait budget lasts (the wait-timeout timer
+     * keeps running); a {@code tryAcquire} asks once more, then answers as for a busy lock.
+     */
+    private void onExpiredGrant(Attempt.Granted g) {
+        boolean late;
+        boolean again;
+        synchronized (this) {
+            turn = null;
+            late = done;
+            expiredGrants++;
+            again = wait || expiredGrants == 1;
+            if (late) {
+                inFlight = false;
+            }
+            // else the give-back counts as the request in flight: finish() meanwhile leaves the
+            // release to it and close() waits for it
+        }
+        if (late) {
+            settleLate(true);
+            return;
+        }
+        LOG.debug("grant of lock '{}' arrived after its validity ({}) had passed; given back{}", name, g.ttl(),
+                again ? ", asking again" : "");
+        client.releaseDetached(name, owner, options).subscribe(null, e -> { }, () -> afterGiveBack(again));
+    }
+
+    private void afterGiveBack(boolean again) {
+        boolean ended;
+        synchronized (this) {
+            inFlight = false;
+            mayHoldKey = false;
+            firstSentAt = Long.MIN_VALUE; // a queue place given back: the next one counts from its own request
+            ended = done;
+            if (!ended && !again) {
+                done = true;
+                disposeAll();
+            }
+        }
+        if (ended) {
+            settleLate(false);
+        } else if (again) {
+            attempt();
+        } else {
+            client.operationEnded(this);
+            listener.onContended(name);
+            emitEmpty();
+        }
     }
 
     private void onBusy(Holder holder) {

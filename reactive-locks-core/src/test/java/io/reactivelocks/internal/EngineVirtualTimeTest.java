@@ -198,6 +198,89 @@ class EngineVirtualTimeTest {
         }
     }
 
+    /** The store grants, but the first {@code late} answers come 31 s after their request: past the 30 s lease. */
+    private void grantsLate(int late) {
+        backend.onGrant = r -> {
+            Mono<Attempt> granted = Mono.just(Attempt.granted(backend.grants.size(), r.leaseTime()));
+            return backend.grants.size() <= late ? Mono.delay(Duration.ofSeconds(31), vts).then(granted) : granted;
+        };
+    }
+
+    @Test
+    void aGrantAnsweredAfterItsValidityIsGivenBackAndAskedAgainWhileTheWaitLasts() {
+        grantsLate(1);
+        LockOptions patient = options.mutate().requestTimeout(Duration.ofMinutes(1)).waitTimeout(Duration.ofMinutes(2)).build();
+        StepVerifier.withVirtualTime(() -> client.acquire("a", patient), () -> vts, Long.MAX_VALUE)
+                .expectSubscription()
+                .thenAwait(Duration.ofSeconds(31))
+                .assertNext(l -> assertThat(l.token()).as("the second grant's").isEqualTo(2))
+                .expectComplete()
+                .verify(VERIFY);
+        assertThat(backend.grants).hasSize(2);
+        // the late grant was released (owner-checked) before the second request was sent
+        assertThat(backend.releasedOwners).containsExactly(backend.grants.get(0).owner());
+        assertThat(client.metrics().heldLeaseCount()).isOne();
+    }
+
+    @Test
+    void lateGrantsEndTheAcquireOnlyWhenTheWaitBudgetIsSpentWithTheTimeoutAskedFor() {
+        grantsLate(Integer.MAX_VALUE);
+        LockOptions budget = options.mutate().requestTimeout(Duration.ofMinutes(1)).waitTimeout(Duration.ofSeconds(40)).build();
+        java.util.concurrent.atomic.AtomicReference<Throwable> error = new java.util.concurrent.atomic.AtomicReference<>();
+        client.acquire("a", budget).subscribe(null, error::set);
+        vts.advanceTimeBy(Duration.ofMillis(39_999));
+        assertThat(error.get()).isNull();
+        vts.advanceTimeBy(Duration.ofMillis(1));
+        assertThat(error.get()).isInstanceOf(LockTimeoutException.class);
+        vts.advanceTimeBy(Duration.ofSeconds(31)); // the second request, in flight at the timeout, settles
+        assertThat(backend.grants).hasSize(2);
+        assertThat(backend.releasedOwners).as("both late grants given back").hasSize(2);
+        assertThat(client.metrics().pendingAcquireCount()).isZero();
+    }
+
+    @Test
+    void aTryAcquireWhoseGrantCameBackLateAsksOnceMore() {
+        grantsLate(1);
+        LockOptions slowStore = options.mutate().requestTimeout(Duration.ofMinutes(1)).build();
+        StepVerifier.withVirtualTime(() -> client.tryAcquire("a", slowStore), () -> vts, Long.MAX_VALUE)
+                .expectSubscription()
+                .thenAwait(Duration.ofSeconds(31))
+                .assertNext(l -> assertThat(l.token()).isEqualTo(2))
+                .expectComplete()
+                .verify(VERIFY);
+        assertThat(backend.releasedOwners).containsExactly(backend.grants.get(0).owner());
+    }
+
+    @Test
+    void aTryAcquireWhoseGrantsCameBackLateTwiceAnswersAsForABusyLock() {
+        grantsLate(Integer.MAX_VALUE);
+        LockOptions slowStore = options.mutate().requestTimeout(Duration.ofMinutes(1)).build();
+        StepVerifier.withVirtualTime(() -> client.tryAcquire("a", slowStore), () -> vts, Long.MAX_VALUE)
+                .expectSubscription()
+                .thenAwait(Duration.ofSeconds(62))
+                .expectComplete()
+                .verify(VERIFY);
+        assertThat(backend.grants).hasSize(2);
+        assertThat(backend.releasedOwners).hasSize(2);
+        assertThat(client.metrics().pendingAcquireCount()).isZero();
+    }
+
+    @Test
+    void aQueuedTurnGrantedAfterItsValidityIsGivenBackAndTheAcquireQueuesAgain() {
+        // a natively queueing store (etcd, ZooKeeper, the fair locks): the turn comes after the lease time
+        backend.onGrant = r -> Mono.just(new Attempt.Queued(backend.grants.size() == 1
+                ? Mono.delay(Duration.ofSeconds(31), vts).thenReturn(Attempt.granted(1, r.leaseTime()))
+                : Mono.just(Attempt.granted(2, r.leaseTime()))));
+        LockOptions patient = options.mutate().waitTimeout(Duration.ofMinutes(2)).build();
+        StepVerifier.withVirtualTime(() -> client.acquire("a", patient), () -> vts, Long.MAX_VALUE)
+                .expectSubscription()
+                .thenAwait(Duration.ofSeconds(31))
+                .assertNext(l -> assertThat(l.token()).isEqualTo(2))
+                .expectComplete()
+                .verify(VERIFY);
+        assertThat(backend.releasedOwners).containsExactly(backend.grants.get(0).owner());
+    }
+
     @Test
     void aGrantThatArrivesAfterCancelIsReleased() {
         Sinks.One<Attempt> answer = Sinks.one();

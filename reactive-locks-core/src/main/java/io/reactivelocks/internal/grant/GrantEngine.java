@@ -209,10 +209,17 @@ public final class GrantEngine {
     private static final class Busy extends RuntimeException {
         private static final long serialVersionUID = 1L;
         final transient Duration earliestExpiry;
+        /** The store granted, but the answer came after the grant's validity: given back, ask again at once. */
+        final boolean expired;
 
         Busy(Duration earliestExpiry) {
+            this(earliestExpiry, false);
+        }
+
+        Busy(Duration earliestExpiry, boolean expired) {
             super(null, null, false, false);
             this.earliestExpiry = earliestExpiry;
+            this.expired = expired;
         }
     }
 
@@ -293,7 +300,8 @@ public final class GrantEngine {
             Mono<List<GrantHandle>> attempts = Mono.defer(this::attempt).flatMap(this::stillValid);
             if (wait) {
                 attempts = attempts.retryWhen(Retry.from(signals -> signals.concatMap(rs ->
-                        rs.failure() instanceof Busy busy ? pause(busy, rs.totalRetries() + 1).thenReturn(rs.totalRetries())
+                        rs.failure() instanceof Busy busy ? (busy.expired ? Mono.just(rs.totalRetries())
+                                        : pause(busy, rs.totalRetries() + 1).thenReturn(rs.totalRetries()))
                                 : isTransient(rs.failure()) ? Mono.delay(Duration.ofNanos(backoffNanos(options, rs.totalRetries() + 1)), scheduler)
                                 : Mono.error(rs.failure()))));
                 Duration timeout = options.waitTimeout();
@@ -301,7 +309,12 @@ public final class GrantEngine {
                     attempts = attempts.timeout(timeout, Mono.error(() -> new LockTimeoutException(name, timeout)), scheduler);
                 }
             } else {
-                attempts = attempts.onErrorResume(Busy.class, b -> Mono.empty());
+                // a single attempt whose grant came back expired asks once more, then answers as for a busy name
+                attempts = attempts
+                        .retryWhen(Retry.from(signals -> signals.concatMap(rs ->
+                                rs.failure() instanceof Busy busy && busy.expired && rs.totalRetries() == 0
+                                        ? Mono.just(rs.totalRetries()) : Mono.error(rs.failure()))))
+                        .onErrorResume(Busy.class, b -> Mono.empty());
             }
             return attempts
                     .takeUntilOther(failed.asMono())
@@ -330,7 +343,7 @@ public final class GrantEngine {
                 return Mono.just(hs);
             }
             expired.forEach(h -> h.lose("its grant was answered after its validity had passed"));
-            return Mono.error(new Busy(null));
+            return Mono.error(new Busy(null, true));
         }
 
         void fail(LockException e) {
@@ -465,7 +478,7 @@ public final class GrantEngine {
                 } else {
                     releaseOwners(ids);
                 }
-                answer.tryEmitError(new Busy(null));
+                answer.tryEmitError(new Busy(null, expired != null));
                 return;
             }
             if (again != null) {
