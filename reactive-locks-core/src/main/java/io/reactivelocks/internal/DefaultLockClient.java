@@ -57,7 +57,7 @@ public final class DefaultLockClient implements LockClient {
     private final Registry<LeaseHandle> leases = new Registry<>();
     private final Registry<AcquireOperation> operations = new Registry<>();
     /** Store clean-ups under way (releases, and requests of ended acquires still in flight): close() waits for them. */
-    private final Registry<CleanUp> cleanUps = new Registry<>();
+    private final CleanUpBook cleanUps = new CleanUpBook();
     private final LockClientMetrics metrics = new ClientMetrics(leases, operations);
     /** Request timeouts, one structure per scheduler (see {@link RequestDeadlines}). */
     private final Map<Object, RequestDeadlines> deadlines = new ConcurrentHashMap<>();
@@ -257,7 +257,7 @@ public final class DefaultLockClient implements LockClient {
 
     /** Store clean-ups under way, which close() waits for. */
     Registry<CleanUp> cleanUps() {
-        return cleanUps;
+        return cleanUps.registry();
     }
 
     SafeListener listener() {
@@ -385,8 +385,8 @@ public final class DefaultLockClient implements LockClient {
      * @return {@code work}, to be subscribed once
      */
     Mono<Void> tracked(String name, Mono<Void> work) {
-        CleanUp c = new CleanUp(name, cleanUps);
-        cleanUps.add(c);
+        CleanUp c = new CleanUp(name, cleanUps.registry());
+        cleanUps.registry().add(c);
         return work.doFinally(c);
     }
 
@@ -396,9 +396,7 @@ public final class DefaultLockClient implements LockClient {
      * may have taken the lock, its release was answered).
      */
     Runnable pendingCleanUp(String name) {
-        CleanUp c = new CleanUp(name, cleanUps);
-        cleanUps.add(c);
-        return c::finish;
+        return cleanUps.pending(name);
     }
 
     private Mono<Void> doClose() {
@@ -416,7 +414,7 @@ public final class DefaultLockClient implements LockClient {
         return drain()
                 .timeout(Mono.delay(bound, ownScheduler), Mono.fromRunnable(() -> LOG.warn(
                         "lock client closed before the store confirmed the release of {} (they stay until their lease or session ends)",
-                        cleanUps.snapshot().stream().map(c -> "'" + c.name + "'").distinct().sorted().toList())))
+                        cleanUps.names().stream().map(n -> "'" + n + "'").toList())))
                 .then(Mono.fromRunnable(() -> {
                     ownRenewals.close();
                     ownDeadlines.close();
@@ -441,7 +439,7 @@ public final class DefaultLockClient implements LockClient {
     private Mono<Void> drain() {
         return Mono.defer(() -> {
             List<Mono<Void>> pending = new ArrayList<>();
-            for (CleanUp c : cleanUps.snapshot()) {
+            for (CleanUp c : cleanUps.registry().snapshot()) {
                 pending.add(c.done().onErrorResume(e -> Mono.empty()));
             }
             if (pending.isEmpty()) {

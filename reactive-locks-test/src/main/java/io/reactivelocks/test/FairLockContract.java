@@ -198,4 +198,32 @@ public abstract class FairLockContract {
         assertThat(got.get().token()).isGreaterThan(holder.token());
         got.get().release().block(STEP);
     }
+
+    /**
+     * Bursts of fair-lock acquires of every kind, each cancelled while its request is in flight, then
+     * the client closed at once: no holder or queued waiter of any of them may be left right after close.
+     */
+    @Test
+    void closeRightAfterCancelLeavesNothingOnTheStore() {
+        for (int burst = 0; burst < 3; burst++) {
+            LockClient c = newClient();
+            c.acquire(name("warm")).flatMap(Lease::release).block(STEP); // connected
+            List<String> burstNames = new ArrayList<>();
+            for (int i = 0; i < 100; i++) {
+                String n = "close-after-cancel-" + UUID.randomUUID();
+                burstNames.add(n);
+                Disposable d = switch (i % 4) {
+                    case 0 -> c.acquire(n).subscribe(null, e -> { });
+                    case 1 -> c.tryAcquire(n).subscribe(null, e -> { });
+                    case 2 -> c.hold(n).subscribe(null, e -> { });
+                    default -> c.withLock(n, l -> reactor.core.publisher.Mono.never()).subscribe(null, e -> { });
+                };
+                d.dispose();
+            }
+            c.close().block(STEP);
+            for (String n : burstNames) {
+                assertNothingLeft(n);
+            }
+        }
+    }
 }

@@ -429,4 +429,43 @@ public abstract class SemaphoreContract {
         assertThatThrownBy(() -> a.acquire("s", 0)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("permits");
         assertThatThrownBy(() -> a.tryAcquire("s", 2, 3, options())).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("count");
     }
+
+    /**
+     * Bursts of 200 acquires of every kind (wait, try, several permits, hold, withPermit), each
+     * cancelled while its request is in flight, then the semaphore closed at once: no permit of
+     * any of them may be left on the store right after close (each would stay for its whole lease).
+     */
+    @Test
+    void closeRightAfterCancelLeavesNoPermitOnTheStore() {
+        LockOptions longLease = options().mutate().leaseTime(Duration.ofSeconds(30)).build();
+        SemaphoreStore check = newStore();
+        List<String> left = new ArrayList<>();
+        try {
+            for (int burst = 0; burst < 5; burst++) {
+                Semaphore s = Semaphore.create(newStore(), longLease);
+                s.tryAcquire(name("warm"), 1).flatMap(Lease::release).block(STEP); // connected
+                List<String> burstNames = new ArrayList<>();
+                for (int i = 0; i < 200; i++) {
+                    // not name(): the after-test check polls each of its names; this test checks its own, at once
+                    String n = "close-after-cancel-" + UUID.randomUUID();
+                    burstNames.add(n);
+                    Disposable d = switch (i % 5) {
+                        case 0 -> s.acquire(n, 3).subscribe(null, e -> { });
+                        case 1 -> s.tryAcquire(n, 3).subscribe(null, e -> { });
+                        case 2 -> s.acquire(n, 3, 2, longLease).subscribe(null, e -> { });
+                        case 3 -> s.hold(n, 3).subscribe(null, e -> { });
+                        default -> s.withPermit(n, 3, l -> Mono.never()).subscribe(null, e -> { });
+                    };
+                    d.dispose();
+                }
+                s.close().block(STEP);
+                left.addAll(Flux.fromIterable(burstNames)
+                        .flatMap(n -> check.holders(n).filter(h -> !h.isEmpty()).map(h -> n), 16)
+                        .collectList().block(STEP));
+            }
+        } finally {
+            check.close().block(STEP);
+        }
+        assertThat(left).as("semaphores with permits on the store right after close, of 1000 cancelled acquires").isEmpty();
+    }
 }

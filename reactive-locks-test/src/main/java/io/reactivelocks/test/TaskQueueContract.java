@@ -610,4 +610,41 @@ public abstract class TaskQueueContract {
         StepVerifier.create(tasks.register(q, "t", 0)).expectError(LockClientClosedException.class).verify(STEP);
         StepVerifier.create(tasks.capture(q)).expectError(LockClientClosedException.class).verify(STEP);
     }
+
+    /**
+     * Bursts of captures cancelled while their requests are in flight, then the queue closed at
+     * once: no task may stay in progress (claimed by nobody) right after close. A claim that reached
+     * its subscriber before the cancel is the subscriber's, which gives it back.
+     */
+    @Test
+    void closeRightAfterCancelLeavesNoTaskInProgress() {
+        LockOptions longClaims = options().mutate().leaseTime(Duration.ofSeconds(30)).build();
+        TaskStore check = newStore();
+        List<String> inProgress = new ArrayList<>();
+        try {
+            for (int burst = 0; burst < 3; burst++) {
+                TaskQueue tasks = TaskQueue.create(newStore(), longClaims);
+                String queue = queueName("close-after-cancel");
+                List<String> ids = ids(60);
+                registerAll(tasks, queue, ids, 3);
+                List<TaskClaim> delivered = java.util.Collections.synchronizedList(new ArrayList<>());
+                for (int i = 0; i < 60; i++) {
+                    Disposable d = (i % 2 == 0 ? tasks.tryCapture(queue, 2) : tasks.capture(queue).take(1))
+                            .subscribe(delivered::add, e -> { });
+                    d.dispose();
+                }
+                Flux.fromIterable(List.copyOf(delivered)).flatMap(tasks::release).then().block(STEP);
+                tasks.close().block(STEP);
+                for (String id : ids) {
+                    TaskStatus st = check.status(queue, id).block(STEP);
+                    if (st != null && st.state() == TaskState.IN_PROGRESS) {
+                        inProgress.add(queue + "/" + id);
+                    }
+                }
+            }
+        } finally {
+            check.close().block(STEP);
+        }
+        assertThat(inProgress).as("tasks in progress right after close, of 180 cancelled captures").isEmpty();
+    }
 }

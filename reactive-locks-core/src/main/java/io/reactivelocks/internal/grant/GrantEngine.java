@@ -6,6 +6,7 @@ import io.reactivelocks.LockException;
 import io.reactivelocks.LockLostException;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.LockTimeoutException;
+import io.reactivelocks.internal.CleanUpBook;
 import io.reactivelocks.internal.OwnerIds;
 import io.reactivelocks.spi.BackendErrors;
 import io.reactivelocks.spi.Backoff;
@@ -62,7 +63,8 @@ public final class GrantEngine {
     private final Waiters waiters;
     private final Set<GrantHandle> grants = ConcurrentHashMap.newKeySet();
     private final Set<AcquireOp> operations = ConcurrentHashMap.newKeySet();
-    private final Set<Mono<Void>> detachedReleases = ConcurrentHashMap.newKeySet();
+    /** Releases under way and requests of ended acquires still in flight: close() waits for them. */
+    private final CleanUpBook cleanUps = new CleanUpBook();
     private final Sinks.Empty<Void> closedSink = Sinks.empty();
     private final Mono<Void> close;
     private volatile boolean closed;
@@ -193,17 +195,34 @@ public final class GrantEngine {
             op.fail(new LockClientClosedException(op.name));
         }
         waiters.closeAll();
-        List<Mono<Void>> releases = new ArrayList<>();
         for (GrantHandle h : new ArrayList<>(grants)) {
-            releases.add(h.release().onErrorResume(e -> Mono.empty()));
+            h.release().subscribe(null, e -> { }); // tracked: drained() waits for it
         }
-        releases.addAll(detachedReleases);
-        return OwnSchedulers.closeThenDispose(Mono.when(releases).then(Mono.defer(store::close)), ownScheduler);
+        // every request of an ended acquire settles within its request timeout, and its release
+        // within another; past that, name what is left and close the store anyway
+        Duration bound = defaults.requestTimeout().multipliedBy(2).plusSeconds(1);
+        Mono<Void> drained = cleanUps.drained()
+                .timeout(Mono.delay(bound, ownScheduler), Mono.fromRunnable(() -> LOG.warn(
+                        "{} on {} closed before the store confirmed the release of {} (they stay until their lease or session ends)",
+                        concept, store.name(), cleanUps.names())));
+        return OwnSchedulers.closeThenDispose(drained.then(Mono.defer(store::close)), ownScheduler);
     }
 
     private static LockLostException lostError(GrantHandle h) {
         return new LockLostException(h.grant.name(), h.grant.token(), String.valueOf(h.lossReason()));
     }
+
+    /**
+     * A "busy" answer racing a cancel reaches operators already cancelled, which hand it to Reactor's
+     * dropped-error hook (an ERROR log line per race in cancel storms): an expected outcome, not an
+     * error; anything else dropped goes to the global hook as before.
+     */
+    private static final java.util.function.Function<reactor.util.context.Context, reactor.util.context.Context> DROPPED_BUSY =
+            ctx -> ctx.put("reactor.onErrorDropped.local", (java.util.function.Consumer<Throwable>) e -> {
+                if (!(e instanceof Busy)) {
+                    reactor.core.publisher.Operators.onErrorDropped(e, reactor.util.context.Context.empty());
+                }
+            });
 
     /** Thrown inside the retry loop: the store said busy. */
     private static final class Busy extends RuntimeException {
@@ -249,6 +268,7 @@ public final class GrantEngine {
         private List<GrantHandle> granted;
         private Waiters.Waiter waiter;  // joined at the first busy answer
         private boolean left;           // the acquire is over: no waiter any more
+        private Runnable settling;      // ended with requests in flight: close() waits for them
 
         AcquireOp(String name, int count, GrantCall call, LockOptions options, boolean wait, boolean refusalLeaves,
                 boolean wakesAll) {
@@ -317,6 +337,7 @@ public final class GrantEngine {
                         .onErrorResume(Busy.class, b -> Mono.empty());
             }
             return attempts
+                    .contextWrite(DROPPED_BUSY)
                     .takeUntilOther(failed.asMono())
                     .switchIfEmpty(Mono.defer(() -> failure != null ? Mono.error(failure) : Mono.empty()))
                     .filter(this::handOver)
@@ -421,7 +442,10 @@ public final class GrantEngine {
             }
             Mono.defer(() -> call.tryGrant(ids, options.leaseTime()))
                     .switchIfEmpty(Mono.error(() -> new IllegalStateException("store answered nothing to a grant")))
-                    .subscribe(g -> settle(g, sentAt, answer, ids), e -> {
+                    .subscribe(g -> {
+                        settle(g, sentAt, answer, ids);
+                        settled();
+                    }, e -> {
                         boolean over;
                         synchronized (this) {
                             inFlight--;
@@ -431,9 +455,26 @@ public final class GrantEngine {
                         if (over) {
                             releaseOwners(ids); // unknown outcome after the end (or of retired ids): make sure
                         }
+                        settled();
                         answer.tryEmitError(mapError(name, "acquire", e));
                     });
             return within(answer.asMono(), options).onErrorMap(e -> e instanceof Busy ? e : mapError(name, "acquire", e));
+        }
+
+        /**
+         * A request settled (its release, if it needs one, already under way and in the book): once
+         * the acquire is over and none is in flight any more, close() need not wait for it.
+         */
+        private void settled() {
+            Runnable s;
+            synchronized (this) {
+                if (!ended || inFlight > 0 || settling == null) {
+                    return;
+                }
+                s = settling;
+                settling = null;
+            }
+            s.run();
         }
 
         private void settle(PermitGrant g, long sentAt, Sinks.One<List<GrantHandle>> answer, List<String> ids) {
@@ -521,6 +562,10 @@ public final class GrantEngine {
                 if (handedOver) {
                     return;
                 }
+                if (inFlight > 0) {
+                    // close() waits until these requests settled and what they granted was given back
+                    settling = cleanUps.pending(name);
+                }
                 release = granted;
                 // nothing to release after definite refusals only (unless a refusal leaves an
                 // intent); a request still in flight is released when it settles, but release now
@@ -565,20 +610,18 @@ public final class GrantEngine {
     }
 
     Mono<Void> releaseOnStore(String name, String owner, LockOptions options) {
-        return within(Mono.defer(() -> store.release(name, owner)), options)
+        return cleanUps.tracked(name, within(Mono.defer(() -> store.release(name, owner)), options)
                 .onErrorMap(e -> mapError(name, "release", e))
-                .then();
+                .then());
     }
 
     void releaseDetached(String name, String owner, LockOptions options) {
-        Mono<Void> release = releaseOnStore(name, owner, options)
+        releaseOnStore(name, owner, options)
                 .onErrorResume(e -> {
                     LOG.warn("could not release a grant of {} '{}' (it expires by its TTL): {}", concept, name, e.toString());
                     return Mono.empty();
                 })
-                .cache();
-        detachedReleases.add(release);
-        release.doFinally(s -> detachedReleases.remove(release)).subscribe();
+                .subscribe();
     }
 
     /**
