@@ -11,4 +11,10 @@ cd "$(dirname "$0")"
 if [ -f .ci/install-servers.sh ]; then
   bash .ci/install-servers.sh
 fi
-./mvnw -B -ntp -T 2 verify "$@"
+started=$(mktemp)
+rc=0
+./mvnw -B -ntp -T 2 verify "$@" || rc=$?
+# one line per module (tests, failures, errors, skipped, seconds), so a red run says at once where it broke
+python3 .ci/test-summary.py . "$started" || true
+rm -f "$started"
+exit "$rc"
