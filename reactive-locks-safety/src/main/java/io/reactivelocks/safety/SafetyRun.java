@@ -298,7 +298,8 @@ public final class SafetyRun {
             for (WorkerProcess w : workers) {
                 if (!w.stop(30_000)) {
                     if (!w.isKilled()) {
-                        problems.add("worker " + w.id() + " did not stop cleanly: " + w.stderr());
+                        problems.add("worker " + w.id() + " did not stop cleanly: " + w.stderr()
+                                + (w.threadDump() == null ? "" : "\nits threads when it did not exit: " + w.threadDump()));
                     }
                 }
                 renewals += w.renewals();

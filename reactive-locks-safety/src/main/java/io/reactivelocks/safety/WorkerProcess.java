@@ -48,6 +48,7 @@ final class WorkerProcess {
     private volatile boolean paused;
     private volatile boolean killed;
     private volatile boolean stopRequested;
+    private volatile String threadDump;
 
     private WorkerProcess(int id, Process process, List<Event> events) {
         this.id = id;
@@ -257,6 +258,7 @@ final class WorkerProcess {
         requestStop();
         boolean exited = process.waitFor(timeoutMillis, TimeUnit.MILLISECONDS);
         if (!exited) {
+            threadDump = dumpThreads();
             process.destroyForcibly();
             process.waitFor(10, TimeUnit.SECONDS);
         }
@@ -278,6 +280,31 @@ final class WorkerProcess {
             process.getOutputStream().close();
         } catch (IOException e) {
             // gone already
+        }
+    }
+
+    /**
+     * @return where the worker's threads were written when it did not exit in time (what it was
+     *         waiting for), or null
+     */
+    String threadDump() {
+        return threadDump;
+    }
+
+    /** Writes the threads of the still running worker ({@code jcmd Thread.print}) to a file under target/. */
+    private String dumpThreads() {
+        try {
+            Path out = Paths.get("target", "worker-" + id + "-" + process.pid() + "-threads.txt").toAbsolutePath();
+            java.nio.file.Files.createDirectories(out.getParent());
+            Path jcmd = Paths.get(System.getProperty("java.home"), "bin", "jcmd");
+            Process p = new ProcessBuilder(jcmd.toString(), Long.toString(process.pid()), "Thread.print")
+                    .redirectErrorStream(true).redirectOutput(out.toFile()).start();
+            return p.waitFor(20, TimeUnit.SECONDS) ? out.toString() : out + " (jcmd did not finish)";
+        } catch (IOException e) {
+            return "(no thread dump: " + e + ")";
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "(no thread dump: interrupted)";
         }
     }
 
