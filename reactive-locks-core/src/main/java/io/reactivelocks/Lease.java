@@ -56,6 +56,21 @@ public interface Lease {
     Mono<Void> release();
 
     /**
+     * Releases at the end of work done under this lease — what {@code withLock} does after its body,
+     * for facades and callers that run the work themselves. Like {@link #release()}, except that a
+     * release the store does not confirm is not an error: it is reported (one WARN line,
+     * {@link LockListener#onReleaseUnconfirmed}, the client's {@code unconfirmedReleaseCount}) and the
+     * {@code Mono} completes, since renewal has stopped, the lease expires by itself and its token is
+     * fenced — finished work must not be reported as failed (a retrying caller would do it twice).
+     *
+     * @return a {@code Mono} that releases on subscribe and completes when the store confirmed, or
+     *         when it could not and the lease was left to expire
+     */
+    default Mono<Void> releaseAfterWork() {
+        return release().onErrorResume(e -> Mono.empty());
+    }
+
+    /**
      * @return the payload stored with this grant — the one given through
      *         {@link LockOptions#payload()} at acquire, or the last one set by a completed
      *         {@link #updatePayload(String)} — or {@code null} for none

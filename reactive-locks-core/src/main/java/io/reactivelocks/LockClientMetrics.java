@@ -26,4 +26,10 @@ public interface LockClientMetrics {
 
     /** @return how many acquires are in progress */
     int pendingAcquireCount();
+
+    /**
+     * @return how many releases after a scoped body ({@code withLock}) the store did not confirm
+     *         since the client was created (the body's result was passed on; each lease expired by itself)
+     */
+    long unconfirmedReleaseCount();
 }

@@ -147,4 +147,17 @@ public interface LockListener {
      */
     default void onReleased(String name, long token, Duration held) {
     }
+
+    /**
+     * The release of a lease whose scoped body ({@code withLock}) had ended was not confirmed by the
+     * store (it failed or did not answer within the request timeout). Renewal has stopped, so the
+     * lease expires by itself at its deadline, and its token is fenced; the body's result is passed
+     * on all the same.
+     *
+     * @param name  the lock
+     * @param token the lease's token
+     * @param error why the release was not confirmed
+     */
+    default void onReleaseUnconfirmed(String name, long token, Throwable error) {
+    }
 }

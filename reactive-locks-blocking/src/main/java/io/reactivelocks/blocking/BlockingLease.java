@@ -129,6 +129,20 @@ public final class BlockingLease implements AutoCloseable {
         Await.uninterruptibly(lease.release(), "release");
     }
 
+    /**
+     * Releases at the end of the work done under this lease ({@code withLock}'s release): a release
+     * the store does not confirm is reported (see {@link io.reactivelocks.Lease#releaseAfterWork()}),
+     * not thrown — the lease expires by itself.
+     */
+    void releaseAfterWork() {
+        released = true;
+        if (Schedulers.isInNonBlockingThread()) {
+            Await.releaseOrphan(lease);
+            return;
+        }
+        Await.uninterruptibly(lease.releaseAfterWork(), "release");
+    }
+
     /** The same as {@link #release()}, for try-with-resources. */
     @Override
     public void close() {

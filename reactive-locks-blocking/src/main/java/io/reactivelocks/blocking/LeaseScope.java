@@ -50,14 +50,8 @@ final class LeaseScope {
             throw lost;
         }
         if (owned) {
-            try {
-                lease.release();
-            } catch (LockException e) {
-                if (failure == null) {
-                    throw e;
-                }
-                failure.addSuppressed(e);
-            }
+            // the work is done: a release the store does not confirm is reported, not thrown (the lease expires by itself)
+            lease.releaseAfterWork();
         }
         if (failure != null) {
             throw LeaseScope.<E>asThrown(failure);

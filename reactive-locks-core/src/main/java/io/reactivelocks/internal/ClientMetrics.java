@@ -9,6 +9,7 @@ final class ClientMetrics implements LockClientMetrics {
 
     private final Registry<LeaseHandle> leases;
     private final Registry<AcquireOperation> operations;
+    private final java.util.concurrent.atomic.LongAdder unconfirmedReleases = new java.util.concurrent.atomic.LongAdder();
 
     ClientMetrics(Registry<LeaseHandle> leases, Registry<AcquireOperation> operations) {
         this.leases = leases;
@@ -33,6 +34,15 @@ final class ClientMetrics implements LockClientMetrics {
     @Override
     public int pendingAcquireCount() {
         return operations.size();
+    }
+
+    @Override
+    public long unconfirmedReleaseCount() {
+        return unconfirmedReleases.sum();
+    }
+
+    void releaseUnconfirmed() {
+        unconfirmedReleases.increment();
     }
 
     @Override

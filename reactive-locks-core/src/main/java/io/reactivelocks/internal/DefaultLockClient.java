@@ -58,7 +58,7 @@ public final class DefaultLockClient implements LockClient {
     private final Registry<AcquireOperation> operations = new Registry<>();
     /** Store clean-ups under way (releases, and requests of ended acquires still in flight): close() waits for them. */
     private final CleanUpBook cleanUps = new CleanUpBook();
-    private final LockClientMetrics metrics = new ClientMetrics(leases, operations);
+    private final ClientMetrics metrics = new ClientMetrics(leases, operations);
     /** Request timeouts, one structure per scheduler (see {@link RequestDeadlines}). */
     private final Map<Object, RequestDeadlines> deadlines = new ConcurrentHashMap<>();
     /** Lease deadlines, one heap and one timer per scheduler (see {@link DeadlineHeap}). */
@@ -139,8 +139,7 @@ public final class DefaultLockClient implements LockClient {
             return Flux.usingWhen(acquireHandle(name, options, true),
                     h -> runUnder(h, Flux.defer(() -> body.apply(h.snapshot())))
                             .contextWrite(c -> c.put(HeldLocks.KEY, held.with(this, h))),
-                    LeaseHandle::release, (h, e) -> h.release(), LeaseHandle::release)
-                    .onErrorMap(DefaultLockClient::isWrappedReleaseError, Throwable::getCause);
+                    LeaseHandle::releaseAfterWork, (h, e) -> h.releaseAfterWork(), LeaseHandle::release);
         });
     }
 
@@ -196,15 +195,6 @@ public final class DefaultLockClient implements LockClient {
     private static <T> Flux<T> runUnder(LeaseHandle h, Flux<T> body) {
         return body.takeUntilOther(h.lost())
                 .concatWith(Mono.defer(() -> h.confirmValid() ? Mono.empty() : Mono.error(lostError(h))));
-    }
-
-    /*
-     * usingWhen reports a clean-up that failed after the body completed as a bare
-     * RuntimeException("Async resource cleanup failed after onComplete", cause); the cause is the
-     * release's own LockException, which names the lock.
-     */
-    private static boolean isWrappedReleaseError(Throwable e) {
-        return e.getClass() == RuntimeException.class && e.getCause() instanceof io.reactivelocks.LockException;
     }
 
     private static LockLostException lostError(LeaseHandle h) {
@@ -430,6 +420,11 @@ public final class DefaultLockClient implements LockClient {
     @Override
     public LockClientMetrics metrics() {
         return metrics;
+    }
+
+    /** Counts a release after a scoped body that the store did not confirm. */
+    void releaseUnconfirmed() {
+        metrics.releaseUnconfirmed();
     }
 
     /**

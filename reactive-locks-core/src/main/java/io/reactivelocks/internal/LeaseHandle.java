@@ -464,6 +464,25 @@ final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapshot.Sourc
         return new Release();
     }
 
+    /**
+     * The release after a scoped body was not confirmed: counted and reported; renewal stopped at
+     * the release, so the lease expires by itself (its token is fenced).
+     */
+    void releaseUnconfirmed(Throwable error) {
+        client.releaseUnconfirmed();
+        listener.onReleaseUnconfirmed(lock.name(), lock.token(), error);
+        LOG.warn("lock '{}': the store did not confirm the release after the body ended ({}); the lease expires by itself",
+                lock.name(), error.getMessage());
+    }
+
+    @Override
+    public Mono<Void> releaseAfterWork() {
+        return release().onErrorResume(e -> {
+            releaseUnconfirmed(e);
+            return Mono.empty();
+        });
+    }
+
     /** The release as one small operator (no {@code defer} and lambda per call). */
     private final class Release extends Mono<Void> {
         @Override

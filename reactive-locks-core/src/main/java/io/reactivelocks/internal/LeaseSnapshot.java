@@ -40,6 +40,9 @@ public final class LeaseSnapshot implements Lease {
         /** @return releases the grant */
         Mono<Void> release();
 
+        /** @return releases the grant at the end of work: an unconfirmed release is reported, not an error */
+        Mono<Void> releaseAfterWork();
+
         /** @return completes when the grant is lost */
         Mono<Void> lost();
     }
@@ -99,6 +102,11 @@ public final class LeaseSnapshot implements Lease {
     @Override
     public Mono<Void> release() {
         return source.release();
+    }
+
+    @Override
+    public Mono<Void> releaseAfterWork() {
+        return source.releaseAfterWork();
     }
 
     @Override

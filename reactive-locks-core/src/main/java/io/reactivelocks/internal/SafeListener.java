@@ -169,6 +169,17 @@ public final class SafeListener implements LockListener {
     }
 
     @Override
+    public void onReleaseUnconfirmed(String name, long token, Throwable error) {
+        for (LockListener l : delegates) { // an array: no iterator
+            try {
+                l.onReleaseUnconfirmed(name, token, error);
+            } catch (RuntimeException e) {
+                failed(l, e);
+            }
+        }
+    }
+
+    @Override
     public String toString() {
         return "SafeListener" + java.util.Arrays.toString(delegates);
     }

@@ -31,8 +31,10 @@ import reactor.util.context.Context;
  * answered, a cancel does not wait for it. A cancel while acquiring cancels the acquire, which
  * gives back what its request in flight may take. A lease lost while the body runs cancels the
  * body: the result is a {@link LockLostException}, or the value if the body had produced it. A
- * release that fails is reported as its own {@code LockException} (naming the lock), with the
- * body's error, if any, suppressed in it.
+ * release the store does not confirm (an error, no answer within the request timeout) does not
+ * change the result: the body's value or error is passed on, the release error suppressed in the
+ * latter; it is reported once (a WARN line, {@code LockListener.onReleaseUnconfirmed}, the client's
+ * {@code unconfirmedReleaseCount}) and the lease, no longer renewed, expires by itself.
  *
  * <p>Objects per {@code withLock} beyond the acquire and the release themselves: this
  * {@code Mono}, its {@link Call} (which is also the Context's entry for the lease and its loss
@@ -331,11 +333,13 @@ final class WithLock<T> extends Mono<T> {
             Throwable error = pendingError;
             pendingError = null;
             if (releaseError != null) {
-                // the release's own LockException, as before (it names the lock); the body's error stays with it
+                // the work is done (or failed on its own): the release is clean-up. Renewal stopped at the
+                // release, the lease expires by itself and its token is fenced, so the body's end is passed
+                // on — failing work that was done would make a retrying caller apply it twice
+                lease.releaseUnconfirmed(releaseError);
                 if (error != null && error != releaseError) {
-                    releaseError.addSuppressed(error);
+                    error.addSuppressed(releaseError);
                 }
-                error = releaseError;
             }
             finish(error);
         }

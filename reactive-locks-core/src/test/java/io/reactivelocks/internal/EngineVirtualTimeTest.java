@@ -416,15 +416,27 @@ class EngineVirtualTimeTest {
     }
 
     @Test
-    void withLockReportsAReleaseThatFailedAfterTheBodyAsALockExceptionNamingTheLock() {
+    void aBodyThatCompletedKeepsItsResultWhenTheReleaseIsNotConfirmed() {
         backend.onRelease = owner -> Mono.error(new java.io.IOException("connection reset"));
-        StepVerifier.create(client.withLock("a", lease -> Mono.just(1)))
-                .expectErrorSatisfies(e -> assertThat(e).isInstanceOf(io.reactivelocks.LockException.class)
-                        .satisfies(x -> assertThat(((io.reactivelocks.LockException) x).lockName()).isEqualTo("a")))
-                .verify(VERIFY);
-        StepVerifier.create(client.withLockMany("b", lease -> Flux.just(1, 2)))
-                .expectNext(1, 2)
-                .expectErrorSatisfies(e -> assertThat(e).isInstanceOf(io.reactivelocks.LockException.class)
-                        .satisfies(x -> assertThat(((io.reactivelocks.LockException) x).lockName()).isEqualTo("b")))
-                .verify(VERIFY);
+        List<String> unconfirmed = new java.util.concurrent.CopyOnWriteArrayList<>();
+        LockClient reported = LockClient.create(backend, options, new io.reactivelocks.LockListener() {
+            @Override
+            public void onReleaseUnconfirmed(String name, long token, Throwable error) {
+                unconfirmed.add(name + " " + error.getClass().getSimpleName());
+            }
+        });
+        try {
+            StepVerifier.create(reported.withLock("a", lease -> Mono.just(1))).expectNext(1).expectComplete().verify(VERIFY);
+            StepVerifier.create(reported.withLockMany("b", lease -> Flux.just(1, 2))).expectNext(1, 2).expectComplete().verify(VERIFY);
+            // a body that failed keeps its own error, the release's suppressed in it
+            StepVerifier.create(reported.withLock("c", lease -> Mono.error(new IllegalStateException("body"))))
+                    .expectErrorSatisfies(e -> assertThat(e).isInstanceOf(IllegalStateException.class).hasMessage("body")
+                            .satisfies(x -> assertThat(x.getSuppressed()).hasSize(1)))
+                    .verify(VERIFY);
+            assertThat(unconfirmed).containsExactly("a LockBackendException", "b LockBackendException", "c LockBackendException");
+            assertThat(reported.metrics().unconfirmedReleaseCount()).isEqualTo(3);
+            assertThat(reported.metrics().heldLeaseCount()).as("renewal stopped: nothing held").isZero();
+        } finally {
+            reported.close().block(VERIFY);
+        }
     }}

@@ -25,7 +25,9 @@ import java.util.function.Function;
  *       (a failed renewal is retried while the lease lasts, so failures do not mean losses);</li>
  *   <li>{@value #LOSSES} — counter of leases lost (deadline passed without a confirmed renewal, or the store said
  *       the lease is no longer ours);</li>
- *   <li>{@value #CONTENTION} — counter of {@code tryAcquire} calls that found the lock held.</li>
+ *   <li>{@value #CONTENTION} — counter of {@code tryAcquire} calls that found the lock held;</li>
+ *   <li>{@value #UNCONFIRMED_RELEASES} — counter of releases after a scoped body that the store did not confirm
+ *       (the body's result was kept; the lease expired by itself).</li>
  * </ul>
  *
  * <p>Lock names are <em>not</em> a tag by default: names are usually unbounded (one per order, per account…)
@@ -47,6 +49,8 @@ public final class MicrometerLockListener implements LockListener {
     public static final String LOSSES = "reactive.locks.losses";
     /** Counter: {@code tryAcquire} calls that found the lock held by someone else. */
     public static final String CONTENTION = "reactive.locks.contention";
+    /** Counter: releases after a scoped body ({@code withLock}) that the store did not confirm. */
+    public static final String UNCONFIRMED_RELEASES = "reactive.locks.release.unconfirmed";
     /** The tag naming the backend. */
     public static final String BACKEND_TAG = "backend";
     /** The tag carrying the opt-in lock-name value, see {@link #MicrometerLockListener(MeterRegistry, String, Iterable, Function)}. */
@@ -151,6 +155,11 @@ public final class MicrometerLockListener implements LockListener {
     }
 
     @Override
+    public void onReleaseUnconfirmed(String name, long token, Throwable error) {
+        meters(name).unconfirmedReleases.increment();
+    }
+
+    @Override
     public String toString() {
         return "MicrometerLockListener" + commonTags + (nameTag == null ? "" : " + lock name tag");
     }
@@ -175,6 +184,7 @@ public final class MicrometerLockListener implements LockListener {
         final Counter renewalsFailed;
         final Counter losses;
         final Counter contention;
+        final Counter unconfirmedReleases;
 
         Meters(MeterRegistry registry, Tags tags) {
             acquired = Timer.builder(ACQUIRE_WAIT).description("Time from subscribe to grant or failure of an acquire")
@@ -192,6 +202,9 @@ public final class MicrometerLockListener implements LockListener {
             losses = Counter.builder(LOSSES).description("Leases lost before release")
                     .tags(tags).register(registry);
             contention = Counter.builder(CONTENTION).description("tryAcquire calls that found the lock held")
+                    .tags(tags).register(registry);
+            unconfirmedReleases = Counter.builder(UNCONFIRMED_RELEASES)
+                    .description("Releases after a scoped body that the store did not confirm (the lease expired by itself)")
                     .tags(tags).register(registry);
         }
     }

@@ -146,7 +146,7 @@ public final class GrantEngine {
                         .takeUntilOther(h.lost())
                         .flatMap(v -> h.confirmValid() ? Mono.just(v) : Mono.<T>error(lostError(h)))
                         .switchIfEmpty(Mono.defer(() -> h.confirmValid() ? Mono.empty() : Mono.error(lostError(h)))),
-                GrantHandle::release, (h, e) -> h.release(), GrantHandle::release);
+                GrantHandle::releaseAfterWork, (h, e) -> h.releaseAfterWork(), GrantHandle::release);
     }
 
     /**

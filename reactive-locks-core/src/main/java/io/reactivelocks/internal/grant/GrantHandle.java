@@ -24,6 +24,8 @@ import reactor.core.scheduler.Scheduler;
  */
 public final class GrantHandle implements LeaseSnapshot.Source {
 
+    private static final reactor.util.Logger LOG = reactor.util.Loggers.getLogger(GrantHandle.class);
+
     private static final int ACTIVE = 0;
     private static final int LOST = 1;
     private static final int RELEASED = 2;
@@ -246,6 +248,15 @@ public final class GrantHandle implements LeaseSnapshot.Source {
             engine.forget(this);
             completeUpdates();
             return engine.releaseOnStore(grant.name(), grant.owner(), options);
+        });
+    }
+
+    @Override
+    public Mono<Void> releaseAfterWork() {
+        return release().onErrorResume(e -> {
+            LOG.warn("{} '{}': the store did not confirm the release after the work ended ({}); the grant expires by itself",
+                    engine.concept(), grant.name(), e.getMessage());
+            return Mono.empty();
         });
     }
 

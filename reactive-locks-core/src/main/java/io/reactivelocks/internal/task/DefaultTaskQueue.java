@@ -1,5 +1,7 @@
 package io.reactivelocks.internal.task;
 
+import io.reactivelocks.internal.CleanUpBook;
+
 import io.reactivelocks.spi.BackendErrors;
 import io.reactivelocks.LockClientClosedException;
 import io.reactivelocks.LockLostException;
@@ -49,6 +51,8 @@ public final class DefaultTaskQueue implements TaskQueue {
     private final Sinks.One<Boolean> closedSignal = Sinks.one();
     private final Mono<Void> close;
     private final ClaimRenewals renewals = new ClaimRenewals(this);
+    /** Capture calls in flight and the releases of what they captured for nobody: close() waits for them. */
+    private final CleanUpBook cleanUps = new CleanUpBook();
 
     /**
      * @param store   the store, closed with the queue
@@ -61,7 +65,14 @@ public final class DefaultTaskQueue implements TaskQueue {
         this.close = Mono.defer(() -> {
             closed.set(true);
             closedSignal.emitValue(true, Sinks.EmitFailureHandler.busyLooping(Duration.ofMillis(100)));
-            return store.close();
+            // capture calls still in flight settle within their request timeout, and the release of
+            // what they captured for a subscriber that had gone within another: then the store closes
+            Duration bound = options.requestTimeout().multipliedBy(2).plusSeconds(1);
+            return cleanUps.drained()
+                    .timeout(Mono.delay(bound, scheduler), Mono.fromRunnable(() -> LOG.warn(
+                            "task queue on {} closed before the store confirmed the release of claims of {} (they expire by themselves)",
+                            store.name(), cleanUps.names())))
+                    .then(Mono.defer(store::close));
         }).cache();
     }
 
@@ -135,7 +146,7 @@ public final class DefaultTaskQueue implements TaskQueue {
 
     /** One capture call, timed and mapped. */
     Mono<Capture> captureCall(String queue, String owner, int limit) {
-        return call(queue, "task capture", () -> store.capture(queue, owner, limit, options.leaseTime()));
+        return cleanUps.tracked(queue, call(queue, "task capture", () -> store.capture(queue, owner, limit, options.leaseTime())));
     }
 
     /** The claims of a capture answer, timed from {@code sentAt}. */
@@ -156,7 +167,7 @@ public final class DefaultTaskQueue implements TaskQueue {
         }
         List<ClaimRef> refs = new ArrayList<>(claims.size());
         claims.forEach(c -> refs.add(ref(c)));
-        call(queue, "task release", () -> store.release(queue, refs)).subscribe(
+        cleanUp(queue, "task release", () -> store.release(queue, refs)).subscribe(
                 n -> LOG.debug("released {} claims of queue '{}' captured for a subscriber that had gone", n, queue),
                 e -> LOG.debug("release of undelivered claims of queue '{}' failed (they expire by themselves): {}",
                         queue, e.toString()));
@@ -164,7 +175,7 @@ public final class DefaultTaskQueue implements TaskQueue {
 
     /** Gives back whatever a capture call whose answer was lost may have taken; best effort. */
     void releaseOwner(String queue, String owner) {
-        call(queue, "task release", () -> store.releaseOwner(queue, owner)).subscribe(null,
+        cleanUp(queue, "task release", () -> store.releaseOwner(queue, owner)).subscribe(null,
                 e -> LOG.debug("release after a failed capture of queue '{}' failed (claims expire by themselves): {}",
                         queue, e.toString()));
     }
@@ -337,6 +348,13 @@ public final class DefaultTaskQueue implements TaskQueue {
         return Mono.defer(() -> closed.get() ? Mono.<T>error(new LockClientClosedException(queue)) : work.get())
                 .timeout(options.requestTimeout(), scheduler)
                 .onErrorMap(e -> BackendErrors.of(store.name(), BackendErrors::isIoOrTimeout).mapQueue(queue, operation, e));
+    }
+
+    /** A clean-up call: also after close (which waits for it), bounded by the request timeout. */
+    private <T> Mono<T> cleanUp(String queue, String operation, Supplier<Mono<T>> work) {
+        return cleanUps.tracked(queue, Mono.defer(work)
+                .timeout(options.requestTimeout(), scheduler)
+                .onErrorMap(e -> BackendErrors.of(store.name(), BackendErrors::isIoOrTimeout).mapQueue(queue, operation, e)));
     }
 
     private void checkKey(String queue, String taskId) {
