@@ -286,6 +286,7 @@ final class AcquireOperation extends Registry.Member implements Subscription {
                 return;
             }
             answered = true;
+            client.outage().answered();
             try {
                 onAnswer(a, sentAt);
             } catch (RuntimeException e) {
@@ -512,6 +513,7 @@ final class AcquireOperation extends Registry.Member implements Subscription {
 
     private void onAttemptError(Throwable error) {
         LockException e = BackendErrors.map(client.backend().name(), name, "acquire", error);
+        client.outage().failed(e);
         boolean late;
         synchronized (this) {
             if (turnWaiting && done) {
@@ -625,7 +627,7 @@ final class AcquireOperation extends Registry.Member implements Subscription {
             }
         }
         if (releaseNow) {
-            client.releaseDetached(name, owner, options);
+            client.releaseDetached(name, owner, options, false);
         }
         client.operationEnded(this);
         return true;
@@ -641,7 +643,7 @@ final class AcquireOperation extends Registry.Member implements Subscription {
             s = settling;
             settling = null;
         }
-        Mono<Void> release = mayHold ? client.releaseDetached(name, owner, options) : Mono.empty();
+        Mono<Void> release = mayHold ? client.releaseDetached(name, owner, options, false) : Mono.empty();
         if (s != null) {
             release.doFinally(x -> s.run()).subscribe(null, e -> { });
         }

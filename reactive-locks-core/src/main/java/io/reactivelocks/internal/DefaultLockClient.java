@@ -49,6 +49,7 @@ public final class DefaultLockClient implements LockClient {
     private final long id = IDS.incrementAndGet();
     private final SafeListener listener;
     private final LockBackend backend;
+    private final StoreOutage outage;
     private final LockOptions defaults;
     private final Scheduler ownScheduler;
     private final NotificationHub hub;
@@ -90,6 +91,7 @@ public final class DefaultLockClient implements LockClient {
         this.ownLeaseDeadlines = new DeadlineHeap(ownScheduler, defaults.clock());
         this.ownRenewals = new RenewalScheduler(backend, ownScheduler, defaults.clock(), ownDeadlines);
         this.close = Mono.defer(this::doClose).cache();
+        this.outage = new StoreOutage(backend.name(), "lock client " + id);
     }
 
     // ---- API
@@ -262,6 +264,11 @@ public final class DefaultLockClient implements LockClient {
         return id;
     }
 
+    /** @return the log of this client's store outages */
+    StoreOutage outage() {
+        return outage;
+    }
+
     LockClock clock() {
         return defaults.clock();
     }
@@ -356,10 +363,25 @@ public final class DefaultLockClient implements LockClient {
      * @return the release, already subscribed (cached: subscribing again does not send it again)
      */
     Mono<Void> releaseDetached(String name, String owner, LockOptions options) {
+        return releaseDetached(name, owner, options, true);
+    }
+
+    /**
+     * @param granted whether the store granted the lock to {@code owner} (a lost or expired lease); an acquire's
+     *                clean-up of a key its request may have left is not worth a WARN line when it fails (the store
+     *                is down: the outage is logged once, see {@link StoreOutage})
+     */
+    Mono<Void> releaseDetached(String name, String owner, LockOptions options, boolean granted) {
         Mono<Void> release = tracked(name, releaseOnServer(name, owner, options)
                 .onErrorResume(e -> {
-                    LOG.warn("could not release lock '{}' on the store (it stays until its lease or session ends): {}",
-                            name, e.toString());
+                    outage.failed(e);
+                    if (granted) {
+                        LOG.warn("could not release lock '{}' on the store (it stays until its lease or session ends): {}",
+                                name, e.toString());
+                    } else {
+                        LOG.debug("could not give back what an ended acquire of lock '{}' may have left (it expires by itself): {}",
+                                name, e.toString());
+                    }
                     return Mono.empty();
                 }))
                 .cache();

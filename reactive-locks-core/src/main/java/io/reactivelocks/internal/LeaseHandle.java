@@ -268,6 +268,7 @@ final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapshot.Sourc
 
     /** @return true when the lease is still active and must be renewed again (the caller schedules it) */
     boolean onRenewOutcome(long sentAt, RenewOutcome outcome) {
+        client.outage().answered();
         if (outcome == null || !outcome.renewed()) {
             lose("the store says the lock is no longer ours");
             return false;
@@ -276,6 +277,7 @@ final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapshot.Sourc
     }
 
     void onRenewFailed(LockException error) {
+        client.outage().failed(error);
         listener.onRenewalFailed(lock.name(), lock.token(), error);
         if (!BackendErrors.isTransient(error)) {
             lose("renewal failed: " + error.getMessage());

@@ -585,7 +585,7 @@ public final class GrantEngine {
 
         private void releaseOwners(List<String> ids) {
             for (String owner : ids) {
-                releaseDetached(name, owner, options);
+                releaseDetached(name, owner, options, false);
             }
         }
     }
@@ -615,10 +615,19 @@ public final class GrantEngine {
                 .then());
     }
 
-    void releaseDetached(String name, String owner, LockOptions options) {
+    /**
+     * @param granted whether the store granted to {@code owner} (a lost grant); an ended acquire's clean-up of
+     *                what its requests may have left is not worth a WARN line when the store is down
+     */
+    void releaseDetached(String name, String owner, LockOptions options, boolean granted) {
         releaseOnStore(name, owner, options)
                 .onErrorResume(e -> {
-                    LOG.warn("could not release a grant of {} '{}' (it expires by its TTL): {}", concept, name, e.toString());
+                    if (granted) {
+                        LOG.warn("could not release a grant of {} '{}' (it expires by its TTL): {}", concept, name, e.toString());
+                    } else {
+                        LOG.debug("could not give back what an ended acquire of {} '{}' may have left (it expires by itself): {}",
+                                concept, name, e.toString());
+                    }
                     return Mono.empty();
                 })
                 .subscribe();

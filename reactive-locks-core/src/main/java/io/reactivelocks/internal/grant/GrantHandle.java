@@ -231,7 +231,7 @@ public final class GrantHandle implements LeaseSnapshot.Source {
         engine.forget(this);
         lostSink.tryEmitEmpty();
         completeUpdates();
-        engine.releaseDetached(grant.name(), grant.owner(), options);
+        engine.releaseDetached(grant.name(), grant.owner(), options, true);
     }
 
     /** Idempotent, owner-checked release; later subscriptions complete at once. */
