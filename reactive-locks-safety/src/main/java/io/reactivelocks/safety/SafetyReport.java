@@ -433,7 +433,7 @@ public final class SafetyReport {
                             + "with their tokens, the shaded band is the SIGSTOP, the red cross the late write the arbiter "
                             + "refused.\n\n![timeline](safety-timeline.png)\n\n");
         }
-        b.append("The short mode (one fault cycle per backend × fault) runs in the build: `SafetyShortModeTest`. "
+        b.append("The short mode (one fault cycle per backend × fault) runs in the build: `*SafetyShortModeTest` (one class per backend). "
                 + "The bad-input catalogue is in [BAD-INPUT.md](BAD-INPUT.md).\n");
         if (!previous.primitivesBlock.isEmpty()) {
             b.append('\n').append(previous.primitivesBlock).append('\n');

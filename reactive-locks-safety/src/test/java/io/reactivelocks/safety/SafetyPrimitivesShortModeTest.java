@@ -8,8 +8,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -24,7 +22,6 @@ import org.junit.jupiter.params.provider.MethodSource;
  * refused), and when the FIFO check judged fewer than {@value #MIN_FIFO_PAIRS} pairs. Select
  * backends with {@code -Dsafety.backends=REDIS,ETCD}.
  */
-@Execution(ExecutionMode.SAME_THREAD)
 class SafetyPrimitivesShortModeTest {
 
     /** Pairs of fair-lock waits the FIFO check must judge per run (with warm clients the 2 s burst gives dozens). */

@@ -7,8 +7,6 @@ import java.util.EnumMap;
 import java.util.Map;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -20,7 +18,6 @@ import org.junit.jupiter.params.provider.MethodSource;
  * Fails on any I1–I5 violation. Select with {@code -Dsafety.topologies=ETCD_CLUSTER} and
  * {@code -Dsafety.topology.faults=KILL_LEADER,FAILOVER,PARTITION_LEADER,SLOW_NODE}.
  */
-@Execution(ExecutionMode.SAME_THREAD)
 class TopologyShortModeTest {
 
     private static final Map<SafetyTopology, Topology> TOPOLOGIES = new EnumMap<>(SafetyTopology.class);
