@@ -303,6 +303,11 @@ public final class SafetyRun {
                     }
                 }
                 renewals += w.renewals();
+                for (String line : w.stderr().split("\n")) {
+                    if (line.startsWith(Worker.HUNG)) {
+                        problems.add("worker " + w.id() + ": " + line);
+                    }
+                }
             }
             long held = -1;
             long deadline = System.nanoTime() + Duration.ofMillis(lease * 2 + 5_000).toNanos();

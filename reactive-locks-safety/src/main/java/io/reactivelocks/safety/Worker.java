@@ -217,12 +217,26 @@ public final class Worker {
         stopping.set(true);
     }
 
+    /** The longest a critical section may take: the wait timeout, a few request timeouts and the longest pause, with room. */
+    static final Duration SECTION_BOUND = Duration.ofSeconds(25);
+    /** What a worker writes on stderr when a section outlasted {@link #SECTION_BOUND}; the harness reports it. */
+    static final String HUNG = "HUNG section";
+
     private void run() {
         while (!stopping.get()) {
             String focused = focus.get();
             String name = focused != null ? focused : names.get(random.nextInt(names.size()));
             try {
-                section(name).block(Duration.ofSeconds(60));
+                // every step of a section is bounded (wait timeout, request timeouts, the arbiter's socket
+                // timeout): one that outlasts them all is a defect, reported with what the clients were doing
+                section(name).timeout(SECTION_BOUND, Mono.defer(() -> {
+                    System.err.println(HUNG + " on '" + name + "' did not end within " + SECTION_BOUND.toSeconds() + " s; "
+                            + "mutex client: pending " + connection.client().metrics().pendingAcquires()
+                            + ", held " + connection.client().metrics().heldLeases()
+                            + "; fair client: pending " + connection.fair().metrics().pendingAcquires()
+                            + ", held " + connection.fair().metrics().heldLeases());
+                    return Mono.error(new IllegalStateException("section did not end within " + SECTION_BOUND));
+                })).block(Duration.ofSeconds(60));
             } catch (RuntimeException e) {
                 emit("X " + System.nanoTime() + " " + e.getClass().getSimpleName() + " " + oneLine(e.getMessage()));
             }
