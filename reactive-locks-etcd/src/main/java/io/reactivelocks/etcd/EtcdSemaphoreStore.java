@@ -16,11 +16,9 @@ import io.reactivelocks.spi.RenewOutcome;
 import io.reactivelocks.spi.RenewRequest;
 import io.reactivelocks.spi.semaphore.PermitGrant;
 import io.reactivelocks.spi.semaphore.SemaphoreStore;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -51,7 +49,7 @@ import reactor.core.publisher.Mono;
  * <p><b>Tokens.</b> A permit's token is {@code createRevision * 65536 + index} (index 0 to k − 1 in
  * its unit): etcd's revision is global, strictly increasing and persisted, so tokens are distinct,
  * increase with every later grant (across names, clients and restarts) and are exact for any
- * revision below 2^47. A request therefore asks for at most {@value #MAX_COUNT} permits at once
+ * revision below 2^47. A request therefore asks for at most {@value PermitUnits#MAX_COUNT} permits at once
  * (more fails with {@link IllegalArgumentException}); etcd's {@code --max-txn-ops} (128 by default)
  * bounds it further to one less than that setting, as the put transaction also reads the line.
  *
@@ -68,11 +66,6 @@ import reactor.core.publisher.Mono;
  */
 final class EtcdSemaphoreStore implements SemaphoreStore {
 
-    /** Tokens a unit spans: a permit's token is its unit's create revision times this, plus its index. */
-    static final long UNIT_SPAN = 65_536;
-    /** The most permits one request may ask for. */
-    static final int MAX_COUNT = (int) UNIT_SPAN - 1;
-
     private final Client client;
     private final boolean ownsClient;
     private final LeasedKeys keys;
@@ -87,7 +80,7 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
      */
     private record Place(long revision, int index, long lease, long refreshedNanos) {
         long token() {
-            return EtcdSemaphoreStore.token(revision, index);
+            return PermitUnits.token(revision, index);
         }
     }
 
@@ -117,20 +110,6 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
         return keys.key(name, owner);
     }
 
-    /**
-     * @param revision a unit's create revision
-     * @param index    a permit's index in the unit
-     * @return the permit's token
-     */
-    static long token(long revision, int index) {
-        return Math.addExact(Math.multiplyExact(revision, UNIT_SPAN), index);
-    }
-
-    /** @return the token of a permit's key */
-    static long token(KeyValue kv) {
-        return token(kv.getCreateRevision(), indexOf(kv.getValue()));
-    }
-
     @Override
     public String name() {
         return "etcd";
@@ -141,32 +120,6 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
         return true;
     }
 
-    private static ByteSequence value(int permits, int index) {
-        return ByteSequence.from(permits + ":" + index, StandardCharsets.US_ASCII);
-    }
-
-    /** @return the N a key was put with, or 0 when its value is not one (it then holds nothing) */
-    static int permitsOf(ByteSequence value) {
-        String v = value.toString(StandardCharsets.US_ASCII);
-        int colon = v.indexOf(':');
-        try {
-            return Integer.parseInt(colon < 0 ? v : v.substring(0, colon));
-        } catch (NumberFormatException e) {
-            return 0;
-        }
-    }
-
-    /** @return the index a key was put with in its unit (0 when the value has none) */
-    static int indexOf(ByteSequence value) {
-        String v = value.toString(StandardCharsets.US_ASCII);
-        int colon = v.indexOf(':');
-        try {
-            return colon < 0 ? 0 : Integer.parseInt(v.substring(colon + 1));
-        } catch (NumberFormatException e) {
-            return 0;
-        }
-    }
-
     /** A single attempt: nothing left when refused. */
     @Override
     public Mono<PermitGrant> tryGrant(String name, List<String> owners, int permits, Duration leaseTime) {
@@ -175,9 +128,8 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
 
     @Override
     public Mono<PermitGrant> tryGrant(String name, List<String> owners, int permits, boolean waiting, Duration leaseTime) {
-        if (owners.size() > MAX_COUNT) {
-            return Mono.error(new IllegalArgumentException("count must be at most " + MAX_COUNT
-                    + " on etcd (a permit's token is its unit's revision * " + UNIT_SPAN + " + its index), was " + owners.size()));
+        if (owners.size() > PermitUnits.MAX_COUNT) {
+            return Mono.error(PermitUnits.tooMany(owners.size()));
         }
         long ttlSeconds = Math.max(1, (leaseTime.toMillis() + 999) / 1000);
         return Mono.defer(() -> {
@@ -232,7 +184,7 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
                     for (int i = 0; i < k; i++) {
                         ByteSequence key = key(name, owners.get(i));
                         absent[i] = new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0));
-                        puts[i] = Op.put(key, value(permits, i), PutOption.builder().withLeaseId(granted.get(i)).build());
+                        puts[i] = Op.put(key, PermitUnits.value(permits, i), PutOption.builder().withLeaseId(granted.get(i)).build());
                         found[i] = Op.get(key, GetOption.DEFAULT);
                     }
                     puts[k] = Op.get(range(name), newest(k, permits, 0));
@@ -278,7 +230,7 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
             if (!g.getKvs().isEmpty()) {
                 KeyValue kv = g.getKvs().get(0);
                 // lease age unknown: refreshed before it is handed out
-                mine.add(new Place(kv.getCreateRevision(), indexOf(kv.getValue()), kv.getLease(), System.nanoTime() - (1L << 62)));
+                mine.add(new Place(kv.getCreateRevision(), PermitUnits.indexOf(kv.getValue()), kv.getLease(), System.nanoTime() - (1L << 62)));
             }
         }
         if (mine.size() < owners.size() || mine.stream().anyMatch(p -> p.revision() != mine.get(0).revision())) {
@@ -366,7 +318,7 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
             ByteSequence k = key(name, owners.get(i));
             Place p = mine.get(i);
             each[i] = Op.txn(new Cmp[] {new Cmp(k, Cmp.Op.EQUAL, CmpTarget.createRevision(p.revision()))},
-                    new Op[] {Op.put(k, value(permits, p.index()), PutOption.builder().withLeaseId(p.lease()).build())},
+                    new Op[] {Op.put(k, PermitUnits.value(permits, p.index()), PutOption.builder().withLeaseId(p.lease()).build())},
                     new Op[0]);
         }
         return Mono.fromFuture(() -> client.getKVClient().txn().Then(each).commit()).then();
@@ -440,7 +392,7 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
                             // the lease of the key this store put: the key lives exactly as long as it
                             ? keys.keepAlive(known.lease()).map(ttl -> LeasedKeys.renewed(r, ttl))
                                     .onErrorResume(EtcdErrors::isLeaseNotFound, e -> Mono.just(RenewOutcome.notHeld()))
-                            : keys.renew(r, EtcdSemaphoreStore::token);
+                            : keys.renew(r, PermitUnits::token);
                     return outcome.onErrorMap(e -> EtcdErrors.map(r.lock().name(), "semaphore renewal", e));
                 })
                 .collectList();
@@ -466,45 +418,22 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
                 .reduce(false, Boolean::logicalOr);
     }
 
-    /**
-     * The holding keys: in create-revision order, the keys of one revision (a unit) hold when they
-     * and every key before them are at most their N; in token order.
-     */
+    /** The holding keys ({@link PermitUnits#holding}), in token order. */
     @Override
     public Mono<List<Holder>> holders(String name) {
         GetOption all = GetOption.builder().isPrefix(true)
                 .withSortField(GetOption.SortTarget.CREATE).withSortOrder(GetOption.SortOrder.ASCEND).build();
         return Mono.defer(() -> Mono.fromFuture(() -> client.getKVClient().get(range(name), all)))
-                .flatMapMany(r -> Flux.fromIterable(holding(r.getKvs())))
+                .flatMapMany(r -> Flux.fromIterable(PermitUnits.holding(r.getKvs())))
                 .concatMap(kv -> Mono.fromFuture(() -> client.getLeaseClient().timeToLive(kv.getLease(), LeaseOption.DEFAULT))
-                        .map(ttl -> new Holder(keys.ownerOf(name, kv.getKey()), token(kv), Duration.ofSeconds(Math.max(0, ttl.getTTL())))))
+                        .map(ttl -> new Holder(keys.ownerOf(name, kv.getKey()), PermitUnits.token(kv), Duration.ofSeconds(Math.max(0, ttl.getTTL())))))
                 .collectList()
                 .onErrorMap(e -> EtcdErrors.map(name, "semaphore read", e));
     }
 
-    /** @param kvs the name's keys in create-revision order @return those that hold, in token order */
-    private static List<KeyValue> holding(List<KeyValue> kvs) {
-        List<KeyValue> out = new ArrayList<>();
-        int start = 0;
-        while (start < kvs.size()) {
-            int end = start;
-            while (end + 1 < kvs.size() && kvs.get(end + 1).getCreateRevision() == kvs.get(start).getCreateRevision()) {
-                end++;
-            }
-            for (int i = start; i <= end; i++) { // end + 1 keys up to and with this unit
-                if (end + 1 <= permitsOf(kvs.get(i).getValue())) {
-                    out.add(kvs.get(i));
-                }
-            }
-            start = end + 1;
-        }
-        out.sort(Comparator.comparingLong(EtcdSemaphoreStore::token));
-        return out;
-    }
-
     @Override
     public Flux<LockEvent> events(String name) {
-        return keys.events(name, EtcdSemaphoreStore::token);
+        return keys.events(name, PermitUnits::token);
     }
 
     @Override

@@ -6,10 +6,8 @@ import io.reactivelocks.spi.RenewOutcome;
 import io.reactivelocks.spi.RenewRequest;
 import io.reactivelocks.spi.semaphore.PermitGrant;
 import io.reactivelocks.spi.semaphore.SemaphoreStore;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
@@ -56,7 +54,7 @@ import reactor.util.retry.Retry;
  * are distinct and increase with every later grant. The product stays exact while the zxid's epoch
  * (its high 32 bits, one more per leader election) is below 2^15; beyond that the store fails the
  * grant rather than hand out a wrapped token. A request therefore asks for at most
- * {@value #MAX_COUNT} permits at once (more fails with {@link IllegalArgumentException}).
+ * {@value PermitUnits#MAX_COUNT} permits at once (more fails with {@link IllegalArgumentException}).
  *
  * <p><b>No herd.</b> A waiting caller keeps its nodes (its place in the queue, FIFO) and, refused,
  * watches only what can let it in ({@link #awaitTurn}): for N = 1 its predecessor, so a release
@@ -90,23 +88,8 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
     private record Wait(List<String> nodes, boolean children, List<String> listed) {
     }
 
-    /** Tokens a unit spans: a permit's token is its unit's czxid times this, plus its index. */
-    static final long UNIT_SPAN = 65_536;
-    /** The most permits one request may ask for. */
-    static final int MAX_COUNT = (int) UNIT_SPAN - 1;
-
     /** A node this store created: its path, its czxid (0 until known) and its index in its unit. */
     private record Place(String path, long czxid, int index) {
-    }
-
-    /**
-     * @param czxid a unit's czxid
-     * @param index a permit's index in the unit
-     * @return the permit's token
-     * @throws ArithmeticException when the token does not fit in a {@code long} (an epoch of 2^15 or more)
-     */
-    static long token(long czxid, int index) {
-        return Math.addExact(Math.multiplyExact(czxid, UNIT_SPAN), index);
     }
 
     /**
@@ -179,9 +162,8 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
 
     @Override
     public Mono<PermitGrant> tryGrant(String name, List<String> owners, int permits, boolean waiting, Duration leaseTime) {
-        if (owners.size() > MAX_COUNT) {
-            return Mono.error(new IllegalArgumentException("count must be at most " + MAX_COUNT
-                    + " on ZooKeeper (a permit's token is its unit's czxid * " + UNIT_SPAN + " + its index), was " + owners.size()));
+        if (owners.size() > PermitUnits.MAX_COUNT) {
+            return Mono.error(PermitUnits.tooMany(owners.size()));
         }
         return Mono.defer(() -> {
             if (places.containsKey(owners.get(0))) { // a waiting owner asking again (or a retried request)
@@ -213,7 +195,7 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
             Stat stat = new Stat();
             return Mono.fromCompletionStage(() -> async.create()
                             .withOptions(EnumSet.of(CreateOption.createParentsAsContainers), CreateMode.EPHEMERAL_SEQUENTIAL, acl, stat)
-                            .forPath(path(name) + "/" + ZNodeNames.nodeName(o), data(permits, 0)))
+                            .forPath(path(name) + "/" + ZNodeNames.nodeName(o), PermitUnits.data(permits, 0)))
                     .doOnNext(p -> places.put(o, new Place(p, stat.getCzxid(), 0)))
                     .then();
         }
@@ -221,7 +203,7 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
                     List<CuratorOp> ops = new ArrayList<>(owners.size());
                     for (int i = 0; i < owners.size(); i++) {
                         ops.add(async.transactionOp().create().withOptions(CreateMode.EPHEMERAL_SEQUENTIAL, acl, false)
-                                .forPath(path(name) + "/" + ZNodeNames.nodeName(owners.get(i)), data(permits, i)));
+                                .forPath(path(name) + "/" + ZNodeNames.nodeName(owners.get(i)), PermitUnits.data(permits, i)));
                     }
                     return Mono.fromCompletionStage(() -> async.transaction().forOperations(ops));
                 })
@@ -292,7 +274,7 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
                 String highestPath = nodePath(name, children.get(highest));
                 int highestIndex = owners.indexOf(children.get(highest).owner());
                 Mono<Void> tell = permits > 1 && highest < children.size() - 1
-                        ? Mono.fromCompletionStage(() -> async.setData().forPath(highestPath, data(permits, highestIndex))).then()
+                        ? Mono.fromCompletionStage(() -> async.setData().forPath(highestPath, PermitUnits.data(permits, highestIndex))).then()
                                 .onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NONODE, e -> Mono.empty())
                         : Mono.empty();
                 // the unit's nodes share one czxid (one create or one transaction)
@@ -306,7 +288,7 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
                             List<Long> tokens = new ArrayList<>(mine.size());
                             for (int i = 0; i < mine.size(); i++) {
                                 places.put(owners.get(i), new Place(nodePath(name, mine.get(i)), z, i));
-                                tokens.add(token(z, i));
+                                tokens.add(PermitUnits.token(z, i));
                             }
                             return (PermitGrant) new PermitGrant.Granted(tokens, ttl(leaseTime));
                         })
@@ -386,32 +368,6 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
         }).onErrorMap(e -> ZooKeeperErrors.map(name, "semaphore wait", e));
     }
 
-    private static byte[] data(int permits, int index) {
-        return (permits + ":" + index).getBytes(StandardCharsets.US_ASCII);
-    }
-
-    /** @return the N a node was created with, or 0 when its data is not one (it then holds nothing) */
-    static int permitsOf(byte[] data) {
-        String v = new String(data, StandardCharsets.US_ASCII);
-        int colon = v.indexOf(':');
-        try {
-            return Integer.parseInt(colon < 0 ? v : v.substring(0, colon));
-        } catch (NumberFormatException e) {
-            return 0;
-        }
-    }
-
-    /** @return the index a node was created with in its unit (0 when its data has none) */
-    static int indexOf(byte[] data) {
-        String v = new String(data, StandardCharsets.US_ASCII);
-        int colon = v.indexOf(':');
-        try {
-            return colon < 0 ? 0 : Integer.parseInt(v.substring(colon + 1));
-        } catch (NumberFormatException e) {
-            return 0;
-        }
-    }
-
     private Mono<Void> deletePaths(List<String> paths) {
         return Flux.fromIterable(new ArrayList<>(paths))
                 .concatMap(p -> Mono.fromCompletionStage(() -> async.delete().forPath(p)).onErrorResume(e -> Mono.empty()))
@@ -422,7 +378,7 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
     public Mono<List<RenewOutcome>> renew(List<RenewRequest> batch) {
         return Flux.fromIterable(batch).concatMap(r -> {
                     Place known = places.get(r.lock().owner());
-                    Mono<RenewOutcome> outcome = known != null && known.czxid() != 0 && token(known.czxid(), known.index()) == r.lock().token()
+                    Mono<RenewOutcome> outcome = known != null && known.czxid() != 0 && PermitUnits.token(known.czxid(), known.index()) == r.lock().token()
                             // the node this store created for the grant: one exists
                             ? Mono.fromCompletionStage(() -> async.checkExists().forPath(known.path()))
                                     .map(st -> st.getCzxid() == known.czxid() ? RenewOutcome.renewed(ttl(r.leaseTime())) : RenewOutcome.notHeld())
@@ -434,7 +390,7 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
                                 }
                                 Stat stat = new Stat();
                                 return Mono.fromCompletionStage(() -> async.getData().storingStatIn(stat).forPath(nodePath(r.lock().name(), c)))
-                                        .map(data -> token(stat.getCzxid(), indexOf(data)) == r.lock().token()
+                                        .map(data -> PermitUnits.token(stat.getCzxid(), PermitUnits.indexOf(data)) == r.lock().token()
                                                 ? RenewOutcome.renewed(ttl(r.leaseTime())) : RenewOutcome.notHeld())
                                         .onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NONODE,
                                                 e -> Mono.just(RenewOutcome.notHeld()));
@@ -468,15 +424,7 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
         }).onErrorMap(e -> ZooKeeperErrors.map(name, "semaphore release", e));
     }
 
-    /** One node as read for {@link #holders}: its rank in the listing, czxid, N and index. */
-    private record Row(ZNodeNames.Child child, int rank, long czxid, int permits, int index) {
-    }
-
-    /**
-     * The holding nodes: the nodes of one czxid (a unit) hold when the unit's highest node is among
-     * their N lowest (a deleted lower node only moves a unit down: the listing's rank is an upper
-     * bound of the node's); in token order.
-     */
+    /** The holding nodes ({@link PermitUnits#holders}), in token order. */
     @Override
     public Mono<List<Holder>> holders(String name) {
         Duration estimate = Duration.ofMillis(Math.max(0, client.getZookeeperClient().getLastNegotiatedSessionTimeoutMs()));
@@ -486,30 +434,11 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
                     ZNodeNames.Child c = e.getValue();
                     Stat stat = new Stat();
                     return Mono.fromCompletionStage(() -> async.getData().storingStatIn(stat).forPath(path(name) + "/" + c.node()))
-                            .map(data -> new Row(c, e.getKey(), stat.getCzxid(), permitsOf(data), indexOf(data)))
+                            .map(data -> new PermitUnits.Node(c.owner(), e.getKey(), stat.getCzxid(), data))
                             .onErrorResume(x -> ZooKeeperErrors.code(x) == KeeperException.Code.NONODE, x -> Mono.empty());
                 })
                 .collectList()
-                .map(rows -> {
-                    List<Holder> out = new ArrayList<>();
-                    int start = 0;
-                    while (start < rows.size()) {
-                        int end = start;
-                        while (end + 1 < rows.size() && rows.get(end + 1).czxid() == rows.get(start).czxid()) {
-                            end++;
-                        }
-                        int highest = rows.get(end).rank();
-                        for (int i = start; i <= end; i++) {
-                            Row row = rows.get(i);
-                            if (highest < row.permits()) {
-                                out.add(new Holder(row.child().owner(), token(row.czxid(), row.index()), estimate));
-                            }
-                        }
-                        start = end + 1;
-                    }
-                    out.sort(Comparator.comparingLong(Holder::token));
-                    return out;
-                })
+                .map(nodes -> PermitUnits.holders(nodes, estimate))
                 .onErrorMap(e -> ZooKeeperErrors.map(name, "semaphore read", e));
     }
 
