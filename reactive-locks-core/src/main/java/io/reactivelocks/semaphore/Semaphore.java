@@ -78,6 +78,9 @@ public interface Semaphore {
     /**
      * Acquires {@code count} permits at once (atomically: all or none, so two callers asking for
      * several cannot each hold a part and wait for the other), waiting like the class describes.
+     * Stores that queue natively (etcd, ZooKeeper) put the {@code count} permits in line as one unit
+     * and take at most 65,535 at once (more fails with a {@link io.reactivelocks.LockBackendException}
+     * caused by an {@link IllegalArgumentException}).
      * Always release the leases, or prefer {@link #withPermit} / {@link #hold}. Errors:
      * {@link io.reactivelocks.LockTimeoutException}, {@link io.reactivelocks.LockBackendException},
      * {@link io.reactivelocks.LockClientClosedException}.

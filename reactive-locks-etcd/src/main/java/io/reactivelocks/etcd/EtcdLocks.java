@@ -121,9 +121,11 @@ public final class EtcdLocks {
 
     /**
      * A semaphore on etcd: each permit is a key under {@code <prefix>-semaphore} on a lease of its
-     * own (the lease time rounded up to whole seconds); a permit is granted when its key is among
-     * the N lowest create revisions of the name, and its token is that create revision. Waiters
-     * watch the name's keys. {@link Semaphore#close()} leaves the client open.
+     * own (the lease time rounded up to whole seconds); the k permits of a request are put in one
+     * transaction, one place in line, and granted when they and the keys before them are at most N;
+     * a permit's token is that create revision * 65536 + its index in the request (at most 65,535
+     * permits per request). Waiters keep their keys in line and watch only what can let them in.
+     * {@link Semaphore#close()} leaves the client open.
      *
      * @param client      the application's jetcd client (not closed)
      * @param etcdOptions the key prefix

@@ -44,7 +44,7 @@ import reactor.core.publisher.Mono;
  * it gives up. Under the reader-preferring policy a writer looks before it queues: it puts a key only
  * when the name has none (and deletes it at once when refused), so it never blocks readers nor shows
  * as a waiting writer. A single attempt ({@code waiting == false}) deletes a refused key. Renewal,
- * release and the change stream are the semaphore's on the same key layout.
+ * release and the change stream are shared with the semaphore's keys ({@link LeasedKeys}).
  *
  * <p>No herd ({@link #awaitTurn}): a refused caller that keeps its key watches only the key whose
  * deletion can let it in, as Curator's recipe does — a writer the key just before its own, a reader
@@ -57,7 +57,7 @@ final class EtcdReadWriteStore implements ReadWriteStore {
     private final Client client;
     private final boolean ownsClient;
     private final String prefix;
-    private final EtcdSemaphoreStore keys;
+    private final LeasedKeys keys;
     /** Of each refused waiting owner: the key (or, without a key of its own, the name's prefix) to watch, and from which revision. */
     private final Map<String, Blocker> before = new ConcurrentHashMap<>();
 
@@ -80,7 +80,7 @@ final class EtcdReadWriteStore implements ReadWriteStore {
         this.client = Objects.requireNonNull(client, "client");
         this.ownsClient = ownsClient;
         this.prefix = EtcdKeys.checkPrefix(prefix);
-        this.keys = new EtcdSemaphoreStore(client, false, prefix); // renew, release, watch: the same layout
+        this.keys = new LeasedKeys(client, prefix); // renew, release, watch: shared with the semaphore's keys
     }
 
     ByteSequence key(String name, String owner) {
@@ -88,7 +88,7 @@ final class EtcdReadWriteStore implements ReadWriteStore {
     }
 
     private String ownerOf(String name, ByteSequence key) {
-        return key.toString(StandardCharsets.UTF_8).substring(keys.range(name).toString(StandardCharsets.UTF_8).length());
+        return keys.ownerOf(name, key);
     }
 
     private static ByteSequence value(LockMode mode) {
@@ -227,12 +227,16 @@ final class EtcdReadWriteStore implements ReadWriteStore {
     }
 
     private Mono<Void> revoke(long lease) {
-        return Mono.fromFuture(() -> client.getLeaseClient().revoke(lease)).onErrorResume(e -> Mono.empty()).then();
+        return keys.revoke(lease);
     }
 
+    /** Renewal found by a read of the owner's key: its create revision is the token. */
     @Override
     public Mono<List<RenewOutcome>> renew(List<RenewRequest> batch) {
-        return keys.renew(batch);
+        return Flux.fromIterable(batch)
+                .concatMap(r -> keys.renew(r, KeyValue::getCreateRevision)
+                        .onErrorMap(e -> EtcdErrors.map(r.lock().name(), "read-write lock renewal", e)))
+                .collectList();
     }
 
     @Override
@@ -297,7 +301,7 @@ final class EtcdReadWriteStore implements ReadWriteStore {
 
     @Override
     public Flux<LockEvent> events(String name) {
-        return keys.events(name);
+        return keys.events(name, KeyValue::getCreateRevision);
     }
 
     @Override

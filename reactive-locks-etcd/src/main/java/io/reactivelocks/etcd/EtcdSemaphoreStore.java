@@ -3,66 +3,85 @@ package io.reactivelocks.etcd;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
-import io.etcd.jetcd.Watch;
+import io.etcd.jetcd.kv.GetResponse;
 import io.etcd.jetcd.op.Cmp;
 import io.etcd.jetcd.op.CmpTarget;
 import io.etcd.jetcd.op.Op;
-import io.etcd.jetcd.options.DeleteOption;
 import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.LeaseOption;
 import io.etcd.jetcd.options.PutOption;
-import io.etcd.jetcd.options.WatchOption;
-import io.etcd.jetcd.watch.WatchEvent;
 import io.reactivelocks.spi.Holder;
 import io.reactivelocks.spi.LockEvent;
 import io.reactivelocks.spi.RenewOutcome;
 import io.reactivelocks.spi.RenewRequest;
 import io.reactivelocks.spi.semaphore.PermitGrant;
 import io.reactivelocks.spi.semaphore.SemaphoreStore;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
- * Semaphores on etcd: each permit is a key {@code <prefix>-semaphore/<base64url(name)>/<owner>} on a
- * lease of its own (TTL = the lease time, rounded up to whole seconds), so a dead holder's permit
- * goes when its lease runs out; its value is the N of the call that put it, in decimal. In
- * create-revision order a key holds while fewer than its N keys precede it — granted keys and
- * waiting ones alike, a FIFO queue — and the token is its create revision (global, strictly
- * increasing, across restarts). A grant puts the owners' keys, one transaction each (keys put
- * together would share a revision, hence a token); the last transaction also reads the keys just
- * before it: granted when fewer than N precede the owners' last key. Any key below a granted one
- * existed when that grant checked, so at most N keys are ever granted at once. Who holds follows
- * from the keys alone (no mark is written at the grant). Renewal is a {@code keepAliveOnce} of the
- * permit's lease; release revokes the lease (which deletes the key).
+ * Semaphores on etcd. Each permit is a key {@code <prefix>-semaphore/<base64url(name)>/<owner>} on
+ * a lease of its own (TTL = the lease time, rounded up to whole seconds), so each permit renews,
+ * expires and is released on its own, and a dead holder's permit goes when its lease runs out. Its
+ * value is {@code <N>:<index>}: the N of the call that put it and the permit's index in its unit.
  *
- * <p>No herd: a waiting caller keeps its keys (its place in the queue, its leases kept alive while
- * it waits) and, refused, watches only what can let it in ({@link #awaitTurn}): for N = 1 the key just
- * before its own, so a release wakes the one waiter it lets in and a waiter joining or leaving wakes
- * nobody but its successor; for N > 1 the key of the waiter before it (which, let in, tells it by a
- * put), or — the head of the line — the name's deletions (any holder's release may let it in). A single
- * attempt ({@code waiting == false}) reads first and puts nothing when the keys there already take
- * the permits, and revokes what it put when refused. The name's change stream ({@link #events}) is
- * for observers.
+ * <p><b>Units.</b> The k permits of one request are put in <em>one</em> transaction, so they share
+ * one create revision and take their place in line as one unit: no other request's key can fall
+ * between them. (Put one transaction each, the keys of callers asking together interleave — A1 B1
+ * C1 A2 B2 C2 for three callers asking for 2 of 3 — and then every caller's last key has N keys
+ * before it: nobody is ever let in.) In create-revision order a unit holds when its keys and the
+ * keys before it are at most N (the unit's own N) — granted units and waiting ones alike, a FIFO
+ * line. The transaction that puts a unit also reads the keys just before it, so the first attempt
+ * decides at once. Any key below a granted unit existed when that grant read, and keys only leave,
+ * so at most N permits are ever held at once. Who holds follows from the keys alone (no mark is
+ * written at the grant). A unit is never half put; once granted, a permit released alone frees its
+ * place at once (the count of keys drops), and a unit that lost a key while it waits starts again.
+ *
+ * <p><b>Tokens.</b> A permit's token is {@code createRevision * 65536 + index} (index 0 to k − 1 in
+ * its unit): etcd's revision is global, strictly increasing and persisted, so tokens are distinct,
+ * increase with every later grant (across names, clients and restarts) and are exact for any
+ * revision below 2^47. A request therefore asks for at most {@value PermitUnits#MAX_COUNT} permits at once
+ * (more fails with {@link IllegalArgumentException}); etcd's {@code --max-txn-ops} (128 by default)
+ * bounds it further to one less than that setting, as the put transaction also reads the line.
+ *
+ * <p><b>No herd.</b> A waiting caller keeps its keys (its place in line, its leases kept alive
+ * while it waits) and, refused, watches only what can let it in ({@link #awaitTurn}): for N = 1 the
+ * key just before its own, so a release wakes the one waiter it lets in and a waiter joining or
+ * leaving wakes nobody but its successor; for N > 1, when the unit before it still waits (more than
+ * N keys before its own), a key of that unit — which, let in, tells it by a put of each of its keys —
+ * else (the head of the line) the name's deletions, since any holder's release may let it in. A
+ * single attempt ({@code waiting == false}) reads first and puts nothing when the keys there
+ * already take the permits, and revokes what it put when refused. Renewal is a
+ * {@code keepAliveOnce} of each permit's lease; release revokes the lease (which deletes the key).
+ * The name's change stream ({@link #events}) is for observers.
  */
 final class EtcdSemaphoreStore implements SemaphoreStore {
 
     private final Client client;
     private final boolean ownsClient;
-    private final String prefix;
+    private final LeasedKeys keys;
     /** The key of each owner this store put and has not released: grants and waiting places. */
     private final Map<String, Place> places = new ConcurrentHashMap<>();
-    /** Of each refused waiting attempt (by its first owner): the keys whose deletion may let it in, and from which revision. */
+    /** Of each refused waiting attempt (by its first owner): the keys whose change may let it in, and from which revision. */
     private final Map<String, Blockers> before = new ConcurrentHashMap<>();
 
-    /** A key this store put: its create revision (the token), its lease and when that lease was last refreshed. */
-    private record Place(long revision, long lease, long refreshedNanos) {
+    /**
+     * A key this store put: its unit's create revision, its index in the unit, its lease and when
+     * that lease was last refreshed.
+     */
+    private record Place(long revision, int index, long lease, long refreshedNanos) {
+        long token() {
+            return PermitUnits.token(revision, index);
+        }
     }
 
     /**
@@ -80,20 +99,15 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
     EtcdSemaphoreStore(Client client, boolean ownsClient, String prefix) {
         this.client = Objects.requireNonNull(client, "client");
         this.ownsClient = ownsClient;
-        this.prefix = EtcdKeys.checkPrefix(prefix);
+        this.keys = new LeasedKeys(client, prefix);
     }
 
     ByteSequence range(String name) {
-        return EtcdKeys.bytes(prefix + "/" + EtcdKeys.encode(name) + "/");
+        return keys.range(name);
     }
 
     ByteSequence key(String name, String owner) {
-        return EtcdKeys.bytes(prefix + "/" + EtcdKeys.encode(name) + "/" + owner);
-    }
-
-    private String ownerOf(String name, ByteSequence key) {
-        String k = key.toString(StandardCharsets.UTF_8);
-        return k.substring(range(name).toString(StandardCharsets.UTF_8).length());
+        return keys.key(name, owner);
     }
 
     @Override
@@ -106,19 +120,6 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
         return true;
     }
 
-    private static ByteSequence value(int permits) {
-        return ByteSequence.from(Integer.toString(permits), StandardCharsets.US_ASCII);
-    }
-
-    /** @return the N a key was put with, or 0 when its value is not one (it then holds nothing) */
-    private static int permitsOf(ByteSequence value) {
-        try {
-            return Integer.parseInt(value.toString(StandardCharsets.US_ASCII));
-        } catch (NumberFormatException e) {
-            return 0;
-        }
-    }
-
     /** A single attempt: nothing left when refused. */
     @Override
     public Mono<PermitGrant> tryGrant(String name, List<String> owners, int permits, Duration leaseTime) {
@@ -127,6 +128,9 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
 
     @Override
     public Mono<PermitGrant> tryGrant(String name, List<String> owners, int permits, boolean waiting, Duration leaseTime) {
+        if (owners.size() > PermitUnits.MAX_COUNT) {
+            return Mono.error(PermitUnits.tooMany(owners.size()));
+        }
         long ttlSeconds = Math.max(1, (leaseTime.toMillis() + 999) / 1000);
         return Mono.defer(() -> {
             List<Place> known = new ArrayList<>(owners.size());
@@ -136,165 +140,226 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
                     known.add(p);
                 }
             }
-            if (known.size() == owners.size()) { // our place in the queue (or a retried grant): look again
+            if (known.size() == owners.size()) { // our place in line (or a retried grant): look again
                 return check(name, owners, permits, waiting, leaseTime, known);
             }
-            if (!known.isEmpty()) { // partly put (an attempt failed midway): start again
+            if (!known.isEmpty()) { // partly known (a release raced the attempt): start again
                 return forget(name, owners).thenReturn((PermitGrant) new PermitGrant.Busy(null));
             }
             if (waiting) {
-                return ask(name, owners, permits, waiting, leaseTime, ttlSeconds);
+                return put(name, owners, permits, true, leaseTime, ttlSeconds);
             }
             GetOption count = GetOption.builder().isPrefix(true).withCountOnly(true).build();
             return Mono.fromFuture(() -> client.getKVClient().get(range(name), count)).flatMap(r -> r.getCount() + owners.size() > permits
                     // busy without putting a key: nothing to undo, no successor woken
                     ? Mono.just((PermitGrant) new PermitGrant.Busy(null))
-                    : ask(name, owners, permits, false, leaseTime, ttlSeconds));
+                    : put(name, owners, permits, false, leaseTime, ttlSeconds));
         }).onErrorMap(e -> EtcdErrors.map(name, "semaphore grant", e));
     }
 
-    /** Puts the owners' keys, one lease and one transaction each; the last transaction reads the keys before it. */
-    private Mono<PermitGrant> ask(String name, List<String> owners, int permits, boolean waiting, Duration leaseTime, long ttlSeconds) {
-        GetOption newest = GetOption.builder().isPrefix(true).withKeysOnly(true)
+    /** @return the newest keys of the name up to {@code revision} (when not 0): ours first, then up to N + 1 before them */
+    private static GetOption newest(int count, int permits, long revision) {
+        GetOption.Builder b = GetOption.builder().isPrefix(true).withKeysOnly(true)
                 .withSortField(GetOption.SortTarget.CREATE).withSortOrder(GetOption.SortOrder.DESCEND)
-                .withLimit(permits + 2L).build();
-        List<Long> leases = new ArrayList<>(owners.size());
-        return Flux.range(0, owners.size())
-                .concatMap(i -> Mono.fromFuture(() -> client.getLeaseClient().grant(ttlSeconds)).map(l -> l.getID()).flatMap(lease -> {
-                    leases.add(lease);
-                    long sent = System.nanoTime();
-                    String o = owners.get(i);
-                    ByteSequence k = key(name, o);
-                    boolean last = i == owners.size() - 1;
-                    var txn = client.getKVClient().txn()
-                            .If(new Cmp(k, Cmp.Op.EQUAL, CmpTarget.createRevision(0)));
-                    txn = last ? txn.Then(Op.put(k, value(permits), PutOption.builder().withLeaseId(lease).build()),
-                                    Op.get(range(name), newest))
-                            : txn.Then(Op.put(k, value(permits), PutOption.builder().withLeaseId(lease).build()));
-                    var commit = txn.Else(Op.get(k, GetOption.DEFAULT));
-                    return Mono.fromFuture(commit::commit).map(r -> {
-                        if (!r.isSucceeded()) { // a retried put found our key: adopt it (and drop the new lease)
-                            KeyValue kv = r.getGetResponses().get(0).getKvs().get(0);
-                            places.put(o, new Place(kv.getCreateRevision(), kv.getLease(), sent - (1L << 62))); // lease age unknown: refresh
-                            revoke(lease).subscribe();
-                            return List.<KeyValue>of();
-                        }
-                        places.put(o, new Place(r.getHeader().getRevision(), lease, sent));
-                        return last ? r.getGetResponses().get(0).getKvs() : List.<KeyValue>of();
-                    });
-                }))
-                .last()
-                .flatMap(newestKeys -> {
-                    List<Place> mine = new ArrayList<>(owners.size());
-                    for (String o : owners) {
-                        mine.add(places.get(o));
-                    }
-                    if (newestKeys.isEmpty()) { // adopted: read the queue again
-                        return check(name, owners, permits, waiting, leaseTime, mine);
-                    }
-                    // the newest key is our last one; the next ones are those just before it
-                    return decide(name, owners, permits, waiting, leaseTime, mine,
-                            newestKeys.subList(1, newestKeys.size()), newestKeys.get(0).getModRevision(), false);
-                })
-                .onErrorResume(e -> forget(name, owners).then(Mono.error(e)));
+                .withLimit((long) count + permits + 1);
+        return (revision > 0 ? b.withMaxCreateRevision(revision) : b).build();
     }
 
-    /** Reads the N keys just before the owners' last one, then decides. */
-    private Mono<PermitGrant> check(String name, List<String> owners, int permits, boolean waiting, Duration leaseTime, List<Place> mine) {
-        long last = 0;
-        for (Place p : mine) {
-            last = Math.max(last, p.revision());
+    /**
+     * Puts the owners' keys as one unit: one lease each, one transaction for all, which also reads
+     * the keys just before them; then decides.
+     */
+    private Mono<PermitGrant> put(String name, List<String> owners, int permits, boolean waiting, Duration leaseTime, long ttlSeconds) {
+        int k = owners.size();
+        List<Long> leases = Collections.synchronizedList(new ArrayList<>(k));
+        return Flux.range(0, k)
+                .flatMapSequential(i -> Mono.fromFuture(() -> client.getLeaseClient().grant(ttlSeconds)).map(l -> l.getID())
+                        .doOnNext(leases::add))
+                .collectList()
+                .flatMap(granted -> {
+                    long sent = System.nanoTime();
+                    Cmp[] absent = new Cmp[k];
+                    Op[] puts = new Op[k + 1];
+                    Op[] found = new Op[k];
+                    for (int i = 0; i < k; i++) {
+                        ByteSequence key = key(name, owners.get(i));
+                        absent[i] = new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0));
+                        puts[i] = Op.put(key, PermitUnits.value(permits, i), PutOption.builder().withLeaseId(granted.get(i)).build());
+                        found[i] = Op.get(key, GetOption.DEFAULT);
+                    }
+                    puts[k] = Op.get(range(name), newest(k, permits, 0));
+                    return Mono.fromFuture(() -> client.getKVClient().txn().If(absent).Then(puts).Else(found).commit()).flatMap(r -> {
+                        if (!r.isSucceeded()) { // a retried request put the unit already: adopt it, drop the new leases
+                            return Flux.fromIterable(granted).concatMap(keys::revoke)
+                                    .then(adopt(name, owners, permits, waiting, leaseTime, r.getGetResponses()));
+                        }
+                        long revision = r.getHeader().getRevision();
+                        List<Place> mine = new ArrayList<>(k);
+                        for (int i = 0; i < k; i++) {
+                            Place p = new Place(revision, i, granted.get(i), sent);
+                            places.put(owners.get(i), p);
+                            mine.add(p);
+                        }
+                        return decide(name, owners, permits, waiting, leaseTime, mine, r.getGetResponses().get(0).getKvs(),
+                                revision, false);
+                    });
+                })
+                .onErrorResume(e -> {
+                    // the outcome of the put may be unknown: whatever it put (or adopted) is on these leases,
+                    // and revoking them deletes it
+                    Set<Long> revoke;
+                    synchronized (leases) {
+                        revoke = new HashSet<>(leases);
+                    }
+                    before.remove(owners.get(0));
+                    for (String o : owners) {
+                        Place p = places.remove(o);
+                        if (p != null) {
+                            revoke.add(p.lease());
+                        }
+                    }
+                    return Flux.fromIterable(revoke).flatMap(keys::revoke).then(Mono.error(e));
+                });
+    }
+
+    /** A retried put found keys of the owners: the whole unit is adopted, a part of one is given up. */
+    private Mono<PermitGrant> adopt(String name, List<String> owners, int permits, boolean waiting, Duration leaseTime,
+            List<GetResponse> found) {
+        List<Place> mine = new ArrayList<>(owners.size());
+        for (GetResponse g : found) {
+            if (!g.getKvs().isEmpty()) {
+                KeyValue kv = g.getKvs().get(0);
+                // lease age unknown: refreshed before it is handed out
+                mine.add(new Place(kv.getCreateRevision(), PermitUnits.indexOf(kv.getValue()), kv.getLease(), System.nanoTime() - (1L << 62)));
+            }
         }
-        GetOption justBefore = GetOption.builder().isPrefix(true).withKeysOnly(true)
-                .withSortField(GetOption.SortTarget.CREATE).withSortOrder(GetOption.SortOrder.DESCEND)
-                .withMaxCreateRevision(last - 1).withLimit(permits + 1L).build();
-        return Mono.fromFuture(() -> client.getKVClient().get(range(name), justBefore))
+        if (mine.size() < owners.size() || mine.stream().anyMatch(p -> p.revision() != mine.get(0).revision())) {
+            return forget(name, owners).thenReturn((PermitGrant) new PermitGrant.Busy(null));
+        }
+        for (int i = 0; i < owners.size(); i++) {
+            places.put(owners.get(i), mine.get(i));
+        }
+        return check(name, owners, permits, waiting, leaseTime, mine);
+    }
+
+    /** Reads the unit's keys and the N + 1 keys just before it, then decides. */
+    private Mono<PermitGrant> check(String name, List<String> owners, int permits, boolean waiting, Duration leaseTime, List<Place> mine) {
+        long unit = mine.get(0).revision();
+        return Mono.fromFuture(() -> client.getKVClient().get(range(name), newest(owners.size(), permits, unit)))
                 .flatMap(r -> decide(name, owners, permits, waiting, leaseTime, mine, r.getKvs(), r.getHeader().getRevision(), true));
     }
 
     /**
-     * @param preceding the keys just before the owners' last key, newest first, at most N + 1 of them (our own among them)
-     * @param revision  the store revision of that read
-     * @param waited    whether the keys were put by an earlier attempt (a waiter behind ours may watch them)
+     * @param read     the newest keys up to the unit's, newest first: the unit's, then up to N + 1 before it
+     * @param revision the store revision of that read
+     * @param waited   whether the keys were put by an earlier attempt (a waiter behind ours may watch them)
      */
     private Mono<PermitGrant> decide(String name, List<String> owners, int permits, boolean waiting, Duration leaseTime,
-            List<Place> mine, List<KeyValue> preceding, long revision, boolean waited) {
-        String first = owners.get(0);
-        if (preceding.size() < permits) { // fewer than N keys before our last one: every one of ours holds
-            before.remove(first);
-            // N > 1: a waiter behind ours may watch our last key (not the holders): tell it we are in, by
-            // a put of the same value (N = 1 needs none: there the waiter behind waits for our key to go)
-            Mono<Void> tell = Mono.empty();
-            if (waited && permits > 1) {
-                String lastOwner = owners.get(0);
-                Place lastPlace = mine.get(0);
-                for (int i = 1; i < mine.size(); i++) {
-                    if (mine.get(i).revision() > lastPlace.revision()) {
-                        lastPlace = mine.get(i);
-                        lastOwner = owners.get(i);
-                    }
-                }
-                ByteSequence k = key(name, lastOwner);
-                Place lp = lastPlace;
-                tell = Mono.fromFuture(() -> client.getKVClient().txn()
-                        .If(new Cmp(k, Cmp.Op.EQUAL, CmpTarget.createRevision(lp.revision())))
-                        .Then(Op.put(k, value(permits), PutOption.builder().withLeaseId(lp.lease()).build()))
-                        .commit()).then();
+            List<Place> mine, List<KeyValue> read, long revision, boolean waited) {
+        long unit = mine.get(0).revision();
+        int ours = 0;
+        List<KeyValue> preceding = new ArrayList<>(read.size());
+        for (KeyValue kv : read) {
+            if (kv.getCreateRevision() == unit) {
+                ours++;
+            } else if (kv.getCreateRevision() < unit) {
+                preceding.add(kv);
             }
-            Mono<Void> told = tell;
+        }
+        if (ours < owners.size()) { // a key of the unit is gone (its lease ran out, or a release raced): start again
+            return forget(name, owners).thenReturn((PermitGrant) new PermitGrant.Busy(null));
+        }
+        String first = owners.get(0);
+        if (preceding.size() + owners.size() <= permits) { // the unit and the keys before it fit: every permit holds
+            before.remove(first);
+            // N > 1: a waiter behind ours may watch a key of our unit (not the holders): tell it we are in
+            // (N = 1 needs none: there the waiter behind waits for our key to go)
+            Mono<Void> tell = waited && permits > 1 ? tell(name, owners, permits, mine) : Mono.empty();
             List<Long> tokens = new ArrayList<>(mine.size());
             long oldest = Long.MAX_VALUE;
             for (Place p : mine) {
-                tokens.add(p.revision());
+                tokens.add(p.token());
                 oldest = Math.min(oldest, p.refreshedNanos());
             }
             long elapsed = System.nanoTime() - oldest;
             if (elapsed < leaseTime.toNanos() / 3) {
                 // the leases were put or refreshed moments ago: what is left of them is the TTL
-                return told.thenReturn(new PermitGrant.Granted(tokens, leaseTime.minusNanos(elapsed)));
+                return tell.thenReturn(new PermitGrant.Granted(tokens, leaseTime.minusNanos(elapsed)));
             }
-            return told.then(refresh(owners, mine)).thenReturn(new PermitGrant.Granted(tokens, leaseTime));
+            return tell.then(refresh(owners, mine)).flatMap(alive -> alive
+                    ? Mono.just((PermitGrant) new PermitGrant.Granted(tokens, leaseTime))
+                    : forget(name, owners).thenReturn((PermitGrant) new PermitGrant.Busy(null)));
         }
         if (!waiting) {
             return forget(name, owners).thenReturn((PermitGrant) new PermitGrant.Busy(null));
         }
-        before.put(first, waitFor(name, owners, permits, preceding, revision + 1));
+        before.put(first, waitFor(name, permits, preceding, revision + 1));
         // waiting keeps the leases alive: refresh those not refreshed within a third of the lease time
         long oldest = Long.MAX_VALUE;
         for (Place p : mine) {
             oldest = Math.min(oldest, p.refreshedNanos());
         }
-        Mono<Void> keep = System.nanoTime() - oldest < leaseTime.toNanos() / 3 ? Mono.empty() : refresh(owners, mine);
-        return keep.thenReturn((PermitGrant) new PermitGrant.Busy(null));
+        if (System.nanoTime() - oldest < leaseTime.toNanos() / 3) {
+            return Mono.just(new PermitGrant.Busy(null));
+        }
+        return refresh(owners, mine).flatMap(alive -> alive ? Mono.just((PermitGrant) new PermitGrant.Busy(null))
+                // a lease ran out while waiting: the place is gone, take a new one at the end of the line
+                : forget(name, owners).thenReturn((PermitGrant) new PermitGrant.Busy(null)));
     }
 
     /**
-     * What a refused waiter watches. N = 1: the key just before its own, for its deletion (a FIFO
-     * line). N > 1: behind another waiter (N + 1 keys or more before ours), that waiter's key, for its
-     * deletion or its put when it is let in; at the head of the line (only holders before it) the
-     * name's keys, for any deletion — watching each of the N keys before it instead would cost N
-     * watches per wait and wake up to N waiters per release.
+     * Tells the waiter behind a unit that the unit is in: one transaction that puts each key of the
+     * unit again (same value, same lease) where it still exists — so whichever key of the unit the
+     * waiter behind watches changes (a key gone already woke it by its deletion).
      */
-    private Blockers waitFor(String name, List<String> owners, int permits, List<KeyValue> preceding, long from) {
+    private Mono<Void> tell(String name, List<String> owners, int permits, List<Place> mine) {
+        Op[] each = new Op[owners.size()];
+        for (int i = 0; i < owners.size(); i++) {
+            ByteSequence k = key(name, owners.get(i));
+            Place p = mine.get(i);
+            each[i] = Op.txn(new Cmp[] {new Cmp(k, Cmp.Op.EQUAL, CmpTarget.createRevision(p.revision()))},
+                    new Op[] {Op.put(k, PermitUnits.value(permits, p.index()), PutOption.builder().withLeaseId(p.lease()).build())},
+                    new Op[0]);
+        }
+        return Mono.fromFuture(() -> client.getKVClient().txn().Then(each).commit()).then();
+    }
+
+    /**
+     * What a refused waiter watches. N = 1: the key just before its unit, for its deletion (a FIFO
+     * line). N > 1: when the unit before it waits too (more than N keys before its own), a key of that
+     * unit, for its deletion or its put when it is let in; at the head of the line (only holders
+     * before it) the name's keys, for any deletion — watching each of the N keys before it instead
+     * would cost N watches per wait and wake up to N waiters per release.
+     *
+     * @param preceding the keys just before the waiter's unit, newest first, at most N + 1 of them (never empty when refused)
+     */
+    private Blockers waitFor(String name, int permits, List<KeyValue> preceding, long from) {
         KeyValue previous = preceding.get(0);
         if (permits == 1) {
             return new Blockers(List.of(previous.getKey()), false, false, from);
         }
-        if (preceding.size() > permits && !owners.contains(ownerOf(name, previous.getKey()))) {
+        if (preceding.size() > permits) {
             return new Blockers(List.of(previous.getKey()), false, true, from);
         }
         return new Blockers(List.of(range(name)), true, false, from);
     }
 
-    private Mono<Void> refresh(List<String> owners, List<Place> mine) {
+    /** @return keeps every lease of the owners alive; false when one of them is gone */
+    private Mono<Boolean> refresh(List<String> owners, List<Place> mine) {
         return Flux.range(0, owners.size())
-                .concatMap(i -> {
+                .flatMapSequential(i -> {
                     Place p = mine.get(i);
                     long sent = System.nanoTime();
-                    return keepAlive(p.lease()).doOnNext(ttl -> places.computeIfPresent(owners.get(i),
-                            (o, q) -> q.lease() == p.lease() ? new Place(q.revision(), q.lease(), sent) : q));
+                    return keys.keepAlive(p.lease())
+                            .onErrorResume(EtcdErrors::isLeaseNotFound, e -> Mono.just(0L))
+                            .doOnNext(ttl -> {
+                                if (ttl > 0) {
+                                    places.computeIfPresent(owners.get(i), (o, q) -> q.lease() == p.lease()
+                                            ? new Place(q.revision(), q.index(), q.lease(), sent) : q);
+                                }
+                            });
                 })
-                .then();
+                .all(ttl -> ttl > 0);
     }
 
     /** Revokes every key of the owners (known or found) and forgets them. */
@@ -305,8 +370,8 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
 
     /**
      * Watches the keys that stood before the owners' place at their last refused attempt, from the
-     * revision after that read (so a deletion in between is delivered too): completes on the first
-     * deletion, or when a watch ends or fails; at once when no place is known.
+     * revision after that read (so a change in between is delivered too): completes on the first
+     * deletion (or put, where chosen), or when a watch ends or fails; at once when no place is known.
      */
     @Override
     public Mono<Void> awaitTurn(String name, List<String> owners) {
@@ -315,79 +380,22 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
             if (b == null || b.keys().isEmpty()) {
                 return Mono.<Void>empty();
             }
-            return deletion(b.keys(), b.prefix(), b.puts(), b.revision());
+            return keys.deletion(b.keys(), b.prefix(), b.puts(), b.revision());
         }).onErrorMap(e -> EtcdErrors.map(name, "semaphore wait", e));
-    }
-
-    /**
-     * @param keys     the keys (or key prefixes) to watch
-     * @param prefix   whether each is a prefix
-     * @param puts     whether a put wakes too (else deletions only)
-     * @param revision the revision to watch from (a change since then is delivered too)
-     * @return completes on the first deletion (or put), or when a watch ends or fails (compacted, lost:
-     *         ask again); cancel closes the watches
-     */
-    Mono<Void> deletion(List<ByteSequence> keys, boolean prefix, boolean puts, long revision) {
-        return Mono.create(sink -> {
-            List<Watch.Watcher> watchers = new ArrayList<>(keys.size());
-            WatchOption option = WatchOption.builder().isPrefix(prefix).withRevision(revision).withNoPut(!puts).build();
-            sink.onDispose(() -> {
-                synchronized (watchers) {
-                    watchers.forEach(Watch.Watcher::close);
-                    watchers.clear();
-                }
-            });
-            for (ByteSequence k : keys) {
-                Watch.Watcher w = client.getWatchClient().watch(k, option, Watch.listener(
-                        response -> {
-                            if (!response.getEvents().isEmpty()) {
-                                sink.success();
-                            }
-                        },
-                        error -> sink.success(),
-                        sink::success));
-                synchronized (watchers) {
-                    watchers.add(w);
-                }
-            }
-        });
-    }
-
-    private Mono<Long> keepAlive(long leaseId) {
-        return Mono.fromFuture(() -> client.getLeaseClient().keepAliveOnce(leaseId)).map(r -> r.getTTL());
-    }
-
-    private Mono<Void> revoke(long lease) {
-        return Mono.fromFuture(() -> client.getLeaseClient().revoke(lease)).onErrorResume(e -> Mono.empty()).then();
     }
 
     @Override
     public Mono<List<RenewOutcome>> renew(List<RenewRequest> batch) {
         return Flux.fromIterable(batch).concatMap(r -> {
                     Place known = places.get(r.lock().owner());
-                    if (known != null && known.revision() == r.lock().token()) {
-                        // the lease of the key this store put: the key lives exactly as long as it
-                        return keepAlive(known.lease())
-                                .map(ttl -> ttl <= 0 ? RenewOutcome.notHeld() : RenewOutcome.renewed(min(r.leaseTime(), Duration.ofSeconds(ttl))))
-                                .onErrorResume(EtcdErrors::isLeaseNotFound, e -> Mono.just(RenewOutcome.notHeld()))
-                                .onErrorMap(e -> EtcdErrors.map(r.lock().name(), "semaphore renewal", e));
-                    }
-                    return Mono.fromFuture(() -> client.getKVClient().get(key(r.lock().name(), r.lock().owner())))
-                        .flatMap(got -> {
-                            if (got.getKvs().isEmpty() || got.getKvs().get(0).getCreateRevision() != r.lock().token()) {
-                                return Mono.just(RenewOutcome.notHeld());
-                            }
-                            return keepAlive(got.getKvs().get(0).getLease()).map(ttl -> ttl <= 0 ? RenewOutcome.notHeld()
-                                    : RenewOutcome.renewed(min(r.leaseTime(), Duration.ofSeconds(ttl))));
-                        })
-                        .onErrorResume(EtcdErrors::isLeaseNotFound, e -> Mono.just(RenewOutcome.notHeld()))
-                        .onErrorMap(e -> EtcdErrors.map(r.lock().name(), "semaphore renewal", e));
+                    Mono<RenewOutcome> outcome = known != null && known.token() == r.lock().token()
+                            // the lease of the key this store put: the key lives exactly as long as it
+                            ? keys.keepAlive(known.lease()).map(ttl -> LeasedKeys.renewed(r, ttl))
+                                    .onErrorResume(EtcdErrors::isLeaseNotFound, e -> Mono.just(RenewOutcome.notHeld()))
+                            : keys.renew(r, PermitUnits::token);
+                    return outcome.onErrorMap(e -> EtcdErrors.map(r.lock().name(), "semaphore renewal", e));
                 })
                 .collectList();
-    }
-
-    private static Duration min(Duration a, Duration b) {
-        return a.compareTo(b) <= 0 ? a : b;
     }
 
     @Override
@@ -405,62 +413,27 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
                         return Mono.fromFuture(() -> client.getLeaseClient().revoke(known.lease())).thenReturn(true)
                                 .onErrorResume(EtcdErrors::isLeaseNotFound, e -> Mono.just(false));
                     }
-                    return Mono.fromFuture(() -> client.getKVClient().get(key(name, o))).flatMap(r -> {
-                        if (r.getKvs().isEmpty()) {
-                            return Mono.just(false);
-                        }
-                        KeyValue kv = r.getKvs().get(0);
-                        // revoking the lease deletes the key; a key without a lease is deleted directly
-                        return (kv.getLease() == 0
-                                ? Mono.fromFuture(() -> client.getKVClient().delete(kv.getKey(), DeleteOption.DEFAULT)).then()
-                                : Mono.fromFuture(() -> client.getLeaseClient().revoke(kv.getLease()))
-                                        .onErrorResume(EtcdErrors::isLeaseNotFound, e -> Mono.empty()).then())
-                                .thenReturn(true);
-                    });
+                    return keys.release(name, o);
                 })
                 .reduce(false, Boolean::logicalOr);
     }
 
+    /** The holding keys ({@link PermitUnits#holding}), in token order. */
     @Override
     public Mono<List<Holder>> holders(String name) {
         GetOption all = GetOption.builder().isPrefix(true)
                 .withSortField(GetOption.SortTarget.CREATE).withSortOrder(GetOption.SortOrder.ASCEND).build();
         return Mono.defer(() -> Mono.fromFuture(() -> client.getKVClient().get(range(name), all)))
-                .flatMapMany(r -> Flux.range(0, r.getKvs().size()).filter(i -> i < permitsOf(r.getKvs().get(i).getValue()))
-                        .map(i -> r.getKvs().get(i)))
+                .flatMapMany(r -> Flux.fromIterable(PermitUnits.holding(r.getKvs())))
                 .concatMap(kv -> Mono.fromFuture(() -> client.getLeaseClient().timeToLive(kv.getLease(), LeaseOption.DEFAULT))
-                        .map(ttl -> new Holder(ownerOf(name, kv.getKey()), kv.getCreateRevision(), Duration.ofSeconds(Math.max(0, ttl.getTTL())))))
+                        .map(ttl -> new Holder(keys.ownerOf(name, kv.getKey()), PermitUnits.token(kv), Duration.ofSeconds(Math.max(0, ttl.getTTL())))))
                 .collectList()
                 .onErrorMap(e -> EtcdErrors.map(name, "semaphore read", e));
     }
 
     @Override
     public Flux<LockEvent> events(String name) {
-        return Flux.create(sink -> {
-            WatchOption option = WatchOption.builder().isPrefix(true).withCreateNotify(true).build();
-            Watch.Watcher w = client.getWatchClient().watch(range(name), option, Watch.listener(
-                    response -> {
-                        if (response.isCreatedNotify()) {
-                            sink.next(new LockEvent.Subscribed(name));
-                            return;
-                        }
-                        for (WatchEvent e : response.getEvents()) {
-                            KeyValue kv = e.getKeyValue();
-                            if (e.getEventType() == WatchEvent.EventType.DELETE) {
-                                sink.next(new LockEvent.Released(name, ownerOf(name, kv.getKey()), false));
-                            } else if (e.getEventType() == WatchEvent.EventType.PUT) { // a key joined (holding or waiting)
-                                sink.next(new LockEvent.Acquired(name, ownerOf(name, kv.getKey()), kv.getCreateRevision()));
-                            }
-                        }
-                    },
-                    error -> {
-                        if (!EtcdErrors.isTransient(error)) {
-                            sink.error(EtcdErrors.map(name, "watch", error));
-                        }
-                    },
-                    sink::complete));
-            sink.onDispose(w::close);
-        });
+        return keys.events(name, PermitUnits::token);
     }
 
     @Override
@@ -470,6 +443,6 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
 
     @Override
     public String toString() {
-        return "EtcdSemaphoreStore{" + prefix + "}";
+        return "EtcdSemaphoreStore{" + keys.prefix() + "}";
     }
 }

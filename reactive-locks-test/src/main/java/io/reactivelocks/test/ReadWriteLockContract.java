@@ -25,9 +25,12 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Schedulers;
 import reactor.test.StepVerifier;
 import reactor.util.retry.Retry;
@@ -241,6 +244,61 @@ public abstract class ReadWriteLockContract {
         assertThat(done).hasValue(24);
         assertThat(violations).as("a writer beside another holder").hasValue(0);
         assertThat(grants).extracting(g -> g[1]).doesNotHaveDuplicates();
+    }
+
+    /**
+     * Three writers and three readers, each its own lock over its own store, all asking at the same
+     * moment, round after round, under either preference: every request must be granted within a
+     * bounded wait (no two callers may end up waiting for each other), never a writer beside anyone,
+     * every token distinct.
+     *
+     * @param preference the lock's preference
+     */
+    @ParameterizedTest(name = "{0} preferred")
+    @EnumSource(ReadWriteLockOptions.Preference.class)
+    void writersAndReadersAskingAtOnceAreAllGranted(ReadWriteLockOptions.Preference preference) {
+        String name = name("rw-race");
+        int rounds = 5;
+        LockOptions bounded = options().mutate().waitTimeout(Duration.ofSeconds(20)).build();
+        ReadWriteLockOptions lockOptions = ReadWriteLockOptions.of(bounded).withPreference(preference);
+        List<ReadWriteLock.Access> callers = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            ReadWriteLock l = newLock(lockOptions);
+            warm(l);
+            callers.add(i < 3 ? l.write() : l.read());
+        }
+        AtomicInteger readers = new AtomicInteger();
+        AtomicInteger writers = new AtomicInteger();
+        AtomicInteger violations = new AtomicInteger();
+        AtomicInteger granted = new AtomicInteger();
+        ConcurrentLinkedQueue<Long> tokens = new ConcurrentLinkedQueue<>();
+        Sinks.Empty<Void> start = Sinks.empty();
+        List<Mono<Void>> all = new ArrayList<>();
+        for (ReadWriteLock.Access side : callers) {
+            boolean write = side.mode() == LockMode.WRITE;
+            AtomicInteger mine = write ? writers : readers;
+            all.add(start.asMono().publishOn(Schedulers.parallel()).then(Flux.range(0, rounds)
+                    .concatMap(round -> side.withLock(name, bounded, lease -> {
+                        mine.incrementAndGet();
+                        if (writers.get() > 1 || writers.get() == 1 && readers.get() > 0) {
+                            violations.incrementAndGet();
+                        }
+                        granted.incrementAndGet();
+                        tokens.add(lease.token());
+                        return Mono.delay(Duration.ofMillis(ThreadLocalRandom.current().nextInt(1, 5)))
+                                .then(Mono.fromRunnable(mine::decrementAndGet))
+                                .doOnCancel(mine::decrementAndGet)
+                                .then();
+                    }))
+                    .then()));
+        }
+        StepVerifier.create(Flux.merge(all).then())
+                .then(start::tryEmitEmpty)
+                .expectComplete()
+                .verify(Duration.ofSeconds(60));
+        assertThat(granted).as("requests granted").hasValue(callers.size() * rounds);
+        assertThat(violations).as("a writer beside another holder").hasValue(0);
+        assertThat(tokens).doesNotHaveDuplicates();
     }
 
     @Test

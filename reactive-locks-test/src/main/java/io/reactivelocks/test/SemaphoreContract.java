@@ -24,9 +24,12 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Schedulers;
 import reactor.test.StepVerifier;
 import reactor.util.retry.Retry;
@@ -130,6 +133,57 @@ public abstract class SemaphoreContract {
         assertThat(done).hasValue(24);
         assertThat(most.get()).as("most holders at once").isBetween(1, n);
         assertThat(tokens).doesNotHaveDuplicates();
+    }
+
+    /**
+     * Several callers, each its own semaphore over its own store, ask for 2 of 3 permits at the same
+     * moment, round after round: every request must be granted (k permits are one unit, all or none:
+     * no caller may hold or queue a part and wait for another's part), never more than 3 permits out
+     * at once, every token distinct. A store that queues each permit separately lets the callers'
+     * places interleave, and then nobody is ever let in.
+     *
+     * @param callers how many callers race
+     */
+    @ParameterizedTest(name = "{0} callers")
+    @ValueSource(ints = {2, 3, 5})
+    void callersAskingForSeveralPermitsAtOnceAreAllGranted(int callers) {
+        String name = name("k-race");
+        int permits = 3;
+        int count = 2;
+        int rounds = 5;
+        LockOptions bounded = options().mutate().waitTimeout(Duration.ofSeconds(20)).build();
+        List<Semaphore> fleet = new ArrayList<>();
+        for (int i = 0; i < callers; i++) {
+            fleet.add(newSemaphore(bounded));
+        }
+        for (Semaphore s : fleet) { // connect first: the race is about places in line, not connection set-up
+            s.tryAcquire(name("warm-up"), 1).flatMap(Lease::release).block(STEP);
+        }
+        AtomicInteger inside = new AtomicInteger();
+        AtomicInteger most = new AtomicInteger();
+        AtomicInteger granted = new AtomicInteger();
+        ConcurrentLinkedQueue<Long> tokens = new ConcurrentLinkedQueue<>();
+        Sinks.Empty<Void> start = Sinks.empty();
+        List<Mono<Void>> all = new ArrayList<>();
+        for (Semaphore s : fleet) {
+            all.add(start.asMono().publishOn(Schedulers.parallel()).then(Flux.range(0, rounds)
+                    .concatMap(round -> s.acquire(name, permits, count, bounded).flatMap(leases -> {
+                        most.accumulateAndGet(inside.addAndGet(leases.size()), Math::max);
+                        granted.incrementAndGet();
+                        leases.forEach(l -> tokens.add(l.token()));
+                        return Mono.delay(Duration.ofMillis(ThreadLocalRandom.current().nextInt(1, 5)))
+                                .then(Mono.fromRunnable(() -> inside.addAndGet(-leases.size())))
+                                .then(Flux.fromIterable(leases).concatMap(Lease::release).then());
+                    }))
+                    .then()));
+        }
+        StepVerifier.create(Flux.merge(all).then())
+                .then(start::tryEmitEmpty)
+                .expectComplete()
+                .verify(Duration.ofSeconds(60));
+        assertThat(granted).as("requests granted").hasValue(callers * rounds);
+        assertThat(most.get()).as("most permits out at once").isBetween(count, permits);
+        assertThat(tokens).hasSize(callers * rounds * count).doesNotHaveDuplicates();
     }
 
     @Test

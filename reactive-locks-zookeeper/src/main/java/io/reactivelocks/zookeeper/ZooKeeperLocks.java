@@ -111,9 +111,12 @@ public final class ZooKeeperLocks {
 
     /**
      * A semaphore on ZooKeeper: each permit is an ephemeral sequential node of the client's session
-     * under {@code <root>-semaphore}; a permit is granted when its node is among the N lowest
-     * sequences, its token is the node's {@code czxid}, and it goes with the session (its TTL is the
-     * negotiated session timeout, at most the lease time). Waiters watch the children.
+     * under {@code <root>-semaphore}; the k permits of a request are created in one transaction
+     * (contiguous sequences, one place in line) and granted when the highest of them is among the N
+     * lowest sequences; a permit's token is the nodes' {@code czxid} * 65536 + its index in the
+     * request (at most 65,535 permits per request), and it goes with the session (its TTL is the
+     * negotiated session timeout, at most the lease time). Waiters keep their nodes in line and watch
+     * only what can let them in.
      * {@link Semaphore#close()} leaves the client open.
      *
      * @param client    the application's started Curator client (not closed)

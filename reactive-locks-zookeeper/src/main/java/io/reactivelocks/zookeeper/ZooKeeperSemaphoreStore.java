@@ -6,7 +6,6 @@ import io.reactivelocks.spi.RenewOutcome;
 import io.reactivelocks.spi.RenewRequest;
 import io.reactivelocks.spi.semaphore.PermitGrant;
 import io.reactivelocks.spi.semaphore.SemaphoreStore;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
@@ -15,6 +14,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.curator.x.async.AsyncCuratorFramework;
 import org.apache.curator.x.async.AsyncStage;
 import org.apache.curator.x.async.api.CreateOption;
@@ -26,27 +26,44 @@ import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
+import reactor.util.retry.Retry;
 
 /**
- * Semaphores on ZooKeeper: each permit is an ephemeral sequential node
- * {@code <root>-semaphore/<segment(name)>/<owner>-<sequence>} of the holder's session (so a dead
- * holder's permit goes when its session expires), under a container node; its data is the N of the
- * call that created it, in decimal. A node holds while it is among the N lowest sequences (its own
- * N) — granted nodes and waiting ones alike, in sequence order, as Curator's recipes queue — and
- * its token is its {@code czxid} (global, strictly increasing). A grant creates the owners' nodes,
- * then lists the children: granted when every new node is among the N lowest. Any node below a
- * granted one existed when that grant listed, so at most N nodes are granted at once. Who holds
- * follows from the children alone, so every change of the holders is a change of the children,
- * which observers watch. A permit lives as long as the session: its TTL is the negotiated session
- * timeout (at most the lease time asked), and renewal checks that the node is still there.
+ * Semaphores on ZooKeeper. Each permit is an ephemeral sequential node
+ * {@code <root>-semaphore/<segment(name)>/lock-<owner>-<sequence>} of the holder's session (so a dead
+ * holder's permit goes when its session expires), under a container node; its data is
+ * {@code <N>:<index>}: the N of the call that created it and the permit's index in its unit.
  *
- * <p>No herd: a waiting caller keeps its nodes (its place in the queue, FIFO) and, refused, watches
- * only what can let it in ({@link #awaitTurn}): for N = 1 its predecessor, so a release wakes the
- * one waiter it lets in, and a waiter joining or leaving wakes nobody but its successor; for N > 1
- * the node of the waiter before it (which, let in, tells it by a change of its data), or — the
- * head of the line — the children (any holder's release may let it in). A single attempt ({@code waiting == false}) lists first and
- * creates nothing when the nodes there already take the permits, and deletes what it created when
- * refused.
+ * <p><b>Units.</b> The k permits of one request are created in <em>one</em> transaction
+ * ({@code multi}), so their sequences are contiguous and they share one {@code czxid}: the request
+ * takes its place in line as one unit, and no other request's node can fall between its nodes.
+ * (Created one by one, the nodes of callers asking together interleave — A1 B1 C1 A2 B2 C2 for
+ * three callers asking for 2 of 3 — and then every caller's highest node has N nodes below it:
+ * nobody is ever let in.) A node holds while it is among the N lowest sequences (its own N), and a
+ * unit while its highest node does — granted nodes and waiting ones alike, in sequence order, as
+ * Curator's recipes queue. A grant creates the unit, then lists the children: granted when the
+ * unit's highest node is among the N lowest. Any node below a granted unit existed when that grant
+ * listed, and nodes only leave, so at most N permits are held at once. Who holds follows from the
+ * children alone, so every change of the holders is a change of the children, which observers
+ * watch. A unit is never half created; once granted, a permit released alone frees its place at
+ * once. A permit lives as long as the session: its TTL is the negotiated session timeout (at most
+ * the lease time asked), and renewal checks that the node is still there.
+ *
+ * <p><b>Tokens.</b> A permit's token is {@code czxid * 65536 + index} (index 0 to k − 1 in its
+ * unit): zxids are global and strictly increasing across leader elections and restarts, so tokens
+ * are distinct and increase with every later grant. The product stays exact while the zxid's epoch
+ * (its high 32 bits, one more per leader election) is below 2^15; beyond that the store fails the
+ * grant rather than hand out a wrapped token. A request therefore asks for at most
+ * {@value PermitUnits#MAX_COUNT} permits at once (more fails with {@link IllegalArgumentException}).
+ *
+ * <p><b>No herd.</b> A waiting caller keeps its nodes (its place in the queue, FIFO) and, refused,
+ * watches only what can let it in ({@link #awaitTurn}): for N = 1 its predecessor, so a release
+ * wakes the one waiter it lets in, and a waiter joining or leaving wakes nobody but its successor;
+ * for N > 1, when the unit before it still waits, the highest node of that unit (the node just
+ * below its own unit, which, let in, tells it by a change of that node's data), or — the head of
+ * the line — the children (any holder's release may let it in). A single attempt
+ * ({@code waiting == false}) lists first and creates nothing when the nodes there already take the
+ * permits, and deletes what it created when refused.
  */
 final class ZooKeeperSemaphoreStore implements SemaphoreStore {
 
@@ -71,8 +88,8 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
     private record Wait(List<String> nodes, boolean children, List<String> listed) {
     }
 
-    /** A node this store created: its path and czxid (the token, when it holds). */
-    private record Place(String path, long czxid) {
+    /** A node this store created: its path, its czxid (0 until known) and its index in its unit. */
+    private record Place(String path, long czxid, int index) {
     }
 
     /**
@@ -145,6 +162,9 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
 
     @Override
     public Mono<PermitGrant> tryGrant(String name, List<String> owners, int permits, boolean waiting, Duration leaseTime) {
+        if (owners.size() > PermitUnits.MAX_COUNT) {
+            return Mono.error(PermitUnits.tooMany(owners.size()));
+        }
         return Mono.defer(() -> {
             if (places.containsKey(owners.get(0))) { // a waiting owner asking again (or a retried request)
                 return decide(name, owners, permits, waiting, leaseTime, children(name));
@@ -165,16 +185,47 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
         }).onErrorMap(e -> ZooKeeperErrors.map(name, "semaphore grant", e));
     }
 
+    /**
+     * Creates the owners' nodes as one unit: one node by one create (its answer carries the czxid);
+     * several by one transaction, so their sequences are contiguous (the czxid is read when granted).
+     */
     private Mono<Void> create(String name, List<String> owners, int permits) {
-        return Flux.fromIterable(owners)
-                .concatMap(o -> {
-                    Stat stat = new Stat();
-                    return Mono.fromCompletionStage(() -> async.create()
-                                    .withOptions(EnumSet.of(CreateOption.createParentsAsContainers), CreateMode.EPHEMERAL_SEQUENTIAL, acl, stat)
-                                    .forPath(path(name) + "/" + ZNodeNames.nodeName(o), data(permits)))
-                            .doOnNext(p -> places.put(o, new Place(p, stat.getCzxid())));
+        if (owners.size() == 1) {
+            String o = owners.get(0);
+            Stat stat = new Stat();
+            return Mono.fromCompletionStage(() -> async.create()
+                            .withOptions(EnumSet.of(CreateOption.createParentsAsContainers), CreateMode.EPHEMERAL_SEQUENTIAL, acl, stat)
+                            .forPath(path(name) + "/" + ZNodeNames.nodeName(o), PermitUnits.data(permits, 0)))
+                    .doOnNext(p -> places.put(o, new Place(p, stat.getCzxid(), 0)))
+                    .then();
+        }
+        return Mono.defer(() -> {
+                    List<CuratorOp> ops = new ArrayList<>(owners.size());
+                    for (int i = 0; i < owners.size(); i++) {
+                        ops.add(async.transactionOp().create().withOptions(CreateMode.EPHEMERAL_SEQUENTIAL, acl, false)
+                                .forPath(path(name) + "/" + ZNodeNames.nodeName(owners.get(i)), PermitUnits.data(permits, i)));
+                    }
+                    return Mono.fromCompletionStage(() -> async.transaction().forOperations(ops));
+                })
+                // a transaction creates no parents: the first unit of a name (or one after its container was
+                // pruned) creates the name's container node, then tries again
+                .retryWhen(Retry.max(3).filter(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NONODE)
+                        .doBeforeRetryAsync(rs -> ensureParent(name)).onRetryExhaustedThrow((spec, rs) -> rs.failure()))
+                .doOnNext(results -> {
+                    for (int i = 0; i < owners.size(); i++) {
+                        places.put(owners.get(i), new Place(results.get(i).getResultPath(), 0, i));
+                    }
                 })
                 .then();
+    }
+
+    /** Creates the name's container node (and its parents as containers) when missing. */
+    private Mono<Void> ensureParent(String name) {
+        return Mono.fromCompletionStage(() -> async.create()
+                        .withOptions(EnumSet.of(CreateOption.createParentsAsContainers), CreateMode.CONTAINER, acl)
+                        .forPath(path(name), new byte[0]))
+                .then()
+                .onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NODEEXISTS, e -> Mono.empty());
     }
 
     /**
@@ -215,30 +266,33 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
             if (missing) { // deleted meanwhile (the session went) or only partly created: start again
                 return dropExtras.then(forget(name, owners)).thenReturn((PermitGrant) new PermitGrant.Busy(null));
             }
-            if (highest < permits) {
+            if (highest < permits) { // the unit's highest node is among the N lowest: every permit holds
                 before.remove(first);
-                // N > 1: a waiter behind ours (listed after our highest node) may watch our node, not the
+                // N > 1: a waiter behind ours (listed after our highest node) may watch that node, not the
                 // holders: tell it we are in, by a change of that node's data (N = 1 needs none: there the
                 // waiter behind watches the node before it, which must go)
                 String highestPath = nodePath(name, children.get(highest));
+                int highestIndex = owners.indexOf(children.get(highest).owner());
                 Mono<Void> tell = permits > 1 && highest < children.size() - 1
-                        ? Mono.fromCompletionStage(() -> async.setData().forPath(highestPath, data(permits))).then()
+                        ? Mono.fromCompletionStage(() -> async.setData().forPath(highestPath, PermitUnits.data(permits, highestIndex))).then()
                                 .onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NONODE, e -> Mono.empty())
                         : Mono.empty();
-                return dropExtras.then(tell).then(Flux.fromIterable(mine)
-                                .concatMap(c -> {
-                                    Place p = places.get(c.owner());
-                                    // czxid 0: the create's answer came without a stat (a retried create)
-                                    if (p != null && p.czxid() != 0 && p.path().equals(nodePath(name, c))) {
-                                        return Mono.just(p.czxid());
-                                    }
-                                    return Mono.fromCompletionStage(() -> async.checkExists().forPath(nodePath(name, c)))
-                                                    .map(st -> st.getCzxid())
-                                                    .doOnNext(z -> places.put(c.owner(), new Place(nodePath(name, c), z)));
-                                })
-                                .collectList())
-                        .map(tokens -> tokens.size() == owners.size() ? (PermitGrant) new PermitGrant.Granted(tokens, ttl(leaseTime))
-                                : new PermitGrant.Busy(null)); // a node went between the listing and its stat
+                // the unit's nodes share one czxid (one create or one transaction)
+                ZNodeNames.Child head = mine.get(0);
+                Place known = places.get(head.owner());
+                Mono<Long> czxid = known != null && known.czxid() != 0 && known.path().equals(nodePath(name, head))
+                        ? Mono.just(known.czxid())
+                        : Mono.fromCompletionStage(() -> async.checkExists().forPath(nodePath(name, head))).map(st -> st.getCzxid());
+                return dropExtras.then(tell).then(czxid)
+                        .map(z -> {
+                            List<Long> tokens = new ArrayList<>(mine.size());
+                            for (int i = 0; i < mine.size(); i++) {
+                                places.put(owners.get(i), new Place(nodePath(name, mine.get(i)), z, i));
+                                tokens.add(PermitUnits.token(z, i));
+                            }
+                            return (PermitGrant) new PermitGrant.Granted(tokens, ttl(leaseTime));
+                        })
+                        .defaultIfEmpty(new PermitGrant.Busy(null)); // a node went between the listing and its stat
             }
             if (!waiting) {
                 return dropExtras.then(forget(name, owners)).thenReturn((PermitGrant) new PermitGrant.Busy(null));
@@ -314,19 +368,6 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
         }).onErrorMap(e -> ZooKeeperErrors.map(name, "semaphore wait", e));
     }
 
-    private static byte[] data(int permits) {
-        return Integer.toString(permits).getBytes(StandardCharsets.US_ASCII);
-    }
-
-    /** @return the N a node was created with, or 0 when its data is not one (it then holds nothing) */
-    private static int permitsOf(byte[] data) {
-        try {
-            return Integer.parseInt(new String(data, StandardCharsets.US_ASCII));
-        } catch (NumberFormatException e) {
-            return 0;
-        }
-    }
-
     private Mono<Void> deletePaths(List<String> paths) {
         return Flux.fromIterable(new ArrayList<>(paths))
                 .concatMap(p -> Mono.fromCompletionStage(() -> async.delete().forPath(p)).onErrorResume(e -> Mono.empty()))
@@ -337,17 +378,22 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
     public Mono<List<RenewOutcome>> renew(List<RenewRequest> batch) {
         return Flux.fromIterable(batch).concatMap(r -> {
                     Place known = places.get(r.lock().owner());
-                    Mono<RenewOutcome> outcome = known != null && known.czxid() != 0 && known.czxid() == r.lock().token()
+                    Mono<RenewOutcome> outcome = known != null && known.czxid() != 0 && PermitUnits.token(known.czxid(), known.index()) == r.lock().token()
                             // the node this store created for the grant: one exists
                             ? Mono.fromCompletionStage(() -> async.checkExists().forPath(known.path()))
-                                    .map(st -> st.getCzxid() == r.lock().token() ? RenewOutcome.renewed(ttl(r.leaseTime())) : RenewOutcome.notHeld())
+                                    .map(st -> st.getCzxid() == known.czxid() ? RenewOutcome.renewed(ttl(r.leaseTime())) : RenewOutcome.notHeld())
                                     .defaultIfEmpty(RenewOutcome.notHeld())
                             : children(r.lock().name()).flatMap(children -> {
                                 ZNodeNames.Child c = find(children, r.lock().owner());
-                                return c == null ? Mono.just(RenewOutcome.notHeld())
-                                        : Mono.fromCompletionStage(() -> async.checkExists().forPath(nodePath(r.lock().name(), c)))
-                                                .map(s -> s.getCzxid() == r.lock().token() ? RenewOutcome.renewed(ttl(r.leaseTime())) : RenewOutcome.notHeld())
-                                                .defaultIfEmpty(RenewOutcome.notHeld());
+                                if (c == null) {
+                                    return Mono.just(RenewOutcome.notHeld());
+                                }
+                                Stat stat = new Stat();
+                                return Mono.fromCompletionStage(() -> async.getData().storingStatIn(stat).forPath(nodePath(r.lock().name(), c)))
+                                        .map(data -> PermitUnits.token(stat.getCzxid(), PermitUnits.indexOf(data)) == r.lock().token()
+                                                ? RenewOutcome.renewed(ttl(r.leaseTime())) : RenewOutcome.notHeld())
+                                        .onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NONODE,
+                                                e -> Mono.just(RenewOutcome.notHeld()));
                             });
                     return outcome.onErrorMap(e -> ZooKeeperErrors.map(r.lock().name(), "semaphore renewal", e));
                 })
@@ -378,6 +424,7 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
         }).onErrorMap(e -> ZooKeeperErrors.map(name, "semaphore release", e));
     }
 
+    /** The holding nodes ({@link PermitUnits#holders}), in token order. */
     @Override
     public Mono<List<Holder>> holders(String name) {
         Duration estimate = Duration.ofMillis(Math.max(0, client.getZookeeperClient().getLastNegotiatedSessionTimeoutMs()));
@@ -386,14 +433,12 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
                 .concatMap(e -> {
                     ZNodeNames.Child c = e.getValue();
                     Stat stat = new Stat();
-                    // a node holds when fewer than its N nodes are below it (a deleted lower node only
-                    // moves it down: the listing's rank is an upper bound of the node's)
                     return Mono.fromCompletionStage(() -> async.getData().storingStatIn(stat).forPath(path(name) + "/" + c.node()))
-                            .filter(data -> e.getKey() < permitsOf(data))
-                            .map(data -> new Holder(c.owner(), stat.getCzxid(), estimate))
+                            .map(data -> new PermitUnits.Node(c.owner(), e.getKey(), stat.getCzxid(), data))
                             .onErrorResume(x -> ZooKeeperErrors.code(x) == KeeperException.Code.NONODE, x -> Mono.empty());
                 })
                 .collectList()
+                .map(nodes -> PermitUnits.holders(nodes, estimate))
                 .onErrorMap(e -> ZooKeeperErrors.map(name, "semaphore read", e));
     }
 

@@ -7,21 +7,23 @@ import io.reactivelocks.LockOptions;
 import io.reactivelocks.semaphore.Semaphore;
 import io.reactivelocks.spi.semaphore.SemaphoreStore;
 import io.reactivelocks.test.SemaphoreContract;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.data.Stat;
 import io.reactivelocks.test.fault.FaultProxy;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import reactor.test.StepVerifier;
 
 /**
  * The semaphore contract against a real ZooKeeper (a permit lives as long as the session: the
  * suite's lease time is the 2 s session timeout), plus the ZooKeeper specifics: ephemeral
- * sequential nodes, the czxid as token.
+ * sequential nodes, the k nodes of a request created as one unit (contiguous sequences, one czxid),
+ * the token {@code czxid * 65536 + index}.
  */
 class ZooKeeperSemaphoreContractTest extends SemaphoreContract {
 
@@ -80,26 +82,54 @@ class ZooKeeperSemaphoreContractTest extends SemaphoreContract {
     }
 
     @Test
-    void eachPermitIsAnEphemeralSequentialNodeAndTheTokenItsCzxid() throws Exception {
+    void theKPermitsOfARequestAreOneUnitOfEphemeralSequentialNodes() throws Exception {
         CuratorFramework c = ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.SESSION);
         Semaphore s = ZooKeeperLocks.semaphore(c, zk.options(), options());
         try {
             String name = name("nodes");
+            Lease first = s.acquire(name, 3).block(STEP);
             List<Lease> both = s.acquire(name, 3, 2, options()).block(STEP);
             String parent = new ZooKeeperSemaphoreStore(c, false, zk.root + "-semaphore", zk.options().acl()).path(name);
-            List<String> children = c.getChildren().forPath(parent); // test thread: blocking is fine here
-            assertThat(children).hasSize(2);
-            for (String child : children) {
-                Stat stat = c.checkExists().forPath(parent + "/" + child);
+            List<ZNodeNames.Child> children = ZNodeNames.sorted(c.getChildren().forPath(parent)); // test thread: blocking is fine here
+            assertThat(children).hasSize(3);
+            Stat one = new Stat();
+            assertThat(new String(c.getData().storingStatIn(one).forPath(parent + "/" + children.get(0).node()), StandardCharsets.US_ASCII))
+                    .isEqualTo("3:0");
+            assertThat(first.token()).as("a single permit: czxid * 65536").isEqualTo(one.getCzxid() * 65536);
+            assertThat(children.get(2).sequence()).as("contiguous sequences").isEqualTo(children.get(1).sequence() + 1);
+            for (int i = 0; i < 2; i++) {
+                ZNodeNames.Child child = children.get(1 + i);
+                Stat stat = new Stat();
+                byte[] data = c.getData().storingStatIn(stat).forPath(parent + "/" + child.node());
                 assertThat(stat.getEphemeralOwner()).as("ephemeral").isEqualTo(c.getZookeeperClient().getZooKeeper().getSessionId());
-                assertThat(both).extracting(Lease::token).contains(stat.getCzxid());
+                assertThat(child.owner()).isEqualTo(both.get(i).owner());
+                assertThat(new String(data, StandardCharsets.US_ASCII)).isEqualTo("3:" + i);
+                assertThat(both.get(i).token()).as("token of permit %d", i).isEqualTo(stat.getCzxid() * 65536 + i);
             }
-            assertThat(CreateMode.EPHEMERAL_SEQUENTIAL.isSequential()).isTrue();
-            both.forEach(l -> l.release().block(STEP));
+            assertThat(both.get(0).token() >> 16).as("one transaction: one czxid").isEqualTo(both.get(1).token() >> 16);
+            // one permit of the unit released alone frees its place at once
+            both.get(0).release().block(STEP);
+            assertThat(s.tryAcquire(name, 3).block(STEP)).as("a permit beside 2 of the 3").isNotNull()
+                    .satisfies(l -> l.release().block(STEP));
+            first.release().block(STEP);
+            both.get(1).release().block(STEP);
             assertThat(c.getChildren().forPath(parent)).isEmpty();
         } finally {
             s.close().block(STEP);
             c.close();
+        }
+    }
+
+    @Test
+    void moreThan65535PermitsAtOnceAreRefused() {
+        SemaphoreStore store = newStore();
+        try {
+            StepVerifier.create(store.tryGrant(name("big"), java.util.Collections.nCopies(65536, "o"), 70_000, true,
+                            options().leaseTime()))
+                    .expectErrorSatisfies(e -> assertThat(e).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("count"))
+                    .verify(STEP);
+        } finally {
+            store.close().block(STEP);
         }
     }
 

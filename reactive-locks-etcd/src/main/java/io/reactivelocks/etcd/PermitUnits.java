@@ -1,0 +1,104 @@
+package io.reactivelocks.etcd;
+
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.KeyValue;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+
+/**
+ * The units of {@link EtcdSemaphoreStore}: the k permits of one request are k keys put in one
+ * transaction, so they share one create revision. A permit key's value is {@code <N>:<index>} (the
+ * N of the call that put it, the permit's index 0 to k − 1 in its unit); its token is
+ * {@code createRevision * 65536 + index} — distinct, increasing with every later grant (etcd's
+ * revision is global, strictly increasing and persisted) and exact for revisions below 2^47. A
+ * value without an index (a plain {@code <N>}) reads as index 0.
+ */
+final class PermitUnits {
+
+    /** Tokens a unit spans: a permit's token is its unit's create revision times this, plus its index. */
+    static final long SPAN = 65_536;
+    /** The most permits one request may ask for. */
+    static final int MAX_COUNT = (int) SPAN - 1;
+
+    private PermitUnits() {
+    }
+
+    /**
+     * @param count the permits a request asks for
+     * @return the error for a request of more than {@link #MAX_COUNT}
+     */
+    static IllegalArgumentException tooMany(int count) {
+        return new IllegalArgumentException("count must be at most " + MAX_COUNT
+                + " on etcd (a permit's token is its unit's revision * " + SPAN + " + its index), was " + count);
+    }
+
+    /**
+     * @param revision a unit's create revision
+     * @param index    a permit's index in the unit
+     * @return the permit's token
+     * @throws ArithmeticException when it does not fit in a {@code long} (a revision of 2^47 or more)
+     */
+    static long token(long revision, int index) {
+        return Math.addExact(Math.multiplyExact(revision, SPAN), index);
+    }
+
+    /** @return the token of a permit's key */
+    static long token(KeyValue kv) {
+        return token(kv.getCreateRevision(), indexOf(kv.getValue()));
+    }
+
+    /** @return the value of a permit's key */
+    static ByteSequence value(int permits, int index) {
+        return ByteSequence.from(permits + ":" + index, StandardCharsets.US_ASCII);
+    }
+
+    /** @return the N a key was put with, or 0 when its value is not one (it then holds nothing) */
+    static int permitsOf(ByteSequence value) {
+        String v = value.toString(StandardCharsets.US_ASCII);
+        int colon = v.indexOf(':');
+        try {
+            return Integer.parseInt(colon < 0 ? v : v.substring(0, colon));
+        } catch (NumberFormatException e) {
+            return 0;
+        }
+    }
+
+    /** @return the index a key was put with in its unit (0 when its value has none) */
+    static int indexOf(ByteSequence value) {
+        String v = value.toString(StandardCharsets.US_ASCII);
+        int colon = v.indexOf(':');
+        try {
+            return colon < 0 ? 0 : Integer.parseInt(v.substring(colon + 1));
+        } catch (NumberFormatException e) {
+            return 0;
+        }
+    }
+
+    /**
+     * The holding keys: in create-revision order, the keys of one revision (a unit) hold when they
+     * and every key before them are at most their N.
+     *
+     * @param kvs a name's keys in create-revision order
+     * @return those that hold, in token order
+     */
+    static List<KeyValue> holding(List<KeyValue> kvs) {
+        List<KeyValue> out = new ArrayList<>();
+        int start = 0;
+        while (start < kvs.size()) {
+            int end = start;
+            while (end + 1 < kvs.size() && kvs.get(end + 1).getCreateRevision() == kvs.get(start).getCreateRevision()) {
+                end++;
+            }
+            for (int i = start; i <= end; i++) { // end + 1 keys up to and with this unit
+                if (end + 1 <= permitsOf(kvs.get(i).getValue())) {
+                    out.add(kvs.get(i));
+                }
+            }
+            start = end + 1;
+        }
+        out.sort(Comparator.comparingLong(PermitUnits::token));
+        return out;
+    }
+}
