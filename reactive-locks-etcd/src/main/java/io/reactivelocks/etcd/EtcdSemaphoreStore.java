@@ -111,6 +111,11 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
     }
 
     @Override
+    public int maxCount() {
+        return PermitUnits.MAX_COUNT;
+    }
+
+    @Override
     public String name() {
         return "etcd";
     }

@@ -105,6 +105,10 @@ class EtcdSemaphoreContractTest extends SemaphoreContract {
             StepVerifier.create(store.tryGrant(name("big"), owners, 70_000, true, options().leaseTime()))
                     .expectErrorSatisfies(e -> assertThat(e).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("count"))
                     .verify(STEP);
+            // and the semaphore refuses it at call time, naming the argument
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> io.reactivelocks.semaphore.Semaphore.create(newStore())
+                            .acquire(name("big"), 70_000, 65_536, options()))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("count must be at most 65535");
         } finally {
             store.close().block(STEP);
         }

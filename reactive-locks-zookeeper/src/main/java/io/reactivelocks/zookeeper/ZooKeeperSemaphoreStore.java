@@ -111,6 +111,11 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
     }
 
     @Override
+    public int maxCount() {
+        return PermitUnits.MAX_COUNT;
+    }
+
+    @Override
     public String name() {
         return "zookeeper";
     }

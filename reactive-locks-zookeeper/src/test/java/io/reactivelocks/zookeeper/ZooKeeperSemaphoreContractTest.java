@@ -128,6 +128,10 @@ class ZooKeeperSemaphoreContractTest extends SemaphoreContract {
                             options().leaseTime()))
                     .expectErrorSatisfies(e -> assertThat(e).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("count"))
                     .verify(STEP);
+            // and the semaphore refuses it at call time, naming the argument
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> io.reactivelocks.semaphore.Semaphore.create(newStore())
+                            .acquire(name("big"), 70_000, 65_536, options()))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("count must be at most 65535");
         } finally {
             store.close().block(STEP);
         }

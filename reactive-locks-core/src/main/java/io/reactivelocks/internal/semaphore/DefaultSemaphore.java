@@ -40,13 +40,17 @@ public final class DefaultSemaphore implements Semaphore {
         return engine.options();
     }
 
-    private static void check(String name, int permits, int count) {
+    private void check(String name, int permits, int count) {
         LockNames.check(name);
         if (permits < 1 || permits > MAX_PERMITS) {
             throw new IllegalArgumentException("permits must be in [1, " + MAX_PERMITS + "], was " + permits);
         }
         if (count < 1 || count > permits) {
             throw new IllegalArgumentException("count must be in [1, permits = " + permits + "], was " + count);
+        }
+        if (count > store.maxCount()) {
+            throw new IllegalArgumentException("count must be at most " + store.maxCount() + " on " + store.name()
+                    + " (permits asked for at once), was " + count);
         }
     }
 

@@ -47,6 +47,15 @@ public interface SemaphoreStore extends GrantStore {
     }
 
     /**
+     * @return the most permits one request may ask for on this store (a store whose tokens or
+     *         transactions bound it says so here, so that a larger {@code count} fails at call time);
+     *         {@link Integer#MAX_VALUE} by default
+     */
+    default int maxCount() {
+        return Integer.MAX_VALUE;
+    }
+
+    /**
      * Owner-checked release of one permit; publishes the release to waiters.
      *
      * @param name  the semaphore name
