@@ -17,10 +17,10 @@ import org.springframework.context.annotation.Configuration;
 @AutoConfiguration(after = ReactiveLocksAutoConfiguration.class)
 @ConditionalOnClass(EnableReactiveLocking.class)
 @ConditionalOnBooleanProperty(name = "reactive-locks.annotations.enabled", matchIfMissing = true)
-public class ReactiveLockingAutoConfiguration {
+public class ReactiveLocksAnnotationsAutoConfiguration {
 
     /** Created by Spring Boot's auto-configuration. */
-    public ReactiveLockingAutoConfiguration() {
+    public ReactiveLocksAnnotationsAutoConfiguration() {
     }
 
     @Configuration(proxyBeanMethods = false)

@@ -19,7 +19,7 @@ import reactor.core.publisher.Mono;
 import reactor.test.StepVerifier;
 
 /** {@code @Locked} switched on by the starter, on the auto-configured client over a real redis-server. */
-class ReactiveLockingAutoConfigurationTest {
+class ReactiveLocksAnnotationsAutoConfigurationTest {
 
     private static final Duration TIMEOUT = Duration.ofSeconds(10);
 
@@ -39,7 +39,7 @@ class ReactiveLockingAutoConfigurationTest {
 
     private ApplicationContextRunner runner() {
         return new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(ReactiveLocksAutoConfiguration.class, ReactiveLockingAutoConfiguration.class))
+                .withConfiguration(AutoConfigurations.of(ReactiveLocksAutoConfiguration.class, ReactiveLocksAnnotationsAutoConfiguration.class))
                 .withBean(RedisClient.class, () -> RedisClient.create(server.url()), bd -> bd.setDestroyMethodName("shutdown"))
                 .withBean(Orders.class)
                 .withPropertyValues("reactive-locks.redis.key-prefix=" + prefix, "reactive-locks.lease-time=10s",
