@@ -263,7 +263,8 @@ final class LockedMethods {
         }
         if (d.isZero() || (d.isNegative() && !untilCancelled)) {
             throw new IllegalStateException(description + ": " + attribute + " must be positive"
-                    + (untilCancelled ? ", or " + Locked.UNTIL_CANCELLED + " to wait until cancelled" : "") + ", was " + d);
+                    + (untilCancelled ? ", or " + Locked.UNTIL_CANCELLED + " to wait until cancelled" : "") + ", was " + d
+                    + (text.equals(resolved) ? "" : " ('" + text + "')"));
         }
         return d;
     }

@@ -150,7 +150,9 @@ final class LockingInterceptor implements MethodInterceptor {
 
     private static void warnOneLine(LockedMethod m, String what, Throwable e) {
         log.warn("{}: {}: {} (stack trace at DEBUG)", m.description, what, reason(e));
-        log.debug(m.description + ": " + what, e);
+        if (log.isDebugEnabled()) {
+            log.debug(m.description + ": " + what, e);
+        }
     }
 
     /** The exception's own words: its message, else its type. */
