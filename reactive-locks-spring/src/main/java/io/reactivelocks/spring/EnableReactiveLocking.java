@@ -16,6 +16,10 @@ import org.springframework.core.Ordered;
  * proxies every bean with an annotated method. The context needs a {@link io.reactivelocks.LockClient}
  * bean (and a {@link io.reactivelocks.window.WindowLock} bean for {@link ScheduledLock#lockAtLeastFor()}):
  * a missing or ambiguous one fails the context's refresh, naming the method that needs it.
+ *
+ * <p>A {@link Locked} call never waits unbounded by default: when neither the method's
+ * {@link Locked#waitTimeout()} nor its client's default options set a wait timeout, it waits at most
+ * {@link #waitTimeout()} (30 s unless set here), then fails with {@link io.reactivelocks.LockTimeoutException}.
  */
 @Target(ElementType.TYPE)
 @Retention(RetentionPolicy.RUNTIME)
@@ -35,4 +39,13 @@ public @interface EnableReactiveLocking {
      *         that the lock is taken before a transaction begins and released after it ends
      */
     int order() default Ordered.LOWEST_PRECEDENCE - 1;
+
+    /**
+     * @return how long a {@link Locked} call ({@link Locked.WhenHeld#WAIT}) waits for its lock when neither the
+     *         method's {@link Locked#waitTimeout()} nor its client's {@link io.reactivelocks.LockOptions#waitTimeout()}
+     *         says: {@code "30s"} by default, in the formats of {@link Locked#waitTimeout()}, {@code ${...}}
+     *         placeholders allowed; {@value Locked#UNTIL_CANCELLED} (any negative duration) waits until the call is
+     *         cancelled
+     */
+    String waitTimeout() default "30s";
 }

@@ -47,12 +47,21 @@ import org.springframework.core.annotation.AliasFor;
 public @interface Locked {
 
     /**
+     * The wait timeout that waits until the call is cancelled, for {@link #waitTimeout()} and
+     * {@link EnableReactiveLocking#waitTimeout()}: {@value}, as any negative duration.
+     */
+    String UNTIL_CANCELLED = "-1";
+
+    /**
      * The lock name: a template of literal text and SpEL expressions in {@code #{...}} over the
      * method's arguments ({@code #sku} with {@code -parameters}, or {@code #p0} / {@code #a0} always),
      * beans ({@code @bean}) and {@code ${property}} placeholders resolved at startup. Examples:
      * {@code "nightly-report"}, {@code "stock:#{#sku}"}, {@code "order:#{#p0.id()}"}. Evaluated when the
      * method is called; a result that is not a valid lock name fails the call with
-     * {@code IllegalArgumentException}.
+     * {@code IllegalArgumentException}. A variable the method cannot name ({@code #sku} in a class compiled
+     * without {@code -parameters}, a misspelt name, {@code #p2} of a one-argument method) fails the bean's
+     * creation, naming the method and the variable: it would otherwise evaluate to {@code null} and lock the same
+     * name for every call.
      *
      * @return the lock name template (alias of {@link #name()})
      */
@@ -80,9 +89,10 @@ public @interface Locked {
 
     /**
      * @return how long to wait for the lock ({@link WhenHeld#WAIT} only), in the same formats as
-     *         {@link #leaseTime()}; empty (the default) for the client's
-     *         ({@link io.reactivelocks.LockOptions#waitTimeout()}). Past it the call fails with
-     *         {@link io.reactivelocks.LockTimeoutException}
+     *         {@link #leaseTime()}; {@value #UNTIL_CANCELLED} (any negative duration) to wait until the call is
+     *         cancelled; empty (the default) for the client's ({@link io.reactivelocks.LockOptions#waitTimeout()})
+     *         or, when the client waits until cancelled, {@link EnableReactiveLocking#waitTimeout()} (30 s unless
+     *         set there). Past it the call fails with {@link io.reactivelocks.LockTimeoutException}
      */
     String waitTimeout() default "";
 

@@ -35,7 +35,8 @@ final class LockedMethod {
         BLOCKING
     }
 
-    private static final ParameterNameDiscoverer PARAMETER_NAMES = new DefaultParameterNameDiscoverer();
+    /** How argument names are found, for the lock name's SpEL: {@code -parameters}, or Kotlin's metadata. */
+    static final ParameterNameDiscoverer PARAMETER_NAMES = new DefaultParameterNameDiscoverer();
 
     final Method method;
     final String description;
@@ -44,7 +45,10 @@ final class LockedMethod {
     final Expression name;
     final String clientBean;
     final @Nullable Duration leaseTime;
+    /** The method's wait timeout: null when it sets none, negative to wait until cancelled. */
     final @Nullable Duration waitTimeout;
+    /** The wait timeout when neither the method nor its client sets one: negative to wait until cancelled. */
+    final @Nullable Duration defaultWaitTimeout;
     final Locked.WhenHeld whenHeld;
     final @Nullable Duration lockAtMostFor;
     final @Nullable Duration lockAtLeastFor;
@@ -55,8 +59,9 @@ final class LockedMethod {
     private volatile @Nullable WindowLock windowLock;
 
     LockedMethod(Method method, String description, Kind kind, boolean scheduled, Expression name, String clientBean,
-                 @Nullable Duration leaseTime, @Nullable Duration waitTimeout, Locked.WhenHeld whenHeld,
-                 @Nullable Duration lockAtMostFor, @Nullable Duration lockAtLeastFor, String windowLockBean) {
+                 @Nullable Duration leaseTime, @Nullable Duration waitTimeout, @Nullable Duration defaultWaitTimeout,
+                 Locked.WhenHeld whenHeld, @Nullable Duration lockAtMostFor, @Nullable Duration lockAtLeastFor,
+                 String windowLockBean) {
         this.method = method;
         this.description = description;
         this.kind = kind;
@@ -65,6 +70,7 @@ final class LockedMethod {
         this.clientBean = clientBean;
         this.leaseTime = leaseTime;
         this.waitTimeout = waitTimeout;
+        this.defaultWaitTimeout = defaultWaitTimeout;
         this.whenHeld = whenHeld;
         this.lockAtMostFor = lockAtMostFor;
         this.lockAtLeastFor = lockAtLeastFor;
@@ -91,13 +97,15 @@ final class LockedMethod {
         if (c == null) {
             c = bean(beans, LockClient.class, clientBean, "client");
             LockOptions o = c.defaultOptions();
-            if (leaseTime != null || waitTimeout != null) {
+            // the method's wait timeout, else the client's, else the default: never unbounded unless asked for
+            Duration wait = waitTimeout != null ? waitTimeout : o.waitTimeout() == null ? defaultWaitTimeout : null;
+            if (leaseTime != null || wait != null) {
                 LockOptions.Builder b = o.mutate();
                 if (leaseTime != null) {
                     b.leaseTime(leaseTime).renewalInterval(null);
                 }
-                if (waitTimeout != null) {
-                    b.waitTimeout(waitTimeout);
+                if (wait != null) {
+                    b.waitTimeout(wait.isNegative() ? null : wait);
                 }
                 try {
                     o = b.build();

@@ -4,10 +4,14 @@ import io.reactivelocks.window.WindowLock;
 import java.lang.reflect.Method;
 import java.time.Duration;
 import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 import org.springframework.aop.support.AopUtils;
@@ -19,6 +23,10 @@ import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
 import org.springframework.expression.ParserContext;
+import org.springframework.expression.common.CompositeStringExpression;
+import org.springframework.expression.spel.SpelNode;
+import org.springframework.expression.spel.ast.VariableReference;
+import org.springframework.expression.spel.standard.SpelExpression;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
 import org.springframework.format.datetime.standard.DurationFormatterUtils;
 import org.springframework.util.ClassUtils;
@@ -29,20 +37,27 @@ import reactor.core.publisher.Mono;
 /**
  * Finds, parses and checks the {@link Locked} and {@link ScheduledLock} methods of bean classes, once
  * per method: a method whose annotation is wrong (a return type that is not reactive, a name that does
- * not parse, a duration that does not parse) fails its bean's creation with an
- * {@link IllegalStateException} naming the method.
+ * not parse or refers to a variable the method does not define, a duration that does not parse) fails
+ * its bean's creation with an {@link IllegalStateException} naming the method.
  */
 final class LockedMethods {
 
     private static final Optional<LockedMethod> NONE = Optional.empty();
     private static final SpelExpressionParser PARSER = new SpelExpressionParser();
+    /** The variables a method-based evaluation context defines for argument {@code i}: {@code #p<i>} and {@code #a<i>}. */
+    private static final Pattern POSITIONAL = Pattern.compile("[ap]\\d{1,4}");
 
     private final Map<MethodClassKey, Optional<LockedMethod>> cache = new ConcurrentHashMap<>();
     private final Map<Method, LockedMethod> all = new ConcurrentHashMap<>();
     private volatile @Nullable ConfigurableBeanFactory beanFactory;
+    private volatile String defaultWaitTimeout = LockingAdvisor.DEFAULT_WAIT_TIMEOUT;
 
     void setBeanFactory(@Nullable ConfigurableBeanFactory beanFactory) {
         this.beanFactory = beanFactory;
+    }
+
+    void setDefaultWaitTimeout(String defaultWaitTimeout) {
+        this.defaultWaitTimeout = defaultWaitTimeout;
     }
 
     /**
@@ -95,9 +110,11 @@ final class LockedMethods {
         LockedMethod.Kind kind = kind(specific, scheduled != null, description);
         LockedMethod parsed;
         if (locked != null) {
-            parsed = new LockedMethod(specific, description, kind, false, name(locked.value(), description), locked.client(),
-                    duration(locked.leaseTime(), "leaseTime", description), duration(locked.waitTimeout(), "waitTimeout", description),
-                    locked.whenHeld(), null, null, "");
+            Duration defaultWait = duration(defaultWaitTimeout, "@EnableReactiveLocking(waitTimeout)", description, true);
+            parsed = new LockedMethod(specific, description, kind, false, name(locked.value(), specific, description),
+                    locked.client(), duration(locked.leaseTime(), "leaseTime", description),
+                    duration(locked.waitTimeout(), "waitTimeout", description, true),
+                    defaultWait == null ? Duration.ofSeconds(30) : defaultWait, locked.whenHeld(), null, null, "");
         } else {
             Duration atMost = duration(scheduled.lockAtMostFor(), "lockAtMostFor", description);
             if (atMost == null) {
@@ -108,8 +125,8 @@ final class LockedMethods {
                 throw new IllegalStateException(description + ": lockAtLeastFor must be a whole number of milliseconds, at most "
                         + WindowLock.MAX_PERIOD + ", was " + atLeast);
             }
-            parsed = new LockedMethod(specific, description, kind, true, name(scheduled.name(), description), scheduled.client(),
-                    null, null, Locked.WhenHeld.SKIP, atMost, atLeast, scheduled.windowLock());
+            parsed = new LockedMethod(specific, description, kind, true, name(scheduled.name(), specific, description),
+                    scheduled.client(), null, null, null, Locked.WhenHeld.SKIP, atMost, atLeast, scheduled.windowLock());
         }
         LockedMethod raced = all.putIfAbsent(specific, parsed);
         return Optional.of(raced != null ? raced : parsed);
@@ -152,19 +169,87 @@ final class LockedMethods {
                 ? LockedMethod.Kind.FLUX : LockedMethod.Kind.MONO;
     }
 
-    private Expression name(String template, String description) {
+    private Expression name(String template, Method method, String description) {
         String resolved = resolve(template);
         if (resolved.isEmpty()) {
             throw new IllegalStateException(description + ": the lock name is required");
         }
+        Expression expression;
         try {
-            return PARSER.parseExpression(resolved, ParserContext.TEMPLATE_EXPRESSION);
+            expression = PARSER.parseExpression(resolved, ParserContext.TEMPLATE_EXPRESSION);
         } catch (ParseException e) {
             throw new IllegalStateException(description + ": the lock name '" + template + "' does not parse: " + e.getMessage(), e);
+        }
+        List<String> variables = new ArrayList<>();
+        variables(expression, variables);
+        for (String variable : variables) {
+            checkVariable(variable, template, method, description);
+        }
+        return expression;
+    }
+
+    /**
+     * Fails when the name refers to a variable that a call of {@code method} does not define: SpEL would read it as
+     * {@code null}, and every call would lock the same name.
+     */
+    private static void checkVariable(String variable, String template, Method method, String description) {
+        if (variable.equals("root") || variable.equals("this")) {
+            return;
+        }
+        int count = method.getParameterCount();
+        String[] names = LockedMethod.PARAMETER_NAMES.getParameterNames(method);
+        if (POSITIONAL.matcher(variable).matches()) {
+            int index = Integer.parseInt(variable.substring(1));
+            if (index < (names != null ? names.length : count)) {
+                return;
+            }
+            throw new IllegalStateException(description + ": the lock name '" + template + "' refers to #" + variable
+                    + ", but " + method.getName() + " has " + (names != null ? names.length : count) + " parameter(s)");
+        }
+        if (names == null) {
+            throw new IllegalStateException(description + ": the lock name '" + template + "' refers to parameter #" + variable
+                    + ", but the parameter names of " + method.getName() + " are not in its class file, so #" + variable
+                    + " would be null on every call. Compile with -parameters (spring-boot-starter-parent and Boot's"
+                    + " Gradle plugin do; a build that only imports a BOM must add it to the compiler), or name the argument"
+                    + " by its position: #p0 (or #a0) for the first");
+        }
+        if (!Arrays.asList(names).contains(variable)) {
+            throw new IllegalStateException(description + ": the lock name '" + template + "' refers to #" + variable
+                    + ", but " + method.getName() + " has no parameter of that name (its parameters: "
+                    + (names.length == 0 ? "none" : "#" + String.join(", #", names) + "; by position #p0 to #p" + (names.length - 1))
+                    + ")");
+        }
+    }
+
+    /** Collects the variables ({@code #name}) an expression, or each part of a template, refers to. */
+    private static void variables(Expression expression, List<String> out) {
+        if (expression instanceof CompositeStringExpression composite) {
+            for (Expression part : composite.getExpressions()) {
+                variables(part, out);
+            }
+        } else if (expression instanceof SpelExpression spel) {
+            variables(spel.getAST(), out);
+        }
+    }
+
+    private static void variables(SpelNode node, List<String> out) {
+        if (node instanceof VariableReference) {
+            out.add(node.toStringAST().substring(1)); // "#name"
+        }
+        for (int i = 0; i < node.getChildCount(); i++) {
+            variables(node.getChild(i), out);
         }
     }
 
     private @Nullable Duration duration(String text, String attribute, String description) {
+        return duration(text, attribute, description, false);
+    }
+
+    /**
+     * @param untilCancelled whether a negative duration is allowed (it means "wait until cancelled")
+     * @return the duration, or null when {@code text} is empty
+     */
+    private @Nullable Duration duration(String text, String attribute, String description, boolean untilCancelled) {
         String resolved = resolve(text).trim();
         if (resolved.isEmpty()) {
             return null;
@@ -176,8 +261,10 @@ final class LockedMethods {
             throw new IllegalStateException(description + ": " + attribute + " '" + text
                     + "' is not a duration (examples: \"30s\", \"500ms\", \"5m\", \"PT30S\")", e);
         }
-        if (d.isZero() || d.isNegative()) {
-            throw new IllegalStateException(description + ": " + attribute + " must be positive, was " + d);
+        if (d.isZero() || (d.isNegative() && !untilCancelled)) {
+            throw new IllegalStateException(description + ": " + attribute + " must be positive"
+                    + (untilCancelled ? ", or " + Locked.UNTIL_CANCELLED + " to wait until cancelled" : "") + ", was " + d
+                    + (text.equals(resolved) ? "" : " ('" + text + "')"));
         }
         return d;
     }

@@ -28,6 +28,9 @@ final class LockingAdvisor extends AbstractPointcutAdvisor implements BeanFactor
     /** The order unless {@link EnableReactiveLocking#order()} says otherwise. */
     static final int DEFAULT_ORDER = Ordered.LOWEST_PRECEDENCE - 1;
 
+    /** The wait timeout of {@code @Locked} calls unless {@link EnableReactiveLocking#waitTimeout()} says otherwise. */
+    static final String DEFAULT_WAIT_TIMEOUT = "30s";
+
     private final transient LockedMethods methods = new LockedMethods();
     private final transient LockingInterceptor interceptor = new LockingInterceptor(methods);
     private final transient Pointcut pointcut = new LockedMethodPointcut(methods);
@@ -35,6 +38,14 @@ final class LockingAdvisor extends AbstractPointcutAdvisor implements BeanFactor
 
     LockingAdvisor() {
         setOrder(DEFAULT_ORDER);
+    }
+
+    /**
+     * @param waitTimeout the wait timeout of {@code @Locked} calls whose method and client set none, as
+     *                    {@link EnableReactiveLocking#waitTimeout()} (placeholders resolved when a method is parsed)
+     */
+    public void setDefaultWaitTimeout(String waitTimeout) {
+        methods.setDefaultWaitTimeout(waitTimeout);
     }
 
     @Override

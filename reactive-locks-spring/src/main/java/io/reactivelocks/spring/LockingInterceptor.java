@@ -90,13 +90,26 @@ final class LockingInterceptor implements MethodInterceptor {
 
     // ---- @ScheduledLock, reactive
 
+    /*
+     * A trigger whose lock cannot be tried (store down, client closed), whose window cannot be claimed or whose lease
+     * is lost while it runs is not an error of the job: nobody subscribes to a scheduled run but Spring, which would log
+     * each one at WARN with its whole stack trace. Each is one WARN line naming the job, the lock and the reason (the
+     * stack trace at DEBUG), and the run completes; errors of the method itself still reach Spring.
+     */
     private static Flux<Object> scheduledRun(LockedMethod m, String name, LockClient client, LockOptions options,
                                              @Nullable WindowLock windows, MethodInvocation invocation) {
         Mono<Lease> attempt = client.tryAcquire(name, options)
+                .onErrorMap(e -> new SkippedRun("could not try lock '" + name + "'", e))
                 .switchIfEmpty(Mono.fromRunnable(() -> log.debug("{}: lock '{}' is held elsewhere, run skipped", m.description, name)));
-        return scoped(attempt, lease -> claim(m, name, windows)
-                .flatMapMany(claim -> underLease(lease, bounded(m, name, body(m, invocation)))
-                        .contextWrite(c -> LockedContext.with(c, client, lease, claim.orElse(null)))));
+        return Flux.usingWhen(attempt,
+                        lease -> claim(m, name, windows)
+                                .flatMapMany(claim -> scheduledUnderLease(m, lease, bounded(m, name, body(m, invocation)))
+                                        .contextWrite(c -> LockedContext.with(c, client, lease, claim.orElse(null)))),
+                        lease -> quietRelease(m, lease), (lease, e) -> quietRelease(m, lease), lease -> quietRelease(m, lease))
+                .onErrorResume(SkippedRun.class, skipped -> {
+                    skipped.log(m);
+                    return Mono.empty();
+                });
     }
 
     private static Mono<java.util.Optional<WindowClaim>> claim(LockedMethod m, String name, @Nullable WindowLock windows) {
@@ -104,8 +117,61 @@ final class LockingInterceptor implements MethodInterceptor {
             return Mono.just(java.util.Optional.empty());
         }
         return windows.tryClaim(name, m.lockAtLeastFor)
+                .onErrorMap(e -> new SkippedRun("could not claim the window of '" + name + "'", e))
                 .map(java.util.Optional::of)
                 .switchIfEmpty(Mono.fromRunnable(() -> log.debug("{}: window of '{}' already claimed, run skipped", m.description, name)));
+    }
+
+    /**
+     * Cancels a scheduled run when its lease is lost, and says so in one line; the run then completes. A run that ends
+     * after its lease ended otherwise (released by the client's close at shutdown) is one line too.
+     */
+    private static Flux<Object> scheduledUnderLease(LockedMethod m, Lease lease, Flux<Object> body) {
+        AtomicBoolean lost = new AtomicBoolean();
+        return body.takeUntilOther(lease.lost().doOnSuccess(x -> lost.set(true)))
+                .concatWith(Mono.fromRunnable(() -> {
+                    if (lost.get()) {
+                        log.warn("{}: lock '{}' (token {}) was lost while the run was in progress: run cancelled",
+                                m.description, lease.name(), lease.token());
+                    } else if (!lease.isValid()) {
+                        log.warn("{}: lock '{}' (token {}) was no longer held when the run ended (lost, or released by"
+                                + " the client's close)", m.description, lease.name(), lease.token());
+                    }
+                }));
+    }
+
+    /** Releases a scheduled run's lease; a failure is one WARN line, as the lease expires by its lease time anyway. */
+    private static Mono<Void> quietRelease(LockedMethod m, Lease lease) {
+        return lease.release().onErrorResume(e -> {
+            warnOneLine(m, "releasing lock '" + lease.name() + "' failed, it expires by its lease time", e);
+            return Mono.empty();
+        });
+    }
+
+    private static void warnOneLine(LockedMethod m, String what, Throwable e) {
+        log.warn("{}: {}: {} (stack trace at DEBUG)", m.description, what, reason(e));
+        if (log.isDebugEnabled()) {
+            log.debug(m.description + ": " + what, e);
+        }
+    }
+
+    /** The exception's own words: its message, else its type. */
+    private static String reason(Throwable e) {
+        String message = e.getMessage();
+        return message == null || message.isBlank() ? e.getClass().getName() : message.replace('\n', ' ');
+    }
+
+    /** A scheduled run that could not start or finish because of its lock (not because of the job): logged in one line. */
+    private static final class SkippedRun extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        SkippedRun(String what, Throwable cause) {
+            super(what, cause, false, false);
+        }
+
+        void log(LockedMethod m) {
+            warnOneLine(m, getMessage() + ", run skipped", getCause());
+        }
     }
 
     /** Cancels the run when it goes past {@code lockAtMostFor}, and fails it with a {@link TimeoutException}. */
@@ -128,16 +194,31 @@ final class LockingInterceptor implements MethodInterceptor {
         LockClient client = m.client(bf);
         LockOptions options = m.options(bf);
         Duration bound = options.requestTimeout().multipliedBy(3);
-        Lease lease = client.tryAcquire(name, options).block(bound);
+        Lease lease;
+        try {
+            lease = client.tryAcquire(name, options).block(bound);
+        } catch (RuntimeException e) { // the store is down or slow, or the client closed: not the job's error
+            warnOneLine(m, "could not try lock '" + name + "', run skipped", e);
+            return null;
+        }
         if (lease == null) {
             log.debug("{}: lock '{}' is held elsewhere, run skipped", m.description, name);
             return null;
         }
         try {
             WindowLock windows = m.windowLock(bf);
-            if (windows != null && windows.tryClaim(name, m.lockAtLeastFor).block(bound) == null) {
-                log.debug("{}: window of '{}' already claimed, run skipped", m.description, name);
-                return null;
+            if (windows != null) {
+                WindowClaim claim;
+                try {
+                    claim = windows.tryClaim(name, m.lockAtLeastFor).block(bound);
+                } catch (RuntimeException e) {
+                    warnOneLine(m, "could not claim the window of '" + name + "', run skipped", e);
+                    return null;
+                }
+                if (claim == null) {
+                    log.debug("{}: window of '{}' already claimed, run skipped", m.description, name);
+                    return null;
+                }
             }
             Watchdog watchdog = new Watchdog(Thread.currentThread());
             Disposable timer = Mono.firstWithSignal(Mono.delay(m.lockAtMostFor).map(x -> "ran past lockAtMostFor " + m.lockAtMostFor),
@@ -150,15 +231,20 @@ final class LockingInterceptor implements MethodInterceptor {
                 timer.dispose();
                 watchdog.done();
             }
-            if (!lease.isValid()) {
-                throw new LockLostException(name, lease.token(), m.description + " ended after its lease was lost");
+            if (!lease.isValid() && !watchdog.interrupted()) {
+                log.warn("{}: lock '{}' (token {}) was no longer held when the run ended (lost, or released by the"
+                        + " client's close)", m.description, name, lease.token());
             }
             return result;
         } finally {
-            lease.release().onErrorResume(e -> {
-                log.warn("{}: releasing lock '{}' failed; it expires by its lease time", m.description, name, e);
-                return Mono.empty();
-            }).block(bound);
+            try {
+                lease.release().onErrorResume(e -> {
+                    warnOneLine(m, "releasing lock '" + name + "' failed, it expires by its lease time", e);
+                    return Mono.empty();
+                }).block(bound);
+            } catch (RuntimeException e) {
+                warnOneLine(m, "releasing lock '" + name + "' took longer than " + bound + ", it expires by its lease time", e);
+            }
         }
     }
 
@@ -178,6 +264,10 @@ final class LockingInterceptor implements MethodInterceptor {
                 log.warn("{}: the run under lock '{}' {}: interrupting it", m.description, name, why);
                 thread.interrupt();
             }
+        }
+
+        synchronized boolean interrupted() {
+            return interrupted;
         }
 
         void done() {

@@ -22,6 +22,8 @@ final class ReactiveLockingRegistrar implements ImportBeanDefinitionRegistrar {
         Map<String, Object> attributes = metadata.getAnnotationAttributes(EnableReactiveLocking.class.getName());
         boolean proxyTargetClass = attributes != null && Boolean.TRUE.equals(attributes.get("proxyTargetClass"));
         int order = attributes != null && attributes.get("order") instanceof Integer o ? o : LockingAdvisor.DEFAULT_ORDER;
+        String waitTimeout = attributes != null && attributes.get("waitTimeout") instanceof String w ? w
+                : LockingAdvisor.DEFAULT_WAIT_TIMEOUT;
         AopConfigUtils.registerAutoProxyCreatorIfNecessary(registry);
         if (proxyTargetClass) {
             AopConfigUtils.forceAutoProxyCreatorToUseClassProxying(registry);
@@ -30,6 +32,7 @@ final class ReactiveLockingRegistrar implements ImportBeanDefinitionRegistrar {
             RootBeanDefinition advisor = new RootBeanDefinition(LockingAdvisor.class);
             advisor.setRole(BeanDefinition.ROLE_INFRASTRUCTURE);
             advisor.getPropertyValues().add("order", order);
+            advisor.getPropertyValues().add("defaultWaitTimeout", waitTimeout);
             registry.registerBeanDefinition(ADVISOR_BEAN_NAME, advisor);
         }
     }

@@ -25,17 +25,21 @@ import java.lang.annotation.Target;
  *
  * <p>Reactive methods ({@code Mono}, {@code Flux}, {@code Publisher}; Spring subscribes to them at every
  * trigger) run entirely under the lock: the method is invoked anew for each run once the lock is held,
- * and its publisher is cancelled when the lease is lost (the run then fails with
- * {@link io.reactivelocks.LockLostException}) or when it runs past {@code lockAtMostFor} (it then fails
- * with {@link java.util.concurrent.TimeoutException}); Spring logs both. Kotlin {@code suspend} functions
- * (which Spring runs as a {@code Mono}) are handled the same way, their coroutine cancelled on loss or
- * past {@code lockAtMostFor}. Blocking {@code void} methods
+ * and its publisher is cancelled when the lease is lost or when it runs past {@code lockAtMostFor} (the
+ * run then fails with {@link java.util.concurrent.TimeoutException}, which Spring logs). Kotlin
+ * {@code suspend} functions (which Spring runs as a {@code Mono}) are handled the same way, their coroutine
+ * cancelled on loss or past {@code lockAtMostFor}. Blocking {@code void} methods
  * are supported too: they run on the scheduler's thread, which waits for the lock's store answers
- * there (they have no Reactor context, so no {@link LockedContext}, and a run that ends after its lease
- * was lost throws {@link io.reactivelocks.LockLostException}); past {@code lockAtMostFor}, or on loss,
+ * there (they have no Reactor context, so no {@link LockedContext}); past {@code lockAtMostFor}, or on loss,
  * that thread is interrupted (a method that ignores
  * interrupts keeps running, still holding the renewed lease, so never two runs at once). Any other
  * return type is refused when the bean is created, with an error naming the method.
+ *
+ * <p>What goes wrong with the lock rather than the job is logged as one WARN line naming the method, the
+ * lock and the reason, with the stack trace at DEBUG, and the run ends normally: a trigger whose lock or
+ * window cannot be tried (store down or slow, client closed) is skipped, a run whose lease is lost is
+ * cancelled, a run that ends after its lease ended (released by the client's close at shutdown) and a
+ * failed release are reported. Errors of the method itself reach Spring's scheduler as before.
  *
  * <p>Not the same as ShedLock's {@code @SchedulerLock}: the lock is a renewed lease (a crashed instance
  * frees it within one lease time, not after {@code lockAtMostFor}), and {@code lockAtLeastFor} is a

@@ -51,7 +51,12 @@ final class RedisFixture implements AutoCloseable {
 
     /** @return a new lock client (one per simulated instance) with short leases */
     LockClient newClient() {
-        LockClient c = RedisLocks.create(redis, redisOptions(), LockOptions.builder().leaseTime(LEASE).requestTimeout(STEP).build());
+        return newClient(STEP);
+    }
+
+    /** @return a new lock client with short leases whose store requests fail after {@code requestTimeout} */
+    LockClient newClient(Duration requestTimeout) {
+        LockClient c = RedisLocks.create(redis, redisOptions(), LockOptions.builder().leaseTime(LEASE).requestTimeout(requestTimeout).build());
         clients.add(c);
         // connect now, before any scheduler starts ticking: the first connect of a loaded JVM can be slow
         c.tryAcquire("warm-up").flatMap(lease -> lease.release()).retry(2).block(STEP.multipliedBy(3));

@@ -78,7 +78,7 @@ class EtcdLockClientConfiguration {
         ReactiveLocksProperties.Etcd etcd = properties.getEtcd();
         EtcdLockOptions.Builder options = EtcdLockOptions.builder();
         if (etcd.getPrefix() != null) {
-            options.prefix(etcd.getPrefix());
+            InvalidProperty.check("etcd.prefix", etcd.getPrefix(), () -> options.prefix(etcd.getPrefix()));
         }
         Duration ttl = etcd.getSessionTtl() != null ? etcd.getSessionTtl() : properties.getLeaseTime();
         options.sessionTtl(ttl.compareTo(Duration.ofSeconds(1)) < 0 ? Duration.ofSeconds(1) : ttl);
@@ -99,13 +99,14 @@ class EtcdLockClientConfiguration {
         @ConditionalOnMissingBean(Client.class)
         Client reactiveLocksEtcdClient(ReactiveLocksProperties properties) {
             ReactiveLocksProperties.Etcd etcd = properties.getEtcd();
-            EtcdConnectionOptions.Builder connection = EtcdConnectionOptions.builder()
-                    .endpoints(etcd.getEndpoints().toArray(new String[0]))
-                    .connectTimeout(etcd.getConnectTimeout());
+            EtcdConnectionOptions.Builder connection = EtcdConnectionOptions.builder().connectTimeout(etcd.getConnectTimeout());
+            InvalidProperty.check("etcd.endpoints", etcd.getEndpoints(),
+                    () -> connection.endpoints(etcd.getEndpoints().toArray(new String[0])));
             if (etcd.getUser() != null) {
-                connection.user(etcd.getUser(), etcd.getPassword() == null ? "" : etcd.getPassword());
+                InvalidProperty.check("etcd.user", etcd.getUser(),
+                        () -> connection.user(etcd.getUser(), etcd.getPassword() == null ? "" : etcd.getPassword()));
             }
-            return connection.build().connect();
+            return InvalidProperty.check("etcd.endpoints", etcd.getEndpoints(), connection::build).connect();
         }
     }
 }

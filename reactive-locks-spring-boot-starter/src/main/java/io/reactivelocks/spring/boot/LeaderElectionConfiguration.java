@@ -9,7 +9,9 @@ import org.springframework.context.annotation.Configuration;
 
 /**
  * A {@link LeaderElection} on the {@link LockClient} bean (the auto-configured one or the application's), unless
- * the application defines its own. It owns nothing: closing the client resigns its leaderships.
+ * the application defines its own. Its campaigns use the client's options without a wait timeout: a candidate waits
+ * until it leads or is cancelled, whatever {@code reactive-locks.wait-timeout} bounds acquires to. It owns nothing:
+ * closing the client resigns its leaderships.
  */
 @Configuration(proxyBeanMethods = false)
 class LeaderElectionConfiguration {
@@ -18,6 +20,6 @@ class LeaderElectionConfiguration {
     @ConditionalOnBean(LockClient.class)
     @ConditionalOnMissingBean(LeaderElection.class)
     LeaderElection reactiveLocksLeaderElection(LockClient locks) {
-        return LeaderElection.create(locks);
+        return LeaderElection.create(locks, locks.defaultOptions().mutate().waitTimeout(null).build());
     }
 }

@@ -42,6 +42,11 @@ final class LockActivityCounts implements LockListenerFactory {
         };
     }
 
+    /** @return the auto-configured client's backend name ({@code "redis"}), or null for a client of the application's */
+    String backend() {
+        return backend.get();
+    }
+
     /** @return whether the auto-configured client reports here */
     boolean isCounting() {
         return backend.get() != null;

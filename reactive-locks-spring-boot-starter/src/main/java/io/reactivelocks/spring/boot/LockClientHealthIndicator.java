@@ -1,20 +1,27 @@
 package io.reactivelocks.spring.boot;
 
 import io.reactivelocks.LockClient;
+import io.reactivelocks.LockClientClosedException;
 import io.reactivelocks.LockClientMetrics;
+import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.ReactiveHealthIndicator;
 import reactor.core.publisher.Mono;
 
 /**
  * The lock store's health as the lock client sees it: UP when one read of a fixed lock name ({@code inspect}, which
- * writes nothing) answers within the timeout, DOWN with the error when it fails or times out. The details say how
- * many leases the client holds and how many acquires it is working on, and — for the auto-configured client — the
- * backend, the renewal failures and losses so far and the last loss.
+ * writes nothing) answers within the timeout, DOWN when it fails or times out. A DOWN health says in words what
+ * happened ({@code error}: "redis did not answer within 2 s") and {@code since} when: the time of the first failed
+ * check of the current outage, kept until a check succeeds again. The details also say how many leases the client
+ * holds and how many acquires it is working on, and — for the auto-configured client — the backend, the renewal
+ * failures and losses so far and the last loss.
  */
 final class LockClientHealthIndicator implements ReactiveHealthIndicator {
 
@@ -22,6 +29,10 @@ final class LockClientHealthIndicator implements ReactiveHealthIndicator {
     private final LockActivityCounts counts;
     private final String probeName;
     private final Duration timeout;
+    /** The wall clock of {@code since}, which is for people to read: no decision depends on it. */
+    private final Clock clock = Clock.systemUTC();
+    /** The time of the first failed check of the current outage; null while the store answers. */
+    private final AtomicReference<Instant> downSince = new AtomicReference<>();
 
     /**
      * @param client    the lock client
@@ -41,8 +52,31 @@ final class LockClientHealthIndicator implements ReactiveHealthIndicator {
     public Mono<Health> health() {
         return Mono.defer(() -> client.inspect(probeName))
                 .timeout(timeout)
-                .map(state -> Health.up().withDetails(details()).build())
-                .onErrorResume(e -> Mono.just(Health.down(e).withDetails(details()).build()));
+                .map(state -> {
+                    downSince.set(null);
+                    return Health.up().withDetails(details()).build();
+                })
+                .onErrorResume(e -> {
+                    Instant since = downSince.updateAndGet(first -> first != null ? first : clock.instant());
+                    return Mono.just(Health.down()
+                            .withDetail("error", inWords(e))
+                            .withDetail("since", since.toString())
+                            .withDetails(details())
+                            .build());
+                });
+    }
+
+    /** @return what went wrong, as a sentence naming the store */
+    private String inWords(Throwable e) {
+        String store = counts != null && counts.backend() != null ? counts.backend() : "the lock store";
+        if (e instanceof TimeoutException) {
+            return store + " did not answer within " + DurationWords.of(timeout);
+        }
+        if (e instanceof LockClientClosedException) {
+            return "the lock client is closed";
+        }
+        String message = e.getMessage();
+        return store + " failed: " + (message == null || message.isBlank() ? e.getClass().getName() : message);
     }
 
     private Map<String, Object> details() {

@@ -35,7 +35,7 @@ class PostgresLockClientConfiguration {
     LockClientFactoryBean reactiveLocksClient(ConnectionFactory factory, ReactiveLocksProperties properties,
                                               ObjectProvider<LockListener> listener,
                                               ObjectProvider<LockListenerFactory> listenerFactory) {
-        return new LockClientFactoryBean(PostgresLocks.backend(postgres(factory, LockClient.class), postgresOptions(properties)),
+        return new LockClientFactoryBean(PostgresLocks.backend(postgres(factory, LockClient.class, properties), postgresOptions(properties)),
                 properties, listener, listenerFactory);
     }
 
@@ -44,7 +44,7 @@ class PostgresLockClientConfiguration {
     @ConditionalOnBean(ConnectionFactory.class)
     ClosingFactoryBean.Phased<PostgresTaskQueue> reactiveLocksTaskQueue(ConnectionFactory factory,
                                                                         ReactiveLocksProperties properties) {
-        return ClosingFactoryBean.taskQueue(PostgresLocks.taskQueue(postgres(factory, TaskQueue.class),
+        return ClosingFactoryBean.taskQueue(PostgresLocks.taskQueue(postgres(factory, TaskQueue.class, properties),
                 postgresOptions(properties), properties.toLockOptions()), PostgresTaskQueue.class, properties.getShutdownTimeout());
     }
 
@@ -52,7 +52,7 @@ class PostgresLockClientConfiguration {
     @ConditionalOnMissingBean(WindowLock.class)
     @ConditionalOnBean(ConnectionFactory.class)
     ClosingFactoryBean<WindowLock> reactiveLocksWindowLock(ConnectionFactory factory, ReactiveLocksProperties properties) {
-        return ClosingFactoryBean.windowLock(PostgresLocks.windowLock(postgres(factory, WindowLock.class),
+        return ClosingFactoryBean.windowLock(PostgresLocks.windowLock(postgres(factory, WindowLock.class, properties),
                 postgresOptions(properties), properties.toLockOptions()), properties.getShutdownTimeout());
     }
 
@@ -60,7 +60,7 @@ class PostgresLockClientConfiguration {
     @ConditionalOnMissingBean(Semaphore.class)
     @ConditionalOnBean(ConnectionFactory.class)
     ClosingFactoryBean.Phased<Semaphore> reactiveLocksSemaphore(ConnectionFactory factory, ReactiveLocksProperties properties) {
-        return ClosingFactoryBean.semaphore(PostgresLocks.semaphore(postgres(factory, Semaphore.class),
+        return ClosingFactoryBean.semaphore(PostgresLocks.semaphore(postgres(factory, Semaphore.class, properties),
                 postgresOptions(properties), properties.toLockOptions()), properties.getShutdownTimeout());
     }
 
@@ -68,7 +68,7 @@ class PostgresLockClientConfiguration {
     @ConditionalOnMissingBean(ReadWriteLock.class)
     @ConditionalOnBean(ConnectionFactory.class)
     ClosingFactoryBean.Phased<ReadWriteLock> reactiveLocksReadWriteLock(ConnectionFactory factory, ReactiveLocksProperties properties) {
-        return ClosingFactoryBean.readWriteLock(PostgresLocks.readWriteLock(postgres(factory, ReadWriteLock.class),
+        return ClosingFactoryBean.readWriteLock(PostgresLocks.readWriteLock(postgres(factory, ReadWriteLock.class, properties),
                 postgresOptions(properties), ReadWriteLockOptions.of(properties.toLockOptions())), properties.getShutdownTimeout());
     }
 
@@ -81,27 +81,31 @@ class PostgresLockClientConfiguration {
     @ConditionalOnMissingBean(name = ReactiveLocksAutoConfiguration.FAIR_LOCK_BEAN)
     @ConditionalOnBean(ConnectionFactory.class)
     ClosingFactoryBean.Phased<LockClient> reactiveLocksFairLock(ConnectionFactory factory, ReactiveLocksProperties properties) {
-        return ClosingFactoryBean.fairLock(PostgresLocks.fairLock(postgres(factory, LockClient.class),
+        return ClosingFactoryBean.fairLock(PostgresLocks.fairLock(postgres(factory, LockClient.class, properties),
                 postgresOptions(properties), properties.toLockOptions()), properties.getShutdownTimeout());
     }
 
     private static PostgresLockOptions postgresOptions(ReactiveLocksProperties properties) {
-        return PostgresLockOptions.builder()
-                .schema(properties.getPostgres().getSchema())
-                .table(properties.getPostgres().getTable())
-                .build();
+        String schema = properties.getPostgres().getSchema();
+        String table = properties.getPostgres().getTable();
+        PostgresLockOptions.Builder options = PostgresLockOptions.builder();
+        InvalidProperty.check("postgres.schema", schema, () -> options.schema(schema));
+        return InvalidProperty.check("postgres.table", table, () -> options.table(table).build());
     }
 
     /**
      * The factory, checked to be PostgreSQL.
      *
      * @param bean the type of the bean being made, named in the error so the application knows what to define itself
+     * @throws org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException naming
+     *         {@code reactive-locks.backend} when it is not PostgreSQL
      */
-    private static ConnectionFactory postgres(ConnectionFactory factory, Class<?> bean) {
+    private static ConnectionFactory postgres(ConnectionFactory factory, Class<?> bean, ReactiveLocksProperties properties) {
         String database = factory.getMetadata().getName();
         if (database == null || !database.toLowerCase(Locale.ROOT).contains("postgres")) {
-            throw new IllegalStateException("reactive-locks needs PostgreSQL, but the R2DBC ConnectionFactory bean is "
-                    + database + ": set " + ReactiveLocksProperties.PREFIX + ".backend=redis (with a RedisClient bean)"
+            throw InvalidProperty.invalid("backend", properties.getBackend().name().toLowerCase(Locale.ROOT),
+                    "reactive-locks needs PostgreSQL, but the R2DBC ConnectionFactory bean is " + database + ": set "
+                    + ReactiveLocksProperties.PREFIX + ".backend to redis, etcd or zookeeper (with that store's client)"
                     + " or define your own " + bean.getSimpleName() + " bean");
         }
         return factory;

@@ -5,16 +5,26 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.validation.Errors;
+import org.springframework.validation.Validator;
 
 /**
- * The {@code reactive-locks.*} properties. Durations are checked when bound: a zero or negative value fails the
- * application's start with a message naming the property.
+ * The {@code reactive-locks.*} properties. They are checked when bound, so that a wrong value fails the application's
+ * start with Spring Boot's failure analysis naming the property: a zero or negative duration, and values that do not
+ * fit together (a renewal interval not shorter than the lease time).
  */
 @ConfigurationProperties(ReactiveLocksProperties.PREFIX)
-public class ReactiveLocksProperties {
+public class ReactiveLocksProperties implements Validator {
 
     /** The prefix of every property: {@value}. */
     public static final String PREFIX = "reactive-locks";
+
+    /**
+     * The default of {@code reactive-locks.wait-timeout}: 30 s. The library's own default is to wait until cancelled;
+     * an application started from this starter waits at most this long, so that a store outage or a lock held too
+     * long fails requests instead of hanging them.
+     */
+    public static final Duration DEFAULT_WAIT_TIMEOUT = Duration.ofSeconds(30);
 
     /** Which store holds the locks: auto (the first of Redis, PostgreSQL, etcd, ZooKeeper that the application has a client for), redis, postgres, etcd or zookeeper. */
     private Backend backend = Backend.AUTO;
@@ -25,8 +35,11 @@ public class ReactiveLocksProperties {
     /** How often held leases are renewed; must be shorter than the lease time. Default: a third of the lease time. */
     private Duration renewalInterval;
 
-    /** How long acquire waits for a held lock before failing with LockTimeoutException. Default: until cancelled. */
-    private Duration waitTimeout;
+    /**
+     * How long acquire (and @Locked) waits for a held lock before failing with LockTimeoutException; -1 waits until
+     * the caller cancels.
+     */
+    private Duration waitTimeout = DEFAULT_WAIT_TIMEOUT;
 
     /** The longest one store request may take. */
     private Duration requestTimeout = Duration.ofSeconds(5);
@@ -49,6 +62,8 @@ public class ReactiveLocksProperties {
     private final ZooKeeper zookeeper = new ZooKeeper();
 
     private final Health health = new Health();
+
+    private final Annotations annotations = new Annotations();
 
     /** The store that holds the locks. */
     public enum Backend {
@@ -105,17 +120,21 @@ public class ReactiveLocksProperties {
         this.renewalInterval = positive(renewalInterval, "renewal-interval", true);
     }
 
-    /** @return how long acquire waits, or {@code null} to wait until cancelled */
+    /** @return how long acquire waits; negative to wait until cancelled */
     public Duration getWaitTimeout() {
         return waitTimeout;
     }
 
     /**
-     * @param waitTimeout positive, or {@code null} to wait until cancelled
-     * @throws IllegalArgumentException naming {@code reactive-locks.wait-timeout} when not positive
+     * @param waitTimeout positive, or negative ({@code -1}) to wait until cancelled; {@code null} for the default, 30 s
+     * @throws IllegalArgumentException naming {@code reactive-locks.wait-timeout} when zero
      */
     public void setWaitTimeout(Duration waitTimeout) {
-        this.waitTimeout = positive(waitTimeout, "wait-timeout", true);
+        if (waitTimeout != null && waitTimeout.isZero()) {
+            throw new IllegalArgumentException(PREFIX + ".wait-timeout must be positive, or -1 to wait until cancelled, was "
+                    + waitTimeout);
+        }
+        this.waitTimeout = waitTimeout == null ? DEFAULT_WAIT_TIMEOUT : waitTimeout;
     }
 
     /** @return the longest one store request may take */
@@ -189,6 +208,11 @@ public class ReactiveLocksProperties {
         return health;
     }
 
+    /** @return the annotations' settings, {@code reactive-locks.annotations.*} */
+    public Annotations getAnnotations() {
+        return annotations;
+    }
+
     /**
      * @return the lock client's default options from these properties
      * @throws IllegalArgumentException naming the properties when they do not fit together (for example a renewal
@@ -199,12 +223,42 @@ public class ReactiveLocksProperties {
             return LockOptions.builder()
                     .leaseTime(leaseTime)
                     .renewalInterval(renewalInterval)
-                    .waitTimeout(waitTimeout)
+                    .waitTimeout(waitTimeout.isNegative() ? null : waitTimeout)
                     .requestTimeout(requestTimeout)
                     .build();
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("Invalid " + PREFIX + ".* properties (lease-time " + leaseTime
                     + ", renewal-interval " + renewalInterval + "): " + e.getMessage(), e);
+        }
+    }
+
+    /** Checks what the binding of each property cannot: values that must fit together. */
+    @Override
+    public boolean supports(Class<?> type) {
+        return ReactiveLocksProperties.class.isAssignableFrom(type);
+    }
+
+    /**
+     * Rejects a renewal interval not shorter than the lease time, and a lease time the drift allowance leaves no
+     * renewal time in, as errors on {@code reactive-locks.renewal-interval} / {@code reactive-locks.lease-time} that
+     * name both properties.
+     */
+    @Override
+    public void validate(Object target, Errors errors) {
+        ReactiveLocksProperties p = (ReactiveLocksProperties) target;
+        if (p.renewalInterval != null && p.renewalInterval.compareTo(p.leaseTime) >= 0) {
+            errors.rejectValue("renewalInterval", "renewalIntervalNotShorterThanLeaseTime",
+                    PREFIX + ".renewal-interval (" + DurationWords.of(p.renewalInterval) + ") must be shorter than "
+                            + PREFIX + ".lease-time (" + DurationWords.of(p.leaseTime) + ")");
+            return;
+        }
+        try {
+            p.toLockOptions();
+        } catch (IllegalArgumentException e) {
+            errors.rejectValue("leaseTime", "leaseTimeTooShort", PREFIX + ".lease-time " + DurationWords.of(p.leaseTime)
+                    + " does not fit " + PREFIX + ".renewal-interval "
+                    + (p.renewalInterval == null ? "(a third of it)" : DurationWords.of(p.renewalInterval))
+                    + ": " + (e.getCause() != null ? e.getCause().getMessage() : e.getMessage()));
         }
     }
 
@@ -425,6 +479,23 @@ public class ReactiveLocksProperties {
          */
         public void setConnectionTimeout(Duration connectionTimeout) {
             this.connectionTimeout = positive(connectionTimeout, "zookeeper.connection-timeout", false);
+        }
+    }
+
+    /** Settings of {@code @Locked} and {@code @ScheduledLock}, {@code reactive-locks.annotations.*}. */
+    public static class Annotations {
+
+        /** Whether @Locked and @ScheduledLock methods of the application's beans run under their locks (reactive-locks-spring on the classpath). */
+        private boolean enabled = true;
+
+        /** @return whether the annotations are switched on */
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        /** @param enabled whether the annotations are switched on */
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
         }
     }
 

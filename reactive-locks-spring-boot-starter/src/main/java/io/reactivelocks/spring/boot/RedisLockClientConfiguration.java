@@ -85,8 +85,9 @@ class RedisLockClientConfiguration {
     /** The Redis options from the properties; shared with {@link SpringDataRedisLockClientConfiguration}. */
     static RedisLockOptions redisOptions(ReactiveLocksProperties properties) {
         RedisLockOptions.Builder redisOptions = RedisLockOptions.builder();
-        if (properties.getRedis().getKeyPrefix() != null) {
-            redisOptions.keyPrefix(properties.getRedis().getKeyPrefix());
+        String keyPrefix = properties.getRedis().getKeyPrefix();
+        if (keyPrefix != null) {
+            InvalidProperty.check("redis.key-prefix", keyPrefix, () -> redisOptions.keyPrefix(keyPrefix));
         }
         return redisOptions.build();
     }

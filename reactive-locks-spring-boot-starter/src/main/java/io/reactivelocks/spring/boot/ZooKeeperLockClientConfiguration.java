@@ -73,8 +73,9 @@ class ZooKeeperLockClientConfiguration {
     static ZooKeeperLockOptions zooKeeperOptions(ReactiveLocksProperties properties) {
         ZooKeeperLockOptions.Builder options = ZooKeeperLockOptions.builder()
                 .requestTimeout(properties.getRequestTimeout());
-        if (properties.getZookeeper().getRoot() != null) {
-            options.root(properties.getZookeeper().getRoot());
+        String root = properties.getZookeeper().getRoot();
+        if (root != null) {
+            InvalidProperty.check("zookeeper.root", root, () -> options.root(root));
         }
         return options.build();
     }

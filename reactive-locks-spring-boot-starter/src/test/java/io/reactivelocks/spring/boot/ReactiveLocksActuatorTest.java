@@ -11,6 +11,8 @@ import io.reactivelocks.LockClient;
 import io.reactivelocks.micrometer.ObservationLockListener;
 import io.reactivelocks.test.server.RedisServer;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.UUID;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
@@ -74,11 +76,34 @@ class ReactiveLocksActuatorTest {
             assertThat(up.getDetails()).containsEntry("backend", "redis").containsEntry("heldLeases", 1)
                     .containsEntry("pendingAcquires", 0).containsEntry("renewalFailures", 0L).containsEntry("losses", 0L);
 
+            Instant beforeOutage = Instant.now();
+            Instant since;
             server.pause();
             try {
                 Health down = health(indicator);
                 assertThat(down.getStatus()).isEqualTo(Status.DOWN);
-                assertThat(down.getDetails()).containsKey("error").containsEntry("backend", "redis");
+                // in words: which store did not answer within how long, and since when
+                assertThat(down.getDetails()).containsEntry("error", "redis did not answer within 1 s")
+                        .containsEntry("backend", "redis").containsKey("since");
+                since = Instant.parse((String) down.getDetails().get("since"));
+                assertThat(since).isAfterOrEqualTo(beforeOutage.truncatedTo(ChronoUnit.MILLIS).minusMillis(1));
+                Health stillDown = health(indicator);
+                assertThat(stillDown.getDetails()).as("since the first failed check of this outage")
+                        .containsEntry("since", down.getDetails().get("since"))
+                        .containsEntry("error", "redis did not answer within 1 s");
+            } finally {
+                server.resume();
+            }
+            Awaitility.await().atMost(TIMEOUT).pollInterval(Duration.ofMillis(100))
+                    .until(() -> health(indicator).getStatus().equals(Status.UP));
+            assertThat(health(indicator).getDetails()).doesNotContainKeys("error", "since").containsEntry("heldLeases", 1);
+
+            // the next outage has its own start
+            server.pause();
+            try {
+                Health again = health(indicator);
+                assertThat(again.getStatus()).isEqualTo(Status.DOWN);
+                assertThat(Instant.parse((String) again.getDetails().get("since"))).isAfter(since);
             } finally {
                 server.resume();
             }

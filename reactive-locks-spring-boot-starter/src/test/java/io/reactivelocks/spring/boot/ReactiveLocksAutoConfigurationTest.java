@@ -13,10 +13,19 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.stream.Collectors;
+import io.reactivelocks.LockClock;
+import io.reactivelocks.election.LeaderElection;
+import io.reactivelocks.local.LocalLockStore;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.condition.ConditionEvaluationReport;
+import org.springframework.boot.context.properties.ConfigurationPropertiesBindException;
+import org.springframework.boot.context.properties.bind.validation.BindValidationException;
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import reactor.core.Disposable;
+import reactor.test.scheduler.VirtualTimeScheduler;
 
 /**
  * Binding, validation and bean conditions, without a server: a Lettuce {@code RedisClient} bean does not connect
@@ -60,14 +69,56 @@ class ReactiveLocksAutoConfigurationTest {
     }
 
     @Test
-    void defaultsMatchTheLibrarysDefaults() {
+    void defaultsMatchTheLibrarysDefaultsExceptTheWaitTimeoutWhichIsBounded() {
         withUnconnectedRedis(runner).run(context -> {
             LockOptions o = context.getBean(LockClient.class).defaultOptions();
             assertThat(o.leaseTime()).isEqualTo(LockOptions.defaults().leaseTime());
             assertThat(o.renewalInterval()).isEqualTo(LockOptions.defaults().renewalInterval());
-            assertThat(o.waitTimeout()).isEqualTo(LockOptions.defaults().waitTimeout());
             assertThat(o.requestTimeout()).isEqualTo(LockOptions.defaults().requestTimeout());
+            // the library waits until cancelled; a web service started from the starter waits at most 30 s
+            assertThat(LockOptions.defaults().waitTimeout()).isNull();
+            assertThat(o.waitTimeout()).isEqualTo(Duration.ofSeconds(30));
         });
+    }
+
+    @Test
+    void waitingUntilCancelledIsAskedForWithMinusOneAndZeroIsRefusedNamingTheProperty() {
+        withUnconnectedRedis(runner).withPropertyValues("reactive-locks.wait-timeout=-1").run(context ->
+                assertThat(context.getBean(LockClient.class).defaultOptions().waitTimeout()).isNull());
+        runner.withPropertyValues("reactive-locks.wait-timeout=0s").run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(context.getStartupFailure()).rootCause()
+                    .hasMessageContaining("reactive-locks.wait-timeout must be positive, or -1 to wait until cancelled");
+        });
+    }
+
+    @Test
+    void aCampaignOfTheElectionBeanWaitsUntilItLeadsWhateverTheWaitTimeout() {
+        VirtualTimeScheduler vts = VirtualTimeScheduler.create();
+        LocalLockStore store = new LocalLockStore(vts, LockClock.of(vts));
+        LockOptions options = LockOptions.builder().waitTimeout(Duration.ofSeconds(30)).scheduler(vts).clock(LockClock.of(vts)).build();
+        LockClient leader = LocalLockBackend.client(store, options);
+        LockClient candidate = LocalLockBackend.client(store, options);
+        try {
+            runner.withBean(LockClient.class, () -> candidate, bd -> bd.setDestroyMethodName("")).run(context -> {
+                LeaderElection elections = context.getBean(LeaderElection.class);
+                Disposable leading = LeaderElection.create(leader).campaign("scheduler", "a").subscribe();
+                java.util.List<String> led = new java.util.concurrent.CopyOnWriteArrayList<>();
+                AtomicReference<Throwable> failed = new AtomicReference<>();
+                Disposable campaign = elections.campaign("scheduler", "b").subscribe(term -> led.add(term.toString()), failed::set);
+                vts.advanceTimeBy(Duration.ofMinutes(5));
+                assertThat(failed.get()).as("a standby candidate does not time out").isNull();
+                assertThat(led).isEmpty();
+                leading.dispose(); // resigns
+                vts.advanceTimeBy(Duration.ofSeconds(5));
+                assertThat(led).as("the candidate leads once the leader resigned").isNotEmpty();
+                campaign.dispose();
+            });
+        } finally {
+            leader.close().block(Duration.ofSeconds(5));
+            candidate.close().block(Duration.ofSeconds(5));
+            vts.dispose();
+        }
     }
 
     @Test
@@ -81,14 +132,29 @@ class ReactiveLocksAutoConfigurationTest {
     }
 
     @Test
-    void aRenewalIntervalNotShorterThanTheLeaseFailsNamingTheProperties() {
+    void aRenewalIntervalNotShorterThanTheLeaseFailsWhenThePropertiesAreBoundNamingBoth() {
         withUnconnectedRedis(runner).withPropertyValues("reactive-locks.lease-time=5s", "reactive-locks.renewal-interval=5s")
                 .run(context -> {
                     assertThat(context).hasFailed();
-                    assertThat(context.getStartupFailure()).rootCause().hasMessageContaining("renewalInterval must be shorter");
-                    assertThat(context.getStartupFailure()).hasStackTraceContaining("Invalid reactive-locks.* properties")
-                            .hasStackTraceContaining("renewal-interval");
+                    // failed while binding the properties (Boot's failure analysis names the property), not making a bean
+                    assertThat(context.getStartupFailure()).hasCauseInstanceOf(ConfigurationPropertiesBindException.class)
+                            .rootCause().isInstanceOf(BindValidationException.class)
+                            .hasMessageContaining("reactive-locks.renewal-interval (5 s) must be shorter than reactive-locks.lease-time (5 s)");
                 });
+        withUnconnectedRedis(runner).withPropertyValues("reactive-locks.lease-time=2ms").run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(context.getStartupFailure()).hasCauseInstanceOf(ConfigurationPropertiesBindException.class).rootCause()
+                    .hasMessageContaining("reactive-locks.lease-time 2 ms does not fit reactive-locks.renewal-interval");
+        });
+    }
+
+    @Test
+    void aStoreOptionTheStoreRefusesFailsNamingTheProperty() {
+        withUnconnectedRedis(runner).withPropertyValues("reactive-locks.redis.key-prefix=app{1}:").run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(context.getStartupFailure()).rootCause().isInstanceOf(InvalidConfigurationPropertyValueException.class)
+                    .hasMessageContaining("Property reactive-locks.redis.key-prefix with value 'app{1}:' is invalid");
+        });
     }
 
     @Test
@@ -133,6 +199,26 @@ class ReactiveLocksAutoConfigurationTest {
     }
 
     @Test
+    void redisModeBesideBootsR2dbcAutoConfigurationLocksOnRedisAndLeavesTheConnectionFactoryAlone() {
+        for (String backend : new String[] {"redis", "auto"}) {
+            withUnconnectedRedis(new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(
+                            org.springframework.boot.r2dbc.autoconfigure.R2dbcAutoConfiguration.class,
+                            ReactiveLocksAutoConfiguration.class)))
+                    // nothing listens there: a bean of the starter that used the connection factory would fail
+                    .withPropertyValues("reactive-locks.backend=" + backend,
+                            "spring.r2dbc.url=r2dbc:postgresql://app:secret@127.0.0.1:1/nothing")
+                    .run(context -> {
+                        assertThat(context).as(backend).hasNotFailed().hasSingleBean(io.r2dbc.spi.ConnectionFactory.class);
+                        assertThat(context.getBean(LockClient.class).toString()).as(backend).contains("redis");
+                        assertThat(context.getBean(io.reactivelocks.task.TaskQueue.class))
+                                .isNotInstanceOf(io.reactivelocks.r2dbc.PostgresTaskQueue.class);
+                        assertThat(context.getBean(io.reactivelocks.window.WindowLock.class).toString()).contains("Redis");
+                        assertThat(context.getBean(io.reactivelocks.semaphore.Semaphore.class).toString()).contains("redis");
+                    });
+        }
+    }
+
+    @Test
     void aBackendPropertyExcludesTheOtherBackend() {
         withUnconnectedRedis(runner).withPropertyValues("reactive-locks.backend=postgres").run(context -> {
             assertThat(context).hasNotFailed().doesNotHaveBean(LockClient.class);
@@ -155,9 +241,9 @@ class ReactiveLocksAutoConfigurationTest {
             }
         }).run(context -> {
             assertThat(context).hasFailed();
-            assertThat(context.getStartupFailure()).rootCause()
-                    .hasMessageContaining("needs PostgreSQL, but the R2DBC ConnectionFactory bean is H2")
-                    .hasMessageContaining("reactive-locks.backend");
+            assertThat(context.getStartupFailure()).rootCause().isInstanceOf(InvalidConfigurationPropertyValueException.class)
+                    .hasMessageContaining("Property reactive-locks.backend with value 'auto' is invalid")
+                    .hasMessageContaining("needs PostgreSQL, but the R2DBC ConnectionFactory bean is H2");
         });
     }
 
@@ -212,7 +298,31 @@ class ReactiveLocksAutoConfigurationTest {
             assertThat(json).contains("\"reactive-locks.backend\"", "\"reactive-locks.lease-time\"",
                     "\"reactive-locks.renewal-interval\"", "\"reactive-locks.wait-timeout\"",
                     "\"reactive-locks.request-timeout\"", "\"reactive-locks.redis.key-prefix\"",
-                    "\"reactive-locks.postgres.schema\"", "\"reactive-locks.postgres.table\"", "\"30s\"");
+                    "\"reactive-locks.postgres.schema\"", "\"reactive-locks.postgres.table\"", "\"30s\"",
+                    "\"reactive-locks.annotations.enabled\"");
+            // the wait timeout's default is named
+            tools.jackson.databind.JsonNode waitTimeout = null;
+            for (tools.jackson.databind.JsonNode property : tools.jackson.databind.json.JsonMapper.builder().build()
+                    .readTree(json).get("properties")) {
+                if (property.get("name").toString().equals("\"reactive-locks.wait-timeout\"")) {
+                    waitTimeout = property;
+                }
+            }
+            assertThat(waitTimeout).as(json).isNotNull();
+            assertThat(String.valueOf(waitTimeout.get("defaultValue"))).isEqualTo("\"30s\"");
+        }
+    }
+
+    @Test
+    void theAutoConfigurationsShareOneNamingScheme() throws Exception {
+        try (InputStream in = getClass().getClassLoader().getResourceAsStream(
+                "META-INF/spring/org.springframework.boot.autoconfigure.AutoConfiguration.imports")) {
+            assertThat(in).isNotNull();
+            java.util.List<String> imports = new String(in.readAllBytes(), StandardCharsets.UTF_8).lines()
+                    .map(String::trim).filter(l -> !l.isEmpty()).toList();
+            assertThat(imports).containsExactly(ReactiveLocksAutoConfiguration.class.getName(),
+                    ReactiveLocksAnnotationsAutoConfiguration.class.getName());
+            assertThat(imports).allSatisfy(name -> assertThat(name).matches("io\\.reactivelocks\\.spring\\.boot\\.ReactiveLocks\\w*AutoConfiguration"));
         }
     }
 }

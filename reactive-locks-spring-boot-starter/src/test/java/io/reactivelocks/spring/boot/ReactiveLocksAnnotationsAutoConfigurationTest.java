@@ -4,6 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.lettuce.core.RedisClient;
 import io.reactivelocks.Lease;
+import io.reactivelocks.LockClient;
+import io.reactivelocks.LockOptions;
+import io.reactivelocks.LockTimeoutException;
+import io.reactivelocks.redis.RedisLockOptions;
+import io.reactivelocks.redis.RedisLocks;
 import io.reactivelocks.spring.Locked;
 import io.reactivelocks.spring.LockedContext;
 import io.reactivelocks.test.server.RedisServer;
@@ -19,7 +24,7 @@ import reactor.core.publisher.Mono;
 import reactor.test.StepVerifier;
 
 /** {@code @Locked} switched on by the starter, on the auto-configured client over a real redis-server. */
-class ReactiveLockingAutoConfigurationTest {
+class ReactiveLocksAnnotationsAutoConfigurationTest {
 
     private static final Duration TIMEOUT = Duration.ofSeconds(10);
 
@@ -39,7 +44,7 @@ class ReactiveLockingAutoConfigurationTest {
 
     private ApplicationContextRunner runner() {
         return new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(ReactiveLocksAutoConfiguration.class, ReactiveLockingAutoConfiguration.class))
+                .withConfiguration(AutoConfigurations.of(ReactiveLocksAutoConfiguration.class, ReactiveLocksAnnotationsAutoConfiguration.class))
                 .withBean(RedisClient.class, () -> RedisClient.create(server.url()), bd -> bd.setDestroyMethodName("shutdown"))
                 .withBean(Orders.class)
                 .withPropertyValues("reactive-locks.redis.key-prefix=" + prefix, "reactive-locks.lease-time=10s",
@@ -58,6 +63,55 @@ class ReactiveLockingAutoConfigurationTest {
                     .expectComplete()
                     .verify(TIMEOUT);
         });
+    }
+
+    /** @return another instance's client on the same server and key prefix */
+    private LockClient elsewhere(RedisClient redis) {
+        return RedisLocks.create(redis, RedisLockOptions.builder().keyPrefix(prefix).build(), LockOptions.defaults());
+    }
+
+    @Test
+    void aLockedCallOnALockHeldElsewhereFailsWithLockTimeoutExceptionAfterTheWaitTimeout() {
+        RedisClient redis = RedisClient.create(server.url());
+        LockClient other = elsewhere(redis);
+        try {
+            Lease held = other.acquire("order:7").block(Duration.ofSeconds(90));
+            runner().withPropertyValues("reactive-locks.wait-timeout=300ms").run(context -> {
+                context.getBean(LockClient.class).inspect("warm-up").retry(2).block(Duration.ofSeconds(90));
+                StepVerifier.create(context.getBean(Orders.class).ship("7"))
+                        .expectErrorSatisfies(e -> assertThat(e).isInstanceOfSatisfying(LockTimeoutException.class,
+                                t -> assertThat(t.waitTimeout()).isEqualTo(Duration.ofMillis(300))))
+                        .verify(TIMEOUT);
+            });
+            held.release().block(TIMEOUT);
+        } finally {
+            other.close().block(TIMEOUT);
+            redis.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+        }
+    }
+
+    @Test
+    void withTheApplicationsOwnClientThatWaitsUntilCancelledLockedCallsStillWaitTheStartersWaitTimeout() {
+        RedisClient redis = RedisClient.create(server.url());
+        LockClient other = elsewhere(redis);
+        LockClient own = elsewhere(redis);
+        try {
+            assertThat(own.defaultOptions().waitTimeout()).as("the library's default").isNull();
+            Lease held = other.acquire("order:8").block(Duration.ofSeconds(90));
+            runner().withBean(LockClient.class, () -> own, bd -> bd.setDestroyMethodName(""))
+                    .withPropertyValues("reactive-locks.wait-timeout=400ms").run(context -> {
+                        assertThat(context.getBean(LockClient.class)).isSameAs(own);
+                        StepVerifier.create(context.getBean(Orders.class).ship("8"))
+                                .expectErrorSatisfies(e -> assertThat(e).isInstanceOfSatisfying(LockTimeoutException.class,
+                                        t -> assertThat(t.waitTimeout()).isEqualTo(Duration.ofMillis(400))))
+                                .verify(TIMEOUT);
+                    });
+            held.release().block(TIMEOUT);
+        } finally {
+            own.close().block(TIMEOUT);
+            other.close().block(TIMEOUT);
+            redis.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+        }
     }
 
     @Test
