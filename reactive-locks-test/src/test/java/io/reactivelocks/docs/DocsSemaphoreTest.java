@@ -71,7 +71,7 @@ class DocsSemaphoreTest {
     private Mono<String> runExport(int i, long token) {
         return Mono.fromRunnable(() -> mostAtOnce.accumulateAndGet(running.incrementAndGet(), Math::max))
                 .then(Mono.delay(Duration.ofMillis(50)))
-                .doFinally(s -> running.decrementAndGet())
+                .doOnTerminate(running::decrementAndGet)              // before the permit is given back
                 .thenReturn("export " + i + " with fence " + token);
     }
 }
