@@ -21,8 +21,7 @@ class DocsReadWriteLockTest {
     static final Duration STEP = Duration.ofSeconds(10);
 
     // tag::create[]
-    ReadWriteLock catalog = ReadWriteLock.create(new LocalReadWriteStore());   // RedisLocks.readWriteLock(redis),
-                         // PostgresLocks.readWriteLock(db), EtcdLocks.readWriteLock(etcd), ZooKeeperLocks.readWriteLock(curator)
+    ReadWriteLock catalog = ReadWriteLock.create(new LocalReadWriteStore());   // RedisLocks.readWriteLock(redis), ...
     // end::create[]
 
     @AfterEach
