@@ -21,9 +21,7 @@ class DocsBlockingTest {
 
     static final Duration STEP = Duration.ofSeconds(10);
 
-    // tag::create[]
-    BlockingLocks locks = BlockingLocks.of(LocalLockBackend.client());   // any LockClient: RedisLocks.create(redis), ...
-    // end::create[]
+    private final BlockingLocks locks = BlockingLocks.of(LocalLockBackend.client());
 
     private final AtomicInteger counter = new AtomicInteger();
 
@@ -33,10 +31,19 @@ class DocsBlockingTest {
     }
 
     @Test
-    void withLockAndTryWithResources() throws Exception {
-        // tag::with-lock[]
-        String receipt = locks.withLock("order:42", lease -> charge("order:42", lease.token()));   // released when the body ends
+    void quickStart() throws Exception {
+        // tag::quick-start[]
+        BlockingLocks orders = BlockingLocks.of(LocalLockBackend.client());   // any LockClient: RedisLocks.create(redis), ...
+        String receipt = orders.withLock("order:42", lease -> charge("order:42", lease.token()));   // released when the body ends
+        // end::quick-start[]
+        assertThat(receipt).startsWith("charged order:42 with fence ");
+        orders.client().close().block(STEP);
+    }
 
+    @Test
+    void withLockAndTryWithResources() throws Exception {
+        String receipt = locks.withLock("order:42", lease -> charge("order:42", lease.token()));
+        // tag::with-lock[]
         try (BlockingLease lease = locks.acquire("order:42")) {    // waits; an interrupt cancels the wait
             charge("order:42", lease.token());
         }                                                          // released here

@@ -38,9 +38,7 @@ class DocsKotlinTest {
 
     private val step = 10_000L
 
-    // tag::create[]
-    val locks = LocalLockBackend.client().coroutines()       // any LockClient: RedisLocks.create(redis).coroutines(), ...
-    // end::create[]
+    private val locks = LocalLockBackend.client().coroutines()
 
     private val counters = Counters()
     private val sent = CopyOnWriteArrayList<String>()
@@ -63,22 +61,20 @@ class DocsKotlinTest {
     @Test
     fun withLockNumbersTicketsOneAtATime(): Unit = runBlocking {
         withTimeout(step) {
-            val numbers = (1..20).map {
-                async { issue("concert") }
-            }.awaitAll().map { it.number }
-            assertThat(numbers).containsExactlyInAnyOrderElementsOf((1L..20L).toList())
-        }
-    }
+            // tag::quick-start[]
+            val tickets = LocalLockBackend.client().coroutines()   // any LockClient: RedisLocks.create(redis).coroutines(), ...
 
-    private suspend fun issue(event: String): Ticket {
-        // tag::with-lock[]
-        val ticket = locks.withLock("tickets:$event") { lease ->   // a suspend block, on the caller's dispatcher
-            val next = counters.last(event) + 1                     // suspend calls under the lock
-            counters.store(event, next, fence = lease.token())
-            Ticket(event, next, lease.token())
+            suspend fun issue(event: String): Ticket =
+                tickets.withLock("tickets:$event") { lease ->       // a suspend block, on the caller's dispatcher
+                    val next = counters.last(event) + 1             // suspend calls under the lock
+                    counters.store(event, next, fence = lease.token())
+                    Ticket(event, next, lease.token())
+                }
+            // end::quick-start[]
+            val numbers = (1..20).map { async { issue("concert") } }.awaitAll().map { it.number }
+            assertThat(numbers).containsExactlyInAnyOrderElementsOf((1L..20L).toList())
+            tickets.close()
         }
-        // end::with-lock[]
-        return ticket
     }
 
     @Test

@@ -10,10 +10,8 @@ import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
-import org.springframework.stereotype.Service;
 import reactor.core.publisher.Mono;
 import reactor.test.StepVerifier;
 
@@ -33,36 +31,6 @@ class DocsSpringBootTest {
     static void stop() {
         server.close();
     }
-
-    // tag::service[]
-    @Service
-    public static class Orders {
-        private final LockClient locks;                            // the starter's bean, on the store the application has
-
-        public Orders(LockClient locks) {
-            this.locks = locks;
-        }
-
-        public Mono<String> charge(String order) {
-            return locks.withLock("order:" + order, lease -> payments(order, lease.token()));
-        }
-    }
-    // end::service[]
-
-    // tag::fair-lock[]
-    @Service
-    public static class Ledger {
-        private final LockClient jobs;                             // the FIFO client, beside the mutex client
-
-        public Ledger(@Qualifier("reactiveLocksFairLock") LockClient jobs) {
-            this.jobs = jobs;
-        }
-
-        public Mono<Long> post(String entry) {
-            return jobs.withLock("ledger", lease -> Mono.just(lease.token()));   // waiters are served in arrival order
-        }
-    }
-    // end::fair-lock[]
 
     @Test
     void theStarterMakesTheClientOnTheApplicationsRedisClient() {
@@ -84,9 +52,5 @@ class DocsSpringBootTest {
                             .verify(STEP);
                     assertThat(context.getBean("reactiveLocksFairLock")).isNotSameAs(context.getBean(LockClient.class));
                 });
-    }
-
-    static Mono<String> payments(String order, long token) {
-        return Mono.fromSupplier(() -> "charged " + order + " with fence " + token);
     }
 }

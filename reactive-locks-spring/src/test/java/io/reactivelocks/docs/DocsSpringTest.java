@@ -3,21 +3,16 @@ package io.reactivelocks.docs;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.reactivelocks.LockClient;
-import io.reactivelocks.local.LocalLockBackend;
-import io.reactivelocks.local.LocalWindowStore;
-import io.reactivelocks.spring.EnableReactiveLocking;
+import io.reactivelocks.LockClientClosedException;
 import io.reactivelocks.spring.Locked;
 import io.reactivelocks.spring.LockedContext;
 import io.reactivelocks.spring.ScheduledLock;
-import io.reactivelocks.window.WindowLock;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.springframework.context.annotation.AnnotationConfigApplicationContext;
-import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.Configuration;
 import org.springframework.scheduling.annotation.Scheduled;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -27,22 +22,6 @@ import reactor.test.StepVerifier;
 class DocsSpringTest {
 
     static final Duration STEP = Duration.ofSeconds(10);
-
-    // tag::enable[]
-    @Configuration(proxyBeanMethods = false)
-    @EnableReactiveLocking                                         // the Spring Boot starter does this for you
-    static class LockingConfig {
-        @Bean(destroyMethod = "")
-        LockClient lockClient() {
-            return LocalLockBackend.client();                      // RedisLocks.create(redis), PostgresLocks.create(db), ...
-        }
-
-        @Bean(destroyMethod = "")
-        WindowLock windowLock() {                                  // for @ScheduledLock(lockAtLeastFor = ...)
-            return WindowLock.create(new LocalWindowStore());
-        }
-    }
-    // end::enable[]
 
     /** A fenced stock table: refuses a write whose token is lower than the last one seen for its sku. */
     public static class StockTable {
@@ -93,6 +72,7 @@ class DocsSpringTest {
 
     @Test
     void lockedAndScheduledLock() {
+        LockClient client;
         try (AnnotationConfigApplicationContext ctx = new AnnotationConfigApplicationContext()) {
             ctx.register(LockingConfig.class);
             StockTable table = new StockTable();
@@ -100,6 +80,7 @@ class DocsSpringTest {
             ctx.registerBean(Stock.class, () -> new Stock(table, reports));
             ctx.refresh();
             Stock stock = ctx.getBean(Stock.class);
+            client = ctx.getBean(LockClient.class);
             StepVerifier.create(Flux.range(0, 20).flatMap(i -> stock.reserve("apple", 1)))
                     .expectNextCount(20)
                     .expectComplete()
@@ -108,8 +89,7 @@ class DocsSpringTest {
             assertThat(table.quantities).containsEntry("apple", 20L);
             StepVerifier.create(stock.restockReport().then(stock.restockReport())).expectComplete().verify(STEP);
             assertThat(reports.get()).as("the second run of the hour is skipped").isEqualTo(1);
-            ctx.getBean(LockClient.class).close().block(STEP);
-            ctx.getBean(WindowLock.class).close().block(STEP);
         }
+        StepVerifier.create(client.acquire("after-close")).expectError(LockClientClosedException.class).verify(STEP);
     }
 }

@@ -51,9 +51,9 @@ class DocsLockClientTest {
     @Test
     void acquireAndRelease() {
         // tag::acquire[]
-        Mono<String> done = locks.acquire("order:42")              // waits while someone else holds it
-                .flatMap(lease -> charge("order:42", lease.token())
-                        .flatMap(receipt -> lease.release().thenReturn(receipt)));   // yours to release
+        Mono<String> done = Mono.usingWhen(locks.acquire("order:42"),   // waits while someone else holds it
+                lease -> charge("order:42", lease.token()),
+                Lease::release);                                    // yours to release: on complete, error and cancel
         // end::acquire[]
         StepVerifier.create(done).expectNextMatches(r -> r.startsWith("charged")).expectComplete().verify(STEP);
         assertThat(locks.inspect("order:42").block(STEP)).isInstanceOf(LockState.Free.class);
@@ -62,8 +62,9 @@ class DocsLockClientTest {
     @Test
     void tryAcquire() {
         // tag::try-acquire[]
-        Mono<String> report = locks.tryAcquire("report")          // one attempt: empty while someone holds it
-                .flatMap(lease -> buildReport(lease.token()).then(lease.release()).thenReturn("built"))
+        Mono<String> report = Mono.usingWhen(locks.tryAcquire("report"),   // one attempt: empty while someone holds it
+                        lease -> buildReport(lease.token()).thenReturn("built"),
+                        Lease::release)
                 .defaultIfEmpty("skipped: another instance is building it");
         // end::try-acquire[]
         StepVerifier.create(report).expectNext("built").expectComplete().verify(STEP);

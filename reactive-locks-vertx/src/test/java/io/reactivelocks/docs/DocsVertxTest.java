@@ -35,9 +35,7 @@ class DocsVertxTest {
     private final Vertx vertx = Vertx.vertx();
     private final List<String> log = new CopyOnWriteArrayList<>();
 
-    // tag::create[]
-    VertxLocks locks = VertxLocks.create(vertx, LocalLockBackend.client());   // any LockClient: RedisLocks.create(redis), ...
-    // end::create[]
+    private final VertxLocks locks = VertxLocks.create(vertx, LocalLockBackend.client());
 
     @AfterEach
     void close() throws Exception {
@@ -47,11 +45,13 @@ class DocsVertxTest {
 
     @Test
     void withLock() throws Exception {
-        // tag::with-lock[]
-        Future<String> receipt = locks.withLock("order:42",        // completed on the caller's context
+        // tag::quick-start[]
+        VertxLocks orders = VertxLocks.create(vertx, LocalLockBackend.client());   // any LockClient: RedisLocks.create(redis), ...
+        Future<String> receipt = orders.withLock("order:42",       // completed on the caller's context
                 lease -> charge("order:42", lease.token()));        // the body returns a Future
-        // end::with-lock[]
+        // end::quick-start[]
         assertThat(join(receipt)).startsWith("charged order:42 with fence ");
+        join(orders.close());
     }
 
     @Test
