@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.reactivelocks.Lease;
 import io.reactivelocks.LockClient;
+import io.reactivelocks.LockClientClosedException;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.LockState;
 import io.reactivelocks.LockTimeoutException;
@@ -37,6 +38,7 @@ class DocsLockClientTest {
         Mono<Void> closed = locks.close();           // releases what the client holds, fails its pending acquires
         // end::close[]
         closed.block(STEP);
+        StepVerifier.create(locks.acquire("order:42")).expectError(LockClientClosedException.class).verify(STEP);
     }
 
     @Test
