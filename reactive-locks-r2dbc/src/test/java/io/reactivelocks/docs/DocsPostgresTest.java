@@ -1,0 +1,128 @@
+package io.reactivelocks.docs;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.r2dbc.pool.ConnectionPool;
+import io.r2dbc.pool.ConnectionPoolConfiguration;
+import io.r2dbc.spi.ConnectionFactories;
+import io.r2dbc.spi.ConnectionFactory;
+import io.reactivelocks.Lease;
+import io.reactivelocks.LockClient;
+import io.reactivelocks.LockOptions;
+import io.reactivelocks.r2dbc.FencedWrites;
+import io.reactivelocks.r2dbc.PostgresLockBackend;
+import io.reactivelocks.r2dbc.PostgresLockOptions;
+import io.reactivelocks.r2dbc.PostgresLocks;
+import io.reactivelocks.r2dbc.PostgresTaskQueue;
+import io.reactivelocks.test.server.PostgresServer;
+import java.time.Duration;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.test.StepVerifier;
+
+/** The samples of docs/stores/postgresql.md and docs/concepts/fencing.md, run against a real PostgreSQL. */
+class DocsPostgresTest {
+
+    static final Duration STEP = Duration.ofSeconds(20);
+
+    private static PostgresServer server;
+    private static String r2dbcUrl;
+
+    @BeforeAll
+    static void start() {
+        server = PostgresServer.start();
+        r2dbcUrl = server.r2dbcUrl();
+    }
+
+    @AfterAll
+    static void stop() {
+        server.close();
+    }
+
+    @Test
+    void quickStart() {
+        // tag::quick-start[]
+        ConnectionFactory db = ConnectionFactories.get(r2dbcUrl);   // e.g. "r2dbc:postgresql://app:secret@localhost:5432/app"
+        LockClient locks = PostgresLocks.create(db);               // pools db itself; creates its tables on first use
+
+        Mono<String> receipt = locks.withLock("order:42", lease -> charge("order:42", lease.token()));
+        // end::quick-start[]
+        StepVerifier.create(receipt).expectNextMatches(r -> r.startsWith("charged order:42 with fence ")).expectComplete().verify(STEP);
+        locks.close().block(STEP);
+    }
+
+    @Test
+    void ownPoolAndMigration() {
+        ConnectionFactory db = ConnectionFactories.get(r2dbcUrl);
+        // tag::own-pool[]
+        ConnectionPool pool = new ConnectionPool(ConnectionPoolConfiguration.builder(db).maxSize(10).build());
+        PostgresLockBackend backend = PostgresLocks.backend(pool, PostgresLockOptions.builder()
+                .schema("locks").createSchemaOnFirstUse(false).build());
+        Mono<Void> migrated = backend.migrate();                   // idempotent, safe from many processes at once
+        LockClient locks = LockClient.create(backend, LockOptions.defaults());   // the pool stays yours to close
+        // end::own-pool[]
+        StepVerifier.create(migrated.then(locks.withLock("order:42", lease -> Mono.just(lease.token()))))
+                .expectNextMatches(token -> token > 0)
+                .expectComplete()
+                .verify(STEP);
+        assertThat(sql(pool, "SELECT count(*) AS n FROM information_schema.tables WHERE table_schema = 'locks' AND table_name = 'reactive_locks'"))
+                .isEqualTo(1L);
+        locks.close().block(STEP);
+        pool.dispose();
+    }
+
+    @Test
+    void fencedWritesOnYourRows() {
+        ConnectionFactory db = ConnectionFactories.get(r2dbcUrl);
+        sql(db, "CREATE TABLE IF NOT EXISTS accounts (id int PRIMARY KEY, balance int NOT NULL, fence bigint)");
+        sql(db, "INSERT INTO accounts VALUES (42, 0, NULL) ON CONFLICT DO NOTHING");
+        LockClient locks = PostgresLocks.create(db);
+        // tag::fenced-writes[]
+        FencedWrites accounts = FencedWrites.of(db, "accounts", "id");   // your table, with a bigint "fence" column
+        Mono<Boolean> written = locks.withLock("account:42", lease ->
+                accounts.write(42, "balance", 100, lease.token()));  // false: a newer token has written
+        // UPDATE "accounts" SET "balance" = $1, "fence" = $2 WHERE "id" = $3 AND ("fence" IS NULL OR "fence" <= $2)
+        // end::fenced-writes[]
+        StepVerifier.create(written).expectNext(true).expectComplete().verify(STEP);
+        long fence = sql(db, "SELECT fence AS n FROM accounts WHERE id = 42");
+        StepVerifier.create(accounts.write(42, "balance", -1, fence - 1)).expectNext(false).expectComplete().verify(STEP);
+        assertThat(sql(db, "SELECT balance::bigint AS n FROM accounts WHERE id = 42")).isEqualTo(100L);
+        locks.close().block(STEP);
+    }
+
+    @Test
+    void taskQueue() {
+        ConnectionFactory db = ConnectionFactories.get(r2dbcUrl);
+        // tag::task-queue[]
+        PostgresTaskQueue tasks = PostgresLocks.taskQueue(db,
+                LockOptions.builder().leaseTime(Duration.ofMinutes(1)).build());   // the claim time
+        Mono<Void> ready = tasks.migrate();                        // or let the first use create the table
+        // end::task-queue[]
+        StepVerifier.create(ready.then(tasks.register("emails", "welcome:42", 3))
+                        .thenMany(tasks.tryCapture("emails", 1))
+                        .concatMap(tasks::complete))
+                .expectNext(true)
+                .expectComplete()
+                .verify(STEP);
+        tasks.remove("emails", "welcome:42").block(STEP);
+        tasks.close().block(STEP);
+    }
+
+    private static long sql(ConnectionFactory db, String statement) {
+        return Flux.usingWhen(db.create(),
+                        c -> Flux.from(c.createStatement(statement).execute())
+                                .flatMap(r -> r.map((row, meta) -> meta.getColumnMetadatas().isEmpty()
+                                        ? 0L : ((Number) row.get(0)).longValue())),
+                        c -> c.close())
+                .reduce(0L, (a, b) -> b)
+                .defaultIfEmpty(0L)
+                .block(STEP);
+    }
+
+    static Mono<String> charge(String order, long token) {
+        return Mono.fromSupplier(() -> "charged " + order + " with fence " + token);
+    }
+}
