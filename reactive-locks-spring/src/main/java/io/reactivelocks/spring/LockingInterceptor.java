@@ -2,7 +2,6 @@ package io.reactivelocks.spring;
 
 import io.reactivelocks.Lease;
 import io.reactivelocks.LockClient;
-import io.reactivelocks.LockException;
 import io.reactivelocks.LockLostException;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.LockTimeoutException;
@@ -303,10 +302,13 @@ final class LockingInterceptor implements MethodInterceptor {
         });
     }
 
-    /** Runs {@code body} with the lease taken by {@code attempt} (nothing when empty), releasing it on every end. */
+    /**
+     * Runs {@code body} with the lease taken by {@code attempt} (nothing when empty), releasing it on
+     * every end; a release the store does not confirm after the body ended keeps the body's result
+     * ({@link Lease#releaseAfterWork()}: reported, the lease expires by itself).
+     */
     private static Flux<Object> scoped(Mono<Lease> attempt, java.util.function.Function<Lease, Flux<Object>> body) {
-        return Flux.usingWhen(attempt, body, Lease::release, (lease, e) -> lease.release(), Lease::release)
-                .onErrorMap(LockingInterceptor::isWrappedReleaseError, Throwable::getCause);
+        return Flux.usingWhen(attempt, body, Lease::releaseAfterWork, (lease, e) -> lease.releaseAfterWork(), Lease::release);
     }
 
     /** Cancels {@code body} when the lease is lost, and fails the run then (or when it ended after its deadline). */
@@ -314,13 +316,5 @@ final class LockingInterceptor implements MethodInterceptor {
         return body.takeUntilOther(lease.lost())
                 .concatWith(Mono.defer(() -> lease.isValid() ? Mono.empty()
                         : Mono.error(new LockLostException(lease.name(), lease.token(), "lost while the locked method ran"))));
-    }
-
-    /*
-     * usingWhen reports a clean-up that failed after the body completed as a bare
-     * RuntimeException("Async resource cleanup failed after onComplete", cause): report the release's own error.
-     */
-    private static boolean isWrappedReleaseError(Throwable e) {
-        return e.getClass() == RuntimeException.class && e.getCause() instanceof LockException;
     }
 }
