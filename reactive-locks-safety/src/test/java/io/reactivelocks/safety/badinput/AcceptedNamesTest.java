@@ -51,6 +51,12 @@ class AcceptedNamesTest {
 
     private static final Clients CLIENTS = new Clients();
     private static final Map<String, LockClient[]> BACKENDS = new LinkedHashMap<>();
+    /**
+     * These tests are about names on good servers, not about time: a request may take its time on a
+     * loaded machine (one took over the bad-input tests' 1 s request timeout and failed the run).
+     */
+    private static final io.reactivelocks.LockOptions GOOD_SERVER =
+            Clients.OPTIONS.mutate().requestTimeout(java.time.Duration.ofSeconds(5)).build();
     private static final List<AutoCloseable> SERVERS = new ArrayList<>();
 
     @BeforeAll
@@ -58,25 +64,25 @@ class AcceptedNamesTest {
         RedisServer redis = started(RedisServer.start());
         String keyPrefix = "badinput:" + Clients.unique() + ":";
         BACKENDS.put("redis", new LockClient[] {
-                CLIENTS.redis(redis.url(), keyPrefix, Clients.OPTIONS), CLIENTS.redis(redis.url(), keyPrefix, Clients.OPTIONS)});
+                CLIENTS.redis(redis.url(), keyPrefix, GOOD_SERVER), CLIENTS.redis(redis.url(), keyPrefix, GOOD_SERVER)});
 
         PostgresServer pg = started(PostgresServer.start());
         PostgresLockOptions pgOptions = PostgresLockOptions.builder().schema("badinput_" + Clients.unique()).build();
         BACKENDS.put("postgresql", new LockClient[] {
-                CLIENTS.postgres(Clients.pgFactory(pg.host(), pg.port(), pg.username(), pg.password(), pg.database()), pgOptions, Clients.OPTIONS),
-                CLIENTS.postgres(Clients.pgFactory(pg.host(), pg.port(), pg.username(), pg.password(), pg.database()), pgOptions, Clients.OPTIONS)});
+                CLIENTS.postgres(Clients.pgFactory(pg.host(), pg.port(), pg.username(), pg.password(), pg.database()), pgOptions, GOOD_SERVER),
+                CLIENTS.postgres(Clients.pgFactory(pg.host(), pg.port(), pg.username(), pg.password(), pg.database()), pgOptions, GOOD_SERVER)});
 
         EtcdServer etcd = started(EtcdServer.start());
         EtcdLockOptions etcdOptions = EtcdLockOptions.builder().prefix("badinput-" + Clients.unique()).build();
         BACKENDS.put("etcd", new LockClient[] {
-                CLIENTS.etcd(Clients.etcdDriver(etcd.url()), etcdOptions, Clients.OPTIONS),
-                CLIENTS.etcd(Clients.etcdDriver(etcd.url()), etcdOptions, Clients.OPTIONS)});
+                CLIENTS.etcd(Clients.etcdDriver(etcd.url()), etcdOptions, GOOD_SERVER),
+                CLIENTS.etcd(Clients.etcdDriver(etcd.url()), etcdOptions, GOOD_SERVER)});
 
         ZooKeeperServer zk = started(ZooKeeperServer.start());
         ZooKeeperLockOptions zkOptions = ZooKeeperLockOptions.builder().root("/badinput-" + Clients.unique()).build();
         BACKENDS.put("zookeeper", new LockClient[] {
-                CLIENTS.zookeeper(Clients.curator(zk.connectString()), zkOptions, Clients.OPTIONS),
-                CLIENTS.zookeeper(Clients.curator(zk.connectString()), zkOptions, Clients.OPTIONS)});
+                CLIENTS.zookeeper(Clients.curator(zk.connectString()), zkOptions, GOOD_SERVER),
+                CLIENTS.zookeeper(Clients.curator(zk.connectString()), zkOptions, GOOD_SERVER)});
     }
 
     @BeforeAll
