@@ -46,12 +46,15 @@ final class SessionLeases {
                 if (session != null && !session.isOver()) {
                     return Mono.just(session);
                 }
-                if (granting == null) {
-                    Mono<EtcdSession> g = grantSession().cache();
+                Mono<EtcdSession> g = granting;
+                if (g == null) {
+                    g = grantSession().cache();
                     granting = g;
+                    // a grant answered at once completes here, on this thread (the monitor is reentrant),
+                    // and its doOnNext clears 'granting': return the local, never the field
                     g.subscribe(null, e -> { });
                 }
-                return granting;
+                return g;
             }
         });
     }
