@@ -113,9 +113,10 @@ public final class DefaultLockClient implements LockClient {
 
     @Override
     public Flux<Lease> hold(String name, LockOptions options) {
-        Mono<LeaseHandle> acquire = acquireHandle(LockNames.check(name), checkLeaseTime(options), true);
-        return Flux.usingWhen(acquire, LeaseHandle::updates, LeaseHandle::release,
-                (h, e) -> h.release(), LeaseHandle::release);
+        LockNames.check(name);
+        checkLeaseTime(options);
+        return HoldAgain.hold(name, options, o -> Flux.usingWhen(acquireHandle(name, o, true), LeaseHandle::updates,
+                LeaseHandle::release, (h, e) -> h.release(), LeaseHandle::release));
     }
 
     @Override

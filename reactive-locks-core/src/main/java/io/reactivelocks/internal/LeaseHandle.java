@@ -155,6 +155,9 @@ final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapshot.Sourc
     Flux<Lease> updates() {
         Updates u = updates;
         if (u == null) {
+            // a grant whose deadline passed before its stream was subscribed (no timer acted yet) is lost now:
+            // the stream then ends without a lease and the hold asks again (HoldAgain)
+            confirmValid("its deadline passed before the grant was delivered");
             synchronized (this) {
                 u = updates;
                 if (u == null) {
@@ -246,6 +249,11 @@ final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapshot.Sourc
      *         that no timer has acted on yet (the process was paused) is acted on now
      */
     boolean confirmValid() {
+        return confirmValid("its deadline passed while the work ran (a pause longer than the lease?)");
+    }
+
+    /** @return as {@link #confirmValid()}, losing the lease for {@code reason} when its deadline passed */
+    private boolean confirmValid(String reason) {
         boolean expired;
         synchronized (this) {
             if (state != ACTIVE) {
@@ -254,7 +262,7 @@ final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapshot.Sourc
             expired = clock.nanoTime() >= validUntil;
         }
         if (expired) {
-            lose("its deadline passed while the work ran (a pause longer than the lease?)");
+            lose(reason);
             return false;
         }
         return true;

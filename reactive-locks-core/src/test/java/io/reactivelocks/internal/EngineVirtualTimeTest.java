@@ -439,4 +439,54 @@ class EngineVirtualTimeTest {
         } finally {
             reported.close().block(VERIFY);
         }
-    }}
+    }
+    @Test
+    void aHoldWhoseGrantIsLostBeforeItsStreamIsSubscribedAsksAgainInsteadOfEndingEmpty() {
+        // the thread that delivers the grant is descheduled past the lease's deadline between the store's
+        // answer (still valid) and the hold stream's subscription: the listener's call in between moves the clock
+        java.util.concurrent.atomic.AtomicLong offset = new java.util.concurrent.atomic.AtomicLong();
+        LockClock jumping = () -> vts.now(java.util.concurrent.TimeUnit.NANOSECONDS) + offset.get();
+        AtomicInteger acquired = new AtomicInteger();
+        LockOptions patient = options.mutate().clock(jumping).waitTimeout(Duration.ofMinutes(2)).build();
+        LockClient jumpy = LockClient.create(backend, patient, new io.reactivelocks.LockListener() {
+            @Override
+            public void onAcquired(String name, long token, Duration waited) {
+                if (acquired.incrementAndGet() == 1) {
+                    offset.addAndGet(Duration.ofSeconds(31).toNanos());
+                }
+            }
+        });
+        try {
+            StepVerifier.withVirtualTime(() -> jumpy.hold("a", patient).take(1), () -> vts, Long.MAX_VALUE)
+                    .assertNext(l -> assertThat(l.token()).as("the second grant's, not an empty stream").isEqualTo(2))
+                    .expectComplete()
+                    .verify(VERIFY);
+            assertThat(backend.grants).hasSize(2);
+            assertThat(backend.releasedOwners).as("the lost grant cleaned up").contains(backend.grants.get(0).owner());
+        } finally {
+            jumpy.close().block(VERIFY);
+        }
+    }
+
+    @Test
+    void aHoldWhoseGrantsAreAllLostBeforeDeliveryEndsWithTheTimeoutAskedFor() {
+        java.util.concurrent.atomic.AtomicLong offset = new java.util.concurrent.atomic.AtomicLong();
+        LockClock jumping = () -> vts.now(java.util.concurrent.TimeUnit.NANOSECONDS) + offset.get();
+        LockOptions budget = options.mutate().clock(jumping).waitTimeout(Duration.ofSeconds(40)).build();
+        LockClient jumpy = LockClient.create(backend, budget, new io.reactivelocks.LockListener() {
+            @Override
+            public void onAcquired(String name, long token, Duration waited) {
+                offset.addAndGet(Duration.ofSeconds(31).toNanos());
+            }
+        });
+        try {
+            StepVerifier.withVirtualTime(() -> jumpy.hold("a", budget), () -> vts, Long.MAX_VALUE)
+                    .expectErrorSatisfies(e -> assertThat(e).isInstanceOf(LockTimeoutException.class)
+                            .hasMessageContaining("PT40S"))
+                    .verify(VERIFY);
+            assertThat(backend.grants).as("asked again once: the second loss spent the wait").hasSize(2);
+        } finally {
+            jumpy.close().block(VERIFY);
+        }
+    }
+}

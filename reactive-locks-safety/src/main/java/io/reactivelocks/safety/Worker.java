@@ -307,6 +307,8 @@ public final class Worker {
                         if (lease != null && ended.compareAndSet(false, true)) {
                             emit("E " + name + " " + lease.token() + " " + System.nanoTime() + " lost " + lease.validUntilNanos());
                         }
+                        // a hold never ends without its first lease (HoldAgain): if it does, the section ends with that error
+                        granted.tryEmitError(new IllegalStateException("the hold stream of '" + name + "' completed without a lease"));
                     });
             return granted.asMono()
                     .flatMap(lease -> critical(lease, mode, isLong))

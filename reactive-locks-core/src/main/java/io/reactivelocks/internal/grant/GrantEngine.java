@@ -150,11 +150,15 @@ public final class GrantEngine {
     }
 
     /**
-     * @param grant the acquire of one grant
+     * @param name    the name
+     * @param options the caller's options
+     * @param grant   the acquire of one grant with the given options (asked again, with the wait
+     *                that is left, when a grant was lost before delivery: {@link io.reactivelocks.internal.HoldAgain})
      * @return the hold stream: the lease, then one after each renewal; completes on loss; cancel releases
      */
-    public Flux<Lease> hold(Mono<GrantHandle> grant) {
-        return Flux.usingWhen(grant, GrantHandle::updates, GrantHandle::release, (h, e) -> h.release(), GrantHandle::release);
+    public Flux<Lease> hold(String name, LockOptions options, Function<LockOptions, Mono<GrantHandle>> grant) {
+        return io.reactivelocks.internal.HoldAgain.hold(name, options, o -> Flux.usingWhen(grant.apply(o), GrantHandle::updates,
+                GrantHandle::release, (h, e) -> h.release(), GrantHandle::release));
     }
 
     /**

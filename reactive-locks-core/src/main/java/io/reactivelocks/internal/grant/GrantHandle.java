@@ -110,7 +110,14 @@ public final class GrantHandle implements LeaseSnapshot.Source {
         return lossReason;
     }
 
+    /** @return the lease and its renewals; empty when the grant was lost before this call (see HoldAgain) */
     Flux<Lease> updates() {
+        confirmValid("its deadline passed before the grant was delivered");
+        synchronized (this) {
+            if (state != ACTIVE) {
+                return Flux.empty();
+            }
+        }
         return updates.asFlux();
     }
 
@@ -121,6 +128,11 @@ public final class GrantHandle implements LeaseSnapshot.Source {
 
     /** @return true while active and before the deadline; a passed deadline no timer acted on yet is acted on now */
     boolean confirmValid() {
+        return confirmValid("its deadline passed while the work ran");
+    }
+
+    /** @return as {@link #confirmValid()}, losing the lease for {@code reason} when its deadline passed */
+    private boolean confirmValid(String reason) {
         boolean expired;
         synchronized (this) {
             if (state != ACTIVE) {
@@ -129,7 +141,7 @@ public final class GrantHandle implements LeaseSnapshot.Source {
             expired = clock.nanoTime() >= validUntil;
         }
         if (expired) {
-            lose("its deadline passed while the work ran");
+            lose(reason);
             return false;
         }
         return true;

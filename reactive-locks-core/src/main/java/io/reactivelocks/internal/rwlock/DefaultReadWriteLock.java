@@ -183,7 +183,7 @@ public final class DefaultReadWriteLock implements ReadWriteLock {
         public Flux<Lease> hold(String name, LockOptions options) {
             LockNames.check(name);
             Objects.requireNonNull(options, "options");
-            return engine.hold(handle(name, options, true));
+            return engine.hold(name, options, o -> handle(name, o, true));
         }
 
         private Mono<GrantHandle> handle(String name, LockOptions options, boolean wait) {

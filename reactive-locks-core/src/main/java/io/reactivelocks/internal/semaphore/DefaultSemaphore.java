@@ -80,7 +80,7 @@ public final class DefaultSemaphore implements Semaphore {
     public Flux<Lease> hold(String name, int permits, LockOptions options) {
         check(name, permits, 1);
         Objects.requireNonNull(options, "options");
-        return engine.hold(handles(name, permits, 1, options, true).map(l -> l.get(0)));
+        return engine.hold(name, options, o -> handles(name, permits, 1, o, true).map(l -> l.get(0)));
     }
 
     private Mono<List<GrantHandle>> handles(String name, int permits, int count, LockOptions options, boolean wait) {
