@@ -22,6 +22,7 @@ import org.testcontainers.DockerClientFactory;
  * images that {@code .ci/build-images.sh} builds standing in for the official ones. Fails, never
  * skips, when no Docker API answers or the images are missing.
  */
+@org.junit.jupiter.api.parallel.Isolated("sets system properties that choose how servers start")
 class ContainerModeTest {
 
     private static final Duration SHORT = Duration.ofMillis(500);

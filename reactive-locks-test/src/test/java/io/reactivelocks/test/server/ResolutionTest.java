@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
+@org.junit.jupiter.api.parallel.Isolated("sets system properties that choose how servers start")
 class ResolutionTest {
 
     @Test

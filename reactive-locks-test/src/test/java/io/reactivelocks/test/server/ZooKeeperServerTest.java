@@ -10,6 +10,7 @@ import java.net.SocketTimeoutException;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
+@org.junit.jupiter.api.parallel.Isolated("sets system properties that choose how servers start")
 class ZooKeeperServerTest {
 
     private static final Duration SHORT = Duration.ofMillis(500);
