@@ -115,8 +115,7 @@ public final class DefaultLockClient implements LockClient {
     public Flux<Lease> hold(String name, LockOptions options) {
         LockNames.check(name);
         checkLeaseTime(options);
-        return HoldAgain.hold(name, options, o -> Flux.usingWhen(acquireHandle(name, o, true), LeaseHandle::updates,
-                LeaseHandle::release, (h, e) -> h.release(), LeaseHandle::release));
+        return HoldAgain.hold(name, options, o -> acquireHandle(name, o, true), LeaseHandle::updates, LeaseHandle::release);
     }
 
     @Override

@@ -7,6 +7,9 @@ import io.reactivelocks.LockState;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.internal.ContextInternal;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.Objects;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
@@ -30,18 +33,27 @@ import org.jspecify.annotations.Nullable;
  * bound and still be able to stop, use {@link #hold}, whose {@link LockStream#cancel()} leaves the
  * queue. Arguments are checked at call time as on the client ({@link NullPointerException} /
  * {@link IllegalArgumentException} naming the argument); failures are the client's
- * {@link io.reactivelocks.LockException} family, failing the future. {@link #withLock} is not
- * reentrant (the client's reentrancy travels in the Reactor context, which a Vert.x future does
- * not carry): a nested {@code withLock} of the same name waits for the outer one.
+ * {@link io.reactivelocks.LockException} family, failing the future. {@link #withLock} is reentrant
+ * as on the other facades: its body runs on a duplicate of the caller's context (same event loop)
+ * that carries the names held, so a {@code withLock} of the same name and client called from the
+ * body — or from a callback of a future the body made — reuses the outer lease instead of waiting
+ * for it; other contexts, and work started on another context, wait as usual.
  */
 public final class VertxLocks {
 
     private final LockClient client;
     private final CallerContext context;
+    /** The key of the names this client holds in a duplicated context's local data (one per client). */
+    private final HeldKey heldKey;
 
     private VertxLocks(LockClient client, CallerContext context) {
         this.client = client;
         this.context = context;
+        this.heldKey = new HeldKey(client);
+    }
+
+    /** A client's key in the local data of the contexts {@link #withLock} bodies run on. */
+    private record HeldKey(LockClient client) {
     }
 
     /**
@@ -151,9 +163,40 @@ public final class VertxLocks {
      *         was attempted; failed with the body's failure, or the acquire's errors
      */
     public <T> Future<@Nullable T> withLock(String name, LockOptions options, Function<? super Lease, ? extends Future<T>> body) {
+        Objects.requireNonNull(name, "name");
+        Objects.requireNonNull(options, "options");
         Objects.requireNonNull(body, "body");
         Context ctx = context.get();
-        return ContextBridge.toFuture(client.withLock(name, options, lease -> ContextBridge.toMono(() -> body.apply(lease), ctx)), ctx);
+        Map<String, Lease> held = heldOn(Vertx.currentContext());
+        Lease reentered = held.get(name);
+        if (reentered != null) {
+            // inside the body of a withLock of this name on this client: its lease, no second acquire
+            try {
+                return Objects.requireNonNull(body.apply(reentered), "the future returned by the body");
+            } catch (Throwable t) {
+                return Future.failedFuture(t);
+            }
+        }
+        // the body runs on a duplicate of the caller's context (same event loop, same order) that carries the
+        // names held: Vert.x keeps a duplicate current through the body's callbacks, so a nested withLock sees them
+        ContextInternal bodyContext = ((ContextInternal) ctx).duplicate();
+        return ContextBridge.toFuture(client.withLock(name, options, lease -> {
+            Map<String, Lease> inside = new HashMap<>(held);
+            inside.put(name, lease);
+            bodyContext.putLocal(heldKey, Map.copyOf(inside));
+            return ContextBridge.toMono(() -> body.apply(lease), bodyContext);
+        }), ctx);
+    }
+
+    /** @return the names this view's client holds through a {@code withLock} whose body {@code current} runs */
+    private Map<String, Lease> heldOn(@Nullable Context current) {
+        if (current instanceof ContextInternal c && c.isDuplicate()) {
+            Map<String, Lease> held = c.getLocal(heldKey);
+            if (held != null) {
+                return held;
+            }
+        }
+        return Map.of();
     }
 
     /**

@@ -254,8 +254,8 @@ class VertxLocksTest {
             Promise<Long> done = Promise.promise();
             results.add(done.future());
             ctx.runOnContext(v -> locks.withLock(name, lease -> {
-                if (Vertx.currentContext() != ctx) {
-                    problems.add("body ran on " + Vertx.currentContext());
+                if (((io.vertx.core.internal.ContextInternal) Vertx.currentContext()).unwrap() != ctx) {
+                    problems.add("body ran on " + Vertx.currentContext() + ", not on (a duplicate of) " + ctx);
                 }
                 maxInside.accumulateAndGet(inside.incrementAndGet(), Math::max);
                 tokens.add(lease.token());
@@ -277,6 +277,41 @@ class VertxLocksTest {
         assertThat(maxInside.get()).as("holders at once").isEqualTo(1);
         assertThat(new ArrayList<>(tokens)).hasSize(callers).isSorted().doesNotHaveDuplicates();
         assertThat(call(a, () -> locks.inspect(name))).isInstanceOf(LockState.Free.class);
+    }
+
+    @Test
+    void aNestedWithLockOfTheSameNameReusesTheOuterLeaseInsteadOfDeadlocking() throws Exception {
+        String other = name + "-other";
+        // nested directly, after a timer (a callback of a future the body made) and around another name
+        List<Long> tokens = call(a, () -> locks.withLock(name, outer -> locks.withLock(name, inner -> vertx.timer(5)
+                .compose(t -> locks.withLock(other, o -> locks.withLock(name, innermost -> Future.succeededFuture(
+                        List.of(outer.token(), inner.token(), innermost.token()))))))));
+        assertThat(tokens).as("one lease for the name, reused at every depth").containsOnly(tokens.get(0));
+        assertThat(call(a, () -> locks.inspect(name))).isInstanceOf(LockState.Free.class);
+        assertThat(call(a, () -> locks.inspect(other))).isInstanceOf(LockState.Free.class);
+    }
+
+    @Test
+    void twoWithLocksStartedOnOneEventLoopStillExcludeEachOther() throws Exception {
+        // reentrancy follows the body, not the event loop: a second request on the same context waits
+        Promise<Void> release = Promise.promise();
+        Promise<Long> firstIn = Promise.promise();
+        Promise<Long> secondIn = Promise.promise();
+        a.runOnContext(v -> {
+            locks.withLock(name, lease -> {
+                firstIn.complete(lease.token());
+                return release.future();
+            });
+            locks.withLock(name, lease -> {
+                secondIn.complete(lease.token());
+                return Future.succeededFuture();
+            });
+        });
+        long first = join(firstIn.future());
+        assertThat(call(a, () -> locks.tryAcquire(name))).as("held by the first").isNull();
+        assertThat(secondIn.future().isComplete()).as("the second waits for the first").isFalse();
+        a.runOnContext(v -> release.complete());
+        assertThat(join(secondIn.future())).as("the second's own lease, after the first").isGreaterThan(first);
     }
 
     @Test

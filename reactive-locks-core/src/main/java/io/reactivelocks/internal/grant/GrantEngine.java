@@ -157,8 +157,7 @@ public final class GrantEngine {
      * @return the hold stream: the lease, then one after each renewal; completes on loss; cancel releases
      */
     public Flux<Lease> hold(String name, LockOptions options, Function<LockOptions, Mono<GrantHandle>> grant) {
-        return io.reactivelocks.internal.HoldAgain.hold(name, options, o -> Flux.usingWhen(grant.apply(o), GrantHandle::updates,
-                GrantHandle::release, (h, e) -> h.release(), GrantHandle::release));
+        return io.reactivelocks.internal.HoldAgain.hold(name, options, grant, GrantHandle::updates, GrantHandle::release);
     }
 
     /**
