@@ -2,6 +2,7 @@ package io.reactivelocks.etcd;
 
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.KeyValue;
+import io.reactivelocks.spi.semaphore.PermitTokens;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -9,18 +10,14 @@ import java.util.List;
 
 /**
  * The units of {@link EtcdSemaphoreStore}: the k permits of one request are k keys put in one
- * transaction, so they share one create revision. A permit key's value is {@code <N>:<index>} (the
- * N of the call that put it, the permit's index 0 to k − 1 in its unit); its token is
- * {@code createRevision * 65536 + index} — distinct, increasing with every later grant (etcd's
- * revision is global, strictly increasing and persisted) and exact for revisions below 2^47. A
- * value without an index (a plain {@code <N>}) reads as index 0.
+ * transaction, so they share one create revision, the unit id of {@link PermitTokens}' scheme
+ * (etcd's revision is global, strictly increasing and persisted; tokens are exact for revisions
+ * below 2^47).
  */
 final class PermitUnits {
 
-    /** Tokens a unit spans: a permit's token is its unit's create revision times this, plus its index. */
-    static final long SPAN = 65_536;
     /** The most permits one request may ask for. */
-    static final int MAX_COUNT = (int) SPAN - 1;
+    static final int MAX_COUNT = PermitTokens.MAX_COUNT;
 
     private PermitUnits() {
     }
@@ -30,8 +27,7 @@ final class PermitUnits {
      * @return the error for a request of more than {@link #MAX_COUNT}
      */
     static IllegalArgumentException tooMany(int count) {
-        return new IllegalArgumentException("count must be at most " + MAX_COUNT
-                + " on etcd (a permit's token is its unit's revision * " + SPAN + " + its index), was " + count);
+        return PermitTokens.tooMany(count, "etcd", "revision");
     }
 
     /**
@@ -41,7 +37,7 @@ final class PermitUnits {
      * @throws ArithmeticException when it does not fit in a {@code long} (a revision of 2^47 or more)
      */
     static long token(long revision, int index) {
-        return Math.addExact(Math.multiplyExact(revision, SPAN), index);
+        return PermitTokens.token(revision, index);
     }
 
     /** @return the token of a permit's key */
@@ -51,29 +47,17 @@ final class PermitUnits {
 
     /** @return the value of a permit's key */
     static ByteSequence value(int permits, int index) {
-        return ByteSequence.from(permits + ":" + index, StandardCharsets.US_ASCII);
+        return ByteSequence.from(PermitTokens.value(permits, index), StandardCharsets.US_ASCII);
     }
 
     /** @return the N a key was put with, or 0 when its value is not one (it then holds nothing) */
     static int permitsOf(ByteSequence value) {
-        String v = value.toString(StandardCharsets.US_ASCII);
-        int colon = v.indexOf(':');
-        try {
-            return Integer.parseInt(colon < 0 ? v : v.substring(0, colon));
-        } catch (NumberFormatException e) {
-            return 0;
-        }
+        return PermitTokens.permitsOf(value.toString(StandardCharsets.US_ASCII));
     }
 
     /** @return the index a key was put with in its unit (0 when its value has none) */
     static int indexOf(ByteSequence value) {
-        String v = value.toString(StandardCharsets.US_ASCII);
-        int colon = v.indexOf(':');
-        try {
-            return colon < 0 ? 0 : Integer.parseInt(v.substring(colon + 1));
-        } catch (NumberFormatException e) {
-            return 0;
-        }
+        return PermitTokens.indexOf(value.toString(StandardCharsets.US_ASCII));
     }
 
     /**

@@ -1,6 +1,7 @@
 package io.reactivelocks.zookeeper;
 
 import io.reactivelocks.spi.Holder;
+import io.reactivelocks.spi.semaphore.PermitTokens;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -18,10 +19,8 @@ import java.util.List;
  */
 final class PermitUnits {
 
-    /** Tokens a unit spans: a permit's token is its unit's czxid times this, plus its index. */
-    static final long SPAN = 65_536;
     /** The most permits one request may ask for. */
-    static final int MAX_COUNT = (int) SPAN - 1;
+    static final int MAX_COUNT = PermitTokens.MAX_COUNT;
 
     private PermitUnits() {
     }
@@ -31,8 +30,7 @@ final class PermitUnits {
      * @return the error for a request of more than {@link #MAX_COUNT}
      */
     static IllegalArgumentException tooMany(int count) {
-        return new IllegalArgumentException("count must be at most " + MAX_COUNT
-                + " on ZooKeeper (a permit's token is its unit's czxid * " + SPAN + " + its index), was " + count);
+        return PermitTokens.tooMany(count, "ZooKeeper", "czxid");
     }
 
     /**
@@ -43,34 +41,22 @@ final class PermitUnits {
      *                             the grant fails rather than hand out a wrapped token
      */
     static long token(long czxid, int index) {
-        return Math.addExact(Math.multiplyExact(czxid, SPAN), index);
+        return PermitTokens.token(czxid, index);
     }
 
     /** @return the data of a permit's node */
     static byte[] data(int permits, int index) {
-        return (permits + ":" + index).getBytes(StandardCharsets.US_ASCII);
+        return PermitTokens.value(permits, index).getBytes(StandardCharsets.US_ASCII);
     }
 
     /** @return the N a node was created with, or 0 when its data is not one (it then holds nothing) */
     static int permitsOf(byte[] data) {
-        String v = new String(data, StandardCharsets.US_ASCII);
-        int colon = v.indexOf(':');
-        try {
-            return Integer.parseInt(colon < 0 ? v : v.substring(0, colon));
-        } catch (NumberFormatException e) {
-            return 0;
-        }
+        return PermitTokens.permitsOf(new String(data, StandardCharsets.US_ASCII));
     }
 
     /** @return the index a node was created with in its unit (0 when its data has none) */
     static int indexOf(byte[] data) {
-        String v = new String(data, StandardCharsets.US_ASCII);
-        int colon = v.indexOf(':');
-        try {
-            return colon < 0 ? 0 : Integer.parseInt(v.substring(colon + 1));
-        } catch (NumberFormatException e) {
-            return 0;
-        }
+        return PermitTokens.indexOf(new String(data, StandardCharsets.US_ASCII));
     }
 
     /**
