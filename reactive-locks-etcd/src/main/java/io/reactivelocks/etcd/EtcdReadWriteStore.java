@@ -26,6 +26,7 @@ import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 
 /**
  * Read-write locks on etcd, in the order of etcd's and Curator's read-write lock recipes: each
@@ -306,7 +307,7 @@ final class EtcdReadWriteStore implements ReadWriteStore {
 
     @Override
     public Mono<Void> close() {
-        return ownsClient ? Mono.fromRunnable(client::close) : Mono.empty();
+        return ownsClient ? Mono.<Void>fromRunnable(client::close).subscribeOn(Schedulers.boundedElastic()) : Mono.empty();
     }
 
     @Override

@@ -27,6 +27,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 
 /**
  * Semaphores on etcd. Each permit is a key {@code <prefix>-semaphore/<base64url(name)>/<owner>} on
@@ -443,7 +444,7 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
 
     @Override
     public Mono<Void> close() {
-        return ownsClient ? Mono.fromRunnable(client::close) : Mono.empty();
+        return ownsClient ? Mono.<Void>fromRunnable(client::close).subscribeOn(Schedulers.boundedElastic()) : Mono.empty();
     }
 
     @Override

@@ -27,6 +27,11 @@ import reactor.blockhound.integration.BlockHoundIntegration;
  *   <li>closing a jetcd client closes its Vert.x instance, whose worker pool is shut down on a
  *       Vert.x event loop under the pool's lock.</li>
  * </ul>
+ * And one call marked blocking, so that every test catches it on a non-blocking thread, not only a
+ * contended one: closing a jetcd client ({@code ClientImpl.close}) shuts its executors down
+ * ({@code ThreadPoolExecutor.shutdownNow} takes the pool's lock). A store that owns its client closes
+ * it on bounded-elastic (a read-write store closed at the end of a release chain parked an event loop
+ * there, seen in a loaded CI run).
  */
 public final class DriverBlockHoundIntegration implements BlockHoundIntegration {
 
@@ -43,5 +48,6 @@ public final class DriverBlockHoundIntegration implements BlockHoundIntegration 
         builder.allowBlockingCallsInside("io.netty.buffer.AdaptivePoolingAllocator$MagazineGroup", "free");
         builder.allowBlockingCallsInside("dev.failsafe.internal.util.DelegatingScheduler", "schedule");
         builder.allowBlockingCallsInside("io.vertx.core.internal.WorkerPool", "close");
+        builder.markAsBlocking("io.etcd.jetcd.impl.ClientImpl", "close", "()V");
     }
 }
