@@ -16,9 +16,11 @@ import reactor.core.publisher.Mono;
  *
  * <pre>{@code
  * LeaderElection elections = LeaderElection.create(locks);   // locks: any LockClient
- * elections.campaign("scheduler", myAddress)
- *          .switchMap(term -> runSchedulerWhileLeading(term.token()))
- *          .repeat()                        // campaign again after losing leadership
+ * elections.campaign("scheduler", myAddress)             // the term, then again after each renewal
+ *          .distinctUntilChanged(Leadership::token)         // one element per term
+ *          .concatMap(term -> runScheduler(term.token())    // the token fences the leader's writes
+ *                  .takeUntilOther(term.lost()))            // stop when leadership is lost
+ *          .repeat()                                        // campaign again after losing leadership
  *          .subscribe();
  * elections.observe("scheduler").subscribe(leader -> route(leader));
  * }</pre>

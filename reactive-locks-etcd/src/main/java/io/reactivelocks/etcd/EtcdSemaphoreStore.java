@@ -50,7 +50,7 @@ import reactor.core.scheduler.Schedulers;
  * <p><b>Tokens.</b> A permit's token is {@code createRevision * 65536 + index} (index 0 to k − 1 in
  * its unit): etcd's revision is global, strictly increasing and persisted, so tokens are distinct,
  * increase with every later grant (across names, clients and restarts) and are exact for any
- * revision below 2^47. A request therefore asks for at most {@value PermitUnits#MAX_COUNT} permits at once
+ * revision below 2^47. A request therefore asks for at most {@value EtcdPermitKeys#MAX_COUNT} permits at once
  * (more fails with {@link IllegalArgumentException}); etcd's {@code --max-txn-ops} (128 by default)
  * bounds it further to one less than that setting, as the put transaction also reads the line.
  *
@@ -81,7 +81,7 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
      */
     private record Place(long revision, int index, long lease, long refreshedNanos) {
         long token() {
-            return PermitUnits.token(revision, index);
+            return EtcdPermitKeys.token(revision, index);
         }
     }
 
@@ -113,7 +113,7 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
 
     @Override
     public int maxCount() {
-        return PermitUnits.MAX_COUNT;
+        return EtcdPermitKeys.MAX_COUNT;
     }
 
     @Override
@@ -134,8 +134,8 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
 
     @Override
     public Mono<PermitGrant> tryGrant(String name, List<String> owners, int permits, boolean waiting, Duration leaseTime) {
-        if (owners.size() > PermitUnits.MAX_COUNT) {
-            return Mono.error(PermitUnits.tooMany(owners.size()));
+        if (owners.size() > EtcdPermitKeys.MAX_COUNT) {
+            return Mono.error(EtcdPermitKeys.tooMany(owners.size()));
         }
         long ttlSeconds = Math.max(1, (leaseTime.toMillis() + 999) / 1000);
         return Mono.defer(() -> {
@@ -190,7 +190,7 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
                     for (int i = 0; i < k; i++) {
                         ByteSequence key = key(name, owners.get(i));
                         absent[i] = new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0));
-                        puts[i] = Op.put(key, PermitUnits.value(permits, i), PutOption.builder().withLeaseId(granted.get(i)).build());
+                        puts[i] = Op.put(key, EtcdPermitKeys.value(permits, i), PutOption.builder().withLeaseId(granted.get(i)).build());
                         found[i] = Op.get(key, GetOption.DEFAULT);
                     }
                     puts[k] = Op.get(range(name), newest(k, permits, 0));
@@ -236,7 +236,7 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
             if (!g.getKvs().isEmpty()) {
                 KeyValue kv = g.getKvs().get(0);
                 // lease age unknown: refreshed before it is handed out
-                mine.add(new Place(kv.getCreateRevision(), PermitUnits.indexOf(kv.getValue()), kv.getLease(), System.nanoTime() - (1L << 62)));
+                mine.add(new Place(kv.getCreateRevision(), EtcdPermitKeys.indexOf(kv.getValue()), kv.getLease(), System.nanoTime() - (1L << 62)));
             }
         }
         if (mine.size() < owners.size() || mine.stream().anyMatch(p -> p.revision() != mine.get(0).revision())) {
@@ -324,7 +324,7 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
             ByteSequence k = key(name, owners.get(i));
             Place p = mine.get(i);
             each[i] = Op.txn(new Cmp[] {new Cmp(k, Cmp.Op.EQUAL, CmpTarget.createRevision(p.revision()))},
-                    new Op[] {Op.put(k, PermitUnits.value(permits, p.index()), PutOption.builder().withLeaseId(p.lease()).build())},
+                    new Op[] {Op.put(k, EtcdPermitKeys.value(permits, p.index()), PutOption.builder().withLeaseId(p.lease()).build())},
                     new Op[0]);
         }
         return Mono.fromFuture(() -> client.getKVClient().txn().Then(each).commit()).then();
@@ -398,7 +398,7 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
                             // the lease of the key this store put: the key lives exactly as long as it
                             ? keys.keepAlive(known.lease()).map(ttl -> LeasedKeys.renewed(r, ttl))
                                     .onErrorResume(EtcdErrors::isLeaseNotFound, e -> Mono.just(RenewOutcome.notHeld()))
-                            : keys.renew(r, PermitUnits::token);
+                            : keys.renew(r, EtcdPermitKeys::token);
                     return outcome.onErrorMap(e -> EtcdErrors.map(r.lock().name(), "semaphore renewal", e));
                 })
                 .collectList();
@@ -424,22 +424,22 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
                 .reduce(false, Boolean::logicalOr);
     }
 
-    /** The holding keys ({@link PermitUnits#holding}), in token order. */
+    /** The holding keys ({@link EtcdPermitKeys#holding}), in token order. */
     @Override
     public Mono<List<Holder>> holders(String name) {
         GetOption all = GetOption.builder().isPrefix(true)
                 .withSortField(GetOption.SortTarget.CREATE).withSortOrder(GetOption.SortOrder.ASCEND).build();
         return Mono.defer(() -> Mono.fromFuture(() -> client.getKVClient().get(range(name), all)))
-                .flatMapMany(r -> Flux.fromIterable(PermitUnits.holding(r.getKvs())))
+                .flatMapMany(r -> Flux.fromIterable(EtcdPermitKeys.holding(r.getKvs())))
                 .concatMap(kv -> Mono.fromFuture(() -> client.getLeaseClient().timeToLive(kv.getLease(), LeaseOption.DEFAULT))
-                        .map(ttl -> new Holder(keys.ownerOf(name, kv.getKey()), PermitUnits.token(kv), Duration.ofSeconds(Math.max(0, ttl.getTTL())))))
+                        .map(ttl -> new Holder(keys.ownerOf(name, kv.getKey()), EtcdPermitKeys.token(kv), Duration.ofSeconds(Math.max(0, ttl.getTTL())))))
                 .collectList()
                 .onErrorMap(e -> EtcdErrors.map(name, "semaphore read", e));
     }
 
     @Override
     public Flux<LockEvent> events(String name) {
-        return keys.events(name, PermitUnits::token);
+        return keys.events(name, EtcdPermitKeys::token);
     }
 
     @Override

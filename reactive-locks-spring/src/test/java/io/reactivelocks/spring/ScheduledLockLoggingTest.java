@@ -1,5 +1,6 @@
 package io.reactivelocks.spring;
 
+import io.reactivelocks.test.LogCapture;
 import static io.reactivelocks.spring.RedisFixture.STEP;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;

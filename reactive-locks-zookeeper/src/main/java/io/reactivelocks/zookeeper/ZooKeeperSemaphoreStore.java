@@ -54,7 +54,7 @@ import reactor.util.retry.Retry;
  * are distinct and increase with every later grant. The product stays exact while the zxid's epoch
  * (its high 32 bits, one more per leader election) is below 2^15; beyond that the store fails the
  * grant rather than hand out a wrapped token. A request therefore asks for at most
- * {@value PermitUnits#MAX_COUNT} permits at once (more fails with {@link IllegalArgumentException}).
+ * {@value ZooKeeperPermitNodes#MAX_COUNT} permits at once (more fails with {@link IllegalArgumentException}).
  *
  * <p><b>No herd.</b> A waiting caller keeps its nodes (its place in the queue, FIFO) and, refused,
  * watches only what can let it in ({@link #awaitTurn}): for N = 1 its predecessor, so a release
@@ -112,7 +112,7 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
 
     @Override
     public int maxCount() {
-        return PermitUnits.MAX_COUNT;
+        return ZooKeeperPermitNodes.MAX_COUNT;
     }
 
     @Override
@@ -167,8 +167,8 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
 
     @Override
     public Mono<PermitGrant> tryGrant(String name, List<String> owners, int permits, boolean waiting, Duration leaseTime) {
-        if (owners.size() > PermitUnits.MAX_COUNT) {
-            return Mono.error(PermitUnits.tooMany(owners.size()));
+        if (owners.size() > ZooKeeperPermitNodes.MAX_COUNT) {
+            return Mono.error(ZooKeeperPermitNodes.tooMany(owners.size()));
         }
         return Mono.defer(() -> {
             if (places.containsKey(owners.get(0))) { // a waiting owner asking again (or a retried request)
@@ -200,7 +200,7 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
             Stat stat = new Stat();
             return Mono.fromCompletionStage(() -> async.create()
                             .withOptions(EnumSet.of(CreateOption.createParentsAsContainers), CreateMode.EPHEMERAL_SEQUENTIAL, acl, stat)
-                            .forPath(path(name) + "/" + ZNodeNames.nodeName(o), PermitUnits.data(permits, 0)))
+                            .forPath(path(name) + "/" + ZNodeNames.nodeName(o), ZooKeeperPermitNodes.data(permits, 0)))
                     .doOnNext(p -> places.put(o, new Place(p, stat.getCzxid(), 0)))
                     .then();
         }
@@ -208,7 +208,7 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
                     List<CuratorOp> ops = new ArrayList<>(owners.size());
                     for (int i = 0; i < owners.size(); i++) {
                         ops.add(async.transactionOp().create().withOptions(CreateMode.EPHEMERAL_SEQUENTIAL, acl, false)
-                                .forPath(path(name) + "/" + ZNodeNames.nodeName(owners.get(i)), PermitUnits.data(permits, i)));
+                                .forPath(path(name) + "/" + ZNodeNames.nodeName(owners.get(i)), ZooKeeperPermitNodes.data(permits, i)));
                     }
                     return Mono.fromCompletionStage(() -> async.transaction().forOperations(ops));
                 })
@@ -279,7 +279,7 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
                 String highestPath = nodePath(name, children.get(highest));
                 int highestIndex = owners.indexOf(children.get(highest).owner());
                 Mono<Void> tell = permits > 1 && highest < children.size() - 1
-                        ? Mono.fromCompletionStage(() -> async.setData().forPath(highestPath, PermitUnits.data(permits, highestIndex))).then()
+                        ? Mono.fromCompletionStage(() -> async.setData().forPath(highestPath, ZooKeeperPermitNodes.data(permits, highestIndex))).then()
                                 .onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NONODE, e -> Mono.empty())
                         : Mono.empty();
                 // the unit's nodes share one czxid (one create or one transaction)
@@ -293,7 +293,7 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
                             List<Long> tokens = new ArrayList<>(mine.size());
                             for (int i = 0; i < mine.size(); i++) {
                                 places.put(owners.get(i), new Place(nodePath(name, mine.get(i)), z, i));
-                                tokens.add(PermitUnits.token(z, i));
+                                tokens.add(ZooKeeperPermitNodes.token(z, i));
                             }
                             return (PermitGrant) new PermitGrant.Granted(tokens, ttl(leaseTime));
                         })
@@ -383,7 +383,7 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
     public Mono<List<RenewOutcome>> renew(List<RenewRequest> batch) {
         return Flux.fromIterable(batch).concatMap(r -> {
                     Place known = places.get(r.lock().owner());
-                    Mono<RenewOutcome> outcome = known != null && known.czxid() != 0 && PermitUnits.token(known.czxid(), known.index()) == r.lock().token()
+                    Mono<RenewOutcome> outcome = known != null && known.czxid() != 0 && ZooKeeperPermitNodes.token(known.czxid(), known.index()) == r.lock().token()
                             // the node this store created for the grant: one exists
                             ? Mono.fromCompletionStage(() -> async.checkExists().forPath(known.path()))
                                     .map(st -> st.getCzxid() == known.czxid() ? RenewOutcome.renewed(ttl(r.leaseTime())) : RenewOutcome.notHeld())
@@ -395,7 +395,7 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
                                 }
                                 Stat stat = new Stat();
                                 return Mono.fromCompletionStage(() -> async.getData().storingStatIn(stat).forPath(nodePath(r.lock().name(), c)))
-                                        .map(data -> PermitUnits.token(stat.getCzxid(), PermitUnits.indexOf(data)) == r.lock().token()
+                                        .map(data -> ZooKeeperPermitNodes.token(stat.getCzxid(), ZooKeeperPermitNodes.indexOf(data)) == r.lock().token()
                                                 ? RenewOutcome.renewed(ttl(r.leaseTime())) : RenewOutcome.notHeld())
                                         .onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NONODE,
                                                 e -> Mono.just(RenewOutcome.notHeld()));
@@ -429,7 +429,7 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
         }).onErrorMap(e -> ZooKeeperErrors.map(name, "semaphore release", e));
     }
 
-    /** The holding nodes ({@link PermitUnits#holders}), in token order. */
+    /** The holding nodes ({@link ZooKeeperPermitNodes#holders}), in token order. */
     @Override
     public Mono<List<Holder>> holders(String name) {
         Duration estimate = Duration.ofMillis(Math.max(0, client.getZookeeperClient().getLastNegotiatedSessionTimeoutMs()));
@@ -439,11 +439,11 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
                     ZNodeNames.Child c = e.getValue();
                     Stat stat = new Stat();
                     return Mono.fromCompletionStage(() -> async.getData().storingStatIn(stat).forPath(path(name) + "/" + c.node()))
-                            .map(data -> new PermitUnits.Node(c.owner(), e.getKey(), stat.getCzxid(), data))
+                            .map(data -> new ZooKeeperPermitNodes.Node(c.owner(), e.getKey(), stat.getCzxid(), data))
                             .onErrorResume(x -> ZooKeeperErrors.code(x) == KeeperException.Code.NONODE, x -> Mono.empty());
                 })
                 .collectList()
-                .map(nodes -> PermitUnits.holders(nodes, estimate))
+                .map(nodes -> ZooKeeperPermitNodes.holders(nodes, estimate))
                 .onErrorMap(e -> ZooKeeperErrors.map(name, "semaphore read", e));
     }
 

@@ -1,5 +1,6 @@
 package io.reactivelocks.spring.boot;
 
+import io.reactivelocks.test.LogCapture;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

@@ -1,4 +1,4 @@
-package io.reactivelocks.spring;
+package io.reactivelocks.test;
 
 import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;
@@ -9,15 +9,18 @@ import java.util.List;
 
 /**
  * Copies what the test JVM writes to {@code System.out} and {@code System.err} (where slf4j-simple, the test
- * logging binding, writes each line it logs) while open, and still passes it on.
+ * logging binding, writes each line it logs) while open, and still passes it on. For tests that count log
+ * lines (an outage logs one line when it starts, not one per call); process-wide, so such a test must not
+ * run beside others in the same JVM.
  */
-final class LogCapture implements AutoCloseable {
+public final class LogCapture implements AutoCloseable {
 
     private final PrintStream out = System.out;
     private final PrintStream err = System.err;
     private final ByteArrayOutputStream copy = new ByteArrayOutputStream();
 
-    LogCapture() {
+    /** Starts copying {@code System.out} and {@code System.err}. */
+    public LogCapture() {
         System.setOut(tee(out));
         System.setErr(tee(err));
     }
@@ -43,17 +46,21 @@ final class LogCapture implements AutoCloseable {
     }
 
     /** @return the lines written so far */
-    List<String> lines() {
+    public List<String> lines() {
         synchronized (copy) {
             return Arrays.asList(copy.toString(StandardCharsets.UTF_8).split("\\R"));
         }
     }
 
-    /** @return how many lines written so far contain {@code text} */
-    long count(String text) {
+    /**
+     * @param text what to look for
+     * @return how many lines written so far contain {@code text}
+     */
+    public long count(String text) {
         return lines().stream().filter(l -> l.contains(text)).count();
     }
 
+    /** Stops copying: {@code System.out} and {@code System.err} are what they were before. */
     @Override
     public void close() {
         System.setOut(out);

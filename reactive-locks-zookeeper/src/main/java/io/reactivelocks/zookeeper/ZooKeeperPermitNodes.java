@@ -17,12 +17,12 @@ import java.util.List;
  * elections and restarts), exact while the zxid's epoch (its high 32 bits) is below 2^15. Data
  * without an index (a plain {@code <N>}) reads as index 0.
  */
-final class PermitUnits {
+final class ZooKeeperPermitNodes {
 
     /** The most permits one request may ask for. */
     static final int MAX_COUNT = PermitTokens.MAX_COUNT;
 
-    private PermitUnits() {
+    private ZooKeeperPermitNodes() {
     }
 
     /**

@@ -14,12 +14,12 @@ import java.util.List;
  * (etcd's revision is global, strictly increasing and persisted; tokens are exact for revisions
  * below 2^47).
  */
-final class PermitUnits {
+final class EtcdPermitKeys {
 
     /** The most permits one request may ask for. */
     static final int MAX_COUNT = PermitTokens.MAX_COUNT;
 
-    private PermitUnits() {
+    private EtcdPermitKeys() {
     }
 
     /**
@@ -82,7 +82,7 @@ final class PermitUnits {
             }
             start = end + 1;
         }
-        out.sort(Comparator.comparingLong(PermitUnits::token));
+        out.sort(Comparator.comparingLong(EtcdPermitKeys::token));
         return out;
     }
 }
