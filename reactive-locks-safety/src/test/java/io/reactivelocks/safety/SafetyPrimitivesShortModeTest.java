@@ -22,6 +22,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * refused), and when the FIFO check judged fewer than {@value #MIN_FIFO_PAIRS} pairs. Select
  * backends with {@code -Dsafety.backends=REDIS,ETCD}.
  */
+@org.junit.jupiter.api.parallel.ResourceLock(SafetyLanes.B) // two fault-injection runs at a time, whatever else runs
 class SafetyPrimitivesShortModeTest {
 
     /** Pairs of fair-lock waits the FIFO check must judge per run (with warm clients the 2 s burst gives dozens). */

@@ -18,6 +18,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * Fails on any I1–I5 violation. Select with {@code -Dsafety.topologies=ETCD_CLUSTER} and
  * {@code -Dsafety.topology.faults=KILL_LEADER,FAILOVER,PARTITION_LEADER,SLOW_NODE}.
  */
+@org.junit.jupiter.api.parallel.ResourceLock(SafetyLanes.A) // two fault-injection runs at a time, whatever else runs
 class TopologyShortModeTest {
 
     private static final Map<SafetyTopology, Topology> TOPOLOGIES = new EnumMap<>(SafetyTopology.class);
