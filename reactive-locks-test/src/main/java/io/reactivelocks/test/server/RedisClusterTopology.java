@@ -184,10 +184,30 @@ public final class RedisClusterTopology implements Topology {
                 .filter(n -> String.valueOf(n.tryCall("CLUSTER", "NODES")).lines()
                         .anyMatch(l -> l.contains("myself") && l.contains(oldId)))
                 .findFirst());
+        // Redis aborts a manual failover that has not completed within 5 s (CLUSTER_MF_TIMEOUT), as under a loaded
+        // machine it may: asked again after each such window, as an operator would, until slot 0 has moved
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        java.util.function.BooleanSupplier moved = () -> slotMaster(0).filter(n -> n == replica).isPresent()
+                && replica.role().filter("master"::equals).isPresent();
         replica.call("CLUSTER", "FAILOVER");
-        RedisTopologyNode.awaitTrue("slot 0 to move to the replica", WAIT,
-                () -> slotMaster(0).filter(n -> n == replica).isPresent() && replica.role().filter("master"::equals).isPresent());
+        while (true) {
+            try {
+                RedisTopologyNode.awaitTrue("slot 0 to move to the replica", MANUAL_FAILOVER_WINDOW, moved);
+                return;
+            } catch (IllegalStateException e) {
+                if (System.nanoTime() - deadline > 0) {
+                    throw new IllegalStateException("slot 0 did not move to the replica within " + WAIT
+                            + " (CLUSTER FAILOVER asked again every " + MANUAL_FAILOVER_WINDOW + ")", e);
+                }
+            }
+            if (!moved.getAsBoolean()) {
+                replica.tryCall("CLUSTER", "FAILOVER"); // an error (it became master meanwhile) is checked by the next wait
+            }
+        }
     }
+
+    /** Longer than the 5 s after which Redis aborts a manual failover that has not completed. */
+    private static final Duration MANUAL_FAILOVER_WINDOW = Duration.ofSeconds(6);
 
     /** Cuts and holds the leader's cluster bus (see the class documentation). */
     @Override
