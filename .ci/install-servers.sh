@@ -100,11 +100,22 @@ PY
 
 # podman's Docker-API service, which Testcontainers talks to (left running, like a Docker engine)
 PODMAN_SOCKET=${PODMAN_SOCKET:-/run/podman/podman.sock}
+# a service started from a directory deleted since (an earlier clone) still answers pings but cannot
+# create containers ("write child: broken pipe"): stop it, and start services from / from now on
+for pid in $(pgrep -f "podman system service" || true); do
+  if readlink "/proc/$pid/cwd" 2>/dev/null | grep -q '(deleted)$'; then
+    echo "install-servers: restarting podman's service (its working directory was deleted)"
+    "${SUDO[@]}" kill "$pid" 2>/dev/null || true
+    for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  fi
+done
 if ! curl -sf --unix-socket "$PODMAN_SOCKET" http://localhost/_ping >/dev/null 2>&1; then
   "${SUDO[@]}" mkdir -p "$(dirname "$PODMAN_SOCKET")"
   "${SUDO[@]}" rm -f "$PODMAN_SOCKET"
+  pushd / >/dev/null # the service outlives this clone: it must not work in it
   "${SUDO[@]}" setsid nohup podman system service --time=0 "unix://$PODMAN_SOCKET" \
     >/var/tmp/podman-service.log 2>&1 < /dev/null &
+  popd >/dev/null
   for _ in $(seq 1 100); do
     curl -sf --unix-socket "$PODMAN_SOCKET" http://localhost/_ping >/dev/null 2>&1 && break
     sleep 0.1
