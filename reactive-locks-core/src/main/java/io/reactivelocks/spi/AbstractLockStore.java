@@ -1,0 +1,354 @@
+package io.reactivelocks.spi;
+
+import io.reactivelocks.Concept;
+import io.reactivelocks.ConceptNotOfferedException;
+import io.reactivelocks.LockClient;
+import io.reactivelocks.LockClock;
+import io.reactivelocks.LockOptions;
+import io.reactivelocks.LockStore;
+import io.reactivelocks.election.LeaderElection;
+import io.reactivelocks.fencing.FencedValue;
+import io.reactivelocks.fencing.FencedValues;
+import io.reactivelocks.multi.MultiLock;
+import io.reactivelocks.rwlock.ReadWriteLock;
+import io.reactivelocks.rwlock.ReadWriteLockOptions;
+import io.reactivelocks.semaphore.Semaphore;
+import io.reactivelocks.spi.rwlock.ReadWriteStore;
+import io.reactivelocks.spi.semaphore.SemaphoreStore;
+import io.reactivelocks.spi.task.TaskStore;
+import io.reactivelocks.spi.window.WindowStore;
+import io.reactivelocks.task.TaskQueue;
+import io.reactivelocks.window.WindowLock;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * What every store's {@link LockStore} session shares: it hands each concept out over the parts a
+ * store supplies, keeps what it handed out, and closes all of it — then the store's connections —
+ * once. A store extends it, names the concepts it offers, overrides the part of each (every part
+ * works over the session's connections and leaves them open when closed) and
+ * {@link #closeConnections()}.
+ *
+ * <p>A concept the store does not offer throws {@link ConceptNotOfferedException} naming store and
+ * concept; any method after {@link #close()} throws {@link IllegalStateException} naming the store.
+ */
+public abstract class AbstractLockStore implements LockStore {
+
+    private final String name;
+    private final Set<Concept> concepts;
+    private final List<Supplier<Mono<Void>>> handedOut = new ArrayList<>();
+    private boolean closed;
+    private final Mono<Void> close;
+
+    /**
+     * @param name     the store's name in words, e.g. {@code "redis"}
+     * @param concepts the concepts the store offers
+     */
+    protected AbstractLockStore(String name, Set<Concept> concepts) {
+        this.name = Objects.requireNonNull(name, "name");
+        Set<Concept> offered = EnumSet.noneOf(Concept.class);
+        offered.addAll(Objects.requireNonNull(concepts, "concepts"));
+        this.concepts = Collections.unmodifiableSet(offered);
+        this.close = Mono.defer(this::closeAll).cache();
+    }
+
+    @Override
+    public final String name() {
+        return name;
+    }
+
+    @Override
+    public final Set<Concept> concepts() {
+        return concepts;
+    }
+
+    @Override
+    public LockClient locks(LockOptions options) {
+        Objects.requireNonNull(options, "options");
+        offered(Concept.LOCK);
+        return track(LockClient.create(lockBackend(), options), LockClient::close);
+    }
+
+    @Override
+    public LockClient fairLocks(LockOptions options) {
+        Objects.requireNonNull(options, "options");
+        offered(Concept.FAIR_LOCK);
+        return track(LockClient.create(fairLockBackend(), options), LockClient::close);
+    }
+
+    @Override
+    public Semaphore semaphores(LockOptions options) {
+        Objects.requireNonNull(options, "options");
+        offered(Concept.SEMAPHORE);
+        return track(Semaphore.create(semaphoreStore(), options), Semaphore::close);
+    }
+
+    @Override
+    public ReadWriteLock readWriteLocks(ReadWriteLockOptions options) {
+        Objects.requireNonNull(options, "options");
+        offered(Concept.READ_WRITE_LOCK);
+        return track(ReadWriteLock.create(readWriteStore(), options), ReadWriteLock::close);
+    }
+
+    @Override
+    public MultiLock multiLocks(LockOptions options) {
+        Objects.requireNonNull(options, "options");
+        offered(Concept.MULTI_LOCK);
+        return MultiLock.create(track(LockClient.create(lockBackend(), options), LockClient::close));
+    }
+
+    @Override
+    public WindowLock windowLocks(LockOptions options) {
+        Objects.requireNonNull(options, "options");
+        offered(Concept.WINDOW_LOCK);
+        return track(WindowLock.create(windowStore(), options), WindowLock::close);
+    }
+
+    @Override
+    public LeaderElection elections(LockOptions options) {
+        Objects.requireNonNull(options, "options");
+        offered(Concept.LEADER_ELECTION);
+        return LeaderElection.create(track(LockClient.create(lockBackend(), options), LockClient::close), options);
+    }
+
+    @Override
+    public FencedValues fencedValues() {
+        offered(Concept.FENCED_VALUES);
+        return track(fencedValuesPart(), FencedValues::close);
+    }
+
+    @Override
+    public TaskQueue taskQueue(LockOptions options) {
+        Objects.requireNonNull(options, "options");
+        offered(Concept.TASK_QUEUE);
+        return track(TaskQueue.create(taskStore(), options), TaskQueue::close);
+    }
+
+    @Override
+    public final Mono<Void> close() {
+        return close;
+    }
+
+    /**
+     * Keeps a concept handed out so that {@link #close()} closes it before the connections. A store
+     * that overrides a hand-out method (to return a richer type) passes its result through here.
+     *
+     * @param <T>     the concept's type
+     * @param concept the concept handed out
+     * @param closer  how to close it
+     * @return {@code concept}
+     * @throws IllegalStateException when the session is closed (the concept is closed at once)
+     */
+    protected final <T> T track(T concept, java.util.function.Function<T, Mono<Void>> closer) {
+        boolean late;
+        synchronized (handedOut) {
+            late = closed;
+            if (!late) {
+                handedOut.add(() -> closer.apply(concept));
+            }
+        }
+        if (late) {
+            closer.apply(concept).subscribe(null, e -> { });
+            throw closedError();
+        }
+        return concept;
+    }
+
+    /**
+     * @param concept a concept about to be handed out
+     * @throws ConceptNotOfferedException when the store does not offer it
+     * @throws IllegalStateException      when the session is closed
+     */
+    protected final void offered(Concept concept) {
+        if (!concepts.contains(concept)) {
+            throw new ConceptNotOfferedException(name, concept);
+        }
+        synchronized (handedOut) {
+            if (closed) {
+                throw closedError();
+            }
+        }
+    }
+
+    private IllegalStateException closedError() {
+        return new IllegalStateException("the " + name + " store session is closed");
+    }
+
+    /** @return the mutex backend over the session's connections; its close must leave them open */
+    protected LockBackend lockBackend() {
+        throw new ConceptNotOfferedException(name, Concept.LOCK);
+    }
+
+    /** @return the fair lock backend over the session's connections; its close must leave them open */
+    protected LockBackend fairLockBackend() {
+        throw new ConceptNotOfferedException(name, Concept.FAIR_LOCK);
+    }
+
+    /** @return a semaphore store over the session's connections; its close must leave them open */
+    protected SemaphoreStore semaphoreStore() {
+        throw new ConceptNotOfferedException(name, Concept.SEMAPHORE);
+    }
+
+    /** @return a read-write store over the session's connections; its close must leave them open */
+    protected ReadWriteStore readWriteStore() {
+        throw new ConceptNotOfferedException(name, Concept.READ_WRITE_LOCK);
+    }
+
+    /** @return a window store over the session's connections; its close must leave them open */
+    protected WindowStore windowStore() {
+        throw new ConceptNotOfferedException(name, Concept.WINDOW_LOCK);
+    }
+
+    /** @return fenced values over the session's connections; their close must leave them open */
+    protected FencedValues fencedValuesPart() {
+        throw new ConceptNotOfferedException(name, Concept.FENCED_VALUES);
+    }
+
+    /** @return a task store over the session's connections; its close must leave them open */
+    protected TaskStore taskStore() {
+        throw new ConceptNotOfferedException(name, Concept.TASK_QUEUE);
+    }
+
+    /**
+     * Closes the session's own connections (not the application's client). Called once, after
+     * every concept handed out is closed.
+     *
+     * @return a {@code Mono} that closes on subscribe
+     */
+    protected abstract Mono<Void> closeConnections();
+
+    private Mono<Void> closeAll() {
+        List<Supplier<Mono<Void>>> all;
+        synchronized (handedOut) {
+            closed = true;
+            all = new ArrayList<>(handedOut);
+            handedOut.clear();
+        }
+        return Flux.fromIterable(all)
+                .flatMap(c -> c.get().onErrorResume(e -> Mono.empty()))
+                .then(Mono.defer(this::closeConnections));
+    }
+
+    /**
+     * A view of a backend whose {@link LockBackend#close()} does nothing, for a store whose mutex
+     * backend is the session's connection owner: lock clients over the view leave the connections
+     * open when they close.
+     *
+     * @param backend the session's backend
+     * @return the view
+     */
+    protected static LockBackend leftOpen(LockBackend backend) {
+        return new LeftOpen(backend);
+    }
+
+    /**
+     * A view of fenced values whose {@link FencedValues#close()} does nothing.
+     *
+     * @param values the session's fenced values
+     * @return the view
+     */
+    protected static FencedValues leftOpen(FencedValues values) {
+        return new FencedValues() {
+            @Override
+            public Mono<Boolean> write(String key, long token, String value) {
+                return values.write(key, token, value);
+            }
+
+            @Override
+            public Mono<FencedValue> read(String key) {
+                return values.read(key);
+            }
+
+            @Override
+            public Mono<Boolean> delete(String key, long token) {
+                return values.delete(key, token);
+            }
+
+            @Override
+            public Mono<Void> close() {
+                return Mono.empty();
+            }
+
+            @Override
+            public String toString() {
+                return values.toString();
+            }
+        };
+    }
+
+    @Override
+    public String toString() {
+        return name + " store session";
+    }
+
+    private static final class LeftOpen implements LockBackend {
+        private final LockBackend backend;
+
+        LeftOpen(LockBackend backend) {
+            this.backend = Objects.requireNonNull(backend, "backend");
+        }
+
+        @Override
+        public String name() {
+            return backend.name();
+        }
+
+        @Override
+        public Mono<Attempt> tryGrant(GrantRequest request) {
+            return backend.tryGrant(request);
+        }
+
+        @Override
+        public Mono<List<RenewOutcome>> renew(List<RenewRequest> batch) {
+            return backend.renew(batch);
+        }
+
+        @Override
+        public Mono<Boolean> release(String name, String owner) {
+            return backend.release(name, owner);
+        }
+
+        @Override
+        public Mono<Boolean> updatePayload(HeldLock lock, @Nullable String payload) {
+            return backend.updatePayload(lock, payload);
+        }
+
+        @Override
+        public Mono<Holder> inspect(String name) {
+            return backend.inspect(name);
+        }
+
+        @Override
+        public Flux<LockEvent> events(String name) {
+            return backend.events(name);
+        }
+
+        @Override
+        public RenewalMode renewalMode() {
+            return backend.renewalMode();
+        }
+
+        @Override
+        public Flux<Renewal> sessionRenewals(HeldLock lease, LockClock clock) {
+            return backend.sessionRenewals(lease, clock);
+        }
+
+        @Override
+        public Mono<Void> close() {
+            return Mono.empty();
+        }
+
+        @Override
+        public String toString() {
+            return backend.toString();
+        }
+    }
+}
