@@ -5,6 +5,7 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.fencing.FencedValues;
 import io.reactivelocks.rwlock.ReadWriteLock;
 import io.reactivelocks.rwlock.ReadWriteLockOptions;
@@ -41,6 +42,66 @@ import java.util.Objects;
 public final class RedisLocks {
 
     private RedisLocks() {
+    }
+
+    /**
+     * @param client the application's Redis client (not closed by the session)
+     * @return a session with {@link RedisLockOptions#defaults()}
+     * @see #connect(RedisClient, RedisLockOptions)
+     */
+    public static LockStore connect(RedisClient client) {
+        return connect(client, RedisLockOptions.defaults());
+    }
+
+    /**
+     * A session with Redis that hands out every concept — locks, fair locks, semaphores,
+     * read-write locks, multi-locks, window locks, elections, fenced values, task queues — over
+     * one command and one pub/sub connection, opened on first use. Closing the session closes
+     * every concept it handed out, then those two connections; the client stays the application's.
+     *
+     * @param client       the application's Redis client (one server, or Sentinel by URI)
+     * @param redisOptions key prefix, fencing counter lifetime, URI
+     * @return the session
+     * @throws NullPointerException naming the argument when one is null
+     */
+    public static LockStore connect(RedisClient client, RedisLockOptions redisOptions) {
+        return new RedisStoreSession(RedisLockBackend.create(client, redisOptions));
+    }
+
+    /**
+     * @param client the application's Redis Cluster client (not closed by the session)
+     * @return a session with {@link RedisLockOptions#defaults()}
+     * @see #connect(RedisClusterClient, RedisLockOptions)
+     */
+    public static LockStore connect(RedisClusterClient client) {
+        return connect(client, RedisLockOptions.defaults());
+    }
+
+    /**
+     * A session with a Redis Cluster that hands out every concept over the cluster client's one
+     * command connection and one pub/sub connection; as {@link #connect(RedisClient, RedisLockOptions)}.
+     *
+     * @param client       the application's cluster client
+     * @param redisOptions key prefix, fencing counter lifetime
+     * @return the session
+     * @throws NullPointerException naming the argument when one is null
+     */
+    public static LockStore connect(RedisClusterClient client, RedisLockOptions redisOptions) {
+        return new RedisStoreSession(RedisLockBackend.create(client, redisOptions));
+    }
+
+    /**
+     * A session over a backend the application built (for instance over its own connections,
+     * {@link RedisLockBackend#create(io.lettuce.core.api.StatefulRedisConnection,
+     * io.lettuce.core.pubsub.StatefulRedisPubSubConnection, RedisLockOptions)}); closing the session
+     * closes the backend.
+     *
+     * @param backend the backend, owned by the session from now on
+     * @return the session
+     * @throws NullPointerException when {@code backend} is null
+     */
+    public static LockStore connect(RedisLockBackend backend) {
+        return new RedisStoreSession(Objects.requireNonNull(backend, "backend"));
     }
 
     /**

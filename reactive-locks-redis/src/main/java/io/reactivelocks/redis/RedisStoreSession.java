@@ -1,0 +1,68 @@
+package io.reactivelocks.redis;
+
+import io.reactivelocks.Concept;
+import io.reactivelocks.fencing.FencedValues;
+import io.reactivelocks.spi.AbstractLockStore;
+import io.reactivelocks.spi.LockBackend;
+import io.reactivelocks.spi.rwlock.ReadWriteStore;
+import io.reactivelocks.spi.semaphore.SemaphoreStore;
+import io.reactivelocks.spi.task.TaskStore;
+import io.reactivelocks.spi.window.WindowStore;
+import java.util.EnumSet;
+import java.util.Objects;
+import reactor.core.publisher.Mono;
+
+/**
+ * The Redis {@link io.reactivelocks.LockStore}: every concept over one {@link RedisLockBackend},
+ * whose command and pub/sub connections (or the cluster client's) are the session's one
+ * connection set; each concept's store is built over it without owning it.
+ */
+final class RedisStoreSession extends AbstractLockStore {
+
+    private final RedisLockBackend backend;
+
+    RedisStoreSession(RedisLockBackend backend) {
+        super("redis", EnumSet.allOf(Concept.class));
+        this.backend = Objects.requireNonNull(backend, "backend");
+    }
+
+    @Override
+    protected LockBackend lockBackend() {
+        return leftOpen(backend);
+    }
+
+    @Override
+    protected LockBackend fairLockBackend() {
+        return new RedisFairLockBackend(backend, false);
+    }
+
+    @Override
+    protected SemaphoreStore semaphoreStore() {
+        return new RedisSemaphoreStore(backend, false);
+    }
+
+    @Override
+    protected ReadWriteStore readWriteStore() {
+        return new RedisReadWriteStore(backend, false);
+    }
+
+    @Override
+    protected WindowStore windowStore() {
+        return new RedisWindowStore(backend, false);
+    }
+
+    @Override
+    protected FencedValues fencedValuesPart() {
+        return leftOpen(new RedisFencedValues(backend));
+    }
+
+    @Override
+    protected TaskStore taskStore() {
+        return new RedisTaskStore(backend, false);
+    }
+
+    @Override
+    protected Mono<Void> closeConnections() {
+        return backend.close();
+    }
+}
