@@ -3,6 +3,7 @@ package io.reactivelocks.r2dbc;
 import io.r2dbc.spi.ConnectionFactory;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.fencing.FencedValues;
 import io.reactivelocks.rwlock.ReadWriteLock;
 import io.reactivelocks.rwlock.ReadWriteLockOptions;
@@ -53,6 +54,44 @@ import java.util.Objects;
 public final class PostgresLocks {
 
     private PostgresLocks() {
+    }
+
+    /**
+     * @param factory an r2dbc-postgresql connection factory or an r2dbc-pool {@code ConnectionPool}
+     * @return a session with {@link PostgresLockOptions#defaults()}
+     * @see #connect(ConnectionFactory, PostgresLockOptions)
+     */
+    public static LockStore connect(ConnectionFactory factory) {
+        return connect(factory, PostgresLockOptions.defaults());
+    }
+
+    /**
+     * A session with PostgreSQL that hands out every concept — locks, fair locks, semaphores,
+     * read-write locks, multi-locks, window locks, elections, fenced values, task queues (a
+     * {@link PostgresTaskQueue}) — over one pool (the factory when it is an r2dbc-pool
+     * {@code ConnectionPool}, else one the session creates with
+     * {@link PostgresLockOptions#poolMaxSize()}) and one {@code LISTEN} connection, opened on first
+     * use. Closing the session closes every concept it handed out, then the listening connection and
+     * the pool it created; a pool passed in stays the application's.
+     *
+     * @param factory         an r2dbc-postgresql connection factory or an r2dbc-pool {@code ConnectionPool}
+     * @param postgresOptions schema, tables, channel, schema creation, pool and listener settings
+     * @return the session
+     * @throws NullPointerException naming the argument when one is null
+     */
+    public static LockStore connect(ConnectionFactory factory, PostgresLockOptions postgresOptions) {
+        return new PostgresStoreSession(PostgresLockBackend.create(factory, postgresOptions));
+    }
+
+    /**
+     * A session over a backend the application built; closing the session closes the backend.
+     *
+     * @param backend the backend, owned by the session from now on
+     * @return the session
+     * @throws NullPointerException when {@code backend} is null
+     */
+    public static LockStore connect(PostgresLockBackend backend) {
+        return new PostgresStoreSession(Objects.requireNonNull(backend, "backend"));
     }
 
     /**

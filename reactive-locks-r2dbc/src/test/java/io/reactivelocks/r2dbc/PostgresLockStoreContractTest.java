@@ -1,0 +1,96 @@
+package io.reactivelocks.r2dbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.r2dbc.postgresql.PostgresqlConnectionConfiguration;
+import io.r2dbc.postgresql.PostgresqlConnectionFactory;
+import io.reactivelocks.Concept;
+import io.reactivelocks.Lease;
+import io.reactivelocks.LockStore;
+import io.reactivelocks.election.Leadership;
+import io.reactivelocks.multi.MultiLease;
+import io.reactivelocks.task.TaskClaim;
+import io.reactivelocks.task.TaskQueue;
+import io.reactivelocks.test.LockStoreContract;
+import io.reactivelocks.test.server.PostgresServer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+import reactor.core.Disposable;
+
+/** The store-session contract on a real PostgreSQL, and the session's one pool and one LISTEN connection counted by the server. */
+class PostgresLockStoreContractTest extends LockStoreContract {
+
+    private static final PostgresLockOptions PG = PostgresLockOptions.builder().schema("store_session").poolMaxSize(3).build();
+
+    @Override
+    protected LockStore connect() {
+        return PostgresLocks.connect(PostgresTestSupport.factory(PostgresTestSupport.shared()), PG);
+    }
+
+    @Override
+    protected Set<Concept> expectedConcepts() {
+        return EnumSet.allOf(Concept.class);
+    }
+
+    private static PostgresqlConnectionFactory named(String applicationName) {
+        PostgresServer pg = PostgresTestSupport.shared();
+        return new PostgresqlConnectionFactory(PostgresqlConnectionConfiguration.builder()
+                .host(pg.host()).port(pg.port()).username(pg.username()).password(pg.password())
+                .database(pg.database()).connectTimeout(Duration.ofSeconds(3))
+                .applicationName(applicationName).build());
+    }
+
+    private static Map<String, Object> connections(String applicationName) {
+        return PostgresTestSupport.sql(PostgresTestSupport.factory(PostgresTestSupport.shared()),
+                "SELECT count(*) AS total, count(*) FILTER (WHERE query LIKE 'LISTEN%') AS listening"
+                        + " FROM pg_stat_activity WHERE application_name = $1", applicationName).get(0);
+    }
+
+    @Test
+    void everyConceptInUseAtOnceSharesOnePoolAndOneListeningConnection() {
+        String app = name("session");
+        LockStore store = PostgresLocks.connect(named(app), PG);
+        try {
+            String n = name("conns");
+            List<Disposable> running = new ArrayList<>();
+            List<Lease> leases = new ArrayList<>();
+            leases.add(store.locks(OPTIONS).acquire(n + "-lock").block(STEP));
+            leases.add(store.fairLocks(OPTIONS).acquire(n + "-fair").block(STEP));
+            leases.add(store.semaphores(OPTIONS).acquire(n + "-sem", 2).block(STEP));
+            leases.add(store.readWriteLocks(OPTIONS).read().acquire(n + "-rw").block(STEP));
+            MultiLease multi = store.multiLocks(OPTIONS).acquire(List.of(n + "-m1", n + "-m2")).block(STEP);
+            assertThat(store.windowLocks(OPTIONS).tryClaim(n + "-win", Duration.ofMinutes(1)).block(STEP)).isNotNull();
+            Leadership term = store.elections(OPTIONS).campaign(n + "-elect", "me").next().block(STEP);
+            assertThat(term).isNotNull();
+            assertThat(store.fencedValues().write(n + "-fenced", 1, "v").block(STEP)).isTrue();
+            TaskQueue q = store.taskQueue(OPTIONS);
+            assertThat(q.register(n + "-q", "t", 0).block(STEP)).isTrue();
+            TaskClaim claim = q.tryCapture(n + "-q", 1).blockFirst(STEP);
+            assertThat(claim).isNotNull();
+            running.add(store.locks(OPTIONS).observe(n + "-lock").subscribe());
+            running.add(store.semaphores(OPTIONS).observe(n + "-sem").subscribe());
+            running.add(store.locks(OPTIONS).acquire(n + "-lock").subscribe()); // a waiter, woken by NOTIFY
+
+            await().atMost(STEP).until(() -> ((Number) connections(app).get("listening")).longValue() >= 1);
+            Map<String, Object> c = connections(app);
+            assertThat(((Number) c.get("listening")).longValue()).as("one LISTEN connection for every concept").isEqualTo(1);
+            assertThat(((Number) c.get("total")).longValue()).as("the pool (at most 3) and the listener")
+                    .isBetween(2L, 4L);
+
+            running.forEach(Disposable::dispose);
+            multi.release().block(STEP);
+            leases.forEach(l -> l.release().block(STEP));
+        } finally {
+            store.close().block(STEP);
+        }
+        // the server ends a backend process shortly after its client closed the connection
+        await().atMost(STEP).untilAsserted(() -> assertThat(((Number) connections(app).get("total")).longValue())
+                .as("closing the session closes them all").isZero());
+    }
+}
