@@ -3,6 +3,7 @@ package io.reactivelocks.etcd;
 import io.etcd.jetcd.Client;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.rwlock.ReadWriteLock;
 import io.reactivelocks.rwlock.ReadWriteLockOptions;
 import io.reactivelocks.semaphore.Semaphore;
@@ -41,6 +42,49 @@ import reactor.core.scheduler.Schedulers;
 public final class EtcdLocks {
 
     private EtcdLocks() {
+    }
+
+    /**
+     * @param client the application's jetcd client (not closed by the session)
+     * @return a session with {@link EtcdLockOptions#defaults()}
+     * @see #connect(Client, EtcdLockOptions)
+     */
+    public static LockStore connect(Client client) {
+        return connect(client, EtcdLockOptions.defaults());
+    }
+
+    /**
+     * A session with etcd that hands out every concept it offers — locks (FIFO, so also the fair
+     * lock), semaphores, read-write locks, multi-locks, window locks, elections — over the client's
+     * one channel; lock clients of one lease time share one session lease. Closing the session
+     * closes every concept it handed out and revokes its session leases; the client stays the
+     * application's. The task queue is not offered on etcd.
+     *
+     * @param client      the application's jetcd client
+     * @param etcdOptions key prefix and session settings; an unset session TTL becomes each lock
+     *                    client's lease time
+     * @return the session
+     * @throws NullPointerException naming the argument when one is null
+     */
+    public static LockStore connect(Client client, EtcdLockOptions etcdOptions) {
+        return new EtcdStoreSession(Objects.requireNonNull(client, "client"), false,
+                Objects.requireNonNull(etcdOptions, "etcdOptions"));
+    }
+
+    /**
+     * A session over a jetcd client of its own, built from endpoints, authentication and TLS
+     * settings, and closed with the session; otherwise as {@link #connect(Client, EtcdLockOptions)}.
+     *
+     * @param connection  endpoints, authentication, TLS
+     * @param etcdOptions key prefix and session settings
+     * @return the session
+     * @throws NullPointerException         naming the argument when one is null
+     * @throws java.io.UncheckedIOException when a TLS file cannot be read
+     */
+    public static LockStore connect(EtcdConnectionOptions connection, EtcdLockOptions etcdOptions) {
+        Objects.requireNonNull(connection, "connection");
+        Objects.requireNonNull(etcdOptions, "etcdOptions");
+        return new EtcdStoreSession(connection.connect(), true, etcdOptions);
     }
 
     /**

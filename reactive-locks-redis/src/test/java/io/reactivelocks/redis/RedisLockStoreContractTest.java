@@ -79,6 +79,8 @@ class RedisLockStoreContractTest extends LockStoreContract {
             // a waiter on the held lock: it listens for the release on the shared pub/sub connection
             running.add(store.locks(OPTIONS).acquire(n + "-lock").subscribe());
 
+            // the pub/sub connection opens as the waiter subscribes: wait for it, then count exactly
+            await().atMost(STEP).until(() -> clients(admin) - before >= 2);
             assertThat(clients(admin) - before)
                     .as("one command and one pub/sub connection for every concept of the session")
                     .isEqualTo(2);
