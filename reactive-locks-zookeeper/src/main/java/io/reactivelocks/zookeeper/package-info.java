@@ -9,5 +9,7 @@
  *
  * <p>Window locks (the core {@code WindowLock}, from {@code ZooKeeperLocks.windowLock}) are one
  * versioned write per claim, the window taken from the write's server-stamped {@code mtime}.
+ * Fenced values ({@link io.reactivelocks.zookeeper.ZooKeeperFencedValues}) are one persistent node
+ * per key under {@code <root>/fenced}, written at the version read.
  */
 package io.reactivelocks.zookeeper;
