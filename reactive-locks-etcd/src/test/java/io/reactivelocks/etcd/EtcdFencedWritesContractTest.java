@@ -20,7 +20,9 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 import reactor.test.StepVerifier;
 
 /**
@@ -101,6 +103,31 @@ class EtcdFencedWritesContractTest extends FencedWritesContract {
         assertThat(get(c, expected).getValue().toString(StandardCharsets.UTF_8)).as("the tombstone: the fence alone").isEqualTo("8");
         assertThat(revision(c)).isEqualTo(before + 2);
         Mono.fromFuture(() -> c.getKVClient().delete(ByteSequence.from(expected, StandardCharsets.UTF_8))).block(STEP);
+    }
+
+    /**
+     * Writers with one token are all admitted, so every one that loses a transaction to another
+     * must go round again: each {@code true} is exactly one put, none lost, none doubled.
+     */
+    @Test
+    void writersThatLoseTheTransactionGoRoundAgainAndEachAcceptedWriteIsOnePut() {
+        List<FencedValues> writers = List.of(values(), values(), values());
+        String k = key("rounds");
+        for (FencedValues w : writers) {
+            w.read(k).block(STEP);
+        }
+        Client c = newClient();
+        long before = revision(c);
+        List<Boolean> results = Flux.range(0, 30)
+                .flatMap(i -> writers.get(i % writers.size()).write(k, 5, "v" + i).subscribeOn(Schedulers.parallel()), 16)
+                .collectList().block(STEP);
+        assertThat(results).hasSize(30).containsOnly(true);
+        assertThat(revision(c)).as("one put per accepted write").isEqualTo(before + 30);
+        assertThat(get(c, ((EtcdFencedValues) writers.get(0)).key(k).toString(StandardCharsets.UTF_8)).getVersion())
+                .isEqualTo(30);
+        FencedValue last = writers.get(1).read(k).block(STEP);
+        assertThat(last.fence()).isEqualTo(5);
+        assertThat(last.value()).startsWith("v");
     }
 
     @Test
