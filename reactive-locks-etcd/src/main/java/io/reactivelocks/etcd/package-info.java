@@ -8,6 +8,7 @@
  *
  * <p>Window locks (the core {@code WindowLock}, from {@code EtcdLocks.windowLock}) are one
  * conditional put per claim; the window index comes from the client's clock, since etcd has none
- * a transaction can read.
+ * a transaction can read. Fenced values ({@link io.reactivelocks.etcd.EtcdFencedValues}) are one key
+ * per key, written by a compare-and-set transaction on its mod revision.
  */
 package io.reactivelocks.etcd;
