@@ -2,6 +2,7 @@ package io.reactivelocks.zookeeper;
 
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.rwlock.ReadWriteLock;
 import io.reactivelocks.rwlock.ReadWriteLockOptions;
 import io.reactivelocks.semaphore.Semaphore;
@@ -42,6 +43,32 @@ import org.apache.curator.framework.imps.CuratorFrameworkState;
 public final class ZooKeeperLocks {
 
     private ZooKeeperLocks() {
+    }
+
+    /**
+     * @param client the application's Curator client (not closed by the session)
+     * @return a session with {@link ZooKeeperLockOptions#defaults()}
+     * @see #connect(CuratorFramework, ZooKeeperLockOptions)
+     */
+    public static LockStore connect(CuratorFramework client) {
+        return connect(client, ZooKeeperLockOptions.defaults());
+    }
+
+    /**
+     * A session with ZooKeeper that hands out every concept it offers — locks (FIFO, so also the
+     * fair lock), semaphores, read-write locks, multi-locks, window locks, elections, fenced values —
+     * over the client's one ZooKeeper session (started here when it is not yet). Closing the session
+     * closes every concept it handed out (their ephemeral nodes go); the client stays the
+     * application's. The task queue is not offered on ZooKeeper.
+     *
+     * @param client    the application's Curator client
+     * @param zkOptions root path, ACL, request timeout
+     * @return the session
+     * @throws NullPointerException     naming the argument when one is null
+     * @throws IllegalArgumentException when the client is closed or its connect string malformed
+     */
+    public static LockStore connect(CuratorFramework client, ZooKeeperLockOptions zkOptions) {
+        return new ZooKeeperStoreSession(Objects.requireNonNull(client, "client"), Objects.requireNonNull(zkOptions, "zkOptions"));
     }
 
     /**
