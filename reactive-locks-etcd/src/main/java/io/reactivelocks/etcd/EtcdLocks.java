@@ -55,7 +55,7 @@ public final class EtcdLocks {
 
     /**
      * A session with etcd that hands out every concept it offers — locks (FIFO, so also the fair
-     * lock), semaphores, read-write locks, multi-locks, window locks, elections — over the client's
+     * lock), semaphores, read-write locks, multi-locks, window locks, elections, fenced values — over the client's
      * one channel; lock clients of one lease time share one session lease. Closing the session
      * closes every concept it handed out and revokes its session leases; the client stays the
      * application's. The task queue is not offered on etcd.

@@ -27,12 +27,12 @@ import reactor.core.scheduler.Schedulers;
  * one {@link EtcdLockBackend} — one session lease — per lease time asked for (on etcd a lock's
  * lease time is its session's TTL, so lock clients with another lease time get a backend, and a
  * session lease, of their own; usually there is one). Semaphore permits and read-write grants live on
- * a lease per grant over the same channel.
+ * a lease per grant over the same channel; fenced values are plain keys.
  */
 final class EtcdStoreSession extends AbstractLockStore {
 
-    /** What the etcd store offers: all but the task queue (no server-side ordered claim scan in one request). */
-    static final Set<Concept> CONCEPTS = EnumSet.complementOf(EnumSet.of(Concept.TASK_QUEUE, Concept.FENCED_VALUES));
+    /** What the etcd store offers: all but the task queue. */
+    static final Set<Concept> CONCEPTS = EnumSet.complementOf(EnumSet.of(Concept.TASK_QUEUE));
 
     private final Client client;
     private final boolean ownsClient;
@@ -101,6 +101,11 @@ final class EtcdStoreSession extends AbstractLockStore {
         // etcd has no clock a transaction can read: the window comes from the options' scheduler's now
         return track(WindowLock.create(new EtcdWindowStore(client, false, etcdOptions.prefix() + "-window",
                 options.scheduler() != null ? options.scheduler() : Schedulers.parallel()), options), WindowLock::close);
+    }
+
+    @Override
+    protected io.reactivelocks.fencing.FencedValues fencedValuesPart() {
+        return EtcdFencedValues.create(client, etcdOptions); // owns nothing: its close leaves the client open
     }
 
     @Override

@@ -55,7 +55,7 @@ class ZooKeeperLockStoreContractTest extends LockStoreContract {
     }
 
     @Test
-    void everyConceptInUseAtOnceSharesTheClientsOneSession() {
+    void everyConceptInUseAtOnceSharesTheClientsOneSession() throws InterruptedException {
         CuratorFramework own = ZooKeeperTestSupport.curator(zk.server.connectString(), Duration.ofSeconds(10));
         try {
             assertThat(own.blockUntilConnected(20, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
