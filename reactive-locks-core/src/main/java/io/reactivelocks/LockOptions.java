@@ -12,13 +12,14 @@ import reactor.util.retry.RetryBackoffSpec;
  * each operation may take its own. Build with {@link #builder()} or change a copy with
  * {@link #mutate()}; {@link Builder#build()} checks every value and names the one that is wrong.
  *
- * <p>Defaults: lease time 30 s, renewal every lease/3, wait until cancelled, backoff exponential
+ * <p>Defaults: lease time 30 s, renewal every lease/3, wait at most 30 s ({@link #DEFAULT_WAIT_TIMEOUT}), backoff exponential
  * with full jitter from 10 ms to 1 s, request timeout 5 s, drift allowance 1% + 2 ms, the
  * client's own scheduler and {@link LockClock#system()}.
  *
  * <p>Every duration is at most {@link #MAX_DURATION} (100 years), so that deadlines computed in
- * nanoseconds never overflow; a longer one is rejected by the builder, naming the option. For
- * "wait until cancelled" leave {@link Builder#waitTimeout(Duration)} {@code null}.
+ * nanoseconds never overflow; a longer one is rejected by the builder, naming the option. Nothing
+ * waits forever unless asked to: for "wait until cancelled" set {@link Builder#waitTimeout(Duration)}
+ * to {@code null}.
  */
 public final class LockOptions {
 
@@ -27,6 +28,9 @@ public final class LockOptions {
      * nanoseconds on a monotonic clock; this bound keeps them far from {@code Long.MAX_VALUE}.
      */
     public static final Duration MAX_DURATION = Duration.ofDays(36500);
+
+    /** How long an acquire waits unless told otherwise: 30 s, then {@link LockTimeoutException}. */
+    public static final Duration DEFAULT_WAIT_TIMEOUT = Duration.ofSeconds(30);
 
     /** The default backoff: exponential from 10 ms, capped at 1 s, full jitter. */
     public static final RetryBackoffSpec DEFAULT_BACKOFF =
@@ -43,6 +47,7 @@ public final class LockOptions {
     private final Duration leaseTime;
     private final Duration renewalInterval;
     private final Duration waitTimeout;
+    private final boolean waitTimeoutSet;
     private final RetryBackoffSpec backoff;
     private final Duration requestTimeout;
     private final double driftFactor;
@@ -57,6 +62,7 @@ public final class LockOptions {
         this.renewalIntervalSet = b.renewalInterval != null;
         this.renewalInterval = b.renewalInterval != null ? b.renewalInterval : b.leaseTime.dividedBy(3);
         this.waitTimeout = b.waitTimeout;
+        this.waitTimeoutSet = b.waitTimeoutSet;
         this.backoff = b.backoff;
         this.requestTimeout = b.requestTimeout;
         this.driftFactor = b.driftFactor;
@@ -82,6 +88,7 @@ public final class LockOptions {
         b.leaseTime = leaseTime;
         b.renewalInterval = renewalIntervalSet ? renewalInterval : null;
         b.waitTimeout = waitTimeout;
+        b.waitTimeoutSet = waitTimeoutSet;
         b.backoff = backoff;
         b.requestTimeout = requestTimeout;
         b.driftFactor = driftFactor;
@@ -119,9 +126,21 @@ public final class LockOptions {
         return renewalInterval;
     }
 
-    /** @return how long {@code acquire} waits before {@link LockTimeoutException}; {@code null} = until cancelled */
+    /**
+     * @return how long {@code acquire} waits before {@link LockTimeoutException}
+     *         ({@link #DEFAULT_WAIT_TIMEOUT} unless set); {@code null} = until cancelled
+     */
     public Duration waitTimeout() {
         return waitTimeout;
+    }
+
+    /**
+     * @return whether {@link #waitTimeout()} was set on the builder (rather than left at
+     *         {@link #DEFAULT_WAIT_TIMEOUT}); integrations with a wait timeout of their own apply
+     *         theirs when it was not
+     */
+    public boolean isWaitTimeoutSet() {
+        return waitTimeoutSet;
     }
 
     /** @return the backoff between contended attempts (its min, max, jitter factor and attempt bound are used) */
@@ -185,7 +204,8 @@ public final class LockOptions {
     public static final class Builder {
         private Duration leaseTime = Duration.ofSeconds(30);
         private Duration renewalInterval;
-        private Duration waitTimeout;
+        private Duration waitTimeout = DEFAULT_WAIT_TIMEOUT;
+        private boolean waitTimeoutSet;
         private RetryBackoffSpec backoff = DEFAULT_BACKOFF;
         private Duration requestTimeout = Duration.ofSeconds(5);
         private double driftFactor = 0.01;
@@ -233,11 +253,12 @@ public final class LockOptions {
 
         /**
          * @param waitTimeout how long acquire waits; positive and at most {@link #MAX_DURATION}, or
-         *                    {@code null} to wait until cancelled
+         *                    {@code null} to wait until cancelled ({@link #DEFAULT_WAIT_TIMEOUT} unless set)
          * @return this builder
          */
         public Builder waitTimeout(Duration waitTimeout) {
             this.waitTimeout = waitTimeout == null ? null : positive(waitTimeout, "waitTimeout");
+            this.waitTimeoutSet = true;
             return this;
         }
 

@@ -52,7 +52,8 @@ public interface LeaderElection {
 
     /**
      * Campaigns: waits until this candidate may lead (as {@link LockClient#hold} waits for the
-     * lock), stores {@code value} as the leader's value and emits a {@link Leadership}; after
+     * lock; without a wait timeout set explicitly on the options —
+     * {@link LockOptions#isWaitTimeoutSet()} — until it leads or is cancelled), stores {@code value} as the leader's value and emits a {@link Leadership}; after
      * each renewal it emits the term again (same token, later deadline). Completes when
      * leadership is lost — before any other candidate can be elected — or resigned
      * ({@link Leadership#resign()}); {@code repeat()} it to campaign again. Cancelling resigns, or

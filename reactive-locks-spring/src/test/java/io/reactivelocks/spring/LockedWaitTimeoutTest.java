@@ -53,8 +53,11 @@ class LockedWaitTimeoutTest {
 
     /** A client on the shared store and virtual time; {@code wait} null: the library's default, wait until cancelled. */
     private LockClient client(Duration wait) {
-        LockClient c = LocalLockBackend.client(store, LockOptions.builder().waitTimeout(wait)
-                .scheduler(vts).clock(LockClock.of(vts)).build());
+        LockOptions.Builder b = LockOptions.builder().scheduler(vts).clock(LockClock.of(vts));
+        if (wait != null) { // null: the client leaves its wait timeout at the library's default
+            b.waitTimeout(wait);
+        }
+        LockClient c = LocalLockBackend.client(store, b.build());
         clients.add(c);
         return c;
     }

@@ -37,6 +37,9 @@ public final class DefaultLeaderElection implements LeaderElection {
         LockNames.check(name, "name");
         Payloads.check(value, "value");
         LockOptions base = options != null ? options : locks.defaultOptions();
+        if (!base.isWaitTimeoutSet()) {
+            base = base.mutate().waitTimeout(null).build(); // a candidate campaigns until it leads unless told otherwise
+        }
         LockOptions withValue = base.withPayload(value);
         return Flux.defer(() -> locks.hold(name, withValue)).map(lease -> new Leadership(name, lease));
     }

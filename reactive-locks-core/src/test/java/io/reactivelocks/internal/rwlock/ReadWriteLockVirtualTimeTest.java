@@ -49,6 +49,7 @@ class ReadWriteLockVirtualTimeTest {
         // a 10-minute backoff: only a notification, an expiry or an intent refresh can wake a waiter within a test
         options = LockOptions.builder()
                 .leaseTime(Duration.ofSeconds(3))
+                .waitTimeout(null) // waits until woken: these tests advance past the default 30 s
                 .backoff(Retry.backoff(Long.MAX_VALUE, Duration.ofMinutes(10)).maxBackoff(Duration.ofMinutes(10)).jitter(0))
                 .scheduler(vts).clock(LockClock.of(vts))
                 .build();

@@ -43,6 +43,7 @@ class SemaphoreVirtualTimeTest {
         // a 10-minute backoff: only a notification or an expiry can wake a waiter within a test
         options = LockOptions.builder()
                 .leaseTime(Duration.ofSeconds(3))
+                .waitTimeout(null) // waits until woken: these tests advance past the default 30 s
                 .backoff(Retry.backoff(Long.MAX_VALUE, Duration.ofMinutes(10)).maxBackoff(Duration.ofMinutes(10)).jitter(0))
                 .scheduler(vts).clock(LockClock.of(vts))
                 .build();
