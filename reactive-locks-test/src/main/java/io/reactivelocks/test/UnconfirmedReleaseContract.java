@@ -125,7 +125,7 @@ public abstract class UnconfirmedReleaseContract {
             try {
                 assertThat(paused).as("the server was paused by the body").isTrue();
                 assertThat(result).as("the body's value").isEqualTo(42);
-                assertThat(events.seen).as("listener events of '%s' (renewals left out)", name)
+                assertThat(events.withoutRenewals()).as("listener events of '%s' (renewals left out)", name)
                         .containsExactly(EXPECTED_EVENTS);
                 assertThat(holder.metrics().unconfirmedReleaseCount()).isEqualTo(1);
                 assertThat(holder.metrics().heldLeaseCount()).isZero();
@@ -145,7 +145,9 @@ public abstract class UnconfirmedReleaseContract {
             next.release().block(STEP);
             await().atMost(STEP).untilAsserted(() -> assertThat(storedFor(name)).as("held for '%s' at the end", name).isEmpty());
 
-            assertThat(events.seen).as("listener events of '%s' at the end", name).containsExactly(EXPECTED_EVENTS);
+            assertThat(events.withoutRenewals()).as("listener events of '%s' at the end", name).containsExactly(EXPECTED_EVENTS);
+            assertThat(events.afterRelease()).as("events of '%s' after the release: renewal stopped", name)
+                    .containsExactly("releaseUnconfirmed");
             assertThat(holder.metrics().unconfirmedReleaseCount()).isEqualTo(1);
             assertThat(log.lines()).as("WARN lines naming '%s'", name)
                     .filteredOn(l -> l.contains("WARN") && l.contains(name))
@@ -153,13 +155,25 @@ public abstract class UnconfirmedReleaseContract {
         }
     }
 
-    /** The events of one lock's leases other than their renewals, in order. */
+    /** The events of one lock's leases, in order. */
     private static final class Events implements LockListener {
-        final List<String> seen = new CopyOnWriteArrayList<>();
+        private final List<String> seen = new CopyOnWriteArrayList<>();
         private final String lock;
 
         Events(String lock) {
             this.lock = lock;
+        }
+
+        /** @return the events but renewals (a renewal may or may not fall before the pause) */
+        List<String> withoutRenewals() {
+            return seen.stream().filter(e -> !e.equals("renewalStarted") && !e.equals("renewed")).toList();
+        }
+
+        /** @return every event after the release, renewals included */
+        List<String> afterRelease() {
+            List<String> all = List.copyOf(seen);
+            int released = all.indexOf("released");
+            return released < 0 ? all : all.subList(released + 1, all.size());
         }
 
         private void add(String name, String event) {
@@ -186,6 +200,16 @@ public abstract class UnconfirmedReleaseContract {
         @Override
         public void onAcquireFailed(String name, Throwable error, Duration waited) {
             add(name, "acquireFailed: " + error);
+        }
+
+        @Override
+        public void onRenewalStarted(String name, long token) {
+            add(name, "renewalStarted");
+        }
+
+        @Override
+        public void onRenewed(String name, long token) {
+            add(name, "renewed");
         }
 
         @Override
