@@ -235,7 +235,11 @@ final class ZooKeeperLockQueue {
 
     /**
      * Leaves the queue: deletes the owner's node (found by its remembered path, or by the owner id
-     * in the children's names), then schedules the prune of the lock's node.
+     * in the children's names), then schedules the prune of the lock's node. The delete and the
+     * prune go on whatever the caller does: a caller that gave up (its request timeout passed while
+     * ZooKeeper was frozen) cancels only its view, and the node's delete, still queued on the
+     * connection, is followed by the prune once ZooKeeper answers — else the emptied lock node would
+     * stay until the next reconnection, the close or the server's container sweep.
      */
     Mono<Boolean> release(String name, String owner) {
         return Mono.defer(() -> {
@@ -254,7 +258,7 @@ final class ZooKeeperLockQueue {
             } else {
                 deleted = nodes.deleteByOwner(name, owner);
             }
-            return deleted.doOnSuccess(d -> janitor.schedulePrune(name));
+            return Mono.fromFuture(deleted.doOnSuccess(d -> janitor.schedulePrune(name)).toFuture(), true);
         }).onErrorMap(e -> ZooKeeperErrors.map(name, "release", e));
     }
 

@@ -1,0 +1,64 @@
+package io.reactivelocks.zookeeper;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.reactivelocks.spi.LockBackend;
+import io.reactivelocks.test.UnconfirmedReleaseContract;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+
+/**
+ * The unconfirmed-release contract against a real ZooKeeper of its own, frozen with SIGSTOP. The
+ * owner's node is ephemeral: it lives as long as the client's session, which a running client
+ * keeps for ever; the session here (8 s) outlives the pause, and {@link #assertSessionKept} checks
+ * that it did — so the node must be gone by the client's own delete, not by the session's end.
+ * The name's own node (the parent of the owners' nodes) counts as left too until it is pruned.
+ */
+class ZooKeeperUnconfirmedReleaseContractTest extends UnconfirmedReleaseContract {
+
+    private static final Duration SESSION = Duration.ofSeconds(8);
+
+    private static ZooKeeperTestSupport zk;
+
+    @BeforeAll
+    static void startServer() {
+        zk = ZooKeeperTestSupport.start(); // its own: this class pauses it
+    }
+
+    @AfterAll
+    static void stopServer() {
+        if (zk != null) {
+            zk.close();
+        }
+    }
+
+    @Override
+    protected LockBackend newBackend() {
+        return ZooKeeperLockBackend.owning(ZooKeeperTestSupport.curator(zk.server.connectString(), SESSION), zk.options());
+    }
+
+    @Override
+    protected void pauseServer() {
+        zk.server.pause();
+    }
+
+    @Override
+    protected void resumeServer() {
+        zk.server.resume();
+    }
+
+    @Override
+    protected List<String> storedFor(String name) {
+        String lock = new ZNodeNames(zk.root).lockPath(name).substring(zk.root.length());
+        return zk.nodes().stream().filter(p -> p.equals(lock) || p.startsWith(lock + "/")).toList();
+    }
+
+    @Override
+    protected void assertSessionKept(LockBackend backend) {
+        ZooKeeperSession session = ((ZooKeeperLockBackend) backend).session();
+        assertThat(session.losses()).as("sessions the holder lost").isZero();
+        assertThat(session.sessionId()).as("the holder's session").isNotZero();
+    }
+}
