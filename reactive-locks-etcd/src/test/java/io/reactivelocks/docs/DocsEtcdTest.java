@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.etcd.jetcd.Client;
 import io.reactivelocks.Lease;
 import io.reactivelocks.LockClient;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.etcd.EtcdConnectionOptions;
 import io.reactivelocks.etcd.EtcdLockOptions;
@@ -41,14 +42,15 @@ class DocsEtcdTest {
     void quickStart() {
         // tag::quick-start[]
         Client etcd = Client.builder().endpoints(etcdUrl).build();   // e.g. "http://localhost:2379"; a cluster: every member
-        LockClient locks = EtcdLocks.create(etcd);                 // nothing is sent before first use
+        LockStore store = EtcdLocks.connect(etcd);                 // one session over the client; nothing sent before first use
+        LockClient locks = store.locks();                          // ... and every other concept: store.semaphores(...), ...
 
         Mono<String> receipt = locks.withLock("order:42", lease -> charge("order:42", lease.token()));
         Flux<Lease> held = locks.hold("scheduler");                // completes when the session is lost
         // end::quick-start[]
         StepVerifier.create(receipt).expectNextMatches(r -> r.startsWith("charged order:42 with fence ")).expectComplete().verify(STEP);
         StepVerifier.create(held.take(1)).expectNextCount(1).expectComplete().verify(STEP);
-        locks.close().block(STEP);
+        store.close().block(STEP);
         etcd.close();
     }
 

@@ -8,6 +8,7 @@ import io.r2dbc.spi.ConnectionFactories;
 import io.r2dbc.spi.ConnectionFactory;
 import io.reactivelocks.Lease;
 import io.reactivelocks.LockClient;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.r2dbc.FencedWrites;
 import io.reactivelocks.r2dbc.PostgresLockBackend;
@@ -46,12 +47,13 @@ class DocsPostgresTest {
     void quickStart() {
         // tag::quick-start[]
         ConnectionFactory db = ConnectionFactories.get(r2dbcUrl);   // e.g. "r2dbc:postgresql://app:secret@localhost:5432/app"
-        LockClient locks = PostgresLocks.create(db);               // pools db itself; creates its tables on first use
+        LockStore store = PostgresLocks.connect(db);               // one pool + one LISTEN connection; tables on first use
+        LockClient locks = store.locks();                          // ... and every other concept: store.semaphores(...), ...
 
         Mono<String> receipt = locks.withLock("order:42", lease -> charge("order:42", lease.token()));
         // end::quick-start[]
         StepVerifier.create(receipt).expectNextMatches(r -> r.startsWith("charged order:42 with fence ")).expectComplete().verify(STEP);
-        locks.close().block(STEP);
+        store.close().block(STEP);
     }
 
     @Test

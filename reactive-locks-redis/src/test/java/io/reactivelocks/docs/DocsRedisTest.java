@@ -9,6 +9,7 @@ import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.reactivelocks.Lease;
 import io.reactivelocks.LockClient;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.fencing.FencedValues;
 import io.reactivelocks.redis.RedisLockBackend;
@@ -55,12 +56,13 @@ class DocsRedisTest {
     void quickStart() {
         // tag::quick-start[]
         RedisClient redis = RedisClient.create(redisUrl);         // e.g. "redis://localhost:6379"
-        LockClient locks = RedisLocks.create(redis);              // nothing connects before first use
+        LockStore store = RedisLocks.connect(redis);              // one session; nothing connects before first use
+        LockClient locks = store.locks();                         // ... and every other concept: store.semaphores(...), ...
 
         Mono<String> receipt = locks.withLock("order:42", lease -> charge("order:42", lease.token()));
         // end::quick-start[]
         StepVerifier.create(receipt).expectNextMatches(r -> r.startsWith("charged order:42 with fence ")).expectComplete().verify(STEP);
-        locks.close().block(STEP);
+        store.close().block(STEP);
         redis.shutdown();
     }
 
@@ -86,14 +88,14 @@ class DocsRedisTest {
     void everyConceptOnOneBackend() {
         RedisClient redis = RedisClient.create(redisUrl);
         // tag::shared-backend[]
-        RedisLockBackend backend = RedisLocks.backend(redis, RedisLockOptions.defaults());   // one command + one pub/sub connection
-        LockClient locks = LockClient.create(backend, LockOptions.defaults());   // closing it closes the backend
-        LockClient fair = RedisLocks.fairLock(backend, LockOptions.defaults());  // these leave the backend open
-        WindowLock windows = RedisLocks.windowLock(backend, LockOptions.defaults());
-        Semaphore semaphore = RedisLocks.semaphore(backend, LockOptions.defaults());
-        ReadWriteLock readWrite = RedisLocks.readWriteLock(backend, ReadWriteLockOptions.defaults());
-        TaskQueue tasks = RedisLocks.taskQueue(backend, LockOptions.defaults());
-        FencedValues values = RedisLocks.fencedValues(redis);     // its own connection
+        LockStore store = RedisLocks.connect(redis, RedisLockOptions.defaults());   // one command + one pub/sub connection
+        LockClient locks = store.locks(LockOptions.defaults());   // every concept over those two connections
+        LockClient fair = store.fairLocks(LockOptions.defaults());
+        WindowLock windows = store.windowLocks(LockOptions.defaults());
+        Semaphore semaphore = store.semaphores(LockOptions.defaults());
+        ReadWriteLock readWrite = store.readWriteLocks(ReadWriteLockOptions.defaults());
+        TaskQueue tasks = store.taskQueue(LockOptions.defaults());
+        FencedValues values = store.fencedValues();
         // end::shared-backend[]
         StepVerifier.create(Flux.concat(
                         locks.withLock("a", l -> Mono.just(1)),
@@ -106,8 +108,7 @@ class DocsRedisTest {
                 .expectNext(1, 2, 3, 4, 5, 6, 7)
                 .expectComplete()
                 .verify(STEP);
-        Flux.concat(tasks.remove("f", "t").then(), tasks.close(), readWrite.close(), semaphore.close(), windows.close(),
-                fair.close(), values.close(), locks.close()).blockLast(STEP);
+        Flux.concat(tasks.remove("f", "t").then(), store.close()).blockLast(STEP);   // closes every concept, then the connections
         redis.shutdown();
     }
 

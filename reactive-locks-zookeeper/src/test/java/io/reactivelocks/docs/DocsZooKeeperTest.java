@@ -4,6 +4,7 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 
 import io.reactivelocks.Lease;
 import io.reactivelocks.LockClient;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.LockState;
 import io.reactivelocks.test.server.ZooKeeperServer;
@@ -50,9 +51,9 @@ class DocsZooKeeperTest {
                 .build();
         zk.start();                                                // the client stays yours: close it after the lock client
 
-        LockClient locks = ZooKeeperLocks.create(zk,
-                ZooKeeperLockOptions.builder().root("/app/locks").digestAcl("app", "secret").build(),
-                LockOptions.defaults());
+        LockStore store = ZooKeeperLocks.connect(zk,               // one session: the client's
+                ZooKeeperLockOptions.builder().root("/app/locks").digestAcl("app", "secret").build());
+        LockClient locks = store.locks();                          // ... and every other concept: store.semaphores(...), ...
 
         Mono<String> receipt = locks.withLock("order:42", lease -> charge("order:42", lease.token()));
         Flux<LockState> who = locks.observe("order:42");          // watches, no polling
@@ -61,7 +62,7 @@ class DocsZooKeeperTest {
         StepVerifier.create(who.take(1)).expectNextMatches(s -> !s.isHeld()).expectComplete().verify(STEP);
         Lease lease = locks.acquire("order:42").block(STEP);
         lease.release().block(STEP);
-        locks.close().block(STEP);
+        store.close().block(STEP);
         zk.close();
     }
 
