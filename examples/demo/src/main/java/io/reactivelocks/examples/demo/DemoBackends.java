@@ -6,6 +6,7 @@ import io.lettuce.core.RedisURI;
 import io.r2dbc.spi.ConnectionFactories;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.etcd.EtcdLocks;
 import io.reactivelocks.local.LocalLockBackend;
 import io.reactivelocks.local.LocalLockStore;
@@ -114,17 +115,17 @@ final class DemoBackends implements AutoCloseable {
                         + host + ":" + port);
                 RedisClient redis = RedisClient.create(redisUri);
                 resources.add(redis::shutdown);
-                return RedisLocks.create(redis, RedisLockOptions.builder().keyPrefix("demo:").uri(redisUri).build(), options);
+                return session(RedisLocks.connect(redis, RedisLockOptions.builder().keyPrefix("demo:").uri(redisUri).build()), options);
             }
             case "postgresql": {
                 String url = "r2dbc:postgresql://" + (uri.getRawUserInfo() == null ? "" : uri.getRawUserInfo() + "@")
                         + host + ":" + port + uri.getRawPath();
-                return PostgresLocks.create(ConnectionFactories.get(url), options);
+                return session(PostgresLocks.connect(ConnectionFactories.get(url)), options);
             }
             case "etcd": {
                 Client etcd = Client.builder().endpoints("http://" + host + ":" + port).build();
                 resources.add(etcd);
-                return EtcdLocks.create(etcd, options);
+                return session(EtcdLocks.connect(etcd), options);
             }
             default: {
                 CuratorFramework zk = CuratorFrameworkFactory.builder().connectString(host + ":" + port)
@@ -132,9 +133,19 @@ final class DemoBackends implements AutoCloseable {
                         .retryPolicy(new RetryNTimes(3, 100)).build();
                 zk.start();
                 resources.add(zk);
-                return ZooKeeperLocks.create(zk, options);
+                return session(ZooKeeperLocks.connect(zk), options);
             }
         }
+    }
+
+    /**
+     * @param store   an instance's session with the store (closed with the demo's other resources)
+     * @param options the lock options
+     * @return the instance's lock client from the session
+     */
+    private LockClient session(LockStore store, LockOptions options) {
+        resources.add(() -> store.close().block(Duration.ofSeconds(10)));
+        return store.locks(options);
     }
 
     /** The frozen instance goes silent on the network (nothing to do in memory: its timers stop). */

@@ -3,6 +3,7 @@ package io.reactivelocks.examples.webflux;
 import io.r2dbc.spi.ConnectionFactory;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.r2dbc.FencedWrites;
 import io.reactivelocks.r2dbc.PostgresLockOptions;
 import io.reactivelocks.r2dbc.PostgresLocks;
@@ -26,56 +27,56 @@ import org.springframework.context.annotation.Configuration;
 public class LockConfiguration {
 
     /**
-     * The lock client. Its lock table and token sequence are created on first use.
+     * The session with PostgreSQL: one pool and one {@code LISTEN} connection for every concept the
+     * application uses. Its tables and token sequence are created on first use.
      *
      * @param connectionFactory Spring Boot's connection factory ({@code spring.r2dbc.*})
-     * @param leaseTime         lease time of every lock ({@code example.locks.lease-time}, default 10 s)
-     * @param waitTimeout       how long a request waits for a lock ({@code example.locks.wait-timeout}, default 10 s)
-     * @return the client; closed by {@link #lockClientCloser(LockClient)}, not by Spring's inferred
+     * @return the session; closed by {@link #lockStoreCloser(LockStore)}, not by Spring's inferred
      *         {@code close()} (which would only build the {@code Mono})
      */
     @Bean(destroyMethod = "")
-    public LockClient lockClient(ConnectionFactory connectionFactory,
-                                 @Value("${example.locks.lease-time:10s}") Duration leaseTime,
-                                 @Value("${example.locks.wait-timeout:10s}") Duration waitTimeout) {
-        return PostgresLocks.create(connectionFactory, PostgresLockOptions.defaults(),
-                LockOptions.builder().leaseTime(leaseTime).waitTimeout(waitTimeout).build());
+    public LockStore lockStore(ConnectionFactory connectionFactory) {
+        return PostgresLocks.connect(connectionFactory, PostgresLockOptions.defaults());
     }
 
     /**
-     * Closes the lock client when the context closes (on the thread closing the context, never an
-     * event loop): releases held leases and stops the notification listener, before Spring closes
-     * the connection pool it depends on.
+     * Closes the session when the context closes (on the thread closing the context, never an event
+     * loop): releases held leases, stops the notification listener and closes the pool the session
+     * made, before Spring closes the connection factory it depends on.
      *
-     * @param lockClient the client to close
+     * @param lockStore the session to close
      * @return the closer
      */
     @Bean
-    public DisposableBean lockClientCloser(LockClient lockClient) {
-        return () -> lockClient.close().block(Duration.ofSeconds(10));
+    public DisposableBean lockStoreCloser(LockStore lockStore) {
+        return () -> lockStore.close().block(Duration.ofSeconds(10));
     }
 
     /**
-     * The window lock of {@code @ScheduledLock(lockAtLeastFor = ...)}: one claim per name and window, on the
-     * same database.
+     * The lock client, from the session.
      *
-     * @param connectionFactory Spring Boot's connection factory
-     * @return the window lock; closed by {@link #windowLockCloser(WindowLock)}
+     * @param lockStore   the session
+     * @param leaseTime   lease time of every lock ({@code example.locks.lease-time}, default 10 s)
+     * @param waitTimeout how long a request waits for a lock ({@code example.locks.wait-timeout}, default 10 s)
+     * @return the client; closed with the session
      */
     @Bean(destroyMethod = "")
-    public WindowLock windowLock(ConnectionFactory connectionFactory) {
-        return PostgresLocks.windowLock(connectionFactory);
+    public LockClient lockClient(LockStore lockStore,
+                                 @Value("${example.locks.lease-time:10s}") Duration leaseTime,
+                                 @Value("${example.locks.wait-timeout:10s}") Duration waitTimeout) {
+        return lockStore.locks(LockOptions.builder().leaseTime(leaseTime).waitTimeout(waitTimeout).build());
     }
 
     /**
-     * Closes the window lock when the context closes.
+     * The window lock of {@code @ScheduledLock(lockAtLeastFor = ...)}: one claim per name and window, from
+     * the same session.
      *
-     * @param windowLock the window lock to close
-     * @return the closer
+     * @param lockStore the session
+     * @return the window lock; closed with the session
      */
-    @Bean
-    public DisposableBean windowLockCloser(WindowLock windowLock) {
-        return () -> windowLock.close().block(Duration.ofSeconds(10));
+    @Bean(destroyMethod = "")
+    public WindowLock windowLock(LockStore lockStore) {
+        return lockStore.windowLocks(LockOptions.defaults());
     }
 
     /**
