@@ -68,14 +68,17 @@ class PostgresSchemaModeTest {
         assertThatThrownBy(() -> PostgresTestSupport.exec(app, "CREATE TABLE public.not_allowed (i integer)"))
                 .as("the application's role may not create").hasMessageContaining("permission denied");
 
-        PostgresLockOptions options = validate();
-        PostgresLockBackend backend = PostgresLockBackend.create(app, options);
+        // tag::schema-mode-validate[]
+        PostgresLockOptions options = PostgresLockOptions.builder().schemaMode(SchemaMode.VALIDATE).build();
+        PostgresLockBackend backend = PostgresLockBackend.create(app, options);   // creates nothing
+        Mono<Void> checked = backend.validateSchema();       // fails naming every missing object, if any
+        // end::schema-mode-validate[]
         LockClient locks = LockClient.create(backend, LockOptions.defaults());
         Semaphore semaphore = PostgresLocks.semaphore(backend, LockOptions.defaults());
         PostgresTaskQueue tasks = PostgresLocks.taskQueue(backend, LockOptions.defaults());
         FencedValues values = PostgresLocks.fencedValues(app, options);
         try {
-            StepVerifier.create(backend.validateSchema()).expectComplete().verify(TIMEOUT);
+            StepVerifier.create(checked).expectComplete().verify(TIMEOUT);
 
             StepVerifier.create(locks.withLock("order:1", lease -> Mono.just(lease.token())))
                     .assertNext(token -> assertThat(token).isPositive()).expectComplete().verify(TIMEOUT);
