@@ -11,7 +11,10 @@ import io.reactivelocks.LockBackendException;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.fencing.FencedValues;
+import io.reactivelocks.rwlock.ReadWriteLock;
+import io.reactivelocks.rwlock.ReadWriteLockOptions;
 import io.reactivelocks.semaphore.Semaphore;
+import io.reactivelocks.window.WindowLock;
 import io.reactivelocks.test.server.PostgresServer;
 import java.io.IOException;
 import java.time.Duration;
@@ -77,6 +80,9 @@ class PostgresSchemaModeTest {
         Semaphore semaphore = PostgresLocks.semaphore(backend, LockOptions.defaults());
         PostgresTaskQueue tasks = PostgresLocks.taskQueue(backend, LockOptions.defaults());
         FencedValues values = PostgresLocks.fencedValues(app, options);
+        LockClient fair = PostgresLocks.fairLock(backend, LockOptions.defaults());
+        ReadWriteLock rw = PostgresLocks.readWriteLock(backend, ReadWriteLockOptions.defaults());
+        WindowLock windows = PostgresLocks.windowLock(backend, LockOptions.defaults());
         try {
             StepVerifier.create(checked).expectComplete().verify(TIMEOUT);
 
@@ -94,7 +100,17 @@ class PostgresSchemaModeTest {
             StepVerifier.create(values.write("k", token, "v1")).expectNext(true).expectComplete().verify(TIMEOUT);
             StepVerifier.create(values.read("k")).assertNext(v -> assertThat(v.value()).isEqualTo("v1"))
                     .expectComplete().verify(TIMEOUT);
+
+            StepVerifier.create(fair.withLock("fair", lease -> Mono.just(lease.token())))
+                    .assertNext(t -> assertThat(t).isPositive()).expectComplete().verify(TIMEOUT);
+            StepVerifier.create(rw.write().withLock("catalog", lease -> Mono.just(lease.token())))
+                    .assertNext(t -> assertThat(t).isPositive()).expectComplete().verify(TIMEOUT);
+            StepVerifier.create(windows.tryClaim("nightly", Duration.ofHours(1)))
+                    .assertNext(c -> assertThat(c.token()).isPositive()).expectComplete().verify(TIMEOUT);
         } finally {
+            windows.close().block(TIMEOUT);
+            rw.close().block(TIMEOUT);
+            fair.close().block(TIMEOUT);
             values.close().block(TIMEOUT);
             tasks.close().block(TIMEOUT);
             semaphore.close().block(TIMEOUT);
