@@ -188,8 +188,8 @@ public final class PostgresLockBackend implements LockBackend {
     /**
      * Checks that every object of the whole store exists — the lock, window and watchers tables,
      * the sequence, and the tables, indexes and functions of the fair lock, semaphore, read-write
-     * lock, task queue and fenced values, as {@code docs/ddl/postgresql.sql} creates them for the
-     * default names — whatever the {@link PostgresLockOptions#schemaMode()}. Creates nothing and
+     * lock, task queue and fenced values, with the configured names ({@code docs/ddl/postgresql.sql}
+     * creates them with the default ones) — whatever the {@link PostgresLockOptions#schemaMode()}. Creates nothing and
      * reads only the catalogs. Lazy: each subscription checks once.
      *
      * @return a {@code Mono} that completes when nothing is missing; else errors with a
@@ -475,7 +475,8 @@ public final class PostgresLockBackend implements LockBackend {
     Mono<Void> firstUse(String concept, ExpectedSchema expected, Mono<Void> create) {
         return switch (options.schemaMode()) {
             case CREATE -> create.onErrorMap(e -> "42501".equals(PostgresErrors.sqlState(e))
-                    ? PostgresSchemaException.creationRefused(concept, e, "[42501] " + e.getMessage()) : e);
+                    ? PostgresSchemaException.creationRefused(concept, e, "[42501] " + String.valueOf(e.getMessage()).replace("[42501] ", ""))
+                    : e);
             case VALIDATE -> expected.check(this);
             case NONE -> Mono.empty();
         };

@@ -35,6 +35,9 @@ import reactor.test.StepVerifier;
  */
 class PostgresSchemaModeTest {
 
+    /** Bound of the superuser's statements: creating and dropping a database copies and removes files. */
+    private static final Duration ADMIN = Duration.ofSeconds(60);
+
     private PostgresServer pg;
     private String database;
     private String role;
@@ -48,24 +51,24 @@ class PostgresSchemaModeTest {
         database = "schema_mode_" + id;
         role = "schema_app_" + id;
         ConnectionFactory admin = PostgresTestSupport.factory(pg);
-        PostgresTestSupport.exec(admin, "CREATE DATABASE " + database);
-        PostgresTestSupport.exec(admin, "CREATE ROLE " + role + " LOGIN PASSWORD 'app'");
+        PostgresTestSupport.exec(admin, "CREATE DATABASE " + database, ADMIN);
+        PostgresTestSupport.exec(admin, "CREATE ROLE " + role + " LOGIN PASSWORD 'app'", ADMIN);
         superuser = factory(pg.username(), pg.password());
         // PostgreSQL 15 revokes it already; said here so that the test means the same on any version
-        PostgresTestSupport.exec(superuser, "REVOKE CREATE ON SCHEMA public FROM PUBLIC");
+        PostgresTestSupport.exec(superuser, "REVOKE CREATE ON SCHEMA public FROM PUBLIC", ADMIN);
         app = factory(role, "app");
     }
 
     @AfterEach
     void dropDatabaseAndRole() {
         ConnectionFactory admin = PostgresTestSupport.factory(pg);
-        PostgresTestSupport.exec(admin, "DROP DATABASE IF EXISTS " + database + " WITH (FORCE)");
-        PostgresTestSupport.exec(admin, "DROP ROLE IF EXISTS " + role);
+        PostgresTestSupport.exec(admin, "DROP DATABASE IF EXISTS " + database + " WITH (FORCE)", ADMIN);
+        PostgresTestSupport.exec(admin, "DROP ROLE IF EXISTS " + role, ADMIN);
     }
 
     @Test
     void theDdlFileAppliedByTheSuperuserLetsARoleWithoutCreateWorkInValidateMode() throws IOException {
-        PostgresTestSupport.exec(superuser, PostgresDdlFile.read());
+        PostgresTestSupport.exec(superuser, PostgresDdlFile.read(), ADMIN);
         PostgresTestSupport.exec(superuser, "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO " + role
                 + "; GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA public TO " + role);
         assertThatThrownBy(() -> PostgresTestSupport.exec(app, "CREATE TABLE public.not_allowed (i integer)"))
@@ -156,7 +159,7 @@ class PostgresSchemaModeTest {
 
     @Test
     void validateModeNamesExactlyTheMissingColumnIndexAndFunctionOfAnOtherwiseCompleteSchema() throws IOException {
-        PostgresTestSupport.exec(superuser, PostgresDdlFile.read());
+        PostgresTestSupport.exec(superuser, PostgresDdlFile.read(), ADMIN);
         PostgresTestSupport.exec(superuser, "ALTER TABLE public.reactive_locks DROP COLUMN payload;"
                 + " DROP INDEX public.reactive_locks_waiters_seq_idx;"
                 + " DROP FUNCTION public.reactive_locks_permits_grant(text, text[], integer, bigint, text, text)");
