@@ -87,10 +87,12 @@ final class ExpectedSchema {
     }
 
     /**
-     * Checks that every object exists ({@code schema_validate.sql}, catalog reads only).
+     * Checks that every object exists ({@code schema_validate.sql}, catalog reads only), then that
+     * the role may use them ({@code schema_privileges.sql}).
      *
      * @param backend whose pool runs the check
-     * @return completes when all exist; else errors with a {@link PostgresSchemaException} naming each missing one
+     * @return completes when all exist and may be used; else errors with a {@link PostgresSchemaException}
+     *         naming each missing object or, when none is missing, each missing privilege
      */
     Mono<Void> check(PostgresLockBackend backend) {
         int n = objects.size();
@@ -111,7 +113,47 @@ final class ExpectedSchema {
                         st -> st.bind(0, kinds).bind(1, schemas).bind(2, names).bind(3, columns).bind(4, args),
                         (row, md) -> objects.get(row.get("missing", Long.class).intValue() - 1).label())
                 .collectList()
-                .flatMap(missing -> missing.isEmpty() ? Mono.empty() : Mono.error(PostgresSchemaException.missing(missing)));
+                .flatMap(missing -> missing.isEmpty() ? checkPrivileges(backend) : Mono.error(PostgresSchemaException.missing(missing)));
+    }
+
+    /** The privileges the statements need: on the schema, and on each table, sequence and function. */
+    private Mono<Void> checkPrivileges(PostgresLockBackend backend) {
+        List<SchemaObject> used = new ArrayList<>();
+        for (SchemaObject o : objects) {
+            if (used.stream().noneMatch(u -> u.kind().equals("schema") && u.schema().equals(o.schema()))) {
+                used.add(new SchemaObject("schema", o.schema(), "", "", ""));
+            }
+        }
+        for (SchemaObject o : objects) {
+            if (o.kind().equals("table") || o.kind().equals("sequence") || o.kind().equals("function")) {
+                used.add(o);
+            }
+        }
+        String[] kinds = used.stream().map(SchemaObject::kind).toArray(String[]::new);
+        String[] schemas = used.stream().map(SchemaObject::schema).toArray(String[]::new);
+        String[] names = used.stream().map(SchemaObject::name).toArray(String[]::new);
+        return backend.query(backend.schemaPrivilegesSql, st -> st.bind(0, kinds).bind(1, schemas).bind(2, names),
+                        (row, md) -> new Lacking(used.get(row.get("object", Long.class).intValue() - 1),
+                                row.get("privilege", String.class), row.get("role", String.class)))
+                .collectList()
+                .flatMap(lacking -> {
+                    if (lacking.isEmpty()) {
+                        return Mono.empty();
+                    }
+                    Map<SchemaObject, List<String>> byObject = new LinkedHashMap<>();
+                    for (Lacking l : lacking) {
+                        byObject.computeIfAbsent(l.object(), k -> new ArrayList<>()).add(l.privilege());
+                    }
+                    List<String> labels = new ArrayList<>();
+                    byObject.forEach((o, privileges) -> labels.add("privilege " + String.join(", ", privileges) + " on "
+                            + (o.kind().equals("schema") ? "schema " + o.schema() : o.label())));
+                    return Mono.error(PostgresSchemaException.lacking(lacking.get(0).role(), labels,
+                            byObject.keySet().stream().map(SchemaObject::schema).distinct().toList()));
+                });
+    }
+
+    /** A privilege the role lacks on an object. */
+    private record Lacking(SchemaObject object, String privilege, String role) {
     }
 
     /** The names of a parameter list or a {@code RETURNS TABLE} column list: the first word of each item. */
@@ -143,7 +185,7 @@ final class ExpectedSchema {
     /**
      * One object the store needs.
      *
-     * @param kind          table, column, sequence, index or function
+     * @param kind          table, column, sequence, index or function (or schema, for its privileges)
      * @param schema        its schema
      * @param name          its name (a column's table)
      * @param column        a column's name, else empty

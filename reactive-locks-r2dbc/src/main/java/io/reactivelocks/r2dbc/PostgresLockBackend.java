@@ -93,6 +93,7 @@ public final class PostgresLockBackend implements LockBackend {
     final String schemaCheckSql;
     final String windowClaimSql;
     final String schemaValidateSql;
+    final String schemaPrivilegesSql;
     private final String unwatchAllSql;
     /** This backend's id in the watchers table (its listener's rows). */
     private final String listenerId = java.util.UUID.randomUUID().toString();
@@ -136,6 +137,7 @@ public final class PostgresLockBackend implements LockBackend {
                 names.get("watcher_table"), names.get("notify_fn") + "(text,text,text)"};
 
         this.schemaValidateSql = SqlScripts.render("schema_validate.sql", Map.of(), false);
+        this.schemaPrivilegesSql = SqlScripts.render("schema_privileges.sql", Map.of(), false);
         this.lockSchema = ExpectedSchema.of(schemaSql);
         this.schemaReady = Mono.defer(() -> firstUse("lock", lockSchema, ensureSchema()))
                 .cache(v -> FOREVER, e -> Duration.ZERO, () -> FOREVER);
@@ -192,8 +194,12 @@ public final class PostgresLockBackend implements LockBackend {
      * creates them with the default ones) — whatever the {@link PostgresLockOptions#schemaMode()}. Creates nothing and
      * reads only the catalogs. Lazy: each subscription checks once.
      *
+     * <p>When every object exists it checks that this role may use them: {@code USAGE} on the
+     * schema, {@code SELECT}, {@code INSERT}, {@code UPDATE} and {@code DELETE} on each table,
+     * {@code USAGE} (or {@code UPDATE}) on the sequence, {@code EXECUTE} on each function.
+     *
      * @return a {@code Mono} that completes when nothing is missing; else errors with a
-     *         {@link PostgresSchemaException} naming each missing object (or a
+     *         {@link PostgresSchemaException} naming each missing object or privilege (or a
      *         {@link LockBackendException} when the server cannot be asked)
      */
     public Mono<Void> validateSchema() {

@@ -5,7 +5,8 @@ import java.util.List;
 
 /**
  * The PostgreSQL store's schema is not usable as configured: objects are missing in
- * {@link SchemaMode#VALIDATE} ({@link #missingObjects()} names each), or creating them in
+ * {@link SchemaMode#VALIDATE} ({@link #missingObjects()} names each) — or, all there, the role
+ * lacks privileges on them ({@link #missingObjects()} names each) — or creating them in
  * {@link SchemaMode#CREATE} was refused (the role may not create; {@link #missingObjects()} is
  * empty). Never transient: the message says which option to change.
  */
@@ -43,6 +44,31 @@ public final class PostgresSchemaException extends LockBackendException {
     }
 
     /**
+     * @param role    the role that lacks them
+     * @param lacking the privileges, each as {@code privilege X, Y on kind schema.name}
+     * @param schemas the schemas of the objects, for the example grants
+     * @return the failure of a check in {@link SchemaMode#VALIDATE} that found every object but not every privilege
+     */
+    static PostgresSchemaException lacking(String role, List<String> lacking, List<String> schemas) {
+        String to = " TO \"" + role.replace("\"", "\"\"") + "\"";
+        StringBuilder m = new StringBuilder("the database role \"").append(role)
+                .append("\" lacks privileges on the PostgreSQL schema of reactive-locks (").append(OPTION)
+                .append(" is VALIDATE, so nothing is created or granted); missing ").append(lacking.size())
+                .append(lacking.size() == 1 ? " privilege:" : " privileges:");
+        for (String privilege : lacking) {
+            m.append("\n  - ").append(privilege);
+        }
+        m.append("\nGrant them as the owner of the objects, e.g.");
+        for (String schema : schemas) {
+            String s = "\"" + schema + "\"";
+            m.append(" GRANT USAGE ON SCHEMA ").append(s).append(to).append(';')
+                    .append(" GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ").append(s).append(to).append(';')
+                    .append(" GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA ").append(s).append(to).append(';');
+        }
+        return new PostgresSchemaException(m.toString(), null, SchemaMode.VALIDATE, lacking);
+    }
+
+    /**
      * @param concept what was being created, e.g. "lock"
      * @param cause   the refusal (SQLSTATE 42501), already described
      * @param detail  the description of the cause
@@ -61,7 +87,11 @@ public final class PostgresSchemaException extends LockBackendException {
         return schemaMode;
     }
 
-    /** @return the missing objects, each as {@code kind schema.name} (columns {@code column schema.table.column}); empty when creation was refused */
+    /**
+     * @return the missing objects, each as {@code kind schema.name} (columns {@code column schema.table.column}); when
+     *         none is missing, the missing privileges, each as {@code privilege X, Y on kind schema.name}; empty when
+     *         creation was refused
+     */
     public List<String> missingObjects() {
         return missingObjects;
     }

@@ -175,6 +175,41 @@ class PostgresSchemaModeTest {
     }
 
     @Test
+    void validateModeNamesThePrivilegesTheRoleLacksOnceEveryObjectExists() throws IOException {
+        PostgresTestSupport.exec(superuser, PostgresDdlFile.read(), ADMIN);
+        PostgresTestSupport.exec(superuser, "GRANT SELECT ON ALL TABLES IN SCHEMA public TO " + role
+                + "; REVOKE EXECUTE ON FUNCTION public.reactive_locks_watch(text[], text, bigint) FROM PUBLIC", ADMIN);
+        PostgresLockBackend backend = PostgresLockBackend.create(app, validate());
+        LockClient locks = LockClient.create(backend, LockOptions.defaults());
+        try {
+            StepVerifier.create(backend.validateSchema()).expectErrorSatisfies(e -> {
+                assertThat(e).isInstanceOf(PostgresSchemaException.class);
+                List<String> lacking = ((PostgresSchemaException) e).missingObjects();
+                assertThat(lacking).allMatch(l -> l.startsWith("privilege ")).contains(
+                        "privilege DELETE, INSERT, UPDATE on table public.reactive_locks",
+                        "privilege DELETE, INSERT, UPDATE on table public.reactive_lock_tasks",
+                        "privilege USAGE on sequence public.reactive_locks_token_seq",
+                        "privilege EXECUTE on function public.reactive_locks_watch")
+                        .noneMatch(l -> l.contains("schema public") || l.contains("reactive_locks_notify"));
+                assertThat(e.getMessage()).contains("\"" + role + "\" lacks privileges", "PostgresLockOptions.schemaMode",
+                        "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA \"public\" TO \"" + role + "\"");
+            }).verify(TIMEOUT);
+            StepVerifier.create(locks.tryAcquire("order:1")).expectErrorSatisfies(e -> assertThat(
+                    ((PostgresSchemaException) e).missingObjects()).contains("privilege EXECUTE on function public.reactive_locks_watch"))
+                    .verify(TIMEOUT);
+
+            PostgresTestSupport.exec(superuser, "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO " + role
+                    + "; GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO " + role
+                    + "; GRANT EXECUTE ON FUNCTION public.reactive_locks_watch(text[], text, bigint) TO " + role, ADMIN);
+            StepVerifier.create(backend.validateSchema()).expectComplete().verify(TIMEOUT);
+            StepVerifier.create(locks.withLock("order:1", lease -> Mono.just(lease.token())))
+                    .assertNext(token -> assertThat(token).isPositive()).expectComplete().verify(TIMEOUT);
+        } finally {
+            locks.close().block(TIMEOUT);
+        }
+    }
+
+    @Test
     void createModeWithoutTheCreatePrivilegeFailsNamingTheSchemaModeOption() {
         PostgresLockBackend backend = PostgresLockBackend.create(app, PostgresLockOptions.builder().poolMaxSize(2).build());
         LockClient locks = LockClient.create(backend, LockOptions.defaults());

@@ -16,17 +16,17 @@ final class IncompleteSchemaException extends RuntimeException {
     private final List<String> missingObjects;
 
     /**
-     * @param missingObjects the missing objects, each as {@code kind schema.name}
+     * @param missingObjects the missing objects, each as {@code kind schema.name}, or (all there) the missing privileges
      * @param cause          the store's report ({@code PostgresSchemaException}; not named here, so that this class
      *                       loads without the PostgreSQL module, as its failure analyzer always is)
      */
     IncompleteSchemaException(List<String> missingObjects, RuntimeException cause) {
-        super(PROPERTY + " is validate and the PostgreSQL schema of reactive-locks misses " + missingObjects.size()
-                + " objects: " + String.join(", ", missingObjects), cause);
+        super(PROPERTY + " is validate and the PostgreSQL schema of reactive-locks misses: " + String.join(", ", missingObjects),
+                cause);
         this.missingObjects = List.copyOf(missingObjects);
     }
 
-    /** @return the missing objects, each as {@code kind schema.name} */
+    /** @return the missing objects, each as {@code kind schema.name}, or the missing privileges ({@code privilege X on kind schema.name}) */
     List<String> missingObjects() {
         return missingObjects;
     }

@@ -10,12 +10,14 @@ import io.r2dbc.postgresql.PostgresqlConnectionFactory;
 import io.r2dbc.spi.ConnectionFactory;
 import io.reactivelocks.test.server.PostgresServer;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.logging.LoggingSystem;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -98,6 +100,16 @@ class StartupFailureAnalysisTest {
         } finally {
             postgres = null;
         }
+    }
+
+    @Test
+    void privilegesTheRoleLacksAreReportedAsPrivilegesWithTheGrantsToRun() {
+        IncompleteSchemaException cause = new IncompleteSchemaException(
+                List.of("privilege DELETE, INSERT, UPDATE on table public.reactive_locks"), new IllegalStateException("lacking"));
+        FailureAnalysis analysis = new IncompleteSchemaFailureAnalyzer().analyze(new IllegalStateException(cause), cause);
+        assertThat(analysis.getDescription()).startsWith("The PostgreSQL schema of reactive-locks misses 1 privilege of the"
+                + " application's database role:\n    - privilege DELETE, INSERT, UPDATE on table public.reactive_locks\n");
+        assertThat(analysis.getAction()).contains("GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO app");
     }
 
     @Test
