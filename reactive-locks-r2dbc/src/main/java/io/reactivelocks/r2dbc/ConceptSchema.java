@@ -5,8 +5,8 @@ import reactor.core.publisher.Mono;
 
 /**
  * The table and grant function of a concept store (semaphore, read-write lock): created by
- * {@link #migrate()}, or once on first use unless {@link PostgresLockOptions#createSchemaOnFirstUse()}
- * is off (a check query first, the schema script only when something is missing).
+ * {@link #migrate()}, or once on first use as {@link PostgresLockOptions#schemaMode()} says (created:
+ * a check query first, the schema script only when something is missing; validated; or neither).
  */
 final class ConceptSchema {
 
@@ -35,7 +35,9 @@ final class ConceptSchema {
         this.function = function;
         this.schemaSql = schemaSql;
         this.checkSql = checkSql;
-        this.ready = Mono.defer(this::ensure).cache(v -> FOREVER, e -> Duration.ZERO, () -> FOREVER);
+        ExpectedSchema expected = ExpectedSchema.of(schemaSql);
+        this.ready = Mono.defer(() -> backend.firstUse(concept, expected, ensure()))
+                .cache(v -> FOREVER, e -> Duration.ZERO, () -> FOREVER);
     }
 
     /** @return the table, qualified and quoted */
@@ -59,10 +61,10 @@ final class ConceptSchema {
     /**
      * @param work a statement
      * @param <T>  its result
-     * @return the statement, after the schema check when schema creation on first use is on
+     * @return the statement, after the first-use schema step ({@link PostgresLockOptions#schemaMode()})
      */
     <T> Mono<T> ready(Mono<T> work) {
         // the lock schema first: it has the watchers table and the notify function every grant function calls
-        return backend.options().createSchemaOnFirstUse() ? backend.schemaReady().then(ready).then(work) : work;
+        return backend.schemaReady().then(ready).then(work);
     }
 }

@@ -56,6 +56,19 @@ final class PostgresFairLockBackend implements LockBackend {
         this.owned = owned;
         PostgresLockOptions o = mutex.options();
         this.timers = o.scheduler(); // the backend's timer scheduler (PostgresLockOptions.Builder#scheduler)
+        Map<String, String> names = names(o);
+        this.schema = new ConceptSchema(mutex, "fair lock", names.get("waiter_table"), names.get("grant_fn"),
+                SqlScripts.render("fair_schema.sql", names, true), SqlScripts.render("fair_check.sql", names, false));
+        this.grantSql = SqlScripts.render("fair_grant.sql", names, false);
+        this.releaseSql = SqlScripts.render("fair_release.sql", names, false);
+        this.line = new WaiterLine(this::ask, mutex::events, this::release, timers);
+    }
+
+    /**
+     * @param o the schema, lock table (the waiters table's name derives from it) and sequence
+     * @return the placeholder values of this backend's scripts
+     */
+    static Map<String, String> names(PostgresLockOptions o) {
         String waiters = SqlIdentifiers.derived(o.table(), "_waiters");
         Map<String, String> names = new HashMap<>();
         names.put("schema", SqlIdentifiers.quote(o.schema()));
@@ -67,11 +80,7 @@ final class PostgresFairLockBackend implements LockBackend {
         names.put("waiter_index", SqlIdentifiers.quote(SqlIdentifiers.derived(waiters, "_seq_idx")));
         names.put("grant_fn", SqlIdentifiers.qualified(o.schema(), SqlIdentifiers.derived(waiters, "_grant")));
         PostgresLockBackend.watcherNames(o, names);
-        this.schema = new ConceptSchema(mutex, "fair lock", names.get("waiter_table"), names.get("grant_fn"),
-                SqlScripts.render("fair_schema.sql", names, true), SqlScripts.render("fair_check.sql", names, false));
-        this.grantSql = SqlScripts.render("fair_grant.sql", names, false);
-        this.releaseSql = SqlScripts.render("fair_release.sql", names, false);
-        this.line = new WaiterLine(this::ask, mutex::events, this::release, timers);
+        return names;
     }
 
     /** @return the waiters table, qualified and quoted (for tests) */

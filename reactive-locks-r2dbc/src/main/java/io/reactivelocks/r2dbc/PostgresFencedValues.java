@@ -13,7 +13,7 @@ import reactor.core.publisher.Mono;
 
 /**
  * Fenced values in a PostgreSQL table ({@code <schema>.<lock table>_fenced_values}, created on
- * first use unless {@link PostgresLockOptions#createSchemaOnFirstUse()} is off; see
+ * first use as {@link PostgresLockOptions#schemaMode()} says; see
  * {@code fenced_values_schema.sql}): one row per key holding the value (UTF-8 bytes) beside its
  * fence. A write is one upsert whose {@code WHERE fence <= token} applies
  * {@link io.reactivelocks.fencing.Fencing#admits} under the row lock, so check and write are atomic.
@@ -34,19 +34,29 @@ final class PostgresFencedValues implements FencedValues {
 
     PostgresFencedValues(PostgresLockBackend backend) {
         this.backend = Objects.requireNonNull(backend, "backend");
-        PostgresLockOptions o = backend.options();
+        Map<String, String> names = names(backend.options());
+        this.table = names.get("fenced_table");
+        this.schemaSql = SqlScripts.render("fenced_values_schema.sql", names, true);
+        this.checkSql = SqlScripts.render("fenced_values_check.sql", names, false);
+        this.writeSql = SqlScripts.render("fenced_values_write.sql", names, false);
+        this.readSql = SqlScripts.render("fenced_values_read.sql", names, false);
+        ExpectedSchema expected = ExpectedSchema.of(schemaSql);
+        this.schemaReady = Mono.defer(() -> backend.firstUse("fenced values", expected, ensureTable()))
+                .cache(v -> FOREVER, e -> Duration.ZERO, () -> FOREVER);
+    }
+
+    /**
+     * @param o the schema and lock table (the fenced-values table's name derives from it)
+     * @return the placeholder values of these scripts
+     */
+    static Map<String, String> names(PostgresLockOptions o) {
         String tableName = SqlIdentifiers.derived(o.table(), "_fenced_values");
         Map<String, String> names = new HashMap<>();
         names.put("schema", SqlIdentifiers.quote(o.schema()));
         names.put("schema_name", o.schema());
         names.put("fenced_table", SqlIdentifiers.qualified(o.schema(), tableName));
         names.put("fenced_pkey", SqlIdentifiers.quote(SqlIdentifiers.derived(tableName, "_pkey")));
-        this.table = names.get("fenced_table");
-        this.schemaSql = SqlScripts.render("fenced_values_schema.sql", names, true);
-        this.checkSql = SqlScripts.render("fenced_values_check.sql", names, false);
-        this.writeSql = SqlScripts.render("fenced_values_write.sql", names, false);
-        this.readSql = SqlScripts.render("fenced_values_read.sql", names, false);
-        this.schemaReady = Mono.defer(this::ensureTable).cache(v -> FOREVER, e -> Duration.ZERO, () -> FOREVER);
+        return names;
     }
 
     private Mono<Void> ensureTable() {
@@ -57,7 +67,7 @@ final class PostgresFencedValues implements FencedValues {
     }
 
     private <T> Mono<T> ready(Mono<T> work) {
-        return backend.options().createSchemaOnFirstUse() ? schemaReady.then(work) : work;
+        return schemaReady.then(work);
     }
 
     @Override

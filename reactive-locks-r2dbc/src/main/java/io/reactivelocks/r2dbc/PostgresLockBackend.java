@@ -92,10 +92,13 @@ public final class PostgresLockBackend implements LockBackend {
     final String schemaSql;
     final String schemaCheckSql;
     final String windowClaimSql;
+    final String schemaValidateSql;
+    final String schemaPrivilegesSql;
     private final String unwatchAllSql;
     /** This backend's id in the watchers table (its listener's rows). */
     private final String listenerId = java.util.UUID.randomUUID().toString();
     private final String[] schemaObjects;
+    private final ExpectedSchema lockSchema;
 
     private PostgresLockBackend(ConnectionFactory factory, PostgresLockOptions options) {
         this.options = Objects.requireNonNull(options, "options");
@@ -118,16 +121,7 @@ public final class PostgresLockBackend implements LockBackend {
                     .build());
             this.connections = ownedPool;
         }
-        Map<String, String> names = new HashMap<>();
-        names.put("schema", SqlIdentifiers.quote(options.schema()));
-        names.put("schema_name", options.schema());
-        names.put("table", SqlIdentifiers.qualified(options.schema(), options.table()));
-        names.put("sequence", SqlIdentifiers.qualified(options.schema(), options.sequence()));
-        names.put("window_table", SqlIdentifiers.qualified(options.schema(), options.windowTable()));
-        names.put("table_pkey", SqlIdentifiers.quote(SqlIdentifiers.derived(options.table(), "_pkey")));
-        names.put("expires_index", SqlIdentifiers.quote(SqlIdentifiers.derived(options.table(), "_expires_at_idx")));
-        names.put("window_pkey", SqlIdentifiers.quote(SqlIdentifiers.derived(options.windowTable(), "_pkey")));
-        watcherNames(options, names);
+        Map<String, String> names = names(options);
         this.acquireSql = SqlScripts.render("acquire.sql", names, false);
         this.releaseSql = SqlScripts.render("release.sql", names, false);
         this.renewSql = SqlScripts.render("renew.sql", names, false);
@@ -136,18 +130,21 @@ public final class PostgresLockBackend implements LockBackend {
         this.purgeSql = SqlScripts.render("purge.sql", names, false);
         this.releaseOwnersSql = SqlScripts.render("release_owners.sql", names, false);
         this.windowClaimSql = SqlScripts.render("window_claim.sql", names, false);
-        this.schemaSql = SqlScripts.render("schema.sql", names, true) + "\n\n" + SqlScripts.render("watchers_schema.sql", names, true);
+        this.schemaSql = schemaScript(names);
         this.unwatchAllSql = SqlScripts.render("unwatch_all.sql", names, false);
         this.schemaCheckSql = SqlScripts.render("schema_check.sql", names, false);
         this.schemaObjects = new String[] {names.get("table"), names.get("sequence"), names.get("window_table"),
                 names.get("watcher_table"), names.get("notify_fn") + "(text,text,text)"};
 
-        this.schemaReady = Mono.defer(this::ensureSchema).cache(v -> FOREVER, e -> Duration.ZERO, () -> FOREVER);
+        this.schemaValidateSql = SqlScripts.render("schema_validate.sql", Map.of(), false);
+        this.schemaPrivilegesSql = SqlScripts.render("schema_privileges.sql", Map.of(), false);
+        this.lockSchema = ExpectedSchema.of(schemaSql);
+        this.schemaReady = Mono.defer(() -> firstUse("lock", lockSchema, ensureSchema()))
+                .cache(v -> FOREVER, e -> Duration.ZERO, () -> FOREVER);
         ConnectionFactory listenerFactory = options.listenerConnectionFactory() != null
                 ? options.listenerConnectionFactory() : unpooled(factory);
         this.listener = new NotificationListener(listenerFactory, options, listenerId,
-                SqlScripts.render("watch.sql", names, false), SqlScripts.render("unwatch.sql", names, false),
-                options.createSchemaOnFirstUse() ? schemaReady : Mono.empty());
+                SqlScripts.render("watch.sql", names, false), SqlScripts.render("unwatch.sql", names, false), schemaReady);
         this.close = Mono.defer(this::doClose).cache();
     }
 
@@ -188,6 +185,26 @@ public final class PostgresLockBackend implements LockBackend {
      */
     public Mono<Void> migrate() {
         return runScript(schemaSql).onErrorMap(e -> PostgresErrors.map(null, "migrate", e));
+    }
+
+    /**
+     * Checks that every object of the whole store exists — the lock, window and watchers tables,
+     * the sequence, and the tables, indexes and functions of the fair lock, semaphore, read-write
+     * lock, task queue and fenced values, with the configured names ({@code docs/ddl/postgresql.sql}
+     * creates them with the default ones) — whatever the {@link PostgresLockOptions#schemaMode()}. Creates nothing and
+     * reads only the catalogs. Lazy: each subscription checks once.
+     *
+     * <p>When every object exists it checks that this role may use them: {@code USAGE} on the
+     * schema, {@code SELECT}, {@code INSERT}, {@code UPDATE} and {@code DELETE} on each table,
+     * {@code USAGE} (or {@code UPDATE}) on the sequence, {@code EXECUTE} on each function.
+     *
+     * @return a {@code Mono} that completes when nothing is missing; else errors with a
+     *         {@link PostgresSchemaException} naming each missing object or privilege (or a
+     *         {@link LockBackendException} when the server cannot be asked)
+     */
+    public Mono<Void> validateSchema() {
+        return Mono.defer(() -> StoreSchema.expected(options).check(this))
+                .onErrorMap(e -> PostgresErrors.map(null, "schema validation", e));
     }
 
     /**
@@ -447,9 +464,54 @@ public final class PostgresLockBackend implements LockBackend {
         return rows.collectList().flatMap(all -> all.isEmpty() ? Mono.empty() : Mono.just(all.get(0)));
     }
 
-    /** Prefixes {@code work} with the first-use schema check when enabled. */
+    /** Prefixes {@code work} with the first-use schema step (nothing in {@link SchemaMode#NONE}). */
     <T> Flux<T> withSchema(Flux<T> work) {
-        return options.createSchemaOnFirstUse() ? schemaReady.thenMany(work) : work;
+        return schemaReady.thenMany(work);
+    }
+
+    /**
+     * The first-use step of one concept under {@link PostgresLockOptions#schemaMode()}: create what
+     * is missing, check that nothing is, or nothing.
+     *
+     * @param concept  the concept, for messages (e.g. "semaphore")
+     * @param expected the objects it needs
+     * @param create   checks and creates what is missing
+     * @return the step; a refusal to create (SQLSTATE 42501) becomes a {@link PostgresSchemaException}
+     */
+    Mono<Void> firstUse(String concept, ExpectedSchema expected, Mono<Void> create) {
+        return switch (options.schemaMode()) {
+            case CREATE -> create.onErrorMap(e -> "42501".equals(PostgresErrors.sqlState(e))
+                    ? PostgresSchemaException.creationRefused(concept, e, "[42501] " + String.valueOf(e.getMessage()).replace("[42501] ", ""))
+                    : e);
+            case VALIDATE -> expected.check(this);
+            case NONE -> Mono.empty();
+        };
+    }
+
+    /**
+     * @param options the schema, lock, window table and sequence
+     * @return the placeholder values of the lock scripts
+     */
+    static Map<String, String> names(PostgresLockOptions options) {
+        Map<String, String> names = new HashMap<>();
+        names.put("schema", SqlIdentifiers.quote(options.schema()));
+        names.put("schema_name", options.schema());
+        names.put("table", SqlIdentifiers.qualified(options.schema(), options.table()));
+        names.put("sequence", SqlIdentifiers.qualified(options.schema(), options.sequence()));
+        names.put("window_table", SqlIdentifiers.qualified(options.schema(), options.windowTable()));
+        names.put("table_pkey", SqlIdentifiers.quote(SqlIdentifiers.derived(options.table(), "_pkey")));
+        names.put("expires_index", SqlIdentifiers.quote(SqlIdentifiers.derived(options.table(), "_expires_at_idx")));
+        names.put("window_pkey", SqlIdentifiers.quote(SqlIdentifiers.derived(options.windowTable(), "_pkey")));
+        watcherNames(options, names);
+        return names;
+    }
+
+    /**
+     * @param names the placeholder values of {@link #names}
+     * @return the lock schema script: {@code schema.sql}, then {@code watchers_schema.sql}
+     */
+    static String schemaScript(Map<String, String> names) {
+        return SqlScripts.render("schema.sql", names, true) + "\n\n" + SqlScripts.render("watchers_schema.sql", names, true);
     }
 
     /**
@@ -467,9 +529,9 @@ public final class PostgresLockBackend implements LockBackend {
         names.put("watch_fn", SqlIdentifiers.qualified(options.schema(), SqlIdentifiers.derived(options.table(), "_watch")));
     }
 
-    /** @return the first-use schema check (lock table, watchers), cached once it succeeded; empty when disabled */
+    /** @return the first-use schema step (lock table, watchers), cached once it succeeded */
     Mono<Void> schemaReady() {
-        return options.createSchemaOnFirstUse() ? schemaReady : Mono.empty();
+        return schemaReady;
     }
 
     private Mono<Void> ensureSchema() {

@@ -8,7 +8,7 @@ import reactor.core.scheduler.Schedulers;
 
 /**
  * Immutable options of the PostgreSQL backend: where the tables live, the notification channel,
- * schema creation, the backend's own pool and its listening connection. Build with
+ * the schema mode (create, validate or leave the tables alone), the backend's own pool and its listening connection. Build with
  * {@link #builder()} or change a copy with {@link #mutate()}; every setter checks its value at
  * call time and names the argument in its exception.
  *
@@ -19,7 +19,7 @@ import reactor.core.scheduler.Schedulers;
  * <p>Defaults: schema {@code public}, table {@code reactive_locks}, sequence
  * {@code reactive_locks_token_seq}, window table {@code reactive_lock_windows}, task table
  * {@code reactive_lock_tasks} (see {@link PostgresTaskQueue}), channel {@code reactive_locks},
- * schema created on first use, an owned pool of at most 10 connections
+ * schema created on first use ({@link SchemaMode#CREATE}), an owned pool of at most 10 connections
  * (only when the factory is not already a pool), connect timeout 10 s, listener reconnect backoff 50 ms to 2 s,
  * listener health check every 10 s with a 5 s timeout, timers on {@link Schedulers#parallel()}.
  */
@@ -33,7 +33,7 @@ public final class PostgresLockOptions {
     private final String windowTable;
     private final String taskTable;
     private final String channel;
-    private final boolean createSchemaOnFirstUse;
+    private final SchemaMode schemaMode;
     private final int poolMaxSize;
     private final Duration connectTimeout;
     private final ConnectionFactory listenerConnectionFactory;
@@ -50,7 +50,7 @@ public final class PostgresLockOptions {
         this.windowTable = b.windowTable;
         this.taskTable = b.taskTable;
         this.channel = b.channel;
-        this.createSchemaOnFirstUse = b.createSchemaOnFirstUse;
+        this.schemaMode = b.schemaMode;
         this.poolMaxSize = b.poolMaxSize;
         this.connectTimeout = b.connectTimeout;
         this.listenerConnectionFactory = b.listenerConnectionFactory;
@@ -80,7 +80,7 @@ public final class PostgresLockOptions {
         b.windowTable = windowTable;
         b.taskTable = taskTable;
         b.channel = channel;
-        b.createSchemaOnFirstUse = createSchemaOnFirstUse;
+        b.schemaMode = schemaMode;
         b.poolMaxSize = poolMaxSize;
         b.connectTimeout = connectTimeout;
         b.listenerConnectionFactory = listenerConnectionFactory;
@@ -122,9 +122,14 @@ public final class PostgresLockOptions {
         return channel;
     }
 
-    /** @return whether the first operation creates missing tables (as {@code migrate()} would) */
+    /** @return what the first operation of each concept does about its tables and functions: create, validate or nothing */
+    public SchemaMode schemaMode() {
+        return schemaMode;
+    }
+
+    /** @return whether the first operation creates missing tables (as {@code migrate()} would): {@link #schemaMode()} is {@link SchemaMode#CREATE} */
     public boolean createSchemaOnFirstUse() {
-        return createSchemaOnFirstUse;
+        return schemaMode == SchemaMode.CREATE;
     }
 
     /** @return the size of the pool the backend creates when the factory given is not a pool */
@@ -173,8 +178,8 @@ public final class PostgresLockOptions {
     @Override
     public String toString() {
         return "PostgresLockOptions{schema=" + schema + ", table=" + table + ", sequence=" + sequence
-                + ", windowTable=" + windowTable + ", taskTable=" + taskTable + ", channel=" + channel + ", createSchemaOnFirstUse="
-                + createSchemaOnFirstUse + ", poolMaxSize=" + poolMaxSize + "}";
+                + ", windowTable=" + windowTable + ", taskTable=" + taskTable + ", channel=" + channel + ", schemaMode="
+                + schemaMode + ", poolMaxSize=" + poolMaxSize + "}";
     }
 
     /** Mutable builder of {@link PostgresLockOptions}; not thread-safe. */
@@ -185,7 +190,7 @@ public final class PostgresLockOptions {
         private String windowTable = "reactive_lock_windows";
         private String taskTable = "reactive_lock_tasks";
         private String channel = "reactive_locks";
-        private boolean createSchemaOnFirstUse = true;
+        private SchemaMode schemaMode = SchemaMode.CREATE;
         private int poolMaxSize = 10;
         private Duration connectTimeout = Duration.ofSeconds(10);
         private ConnectionFactory listenerConnectionFactory;
@@ -255,13 +260,29 @@ public final class PostgresLockOptions {
         }
 
         /**
+         * Shorthand for {@link #schemaMode(SchemaMode)}: {@code true} is {@link SchemaMode#CREATE},
+         * {@code false} {@link SchemaMode#NONE}.
+         *
          * @param create {@code true}: the first operation creates missing tables (checking first, so
          *               a role without DDL rights works once they exist); {@code false}: call
-         *               {@code migrate()} yourself (or apply {@code schema.sql})
+         *               {@code migrate()} yourself (or apply {@code docs/ddl/postgresql.sql})
          * @return this builder
          */
         public Builder createSchemaOnFirstUse(boolean create) {
-            this.createSchemaOnFirstUse = create;
+            this.schemaMode = create ? SchemaMode.CREATE : SchemaMode.NONE;
+            return this;
+        }
+
+        /**
+         * @param mode what the first operation of each concept does about its tables, indexes and
+         *             functions: {@link SchemaMode#CREATE} the missing ones (default),
+         *             {@link SchemaMode#VALIDATE} that none is missing (creating nothing), or
+         *             {@link SchemaMode#NONE}
+         * @return this builder
+         * @throws NullPointerException when {@code mode} is null (the message names {@code schemaMode})
+         */
+        public Builder schemaMode(SchemaMode mode) {
+            this.schemaMode = Objects.requireNonNull(mode, "schemaMode");
             return this;
         }
 

@@ -22,7 +22,7 @@ import java.util.Objects;
  *
  * <p>Every factory method returns at once: nothing connects before the first operation is
  * subscribed, and the tables are created on first use (see
- * {@link PostgresLockOptions#createSchemaOnFirstUse()}; or call {@link PostgresLockBackend#migrate()}).
+ * {@link PostgresLockOptions#schemaMode()}; or call {@link PostgresLockBackend#migrate()}).
  * Closing the returned client releases its leases, closes the listening connection, and closes the
  * pool the backend created — a pool passed in stays the application's. To share one backend, use
  * window locks, or migrate explicitly, build the backend with {@link #backend} and call
@@ -358,9 +358,9 @@ public final class PostgresLocks {
 
     /**
      * Fenced values in a PostgreSQL table, {@code <schema>.<lock table>_fenced_values} (by default
-     * {@code public.reactive_locks_fenced_values}; created on first use unless
-     * {@link PostgresLockOptions#createSchemaOnFirstUse()} is off): one row per key with the value
-     * beside its fence, written by one upsert whose {@code WHERE fence <= token} is
+     * {@code public.reactive_locks_fenced_values}; created on first use in
+     * {@link SchemaMode#CREATE}, see {@link PostgresLockOptions#schemaMode()}): one row per key with the
+     * value beside its fence, written by one upsert whose {@code WHERE fence <= token} is
      * {@link io.reactivelocks.fencing.Fencing#admits}. For columns of the application's own rows use
      * {@link FencedWrites}. Closing it closes the pool it created (a pool passed in stays the
      * application's).

@@ -44,7 +44,19 @@ final class PostgresReadWriteStore implements ReadWriteStore {
     PostgresReadWriteStore(PostgresLockBackend backend, boolean ownsBackend) {
         this.backend = Objects.requireNonNull(backend, "backend");
         this.ownsBackend = ownsBackend;
-        PostgresLockOptions o = backend.options();
+        Map<String, String> names = names(backend.options());
+        this.schema = new ConceptSchema(backend, "read-write lock", names.get("rw_table"), names.get("grant_fn"),
+                SqlScripts.render("rwlock_schema.sql", names, true), SqlScripts.render("semaphore_check.sql", names, false));
+        this.grantSql = SqlScripts.render("rwlock_grant.sql", names, false);
+        this.grantRows = new GrantRows(backend, schema, "read-write lock", names, PostgresReadWriteStore::key);
+        this.holdersSql = SqlScripts.render("rwlock_holders.sql", names, false);
+    }
+
+    /**
+     * @param o the schema, lock table (the grants table's name derives from it) and sequence
+     * @return the placeholder values of this store's scripts
+     */
+    static Map<String, String> names(PostgresLockOptions o) {
         String tableName = SqlIdentifiers.derived(o.table(), "_rw");
         Map<String, String> names = new HashMap<>();
         names.put("schema", SqlIdentifiers.quote(o.schema()));
@@ -55,11 +67,7 @@ final class PostgresReadWriteStore implements ReadWriteStore {
         names.put("rw_pkey", SqlIdentifiers.quote(SqlIdentifiers.derived(tableName, "_pkey")));
         names.put("grant_fn", SqlIdentifiers.qualified(o.schema(), SqlIdentifiers.derived(tableName, "_grant")));
         PostgresLockBackend.watcherNames(o, names);
-        this.schema = new ConceptSchema(backend, "read-write lock", names.get("rw_table"), names.get("grant_fn"),
-                SqlScripts.render("rwlock_schema.sql", names, true), SqlScripts.render("semaphore_check.sql", names, false));
-        this.grantSql = SqlScripts.render("rwlock_grant.sql", names, false);
-        this.grantRows = new GrantRows(backend, schema, "read-write lock", names, PostgresReadWriteStore::key);
-        this.holdersSql = SqlScripts.render("rwlock_holders.sql", names, false);
+        return names;
     }
 
     /** @return the grants table, qualified and quoted (for tests) */

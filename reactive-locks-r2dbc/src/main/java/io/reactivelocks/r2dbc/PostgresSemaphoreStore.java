@@ -41,7 +41,19 @@ final class PostgresSemaphoreStore implements SemaphoreStore {
     PostgresSemaphoreStore(PostgresLockBackend backend, boolean ownsBackend) {
         this.backend = Objects.requireNonNull(backend, "backend");
         this.ownsBackend = ownsBackend;
-        PostgresLockOptions o = backend.options();
+        Map<String, String> names = names(backend.options());
+        this.schema = new ConceptSchema(backend, "semaphore", names.get("permit_table"), names.get("grant_fn"),
+                SqlScripts.render("semaphore_schema.sql", names, true), SqlScripts.render("semaphore_check.sql", names, false));
+        this.grantSql = SqlScripts.render("semaphore_grant.sql", names, false);
+        this.grantRows = new GrantRows(backend, schema, "semaphore", names, PostgresSemaphoreStore::key);
+        this.holdersSql = SqlScripts.render("semaphore_holders.sql", names, false);
+    }
+
+    /**
+     * @param o the schema, lock table (the permits table's name derives from it) and sequence
+     * @return the placeholder values of this store's scripts
+     */
+    static Map<String, String> names(PostgresLockOptions o) {
         String tableName = SqlIdentifiers.derived(o.table(), "_permits");
         Map<String, String> names = new HashMap<>();
         names.put("schema", SqlIdentifiers.quote(o.schema()));
@@ -51,11 +63,7 @@ final class PostgresSemaphoreStore implements SemaphoreStore {
         names.put("permit_pkey", SqlIdentifiers.quote(SqlIdentifiers.derived(tableName, "_pkey")));
         names.put("grant_fn", SqlIdentifiers.qualified(o.schema(), SqlIdentifiers.derived(tableName, "_grant")));
         PostgresLockBackend.watcherNames(o, names);
-        this.schema = new ConceptSchema(backend, "semaphore", names.get("permit_table"), names.get("grant_fn"),
-                SqlScripts.render("semaphore_schema.sql", names, true), SqlScripts.render("semaphore_check.sql", names, false));
-        this.grantSql = SqlScripts.render("semaphore_grant.sql", names, false);
-        this.grantRows = new GrantRows(backend, schema, "semaphore", names, PostgresSemaphoreStore::key);
-        this.holdersSql = SqlScripts.render("semaphore_holders.sql", names, false);
+        return names;
     }
 
     /** @return the permits table, qualified and quoted (for tests) */

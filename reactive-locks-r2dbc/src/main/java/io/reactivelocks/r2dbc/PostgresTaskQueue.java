@@ -16,8 +16,8 @@ public interface PostgresTaskQueue extends TaskQueue {
     /**
      * Creates the schema, the sequence, the task table and its index if missing
      * ({@code task_schema.sql}): idempotent and safe from many processes at once. Needs the
-     * privileges to create them; not needed when {@link PostgresLockOptions#createSchemaOnFirstUse()}
-     * is on (the default). On subscribe it runs once; cancel returns the connection; errors are
+     * privileges to create them; not needed when {@link PostgresLockOptions#schemaMode()}
+     * is {@link SchemaMode#CREATE} (the default). On subscribe it runs once; cancel returns the connection; errors are
      * {@link LockBackendException} (not transient for missing privileges).
      *
      * @return a {@code Mono} that completes when the task table exists

@@ -75,14 +75,7 @@ final class PostgresTaskStore implements TaskStore {
     PostgresTaskStore(PostgresLockBackend backend, boolean ownsBackend) {
         this.backend = Objects.requireNonNull(backend, "backend");
         this.ownsBackend = ownsBackend;
-        PostgresLockOptions o = backend.options();
-        Map<String, String> names = new HashMap<>();
-        names.put("schema", SqlIdentifiers.quote(o.schema()));
-        names.put("schema_name", o.schema());
-        names.put("sequence", SqlIdentifiers.qualified(o.schema(), o.sequence()));
-        names.put("task_table", SqlIdentifiers.qualified(o.schema(), o.taskTable()));
-        names.put("task_pkey", SqlIdentifiers.quote(SqlIdentifiers.derived(o.taskTable(), "_pkey")));
-        names.put("task_ready_index", SqlIdentifiers.quote(SqlIdentifiers.derived(o.taskTable(), "_ready_idx")));
+        Map<String, String> names = names(backend.options());
         this.taskTableName = names.get("task_table");
         this.sequenceName = names.get("sequence");
         this.schemaSql = SqlScripts.render("task_schema.sql", names, true);
@@ -95,8 +88,24 @@ final class PostgresTaskStore implements TaskStore {
         this.releaseSql = SqlScripts.render("task_release.sql", names, false);
         this.statusSql = SqlScripts.render("task_status.sql", names, false);
         this.removeSql = SqlScripts.render("task_remove.sql", names, false);
-        this.schemaReady = Mono.defer(this::ensureSchema)
+        ExpectedSchema expected = ExpectedSchema.of(schemaSql);
+        this.schemaReady = Mono.defer(() -> backend.firstUse("task queue", expected, ensureSchema()))
                 .cache(v -> Duration.ofMillis(Long.MAX_VALUE), e -> Duration.ZERO, () -> Duration.ofMillis(Long.MAX_VALUE));
+    }
+
+    /**
+     * @param o the schema, task table and sequence
+     * @return the placeholder values of this store's scripts
+     */
+    static Map<String, String> names(PostgresLockOptions o) {
+        Map<String, String> names = new HashMap<>();
+        names.put("schema", SqlIdentifiers.quote(o.schema()));
+        names.put("schema_name", o.schema());
+        names.put("sequence", SqlIdentifiers.qualified(o.schema(), o.sequence()));
+        names.put("task_table", SqlIdentifiers.qualified(o.schema(), o.taskTable()));
+        names.put("task_pkey", SqlIdentifiers.quote(SqlIdentifiers.derived(o.taskTable(), "_pkey")));
+        names.put("task_ready_index", SqlIdentifiers.quote(SqlIdentifiers.derived(o.taskTable(), "_ready_idx")));
+        return names;
     }
 
     @Override
@@ -304,13 +313,13 @@ final class PostgresTaskStore implements TaskStore {
 
     /**
      * One statement of this store: on a pooled connection (returned on any end), errors mapped;
-     * {@code schema}: preceded by the first-use schema check. The engine bounds it by the request timeout.
+     * {@code schema}: preceded by the first-use schema step ({@link PostgresLockOptions#schemaMode()}). The engine bounds it by the request timeout.
      */
     private <T> Flux<T> statement(String queue, String operation, String sql, Consumer<Statement> binder,
                                   BiFunction<Row, RowMetadata, T> mapper, boolean schema) {
         return Flux.defer(() -> {
             Flux<T> work = backend.query(sql, binder, mapper);
-            if (schema && backend.options().createSchemaOnFirstUse()) {
+            if (schema) {
                 work = schemaReady.thenMany(work);
             }
             return work.onErrorMap(e -> PostgresErrors.mapQueue(queue, operation, e));

@@ -7,8 +7,10 @@
  * <ul>
  *   <li>{@link io.reactivelocks.r2dbc.PostgresLocks} — entry point: a {@code LockClient} over PostgreSQL.</li>
  *   <li>{@link io.reactivelocks.r2dbc.PostgresLockBackend} — the {@code LockBackend}; {@code migrate()},
- *       {@code purgeExpired()}.</li>
- *   <li>{@link io.reactivelocks.r2dbc.PostgresLockOptions} — schema and table names, channel, pool and listener settings.</li>
+ *       {@code validateSchema()}, {@code purgeExpired()}.</li>
+ *   <li>{@link io.reactivelocks.r2dbc.PostgresLockOptions} — schema and table names, channel, pool and listener settings,
+ *       and the {@link io.reactivelocks.r2dbc.SchemaMode} (create, validate or leave alone the tables; a failed
+ *       check or refused creation is a {@link io.reactivelocks.r2dbc.PostgresSchemaException}).</li>
  *   <li>{@code PostgresLocks.windowLock} — the core {@code WindowLock}: at most one claim per name and period.</li>
  *   <li>{@code PostgresLocks.fencedValues} — the core {@code FencedValues}: a fenced key/value table.</li>
  *   <li>{@link io.reactivelocks.r2dbc.FencedWrites} — {@code UPDATE ... WHERE fence <= :token} on the application's rows.</li>

@@ -72,8 +72,13 @@ final class PostgresTestSupport {
 
     /** Runs statements without parameters (simple query; test threads only). */
     static void exec(ConnectionFactory factory, String sql) {
+        exec(factory, sql, TIMEOUT);
+    }
+
+    /** Runs statements without parameters (simple query; test threads only), waiting at most {@code timeout}. */
+    static void exec(ConnectionFactory factory, String sql, Duration timeout) {
         Flux.usingWhen(factory.create(), c -> Flux.from(c.createStatement(sql).execute()).concatMap(r -> r.getRowsUpdated()),
-                Connection::close).blockLast(TIMEOUT);
+                Connection::close).blockLast(timeout);
     }
 
     /** @return the number of rows of {@code schema.table} */

@@ -6,6 +6,7 @@ import static io.reactivelocks.safety.badinput.BadInput.assertFree;
 import static io.reactivelocks.safety.badinput.BadInput.assertRefusedTransiently;
 import static io.reactivelocks.safety.badinput.BadInput.backendErrorWithin;
 import static io.reactivelocks.safety.badinput.BadInput.closedPort;
+import static io.reactivelocks.safety.badinput.BadInput.errorsWithin;
 import static io.reactivelocks.safety.badinput.BadInput.rejectedAtCall;
 import static io.reactivelocks.safety.badinput.Clients.OPTIONS;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -16,8 +17,10 @@ import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.r2dbc.PostgresLockBackend;
 import io.reactivelocks.r2dbc.PostgresLockOptions;
+import io.reactivelocks.r2dbc.PostgresSchemaException;
 import io.reactivelocks.r2dbc.PostgresLocks;
 import io.reactivelocks.r2dbc.PostgresTaskQueue;
+import io.reactivelocks.r2dbc.SchemaMode;
 import io.reactivelocks.task.TaskQueue;
 import io.reactivelocks.test.fault.FaultProxy;
 import io.reactivelocks.test.server.PostgresServer;
@@ -124,9 +127,25 @@ class PostgresBadInputTest {
     void roleThatMayNotCreateTheSchemaIsAPermanentError() {
         LockClient locks = lockClient(factory("limited", LIMITED_PASSWORD, pg.host(), pg.port(), "locks"),
                 PostgresLockOptions.builder().schema("fresh_" + Clients.unique()).build());
-        backendErrorWithin(locks.tryAcquire("noddl"), false, CONNECT_BOUND, "postgresql failed acquire of lock 'noddl'",
-                "[42501]", "permission denied");
-        backendErrorWithin(locks.acquire("noddl"), false, CONNECT_BOUND, "[42501]");
+        // a typed error naming the option to change, not a bare "permission denied"
+        PostgresSchemaException refused = errorsWithin(locks.tryAcquire("noddl"), PostgresSchemaException.class, CONNECT_BOUND,
+                "cannot create the PostgreSQL lock schema", "[42501]", "permission denied",
+                "PostgresLockOptions.schemaMode(SchemaMode.VALIDATE)", "docs/ddl/postgresql.sql");
+        assertThat(refused.isTransient()).as("transient").isFalse();
+        assertThat(errorsWithin(locks.acquire("noddl"), PostgresSchemaException.class, CONNECT_BOUND, "[42501]").isTransient())
+                .as("transient").isFalse();
+    }
+
+    @Test
+    void missingTablesInValidateModeAreAPermanentErrorNamingEachOne() {
+        String schema = "unmade_" + Clients.unique();
+        LockClient locks = lockClient(factory("app", PASSWORD, pg.host(), pg.port(), "locks"),
+                PostgresLockOptions.builder().schema(schema).schemaMode(SchemaMode.VALIDATE).build());
+        PostgresSchemaException missing = errorsWithin(locks.tryAcquire("unmade"), PostgresSchemaException.class, CONNECT_BOUND,
+                "incomplete", "table " + schema + ".reactive_locks", "function " + schema + ".reactive_locks_notify",
+                "PostgresLockOptions.schemaMode");
+        assertThat(missing.isTransient()).as("transient").isFalse();
+        errorsWithin(locks.acquire("unmade"), PostgresSchemaException.class, CONNECT_BOUND, "table " + schema + ".reactive_locks");
     }
 
     @Test

@@ -6,6 +6,7 @@ import io.reactivelocks.LockListener;
 import io.reactivelocks.r2dbc.PostgresLockOptions;
 import io.reactivelocks.r2dbc.PostgresLocks;
 import io.reactivelocks.r2dbc.PostgresTaskQueue;
+import io.reactivelocks.r2dbc.SchemaMode;
 import io.reactivelocks.rwlock.ReadWriteLock;
 import io.reactivelocks.rwlock.ReadWriteLockOptions;
 import io.reactivelocks.semaphore.Semaphore;
@@ -16,6 +17,7 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
@@ -85,10 +87,23 @@ class PostgresLockClientConfiguration {
                 postgresOptions(properties), properties.toLockOptions()), properties.getShutdownTimeout());
     }
 
-    private static PostgresLockOptions postgresOptions(ReactiveLocksProperties properties) {
+    /**
+     * With {@code reactive-locks.postgres.schema-mode=validate}: checks the whole schema once at startup, so that a
+     * missing object fails the application (reported by {@link IncompleteSchemaFailureAnalyzer}) rather than its first
+     * lock.
+     */
+    @Bean
+    @ConditionalOnProperty(prefix = ReactiveLocksProperties.PREFIX + ".postgres", name = "schema-mode", havingValue = "validate")
+    @ConditionalOnBean(ConnectionFactory.class)
+    PostgresSchemaStartupCheck reactiveLocksPostgresSchemaCheck(ConnectionFactory factory, ReactiveLocksProperties properties) {
+        return new PostgresSchemaStartupCheck(postgres(factory, LockClient.class, properties), postgresOptions(properties));
+    }
+
+    static PostgresLockOptions postgresOptions(ReactiveLocksProperties properties) {
         String schema = properties.getPostgres().getSchema();
         String table = properties.getPostgres().getTable();
-        PostgresLockOptions.Builder options = PostgresLockOptions.builder();
+        PostgresLockOptions.Builder options = PostgresLockOptions.builder()
+                .schemaMode(SchemaMode.valueOf(properties.getPostgres().getSchemaMode().name()));
         InvalidProperty.check("postgres.schema", schema, () -> options.schema(schema));
         return InvalidProperty.check("postgres.table", table, () -> options.table(table).build());
     }

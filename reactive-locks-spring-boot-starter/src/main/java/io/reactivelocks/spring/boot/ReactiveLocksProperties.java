@@ -4,6 +4,7 @@ import io.reactivelocks.LockOptions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.validation.Errors;
 import org.springframework.validation.Validator;
@@ -295,11 +296,18 @@ public class ReactiveLocksProperties implements Validator {
     /** PostgreSQL settings, {@code reactive-locks.postgres.*}. */
     public static class Postgres {
 
-        /** Schema of the lock tables (created on first use). */
+        /** Schema of the lock tables (created on first use unless schema-mode says otherwise). */
         private String schema = "public";
 
         /** Name of the lock table. */
         private String table = "reactive_locks";
+
+        /**
+         * What the store does about its tables, indexes and functions: create the missing ones on first use (create),
+         * create nothing and fail the application at startup naming each missing object (validate: for a database
+         * role without the CREATE privilege, with the schema made from docs/ddl/postgresql.sql), or nothing (none).
+         */
+        private SchemaMode schemaMode = SchemaMode.CREATE;
 
         /** @return the schema */
         public String getSchema() {
@@ -319,6 +327,29 @@ public class ReactiveLocksProperties implements Validator {
         /** @param table the lock table, a plain SQL identifier */
         public void setTable(String table) {
             this.table = table;
+        }
+
+        /** @return what the store does about its schema */
+        public SchemaMode getSchemaMode() {
+            return schemaMode;
+        }
+
+        /**
+         * @param schemaMode what the store does about its schema: create, validate or none
+         * @throws NullPointerException when {@code schemaMode} is null (the message names the property)
+         */
+        public void setSchemaMode(SchemaMode schemaMode) {
+            this.schemaMode = Objects.requireNonNull(schemaMode, "reactive-locks.postgres.schema-mode");
+        }
+
+        /** What the PostgreSQL store does about its schema, {@code reactive-locks.postgres.schema-mode}. */
+        public enum SchemaMode {
+            /** Create the missing tables, indexes and functions on first use (the default; needs CREATE while something is missing). */
+            CREATE,
+            /** Create nothing; fail the application at startup, naming each missing object. */
+            VALIDATE,
+            /** Create nothing, check nothing. */
+            NONE
         }
     }
 

@@ -159,6 +159,26 @@ class PostgresAutoConfigurationTest {
                 .verify(TIMEOUT));
     }
 
+    @Test
+    void validateModeStartsOnASchemaMadeFromTheDdlFileAndLocks() throws java.io.IOException {
+        String ddl = java.nio.file.Files.readString(java.nio.file.Path.of("..", "docs", "ddl", "postgresql.sql"));
+        Flux.usingWhen(factory().create(), c -> Flux.from(c.createStatement(ddl).execute()).concatMap(r -> r.getRowsUpdated()),
+                Connection::close).blockLast(TIMEOUT);
+        runner().withPropertyValues("reactive-locks.postgres.table=reactive_locks", "reactive-locks.postgres.schema-mode=validate")
+                .run(context -> {
+                    assertThat(context).hasNotFailed().hasSingleBean(PostgresSchemaStartupCheck.class);
+                    StepVerifier.create(context.getBean(LockClient.class).withLock("validated", lease -> Mono.just(lease.token())))
+                            .assertNext(token -> assertThat(token).isPositive())
+                            .expectComplete()
+                            .verify(TIMEOUT);
+                });
+    }
+
+    @Test
+    void createModeHasNoStartupCheck() {
+        runner().run(context -> assertThat(context).doesNotHaveBean(PostgresSchemaStartupCheck.class));
+    }
+
     private static boolean tableExists(String table) {
         Long n = Flux.usingWhen(factory().create(),
                         c -> Flux.from(c.createStatement("SELECT count(*) AS n FROM information_schema.tables WHERE table_name = $1")

@@ -1,0 +1,480 @@
+-- reactive-locks: the whole PostgreSQL schema (locks, window locks, fair locks, semaphores,
+-- read-write locks, task queue, fenced values) with the default names: schema public, lock
+-- table reactive_locks (the other tables' names derive from it), sequence
+-- reactive_locks_token_seq, window table reactive_lock_windows, task table reactive_lock_tasks.
+--
+-- For databases where the application's role may not create objects. Run it as a role that
+-- may (idempotent; safe to run again after an upgrade):
+--   psql -v ON_ERROR_STOP=1 -d app -f postgresql.sql
+-- give the application's role the data privileges:
+--   GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO app;
+--   GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA public TO app;
+-- and run the application with PostgresLockOptions.schemaMode(SchemaMode.VALIDATE)
+-- (Spring Boot: reactive-locks.postgres.schema-mode=validate).
+--
+-- GENERATED from the SQL templates in reactive-locks-r2dbc/src/main/resources/io/reactivelocks/r2dbc;
+-- do not edit. Regenerate with:
+--   ./mvnw -B -ntp -o -q -pl reactive-locks-r2dbc -am verify -Dtest=PostgresDdlFileTest -Dsurefire.failIfNoSpecifiedTests=false -Djacoco.skip=true -Dreactive-locks.ddl.write=true
+
+-- ================================================================================================
+-- lock
+-- ================================================================================================
+
+-- Concurrent CREATE ... IF NOT EXISTS can still collide in the catalogs: serialize migrations.
+-- A transaction-scoped advisory lock (released at commit) is safe on pooled connections.
+SELECT pg_advisory_xact_lock(7305467431562270021);
+
+-- CREATE SCHEMA IF NOT EXISTS would demand the CREATE privilege on the database even when the
+-- schema exists; only create it when it is missing.
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = 'public') THEN
+        CREATE SCHEMA "public";
+    END IF;
+END
+$$;
+
+-- Fencing tokens: one durable, monotonic sequence (shared by locks and window claims). Tokens
+-- may skip values (a takeover draws twice, rolled-back draws are lost); they never repeat or go
+-- back, including across server restarts (sequences are WAL-logged).
+CREATE SEQUENCE IF NOT EXISTS "public"."reactive_locks_token_seq" AS bigint NO CYCLE;
+
+-- One row per held (or expired, not yet taken over or released) lock.
+--   name        the lock name (stored form: NUL, lone surrogates and '\' escaped, see TextEscapes.java)
+--   owner       the holder's random owner id (same stored form)
+--   token       the fencing token of the grant, from "public"."reactive_locks_token_seq"
+--   expires_at  when the lease ends, by the SERVER's clock (now() + TTL at grant/renewal)
+--   payload     the holder's payload (at most 4096 UTF-8 bytes, stored form as names), NULL for none
+CREATE TABLE IF NOT EXISTS "public"."reactive_locks" (
+    name       text        NOT NULL,
+    owner      text        NOT NULL,
+    token      bigint      NOT NULL,
+    expires_at timestamptz NOT NULL,
+    payload    text,
+    CONSTRAINT "reactive_locks_pkey" PRIMARY KEY (name)
+);
+
+-- Tables created before lock payloads existed get the column (a catalog-only change, no rewrite).
+ALTER TABLE "public"."reactive_locks" ADD COLUMN IF NOT EXISTS payload text;
+
+-- For purging expired rows (PostgresLockBackend.purgeExpired) without a full scan.
+CREATE INDEX IF NOT EXISTS "reactive_locks_expires_at_idx" ON "public"."reactive_locks" (expires_at);
+
+-- Window locks ("run once per period across the fleet"): one row per name and period, holding
+-- the last claimed window number floor(server epoch / period).
+CREATE TABLE IF NOT EXISTS "public"."reactive_lock_windows" (
+    name       text        NOT NULL,
+    period_us  bigint      NOT NULL,
+    window_no  bigint      NOT NULL,
+    owner      text        NOT NULL,
+    token      bigint      NOT NULL,
+    claimed_at timestamptz NOT NULL,
+    CONSTRAINT "reactive_lock_windows_pkey" PRIMARY KEY (name, period_us)
+);
+
+-- Who listens for which name: a NOTIFY is sent only when a live row for the name's key exists, so
+-- an uncontended acquire + release sends none (PostgreSQL serializes the commits of all
+-- transactions that executed NOTIFY: one heavyweight lock in PreCommit_Notify).
+--   key         the listener's dispatch key: the stored lock name, or \s / \w and the stored name
+--               of a semaphore / read-write lock
+--   listener    the random id of the watching client (one per PostgresLockBackend)
+--   expires_at  when the row stops counting unless the client renews it (with its listening
+--               connection's health check), by the SERVER's clock: a crashed client's rows stop
+--               causing notifications when they expire, and are then swept by any client
+CREATE TABLE IF NOT EXISTS "public"."reactive_locks_watchers" (
+    key        text        NOT NULL,
+    listener   text        NOT NULL,
+    expires_at timestamptz NOT NULL,
+    CONSTRAINT "reactive_locks_watchers_pkey" PRIMARY KEY (key, listener)
+);
+
+-- Sends p_payload on p_channel if a client watches p_key; called by every statement that changes
+-- a lock, permit or grant, once per changed row, AFTER the change. Why no wake-up is lost: a
+-- client registers a key ("public"."reactive_locks_watch") holding this key's advisory lock EXCLUSIVELY and only then
+-- lets its waiters re-check; this function takes it SHARED (held to commit) and only then reads
+-- the watchers with a fresh snapshot (a VOLATILE plpgsql function in READ COMMITTED). So either
+-- the registration committed first and the change is notified, or the change committed before the
+-- registration did, and the waiters' re-check sees it.
+CREATE OR REPLACE FUNCTION "public"."reactive_locks_notify"(p_channel text, p_key text, p_payload text)
+RETURNS boolean
+LANGUAGE plpgsql VOLATILE AS $fn$
+BEGIN
+    PERFORM pg_advisory_xact_lock_shared(hashtextextended(p_key, 7305467431562270023));
+    IF EXISTS (SELECT 1 FROM "public"."reactive_locks_watchers" w WHERE w.key = p_key AND w.expires_at > now()) THEN
+        PERFORM pg_notify(p_channel, p_payload);
+        RETURN true;
+    END IF;
+    RETURN false;
+END
+$fn$;
+
+-- Registers or renews the keys a client watches, until now() + p_ttl_us; returns the keys that
+-- had no live row of this client (new or lapsed: their waiters must re-check). A new row is
+-- written under the key's advisory lock taken EXCLUSIVELY (see "public"."reactive_locks_notify"), one key after the
+-- other in sorted order. Sweeps expired rows of any client first (without waiting for locks).
+CREATE OR REPLACE FUNCTION "public"."reactive_locks_watch"(p_keys text[], p_listener text, p_ttl_us bigint)
+RETURNS SETOF text
+LANGUAGE plpgsql VOLATILE AS $fn$
+DECLARE
+    v_key text;
+BEGIN
+    DELETE FROM "public"."reactive_locks_watchers" w
+    WHERE (w.key, w.listener) IN (SELECT x.key, x.listener FROM "public"."reactive_locks_watchers" x
+                                  WHERE x.expires_at <= now() FOR UPDATE SKIP LOCKED);
+    FOR v_key IN SELECT DISTINCT u.k FROM unnest(p_keys) AS u(k) ORDER BY u.k LOOP
+        UPDATE "public"."reactive_locks_watchers" w SET expires_at = now() + p_ttl_us * interval '1 microsecond'
+            WHERE w.key = v_key AND w.listener = p_listener AND w.expires_at > now();
+        IF NOT FOUND THEN
+            PERFORM pg_advisory_xact_lock(hashtextextended(v_key, 7305467431562270023));
+            INSERT INTO "public"."reactive_locks_watchers" AS w (key, listener, expires_at)
+                VALUES (v_key, p_listener, now() + p_ttl_us * interval '1 microsecond')
+                ON CONFLICT ON CONSTRAINT "reactive_locks_watchers_pkey" DO UPDATE SET expires_at = excluded.expires_at;
+            RETURN NEXT v_key;
+        END IF;
+    END LOOP;
+END
+$fn$;
+
+-- ================================================================================================
+-- fair lock
+-- ================================================================================================
+
+SELECT pg_advisory_xact_lock(7305467431562270021);
+
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = 'public') THEN
+        CREATE SCHEMA "public";
+    END IF;
+END
+$$;
+
+CREATE SEQUENCE IF NOT EXISTS "public"."reactive_locks_token_seq" AS bigint NO CYCLE;
+
+-- One row per waiting owner of a fair lock (or expired and not yet removed):
+--   name        the lock name (stored form)
+--   owner       the waiter's owner id (stored form)
+--   seq         its place in line, from "public"."reactive_locks_token_seq" at its first arrival
+--   expires_at  when the entry ends unless the waiter asks again, by the SERVER's clock
+CREATE TABLE IF NOT EXISTS "public"."reactive_locks_waiters" (
+    name       text        NOT NULL,
+    owner      text        NOT NULL,
+    seq        bigint      NOT NULL,
+    expires_at timestamptz NOT NULL,
+    CONSTRAINT "reactive_locks_waiters_pkey" PRIMARY KEY (name, owner)
+);
+
+CREATE INDEX IF NOT EXISTS "reactive_locks_waiters_seq_idx" ON "public"."reactive_locks_waiters" (name, seq);
+
+-- Versions before the rank (r_ahead) returned fewer columns: CREATE OR REPLACE cannot change that.
+DO $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM pg_catalog.pg_proc p
+               WHERE p.oid = to_regprocedure('"public"."reactive_locks_waiters_grant"(text,text,bigint,boolean,bigint,text,text,text)')
+                 AND NOT ('r_ahead' = ANY (p.proargnames))) THEN
+        DROP FUNCTION "public"."reactive_locks_waiters_grant"(text, text, bigint, boolean, bigint, text, text, text);
+    END IF;
+END
+$$;
+
+-- One attempt at a fair lock. Serialized per name by the same transaction-scoped advisory lock as
+-- the mutex's acquire.sql (so the token order holds across both). Drops expired waiters; the
+-- holder asking again gets its token back with a fresh TTL; a live holder or an earlier waiter
+-- makes a try (p_wait false) busy and a wait enqueue (or refresh) the owner; otherwise the owner
+-- takes the lock row with a token from "public"."reactive_locks_token_seq" and leaves the line. Returns one row:
+--   r_kind 1 granted (r_token), 0 busy (the holder, or r_remaining_us -1 when free but waiters
+--   are in line), 2 queued (r_remaining_us: µs until the holder's TTL or the head waiter's
+--   deadline passes, when something may change without a notification; r_ahead: how many waiters are
+--   in line before the caller, so that a release wakes only the waiter it made head, see
+--   io.reactivelocks.spi.WaiterLine). The grant is announced only when a client watches the name.
+CREATE OR REPLACE FUNCTION "public"."reactive_locks_waiters_grant"(p_name text, p_owner text, p_ttl_us bigint, p_wait boolean,
+                                       p_waiter_ttl_us bigint, p_payload text, p_channel text, p_suffix text)
+RETURNS TABLE (r_kind integer, r_token bigint, r_owner text, r_remaining_us bigint, r_payload text, r_ahead bigint)
+LANGUAGE plpgsql VOLATILE AS $fn$
+DECLARE
+    h record;
+    w record;
+    t bigint;
+    v_seq bigint;
+BEGIN
+    PERFORM pg_advisory_xact_lock(hashtextextended(p_name, 7305467431562270022));
+    DELETE FROM "public"."reactive_locks_waiters" x WHERE x.name = p_name AND x.expires_at <= now();
+    SELECT l.owner, l.token, l.expires_at, l.payload INTO h FROM "public"."reactive_locks" l WHERE l.name = p_name;
+    IF FOUND AND h.owner = p_owner THEN
+        UPDATE "public"."reactive_locks" l SET expires_at = now() + p_ttl_us * interval '1 microsecond' WHERE l.name = p_name;
+        DELETE FROM "public"."reactive_locks_waiters" x WHERE x.name = p_name AND x.owner = p_owner;
+        RETURN QUERY SELECT 1, h.token, NULL::text, NULL::bigint, NULL::text, NULL::bigint;
+        RETURN;
+    END IF;
+    IF FOUND AND h.expires_at > now() THEN
+        IF NOT p_wait THEN
+            RETURN QUERY SELECT 0, h.token, h.owner,
+                GREATEST(0, floor(extract(epoch FROM h.expires_at - now()) * 1000000))::bigint, h.payload, NULL::bigint;
+            RETURN;
+        END IF;
+        INSERT INTO "public"."reactive_locks_waiters" AS x (name, owner, seq, expires_at)
+            VALUES (p_name, p_owner, nextval('"public"."reactive_locks_token_seq"'), now() + p_waiter_ttl_us * interval '1 microsecond')
+            ON CONFLICT ON CONSTRAINT "reactive_locks_waiters_pkey" DO UPDATE SET expires_at = excluded.expires_at
+            RETURNING x.seq INTO v_seq;
+        RETURN QUERY SELECT 2, 0::bigint, NULL::text,
+            GREATEST(0, floor(extract(epoch FROM h.expires_at - now()) * 1000000))::bigint, NULL::text,
+            (SELECT count(*) FROM "public"."reactive_locks_waiters" x WHERE x.name = p_name AND x.seq < v_seq);
+        RETURN;
+    END IF;
+    SELECT x.owner, x.expires_at INTO w FROM "public"."reactive_locks_waiters" x WHERE x.name = p_name ORDER BY x.seq LIMIT 1;
+    IF FOUND AND w.owner <> p_owner THEN
+        IF NOT p_wait THEN
+            RETURN QUERY SELECT 0, 0::bigint, NULL::text, -1::bigint, NULL::text, NULL::bigint;
+            RETURN;
+        END IF;
+        INSERT INTO "public"."reactive_locks_waiters" AS x (name, owner, seq, expires_at)
+            VALUES (p_name, p_owner, nextval('"public"."reactive_locks_token_seq"'), now() + p_waiter_ttl_us * interval '1 microsecond')
+            ON CONFLICT ON CONSTRAINT "reactive_locks_waiters_pkey" DO UPDATE SET expires_at = excluded.expires_at
+            RETURNING x.seq INTO v_seq;
+        RETURN QUERY SELECT 2, 0::bigint, NULL::text,
+            GREATEST(0, floor(extract(epoch FROM w.expires_at - now()) * 1000000))::bigint, NULL::text,
+            (SELECT count(*) FROM "public"."reactive_locks_waiters" x WHERE x.name = p_name AND x.seq < v_seq);
+        RETURN;
+    END IF;
+    t := nextval('"public"."reactive_locks_token_seq"');
+    INSERT INTO "public"."reactive_locks" AS l (name, owner, token, expires_at, payload)
+        VALUES (p_name, p_owner, t, now() + p_ttl_us * interval '1 microsecond', p_payload)
+        ON CONFLICT (name) DO UPDATE
+            SET owner = excluded.owner, token = excluded.token, expires_at = excluded.expires_at,
+                payload = excluded.payload;
+    DELETE FROM "public"."reactive_locks_waiters" x WHERE x.name = p_name AND x.owner = p_owner;
+    PERFORM "public"."reactive_locks_notify"(p_channel, p_name, 'A ' || t || ' ' || p_suffix);
+    RETURN QUERY SELECT 1, t, NULL::text, NULL::bigint, NULL::text, NULL::bigint;
+END
+$fn$;
+
+-- ================================================================================================
+-- semaphore
+-- ================================================================================================
+
+SELECT pg_advisory_xact_lock(7305467431562270021);
+
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = 'public') THEN
+        CREATE SCHEMA "public";
+    END IF;
+END
+$$;
+
+CREATE SEQUENCE IF NOT EXISTS "public"."reactive_locks_token_seq" AS bigint NO CYCLE;
+
+-- One row per permit held (or expired and not yet removed):
+--   name        the semaphore name (stored form: NUL, lone surrogates and '\' escaped, see LockNames)
+--   owner       the permit's owner id (same stored form)
+--   token       its fencing token, from "public"."reactive_locks_token_seq"
+--   expires_at  when the permit ends, by the SERVER's clock
+CREATE TABLE IF NOT EXISTS "public"."reactive_locks_permits" (
+    name       text        NOT NULL,
+    owner      text        NOT NULL,
+    token      bigint      NOT NULL,
+    expires_at timestamptz NOT NULL,
+    CONSTRAINT "reactive_locks_permits_pkey" PRIMARY KEY (name, owner)
+);
+
+-- Grants one permit to each of p_owners if the unexpired permits of p_name plus the new ones are
+-- at most p_permits; else nothing. Serialized per name by a transaction-scoped advisory lock;
+-- each statement after it reads a fresh snapshot (a VOLATILE plpgsql function in READ COMMITTED),
+-- so the count sees every grant committed before the lock was ours. Owners that hold already (a
+-- retried request) get their tokens back with a fresh TTL. Returns one row per owner
+-- (granted, owner, token) or one row (false, NULL, 0, µs until the earliest permit expires).
+-- An 'A' notification on p_channel with payload p_key tells observers of a grant.
+CREATE OR REPLACE FUNCTION "public"."reactive_locks_permits_grant"(p_name text, p_owners text[], p_permits integer, p_ttl_us bigint,
+                                       p_channel text, p_key text)
+RETURNS TABLE (granted boolean, owner text, token bigint, wait_us bigint)
+LANGUAGE plpgsql VOLATILE AS $fn$
+DECLARE
+    held integer;
+BEGIN
+    PERFORM pg_advisory_xact_lock(hashtextextended('reactive-locks semaphore ' || p_name, 0));
+    DELETE FROM "public"."reactive_locks_permits" p WHERE p.name = p_name AND p.expires_at <= now();
+    IF EXISTS (SELECT 1 FROM "public"."reactive_locks_permits" p WHERE p.name = p_name AND p.owner = p_owners[1]) THEN
+        RETURN QUERY UPDATE "public"."reactive_locks_permits" p SET expires_at = now() + p_ttl_us * interval '1 microsecond'
+            WHERE p.name = p_name AND p.owner = ANY (p_owners)
+            RETURNING true, p.owner, p.token, 0::bigint;
+        RETURN;
+    END IF;
+    SELECT count(*) INTO held FROM "public"."reactive_locks_permits" p WHERE p.name = p_name;
+    IF held + cardinality(p_owners) > p_permits THEN
+        RETURN QUERY SELECT false, NULL::text, 0::bigint,
+            COALESCE((SELECT (extract(epoch FROM min(p.expires_at) - now()) * 1000000)::bigint
+                      FROM "public"."reactive_locks_permits" p WHERE p.name = p_name), 0);
+        RETURN;
+    END IF;
+    RETURN QUERY INSERT INTO "public"."reactive_locks_permits" AS p (name, owner, token, expires_at)
+        SELECT p_name, o.owner, nextval('"public"."reactive_locks_token_seq"'), now() + p_ttl_us * interval '1 microsecond'
+        FROM unnest(p_owners) WITH ORDINALITY AS o(owner, i) ORDER BY o.i
+        RETURNING true, p.owner, p.token, 0::bigint;
+    PERFORM "public"."reactive_locks_notify"(p_channel, p_key, 'A 0 -1 ' || p_key);
+END
+$fn$;
+
+-- ================================================================================================
+-- read-write lock
+-- ================================================================================================
+
+SELECT pg_advisory_xact_lock(7305467431562270021);
+
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = 'public') THEN
+        CREATE SCHEMA "public";
+    END IF;
+END
+$$;
+
+CREATE SEQUENCE IF NOT EXISTS "public"."reactive_locks_token_seq" AS bigint NO CYCLE;
+
+-- One row per grant held, or per writer waiting (or expired and not yet removed):
+--   name        the lock name (stored form: NUL, lone surrogates and '\' escaped, see LockNames)
+--   owner       the owner id (same stored form)
+--   mode        'r' a reader, 'w' the writer, 'i' a waiting writer's intent (blocks new readers
+--               under the writer-preferring policy until it expires or is released)
+--   token       the grant's fencing token, from "public"."reactive_locks_token_seq"; 0 for an intent
+--   expires_at  when the grant or intent ends, by the SERVER's clock
+CREATE TABLE IF NOT EXISTS "public"."reactive_locks_rw" (
+    name       text        NOT NULL,
+    owner      text        NOT NULL,
+    mode       "char"      NOT NULL CHECK (mode IN ('r', 'w', 'i')),
+    token      bigint      NOT NULL,
+    expires_at timestamptz NOT NULL,
+    CONSTRAINT "reactive_locks_rw_pkey" PRIMARY KEY (name, owner)
+);
+
+-- One attempt for a read ('r') or write ('w') grant of p_name. Serialized per name by a
+-- transaction-scoped advisory lock; each statement after it reads a fresh snapshot (a VOLATILE
+-- plpgsql function in READ COMMITTED). Expired rows are removed first. A reader is granted when no
+-- writer holds and, if p_writer_pref, no intent exists; a writer when no one holds, else (if
+-- p_writer_pref and p_waiting) its intent is inserted or refreshed for p_ttl_us. An owner that
+-- holds already (a retried request) gets its token back with a fresh TTL. Tokens come from the sequence at grant
+-- time, so a writer's exceeds every reader's before it and a reader's the last writer's. Returns
+-- (true, token, 0) or (false, 0, µs until the first grant, or for a reader intent, expires).
+-- An 'A' notification on p_channel with payload p_key tells observers of a grant.
+CREATE OR REPLACE FUNCTION "public"."reactive_locks_rw_grant"(p_name text, p_owner text, p_mode "char", p_writer_pref boolean,
+                                       p_waiting boolean, p_ttl_us bigint, p_channel text, p_key text)
+RETURNS TABLE (granted boolean, token bigint, wait_us bigint)
+LANGUAGE plpgsql VOLATILE AS $fn$
+DECLARE
+    v_until timestamptz := now() + p_ttl_us * interval '1 microsecond';
+    v_token bigint;
+    v_writer boolean;
+    v_busy boolean;
+BEGIN
+    PERFORM pg_advisory_xact_lock(hashtextextended('reactive-locks rwlock ' || p_name, 0));
+    DELETE FROM "public"."reactive_locks_rw" g WHERE g.name = p_name AND g.expires_at <= now();
+    UPDATE "public"."reactive_locks_rw" g SET expires_at = v_until
+        WHERE g.name = p_name AND g.owner = p_owner AND g.mode <> 'i'
+        RETURNING g.token INTO v_token;
+    IF FOUND THEN
+        RETURN QUERY SELECT true, v_token, 0::bigint;
+        RETURN;
+    END IF;
+    v_writer := EXISTS (SELECT 1 FROM "public"."reactive_locks_rw" g WHERE g.name = p_name AND g.mode = 'w');
+    IF p_mode = 'r' THEN
+        v_busy := v_writer OR (p_writer_pref AND EXISTS (SELECT 1 FROM "public"."reactive_locks_rw" g WHERE g.name = p_name AND g.mode = 'i'));
+    ELSE
+        v_busy := EXISTS (SELECT 1 FROM "public"."reactive_locks_rw" g WHERE g.name = p_name AND g.mode <> 'i');
+    END IF;
+    IF v_busy THEN
+        IF p_mode = 'w' AND p_writer_pref AND p_waiting THEN
+            INSERT INTO "public"."reactive_locks_rw" AS g (name, owner, mode, token, expires_at) VALUES (p_name, p_owner, 'i', 0, v_until)
+                ON CONFLICT ON CONSTRAINT "reactive_locks_rw_pkey" DO UPDATE SET expires_at = excluded.expires_at;
+        END IF;
+        RETURN QUERY SELECT false, 0::bigint,
+            COALESCE((SELECT (extract(epoch FROM min(g.expires_at) - now()) * 1000000)::bigint FROM "public"."reactive_locks_rw" g
+                      WHERE g.name = p_name AND (g.mode <> 'i' OR (p_mode = 'r' AND NOT v_writer))), 0);
+        RETURN;
+    END IF;
+    DELETE FROM "public"."reactive_locks_rw" g WHERE g.name = p_name AND g.owner = p_owner;
+    RETURN QUERY INSERT INTO "public"."reactive_locks_rw" AS g (name, owner, mode, token, expires_at)
+        VALUES (p_name, p_owner, p_mode, nextval('"public"."reactive_locks_token_seq"'), v_until)
+        RETURNING true, g.token, 0::bigint;
+    PERFORM "public"."reactive_locks_notify"(p_channel, p_key, 'A 0 -1 ' || p_key);
+END
+$fn$;
+
+-- ================================================================================================
+-- task queue
+-- ================================================================================================
+
+-- Serialized with the lock schema's migration (same transaction-scoped advisory lock).
+SELECT pg_advisory_xact_lock(7305467431562270021);
+
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = 'public') THEN
+        CREATE SCHEMA "public";
+    END IF;
+END
+$$;
+
+-- Claim tokens come from the lock sequence: durable, never repeating, never going back.
+CREATE SEQUENCE IF NOT EXISTS "public"."reactive_locks_token_seq" AS bigint NO CYCLE;
+
+-- One row per task of a queue.
+--   queue, task_id    stored form (NUL, lone surrogates and '\' escaped, see TextEscapes.java)
+--   status            pending: capturable (registered or released)
+--                     in_progress: claimed until claim_expires_at; capturable again once that passed
+--                     failed: capturable, a retry was used
+--                     done, dead (failed with no retry left): never captured again, kept visible
+--   retries_left      failures that will still be retried (a failure with none left is dead)
+--   attempts          how many times the task was captured
+--   claim_owner       the owner id of the last capture (one per capture statement)
+--   claim_token       its fencing token, from "public"."reactive_locks_token_seq": greater than that of every earlier capture
+--   claim_expires_at  while in_progress: when the claim ends, by the SERVER's clock; else NULL
+--   ready_at          the capture order: when the task became capturable (registration, failure,
+--                     release) or, while in_progress, when its claim expires (= claim_expires_at)
+--   payload           optional text for the worker (stored form, like the ids)
+CREATE TABLE IF NOT EXISTS "public"."reactive_lock_tasks" (
+    queue            text        NOT NULL,
+    task_id          text        NOT NULL,
+    status           text        NOT NULL,
+    retries_left     integer     NOT NULL,
+    attempts         integer     NOT NULL DEFAULT 0,
+    claim_owner      text,
+    claim_token      bigint,
+    claim_expires_at timestamptz,
+    ready_at         timestamptz NOT NULL,
+    payload          text,
+    created_at       timestamptz NOT NULL DEFAULT now(),
+    updated_at       timestamptz NOT NULL DEFAULT now(),
+    CONSTRAINT "reactive_lock_tasks_pkey" PRIMARY KEY (queue, task_id),
+    CHECK (status IN ('pending', 'in_progress', 'done', 'failed', 'dead')),
+    CHECK (retries_left >= 0),
+    CHECK (status <> 'in_progress' OR (claim_owner IS NOT NULL AND claim_token IS NOT NULL
+                                       AND claim_expires_at IS NOT NULL AND ready_at = claim_expires_at))
+);
+
+-- Capture: an ordered range scan of one queue's live tasks (done and dead ones are not in it).
+CREATE INDEX IF NOT EXISTS "reactive_lock_tasks_ready_idx" ON "public"."reactive_lock_tasks" (queue, ready_at)
+    WHERE status IN ('pending', 'failed', 'in_progress');
+
+-- ================================================================================================
+-- fenced values
+-- ================================================================================================
+
+SELECT pg_advisory_xact_lock(7305467431562270021);
+
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = 'public') THEN
+        CREATE SCHEMA "public";
+    END IF;
+END
+$$;
+
+-- One row per key:
+--   key    the key (stored form: NUL, lone surrogates and '\' escaped, see LockNames)
+--   value  the value's UTF-8 bytes; NULL after a fenced delete (the fence stays)
+--   fence  the highest token admitted for the key (Fencing.admits: token >= fence)
+CREATE TABLE IF NOT EXISTS "public"."reactive_locks_fenced_values" (
+    key   text   NOT NULL,
+    value bytea,
+    fence bigint NOT NULL,
+    CONSTRAINT "reactive_locks_fenced_values_pkey" PRIMARY KEY (key)
+);
