@@ -476,13 +476,21 @@ final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapshot.Sourc
 
     /**
      * The release after a scoped body was not confirmed: counted and reported; renewal stopped at
-     * the release, so the lease expires by itself (its token is fenced).
+     * the release, so the lease expires by itself (its token is fenced). A store that did not answer
+     * (a transient failure) is an outage, which the client logs once ({@link StoreOutage}): the line
+     * of each such release is then at DEBUG, not one WARN per request.
      */
     void releaseUnconfirmed(Throwable error) {
         client.releaseUnconfirmed();
         listener.onReleaseUnconfirmed(lock.name(), lock.token(), error);
-        LOG.warn("lock '{}': the store did not confirm the release after the body ended ({}); the lease expires by itself",
-                lock.name(), error.getMessage());
+        client.outage().failed(error);
+        if (BackendErrors.isTransient(error)) {
+            LOG.debug("lock '{}': the store did not confirm the release after the body ended ({}); the lease expires by itself",
+                    lock.name(), error.getMessage());
+        } else {
+            LOG.warn("lock '{}': the store did not confirm the release after the body ended ({}); the lease expires by itself",
+                    lock.name(), error.getMessage());
+        }
     }
 
     @Override

@@ -1,6 +1,7 @@
 package io.reactivelocks.spring;
 
 import io.reactivelocks.Lease;
+import io.reactivelocks.LockBackendException;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockLostException;
 import io.reactivelocks.LockOptions;
@@ -93,7 +94,8 @@ final class LockingInterceptor implements MethodInterceptor {
      * A trigger whose lock cannot be tried (store down, client closed), whose window cannot be claimed or whose lease
      * is lost while it runs is not an error of the job: nobody subscribes to a scheduled run but Spring, which would log
      * each one at WARN with its whole stack trace. Each is one WARN line naming the job, the lock and the reason (the
-     * stack trace at DEBUG), and the run completes; errors of the method itself still reach Spring.
+     * stack trace at DEBUG) — or DEBUG only when the store is unreachable, which the client logs once per outage — and
+     * the run completes; errors of the method itself still reach Spring.
      */
     private static Flux<Object> scheduledRun(LockedMethod m, String name, LockClient client, LockOptions options,
                                              @Nullable WindowLock windows, MethodInvocation invocation) {
@@ -147,7 +149,18 @@ final class LockingInterceptor implements MethodInterceptor {
         });
     }
 
+    /**
+     * One WARN line, the stack trace at DEBUG. A transient store failure (the store down, paused or slow) is DEBUG
+     * only: the lock client logs the outage once when it starts and once when it ends (logger
+     * {@code io.reactivelocks.outage}), and a job every few hundred milliseconds would repeat it at every trigger.
+     */
     private static void warnOneLine(LockedMethod m, String what, Throwable e) {
+        if (e instanceof LockBackendException be && be.isTransient()) {
+            if (log.isDebugEnabled()) {
+                log.debug(m.description + ": " + what + " (the store is unreachable; the lock client logs the outage)", e);
+            }
+            return;
+        }
         log.warn("{}: {}: {} (stack trace at DEBUG)", m.description, what, reason(e));
         if (log.isDebugEnabled()) {
             log.debug(m.description + ": " + what, e);

@@ -39,7 +39,10 @@ import java.lang.annotation.Target;
  * lock and the reason, with the stack trace at DEBUG, and the run ends normally: a trigger whose lock or
  * window cannot be tried (store down or slow, client closed) is skipped, a run whose lease is lost is
  * cancelled, a run that ends after its lease ended (released by the client's close at shutdown) and a
- * failed release are reported. Errors of the method itself reach Spring's scheduler as before.
+ * failed release are reported. A store that is unreachable (down, paused, not answering within the request timeout)
+ * is not reported per trigger: the lock client logs one WARN when the outage starts and one INFO when it ends (logger
+ * {@code io.reactivelocks.outage}); the skipped runs are at DEBUG. Errors of the method itself reach Spring's
+ * scheduler as before.
  *
  * <p>Not the same as ShedLock's {@code @SchedulerLock}: the lock is a renewed lease (a crashed instance
  * frees it within one lease time, not after {@code lockAtMostFor}), and {@code lockAtLeastFor} is a

@@ -59,7 +59,7 @@ final class RedisFixture implements AutoCloseable {
         LockClient c = RedisLocks.create(redis, redisOptions(), LockOptions.builder().leaseTime(LEASE).requestTimeout(requestTimeout).build());
         clients.add(c);
         // connect now, before any scheduler starts ticking: the first connect of a loaded JVM can be slow
-        c.tryAcquire("warm-up").flatMap(lease -> lease.release()).retry(2).block(STEP.multipliedBy(3));
+        c.tryAcquire("warm-up").flatMap(lease -> lease.release()).retry(20).block(STEP.multipliedBy(3));
         return c;
     }
 

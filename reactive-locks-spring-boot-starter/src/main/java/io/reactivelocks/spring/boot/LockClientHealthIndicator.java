@@ -1,5 +1,6 @@
 package io.reactivelocks.spring.boot;
 
+import io.reactivelocks.LockBackendException;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockClientClosedException;
 import io.reactivelocks.LockClientMetrics;
@@ -18,7 +19,8 @@ import reactor.core.publisher.Mono;
 /**
  * The lock store's health as the lock client sees it: UP when one read of a fixed lock name ({@code inspect}, which
  * writes nothing) answers within the timeout, DOWN when it fails or times out. A DOWN health says in words what
- * happened ({@code error}: "redis did not answer within 2 s") and {@code since} when: the time of the first failed
+ * happened ({@code error}: "redis did not answer within 2 s", the shorter of the check's timeout and the client's
+ * request timeout) and {@code since} when: the time of the first failed
  * check of the current outage, kept until a check succeeds again. The details also say how many leases the client
  * holds and how many acquires it is working on, and — for the auto-configured client — the backend, the renewal
  * failures and losses so far and the last loss.
@@ -75,7 +77,14 @@ final class LockClientHealthIndicator implements ReactiveHealthIndicator {
         if (e instanceof LockClientClosedException) {
             return "the lock client is closed";
         }
+        if (e instanceof LockBackendException && e.getCause() instanceof TimeoutException) {
+            // the client's own request timeout ended the read before the check's
+            return store + " did not answer within " + DurationWords.of(client.defaultOptions().requestTimeout());
+        }
         String message = e.getMessage();
+        if (e instanceof LockBackendException && message != null && !message.isBlank()) {
+            return message; // names the store, the operation and the reason
+        }
         return store + " failed: " + (message == null || message.isBlank() ? e.getClass().getName() : message);
     }
 

@@ -66,6 +66,8 @@ public class ReactiveLocksProperties implements Validator {
 
     private final Annotations annotations = new Annotations();
 
+    private final Web web = new Web();
+
     /** The store that holds the locks. */
     public enum Backend {
         /**
@@ -212,6 +214,11 @@ public class ReactiveLocksProperties implements Validator {
     /** @return the annotations' settings, {@code reactive-locks.annotations.*} */
     public Annotations getAnnotations() {
         return annotations;
+    }
+
+    /** @return the WebFlux settings, {@code reactive-locks.web.*} */
+    public Web getWeb() {
+        return web;
     }
 
     /**
@@ -527,6 +534,23 @@ public class ReactiveLocksProperties implements Validator {
         /** @param enabled whether the annotations are switched on */
         public void setEnabled(boolean enabled) {
             this.enabled = enabled;
+        }
+    }
+
+    /** Settings of WebFlux applications, {@code reactive-locks.web.*}. */
+    public static class Web {
+
+        /** Whether a request that failed because of its lock (store unreachable, wait timeout spent, lease lost, client closing) is answered 503 Service Unavailable rather than 500. */
+        private boolean serviceUnavailable = true;
+
+        /** @return whether lock failures are answered 503 */
+        public boolean isServiceUnavailable() {
+            return serviceUnavailable;
+        }
+
+        /** @param serviceUnavailable whether lock failures are answered 503 */
+        public void setServiceUnavailable(boolean serviceUnavailable) {
+            this.serviceUnavailable = serviceUnavailable;
         }
     }
 

@@ -114,6 +114,27 @@ class ReactiveLocksActuatorTest {
     }
 
     @Test
+    void aDownHealthSaysInWordsHowLongTheStoreDidNotAnswerWhenTheClientsRequestTimeoutEndsTheCheckFirst() {
+        runner().withPropertyValues("reactive-locks.request-timeout=500ms", "reactive-locks.health.timeout=5s").run(context -> {
+            ReactiveHealthIndicator indicator = context.getBean("reactiveLocksHealthIndicator", ReactiveHealthIndicator.class);
+            // connected first: the first request of a loaded JVM may take longer than 500 ms
+            Awaitility.await().atMost(TIMEOUT).pollInterval(Duration.ofMillis(100))
+                    .until(() -> health(indicator).getStatus().equals(Status.UP));
+            server.pause();
+            try {
+                Health down = health(indicator);
+                assertThat(down.getStatus()).isEqualTo(Status.DOWN);
+                // not Reactor's or the client's exception text: the store, what it did not do, within how long
+                assertThat(down.getDetails()).containsEntry("error", "redis did not answer within 500 ms").containsKey("since");
+            } finally {
+                server.resume();
+            }
+            Awaitility.await().atMost(TIMEOUT).pollInterval(Duration.ofMillis(100))
+                    .until(() -> health(indicator).getStatus().equals(Status.UP));
+        });
+    }
+
+    @Test
     void theEndpointListsHeldLeasesWithTokenAndPayloadAndTheLocksWaitedFor() throws Exception {
         runner().run(context -> {
             LockClient locks = context.getBean(LockClient.class);

@@ -299,7 +299,7 @@ class ReactiveLocksAutoConfigurationTest {
                     "\"reactive-locks.renewal-interval\"", "\"reactive-locks.wait-timeout\"",
                     "\"reactive-locks.request-timeout\"", "\"reactive-locks.redis.key-prefix\"",
                     "\"reactive-locks.postgres.schema\"", "\"reactive-locks.postgres.table\"", "\"30s\"",
-                    "\"reactive-locks.annotations.enabled\"");
+                    "\"reactive-locks.annotations.enabled\"", "\"reactive-locks.web.service-unavailable\"");
             // the wait timeout's default is named
             tools.jackson.databind.JsonNode waitTimeout = null;
             for (tools.jackson.databind.JsonNode property : tools.jackson.databind.json.JsonMapper.builder().build()
@@ -321,7 +321,7 @@ class ReactiveLocksAutoConfigurationTest {
             java.util.List<String> imports = new String(in.readAllBytes(), StandardCharsets.UTF_8).lines()
                     .map(String::trim).filter(l -> !l.isEmpty()).toList();
             assertThat(imports).containsExactly(ReactiveLocksAutoConfiguration.class.getName(),
-                    ReactiveLocksAnnotationsAutoConfiguration.class.getName());
+                    ReactiveLocksAnnotationsAutoConfiguration.class.getName(), ReactiveLocksWebFluxAutoConfiguration.class.getName());
             assertThat(imports).allSatisfy(name -> assertThat(name).matches("io\\.reactivelocks\\.spring\\.boot\\.ReactiveLocks\\w*AutoConfiguration"));
         }
     }
