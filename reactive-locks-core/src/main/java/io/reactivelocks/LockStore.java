@@ -61,6 +61,14 @@ public interface LockStore {
     LockClient locks(LockOptions options);
 
     /**
+     * @param options  the client's default options
+     * @param listener told as the client's locks are acquired, renewed, released and lost (meters,
+     *                 tracing, health counts)
+     * @return a lock client (mutex) over this session's connections, reporting to {@code listener}
+     */
+    LockClient locks(LockOptions options, LockListener listener);
+
+    /**
      * @param options the client's default options
      * @return a lock client whose waiters are granted in arrival order (on stores whose plain lock
      *         queues already — etcd, ZooKeeper — the plain lock)

@@ -4,6 +4,7 @@ import io.reactivelocks.Concept;
 import io.reactivelocks.ConceptNotOfferedException;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockClock;
+import io.reactivelocks.LockListener;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.LockStore;
 import io.reactivelocks.election.LeaderElection;
@@ -75,6 +76,14 @@ public abstract class AbstractLockStore implements LockStore {
         Objects.requireNonNull(options, "options");
         offered(Concept.LOCK);
         return track(LockClient.create(lockBackend(), options), LockClient::close);
+    }
+
+    @Override
+    public LockClient locks(LockOptions options, LockListener listener) {
+        Objects.requireNonNull(options, "options");
+        Objects.requireNonNull(listener, "listener");
+        offered(Concept.LOCK);
+        return track(LockClient.create(lockBackend(), options, listener), LockClient::close);
     }
 
     @Override

@@ -62,6 +62,14 @@ final class EtcdStoreSession extends AbstractLockStore {
     }
 
     @Override
+    public LockClient locks(LockOptions options, io.reactivelocks.LockListener listener) {
+        Objects.requireNonNull(options, "options");
+        Objects.requireNonNull(listener, "listener");
+        offered(Concept.LOCK);
+        return track(LockClient.create(backendFor(options), options, listener), LockClient::close);
+    }
+
+    @Override
     public LockClient fairLocks(LockOptions options) {
         Objects.requireNonNull(options, "options");
         offered(Concept.FAIR_LOCK);

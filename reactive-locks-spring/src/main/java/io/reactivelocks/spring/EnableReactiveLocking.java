@@ -18,7 +18,7 @@ import org.springframework.core.Ordered;
  * a missing or ambiguous one fails the context's refresh, naming the method that needs it.
  *
  * <p>A {@link Locked} call never waits unbounded by default: when neither the method's
- * {@link Locked#waitTimeout()} nor its client's default options set a wait timeout explicitly
+ * {@link Locked#waitTimeout()} nor its client's default options set a finite wait timeout explicitly
  * ({@link io.reactivelocks.LockOptions#isWaitTimeoutSet()}), it waits at most
  * {@link #waitTimeout()} (30 s unless set here), then fails with {@link io.reactivelocks.LockTimeoutException}.
  */

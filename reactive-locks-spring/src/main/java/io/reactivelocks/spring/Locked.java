@@ -91,7 +91,7 @@ public @interface Locked {
      * @return how long to wait for the lock ({@link WhenHeld#WAIT} only), in the same formats as
      *         {@link #leaseTime()}; {@value #UNTIL_CANCELLED} (any negative duration) to wait until the call is
      *         cancelled; empty (the default) for the client's ({@link io.reactivelocks.LockOptions#waitTimeout()})
-     *         when the client set one explicitly, else {@link EnableReactiveLocking#waitTimeout()} (30 s unless
+     *         when the client set a finite one explicitly, else {@link EnableReactiveLocking#waitTimeout()} (30 s unless
      *         set there). Past it the call fails with {@link io.reactivelocks.LockTimeoutException}
      */
     String waitTimeout() default "";

@@ -98,7 +98,9 @@ final class LockedMethod {
             c = bean(beans, LockClient.class, clientBean, "client");
             LockOptions o = c.defaultOptions();
             // the method's wait timeout, else the client's, else the default: never unbounded unless asked for
-            Duration wait = waitTimeout != null ? waitTimeout : !o.isWaitTimeoutSet() ? defaultWaitTimeout : null;
+            // (a client that waits until cancelled, by choice or not, still gets the bounded default here)
+            Duration wait = waitTimeout != null ? waitTimeout
+                    : !o.isWaitTimeoutSet() || o.waitTimeout() == null ? defaultWaitTimeout : null;
             if (leaseTime != null || wait != null) {
                 LockOptions.Builder b = o.mutate();
                 if (leaseTime != null) {

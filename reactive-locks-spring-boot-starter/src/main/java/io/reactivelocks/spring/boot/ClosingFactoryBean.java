@@ -1,6 +1,7 @@
 package io.reactivelocks.spring.boot;
 
 import io.reactivelocks.LockClient;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.rwlock.ReadWriteLock;
 import io.reactivelocks.semaphore.Semaphore;
 import io.reactivelocks.task.TaskQueue;
@@ -59,6 +60,15 @@ class ClosingFactoryBean<T> implements FactoryBean<T>, DisposableBean {
     /**
      * A window lock: it holds nothing to release, so no lifecycle phase matters and closing it on destroy is enough.
      */
+    /**
+     * The store session every auto-configured concept comes from: closing it closes what it handed out (after the
+     * concepts' own closes, which depend on it) and then its connections — in the lock client's stop phase, while
+     * the store's client is still running.
+     */
+    static Phased<LockStore> store(LockStore store, Duration shutdownTimeout) {
+        return new Phased<>(store, LockStore.class, LockStore::close, "lock store", shutdownTimeout);
+    }
+
     static ClosingFactoryBean<WindowLock> windowLock(WindowLock windowLock, Duration shutdownTimeout) {
         return new ClosingFactoryBean<>(windowLock, WindowLock.class, WindowLock::close, "window lock", shutdownTimeout);
     }

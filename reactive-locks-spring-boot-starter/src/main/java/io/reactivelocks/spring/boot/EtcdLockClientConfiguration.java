@@ -3,6 +3,7 @@ package io.reactivelocks.spring.boot;
 import io.etcd.jetcd.Client;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockListener;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.etcd.EtcdConnectionOptions;
 import io.reactivelocks.etcd.EtcdLockOptions;
@@ -34,38 +35,45 @@ import org.springframework.context.annotation.Import;
 @Import(EtcdLockClientConfiguration.ClientFromProperties.class)
 class EtcdLockClientConfiguration {
 
+    /** The session with etcd every concept below comes from: the client's channel, one session lease for the locks. */
+    @Bean
+    @ConditionalOnMissingBean(LockStore.class)
+    @ConditionalOnBean(Client.class)
+    ClosingFactoryBean.Phased<LockStore> reactiveLocksStore(Client etcd, ReactiveLocksProperties properties) {
+        return ClosingFactoryBean.store(EtcdLocks.connect(etcd, etcdOptions(properties)), properties.getShutdownTimeout());
+    }
+
     // the mutex grants waiters in arrival order on this store: the fair lock bean is the same client, by its alias
     @Bean(name = {"reactiveLocksClient", ReactiveLocksAutoConfiguration.FAIR_LOCK_BEAN})
     @ConditionalOnMissingBean(LockClient.class)
     @ConditionalOnBean(Client.class)
-    LockClientFactoryBean reactiveLocksClient(Client etcd, ReactiveLocksProperties properties,
+    LockClientFactoryBean reactiveLocksClient(LockStore store, ReactiveLocksProperties properties,
                                               ObjectProvider<LockListener> listener,
                                               ObjectProvider<LockListenerFactory> listenerFactory) {
-        return new LockClientFactoryBean(EtcdLocks.backend(etcd, etcdOptions(properties)), properties, listener,
-                listenerFactory);
+        return new LockClientFactoryBean(store, properties, listener, listenerFactory);
     }
 
     @Bean
     @ConditionalOnMissingBean(WindowLock.class)
     @ConditionalOnBean(Client.class)
-    ClosingFactoryBean<WindowLock> reactiveLocksWindowLock(Client etcd, ReactiveLocksProperties properties) {
-        return ClosingFactoryBean.windowLock(EtcdLocks.windowLock(etcd, etcdOptions(properties), properties.toLockOptions()),
+    ClosingFactoryBean<WindowLock> reactiveLocksWindowLock(LockStore store, ReactiveLocksProperties properties) {
+        return ClosingFactoryBean.windowLock(store.windowLocks(properties.toLockOptions()),
                 properties.getShutdownTimeout());
     }
 
     @Bean
     @ConditionalOnMissingBean(ReadWriteLock.class)
     @ConditionalOnBean(Client.class)
-    ClosingFactoryBean.Phased<ReadWriteLock> reactiveLocksReadWriteLock(Client etcd, ReactiveLocksProperties properties) {
-        return ClosingFactoryBean.readWriteLock(EtcdLocks.readWriteLock(etcd, etcdOptions(properties),
-                ReadWriteLockOptions.of(properties.toLockOptions())), properties.getShutdownTimeout());
+    ClosingFactoryBean.Phased<ReadWriteLock> reactiveLocksReadWriteLock(LockStore store, ReactiveLocksProperties properties) {
+        return ClosingFactoryBean.readWriteLock(store.readWriteLocks(ReadWriteLockOptions.of(properties.toLockOptions())),
+                properties.getShutdownTimeout());
     }
 
     @Bean
     @ConditionalOnMissingBean(Semaphore.class)
     @ConditionalOnBean(Client.class)
-    ClosingFactoryBean.Phased<Semaphore> reactiveLocksSemaphore(Client etcd, ReactiveLocksProperties properties) {
-        return ClosingFactoryBean.semaphore(EtcdLocks.semaphore(etcd, etcdOptions(properties), properties.toLockOptions()),
+    ClosingFactoryBean.Phased<Semaphore> reactiveLocksSemaphore(LockStore store, ReactiveLocksProperties properties) {
+        return ClosingFactoryBean.semaphore(store.semaphores(properties.toLockOptions()),
                 properties.getShutdownTimeout());
     }
 

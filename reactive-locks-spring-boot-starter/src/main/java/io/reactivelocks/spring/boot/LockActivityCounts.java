@@ -1,7 +1,6 @@
 package io.reactivelocks.spring.boot;
 
 import io.reactivelocks.LockListener;
-import io.reactivelocks.spi.LockBackend;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -21,8 +20,8 @@ final class LockActivityCounts implements LockListenerFactory {
     private final AtomicReference<String> lastLoss = new AtomicReference<>();
 
     @Override
-    public LockListener create(LockBackend lockBackend) {
-        backend.set(lockBackend.name());
+    public LockListener create(String store) {
+        backend.set(store);
         return new LockListener() {
             @Override
             public void onRenewalFailed(String name, long token, Throwable error) {

@@ -19,9 +19,9 @@ class LockMetricsConfiguration {
 
     @Bean
     LockListenerFactory reactiveLocksMeters(ObjectProvider<MeterRegistry> registry, ReactiveLocksProperties properties) {
-        return backend -> {
+        return store -> {
             MeterRegistry r = properties.isMetricsEnabled() ? registry.getIfUnique() : null;
-            return r == null ? LockListener.NONE : MicrometerLockListener.forBackend(r, backend);
+            return r == null ? LockListener.NONE : new MicrometerLockListener(r, store);
         };
     }
 }

@@ -21,9 +21,9 @@ class LockObservationConfiguration {
     @Bean
     LockListenerFactory reactiveLocksObservations(ObjectProvider<ObservationRegistry> registry,
                                                   ReactiveLocksProperties properties) {
-        return backend -> {
+        return store -> {
             ObservationRegistry r = properties.isObservationsEnabled() ? registry.getIfUnique() : null;
-            return r == null || r.isNoop() ? LockListener.NONE : ObservationLockListener.forBackend(r, backend);
+            return r == null || r.isNoop() ? LockListener.NONE : new ObservationLockListener(r, store);
         };
     }
 }

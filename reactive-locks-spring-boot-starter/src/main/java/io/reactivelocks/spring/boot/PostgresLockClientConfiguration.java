@@ -3,6 +3,7 @@ package io.reactivelocks.spring.boot;
 import io.r2dbc.spi.ConnectionFactory;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockListener;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.r2dbc.PostgresLockOptions;
 import io.reactivelocks.r2dbc.PostgresLocks;
 import io.reactivelocks.r2dbc.PostgresTaskQueue;
@@ -31,47 +32,58 @@ import org.springframework.context.annotation.Configuration;
 @Conditional(OnBackendCondition.Postgres.class)
 class PostgresLockClientConfiguration {
 
+    /** The session with PostgreSQL every concept below comes from: one pool and one {@code LISTEN} connection. */
+    @Bean
+    @ConditionalOnMissingBean(LockStore.class)
+    @ConditionalOnBean(ConnectionFactory.class)
+    ClosingFactoryBean.Phased<LockStore> reactiveLocksStore(ConnectionFactory factory, ReactiveLocksProperties properties) {
+        return ClosingFactoryBean.store(PostgresLocks.connect(postgres(factory, LockClient.class, properties),
+                postgresOptions(properties)), properties.getShutdownTimeout());
+    }
+
     @Bean
     @ConditionalOnMissingBean(LockClient.class)
     @ConditionalOnBean(ConnectionFactory.class)
-    LockClientFactoryBean reactiveLocksClient(ConnectionFactory factory, ReactiveLocksProperties properties,
+    LockClientFactoryBean reactiveLocksClient(LockStore store, ReactiveLocksProperties properties,
                                               ObjectProvider<LockListener> listener,
                                               ObjectProvider<LockListenerFactory> listenerFactory) {
-        return new LockClientFactoryBean(PostgresLocks.backend(postgres(factory, LockClient.class, properties), postgresOptions(properties)),
-                properties, listener, listenerFactory);
+        return new LockClientFactoryBean(store, properties, listener, listenerFactory);
     }
 
     @Bean
     @ConditionalOnMissingBean(TaskQueue.class)
     @ConditionalOnBean(ConnectionFactory.class)
-    ClosingFactoryBean.Phased<PostgresTaskQueue> reactiveLocksTaskQueue(ConnectionFactory factory,
-                                                                        ReactiveLocksProperties properties) {
-        return ClosingFactoryBean.taskQueue(PostgresLocks.taskQueue(postgres(factory, TaskQueue.class, properties),
-                postgresOptions(properties), properties.toLockOptions()), PostgresTaskQueue.class, properties.getShutdownTimeout());
+    ClosingFactoryBean.Phased<PostgresTaskQueue> reactiveLocksTaskQueue(LockStore store, ReactiveLocksProperties properties) {
+        // a PostgreSQL session hands out PostgresTaskQueues; another store's session bean (the application's) cannot
+        TaskQueue queue = store.taskQueue(properties.toLockOptions());
+        if (!(queue instanceof PostgresTaskQueue postgresQueue)) {
+            queue.close().subscribe();
+            throw new IllegalStateException("the LockStore bean is " + store.name() + ", not PostgreSQL: define your own"
+                    + " TaskQueue bean or set " + ReactiveLocksProperties.PREFIX + ".backend to " + store.name());
+        }
+        return ClosingFactoryBean.taskQueue(postgresQueue, PostgresTaskQueue.class, properties.getShutdownTimeout());
     }
 
     @Bean
     @ConditionalOnMissingBean(WindowLock.class)
     @ConditionalOnBean(ConnectionFactory.class)
-    ClosingFactoryBean<WindowLock> reactiveLocksWindowLock(ConnectionFactory factory, ReactiveLocksProperties properties) {
-        return ClosingFactoryBean.windowLock(PostgresLocks.windowLock(postgres(factory, WindowLock.class, properties),
-                postgresOptions(properties), properties.toLockOptions()), properties.getShutdownTimeout());
+    ClosingFactoryBean<WindowLock> reactiveLocksWindowLock(LockStore store, ReactiveLocksProperties properties) {
+        return ClosingFactoryBean.windowLock(store.windowLocks(properties.toLockOptions()), properties.getShutdownTimeout());
     }
 
     @Bean
     @ConditionalOnMissingBean(Semaphore.class)
     @ConditionalOnBean(ConnectionFactory.class)
-    ClosingFactoryBean.Phased<Semaphore> reactiveLocksSemaphore(ConnectionFactory factory, ReactiveLocksProperties properties) {
-        return ClosingFactoryBean.semaphore(PostgresLocks.semaphore(postgres(factory, Semaphore.class, properties),
-                postgresOptions(properties), properties.toLockOptions()), properties.getShutdownTimeout());
+    ClosingFactoryBean.Phased<Semaphore> reactiveLocksSemaphore(LockStore store, ReactiveLocksProperties properties) {
+        return ClosingFactoryBean.semaphore(store.semaphores(properties.toLockOptions()), properties.getShutdownTimeout());
     }
 
     @Bean
     @ConditionalOnMissingBean(ReadWriteLock.class)
     @ConditionalOnBean(ConnectionFactory.class)
-    ClosingFactoryBean.Phased<ReadWriteLock> reactiveLocksReadWriteLock(ConnectionFactory factory, ReactiveLocksProperties properties) {
-        return ClosingFactoryBean.readWriteLock(PostgresLocks.readWriteLock(postgres(factory, ReadWriteLock.class, properties),
-                postgresOptions(properties), ReadWriteLockOptions.of(properties.toLockOptions())), properties.getShutdownTimeout());
+    ClosingFactoryBean.Phased<ReadWriteLock> reactiveLocksReadWriteLock(LockStore store, ReactiveLocksProperties properties) {
+        return ClosingFactoryBean.readWriteLock(store.readWriteLocks(ReadWriteLockOptions.of(properties.toLockOptions())),
+                properties.getShutdownTimeout());
     }
 
     /**
@@ -82,9 +94,8 @@ class PostgresLockClientConfiguration {
     @Bean(name = ReactiveLocksAutoConfiguration.FAIR_LOCK_BEAN, defaultCandidate = false)
     @ConditionalOnMissingBean(name = ReactiveLocksAutoConfiguration.FAIR_LOCK_BEAN)
     @ConditionalOnBean(ConnectionFactory.class)
-    ClosingFactoryBean.Phased<LockClient> reactiveLocksFairLock(ConnectionFactory factory, ReactiveLocksProperties properties) {
-        return ClosingFactoryBean.fairLock(PostgresLocks.fairLock(postgres(factory, LockClient.class, properties),
-                postgresOptions(properties), properties.toLockOptions()), properties.getShutdownTimeout());
+    ClosingFactoryBean.Phased<LockClient> reactiveLocksFairLock(LockStore store, ReactiveLocksProperties properties) {
+        return ClosingFactoryBean.fairLock(store.fairLocks(properties.toLockOptions()), properties.getShutdownTimeout());
     }
 
     /**

@@ -24,13 +24,15 @@ import org.springframework.context.annotation.Import;
  *       {@code reactive-locks.backend} = {@code auto} or {@code zookeeper};</li>
  *   <li>else no client; the condition evaluation report ({@code --debug}) says which bean was missing.</li>
  * </ol>
+ * Every bean comes from one {@link io.reactivelocks.LockStore} session per application (bean {@code reactiveLocksStore},
+ * unless the application defines its own {@code LockStore}), so all concepts share one connection set.
  * A {@code io.reactivelocks.window.WindowLock}, a {@code io.reactivelocks.semaphore.Semaphore} and a writer-preferring
  * {@code io.reactivelocks.rwlock.ReadWriteLock} bean come on the same store under the same conditions, unless the application defines its own; next to the client, a
  * {@link io.reactivelocks.election.LeaderElection} and a {@link io.reactivelocks.multi.MultiLock} bean on it (unless
  * the application defines them); a fair (FIFO) lock client named {@value #FAIR_LOCK_BEAN}. Beside the client,
  * on the same store and with the same options, a {@link io.reactivelocks.task.TaskQueue} bean
- * ({@code io.reactivelocks.r2dbc.PostgresTaskQueue} on PostgreSQL) unless the application defines its own; it opens
- * its own connections on first use and is closed with the context. Options come from {@link ReactiveLocksProperties}. The client reports to the application's single
+ * ({@code io.reactivelocks.r2dbc.PostgresTaskQueue} on PostgreSQL) unless the application defines its own; it is closed
+ * with the context. Options come from {@link ReactiveLocksProperties}. The client reports to the application's single
  * {@code io.reactivelocks.LockListener} bean if it defines one, and to Micrometer when a {@code MeterRegistry} bean
  * and {@code reactive-locks-micrometer} are present (observations too, with an {@code ObservationRegistry} bean). With
  * Spring Boot's actuator, a {@code reactiveLocks} health indicator and a {@code reactivelocks} endpoint

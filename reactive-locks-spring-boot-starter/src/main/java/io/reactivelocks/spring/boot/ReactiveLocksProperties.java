@@ -21,8 +21,8 @@ public class ReactiveLocksProperties implements Validator {
     public static final String PREFIX = "reactive-locks";
 
     /**
-     * The default of {@code reactive-locks.wait-timeout}: 30 s. The library's own default is to wait until cancelled;
-     * an application started from this starter waits at most this long, so that a store outage or a lock held too
+     * The default of {@code reactive-locks.wait-timeout}: 30 s, the library's own default
+     * ({@code LockOptions.DEFAULT_WAIT_TIMEOUT}); an application started from this starter waits at most this long, so that a store outage or a lock held too
      * long fails requests instead of hanging them.
      */
     public static final Duration DEFAULT_WAIT_TIMEOUT = Duration.ofSeconds(30);

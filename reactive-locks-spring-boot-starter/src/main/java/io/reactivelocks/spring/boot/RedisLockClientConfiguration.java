@@ -3,6 +3,7 @@ package io.reactivelocks.spring.boot;
 import io.lettuce.core.RedisClient;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockListener;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.redis.RedisLockOptions;
 import io.reactivelocks.redis.RedisLocks;
 import io.reactivelocks.rwlock.ReadWriteLock;
@@ -19,54 +20,62 @@ import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * The lock client, the fair lock client, the task queue, the window lock, the semaphore and the read-write lock on the application's Lettuce
- * {@link RedisClient} bean, each unless the application defines its own.
+ * One store session on the application's Lettuce {@link RedisClient} bean and, from it, the lock client, the fair
+ * lock client, the task queue, the window lock, the semaphore and the read-write lock, each unless the application
+ * defines its own (a {@link LockStore} bean of the application's is used instead of the session).
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnClass({RedisClient.class, RedisLocks.class})
 @Conditional(OnBackendCondition.Redis.class)
 class RedisLockClientConfiguration {
 
+    /** The session with Redis every concept below comes from: one command and one pub/sub connection. */
+    @Bean
+    @ConditionalOnMissingBean(LockStore.class)
+    @ConditionalOnBean(RedisClient.class)
+    ClosingFactoryBean.Phased<LockStore> reactiveLocksStore(RedisClient redis, ReactiveLocksProperties properties) {
+        return ClosingFactoryBean.store(RedisLocks.connect(redis, redisOptions(properties)), properties.getShutdownTimeout());
+    }
+
     @Bean
     @ConditionalOnMissingBean(LockClient.class)
     @ConditionalOnBean(RedisClient.class)
-    LockClientFactoryBean reactiveLocksClient(RedisClient redis, ReactiveLocksProperties properties,
+    LockClientFactoryBean reactiveLocksClient(LockStore store, ReactiveLocksProperties properties,
                                               ObjectProvider<LockListener> listener,
                                               ObjectProvider<LockListenerFactory> listenerFactory) {
-        return new LockClientFactoryBean(RedisLocks.backend(redis, redisOptions(properties)), properties, listener,
-                listenerFactory);
+        return new LockClientFactoryBean(store, properties, listener, listenerFactory);
     }
 
     @Bean
     @ConditionalOnMissingBean(TaskQueue.class)
     @ConditionalOnBean(RedisClient.class)
-    ClosingFactoryBean.Phased<TaskQueue> reactiveLocksTaskQueue(RedisClient redis, ReactiveLocksProperties properties) {
-        return ClosingFactoryBean.taskQueue(RedisLocks.taskQueue(redis, redisOptions(properties), properties.toLockOptions()),
+    ClosingFactoryBean.Phased<TaskQueue> reactiveLocksTaskQueue(LockStore store, ReactiveLocksProperties properties) {
+        return ClosingFactoryBean.taskQueue(store.taskQueue(properties.toLockOptions()),
                 TaskQueue.class, properties.getShutdownTimeout());
     }
 
     @Bean
     @ConditionalOnMissingBean(WindowLock.class)
     @ConditionalOnBean(RedisClient.class)
-    ClosingFactoryBean<WindowLock> reactiveLocksWindowLock(RedisClient redis, ReactiveLocksProperties properties) {
-        return ClosingFactoryBean.windowLock(RedisLocks.windowLock(redis, redisOptions(properties), properties.toLockOptions()),
+    ClosingFactoryBean<WindowLock> reactiveLocksWindowLock(LockStore store, ReactiveLocksProperties properties) {
+        return ClosingFactoryBean.windowLock(store.windowLocks(properties.toLockOptions()),
                 properties.getShutdownTimeout());
     }
 
     @Bean
     @ConditionalOnMissingBean(Semaphore.class)
     @ConditionalOnBean(RedisClient.class)
-    ClosingFactoryBean.Phased<Semaphore> reactiveLocksSemaphore(RedisClient redis, ReactiveLocksProperties properties) {
-        return ClosingFactoryBean.semaphore(RedisLocks.semaphore(redis, redisOptions(properties), properties.toLockOptions()),
+    ClosingFactoryBean.Phased<Semaphore> reactiveLocksSemaphore(LockStore store, ReactiveLocksProperties properties) {
+        return ClosingFactoryBean.semaphore(store.semaphores(properties.toLockOptions()),
                 properties.getShutdownTimeout());
     }
 
     @Bean
     @ConditionalOnMissingBean(ReadWriteLock.class)
     @ConditionalOnBean(RedisClient.class)
-    ClosingFactoryBean.Phased<ReadWriteLock> reactiveLocksReadWriteLock(RedisClient redis, ReactiveLocksProperties properties) {
-        return ClosingFactoryBean.readWriteLock(RedisLocks.readWriteLock(redis, redisOptions(properties),
-                ReadWriteLockOptions.of(properties.toLockOptions())), properties.getShutdownTimeout());
+    ClosingFactoryBean.Phased<ReadWriteLock> reactiveLocksReadWriteLock(LockStore store, ReactiveLocksProperties properties) {
+        return ClosingFactoryBean.readWriteLock(store.readWriteLocks(ReadWriteLockOptions.of(properties.toLockOptions())),
+                properties.getShutdownTimeout());
     }
 
     /**
@@ -77,8 +86,8 @@ class RedisLockClientConfiguration {
     @Bean(name = ReactiveLocksAutoConfiguration.FAIR_LOCK_BEAN, defaultCandidate = false)
     @ConditionalOnMissingBean(name = ReactiveLocksAutoConfiguration.FAIR_LOCK_BEAN)
     @ConditionalOnBean(RedisClient.class)
-    ClosingFactoryBean.Phased<LockClient> reactiveLocksFairLock(RedisClient redis, ReactiveLocksProperties properties) {
-        return ClosingFactoryBean.fairLock(RedisLocks.fairLock(redis, redisOptions(properties), properties.toLockOptions()),
+    ClosingFactoryBean.Phased<LockClient> reactiveLocksFairLock(LockStore store, ReactiveLocksProperties properties) {
+        return ClosingFactoryBean.fairLock(store.fairLocks(properties.toLockOptions()),
                 properties.getShutdownTimeout());
     }
 

@@ -6,6 +6,7 @@ import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisClient;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockListener;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.redis.RedisLocks;
 import io.reactivelocks.rwlock.ReadWriteLock;
 import io.reactivelocks.rwlock.ReadWriteLockOptions;
@@ -32,50 +33,52 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 @Conditional(OnBackendCondition.Redis.class)
 class SpringDataRedisLockClientConfiguration {
 
+    /** The session with Redis every concept below comes from: one command and one pub/sub connection. */
+    @Bean
+    @ConditionalOnMissingBean(LockStore.class)
+    @ConditionalOnBean(LettuceConnectionFactory.class)
+    ClosingFactoryBean.Phased<LockStore> reactiveLocksStore(LettuceConnectionFactory connectionFactory,
+                                                            ReactiveLocksProperties properties) {
+        return ClosingFactoryBean.store(RedisLocks.connect(redisClient(connectionFactory, LockClient.class),
+                redisOptions(properties)), properties.getShutdownTimeout());
+    }
+
     @Bean
     @ConditionalOnMissingBean(LockClient.class)
     @ConditionalOnBean(LettuceConnectionFactory.class)
-    LockClientFactoryBean reactiveLocksClient(LettuceConnectionFactory connectionFactory, ReactiveLocksProperties properties,
+    LockClientFactoryBean reactiveLocksClient(LockStore store, ReactiveLocksProperties properties,
                                               ObjectProvider<LockListener> listener,
                                               ObjectProvider<LockListenerFactory> listenerFactory) {
-        return new LockClientFactoryBean(RedisLocks.backend(redisClient(connectionFactory, LockClient.class),
-                redisOptions(properties)), properties, listener, listenerFactory);
+        return new LockClientFactoryBean(store, properties, listener, listenerFactory);
     }
 
     @Bean
     @ConditionalOnMissingBean(TaskQueue.class)
     @ConditionalOnBean(LettuceConnectionFactory.class)
-    ClosingFactoryBean.Phased<TaskQueue> reactiveLocksTaskQueue(LettuceConnectionFactory connectionFactory,
-                                                                ReactiveLocksProperties properties) {
-        return ClosingFactoryBean.taskQueue(RedisLocks.taskQueue(redisClient(connectionFactory, TaskQueue.class),
-                redisOptions(properties), properties.toLockOptions()), TaskQueue.class, properties.getShutdownTimeout());
+    ClosingFactoryBean.Phased<TaskQueue> reactiveLocksTaskQueue(LockStore store, ReactiveLocksProperties properties) {
+        return ClosingFactoryBean.taskQueue(store.taskQueue(properties.toLockOptions()), TaskQueue.class, properties.getShutdownTimeout());
     }
 
     @Bean
     @ConditionalOnMissingBean(WindowLock.class)
     @ConditionalOnBean(LettuceConnectionFactory.class)
-    ClosingFactoryBean<WindowLock> reactiveLocksWindowLock(LettuceConnectionFactory connectionFactory,
-                                                           ReactiveLocksProperties properties) {
-        return ClosingFactoryBean.windowLock(RedisLocks.windowLock(redisClient(connectionFactory, WindowLock.class),
-                redisOptions(properties), properties.toLockOptions()), properties.getShutdownTimeout());
+    ClosingFactoryBean<WindowLock> reactiveLocksWindowLock(LockStore store, ReactiveLocksProperties properties) {
+        return ClosingFactoryBean.windowLock(store.windowLocks(properties.toLockOptions()), properties.getShutdownTimeout());
     }
 
     @Bean
     @ConditionalOnMissingBean(Semaphore.class)
     @ConditionalOnBean(LettuceConnectionFactory.class)
-    ClosingFactoryBean.Phased<Semaphore> reactiveLocksSemaphore(LettuceConnectionFactory connectionFactory,
-                                                         ReactiveLocksProperties properties) {
-        return ClosingFactoryBean.semaphore(RedisLocks.semaphore(redisClient(connectionFactory, Semaphore.class),
-                redisOptions(properties), properties.toLockOptions()), properties.getShutdownTimeout());
+    ClosingFactoryBean.Phased<Semaphore> reactiveLocksSemaphore(LockStore store, ReactiveLocksProperties properties) {
+        return ClosingFactoryBean.semaphore(store.semaphores(properties.toLockOptions()), properties.getShutdownTimeout());
     }
 
     @Bean
     @ConditionalOnMissingBean(ReadWriteLock.class)
     @ConditionalOnBean(LettuceConnectionFactory.class)
-    ClosingFactoryBean.Phased<ReadWriteLock> reactiveLocksReadWriteLock(LettuceConnectionFactory connectionFactory,
-                                                                 ReactiveLocksProperties properties) {
-        return ClosingFactoryBean.readWriteLock(RedisLocks.readWriteLock(redisClient(connectionFactory, ReadWriteLock.class),
-                redisOptions(properties), ReadWriteLockOptions.of(properties.toLockOptions())), properties.getShutdownTimeout());
+    ClosingFactoryBean.Phased<ReadWriteLock> reactiveLocksReadWriteLock(LockStore store, ReactiveLocksProperties properties) {
+        return ClosingFactoryBean.readWriteLock(store.readWriteLocks(ReadWriteLockOptions.of(properties.toLockOptions())),
+                properties.getShutdownTimeout());
     }
 
     /**
@@ -86,10 +89,8 @@ class SpringDataRedisLockClientConfiguration {
     @Bean(name = ReactiveLocksAutoConfiguration.FAIR_LOCK_BEAN, defaultCandidate = false)
     @ConditionalOnMissingBean(name = ReactiveLocksAutoConfiguration.FAIR_LOCK_BEAN)
     @ConditionalOnBean(LettuceConnectionFactory.class)
-    ClosingFactoryBean.Phased<LockClient> reactiveLocksFairLock(LettuceConnectionFactory connectionFactory,
-                                                                ReactiveLocksProperties properties) {
-        return ClosingFactoryBean.fairLock(RedisLocks.fairLock(redisClient(connectionFactory, LockClient.class),
-                redisOptions(properties), properties.toLockOptions()), properties.getShutdownTimeout());
+    ClosingFactoryBean.Phased<LockClient> reactiveLocksFairLock(LockStore store, ReactiveLocksProperties properties) {
+        return ClosingFactoryBean.fairLock(store.fairLocks(properties.toLockOptions()), properties.getShutdownTimeout());
     }
 
     /**

@@ -2,6 +2,7 @@ package io.reactivelocks.spring.boot;
 
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockListener;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.rwlock.ReadWriteLock;
 import io.reactivelocks.rwlock.ReadWriteLockOptions;
 import io.reactivelocks.semaphore.Semaphore;
@@ -34,39 +35,45 @@ import org.springframework.context.annotation.Import;
 @Import(ZooKeeperLockClientConfiguration.ClientFromProperties.class)
 class ZooKeeperLockClientConfiguration {
 
+    /** The session with ZooKeeper every concept below comes from: the client's ZooKeeper session. */
+    @Bean
+    @ConditionalOnMissingBean(LockStore.class)
+    @ConditionalOnBean(CuratorFramework.class)
+    ClosingFactoryBean.Phased<LockStore> reactiveLocksStore(CuratorFramework zookeeper, ReactiveLocksProperties properties) {
+        return ClosingFactoryBean.store(ZooKeeperLocks.connect(zookeeper, zooKeeperOptions(properties)),
+                properties.getShutdownTimeout());
+    }
+
     // the mutex grants waiters in arrival order on this store: the fair lock bean is the same client, by its alias
     @Bean(name = {"reactiveLocksClient", ReactiveLocksAutoConfiguration.FAIR_LOCK_BEAN})
     @ConditionalOnMissingBean(LockClient.class)
     @ConditionalOnBean(CuratorFramework.class)
-    LockClientFactoryBean reactiveLocksClient(CuratorFramework zookeeper, ReactiveLocksProperties properties,
+    LockClientFactoryBean reactiveLocksClient(LockStore store, ReactiveLocksProperties properties,
                                               ObjectProvider<LockListener> listener,
                                               ObjectProvider<LockListenerFactory> listenerFactory) {
-        return new LockClientFactoryBean(ZooKeeperLocks.backend(zookeeper, zooKeeperOptions(properties)), properties,
-                listener, listenerFactory);
+        return new LockClientFactoryBean(store, properties, listener, listenerFactory);
     }
 
     @Bean
     @ConditionalOnMissingBean(WindowLock.class)
     @ConditionalOnBean(CuratorFramework.class)
-    ClosingFactoryBean<WindowLock> reactiveLocksWindowLock(CuratorFramework zookeeper, ReactiveLocksProperties properties) {
-        return ClosingFactoryBean.windowLock(ZooKeeperLocks.windowLock(zookeeper, zooKeeperOptions(properties),
-                properties.toLockOptions()), properties.getShutdownTimeout());
+    ClosingFactoryBean<WindowLock> reactiveLocksWindowLock(LockStore store, ReactiveLocksProperties properties) {
+        return ClosingFactoryBean.windowLock(store.windowLocks(properties.toLockOptions()), properties.getShutdownTimeout());
     }
 
     @Bean
     @ConditionalOnMissingBean(ReadWriteLock.class)
     @ConditionalOnBean(CuratorFramework.class)
-    ClosingFactoryBean.Phased<ReadWriteLock> reactiveLocksReadWriteLock(CuratorFramework zookeeper, ReactiveLocksProperties properties) {
-        return ClosingFactoryBean.readWriteLock(ZooKeeperLocks.readWriteLock(zookeeper, zooKeeperOptions(properties),
-                ReadWriteLockOptions.of(properties.toLockOptions())), properties.getShutdownTimeout());
+    ClosingFactoryBean.Phased<ReadWriteLock> reactiveLocksReadWriteLock(LockStore store, ReactiveLocksProperties properties) {
+        return ClosingFactoryBean.readWriteLock(store.readWriteLocks(ReadWriteLockOptions.of(properties.toLockOptions())),
+                properties.getShutdownTimeout());
     }
 
     @Bean
     @ConditionalOnMissingBean(Semaphore.class)
     @ConditionalOnBean(CuratorFramework.class)
-    ClosingFactoryBean.Phased<Semaphore> reactiveLocksSemaphore(CuratorFramework zookeeper, ReactiveLocksProperties properties) {
-        return ClosingFactoryBean.semaphore(ZooKeeperLocks.semaphore(zookeeper, zooKeeperOptions(properties),
-                properties.toLockOptions()), properties.getShutdownTimeout());
+    ClosingFactoryBean.Phased<Semaphore> reactiveLocksSemaphore(LockStore store, ReactiveLocksProperties properties) {
+        return ClosingFactoryBean.semaphore(store.semaphores(properties.toLockOptions()), properties.getShutdownTimeout());
     }
 
     /** The ZooKeeper options from the properties: the root path and the bound on the backend's own requests. */

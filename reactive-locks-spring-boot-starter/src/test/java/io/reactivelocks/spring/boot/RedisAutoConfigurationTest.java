@@ -58,6 +58,43 @@ class RedisAutoConfigurationTest {
     }
 
     @Test
+    void everyConceptBeanComesFromOneSessionOverOneCommandAndOnePubSubConnection() {
+        RedisClient adminClient = RedisClient.create(server.url());
+        try (io.lettuce.core.api.StatefulRedisConnection<String, String> admin = adminClient.connect()) {
+            long before = admin.sync().clientList().lines().filter(l -> !l.isBlank()).count();
+            runner().run(context -> {
+                assertThat(context).hasSingleBean(io.reactivelocks.LockStore.class);
+                LockClient locks = context.getBean(LockClient.class);
+                LockClient fair = context.getBean(ReactiveLocksAutoConfiguration.FAIR_LOCK_BEAN, LockClient.class);
+                io.reactivelocks.semaphore.Semaphore permits = context.getBean(io.reactivelocks.semaphore.Semaphore.class);
+                io.reactivelocks.rwlock.ReadWriteLock rw = context.getBean(io.reactivelocks.rwlock.ReadWriteLock.class);
+                io.reactivelocks.window.WindowLock windows = context.getBean(io.reactivelocks.window.WindowLock.class);
+                io.reactivelocks.task.TaskQueue tasks = context.getBean(io.reactivelocks.task.TaskQueue.class);
+                reactor.core.publisher.Flux.concat(
+                                locks.withLock("a", l -> Mono.just(1)),
+                                fair.withLock("b", l -> Mono.just(2)),
+                                permits.withPermit("c", 2, l -> Mono.just(3)),
+                                rw.withReadLock("d", l -> Mono.just(4)),
+                                windows.tryClaim("e", Duration.ofHours(1)).thenReturn(5),
+                                tasks.register("f", "t", 0).thenReturn(6))
+                        .blockLast(TIMEOUT);
+                // a waiter: it listens for the release on the session's pub/sub connection
+                io.reactivelocks.Lease held = locks.acquire("g").block(TIMEOUT);
+                reactor.core.Disposable waiter = locks.acquire("g").subscribe();
+                org.awaitility.Awaitility.await().atMost(TIMEOUT)
+                        .until(() -> admin.sync().clientList().lines().filter(l -> !l.isBlank()).count() - before >= 2);
+                assertThat(admin.sync().clientList().lines().filter(l -> !l.isBlank()).count() - before)
+                        .as("every concept bean over the session's two connections").isEqualTo(2);
+                waiter.dispose();
+                held.release().block(TIMEOUT);
+                tasks.remove("f", "t").block(TIMEOUT);
+            });
+        } finally {
+            adminClient.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+        }
+    }
+
+    @Test
     void theClientLocksOnTheRedisServerAndReportsToTheMetersAndTheApplicationsListener() {
         java.util.List<String> acquired = new java.util.concurrent.CopyOnWriteArrayList<>();
         runner().withBean(LockListener.class, () -> new LockListener() {
