@@ -2,7 +2,9 @@ package io.reactivelocks.vertx;
 
 import io.vertx.core.Context;
 import io.vertx.core.Future;
+import io.vertx.core.streams.ReadStream;
 import java.util.Objects;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
@@ -111,5 +113,56 @@ public final class ContextBridge {
      */
     static <T> LockStream<T> toStream(Flux<T> flux, Context context, Function<? super T, Mono<Void>> onCancel) {
         return new FluxLockStream<>(flux, context, onCancel);
+    }
+
+    /**
+     * Like {@link #toStream(Flux, Context, Function)}, with a step for each element the publisher
+     * emitted that the consumer will not receive because the stream was cancelled (for example
+     * giving back a task claim captured but never delivered).
+     */
+    static <T> LockStream<T> toStream(Flux<T> flux, Context context, @Nullable Function<? super T, Mono<Void>> onCancel,
+                                      Consumer<? super T> onDropped) {
+        return new FluxLockStream<>(flux, context, onCancel, onDropped);
+    }
+
+    /**
+     * A lazy {@code Flux} of a Vert.x {@link ReadStream}: on subscribe, {@code work} is called on
+     * {@code context} and the stream it returns is paused, then read with Reactor demand
+     * ({@code request(n)} becomes {@code fetch(n)}); its end completes the {@code Flux} and its
+     * failure errors it. An exception thrown by {@code work}, or a {@code null} stream, is an error.
+     * Cancelling the {@code Flux} pauses the stream and removes its handler (a {@link LockStream} is
+     * cancelled).
+     *
+     * @param work    what makes the stream, called on the context
+     * @param context where to call it and read the stream
+     * @param <T>     the element type
+     * @return a {@code Flux} of the stream's elements
+     * @throws NullPointerException naming the argument when one is null
+     */
+    public static <T> Flux<T> toFlux(Supplier<? extends ReadStream<T>> work, Context context) {
+        Objects.requireNonNull(work, "work");
+        Objects.requireNonNull(context, "context");
+        return Flux.create(sink -> context.runOnContext(ignored -> {
+            ReadStream<T> stream;
+            try {
+                stream = Objects.requireNonNull(work.get(), "the stream returned by the work");
+            } catch (Throwable t) {
+                sink.error(t);
+                return;
+            }
+            stream.pause();
+            stream.exceptionHandler(sink::error);
+            stream.endHandler(end -> sink.complete());
+            stream.handler(sink::next);
+            sink.onCancel(() -> context.runOnContext(v -> {
+                if (stream instanceof LockStream<T> lockStream) {
+                    lockStream.cancel();
+                } else {
+                    stream.pause();
+                    stream.handler(null);
+                }
+            }));
+            sink.onRequest(n -> context.runOnContext(v -> stream.fetch(n)));
+        }));
     }
 }

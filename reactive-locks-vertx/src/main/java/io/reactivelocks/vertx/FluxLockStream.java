@@ -5,6 +5,7 @@ import io.vertx.core.Future;
 import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
 import java.util.ArrayDeque;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Subscription;
@@ -24,6 +25,7 @@ final class FluxLockStream<T> implements LockStream<T> {
     private final Flux<T> source;
     private final Context context;
     private final @Nullable Function<? super T, Mono<Void>> onCancel;
+    private final @Nullable Consumer<? super T> onDropped;
     private final Upstream upstream = new Upstream();
 
     private @Nullable Handler<T> handler;
@@ -44,9 +46,23 @@ final class FluxLockStream<T> implements LockStream<T> {
     private boolean endDelivered;
 
     FluxLockStream(Flux<T> source, Context context, @Nullable Function<? super T, Mono<Void>> onCancel) {
+        this(source, context, onCancel, null);
+    }
+
+    FluxLockStream(Flux<T> source, Context context, @Nullable Function<? super T, Mono<Void>> onCancel,
+                   @Nullable Consumer<? super T> onDropped) {
         this.source = source;
         this.context = context;
         this.onCancel = onCancel;
+        this.onDropped = onDropped;
+    }
+
+    /** Hands an element the consumer will never receive (the stream was cancelled) to {@code onDropped}. */
+    private void dropped(T value) {
+        Consumer<? super T> d = onDropped;
+        if (d != null) {
+            d.accept(value);
+        }
     }
 
     private void onContext(Runnable task) {
@@ -74,6 +90,8 @@ final class FluxLockStream<T> implements LockStream<T> {
                 if (!done) {
                     pending.add(value);
                     drain();
+                } else {
+                    dropped(value);
                 }
             });
         }
@@ -166,7 +184,9 @@ final class FluxLockStream<T> implements LockStream<T> {
             return Mono.empty();
         }
         done = true;
-        pending.clear();
+        for (T value = pending.poll(); value != null; value = pending.poll()) {
+            dropped(value);
+        }
         handler = null;
         T l = last;
         Mono<Void> step = onCancel != null && l != null ? onCancel.apply(l) : Mono.empty();

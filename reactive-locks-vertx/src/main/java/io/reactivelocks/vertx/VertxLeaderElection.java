@@ -28,7 +28,7 @@ public final class VertxLeaderElection {
     private final LeaderElection elections;
     private final CallerContext context;
 
-    private VertxLeaderElection(LeaderElection elections, CallerContext context) {
+    VertxLeaderElection(LeaderElection elections, CallerContext context) {
         this.elections = elections;
         this.context = context;
     }
@@ -119,5 +119,18 @@ public final class VertxLeaderElection {
     public Future<Void> resign(Leadership leadership) {
         Objects.requireNonNull(leadership, "leadership");
         return context.future(leadership.resign());
+    }
+
+    /**
+     * Completes when the term is lost, as {@link Leadership#lost()} (not when it is resigned: then
+     * it never completes).
+     *
+     * @param leadership the current term
+     * @return a future completed on the caller's context when leadership is lost
+     * @throws NullPointerException naming {@code leadership} when it is null
+     */
+    public Future<Void> lost(Leadership leadership) {
+        Objects.requireNonNull(leadership, "leadership");
+        return context.future(leadership.lost());
     }
 }

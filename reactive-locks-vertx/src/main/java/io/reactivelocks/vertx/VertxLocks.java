@@ -2,12 +2,14 @@ package io.reactivelocks.vertx;
 
 import io.reactivelocks.Lease;
 import io.reactivelocks.LockClient;
+import io.reactivelocks.LockClientMetrics;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.LockState;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.internal.ContextInternal;
+import io.vertx.core.streams.ReadStream;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
@@ -46,7 +48,7 @@ public final class VertxLocks {
     /** The key of the names this client holds in a duplicated context's local data (one per client). */
     private final HeldKey heldKey;
 
-    private VertxLocks(LockClient client, CallerContext context) {
+    VertxLocks(LockClient client, CallerContext context) {
         this.client = client;
         this.context = context;
         this.heldKey = new HeldKey(client);
@@ -86,6 +88,19 @@ public final class VertxLocks {
     /** @return the Vert.x instance of this view */
     public Vertx vertx() {
         return context.vertx();
+    }
+
+    /** @return the client's default options, as {@link LockClient#defaultOptions()} */
+    public LockOptions defaultOptions() {
+        return client.defaultOptions();
+    }
+
+    /**
+     * @return the client's live counters (held leases, pending acquires), as {@link LockClient#metrics()};
+     *         reading them does no I/O
+     */
+    public LockClientMetrics metrics() {
+        return client.metrics();
     }
 
     /**
@@ -200,6 +215,40 @@ public final class VertxLocks {
     }
 
     /**
+     * Streams under the lock with the client's default options (see
+     * {@link #withLockMany(String, LockOptions, Function)}).
+     *
+     * @param name the lock name
+     * @param body makes the stream to read while holding the lock
+     * @param <T>  the element type
+     * @return the stream of the body's elements; nothing happens before a handler is set
+     */
+    public <T> LockStream<T> withLockMany(String name, Function<? super Lease, ? extends ReadStream<T>> body) {
+        return withLockMany(name, client.defaultOptions(), body);
+    }
+
+    /**
+     * Scoped streaming, as {@link LockClient#withLockMany(String, LockOptions, Function)}: setting a
+     * handler acquires, then {@code body} is called on the caller's context with the lease and its
+     * {@link ReadStream} is read with the returned stream's demand; the lock is released when the
+     * body's stream ends or fails, or when the returned stream is cancelled (which also stops the
+     * body's stream). A loss fails the stream with {@link io.reactivelocks.LockLostException}.
+     *
+     * @param name    the lock name
+     * @param options options for this call
+     * @param body    makes the stream to read while holding the lock
+     * @param <T>     the element type
+     * @return the stream of the body's elements on the caller's context
+     * @throws NullPointerException naming the argument when one is null
+     */
+    public <T> LockStream<T> withLockMany(String name, LockOptions options, Function<? super Lease, ? extends ReadStream<T>> body) {
+        Objects.requireNonNull(body, "body");
+        Context ctx = context.get();
+        return ContextBridge.toStream(client.withLockMany(name, options,
+                lease -> ContextBridge.toFlux(() -> body.apply(lease), ctx)), ctx);
+    }
+
+    /**
      * Holds the lock with the client's default options (see {@link #hold(String, LockOptions)}).
      *
      * @param name the lock name
@@ -266,6 +315,19 @@ public final class VertxLocks {
     public Future<Void> release(Lease lease) {
         Objects.requireNonNull(lease, "lease");
         return context.future(lease.release());
+    }
+
+    /**
+     * Releases a lease after the work it guarded, as {@link Lease#releaseAfterWork()}: a release
+     * the store could not confirm is not an error (the lease then expires by its TTL).
+     *
+     * @param lease the lease to release
+     * @return a future completed on the caller's context once the release was attempted; never failed
+     * @throws NullPointerException naming {@code lease} when it is null
+     */
+    public Future<Void> releaseAfterWork(Lease lease) {
+        Objects.requireNonNull(lease, "lease");
+        return context.future(lease.releaseAfterWork());
     }
 
     /**

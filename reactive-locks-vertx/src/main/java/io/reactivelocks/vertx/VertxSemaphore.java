@@ -32,7 +32,7 @@ public final class VertxSemaphore {
     private final Semaphore semaphore;
     private final CallerContext context;
 
-    private VertxSemaphore(Semaphore semaphore, CallerContext context) {
+    VertxSemaphore(Semaphore semaphore, CallerContext context) {
         this.semaphore = semaphore;
         this.context = context;
     }
@@ -62,6 +62,11 @@ public final class VertxSemaphore {
     /** @return the semaphore behind this view (for its Reactor API) */
     public Semaphore semaphore() {
         return semaphore;
+    }
+
+    /** @return the semaphore's default options, as {@link Semaphore#options()} */
+    public LockOptions options() {
+        return semaphore.options();
     }
 
     /**

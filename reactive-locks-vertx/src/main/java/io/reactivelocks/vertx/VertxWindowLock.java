@@ -1,5 +1,6 @@
 package io.reactivelocks.vertx;
 
+import io.reactivelocks.LockOptions;
 import io.reactivelocks.window.WindowClaim;
 import io.reactivelocks.window.WindowLock;
 import io.vertx.core.Context;
@@ -24,7 +25,7 @@ public final class VertxWindowLock {
     private final WindowLock windowLock;
     private final CallerContext context;
 
-    private VertxWindowLock(WindowLock windowLock, CallerContext context) {
+    VertxWindowLock(WindowLock windowLock, CallerContext context) {
         this.windowLock = windowLock;
         this.context = context;
     }
@@ -54,6 +55,11 @@ public final class VertxWindowLock {
     /** @return the window lock behind this view (for its Reactor API) */
     public WindowLock windowLock() {
         return windowLock;
+    }
+
+    /** @return the window lock's options, as {@link WindowLock#options()} */
+    public LockOptions options() {
+        return windowLock.options();
     }
 
     /**

@@ -20,6 +20,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.test.StepVerifier;
 
 /** The bridge alone, on plain Reactor publishers: context, demand, end, failure and cancel of a {@link LockStream}. */
 class ContextBridgeTest {
@@ -119,5 +120,36 @@ class ContextBridgeTest {
         assertThat(mono.block(Duration.ofSeconds(5))).isEqualTo("done");
         assertThat(List.copyOf(ranOn)).containsExactly(ctx);
         assertThat(ContextBridge.toMono(() -> Future.<String>succeededFuture(), ctx).blockOptional(Duration.ofSeconds(5))).isEmpty();
+    }
+
+    @Test
+    void toFluxReadsAReadStreamWithReactorDemandOnItsContextAndCancelStopsIt() throws Exception {
+        Context ctx = vertx.getOrCreateContext();
+        AtomicLong requested = new AtomicLong();
+        AtomicBoolean cancelled = new AtomicBoolean();
+        Flux<Integer> source = Flux.range(1, 100)
+                .doOnRequest(n -> requested.accumulateAndGet(n, (a, b) -> a + b < 0 ? Long.MAX_VALUE : a + b))
+                .doOnCancel(() -> cancelled.set(true));
+        Queue<Boolean> onContext = new ConcurrentLinkedQueue<>();
+        Flux<Integer> read = ContextBridge.toFlux(() -> {
+            onContext.add(Vertx.currentContext() == ctx);
+            return ContextBridge.toStream(source, ctx);
+        }, ctx);
+        StepVerifier.create(read, 0)
+                .thenRequest(3)
+                .expectNext(1, 2, 3)
+                .then(() -> assertThat(requested.get()).as("the stream's demand").isLessThan(100))
+                .thenCancel()
+                .verify(Duration.ofSeconds(5));
+        await().atMost(Duration.ofSeconds(5)).untilTrue(cancelled);
+        assertThat(onContext).containsExactly(true);
+
+        StepVerifier.create(ContextBridge.toFlux(() -> ContextBridge.toStream(Flux.<Integer>error(new IllegalStateException("boom")), ctx), ctx))
+                .expectErrorMessage("boom")
+                .verify(Duration.ofSeconds(5));
+        StepVerifier.create(ContextBridge.toFlux(() -> ContextBridge.toStream(Flux.just(7), ctx), ctx))
+                .expectNext(7)
+                .expectComplete()
+                .verify(Duration.ofSeconds(5));
     }
 }
