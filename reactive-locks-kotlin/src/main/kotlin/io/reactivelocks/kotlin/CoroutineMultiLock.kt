@@ -6,6 +6,7 @@ import io.reactivelocks.multi.MultiLock
 import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.flow.Flow
 import kotlinx.coroutines.reactive.asFlow
+import kotlinx.coroutines.reactor.asFlux
 import kotlinx.coroutines.reactor.awaitSingle
 import kotlinx.coroutines.reactor.awaitSingleOrNull
 
@@ -26,6 +27,9 @@ public class CoroutineMultiLock(public val reactive: MultiLock) {
 
     /** The options of the client the locks are taken with. */
     public val defaultOptions: LockOptions get() = reactive.client().defaultOptions()
+
+    /** The coroutine face of the client the locks are taken with ([MultiLock.client]). */
+    public val client: CoroutineLockClient get() = reactive.client().coroutines()
 
     /**
      * Acquires every name, waiting for each ([MultiLock.acquire]). Cancelling half-way releases
@@ -65,6 +69,23 @@ public class CoroutineMultiLock(public val reactive: MultiLock) {
         options: LockOptions = defaultOptions,
         block: suspend CoroutineScope.(set: MultiLease) -> T,
     ): T = scoped(block, ::lossOf) { body -> reactive.withLocks<Any>(names, options) { set -> body.mono(set) } }
+
+    /**
+     * Streaming variant of [withLocks] ([MultiLock.withLocksMany]): when collected, acquires every
+     * name and emits what [block]'s flow emits, holding the set until that flow completes or the
+     * collector stops; a loss cancels the flow and ends this one with
+     * [io.reactivelocks.LockLostException] naming that lock.
+     *
+     * @param names the lock names, in any order; duplicates are collapsed
+     * @param options options for every lease taken
+     * @param block makes the flow to run while holding every lock
+     * @return the elements of [block]'s flow
+     */
+    public fun <T : Any> withLocksMany(
+        names: Collection<String>,
+        options: LockOptions = defaultOptions,
+        block: (set: MultiLease) -> Flow<T>,
+    ): Flow<T> = reactive.withLocksMany(names, options) { set -> block(set).asFlux() }.asFlow()
 
     /**
      * Holds the set as a flow ([MultiLock.hold]): emits it once, completes when any lease is lost.

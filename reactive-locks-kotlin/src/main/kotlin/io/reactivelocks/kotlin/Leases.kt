@@ -20,6 +20,15 @@ public suspend fun Lease.releaseAndAwait() {
 }
 
 /**
+ * Releases at the end of work done under this lease and suspends until done ([Lease.releaseAfterWork]):
+ * like [releaseAndAwait], except that a release the store does not confirm is not an error — it is
+ * reported (listener, metrics, one WARN line) and the lease is left to expire, its token fenced.
+ */
+public suspend fun Lease.releaseAfterWorkAndAwait() {
+    releaseAfterWork().awaitSingleOrNull()
+}
+
+/**
  * Replaces the payload stored with this grant and suspends until the store confirmed
  * ([Lease.updatePayload]).
  *

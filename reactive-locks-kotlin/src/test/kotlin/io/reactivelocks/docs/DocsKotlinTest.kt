@@ -3,9 +3,11 @@ package io.reactivelocks.docs
 import io.reactivelocks.Lease
 import io.reactivelocks.LockState
 import io.reactivelocks.election.LeaderElection
+import io.reactivelocks.fencing.FencedValue
 import io.reactivelocks.kotlin.coroutines
 import io.reactivelocks.kotlin.releaseAndAwait
 import io.reactivelocks.local.LocalLockBackend
+import io.reactivelocks.local.LocalLocks
 import io.reactivelocks.local.LocalSemaphoreStore
 import io.reactivelocks.local.LocalTaskStore
 import io.reactivelocks.local.LocalWindowStore
@@ -129,6 +131,31 @@ class DocsKotlinTest {
     }
 
     @Test
+    fun theStoreSession(): Unit = runBlocking {
+        withTimeout(step) {
+            // tag::session[]
+            val store = LocalLocks.open().coroutines()          // RedisLocks.connect(redis).coroutines(), PostgresLocks.connect(db)...
+            val locks = store.locks()                            // every concept of the session shares its connections
+            val fair = store.fairLocks()                         // waiters granted in arrival order
+            val catalog = store.readWriteLocks()
+            val values = store.fencedValues()
+
+            val entries = catalog.withReadLock("catalog") { readCatalog() }              // many readers at once
+            val written = catalog.withWriteLock("catalog") { lease ->                   // one writer, readers kept out
+                values.write("catalog", lease.token(), "v2")     // false when a newer grant's token wrote first
+            }
+            val current: FencedValue? = values.read("catalog")   // the value and its fence, null when none
+            store.close()                                        // closes every concept handed out, then the connections
+            // end::session[]
+            assertThat(entries).containsExactly("book")
+            assertThat(written).isTrue()
+            assertThat(current!!.value()).isEqualTo("v2")
+            assertThat(locks.defaultOptions).isNotNull()
+            assertThat(fair.defaultOptions).isNotNull()
+        }
+    }
+
+    @Test
     fun reentrancyThroughTheCoroutineContext(): Unit = runBlocking {
         withTimeout(step) {
             // tag::reentrancy[]
@@ -141,6 +168,8 @@ class DocsKotlinTest {
             assertThat(same).isTrue()
         }
     }
+
+    private suspend fun readCatalog(): List<String> = listOf("book").also { yield() }
 
     private suspend fun buildReport(token: Long): String = "report with fence $token".also { yield() }
 
