@@ -95,12 +95,15 @@ final class Await {
      *                   to request everything and queue it (for state and renewal streams)
      * @param body       the work per element
      * @param onStop     called with the last element when the caller stops the stream, or {@code null}
+     * @param orphan     gets the elements that arrived but were not handed to the body when the
+     *                   caller stopped the stream (to release them), or {@code null}
      * @throws InterruptedException when interrupted while waiting for an element: the stream is
      *                              stopped as described and the interrupt status cleared
      */
     @SuppressWarnings("unchecked")
     static <T, E extends Exception> void each(Flux<T> source, String operation, boolean oneAtATime,
-                                              StreamBody<? super T, E> body, @Nullable Consumer<? super T> onStop)
+                                              StreamBody<? super T, E> body, @Nullable Consumer<? super T> onStop,
+                                              @Nullable Consumer<? super T> orphan)
             throws E, InterruptedException {
         Elements<T> elements = new Elements<>(oneAtATime);
         source.subscribe(elements);
@@ -116,7 +119,7 @@ final class Await {
                 }
                 last = (T) signal;
                 if (!body.accept(last)) {
-                    stop(elements, onStop, last);
+                    stop(elements, onStop, last, orphan);
                     return;
                 }
                 if (oneAtATime) {
@@ -125,22 +128,31 @@ final class Await {
             }
         } catch (InterruptedException | RuntimeException | Error e) {
             if (!elements.ended) {
-                stop(elements, onStop, last);
+                stop(elements, onStop, last, orphan);
             }
             throw e;
         } catch (Exception e) {
-            stop(elements, onStop, last);
+            stop(elements, onStop, last, orphan);
             throw e;
         }
     }
 
-    private static <T> void stop(Elements<T> elements, @Nullable Consumer<? super T> onStop, @Nullable T last) {
+    @SuppressWarnings("unchecked")
+    private static <T> void stop(Elements<T> elements, @Nullable Consumer<? super T> onStop, @Nullable T last,
+                                 @Nullable Consumer<? super T> orphan) {
         try {
             if (onStop != null && last != null) {
                 onStop.accept(last);
             }
         } finally {
             elements.cancel();
+            if (orphan != null) {
+                for (Object signal = elements.signals.poll(); signal != null; signal = elements.signals.poll()) {
+                    if (signal != Elements.COMPLETE && !(signal instanceof Failure)) {
+                        orphan.accept((T) signal);
+                    }
+                }
+            }
         }
     }
 

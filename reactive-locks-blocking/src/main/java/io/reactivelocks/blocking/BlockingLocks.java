@@ -236,7 +236,7 @@ public final class BlockingLocks implements AutoCloseable {
         var hold = client.hold(name, options).map(BlockingLease::new);
         Objects.requireNonNull(body, "body");
         Await.refuseNonBlocking("BlockingLocks.hold");
-        Await.each(hold, "hold", false, body, BlockingLease::release);
+        Await.each(hold, "hold", false, body, BlockingLease::release, null);
     }
 
     /**
@@ -272,7 +272,7 @@ public final class BlockingLocks implements AutoCloseable {
         var states = client.observe(name);
         Objects.requireNonNull(body, "body");
         Await.refuseNonBlocking("BlockingLocks.observe");
-        Await.each(states, "observe", false, body, null);
+        Await.each(states, "observe", false, body, null, null);
     }
 
     /**

@@ -237,7 +237,7 @@ public final class BlockingSemaphore implements AutoCloseable {
         var hold = semaphore.hold(name, permits, options).map(BlockingLease::new);
         Objects.requireNonNull(body, "body");
         Await.refuseNonBlocking("BlockingSemaphore.hold");
-        Await.each(hold, "hold", false, body, BlockingLease::release);
+        Await.each(hold, "hold", false, body, BlockingLease::release, null);
     }
 
     /**
@@ -258,7 +258,7 @@ public final class BlockingSemaphore implements AutoCloseable {
         var states = semaphore.observe(name);
         Objects.requireNonNull(body, "body");
         Await.refuseNonBlocking("BlockingSemaphore.observe");
-        Await.each(states, "observe", false, body, null);
+        Await.each(states, "observe", false, body, null, null);
     }
 
     /** Closes the semaphore underneath (see {@link Semaphore#close}); idempotent, not interruptible. */

@@ -24,18 +24,6 @@ final class CallerScope {
     }
 
     /**
-     * The body of a scoped operation, run on the calling thread with the core's grant.
-     *
-     * @param <G> the grant type the core hands out
-     * @param <T> the result type
-     * @param <E> the checked exception the body may throw
-     */
-    @FunctionalInterface
-    interface Body<G, T, E extends Exception> {
-        T apply(G grant) throws E;
-    }
-
-    /**
      * @param scoped    the core operation, given the body it must run under its grant
      * @param body      the work, run on the calling thread
      * @param operation what the caller is doing, for errors
@@ -44,7 +32,7 @@ final class CallerScope {
      * @throws InterruptedException when interrupted before the grant: the core operation is cancelled
      *                              (which releases whatever it took) and the body never runs
      */
-    static <G, T, E extends Exception> T run(Function<Function<G, Mono<T>>, Mono<T>> scoped, Body<? super G, T, E> body,
+    static <G, T, E extends Exception> T run(Function<Function<G, Mono<T>>, Mono<T>> scoped, GrantBody<? super G, T, E> body,
                                              String operation) throws E, InterruptedException {
         CompletableFuture<G> granted = new CompletableFuture<>();
         CompletableFuture<T> done = new CompletableFuture<>();

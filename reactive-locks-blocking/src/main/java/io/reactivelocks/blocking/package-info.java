@@ -1,5 +1,6 @@
 /**
  * A blocking API over the reactive engine, for code on threads — virtual threads above all:
+ * {@link io.reactivelocks.blocking.BlockingStore} (one session, every concept),
  * {@link io.reactivelocks.blocking.BlockingLocks} ({@code withLock}, {@code acquire} with
  * try-with-resources), {@link io.reactivelocks.blocking.BlockingSemaphore} and the
  * {@link io.reactivelocks.blocking.BlockingLease} they hand out. Waits park the calling thread
