@@ -197,6 +197,32 @@ class BlockingConceptsTest {
     }
 
     @Test
+    void refusesReactorNonBlockingThreads() {
+        BlockingFencedValues values = store.fencedValues();
+        BlockingTaskQueue tasks = store.taskQueue(OPTIONS);
+        BlockingMultiLock multi = store.multiLocks(OPTIONS);
+        Throwable refused = reactor.core.publisher.Mono.fromCallable(() -> {
+            List<Throwable> errors = new ArrayList<>();
+            for (org.junit.jupiter.api.function.Executable call : List.<org.junit.jupiter.api.function.Executable>of(
+                    () -> values.read("k"), () -> tasks.tryCapture("q", 1), () -> multi.withLocks(List.of("a"), s -> 0),
+                    () -> store.locks().hold("a", l -> false))) {
+                try {
+                    call.execute();
+                } catch (Throwable e) {
+                    errors.add(e);
+                }
+            }
+            assertThat(errors).hasSize(4).allMatch(e -> e instanceof IllegalStateException
+                    && e.getMessage().contains("Reactor non-blocking thread"));
+            return null;
+        }).subscribeOn(reactor.core.scheduler.Schedulers.parallel()).then().materialize()
+                .map(signal -> signal.getThrowable() == null ? new Throwable("none") : signal.getThrowable())
+                .toFuture().join();
+        assertThat(refused).hasMessage("none");
+        assertThat(store.locks().client()).isNotNull();
+    }
+
+    @Test
     void windowLockOnceAWindow() throws Exception {
         BlockingWindowLock hourly = store.windowLocks(OPTIONS);
         Optional<WindowClaim> first = hourly.tryClaim("report", Duration.ofHours(1));
