@@ -61,6 +61,14 @@ public final class BlockingLease implements AutoCloseable {
         return lease.token();
     }
 
+    /**
+     * @return the local monotonic deadline of this snapshot (on the client's clock, in nanoseconds):
+     *         request send time + granted TTL − drift allowance; prefer {@link #remaining()}
+     */
+    public long validUntilNanos() {
+        return lease.validUntilNanos();
+    }
+
     /** @return the time left until the grant's current deadline (renewals move it); zero when passed */
     public Duration remaining() {
         return lease.remaining();
@@ -132,9 +140,9 @@ public final class BlockingLease implements AutoCloseable {
     /**
      * Releases at the end of the work done under this lease ({@code withLock}'s release): a release
      * the store does not confirm is reported (see {@link io.reactivelocks.Lease#releaseAfterWork()}),
-     * not thrown — the lease expires by itself.
+     * not thrown — the lease expires by itself. Waits like {@link #release()}.
      */
-    void releaseAfterWork() {
+    public void releaseAfterWork() {
         released = true;
         if (Schedulers.isInNonBlockingThread()) {
             Await.releaseOrphan(lease);

@@ -5,7 +5,9 @@ import io.reactivelocks.LockBackendException;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockClientClosedException;
 import io.reactivelocks.LockLostException;
+import io.reactivelocks.LockClientMetrics;
 import io.reactivelocks.LockOptions;
+import io.reactivelocks.LockState;
 import io.reactivelocks.LockTimeoutException;
 import java.util.Objects;
 import java.util.Optional;
@@ -38,9 +40,9 @@ import reactor.core.publisher.Mono;
  * {@link LockBackendException}, {@link LockClientClosedException}, {@link LockLostException}.
  * Arguments are checked at call time as by {@link LockClient}: {@code null} throws
  * {@link NullPointerException}, a bad name or option {@link IllegalArgumentException}, naming it.
- * Instances are immutable and thread-safe; closing the {@link #client()} is the caller's job.
+ * Instances are immutable and thread-safe; {@link #close()} closes the {@link #client()}.
  */
-public final class BlockingLocks {
+public final class BlockingLocks implements AutoCloseable {
 
     private final LockClient client;
 
@@ -191,6 +193,115 @@ public final class BlockingLocks {
         } finally {
             HeldOnThread.pop();
         }
+    }
+
+    /** @return the options used by the methods that take none (the client's) */
+    public LockOptions defaultOptions() {
+        return client.defaultOptions();
+    }
+
+    /**
+     * Holds the lock with the client's default options (see {@link #hold(String, LockOptions, StreamBody)}).
+     *
+     * @param name the lock name
+     * @param body called with the lease, then after each confirmed renewal
+     * @param <E>  the checked exception the body may throw
+     * @throws E                    the body's own exception (the lock is then released)
+     * @throws InterruptedException when interrupted while waiting: the hold is cancelled, the lock released
+     */
+    public <E extends Exception> void hold(String name, StreamBody<? super BlockingLease, E> body)
+            throws E, InterruptedException {
+        hold(name, client.defaultOptions(), body);
+    }
+
+    /**
+     * Holds the lock as {@link LockClient#hold} does, on the calling thread: acquires (waiting like
+     * {@link #acquire(String, LockOptions)}), calls {@code body} with the lease, then again after
+     * each confirmed renewal (same token, later deadline), and returns when the lease is lost —
+     * before any other client can be granted it. When {@code body} returns {@code false} or throws,
+     * or the thread is interrupted, the lock is released before the call returns (or throws).
+     *
+     * @param name    the lock name
+     * @param options options for this call
+     * @param body    called with the lease, then after each renewal; {@code false} to release and return
+     * @param <E>     the checked exception the body may throw
+     * @throws E                     the body's own exception, unchanged (the lock is released)
+     * @throws InterruptedException  when interrupted: the lock is released
+     * @throws LockTimeoutException  after the wait timeout
+     * @throws LockBackendException  when the store fails
+     * @throws IllegalStateException when called on a Reactor non-blocking thread
+     */
+    public <E extends Exception> void hold(String name, LockOptions options, StreamBody<? super BlockingLease, E> body)
+            throws E, InterruptedException {
+        var hold = client.hold(name, options).map(BlockingLease::new);
+        Objects.requireNonNull(body, "body");
+        Await.refuseNonBlocking("BlockingLocks.hold");
+        Await.each(hold, "hold", false, body, BlockingLease::release, null);
+    }
+
+    /**
+     * Reads the lock's state once (see {@link LockClient#inspect}).
+     *
+     * @param name the lock name
+     * @return {@link LockState.Held} with the holder's owner, token and payload, or {@link LockState.Free}
+     * @throws InterruptedException  when interrupted while waiting for the store
+     * @throws LockBackendException  when the store cannot be read within the request timeout
+     * @throws IllegalStateException when called on a Reactor non-blocking thread
+     */
+    public LockState inspect(String name) throws InterruptedException {
+        Mono<LockState> inspect = client.inspect(name);
+        Await.refuseNonBlocking("BlockingLocks.inspect");
+        return Objects.requireNonNull(Await.interruptibly(inspect, "inspect", s -> { }), "inspect completed empty");
+    }
+
+    /**
+     * Follows the lock's state (see {@link LockClient#observe}): calls {@code body} with the current
+     * state, then with each change of holder or payload, until the body returns {@code false} or
+     * throws, the thread is interrupted, or the client closes (the call then returns).
+     *
+     * @param name the lock name
+     * @param body called with each state; {@code false} to stop
+     * @param <E>  the checked exception the body may throw
+     * @throws E                     the body's own exception, unchanged
+     * @throws InterruptedException  when interrupted while waiting for a change
+     * @throws LockBackendException  when the store fails
+     * @throws IllegalStateException when called on a Reactor non-blocking thread
+     */
+    public <E extends Exception> void observe(String name, StreamBody<? super LockState, E> body)
+            throws E, InterruptedException {
+        var states = client.observe(name);
+        Objects.requireNonNull(body, "body");
+        Await.refuseNonBlocking("BlockingLocks.observe");
+        Await.each(states, "observe", false, body, null, null);
+    }
+
+    /**
+     * Waits until the lock is next free — at once if it is free now (see {@link LockClient#awaitRelease}).
+     *
+     * @param name the lock name
+     * @throws InterruptedException      when interrupted while waiting
+     * @throws LockClientClosedException when the client is (or gets) closed before that
+     * @throws LockBackendException      when the state cannot be read
+     * @throws IllegalStateException     when called on a Reactor non-blocking thread
+     */
+    public void awaitRelease(String name) throws InterruptedException {
+        Mono<Void> free = client.awaitRelease(name);
+        Await.refuseNonBlocking("BlockingLocks.awaitRelease");
+        Await.interruptibly(free, "awaitRelease", v -> { });
+    }
+
+    /** @return the client's live view: the leases it holds and the acquires in progress */
+    public LockClientMetrics metrics() {
+        return client.metrics();
+    }
+
+    /**
+     * Closes the client underneath (see {@link LockClient#close}): pending acquires fail, held leases
+     * are released. Idempotent; the wait is not interruptible and bounded by the client's close.
+     */
+    @Override
+    public void close() {
+        Await.closing(client.close(), "BlockingLocks.close");
     }
 
     /** @return a description naming the client */

@@ -7,6 +7,7 @@ import io.reactivelocks.LockLostException;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.LockTimeoutException;
 import io.reactivelocks.semaphore.Semaphore;
+import io.reactivelocks.semaphore.SemaphoreState;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -22,7 +23,7 @@ import reactor.core.publisher.Mono;
  * exports.withPermit("exports", 4, permit -> runExport(permit.token()));   // at most 4 at once
  * }</pre>
  */
-public final class BlockingSemaphore {
+public final class BlockingSemaphore implements AutoCloseable {
 
     private final Semaphore semaphore;
 
@@ -150,6 +151,120 @@ public final class BlockingSemaphore {
         Objects.requireNonNull(body, "body");
         BlockingLease permit = acquire(name, permits, options);
         return LeaseScope.run(permit, body, true);
+    }
+
+    /** @return the options used by the methods that take none (the semaphore's) */
+    public LockOptions options() {
+        return semaphore.options();
+    }
+
+    /**
+     * Acquires {@code count} permits at once, all or none, waiting like
+     * {@link Semaphore#acquire(String, int, int, LockOptions)}.
+     *
+     * @param name    the semaphore name
+     * @param permits N, the most holders at once
+     * @param count   how many permits, from 1 to {@code permits}
+     * @param options options for this call
+     * @return one lease per permit; release each (or close them)
+     * @throws InterruptedException  when interrupted while waiting: a grant in flight is released
+     * @throws LockTimeoutException  after the wait timeout
+     * @throws LockBackendException  when the store fails
+     * @throws IllegalStateException when called on a Reactor non-blocking thread
+     */
+    public List<BlockingLease> acquire(String name, int permits, int count, LockOptions options) throws InterruptedException {
+        Mono<List<Lease>> acquire = semaphore.acquire(name, permits, count, options);
+        Await.refuseNonBlocking("BlockingSemaphore.acquire");
+        List<Lease> leases = Await.interruptibly(acquire, "acquire", Await::releaseOrphans);
+        return Objects.requireNonNull(leases, "the engine's acquire completed without permits").stream()
+                .map(BlockingLease::new).toList();
+    }
+
+    /**
+     * One attempt for {@code count} permits at once (see {@link Semaphore#tryAcquire(String, int, int, LockOptions)}).
+     *
+     * @param name    the semaphore name
+     * @param permits N, the most holders at once
+     * @param count   how many permits, from 1 to {@code permits}
+     * @param options options for this call
+     * @return one lease per permit, or empty when not enough are free
+     * @throws InterruptedException  when interrupted while the attempt is in flight: a late grant is released
+     * @throws LockBackendException  when the store fails
+     * @throws IllegalStateException when called on a Reactor non-blocking thread
+     */
+    public Optional<List<BlockingLease>> tryAcquire(String name, int permits, int count, LockOptions options)
+            throws InterruptedException {
+        Mono<List<Lease>> attempt = semaphore.tryAcquire(name, permits, count, options);
+        Await.refuseNonBlocking("BlockingSemaphore.tryAcquire");
+        return Optional.ofNullable(Await.interruptibly(attempt, "tryAcquire", Await::releaseOrphans))
+                .map(leases -> leases.stream().map(BlockingLease::new).toList());
+    }
+
+    /**
+     * Holds one permit with the default options (see {@link #hold(String, int, LockOptions, StreamBody)}).
+     *
+     * @param name    the semaphore name
+     * @param permits N, the most holders at once
+     * @param body    called with the permit's lease, then after each renewal
+     * @param <E>     the checked exception the body may throw
+     * @throws E                    the body's own exception (the permit is released)
+     * @throws InterruptedException when interrupted: the permit is released
+     */
+    public <E extends Exception> void hold(String name, int permits, StreamBody<? super BlockingLease, E> body)
+            throws E, InterruptedException {
+        hold(name, permits, semaphore.options(), body);
+    }
+
+    /**
+     * Holds one permit as {@link Semaphore#hold} does, on the calling thread: calls {@code body}
+     * with the permit's lease, then after each confirmed renewal, and returns when the permit is
+     * lost. When {@code body} returns {@code false} or throws, or the thread is interrupted, the
+     * permit is released before the call returns.
+     *
+     * @param name    the semaphore name
+     * @param permits N, the most holders at once
+     * @param options options for this call
+     * @param body    called with the lease, then after each renewal; {@code false} to release and return
+     * @param <E>     the checked exception the body may throw
+     * @throws E                     the body's own exception, unchanged
+     * @throws InterruptedException  when interrupted: the permit is released
+     * @throws LockTimeoutException  after the wait timeout
+     * @throws LockBackendException  when the store fails
+     * @throws IllegalStateException when called on a Reactor non-blocking thread
+     */
+    public <E extends Exception> void hold(String name, int permits, LockOptions options,
+                                           StreamBody<? super BlockingLease, E> body) throws E, InterruptedException {
+        var hold = semaphore.hold(name, permits, options).map(BlockingLease::new);
+        Objects.requireNonNull(body, "body");
+        Await.refuseNonBlocking("BlockingSemaphore.hold");
+        Await.each(hold, "hold", false, body, BlockingLease::release, null);
+    }
+
+    /**
+     * Follows the permits in use (see {@link Semaphore#observe}): calls {@code body} with the current
+     * holders, then with each change, until it returns {@code false} or throws, the thread is
+     * interrupted, or the semaphore closes.
+     *
+     * @param name the semaphore name
+     * @param body called with each state; {@code false} to stop
+     * @param <E>  the checked exception the body may throw
+     * @throws E                     the body's own exception, unchanged
+     * @throws InterruptedException  when interrupted while waiting for a change
+     * @throws LockBackendException  when the store fails
+     * @throws IllegalStateException when called on a Reactor non-blocking thread
+     */
+    public <E extends Exception> void observe(String name, StreamBody<? super SemaphoreState, E> body)
+            throws E, InterruptedException {
+        var states = semaphore.observe(name);
+        Objects.requireNonNull(body, "body");
+        Await.refuseNonBlocking("BlockingSemaphore.observe");
+        Await.each(states, "observe", false, body, null, null);
+    }
+
+    /** Closes the semaphore underneath (see {@link Semaphore#close}); idempotent, not interruptible. */
+    @Override
+    public void close() {
+        Await.closing(semaphore.close(), "BlockingSemaphore.close");
     }
 
     /** @return a description naming the semaphore */

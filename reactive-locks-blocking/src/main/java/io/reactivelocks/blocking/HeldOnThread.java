@@ -1,13 +1,13 @@
 package io.reactivelocks.blocking;
 
-import io.reactivelocks.LockClient;
 import java.util.ArrayList;
 import org.jspecify.annotations.Nullable;
 
 /**
  * The leases that {@link BlockingLocks#withLock} holds on the current thread, for reentrancy: a
  * nested {@code withLock} on the same name and client on the same thread reuses the outer lease,
- * as the reactive {@code withLock} does within one chain.
+ * as the reactive {@code withLock} does within one chain. The owner is the core object whose
+ * locks are held (a {@code LockClient}, a {@code ReadWriteLock}).
  */
 final class HeldOnThread {
 
@@ -16,7 +16,7 @@ final class HeldOnThread {
     private HeldOnThread() {
     }
 
-    static @Nullable BlockingLease find(LockClient client, String name) {
+    static @Nullable BlockingLease find(Object client, String name) {
         ArrayList<Entry> held = HELD.get();
         if (held != null) {
             for (Entry e : held) {
@@ -28,7 +28,7 @@ final class HeldOnThread {
         return null;
     }
 
-    static void push(LockClient client, String name, BlockingLease lease) {
+    static void push(Object client, String name, BlockingLease lease) {
         ArrayList<Entry> held = HELD.get();
         if (held == null) {
             held = new ArrayList<>(2);
@@ -45,6 +45,6 @@ final class HeldOnThread {
         }
     }
 
-    private record Entry(LockClient client, String name, BlockingLease lease) {
+    private record Entry(Object client, String name, BlockingLease lease) {
     }
 }

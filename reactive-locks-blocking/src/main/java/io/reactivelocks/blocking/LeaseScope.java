@@ -61,7 +61,7 @@ final class LeaseScope {
 
     /* The body may only throw E, a RuntimeException or an Error: rethrow it as it was. */
     @SuppressWarnings("unchecked")
-    private static <E extends Exception> E asThrown(Throwable failure) {
+    static <E extends Exception> E asThrown(Throwable failure) {
         if (failure instanceof Error) {
             throw (Error) failure;
         }
