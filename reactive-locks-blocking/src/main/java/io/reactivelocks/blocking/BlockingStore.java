@@ -79,6 +79,15 @@ public final class BlockingStore implements AutoCloseable {
     }
 
     /**
+     * @param options  the client's default options
+     * @param listener told as the client's locks are acquired, renewed, released and lost
+     * @return blocking locks over a lock client of this session reporting to {@code listener}
+     */
+    public BlockingLocks locks(LockOptions options, io.reactivelocks.LockListener listener) {
+        return BlockingLocks.of(store.locks(options, listener));
+    }
+
+    /**
      * @param options the client's default options
      * @return blocking locks whose waiters are granted in arrival order
      */

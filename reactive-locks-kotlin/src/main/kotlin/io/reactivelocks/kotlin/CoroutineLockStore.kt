@@ -50,6 +50,16 @@ public class CoroutineLockStore(public val reactive: LockStore) {
         reactive.locks(options).coroutines()
 
     /**
+     * A lock client (mutex) that reports to a listener ([LockStore.locks]).
+     *
+     * @param options the client's default options
+     * @param listener told as the client's locks are acquired, renewed, released and lost
+     * @return the client's coroutine face
+     */
+    public fun locks(options: LockOptions, listener: io.reactivelocks.LockListener): CoroutineLockClient =
+        reactive.locks(options, listener).coroutines()
+
+    /**
      * A lock client whose waiters are granted in arrival order ([LockStore.fairLocks]).
      *
      * @param options the client's default options

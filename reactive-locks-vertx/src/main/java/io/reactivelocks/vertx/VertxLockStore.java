@@ -99,6 +99,15 @@ public final class VertxLockStore {
     }
 
     /**
+     * @param options  the client's default options
+     * @param listener told as the client's locks are acquired, renewed, released and lost
+     * @return a lock client (mutex) reporting to {@code listener}, as {@link LockStore#locks(LockOptions, io.reactivelocks.LockListener)}
+     */
+    public VertxLocks locks(LockOptions options, io.reactivelocks.LockListener listener) {
+        return new VertxLocks(store.locks(options, listener), context);
+    }
+
+    /**
      * @param options the client's default options
      * @return a lock client granting waiters in arrival order, as {@link LockStore#fairLocks(LockOptions)}
      */
