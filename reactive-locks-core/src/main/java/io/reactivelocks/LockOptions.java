@@ -191,13 +191,42 @@ public final class LockOptions {
         return ttl - (long) (ttl * driftFactor) - driftConstant.toNanos();
     }
 
+    /**
+     * The payload rule every store keeps: at most {@link #MAX_PAYLOAD_BYTES} UTF-8 bytes and
+     * well-formed UTF-16, so that every store keeps a payload as the same text. The builder, a
+     * lease's {@code updatePayload} and a leadership's payload update all check with it.
+     *
+     * @param payload  a payload, not null
+     * @param argument the argument name for messages
+     * @return {@code payload}
+     * @throws NullPointerException     naming the argument when it is null
+     * @throws IllegalArgumentException naming the argument when it is too long or has a lone surrogate
+     */
+    public static String checkPayload(String payload, String argument) {
+        Objects.requireNonNull(payload, argument);
+        for (int i = 0, n = payload.length(); i < n; i++) {
+            char c = payload.charAt(i);
+            if (Character.isHighSurrogate(c) && i + 1 < n && Character.isLowSurrogate(payload.charAt(i + 1))) {
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                throw new IllegalArgumentException(argument + " must be well-formed UTF-16, has a lone surrogate at index " + i);
+            }
+        }
+        int bytes = LockNames.utf8Length(payload);
+        if (bytes > LockOptions.MAX_PAYLOAD_BYTES) {
+            throw new IllegalArgumentException(argument + " must be at most " + LockOptions.MAX_PAYLOAD_BYTES
+                    + " UTF-8 bytes, was " + bytes);
+        }
+        return payload;
+    }
+
     @Override
     public String toString() {
         return "LockOptions{leaseTime=" + leaseTime + ", renewalInterval=" + renewalInterval
                 + ", waitTimeout=" + waitTimeout + ", backoff=[" + backoff.minBackoff + ".." + backoff.maxBackoff
                 + ", jitter " + backoff.jitterFactor + "], requestTimeout=" + requestTimeout
                 + ", drift=" + driftFactor + "+" + driftConstant
-                + (payload == null ? "" : ", payload=" + io.reactivelocks.spi.LockNames.utf8Length(payload) + " bytes") + "}";
+                + (payload == null ? "" : ", payload=" + LockNames.utf8Length(payload) + " bytes") + "}";
     }
 
     /** Mutable builder of {@link LockOptions}; not thread-safe. */
@@ -228,7 +257,7 @@ public final class LockOptions {
          * @throws IllegalArgumentException naming {@code payload} when it is too long or malformed
          */
         public Builder payload(@Nullable String payload) {
-            this.payload = payload == null ? null : io.reactivelocks.internal.Payloads.check(payload, "payload");
+            this.payload = payload == null ? null : checkPayload(payload, "payload");
             return this;
         }
 

@@ -406,7 +406,7 @@ final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapshot.Sourc
     @Override
     public Mono<Void> updatePayload(@org.jspecify.annotations.Nullable String newPayload) {
         if (newPayload != null) {
-            Payloads.check(newPayload, "payload");
+            LockOptions.checkPayload(newPayload, "payload");
         }
         return Mono.defer(() -> {
             if (!isActive()) {

@@ -2,8 +2,8 @@ package io.reactivelocks.etcd;
 
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.KeyValue;
+import io.reactivelocks.LockNames;
 import io.reactivelocks.spi.Holder;
-import io.reactivelocks.spi.LockNames;
 import java.nio.charset.StandardCharsets;
 import java.util.Objects;
 

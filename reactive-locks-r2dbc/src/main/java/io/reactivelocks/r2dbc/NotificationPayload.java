@@ -34,7 +34,7 @@ final class NotificationPayload {
      */
     static String suffix(String storedOwner, String storedName) {
         String s = storedOwner.length() + " " + storedOwner + storedName;
-        return io.reactivelocks.spi.LockNames.utf8Length(s) <= MAX_SUFFIX_BYTES ? s : "-1 " + storedName;
+        return io.reactivelocks.LockNames.utf8Length(s) <= MAX_SUFFIX_BYTES ? s : "-1 " + storedName;
     }
 
     /**

@@ -1,6 +1,6 @@
 package io.reactivelocks.zookeeper;
 
-import io.reactivelocks.spi.LockNames;
+import io.reactivelocks.LockNames;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Base64;

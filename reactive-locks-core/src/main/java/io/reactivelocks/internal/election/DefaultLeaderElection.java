@@ -1,13 +1,12 @@
 package io.reactivelocks.internal.election;
 
 import io.reactivelocks.LockClient;
+import io.reactivelocks.LockNames;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.LockState;
 import io.reactivelocks.election.Leader;
 import io.reactivelocks.election.LeaderElection;
 import io.reactivelocks.election.Leadership;
-import io.reactivelocks.internal.Payloads;
-import io.reactivelocks.spi.LockNames;
 import java.util.Objects;
 import java.util.Optional;
 import reactor.core.publisher.Flux;
@@ -35,7 +34,7 @@ public final class DefaultLeaderElection implements LeaderElection {
     @Override
     public Flux<Leadership> campaign(String name, String value) {
         LockNames.check(name, "name");
-        Payloads.check(value, "value");
+        LockOptions.checkPayload(value, "value");
         LockOptions base = options != null ? options : locks.defaultOptions();
         if (!base.isWaitTimeoutSet()) {
             base = base.mutate().waitTimeout(null).build(); // a candidate campaigns until it leads unless told otherwise
