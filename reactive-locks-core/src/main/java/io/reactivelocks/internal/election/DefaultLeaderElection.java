@@ -9,6 +9,7 @@ import io.reactivelocks.election.LeaderElection;
 import io.reactivelocks.election.Leadership;
 import java.util.Objects;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -26,7 +27,7 @@ public final class DefaultLeaderElection implements LeaderElection {
      * @param locks   the client carrying the elections
      * @param options campaign options, or {@code null} for the client's defaults
      */
-    public DefaultLeaderElection(LockClient locks, LockOptions options) {
+    public DefaultLeaderElection(LockClient locks, @Nullable LockOptions options) {
         this.locks = Objects.requireNonNull(locks, "locks");
         this.options = options;
     }
