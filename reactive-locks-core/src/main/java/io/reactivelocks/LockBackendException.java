@@ -1,5 +1,7 @@
 package io.reactivelocks;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The store behind the client failed or did not answer in time. {@link #isTransient()} tells
  * whether repeating the same operation may succeed (timeouts, lost connections) or not
@@ -17,7 +19,8 @@ public class LockBackendException extends LockException {
      * @param cause            the driver's exception, may be {@code null}
      * @param transientFailure whether a retry of the same operation may succeed
      */
-    public LockBackendException(String lockName, String message, Throwable cause, boolean transientFailure) {
+    public LockBackendException(@Nullable String lockName, String message, @Nullable Throwable cause,
+                                boolean transientFailure) {
         super(lockName, message, cause);
         this.transientFailure = transientFailure;
     }

@@ -46,13 +46,13 @@ public final class LockOptions {
 
     private final Duration leaseTime;
     private final Duration renewalInterval;
-    private final Duration waitTimeout;
+    private final @Nullable Duration waitTimeout;
     private final boolean waitTimeoutSet;
     private final RetryBackoffSpec backoff;
     private final Duration requestTimeout;
     private final double driftFactor;
     private final Duration driftConstant;
-    private final Scheduler scheduler;
+    private final @Nullable Scheduler scheduler;
     private final LockClock clock;
     private final boolean renewalIntervalSet;
     private final @Nullable String payload;
@@ -130,7 +130,7 @@ public final class LockOptions {
      * @return how long {@code acquire} waits before {@link LockTimeoutException}
      *         ({@link #DEFAULT_WAIT_TIMEOUT} unless set); {@code null} = until cancelled
      */
-    public Duration waitTimeout() {
+    public @Nullable Duration waitTimeout() {
         return waitTimeout;
     }
 
@@ -164,7 +164,7 @@ public final class LockOptions {
     }
 
     /** @return the scheduler for timers and renewals, or {@code null} for the client's own */
-    public Scheduler scheduler() {
+    public @Nullable Scheduler scheduler() {
         return scheduler;
     }
 
@@ -191,26 +191,55 @@ public final class LockOptions {
         return ttl - (long) (ttl * driftFactor) - driftConstant.toNanos();
     }
 
+    /**
+     * The payload rule every store keeps: at most {@link #MAX_PAYLOAD_BYTES} UTF-8 bytes and
+     * well-formed UTF-16, so that every store keeps a payload as the same text. The builder, a
+     * lease's {@code updatePayload} and a leadership's payload update all check with it.
+     *
+     * @param payload  a payload, not null
+     * @param argument the argument name for messages
+     * @return {@code payload}
+     * @throws NullPointerException     naming the argument when it is null
+     * @throws IllegalArgumentException naming the argument when it is too long or has a lone surrogate
+     */
+    public static String checkPayload(String payload, String argument) {
+        Objects.requireNonNull(payload, argument);
+        for (int i = 0, n = payload.length(); i < n; i++) {
+            char c = payload.charAt(i);
+            if (Character.isHighSurrogate(c) && i + 1 < n && Character.isLowSurrogate(payload.charAt(i + 1))) {
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                throw new IllegalArgumentException(argument + " must be well-formed UTF-16, has a lone surrogate at index " + i);
+            }
+        }
+        int bytes = LockNames.utf8Length(payload);
+        if (bytes > LockOptions.MAX_PAYLOAD_BYTES) {
+            throw new IllegalArgumentException(argument + " must be at most " + LockOptions.MAX_PAYLOAD_BYTES
+                    + " UTF-8 bytes, was " + bytes);
+        }
+        return payload;
+    }
+
     @Override
     public String toString() {
         return "LockOptions{leaseTime=" + leaseTime + ", renewalInterval=" + renewalInterval
                 + ", waitTimeout=" + waitTimeout + ", backoff=[" + backoff.minBackoff + ".." + backoff.maxBackoff
                 + ", jitter " + backoff.jitterFactor + "], requestTimeout=" + requestTimeout
                 + ", drift=" + driftFactor + "+" + driftConstant
-                + (payload == null ? "" : ", payload=" + io.reactivelocks.spi.LockNames.utf8Length(payload) + " bytes") + "}";
+                + (payload == null ? "" : ", payload=" + LockNames.utf8Length(payload) + " bytes") + "}";
     }
 
     /** Mutable builder of {@link LockOptions}; not thread-safe. */
     public static final class Builder {
         private Duration leaseTime = Duration.ofSeconds(30);
-        private Duration renewalInterval;
-        private Duration waitTimeout = DEFAULT_WAIT_TIMEOUT;
+        private @Nullable Duration renewalInterval;
+        private @Nullable Duration waitTimeout = DEFAULT_WAIT_TIMEOUT;
         private boolean waitTimeoutSet;
         private RetryBackoffSpec backoff = DEFAULT_BACKOFF;
         private Duration requestTimeout = Duration.ofSeconds(5);
         private double driftFactor = 0.01;
         private Duration driftConstant = Duration.ofMillis(2);
-        private Scheduler scheduler;
+        private @Nullable Scheduler scheduler;
         private LockClock clock = LockClock.system();
         private @Nullable String payload;
 
@@ -228,7 +257,7 @@ public final class LockOptions {
          * @throws IllegalArgumentException naming {@code payload} when it is too long or malformed
          */
         public Builder payload(@Nullable String payload) {
-            this.payload = payload == null ? null : io.reactivelocks.internal.Payloads.check(payload, "payload");
+            this.payload = payload == null ? null : checkPayload(payload, "payload");
             return this;
         }
 
@@ -246,7 +275,7 @@ public final class LockOptions {
          *                        (checked by {@link #build()}); {@code null} = lease time / 3
          * @return this builder
          */
-        public Builder renewalInterval(Duration renewalInterval) {
+        public Builder renewalInterval(@Nullable Duration renewalInterval) {
             this.renewalInterval = renewalInterval == null ? null : positive(renewalInterval, "renewalInterval");
             return this;
         }
@@ -256,7 +285,7 @@ public final class LockOptions {
          *                    {@code null} to wait until cancelled ({@link #DEFAULT_WAIT_TIMEOUT} unless set)
          * @return this builder
          */
-        public Builder waitTimeout(Duration waitTimeout) {
+        public Builder waitTimeout(@Nullable Duration waitTimeout) {
             this.waitTimeout = waitTimeout == null ? null : positive(waitTimeout, "waitTimeout");
             this.waitTimeoutSet = true;
             return this;
@@ -325,7 +354,7 @@ public final class LockOptions {
          * @return this builder
          * @throws IllegalArgumentException naming the scheduler when it cannot schedule with a delay
          */
-        public Builder scheduler(Scheduler scheduler) {
+        public Builder scheduler(@Nullable Scheduler scheduler) {
             if (scheduler != null) {
                 try {
                     scheduler.schedule(() -> { }, 1, java.util.concurrent.TimeUnit.NANOSECONDS).dispose();

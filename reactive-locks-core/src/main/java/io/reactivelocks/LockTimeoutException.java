@@ -1,6 +1,7 @@
 package io.reactivelocks;
 
 import java.time.Duration;
+import org.jspecify.annotations.Nullable;
 
 /**
  * An {@link LockClient#acquire acquire} did not get the lock within its wait timeout (or its
@@ -10,7 +11,7 @@ public final class LockTimeoutException extends LockException {
 
     private static final long serialVersionUID = 1L;
 
-    private final Duration waitTimeout;
+    private final @Nullable Duration waitTimeout;
 
     /**
      * @param lockName    the lock that could not be acquired
@@ -28,14 +29,14 @@ public final class LockTimeoutException extends LockException {
      * @param waitTimeout how long the caller was prepared to wait, or {@code null} (until cancelled)
      * @param attempts    how many attempts were made
      */
-    public LockTimeoutException(String lockName, Duration waitTimeout, long attempts) {
+    public LockTimeoutException(String lockName, @Nullable Duration waitTimeout, long attempts) {
         super(lockName, "lock '" + lockName + "' was not acquired in " + attempts + " attempts (backoff.maxAttempts)"
                 + (waitTimeout == null ? "" : ", before its wait timeout " + waitTimeout), null);
         this.waitTimeout = waitTimeout;
     }
 
     /** @return how long the caller was prepared to wait; {@code null} when it was to wait until cancelled */
-    public Duration waitTimeout() {
+    public @Nullable Duration waitTimeout() {
         return waitTimeout;
     }
 }

@@ -4,4 +4,7 @@
  * {@link io.reactivelocks.LockException} family. Every operation returns a {@code Mono} or
  * {@code Flux}, does nothing before subscribe and never blocks.
  */
+@NullMarked
 package io.reactivelocks;
+
+import org.jspecify.annotations.NullMarked;

@@ -10,4 +10,7 @@
  * without holding a monitor, so virtual threads unmount while they wait; an interrupt cancels the
  * wait and leaves nothing held. Never call it on a Reactor non-blocking thread.
  */
+@NullMarked
 package io.reactivelocks.blocking;
+
+import org.jspecify.annotations.NullMarked;

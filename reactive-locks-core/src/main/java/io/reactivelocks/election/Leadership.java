@@ -2,7 +2,7 @@ package io.reactivelocks.election;
 
 import io.reactivelocks.Lease;
 import io.reactivelocks.LockLostException;
-import io.reactivelocks.internal.Payloads;
+import io.reactivelocks.LockOptions;
 import java.util.Objects;
 import reactor.core.publisher.Mono;
 
@@ -53,7 +53,7 @@ public record Leadership(String name, Lease lease) {
      * @throws IllegalArgumentException naming {@code value} when it is too long or malformed
      */
     public Mono<Void> proclaim(String value) {
-        return lease.updatePayload(Payloads.check(value, "value"));
+        return lease.updatePayload(LockOptions.checkPayload(value, "value"));
     }
 
     /**

@@ -5,4 +5,7 @@
  * An election is a lock whose payload is the leader's value: every store that runs locks runs
  * elections, with the lock's fencing tokens and loss detection.
  */
+@NullMarked
 package io.reactivelocks.election;
+
+import org.jspecify.annotations.NullMarked;

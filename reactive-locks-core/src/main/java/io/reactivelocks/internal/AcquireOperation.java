@@ -6,7 +6,6 @@ import io.reactivelocks.LockOptions;
 import io.reactivelocks.LockTimeoutException;
 import io.reactivelocks.spi.Attempt;
 import io.reactivelocks.spi.BackendErrors;
-import io.reactivelocks.spi.Backoff;
 import io.reactivelocks.spi.GrantRequest;
 import io.reactivelocks.spi.Holder;
 import io.reactivelocks.spi.LockEvent;
@@ -121,7 +120,7 @@ final class AcquireOperation extends Registry.Member implements Subscription {
         this.client = client;
         this.deliverSnapshot = deliverSnapshot;
         this.name = name;
-        this.owner = OwnerIds.next();
+        this.owner = GrantRequest.newOwner();
         this.options = options;
         this.wait = wait;
         this.scheduler = scheduler;

@@ -7,12 +7,13 @@ import io.reactivelocks.LockClientMetrics;
 import io.reactivelocks.LockClock;
 import io.reactivelocks.LockListener;
 import io.reactivelocks.LockLostException;
+import io.reactivelocks.LockNames;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.LockState;
 import io.reactivelocks.spi.BackendErrors;
+import io.reactivelocks.spi.GrantRequest;
 import io.reactivelocks.spi.HeldLock;
 import io.reactivelocks.spi.LockBackend;
-import io.reactivelocks.spi.LockNames;
 import io.reactivelocks.spi.RenewalMode;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -43,7 +44,7 @@ public final class DefaultLockClient implements LockClient {
     static {
         // seed the owner-id generator now (it reads the entropy device once), not on the event
         // loop that runs the first acquire
-        OwnerIds.next();
+        GrantRequest.newOwner();
     }
 
     private final long id = IDS.incrementAndGet();

@@ -14,6 +14,7 @@ import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -406,7 +407,7 @@ final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapshot.Sourc
     @Override
     public Mono<Void> updatePayload(@org.jspecify.annotations.Nullable String newPayload) {
         if (newPayload != null) {
-            Payloads.check(newPayload, "payload");
+            LockOptions.checkPayload(newPayload, "payload");
         }
         return Mono.defer(() -> {
             if (!isActive()) {
@@ -526,7 +527,7 @@ final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapshot.Sourc
      *
      * @return the store's release to wait for (to be subscribed once), or null when there is nothing to wait for
      */
-    Mono<Void> releaseNow() {
+    @Nullable Mono<Void> releaseNow() {
         Disposable session;
         boolean wasLost;
         synchronized (this) {

@@ -1,9 +1,9 @@
 package io.reactivelocks.local;
 
+import io.reactivelocks.LockNames;
 import io.reactivelocks.fencing.FencedValue;
 import io.reactivelocks.fencing.FencedValues;
 import io.reactivelocks.fencing.Fencing;
-import io.reactivelocks.spi.LockNames;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;

@@ -3,4 +3,7 @@
  * the injected scheduler's time, release notifications) inside one JVM, for tests and local
  * development.
  */
+@NullMarked
 package io.reactivelocks.local;
+
+import org.jspecify.annotations.NullMarked;

@@ -1,9 +1,14 @@
 package io.reactivelocks.multi;
 
 import io.reactivelocks.LockClient;
+import io.reactivelocks.LockNames;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.internal.multi.DefaultMultiLock;
+import java.util.Arrays;
 import java.util.Collection;
+import java.util.List;
+import java.util.Objects;
+import java.util.TreeMap;
 import java.util.function.Function;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
@@ -54,8 +59,18 @@ public interface MultiLock {
      * @throws IllegalArgumentException naming the argument when {@code names} is empty or a name
      *                                  is empty or over 1024 UTF-8 bytes
      */
-    static java.util.List<String> canonicalOrder(Collection<String> names) {
-        return DefaultMultiLock.canonicalOrder(names);
+    static List<String> canonicalOrder(Collection<String> names) {
+        Objects.requireNonNull(names, "names");
+        if (names.isEmpty()) {
+            throw new IllegalArgumentException("names must not be empty");
+        }
+        TreeMap<byte[], String> sorted = new TreeMap<>(Arrays::compareUnsigned);
+        int i = 0;
+        for (String n : names) {
+            LockNames.check(n, "names[" + i++ + "]");
+            sorted.putIfAbsent(LockNames.utf8(n), n);
+        }
+        return List.copyOf(sorted.values());
     }
 
     /** @return the client the locks are taken with */

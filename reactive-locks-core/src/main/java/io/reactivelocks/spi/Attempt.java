@@ -2,6 +2,7 @@ package io.reactivelocks.spi;
 
 import java.time.Duration;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 /** The answer of {@link LockBackend#tryGrant}. */
@@ -23,7 +24,7 @@ public sealed interface Attempt permits Attempt.Granted, Attempt.Busy, Attempt.Q
      * @param holder the current holder, or {@code null} when unknown
      * @return a busy answer
      */
-    static Busy busy(Holder holder) {
+    static Busy busy(@Nullable Holder holder) {
         return new Busy(holder);
     }
 
@@ -48,7 +49,7 @@ public sealed interface Attempt permits Attempt.Granted, Attempt.Busy, Attempt.Q
      *
      * @param holder who, when the store told us in the same round trip; may be {@code null}
      */
-    record Busy(Holder holder) implements Attempt {
+    record Busy(@Nullable Holder holder) implements Attempt {
     }
 
     /**

@@ -1,7 +1,6 @@
 package io.reactivelocks.spi;
 
 import io.reactivelocks.LockClock;
-import io.reactivelocks.internal.OwnerIds;
 import java.time.Duration;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;

@@ -1,6 +1,7 @@
 package io.reactivelocks.spi;
 
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /** A change of one lock, from {@link LockBackend#events}. */
 public sealed interface LockEvent permits LockEvent.Subscribed, LockEvent.Acquired, LockEvent.Released {
@@ -27,7 +28,7 @@ public sealed interface LockEvent permits LockEvent.Subscribed, LockEvent.Acquir
      * @param owner the new holder, or {@code null} when the store does not say
      * @param token the new holder's token, or 0 when the store does not say
      */
-    record Acquired(String name, String owner, long token) implements LockEvent {
+    record Acquired(String name, @Nullable String owner, long token) implements LockEvent {
         /** Checks the fields. */
         public Acquired {
             Objects.requireNonNull(name, "name");
@@ -41,7 +42,7 @@ public sealed interface LockEvent permits LockEvent.Subscribed, LockEvent.Acquir
      * @param owner   the previous holder, or {@code null} when the store does not say
      * @param expired {@code true} when it ended by expiry rather than release
      */
-    record Released(String name, String owner, boolean expired) implements LockEvent {
+    record Released(String name, @Nullable String owner, boolean expired) implements LockEvent {
         /** Checks the fields. */
         public Released {
             Objects.requireNonNull(name, "name");

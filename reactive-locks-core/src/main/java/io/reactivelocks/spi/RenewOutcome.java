@@ -1,6 +1,7 @@
 package io.reactivelocks.spi;
 
 import java.time.Duration;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The store's answer for one lease of a {@link LockBackend#renew} batch.
@@ -8,7 +9,7 @@ import java.time.Duration;
  * @param renewed {@code true} when the owner still held the lock and its TTL was set again
  * @param ttl     the TTL granted, when renewed; {@code null} otherwise
  */
-public record RenewOutcome(boolean renewed, Duration ttl) {
+public record RenewOutcome(boolean renewed, @Nullable Duration ttl) {
 
     private static final RenewOutcome NOT_HELD = new RenewOutcome(false, null);
 

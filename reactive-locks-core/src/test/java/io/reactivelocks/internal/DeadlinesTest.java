@@ -5,11 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.reactivelocks.LockClock;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Base64;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Random;
-import java.util.Set;
 import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -182,28 +179,5 @@ class DeadlinesTest {
         heap.close();
         vts.advanceTimeBy(Duration.ofSeconds(2));
         assertThat(log).isEmpty();
-    }
-
-    // ---- owner ids
-
-    @Test
-    void ownerIdsAreBase64urlOf16RandomBytesAndDistinct() {
-        Random random = new Random(7);
-        byte[] src = new byte[48];
-        for (int round = 0; round < 200; round++) {
-            random.nextBytes(src);
-            byte[] out = new byte[22];
-            OwnerIds.encode(src, 16, out);
-            byte[] id = java.util.Arrays.copyOfRange(src, 16, 32);
-            assertThat(new String(out, java.nio.charset.StandardCharsets.US_ASCII))
-                    .isEqualTo(Base64.getUrlEncoder().withoutPadding().encodeToString(id));
-        }
-        Set<String> ids = new HashSet<>();
-        for (int i = 0; i < 10_000; i++) {
-            String id = OwnerIds.next();
-            assertThat(id).hasSize(22).matches("[A-Za-z0-9_-]{22}");
-            ids.add(id);
-        }
-        assertThat(ids).hasSize(10_000);
     }
 }

@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import javax.net.ssl.SSLException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Immutable settings for connecting to etcd — endpoints, user/password authentication and TLS —
@@ -37,8 +38,8 @@ import javax.net.ssl.SSLException;
 public final class EtcdConnectionOptions {
 
     private final List<String> endpoints;
-    private final String user;
-    private final String password;
+    private final @Nullable String user;
+    private final @Nullable String password;
     private final Path trustCertificates;
     private final Path clientCertificate;
     private final Path clientKey;
@@ -84,7 +85,7 @@ public final class EtcdConnectionOptions {
     }
 
     /** @return the user name, or {@code null} without authentication */
-    public String user() {
+    public @Nullable String user() {
         return user;
     }
 
@@ -152,8 +153,8 @@ public final class EtcdConnectionOptions {
     /** Mutable builder of {@link EtcdConnectionOptions}; not thread-safe. */
     public static final class Builder {
         private final List<String> endpoints = new ArrayList<>();
-        private String user;
-        private String password;
+        private @Nullable String user;
+        private @Nullable String password;
         private Path trustCertificates;
         private Path clientCertificate;
         private Path clientKey;

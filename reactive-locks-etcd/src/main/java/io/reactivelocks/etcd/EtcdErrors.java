@@ -12,6 +12,7 @@ import io.reactivelocks.spi.BackendErrors;
 import java.io.IOException;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.TimeoutException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Maps what jetcd signals to {@link LockBackendException}, deciding {@code isTransient()} from the
@@ -36,7 +37,7 @@ final class EtcdErrors {
      * @param t         what jetcd (or a timeout) signalled
      * @return the exception to signal instead
      */
-    static LockException map(String lockName, String operation, Throwable t) {
+    static LockException map(@Nullable String lockName, String operation, Throwable t) {
         return ERRORS.map(lockName, operation, t);
     }
 

@@ -2,10 +2,11 @@ package io.reactivelocks.etcd;
 
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.KeyValue;
+import io.reactivelocks.LockNames;
 import io.reactivelocks.spi.Holder;
-import io.reactivelocks.spi.LockNames;
 import java.nio.charset.StandardCharsets;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The key layout: {@code <prefix>/<name>/<owner>}, where {@code <name>} is the lock name's UTF-8
@@ -64,7 +65,7 @@ final class EtcdKeys {
      * @return the lock name it belongs to, or {@code null}
      *         when it is not a key of this layout
      */
-    String nameOf(ByteSequence key) {
+    @Nullable String nameOf(ByteSequence key) {
         String k = key.toString(StandardCharsets.UTF_8);
         String head = prefix + "/";
         if (!k.startsWith(head)) {

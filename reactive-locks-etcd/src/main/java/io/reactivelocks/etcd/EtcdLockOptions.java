@@ -3,6 +3,7 @@ package io.reactivelocks.etcd;
 import io.reactivelocks.LockClock;
 import java.time.Duration;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
@@ -30,7 +31,7 @@ public final class EtcdLockOptions {
     private final String prefix;
     private final Duration sessionTtl;
     private final boolean sessionTtlSet;
-    private final Duration keepAliveInterval;
+    private final @Nullable Duration keepAliveInterval;
     private final Duration requestTimeout;
     private final Duration reconnectInterval;
     private final Scheduler scheduler;
@@ -95,7 +96,7 @@ public final class EtcdLockOptions {
     }
 
     /** @return the configured keep-alive interval, or {@code null} for TTL/3 */
-    public Duration keepAliveInterval() {
+    public @Nullable Duration keepAliveInterval() {
         return keepAliveInterval;
     }
 
@@ -139,7 +140,7 @@ public final class EtcdLockOptions {
     public static final class Builder {
         private String prefix = DEFAULT_PREFIX;
         private Duration sessionTtl;
-        private Duration keepAliveInterval;
+        private @Nullable Duration keepAliveInterval;
         private Duration requestTimeout = Duration.ofSeconds(5);
         private Duration reconnectInterval = Duration.ofMillis(500);
         private Scheduler scheduler = Schedulers.parallel();
@@ -179,7 +180,7 @@ public final class EtcdLockOptions {
          *                          shorter than the granted TTL is replaced by TTL/3
          * @return this builder
          */
-        public Builder keepAliveInterval(Duration keepAliveInterval) {
+        public Builder keepAliveInterval(@Nullable Duration keepAliveInterval) {
             if (keepAliveInterval != null && (keepAliveInterval.isZero() || keepAliveInterval.isNegative())) {
                 throw new IllegalArgumentException("keepAliveInterval must be positive, was " + keepAliveInterval);
             }

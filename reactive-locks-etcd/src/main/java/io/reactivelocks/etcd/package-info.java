@@ -11,4 +11,7 @@
  * a transaction can read. Fenced values ({@link io.reactivelocks.etcd.EtcdFencedValues}) are one key
  * per key, written by a compare-and-set transaction on its mod revision.
  */
+@NullMarked
 package io.reactivelocks.etcd;
+
+import org.jspecify.annotations.NullMarked;

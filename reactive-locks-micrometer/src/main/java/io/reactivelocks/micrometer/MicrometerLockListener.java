@@ -12,6 +12,7 @@ import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A {@link LockListener} that records lock activity as Micrometer meters, every one tagged with
@@ -58,7 +59,7 @@ public final class MicrometerLockListener implements LockListener {
 
     private final MeterRegistry registry;
     private final Tags commonTags;
-    private final Function<String, String> nameTag;
+    private final @Nullable Function<String, String> nameTag;
     private final Meters meters;
     private final ConcurrentMap<String, Meters> metersByName;
 
@@ -96,7 +97,7 @@ public final class MicrometerLockListener implements LockListener {
      * @param lockNameTag maps a lock name to its tag value; {@code null} = no lock tag (the default)
      */
     public MicrometerLockListener(MeterRegistry registry, String backendName, Iterable<Tag> tags,
-                                  Function<String, String> lockNameTag) {
+                                  @Nullable Function<String, String> lockNameTag) {
         this.registry = Objects.requireNonNull(registry, "registry");
         this.commonTags = Tags.of(Objects.requireNonNull(tags, "tags"))
                 .and(BACKEND_TAG, Objects.requireNonNull(backendName, "backendName"));

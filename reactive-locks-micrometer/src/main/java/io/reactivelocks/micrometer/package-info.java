@@ -6,4 +6,7 @@
  * io.reactivelocks.LockOptions, io.reactivelocks.LockListener)}, combined with
  * {@link io.reactivelocks.LockListener#composite} when both.
  */
+@NullMarked
 package io.reactivelocks.micrometer;
+
+import org.jspecify.annotations.NullMarked;

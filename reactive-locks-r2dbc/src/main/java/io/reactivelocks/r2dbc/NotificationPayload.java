@@ -1,5 +1,7 @@
 package io.reactivelocks.r2dbc;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The text of the notifications the statements send on the backend's one fixed channel:
  * {@code <kind> <token> <owner length> <owner><name>}, where kind is {@code A} (acquired),
@@ -17,7 +19,7 @@ final class NotificationPayload {
 
     final char kind;
     final long token;
-    final String owner;     // stored form, or null
+    final @Nullable String owner;     // stored form, or null
     final String name;      // stored form
 
     private NotificationPayload(char kind, long token, String owner, String name) {
@@ -34,7 +36,7 @@ final class NotificationPayload {
      */
     static String suffix(String storedOwner, String storedName) {
         String s = storedOwner.length() + " " + storedOwner + storedName;
-        return io.reactivelocks.spi.LockNames.utf8Length(s) <= MAX_SUFFIX_BYTES ? s : "-1 " + storedName;
+        return io.reactivelocks.LockNames.utf8Length(s) <= MAX_SUFFIX_BYTES ? s : "-1 " + storedName;
     }
 
     /**
@@ -61,7 +63,7 @@ final class NotificationPayload {
      * @param payload a notification's text
      * @return the parsed payload, or {@code null} when it is not one of ours
      */
-    static NotificationPayload parse(String payload) {
+    static @Nullable NotificationPayload parse(String payload) {
         if (payload == null || payload.length() < 6 || payload.charAt(1) != ' ') {
             return null;
         }

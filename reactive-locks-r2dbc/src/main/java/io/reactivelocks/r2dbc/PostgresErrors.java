@@ -12,6 +12,7 @@ import io.reactivelocks.LockException;
 import io.reactivelocks.spi.BackendErrors;
 import java.io.IOException;
 import java.util.concurrent.TimeoutException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The one place where driver errors become {@link LockBackendException}s, and where it is
@@ -46,7 +47,7 @@ final class PostgresErrors {
      * @param error     what the driver signalled
      * @return the error to signal: {@code error} itself when it is already a {@link LockException}
      */
-    static LockException map(String name, String operation, Throwable error) {
+    static LockException map(@Nullable String name, String operation, Throwable error) {
         return ERRORS.map(name, operation, error);
     }
 
@@ -121,7 +122,7 @@ final class PostgresErrors {
     }
 
     /** @return the first non-blank SQLSTATE in the cause chain, or {@code null} */
-    static String sqlState(Throwable error) {
+    static @Nullable String sqlState(Throwable error) {
         for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
             if (t instanceof R2dbcException r && r.getSqlState() != null && !r.getSqlState().isBlank()) {
                 return r.getSqlState();

@@ -72,14 +72,14 @@ final class PostgresFencedValues implements FencedValues {
 
     @Override
     public Mono<Boolean> write(String key, long token, String value) {
-        io.reactivelocks.spi.LockNames.check(key, "key");
+        io.reactivelocks.LockNames.check(key, "key");
         Objects.requireNonNull(value, "value");
         return upsert(key, token, value, "fenced write");
     }
 
     @Override
     public Mono<Boolean> delete(String key, long token) {
-        io.reactivelocks.spi.LockNames.check(key, "key");
+        io.reactivelocks.LockNames.check(key, "key");
         return upsert(key, token, null, "fenced delete");
     }
 
@@ -104,7 +104,7 @@ final class PostgresFencedValues implements FencedValues {
 
     @Override
     public Mono<FencedValue> read(String key) {
-        io.reactivelocks.spi.LockNames.check(key, "key");
+        io.reactivelocks.LockNames.check(key, "key");
         return ready(Mono.defer(() -> PostgresLockBackend.firstOfAll(backend.query(readSql,
                         st -> st.bind(0, TextEscapes.encode(key)),
                         (row, md) -> {

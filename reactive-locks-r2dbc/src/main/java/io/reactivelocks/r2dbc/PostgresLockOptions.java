@@ -3,6 +3,7 @@ package io.reactivelocks.r2dbc;
 import io.r2dbc.spi.ConnectionFactory;
 import java.time.Duration;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
@@ -36,7 +37,7 @@ public final class PostgresLockOptions {
     private final SchemaMode schemaMode;
     private final int poolMaxSize;
     private final Duration connectTimeout;
-    private final ConnectionFactory listenerConnectionFactory;
+    private final @Nullable ConnectionFactory listenerConnectionFactory;
     private final Duration reconnectMinBackoff;
     private final Duration reconnectMaxBackoff;
     private final Duration healthCheckInterval;
@@ -146,7 +147,7 @@ public final class PostgresLockOptions {
     }
 
     /** @return the factory of the listening connection, or {@code null} to derive it from the main factory */
-    public ConnectionFactory listenerConnectionFactory() {
+    public @Nullable ConnectionFactory listenerConnectionFactory() {
         return listenerConnectionFactory;
     }
 
@@ -193,7 +194,7 @@ public final class PostgresLockOptions {
         private SchemaMode schemaMode = SchemaMode.CREATE;
         private int poolMaxSize = 10;
         private Duration connectTimeout = Duration.ofSeconds(10);
-        private ConnectionFactory listenerConnectionFactory;
+        private @Nullable ConnectionFactory listenerConnectionFactory;
         private Duration reconnectMinBackoff = Duration.ofMillis(50);
         private Duration reconnectMaxBackoff = Duration.ofSeconds(2);
         private Duration healthCheckInterval = Duration.ofSeconds(10);
@@ -316,7 +317,7 @@ public final class PostgresLockOptions {
          *                not be pooled; {@code null} (default) unwraps the main factory's pool
          * @return this builder
          */
-        public Builder listenerConnectionFactory(ConnectionFactory factory) {
+        public Builder listenerConnectionFactory(@Nullable ConnectionFactory factory) {
             this.listenerConnectionFactory = factory;
             return this;
         }

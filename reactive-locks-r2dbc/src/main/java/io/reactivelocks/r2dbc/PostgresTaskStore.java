@@ -3,13 +3,13 @@ package io.reactivelocks.r2dbc;
 import io.r2dbc.spi.Row;
 import io.r2dbc.spi.RowMetadata;
 import io.r2dbc.spi.Statement;
+import io.reactivelocks.spi.LockEvent;
 import io.reactivelocks.spi.task.Capture;
 import io.reactivelocks.spi.task.CapturedTask;
 import io.reactivelocks.spi.task.ClaimRef;
 import io.reactivelocks.spi.task.NewTask;
 import io.reactivelocks.spi.task.TaskStore;
 import io.reactivelocks.spi.task.TaskWakeUp;
-import io.reactivelocks.spi.LockEvent;
 import io.reactivelocks.task.TaskState;
 import io.reactivelocks.task.TaskStatus;
 import java.time.Duration;
@@ -125,7 +125,7 @@ final class PostgresTaskStore implements TaskStore {
 
     @Override
     public void checkKey(String queue, String taskId) {
-        int stored = io.reactivelocks.spi.LockNames.utf8Length(TextEscapes.encode(queue)) + io.reactivelocks.spi.LockNames.utf8Length(TextEscapes.encode(taskId));
+        int stored = io.reactivelocks.LockNames.utf8Length(TextEscapes.encode(queue)) + io.reactivelocks.LockNames.utf8Length(TextEscapes.encode(taskId));
         if (stored > MAX_STORED_KEY_BYTES) {
             throw new IllegalArgumentException("queue and taskId together take " + stored + " UTF-8 bytes when stored"
                     + " (NUL, backslash and lone surrogates escaped), at most " + MAX_STORED_KEY_BYTES);

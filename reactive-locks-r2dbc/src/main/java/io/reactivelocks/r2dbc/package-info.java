@@ -23,4 +23,7 @@
  * <p>The SQL lives in resources next to these classes, one statement per file; the schema is
  * {@code schema.sql}. Every public method is lazy and non-blocking.
  */
+@NullMarked
 package io.reactivelocks.r2dbc;
+
+import org.jspecify.annotations.NullMarked;

@@ -4,6 +4,7 @@ import io.lettuce.core.api.StatefulConnection;
 import io.reactivelocks.LockBackendException;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 
@@ -68,7 +69,7 @@ final class LazyConnection<C extends StatefulConnection<?, ?>> {
     }
 
     /** @return the connection if it is open now, else {@code null} */
-    synchronized C current() {
+    synchronized @Nullable C current() {
         return connection;
     }
 

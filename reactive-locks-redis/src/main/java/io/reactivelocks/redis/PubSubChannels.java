@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
@@ -98,7 +99,7 @@ final class PubSubChannels {
      *
      * @return that connection, or {@code null} (use the command connection)
      */
-    StatefulRedisPubSubConnection<String, String> inlineConnection() {
+    @Nullable StatefulRedisPubSubConnection<String, String> inlineConnection() {
         if (!owned || Thread.currentThread() != deliveryThread) {
             return null;
         }
@@ -338,7 +339,7 @@ final class PubSubChannels {
      *                {@code Released} without an owner
      * @return the event, or {@code null} when the message is not one of ours
      */
-    static LockEvent parse(String name, String message) {
+    static @Nullable LockEvent parse(String name, String message) {
         if (message.equals("ready")) {
             return new LockEvent.Released(name, null, false);
         }

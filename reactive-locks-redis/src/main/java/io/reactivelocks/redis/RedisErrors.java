@@ -16,6 +16,7 @@ import io.reactivelocks.spi.BackendErrors;
 import java.io.IOException;
 import java.util.Locale;
 import java.util.concurrent.TimeoutException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Maps Lettuce's exceptions to {@link LockBackendException}, deciding {@code isTransient()}:
@@ -41,7 +42,7 @@ final class RedisErrors {
      * @param t         what Lettuce signalled
      * @return the exception to signal instead
      */
-    static LockException map(String lockName, String operation, Throwable t) {
+    static LockException map(@Nullable String lockName, String operation, Throwable t) {
         return ERRORS.map(lockName, operation, t);
     }
 

@@ -1,9 +1,9 @@
 package io.reactivelocks.redis;
 
 import io.lettuce.core.ScriptOutputType;
+import io.reactivelocks.LockNames;
 import io.reactivelocks.fencing.FencedValue;
 import io.reactivelocks.fencing.FencedValues;
-import io.reactivelocks.spi.LockNames;
 import java.util.List;
 import java.util.Objects;
 import reactor.core.publisher.Mono;

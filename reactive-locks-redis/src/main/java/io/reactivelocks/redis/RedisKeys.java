@@ -1,6 +1,6 @@
 package io.reactivelocks.redis;
 
-import io.reactivelocks.spi.LockNames;
+import io.reactivelocks.LockNames;
 import java.nio.charset.StandardCharsets;
 import java.util.Objects;
 

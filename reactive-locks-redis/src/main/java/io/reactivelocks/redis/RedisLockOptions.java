@@ -3,6 +3,7 @@ package io.reactivelocks.redis;
 import io.lettuce.core.RedisURI;
 import java.time.Duration;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Immutable Redis-specific settings of a {@link RedisLockBackend}: the key prefix, the lifetime
@@ -19,7 +20,7 @@ public final class RedisLockOptions {
 
     private final String keyPrefix;
     private final Duration fenceTtl;
-    private final RedisURI uri;
+    private final @Nullable RedisURI uri;
     private final boolean clusterSafeBatches;
 
     private RedisLockOptions(Builder b) {
@@ -60,7 +61,7 @@ public final class RedisLockOptions {
     }
 
     /** @return the server to connect to, or {@code null} for the {@code RedisClient}'s own URI */
-    public RedisURI uri() {
+    public @Nullable RedisURI uri() {
         return uri;
     }
 
@@ -85,7 +86,7 @@ public final class RedisLockOptions {
     public static final class Builder {
         private String keyPrefix = "rl:";
         private Duration fenceTtl = Duration.ofDays(30);
-        private RedisURI uri;
+        private @Nullable RedisURI uri;
         private boolean clusterSafeBatches;
 
         private Builder() {
@@ -125,7 +126,7 @@ public final class RedisLockOptions {
          *            which then runs once, lazily, on Reactor's bounded-elastic scheduler
          * @return this builder
          */
-        public Builder uri(RedisURI uri) {
+        public Builder uri(@Nullable RedisURI uri) {
             this.uri = uri;
             return this;
         }

@@ -2,10 +2,10 @@ package io.reactivelocks.redis;
 
 import io.reactivelocks.Concept;
 import io.reactivelocks.fencing.FencedValues;
-import io.reactivelocks.spi.AbstractLockStore;
 import io.reactivelocks.spi.LockBackend;
 import io.reactivelocks.spi.rwlock.ReadWriteStore;
 import io.reactivelocks.spi.semaphore.SemaphoreStore;
+import io.reactivelocks.spi.store.AbstractLockStore;
 import io.reactivelocks.spi.task.TaskStore;
 import io.reactivelocks.spi.window.WindowStore;
 import java.util.EnumSet;

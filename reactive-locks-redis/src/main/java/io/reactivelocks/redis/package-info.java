@@ -10,4 +10,7 @@
  * Lua scripts live next to the classes as resources, one file each. Everything else in this
  * package is package-private.
  */
+@NullMarked
 package io.reactivelocks.redis;
+
+import org.jspecify.annotations.NullMarked;

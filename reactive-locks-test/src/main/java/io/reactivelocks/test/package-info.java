@@ -4,4 +4,7 @@
  * which records who held which lock when and reports overlaps. Real-server fixtures live in
  * {@code io.reactivelocks.test.server}, network faults in {@code io.reactivelocks.test.fault}.
  */
+@NullMarked
 package io.reactivelocks.test;
+
+import org.jspecify.annotations.NullMarked;

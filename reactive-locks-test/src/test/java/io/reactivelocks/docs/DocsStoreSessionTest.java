@@ -5,7 +5,7 @@ import io.reactivelocks.LockStore;
 import io.reactivelocks.fencing.FencedValues;
 import io.reactivelocks.local.LocalLockBackend;
 import io.reactivelocks.local.LocalLockStore;
-import io.reactivelocks.spi.AbstractLockStore;
+import io.reactivelocks.spi.store.AbstractLockStore;
 import io.reactivelocks.spi.LockBackend;
 import io.reactivelocks.test.LockStoreContract;
 import java.util.EnumSet;

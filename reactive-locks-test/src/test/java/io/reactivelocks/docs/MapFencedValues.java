@@ -1,9 +1,9 @@
 package io.reactivelocks.docs;
 
+import io.reactivelocks.LockNames;
 import io.reactivelocks.fencing.FencedValue;
 import io.reactivelocks.fencing.FencedValues;
 import io.reactivelocks.fencing.Fencing;
-import io.reactivelocks.spi.LockNames;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentMap;
 import reactor.core.publisher.Mono;

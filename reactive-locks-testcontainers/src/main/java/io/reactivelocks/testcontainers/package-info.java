@@ -11,4 +11,7 @@
  * {@code reactive-locks-r2dbc} with {@code org.testcontainers:testcontainers-postgresql},
  * {@code reactive-locks-etcd}, {@code reactive-locks-zookeeper}): this module declares them optional.
  */
+@NullMarked
 package io.reactivelocks.testcontainers;
+
+import org.jspecify.annotations.NullMarked;

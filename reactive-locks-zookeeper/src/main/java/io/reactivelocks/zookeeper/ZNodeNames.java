@@ -1,6 +1,6 @@
 package io.reactivelocks.zookeeper;
 
-import io.reactivelocks.spi.LockNames;
+import io.reactivelocks.LockNames;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -8,6 +8,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Objects;
 import org.apache.curator.framework.imps.ProtectedUtils;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Where locks live in the tree, and how names become znode names. Names are data: every lock
@@ -89,7 +90,7 @@ final class ZNodeNames {
     }
 
     /** @return the lock name of a segment made by {@link #segment}, or {@code null} if it is not one */
-    static String nameOf(String segment) {
+    static @Nullable String nameOf(String segment) {
         if (!segment.startsWith(NAME_PREFIX)) {
             return null;
         }
@@ -143,7 +144,7 @@ final class ZNodeNames {
      * @param node a child's znode name
      * @return the parsed child, or {@code null} when the name is not a lock node of this recipe
      */
-    static Child parse(String node) {
+    static @Nullable Child parse(String node) {
         return parse(node, NODE_PREFIX);
     }
 
@@ -152,7 +153,7 @@ final class ZNodeNames {
      * @param prefix the recipe's node prefix
      * @return the parsed child, or {@code null} when the name is not a node with that prefix
      */
-    static Child parse(String node, String prefix) {
+    static @Nullable Child parse(String node, String prefix) {
         String n = ProtectedUtils.normalize(node);
         if (!n.startsWith(prefix) || n.length() < prefix.length() + 2 + SEQUENCE_DIGITS) {
             return null;

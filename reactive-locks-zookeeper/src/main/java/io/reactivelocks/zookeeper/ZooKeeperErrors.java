@@ -7,6 +7,7 @@ import io.reactivelocks.spi.BackendErrors;
 import java.util.concurrent.TimeoutException;
 import org.apache.curator.framework.api.CuratorClosedException;
 import org.apache.zookeeper.KeeperException;
+import org.jspecify.annotations.Nullable;
 
 /** Maps what Curator and ZooKeeper signal to the exception family, in one place. */
 final class ZooKeeperErrors {
@@ -23,7 +24,7 @@ final class ZooKeeperErrors {
      * @return a {@link LockException}: transient for connection loss, expired or moved sessions
      *         and timeouts; permanent for authentication, ACL and argument errors
      */
-    static LockException map(String name, String operation, Throwable error) {
+    static LockException map(@Nullable String name, String operation, Throwable error) {
         Throwable t = BackendErrors.unwrap(error);
         if (t instanceof CuratorClosedException) {
             return new LockClientClosedException(name);
@@ -55,7 +56,7 @@ final class ZooKeeperErrors {
     }
 
     /** @return the ZooKeeper result code of {@code error}, or {@code null} when it is not a {@link KeeperException} */
-    static KeeperException.Code code(Throwable error) {
+    static KeeperException.@Nullable Code code(Throwable error) {
         Throwable t = BackendErrors.unwrap(error);
         return t instanceof KeeperException ke ? ke.code() : null;
     }

@@ -2,10 +2,10 @@ package io.reactivelocks.zookeeper;
 
 import io.reactivelocks.LockBackendException;
 import io.reactivelocks.LockClientClosedException;
+import io.reactivelocks.LockNames;
 import io.reactivelocks.fencing.FencedValue;
 import io.reactivelocks.fencing.FencedValues;
 import io.reactivelocks.fencing.Fencing;
-import io.reactivelocks.spi.LockNames;
 import java.nio.charset.StandardCharsets;
 import java.util.EnumSet;
 import java.util.List;

@@ -10,6 +10,7 @@ import org.apache.zookeeper.common.PathUtils;
 import org.apache.zookeeper.data.ACL;
 import org.apache.zookeeper.data.Id;
 import org.apache.zookeeper.server.auth.DigestAuthenticationProvider;
+import org.jspecify.annotations.Nullable;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
@@ -29,7 +30,7 @@ public final class ZooKeeperLockOptions {
 
     private final String root;
     private final List<ACL> acl;
-    private final Duration confirmationInterval;
+    private final @Nullable Duration confirmationInterval;
     private final Duration requestTimeout;
     private final Scheduler scheduler;
 
@@ -73,7 +74,7 @@ public final class ZooKeeperLockOptions {
     }
 
     /** @return how often a held lock's node is confirmed; {@code null} = negotiated session timeout / 3 */
-    public Duration confirmationInterval() {
+    public @Nullable Duration confirmationInterval() {
         return confirmationInterval;
     }
 
@@ -98,7 +99,7 @@ public final class ZooKeeperLockOptions {
     public static final class Builder {
         private String root = "/reactive-locks";
         private List<ACL> acl = ZooDefs.Ids.OPEN_ACL_UNSAFE;
-        private Duration confirmationInterval;
+        private @Nullable Duration confirmationInterval;
         private Duration requestTimeout = Duration.ofSeconds(5);
         private Scheduler scheduler = Schedulers.parallel();
 
@@ -173,7 +174,7 @@ public final class ZooKeeperLockOptions {
          *                 its lease); positive, or {@code null} for negotiated session timeout / 3
          * @return this builder
          */
-        public Builder confirmationInterval(Duration interval) {
+        public Builder confirmationInterval(@Nullable Duration interval) {
             this.confirmationInterval = interval == null ? null : positive(interval, "confirmationInterval");
             return this;
         }

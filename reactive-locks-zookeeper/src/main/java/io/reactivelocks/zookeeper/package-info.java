@@ -12,4 +12,7 @@
  * Fenced values ({@link io.reactivelocks.zookeeper.ZooKeeperFencedValues}) are one persistent node
  * per key under {@code <root>/fenced}, written at the version read.
  */
+@NullMarked
 package io.reactivelocks.zookeeper;
+
+import org.jspecify.annotations.NullMarked;

@@ -1,15 +1,15 @@
 package io.reactivelocks.internal.election;
 
 import io.reactivelocks.LockClient;
+import io.reactivelocks.LockNames;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.LockState;
 import io.reactivelocks.election.Leader;
 import io.reactivelocks.election.LeaderElection;
 import io.reactivelocks.election.Leadership;
-import io.reactivelocks.internal.Payloads;
-import io.reactivelocks.spi.LockNames;
 import java.util.Objects;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -27,7 +27,7 @@ public final class DefaultLeaderElection implements LeaderElection {
      * @param locks   the client carrying the elections
      * @param options campaign options, or {@code null} for the client's defaults
      */
-    public DefaultLeaderElection(LockClient locks, LockOptions options) {
+    public DefaultLeaderElection(LockClient locks, @Nullable LockOptions options) {
         this.locks = Objects.requireNonNull(locks, "locks");
         this.options = options;
     }
@@ -35,7 +35,7 @@ public final class DefaultLeaderElection implements LeaderElection {
     @Override
     public Flux<Leadership> campaign(String name, String value) {
         LockNames.check(name, "name");
-        Payloads.check(value, "value");
+        LockOptions.checkPayload(value, "value");
         LockOptions base = options != null ? options : locks.defaultOptions();
         if (!base.isWaitTimeoutSet()) {
             base = base.mutate().waitTimeout(null).build(); // a candidate campaigns until it leads unless told otherwise

@@ -6,10 +6,11 @@ import io.reactivelocks.LockException;
 import io.reactivelocks.LockLostException;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.LockTimeoutException;
+import io.reactivelocks.internal.Backoff;
 import io.reactivelocks.internal.CleanUpBook;
-import io.reactivelocks.internal.OwnerIds;
+import io.reactivelocks.internal.OwnSchedulers;
 import io.reactivelocks.spi.BackendErrors;
-import io.reactivelocks.spi.Backoff;
+import io.reactivelocks.spi.GrantRequest;
 import io.reactivelocks.spi.GrantStore;
 import io.reactivelocks.spi.HeldLock;
 import io.reactivelocks.spi.RenewOutcome;
@@ -27,7 +28,6 @@ import java.util.function.ToLongFunction;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
-import io.reactivelocks.internal.OwnSchedulers;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 import reactor.util.Logger;
@@ -81,7 +81,7 @@ public final class GrantEngine {
         this.ownScheduler = OwnSchedulers.create("reactive-locks-" + concept + "-" + store.name());
         this.waiters = new Waiters(store::events);
         this.close = Mono.defer(this::doClose).cache();
-        OwnerIds.next(); // seed the generator now, not on the event loop of the first acquire
+        GrantRequest.newOwner(); // seed the generator now, not on the event loop of the first acquire
     }
 
     /** @return the options used by the methods that take none */
@@ -288,7 +288,7 @@ public final class GrantEngine {
         private static List<String> freshIds(int count) {
             List<String> ids = new ArrayList<>(count);
             for (int i = 0; i < count; i++) {
-                ids.add(OwnerIds.next());
+                ids.add(GrantRequest.newOwner());
             }
             return List.copyOf(ids);
         }

@@ -6,14 +6,11 @@ import io.reactivelocks.LockOptions;
 import io.reactivelocks.LockTimeoutException;
 import io.reactivelocks.multi.MultiLease;
 import io.reactivelocks.multi.MultiLock;
-import io.reactivelocks.spi.LockNames;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
-import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
@@ -39,26 +36,6 @@ public final class DefaultMultiLock implements MultiLock {
         this.client = Objects.requireNonNull(client, "client");
     }
 
-    /**
-     * @param names lock names in any order, possibly repeated
-     * @return the distinct names sorted by their UTF-8 bytes (unsigned), the order every caller takes them in
-     * @throws NullPointerException     naming the argument when {@code names} or one of them is null
-     * @throws IllegalArgumentException naming the argument when {@code names} is empty or a name is invalid
-     */
-    public static List<String> canonicalOrder(Collection<String> names) {
-        Objects.requireNonNull(names, "names");
-        if (names.isEmpty()) {
-            throw new IllegalArgumentException("names must not be empty");
-        }
-        TreeMap<byte[], String> sorted = new TreeMap<>(Arrays::compareUnsigned);
-        int i = 0;
-        for (String n : names) {
-            LockNames.check(n, "names[" + i++ + "]");
-            sorted.putIfAbsent(LockNames.utf8(n), n);
-        }
-        return List.copyOf(sorted.values());
-    }
-
     @Override
     public LockClient client() {
         return client;
@@ -66,7 +43,7 @@ public final class DefaultMultiLock implements MultiLock {
 
     @Override
     public Mono<MultiLease> acquire(Collection<String> names, LockOptions options) {
-        List<String> sorted = canonicalOrder(names);
+        List<String> sorted = MultiLock.canonicalOrder(names);
         Objects.requireNonNull(options, "options");
         return Mono.defer(() -> {
             Taken taken = new Taken();
@@ -82,7 +59,7 @@ public final class DefaultMultiLock implements MultiLock {
 
     @Override
     public Mono<MultiLease> tryAcquire(Collection<String> names, LockOptions options) {
-        List<String> sorted = canonicalOrder(names);
+        List<String> sorted = MultiLock.canonicalOrder(names);
         Objects.requireNonNull(options, "options");
         return Mono.defer(() -> {
             Taken taken = new Taken();
@@ -100,7 +77,7 @@ public final class DefaultMultiLock implements MultiLock {
     @Override
     public <T> Mono<T> withLocks(Collection<String> names, LockOptions options,
                                  Function<? super MultiLease, ? extends Mono<T>> body) {
-        List<String> sorted = canonicalOrder(names);
+        List<String> sorted = MultiLock.canonicalOrder(names);
         Objects.requireNonNull(options, "options");
         Objects.requireNonNull(body, "body");
         return Mono.defer(() -> nest(sorted, 0, List.of(), options, deadline(options), body));
@@ -120,7 +97,7 @@ public final class DefaultMultiLock implements MultiLock {
     @Override
     public <T> Flux<T> withLocksMany(Collection<String> names, LockOptions options,
                                      Function<? super MultiLease, ? extends Publisher<T>> body) {
-        List<String> sorted = canonicalOrder(names);
+        List<String> sorted = MultiLock.canonicalOrder(names);
         Objects.requireNonNull(options, "options");
         Objects.requireNonNull(body, "body");
         return Flux.defer(() -> nestMany(sorted, 0, List.of(), options, deadline(options), body));

@@ -1,6 +1,7 @@
 package io.reactivelocks.internal.rwlock;
 
 import io.reactivelocks.Lease;
+import io.reactivelocks.LockNames;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.internal.grant.GrantEngine;
 import io.reactivelocks.internal.grant.GrantHandle;
@@ -9,7 +10,6 @@ import io.reactivelocks.rwlock.ReadWriteLock;
 import io.reactivelocks.rwlock.ReadWriteLockOptions;
 import io.reactivelocks.rwlock.ReadWriteState;
 import io.reactivelocks.spi.Holder;
-import io.reactivelocks.spi.LockNames;
 import io.reactivelocks.spi.rwlock.ReadWriteHolders;
 import io.reactivelocks.spi.rwlock.ReadWriteStore;
 import io.reactivelocks.spi.semaphore.PermitGrant;

@@ -1,13 +1,13 @@
 package io.reactivelocks.internal.semaphore;
 
 import io.reactivelocks.Lease;
+import io.reactivelocks.LockNames;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.internal.grant.GrantEngine;
 import io.reactivelocks.internal.grant.GrantHandle;
 import io.reactivelocks.semaphore.Semaphore;
 import io.reactivelocks.semaphore.SemaphoreState;
 import io.reactivelocks.spi.Holder;
-import io.reactivelocks.spi.LockNames;
 import io.reactivelocks.spi.semaphore.SemaphoreStore;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,9 +1,9 @@
 package io.reactivelocks.internal.task;
 
-import io.reactivelocks.spi.BackendErrors;
 import io.reactivelocks.LockBackendException;
 import io.reactivelocks.LockException;
-import io.reactivelocks.internal.OwnerIds;
+import io.reactivelocks.spi.BackendErrors;
+import io.reactivelocks.spi.GrantRequest;
 import io.reactivelocks.spi.task.Capture;
 import io.reactivelocks.spi.task.TaskWakeUp;
 import io.reactivelocks.task.TaskClaim;
@@ -129,7 +129,7 @@ final class TaskCapture implements Subscription {
         if (startWakeUps) {
             startWakeUps();
         }
-        String owner = OwnerIds.next(); // before the call: whatever it captures can be released by it
+        String owner = GrantRequest.newOwner(); // before the call: whatever it captures can be released by it
         long sentAt = tasks.options().clock().nanoTime();
         tasks.captureCall(queue, owner, limit)
                 .subscribe(capture -> onCapture(capture, owner, limit, sentAt), e -> onError(e, owner));

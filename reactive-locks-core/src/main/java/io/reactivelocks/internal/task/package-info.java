@@ -3,4 +3,7 @@
  * timeouts and cancellation over a {@link io.reactivelocks.spi.task.TaskStore}, written once for
  * every store. <b>Not API</b>: anything here may change in any release.
  */
+@NullMarked
 package io.reactivelocks.internal.task;
+
+import org.jspecify.annotations.NullMarked;

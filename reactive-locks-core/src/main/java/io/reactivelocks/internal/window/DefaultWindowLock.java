@@ -2,9 +2,9 @@ package io.reactivelocks.internal.window;
 
 import io.reactivelocks.LockClientClosedException;
 import io.reactivelocks.LockException;
+import io.reactivelocks.LockNames;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.spi.BackendErrors;
-import io.reactivelocks.spi.LockNames;
 import io.reactivelocks.spi.window.WindowGrant;
 import io.reactivelocks.spi.window.WindowStore;
 import io.reactivelocks.window.WindowClaim;

@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.validation.Errors;
 import org.springframework.validation.Validator;
@@ -34,7 +35,7 @@ public class ReactiveLocksProperties implements Validator {
     private Duration leaseTime = Duration.ofSeconds(30);
 
     /** How often held leases are renewed; must be shorter than the lease time. Default: a third of the lease time. */
-    private Duration renewalInterval;
+    private @Nullable Duration renewalInterval;
 
     /**
      * How long acquire (and @Locked) waits for a held lock before failing with LockTimeoutException; -1 waits until
@@ -93,7 +94,7 @@ public class ReactiveLocksProperties implements Validator {
     }
 
     /** @param backend which store holds the locks; {@code null} = {@link Backend#AUTO} */
-    public void setBackend(Backend backend) {
+    public void setBackend(@Nullable Backend backend) {
         this.backend = backend == null ? Backend.AUTO : backend;
     }
 
@@ -111,7 +112,7 @@ public class ReactiveLocksProperties implements Validator {
     }
 
     /** @return the renewal interval, or {@code null} for a third of the lease time */
-    public Duration getRenewalInterval() {
+    public @Nullable Duration getRenewalInterval() {
         return renewalInterval;
     }
 
@@ -119,7 +120,7 @@ public class ReactiveLocksProperties implements Validator {
      * @param renewalInterval positive and shorter than the lease time, or {@code null} for a third of it
      * @throws IllegalArgumentException naming {@code reactive-locks.renewal-interval} when not positive
      */
-    public void setRenewalInterval(Duration renewalInterval) {
+    public void setRenewalInterval(@Nullable Duration renewalInterval) {
         this.renewalInterval = positive(renewalInterval, "renewal-interval", true);
     }
 
@@ -132,7 +133,7 @@ public class ReactiveLocksProperties implements Validator {
      * @param waitTimeout positive, or negative ({@code -1}) to wait until cancelled; {@code null} for the default, 30 s
      * @throws IllegalArgumentException naming {@code reactive-locks.wait-timeout} when zero
      */
-    public void setWaitTimeout(Duration waitTimeout) {
+    public void setWaitTimeout(@Nullable Duration waitTimeout) {
         if (waitTimeout != null && waitTimeout.isZero()) {
             throw new IllegalArgumentException(PREFIX + ".wait-timeout must be positive, or -1 to wait until cancelled, was "
                     + waitTimeout);
@@ -270,7 +271,7 @@ public class ReactiveLocksProperties implements Validator {
         }
     }
 
-    private static Duration positive(Duration value, String property, boolean nullable) {
+    private static @Nullable Duration positive(@Nullable Duration value, String property, boolean nullable) {
         if (value == null) {
             if (nullable) {
                 return null;
@@ -287,15 +288,15 @@ public class ReactiveLocksProperties implements Validator {
     public static class Redis {
 
         /** Prefix of every key the locks write (lock keys, fencing counters, pub/sub channels). Default: rl: */
-        private String keyPrefix;
+        private @Nullable String keyPrefix;
 
         /** @return the key prefix, or {@code null} for the backend's default */
-        public String getKeyPrefix() {
+        public @Nullable String getKeyPrefix() {
             return keyPrefix;
         }
 
         /** @param keyPrefix the key prefix, or {@code null} for the backend's default */
-        public void setKeyPrefix(String keyPrefix) {
+        public void setKeyPrefix(@Nullable String keyPrefix) {
             this.keyPrefix = keyPrefix;
         }
     }
@@ -370,19 +371,19 @@ public class ReactiveLocksProperties implements Validator {
         private List<String> endpoints = new ArrayList<>();
 
         /** Prefix of every key the locks write. Default: reactive-locks */
-        private String prefix;
+        private @Nullable String prefix;
 
         /** TTL of the session lease that keeps this client's locks alive (whole seconds, at least 1 s). Default: the lease time. */
-        private Duration sessionTtl;
+        private @Nullable Duration sessionTtl;
 
         /** How long opening a connection to etcd may take (the starter's own client only). */
         private Duration connectTimeout = Duration.ofSeconds(5);
 
         /** User name for etcd authentication (the starter's own client only). */
-        private String user;
+        private @Nullable String user;
 
         /** Password for etcd authentication (the starter's own client only). */
-        private String password;
+        private @Nullable String password;
 
         /** @return the client URLs; empty when the application's jetcd client is used */
         public List<String> getEndpoints() {
@@ -395,17 +396,17 @@ public class ReactiveLocksProperties implements Validator {
         }
 
         /** @return the key prefix, or {@code null} for the backend's default */
-        public String getPrefix() {
+        public @Nullable String getPrefix() {
             return prefix;
         }
 
         /** @param prefix the key prefix, or {@code null} for the backend's default */
-        public void setPrefix(String prefix) {
+        public void setPrefix(@Nullable String prefix) {
             this.prefix = prefix;
         }
 
         /** @return the session TTL, or {@code null} for the lease time */
-        public Duration getSessionTtl() {
+        public @Nullable Duration getSessionTtl() {
             return sessionTtl;
         }
 
@@ -413,7 +414,7 @@ public class ReactiveLocksProperties implements Validator {
          * @param sessionTtl at least 1 s, or {@code null} for the lease time
          * @throws IllegalArgumentException naming {@code reactive-locks.etcd.session-ttl} when under 1 s
          */
-        public void setSessionTtl(Duration sessionTtl) {
+        public void setSessionTtl(@Nullable Duration sessionTtl) {
             if (sessionTtl != null && sessionTtl.compareTo(Duration.ofSeconds(1)) < 0) {
                 throw new IllegalArgumentException(PREFIX + ".etcd.session-ttl must be at least 1s, was " + sessionTtl);
             }
@@ -434,22 +435,22 @@ public class ReactiveLocksProperties implements Validator {
         }
 
         /** @return the user name, or {@code null} without authentication */
-        public String getUser() {
+        public @Nullable String getUser() {
             return user;
         }
 
         /** @param user the user name, or {@code null} without authentication */
-        public void setUser(String user) {
+        public void setUser(@Nullable String user) {
             this.user = user;
         }
 
         /** @return the password, or {@code null} */
-        public String getPassword() {
+        public @Nullable String getPassword() {
             return password;
         }
 
         /** @param password the password, or {@code null} */
-        public void setPassword(String password) {
+        public void setPassword(@Nullable String password) {
             this.password = password;
         }
     }
@@ -462,19 +463,19 @@ public class ReactiveLocksProperties implements Validator {
     public static class ZooKeeper {
 
         /** Servers to connect to (host:port,host:port[/chroot]), used when the application has no CuratorFramework bean. */
-        private String connectString;
+        private @Nullable String connectString;
 
         /** Path under which every lock node lives. Default: /reactive-locks */
-        private String root;
+        private @Nullable String root;
 
         /** Session timeout asked of ZooKeeper: a lease lives as long as the session. Default: the lease time. */
-        private Duration sessionTimeout;
+        private @Nullable Duration sessionTimeout;
 
         /** How long connecting to ZooKeeper may take (the starter's own client only). */
         private Duration connectionTimeout = Duration.ofSeconds(5);
 
         /** @return the connect string; {@code null} when the application's Curator client is used */
-        public String getConnectString() {
+        public @Nullable String getConnectString() {
             return connectString;
         }
 
@@ -484,17 +485,17 @@ public class ReactiveLocksProperties implements Validator {
         }
 
         /** @return the root path, or {@code null} for the backend's default */
-        public String getRoot() {
+        public @Nullable String getRoot() {
             return root;
         }
 
         /** @param root the root path, or {@code null} for the backend's default */
-        public void setRoot(String root) {
+        public void setRoot(@Nullable String root) {
             this.root = root;
         }
 
         /** @return the session timeout, or {@code null} for the lease time */
-        public Duration getSessionTimeout() {
+        public @Nullable Duration getSessionTimeout() {
             return sessionTimeout;
         }
 
@@ -502,7 +503,7 @@ public class ReactiveLocksProperties implements Validator {
          * @param sessionTimeout positive, or {@code null} for the lease time
          * @throws IllegalArgumentException naming {@code reactive-locks.zookeeper.session-timeout} when not positive
          */
-        public void setSessionTimeout(Duration sessionTimeout) {
+        public void setSessionTimeout(@Nullable Duration sessionTimeout) {
             this.sessionTimeout = positive(sessionTimeout, "zookeeper.session-timeout", true);
         }
 

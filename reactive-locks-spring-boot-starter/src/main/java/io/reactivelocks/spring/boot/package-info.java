@@ -9,4 +9,7 @@
  * when the actuator is, and closed with the application context. Entry point:
  * {@link io.reactivelocks.spring.boot.ReactiveLocksAutoConfiguration}.
  */
+@NullMarked
 package io.reactivelocks.spring.boot;
+
+import org.jspecify.annotations.NullMarked;

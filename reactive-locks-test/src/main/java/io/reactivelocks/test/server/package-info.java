@@ -12,4 +12,7 @@
  * Everything here blocks the calling thread (bounded): call it from test threads, never from a
  * Reactor non-blocking thread.
  */
+@NullMarked
 package io.reactivelocks.test.server;
+
+import org.jspecify.annotations.NullMarked;

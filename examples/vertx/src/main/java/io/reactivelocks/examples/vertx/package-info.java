@@ -6,4 +6,7 @@
  * Reactor publishers are subscribed from the verticle's context and their signals are handed back
  * to that context, never awaited with {@code block()}.
  */
+@NullMarked
 package io.reactivelocks.examples.vertx;
+
+import org.jspecify.annotations.NullMarked;

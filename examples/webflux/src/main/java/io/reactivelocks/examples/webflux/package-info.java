@@ -4,4 +4,7 @@
  * on PostgreSQL ({@link io.reactivelocks.examples.webflux.StockController}), and lock states as
  * server-sent events ({@link io.reactivelocks.examples.webflux.LockEventsController}).
  */
+@NullMarked
 package io.reactivelocks.examples.webflux;
+
+import org.jspecify.annotations.NullMarked;

@@ -1,4 +1,4 @@
-package io.reactivelocks.spi;
+package io.reactivelocks.spi.store;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -8,6 +8,7 @@ import io.reactivelocks.ConceptNotOfferedException;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.local.LocalLockBackend;
 import io.reactivelocks.local.LocalLockStore;
+import io.reactivelocks.spi.LockBackend;
 import java.time.Duration;
 import java.util.EnumSet;
 import java.util.concurrent.atomic.AtomicInteger;

@@ -1,4 +1,4 @@
-package io.reactivelocks.spi;
+package io.reactivelocks.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

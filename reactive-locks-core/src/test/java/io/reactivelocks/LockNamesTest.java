@@ -1,4 +1,4 @@
-package io.reactivelocks.spi;
+package io.reactivelocks;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,6 +1,5 @@
-package io.reactivelocks.spi;
+package io.reactivelocks;
 
-import io.reactivelocks.LockClient;
 import java.util.Base64;
 import java.util.Objects;
 

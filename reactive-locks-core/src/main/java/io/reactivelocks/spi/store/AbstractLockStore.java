@@ -1,4 +1,4 @@
-package io.reactivelocks.spi;
+package io.reactivelocks.spi.store;
 
 import io.reactivelocks.Concept;
 import io.reactivelocks.ConceptNotOfferedException;
@@ -14,6 +14,16 @@ import io.reactivelocks.multi.MultiLock;
 import io.reactivelocks.rwlock.ReadWriteLock;
 import io.reactivelocks.rwlock.ReadWriteLockOptions;
 import io.reactivelocks.semaphore.Semaphore;
+import io.reactivelocks.spi.Attempt;
+import io.reactivelocks.spi.GrantRequest;
+import io.reactivelocks.spi.HeldLock;
+import io.reactivelocks.spi.Holder;
+import io.reactivelocks.spi.LockBackend;
+import io.reactivelocks.spi.LockEvent;
+import io.reactivelocks.spi.RenewOutcome;
+import io.reactivelocks.spi.RenewRequest;
+import io.reactivelocks.spi.Renewal;
+import io.reactivelocks.spi.RenewalMode;
 import io.reactivelocks.spi.rwlock.ReadWriteStore;
 import io.reactivelocks.spi.semaphore.SemaphoreStore;
 import io.reactivelocks.spi.task.TaskStore;

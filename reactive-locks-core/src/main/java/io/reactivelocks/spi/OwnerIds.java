@@ -1,4 +1,4 @@
-package io.reactivelocks.internal;
+package io.reactivelocks.spi;
 
 import java.nio.charset.StandardCharsets;
 import java.security.NoSuchAlgorithmException;
@@ -8,10 +8,10 @@ import java.security.SecureRandom;
  * Random owner ids: 128 bits from a DRBG seeded once at class initialisation, so that drawing an
  * id never reads an entropy device on an event-loop thread; ids are sliced from blocks of 64 drawn
  * at once, so the generator runs once per 64 ids. The classes that hand out ids
- * ({@link DefaultLockClient}, {@link io.reactivelocks.spi.GrantRequest#newOwner()}) initialise it
+ * ({@link GrantRequest#newOwner()}, which the engine calls for every owner id) initialise it
  * when they are first used, on the thread that creates the client or store. Not API.
  */
-public final class OwnerIds {
+final class OwnerIds {
 
     private static final SecureRandom RANDOM = newRandom();
     private static final byte[] ALPHABET =

@@ -1,4 +1,4 @@
-package io.reactivelocks.spi;
+package io.reactivelocks.internal;
 
 import java.util.concurrent.ThreadLocalRandom;
 import reactor.util.retry.RetryBackoffSpec;
