@@ -3,8 +3,8 @@ package io.reactivelocks.docs;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.reactivelocks.LockClient;
-import io.reactivelocks.integration.ReactiveLocksLock;
-import io.reactivelocks.integration.ReactiveLocksLockRegistry;
+import io.reactivelocks.spring.integration.ReactiveLocksLock;
+import io.reactivelocks.spring.integration.ReactiveLocksLockRegistry;
 import io.reactivelocks.local.LocalLockBackend;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -1,4 +1,4 @@
-package io.reactivelocks.integration;
+package io.reactivelocks.spring.integration;
 
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;

@@ -1,4 +1,4 @@
-package io.reactivelocks.integration;
+package io.reactivelocks.spring.integration;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
