@@ -221,25 +221,63 @@ final class AcquireOperation extends Registry.Member implements Subscription {
             client.operationEnded(this);
             return;
         }
-        if (wait && options.waitTimeout() != null) {
-            Disposable t = schedule(this::onWaitTimeout, options.waitTimeout().toNanos());
-            if (t == null) {
-                return;
-            }
-            synchronized (this) {
-                if (done) {
-                    t.dispose();
-                    return;
-                }
-                timeoutTimer = t;
-            }
+        // the wait timeout counts from startedAt (the operation's creation); the wait timer is armed when the operation first has to wait (busy, queued, failed, given back):
+        // an acquire granted at once (the common case) arms none. One that could time out while its
+        // first request is still in flight arms it now.
+        if (wait && options.waitTimeout() != null && options.waitTimeout().compareTo(options.requestTimeout()) <= 0
+                && !armWaitTimeout()) {
+            return;
         }
         attempt();
+    }
+
+    /**
+     * Arms the wait timeout, once, for what is left of it since {@link #startedAt}; fails the
+     * operation at once when nothing is left.
+     *
+     * @return false when the operation ended (the wait was spent, or the scheduler refused the timer)
+     */
+    private boolean armWaitTimeout() {
+        if (!wait || options.waitTimeout() == null) {
+            return true;
+        }
+        synchronized (this) {
+            if (done) {
+                return false;
+            }
+            if (timeoutTimer != null) {
+                return true;
+            }
+        }
+        long left = options.waitTimeout().toNanos() - (options.clock().nanoTime() - startedAt);
+        if (left <= 0) {
+            onWaitTimeout();
+            return false;
+        }
+        Disposable t = schedule(this::onWaitTimeout, left);
+        if (t == null) {
+            return false;
+        }
+        synchronized (this) {
+            if (done || timeoutTimer != null) {
+                t.dispose();
+                return !done;
+            }
+            timeoutTimer = t;
+        }
+        return true;
     }
 
     // ---- attempts
 
     private void attempt() {
+        boolean again;
+        synchronized (this) {
+            again = attempts > 0;
+        }
+        if (again && !armWaitTimeout()) {
+            return;
+        }
         GrantRequest request;
         synchronized (this) {
             if (done || inFlight) {
@@ -439,6 +477,9 @@ final class AcquireOperation extends Registry.Member implements Subscription {
             fail(new LockTimeoutException(name, options.waitTimeout(), attempts), "attempts exhausted");
             return;
         }
+        if (!armWaitTimeout()) {
+            return;
+        }
         long delay = Backoff.delayNanos(options.backoff(), attempts);
         if (holder != null && holder.remaining() != null) {
             // the holder's key expires by then at the latest (+1 ms to land after it)
@@ -498,6 +539,7 @@ final class AcquireOperation extends Registry.Member implements Subscription {
             settleLate(true);
             return;
         }
+        armWaitTimeout(); // ends the operation when the wait is spent: finish() then releases the entry
         Disposable d = q.turn()
                 .switchIfEmpty(NO_QUEUE_ANSWER)
                 .subscribe(a -> onAnswer(a, firstSentAt()), this::onAttemptError);
@@ -531,6 +573,9 @@ final class AcquireOperation extends Registry.Member implements Subscription {
             return;
         }
         if (wait && BackendErrors.isTransient(e)) {
+            if (!armWaitTimeout()) {
+                return;
+            }
             long delay = Backoff.delayNanos(options.backoff(), attempts);
             Disposable t = schedule(this::attempt, delay);
             if (t == null) {

@@ -6,21 +6,13 @@ import static org.awaitility.Awaitility.await;
 import io.r2dbc.postgresql.PostgresqlConnectionConfiguration;
 import io.r2dbc.postgresql.PostgresqlConnectionFactory;
 import io.reactivelocks.Concept;
-import io.reactivelocks.Lease;
 import io.reactivelocks.LockStore;
-import io.reactivelocks.election.Leadership;
-import io.reactivelocks.multi.MultiLease;
-import io.reactivelocks.task.TaskClaim;
-import io.reactivelocks.task.TaskQueue;
 import io.reactivelocks.test.LockStoreContract;
 import io.reactivelocks.test.server.PostgresServer;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.EnumSet;
-import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
-import reactor.core.Disposable;
 
 /** The store-session contract on a real PostgreSQL, and the session's one pool and one LISTEN connection counted by the server. */
 class PostgresLockStoreContractTest extends LockStoreContract {
@@ -57,33 +49,13 @@ class PostgresLockStoreContractTest extends LockStoreContract {
         // the listening connection gets a name of its own, so that the server tells it from the pool's
         LockStore store = PostgresLocks.connect(named(app), PG.mutate().listenerConnectionFactory(named(app + "-listen")).build());
         try {
-            String n = name("conns");
-            List<Disposable> running = new ArrayList<>();
-            List<Lease> leases = new ArrayList<>();
-            leases.add(store.locks(OPTIONS).acquire(n + "-lock").block(STEP));
-            leases.add(store.fairLocks(OPTIONS).acquire(n + "-fair").block(STEP));
-            leases.add(store.semaphores(OPTIONS).acquire(n + "-sem", 2).block(STEP));
-            leases.add(store.readWriteLocks(OPTIONS).read().acquire(n + "-rw").block(STEP));
-            MultiLease multi = store.multiLocks(OPTIONS).acquire(List.of(n + "-m1", n + "-m2")).block(STEP);
-            assertThat(store.windowLocks(OPTIONS).tryClaim(n + "-win", Duration.ofMinutes(1)).block(STEP)).isNotNull();
-            Leadership term = store.elections(OPTIONS).campaign(n + "-elect", "me").next().block(STEP);
-            assertThat(term).isNotNull();
-            assertThat(store.fencedValues().write(n + "-fenced", 1, "v").block(STEP)).isTrue();
-            TaskQueue q = store.taskQueue(OPTIONS);
-            assertThat(q.register(n + "-q", "t", 0).block(STEP)).isTrue();
-            TaskClaim claim = q.tryCapture(n + "-q", 1).blockFirst(STEP);
-            assertThat(claim).isNotNull();
-            running.add(store.locks(OPTIONS).observe(n + "-lock").subscribe());
-            running.add(store.semaphores(OPTIONS).observe(n + "-sem").subscribe());
-            running.add(store.locks(OPTIONS).acquire(n + "-lock").subscribe()); // a waiter, woken by NOTIFY
+            InUse inUse = everyConceptInUse(store, name("conns"));
 
             await().atMost(STEP).until(() -> connections(app + "-listen") >= 1);
             assertThat(connections(app + "-listen")).as("one LISTEN connection for every concept").isEqualTo(1);
             assertThat(connections(app)).as("the session's one pool (at most 3)").isBetween(1L, 3L);
 
-            running.forEach(Disposable::dispose);
-            multi.release().block(STEP);
-            leases.forEach(l -> l.release().block(STEP));
+            inUse.release();
         } finally {
             store.close().block(STEP);
         }

@@ -22,7 +22,9 @@ import java.util.Map;
  *   <li><b>I4 held past validity</b>: a lease a worker received from a hold stream more than
  *       {@link #LATENESS} after its own validity deadline (not frozen across it), or a hold that ended (lost, or released by its worker) more than
  *       {@link #LATENESS} after the last validity its stream reported, in a worker that was not
- *       frozen during that hold — its stream did not complete when the lease ran out.</li>
+ *       frozen during that hold — its stream did not complete when the lease ran out. Time in which the
+ *       worker's JVM did not run at all (its stall watch's {@code S} lines: the machine's scheduler, a GC
+ *       pause) is not counted: no timer can fire then.</li>
  *   <li><b>I5 left on the server</b>: locks of the run still held on the server after every worker
  *       stopped and the longest legitimate expiry (a killed worker's lease) passed (semaphore
  *       permits, read-write grants and intents, fair-lock waiters included).</li>
@@ -265,7 +267,8 @@ public final class SafetyCheck {
                 losses++;
             }
             boolean ended = i.lost || i.released;
-            if (ended && !frozenDuring(o, i.worker, i.start, i.end) && i.end - i.validUntil > LATENESS.toNanos()) {
+            if (ended && !frozenDuring(o, i.worker, i.start, i.end)
+                    && i.end - i.validUntil - stalled(o, i.worker, i.validUntil, i.end) > LATENESS.toNanos()) {
                 late++;
                 String reason = o.events().stream()
                         .filter(e -> e.type() == 'L' && e.worker() == i.worker && e.name().equals(i.name) && e.token() == i.token)
@@ -471,7 +474,22 @@ public final class SafetyCheck {
      * the end of a hold), in a worker that was not frozen across that deadline.
      */
     private static boolean lateEmission(SafetyRun.Outcome o, WorkerProcess.Event e) {
-        return e.nanos() - e.validUntil() > LATENESS.toNanos() && !frozenDuring(o, e.worker(), e.validUntil(), e.nanos());
+        return e.nanos() - e.validUntil() - stalled(o, e.worker(), e.validUntil(), e.nanos()) > LATENESS.toNanos()
+                && !frozenDuring(o, e.worker(), e.validUntil(), e.nanos());
+    }
+
+    /**
+     * @return how long, within {@code [from, to]}, the worker's JVM did not run (its {@code S} lines): no
+     *     timer of its engine could fire then, so that time is not the engine's lateness
+     */
+    private static long stalled(SafetyRun.Outcome o, int worker, long from, long to) {
+        long total = 0;
+        for (WorkerProcess.Event e : o.events()) {
+            if (e.type() == 'S' && e.worker() == worker) {
+                total += Math.max(0, Math.min(to, e.validUntil()) - Math.max(from, e.nanos()));
+            }
+        }
+        return total;
     }
 
     private static boolean frozenDuring(SafetyRun.Outcome o, int worker, long start, long end) {

@@ -51,6 +51,8 @@ import reactor.core.scheduler.Schedulers;
  * V name token t validUntil           I4 violation: a lease emitted after its validity
  * L name token t reason               the engine's reason for a loss (its LockListener)
  * X t kind message                    an acquire that failed (timeout, store error): not a violation
+ * S from to                           the worker's JVM did not run from {@code from} to {@code to} (a stall of
+ *                                     over {@link #STALL}: the machine's scheduler or a pause; I4 does not count it)
  * DONE acquisitions renewals
  * </pre>
  *
@@ -104,6 +106,34 @@ public final class Worker {
      * @param args the arguments
      * @throws Exception when the worker cannot start
      */
+    /** A gap in the stall watch's 10 ms ticks longer than this is reported as a stall ({@code S} line). */
+    static final Duration STALL = Duration.ofMillis(50);
+
+    /**
+     * Reports the stretches in which this JVM did not run: a thread that asks to wake every 10 ms and
+     * reports each wake-up that came more than {@link #STALL} late. A timer of the engine cannot fire
+     * while the process is not scheduled, so the check does not count those stretches as the engine's
+     * lateness; a late timer in a running JVM is still counted.
+     */
+    private static void watchStalls(PrintStream out) {
+        Thread watch = new Thread(() -> {
+            long tick = Duration.ofMillis(10).toNanos();
+            long last = System.nanoTime();
+            while (!Thread.currentThread().isInterrupted()) {
+                java.util.concurrent.locks.LockSupport.parkNanos(tick);
+                long now = System.nanoTime();
+                if (now - last - tick > STALL.toNanos()) {
+                    synchronized (out) {
+                        out.println("S " + (last + tick) + " " + now);
+                    }
+                }
+                last = now;
+            }
+        }, "stall-watch");
+        watch.setDaemon(true);
+        watch.start();
+    }
+
     public static void main(String[] args) throws Exception {
         if (args.length != 12) {
             System.err.println("usage: Worker id backend host port extra namespace arbiterPort names leaseMillis seed primitives permits");
@@ -126,6 +156,7 @@ public final class Worker {
         int permits = Integer.parseInt(args[11]);
 
         PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
+        watchStalls(out);
         LockOptions options = LockOptions.builder()
                 .leaseTime(lease)
                 .waitTimeout(Duration.ofSeconds(10))

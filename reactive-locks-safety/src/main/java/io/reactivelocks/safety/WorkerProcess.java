@@ -150,6 +150,7 @@ final class WorkerProcess {
                     inSection.remove(e.name());
                 }
                 case "X" -> add(new Event(id, 'X', null, 0, Long.parseLong(p[1]), p[2], 0));
+                case "S" -> add(new Event(id, 'S', null, 0, Long.parseLong(p[1]), "", Long.parseLong(p[2])));
                 case "L" -> add(new Event(id, 'L', p[1], Long.parseLong(p[2]), Long.parseLong(p[3]),
                         line.substring(line.indexOf(p[3]) + p[3].length()).trim(), 0));
                 default -> {

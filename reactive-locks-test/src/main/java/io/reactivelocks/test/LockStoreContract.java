@@ -171,6 +171,70 @@ public abstract class LockStoreContract {
                 .hasMessageContaining(first.name());
     }
 
+    /** What {@link #everyConceptInUse} holds and runs; {@link #release()} gives all of it back. */
+    protected static final class InUse {
+        private final List<Lease> leases = new ArrayList<>();
+        private final List<MultiLease> multis = new ArrayList<>();
+        private final List<reactor.core.Disposable> running = new ArrayList<>();
+        private final List<Runnable> cleanUps = new ArrayList<>();
+
+        /** Stops the observers and the waiter, releases every lease and removes what was written. */
+        public void release() {
+            running.forEach(reactor.core.Disposable::dispose);
+            multis.forEach(m -> m.release().block(STEP));
+            leases.forEach(l -> l.release().block(STEP));
+            cleanUps.forEach(Runnable::run);
+        }
+    }
+
+    /**
+     * Puts every concept the store offers to use at once, as an application would: a lock, a fair
+     * lock, two permits, a read lock and a multi-lock held; a window claimed; a campaign won (and
+     * resigned); a fenced value written; a task captured; the lock and the semaphore observed; a
+     * waiter on the held lock (it listens for the release).
+     *
+     * @param store the session
+     * @param n     a name prefix unique to the test
+     * @return what is held, to release at the end
+     */
+    protected static InUse everyConceptInUse(LockStore store, String n) {
+        InUse in = new InUse();
+        in.leases.add(store.locks(OPTIONS).acquire(n + "-lock").block(STEP));
+        if (store.offers(Concept.FAIR_LOCK)) {
+            in.leases.add(store.fairLocks(OPTIONS).acquire(n + "-fair").block(STEP));
+        }
+        if (store.offers(Concept.SEMAPHORE)) {
+            Semaphore s = store.semaphores(OPTIONS);
+            in.leases.add(s.acquire(n + "-sem", 2).block(STEP));
+            in.running.add(s.observe(n + "-sem").subscribe());
+        }
+        if (store.offers(Concept.READ_WRITE_LOCK)) {
+            in.leases.add(store.readWriteLocks(OPTIONS).read().acquire(n + "-rw").block(STEP));
+        }
+        if (store.offers(Concept.MULTI_LOCK)) {
+            in.multis.add(store.multiLocks(OPTIONS).acquire(List.of(n + "-m1", n + "-m2")).block(STEP));
+        }
+        if (store.offers(Concept.WINDOW_LOCK)) {
+            assertThat(store.windowLocks(OPTIONS).tryClaim(n + "-win", Duration.ofMinutes(1)).block(STEP)).isNotNull();
+        }
+        if (store.offers(Concept.LEADER_ELECTION)) {
+            assertThat(store.elections(OPTIONS).campaign(n + "-elect", "me").next().block(STEP)).isNotNull();
+        }
+        if (store.offers(Concept.FENCED_VALUES)) {
+            assertThat(store.fencedValues().write(n + "-fenced", 1, "v").block(STEP)).isTrue();
+        }
+        if (store.offers(Concept.TASK_QUEUE)) {
+            TaskQueue q = store.taskQueue(OPTIONS);
+            assertThat(q.register(n + "-q", "t", 0).block(STEP)).isTrue();
+            assertThat(q.tryCapture(n + "-q", 1).blockFirst(STEP)).isNotNull();
+            in.cleanUps.add(() -> q.remove(n + "-q", "t").block(STEP));
+        }
+        LockClient locks = store.locks(OPTIONS);
+        in.running.add(locks.observe(n + "-lock").subscribe());
+        in.running.add(locks.acquire(n + "-lock").subscribe());   // a waiter: it listens for the release
+        return in;
+    }
+
     private static Object handOut(LockStore store, Concept c) {
         return switch (c) {
             case LOCK -> store.locks(OPTIONS);

@@ -3,20 +3,14 @@ package io.reactivelocks.zookeeper;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.reactivelocks.Concept;
-import io.reactivelocks.Lease;
 import io.reactivelocks.LockStore;
-import io.reactivelocks.election.Leadership;
-import io.reactivelocks.multi.MultiLease;
 import io.reactivelocks.test.LockStoreContract;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Set;
 import org.apache.curator.framework.CuratorFramework;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import reactor.core.Disposable;
 
 /** The store-session contract on a real ZooKeeper, and the session's one connection counted by the server ({@code cons}). */
 class ZooKeeperLockStoreContractTest extends LockStoreContract {
@@ -61,28 +55,13 @@ class ZooKeeperLockStoreContractTest extends LockStoreContract {
             assertThat(own.blockUntilConnected(20, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
             long before = connections(); // the client's own connection is among them
             LockStore store = ZooKeeperLocks.connect(own, zk.options());
-            String n = name("conns");
-            List<Lease> leases = new ArrayList<>();
-            List<Disposable> running = new ArrayList<>();
-            leases.add(store.locks(OPTIONS).acquire(n + "-lock").block(STEP));
-            leases.add(store.fairLocks(OPTIONS).acquire(n + "-fair").block(STEP));
-            leases.add(store.semaphores(OPTIONS).acquire(n + "-sem", 2).block(STEP));
-            leases.add(store.readWriteLocks(OPTIONS).read().acquire(n + "-rw").block(STEP));
-            MultiLease multi = store.multiLocks(OPTIONS).acquire(List.of(n + "-m1", n + "-m2")).block(STEP);
-            assertThat(store.windowLocks(OPTIONS).tryClaim(n + "-win", Duration.ofMinutes(1)).block(STEP)).isNotNull();
-            Leadership term = store.elections(OPTIONS).campaign(n + "-elect", "me").next().block(STEP);
-            assertThat(term).isNotNull();
-            assertThat(store.fencedValues().write(n + "-fenced", 1, "v").block(STEP)).isTrue();
-            running.add(store.locks(OPTIONS).observe(n + "-lock").subscribe());
-            running.add(store.locks(OPTIONS).acquire(n + "-lock").subscribe()); // a waiter
+            InUse inUse = everyConceptInUse(store, name("conns"));
 
             long during = connections();
             assertThat(during).as("no concept opens a connection: the client's one session serves them all").isEqualTo(before);
             assertThat(own.getZookeeperClient().isConnected()).isTrue();
 
-            running.forEach(Disposable::dispose);
-            multi.release().block(STEP);
-            leases.forEach(l -> l.release().block(STEP));
+            inUse.release();
             store.close().block(STEP);
             assertThat(own.getZookeeperClient().isConnected()).as("closing the session leaves the client's connection").isTrue();
         } finally {
