@@ -135,8 +135,13 @@ class RedisFaultTest {
                 .waitTimeout(null) // waits as long as the reconnect takes: Lettuce's reconnect delay grows while refused
                 .backoff(Retry.backoff(Long.MAX_VALUE, Duration.ofMinutes(10)).maxBackoff(Duration.ofMinutes(10)).jitter(0))
                 .build();
-        RedisLockBackend viaProxy = RedisLockBackend.create(redis.client, redis.options().mutate()
-                .uri(RedisURI.create("redis://" + proxy.host() + ":" + proxy.port())).build());
+        // only the waiter's pub/sub connection goes through the proxy: its commands reach the server directly, so
+        // the re-check after the resubscription cannot itself fail on a command connection still reconnecting
+        // (a failed attempt waits the 10-minute backoff)
+        StatefulRedisConnection<String, String> commands = redis.client.connect(io.lettuce.core.codec.StringCodec.UTF8);
+        io.lettuce.core.pubsub.StatefulRedisPubSubConnection<String, String> pubSub = redis.client.connectPubSub(
+                io.lettuce.core.codec.StringCodec.UTF8, RedisURI.create("redis://" + proxy.host() + ":" + proxy.port()));
+        RedisLockBackend viaProxy = RedisLockBackend.create(commands, pubSub, redis.options());
         LockClient waiter = LockClient.create(viaProxy, slow);
         LockClient holder = LockClient.create(redis.backend(), slow);
         String name = name("resubscribe");
@@ -152,7 +157,7 @@ class RedisFaultTest {
             await().atMost(STEP).until(() -> subscribedCount(events) >= 1);
             long subscribedBefore = subscribedCount(events);
 
-            // cut the waiter's connections and keep them down while the lock is released: the release message is lost
+            // cut the waiter's pub/sub connection and keep it down while the lock is released: the release message is lost
             proxy.refuse();
             assertThat(proxy.cutConnections()).isPositive();
             await().atMost(STEP).until(() -> c.sync().pubsubNumsub(channel).get(channel) == 0L);
@@ -161,7 +166,7 @@ class RedisFaultTest {
 
             long healed = System.nanoTime();
             proxy.heal(); // Lettuce reconnects and subscribes again by itself
-            // Lettuce's reconnect delay (doubling up to 30 s while refused) bounds this, not the 10-minute backoff
+            // Lettuce's reconnect delay (doubling while refused) bounds this, not the 10-minute backoff
             await().atMost(Duration.ofSeconds(60)).until(() -> got.get() != null);
             assertThat(Duration.ofNanos(System.nanoTime() - healed)).as("woken by the re-check, not by the backoff")
                     .isLessThan(Duration.ofMinutes(2));
@@ -177,6 +182,8 @@ class RedisFaultTest {
             }
             waiter.close().onErrorResume(e -> reactor.core.publisher.Mono.empty()).block(STEP);
             holder.close().block(STEP);
+            pubSub.close();
+            commands.close();
         }
     }
 
