@@ -1,6 +1,7 @@
 package io.reactivelocks.local;
 
 import io.reactivelocks.Concept;
+import io.reactivelocks.LockOptions;
 import io.reactivelocks.LockClock;
 import io.reactivelocks.LockStore;
 import io.reactivelocks.fencing.FencedValues;
@@ -85,12 +86,12 @@ public final class LocalLocks {
         }
 
         @Override
-        protected LockBackend lockBackend() {
+        protected LockBackend lockBackend(LockOptions options) {
             return new LocalLockBackend(locks);
         }
 
         @Override
-        protected LockBackend fairLockBackend() {
+        protected LockBackend fairLockBackend(LockOptions options) {
             return new LocalFairLockBackend(locks);
         }
 

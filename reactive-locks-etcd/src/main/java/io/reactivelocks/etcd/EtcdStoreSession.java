@@ -2,7 +2,6 @@ package io.reactivelocks.etcd;
 
 import io.etcd.jetcd.Client;
 import io.reactivelocks.Concept;
-import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.spi.LockBackend;
 import io.reactivelocks.spi.rwlock.ReadWriteStore;
@@ -47,7 +46,8 @@ final class EtcdStoreSession extends AbstractLockStore {
         ChannelReconnect.follow(client, etcdOptions.reconnectInterval(), etcdOptions.scheduler());
     }
 
-    private LockBackend backendFor(LockOptions options) {
+    @Override
+    protected LockBackend lockBackend(LockOptions options) {
         EtcdLockOptions o = EtcdLocks.withTtl(etcdOptions, options);
         synchronized (backends) {
             return leftOpen(backends.computeIfAbsent(o.sessionTtl(), ttl -> EtcdLockBackend.create(client, o)));
@@ -55,41 +55,8 @@ final class EtcdStoreSession extends AbstractLockStore {
     }
 
     @Override
-    public LockClient locks(LockOptions options) {
-        Objects.requireNonNull(options, "options");
-        offered(Concept.LOCK);
-        return track(LockClient.create(backendFor(options), options), LockClient::close);
-    }
-
-    @Override
-    public LockClient locks(LockOptions options, io.reactivelocks.LockListener listener) {
-        Objects.requireNonNull(options, "options");
-        Objects.requireNonNull(listener, "listener");
-        offered(Concept.LOCK);
-        return track(LockClient.create(backendFor(options), options, listener), LockClient::close);
-    }
-
-    @Override
-    public LockClient fairLocks(LockOptions options) {
-        Objects.requireNonNull(options, "options");
-        offered(Concept.FAIR_LOCK);
-        return track(LockClient.create(backendFor(options), options), LockClient::close);
-    }
-
-    @Override
-    public io.reactivelocks.multi.MultiLock multiLocks(LockOptions options) {
-        Objects.requireNonNull(options, "options");
-        offered(Concept.MULTI_LOCK);
-        return io.reactivelocks.multi.MultiLock.create(
-                track(LockClient.create(backendFor(options), options), LockClient::close));
-    }
-
-    @Override
-    public io.reactivelocks.election.LeaderElection elections(LockOptions options) {
-        Objects.requireNonNull(options, "options");
-        offered(Concept.LEADER_ELECTION);
-        return io.reactivelocks.election.LeaderElection.create(
-                track(LockClient.create(backendFor(options), options), LockClient::close), options);
+    protected LockBackend fairLockBackend(LockOptions options) {
+        return lockBackend(options); // etcd's lock grants waiters in arrival order already
     }
 
     @Override

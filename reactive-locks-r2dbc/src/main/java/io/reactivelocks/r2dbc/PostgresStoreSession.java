@@ -29,12 +29,12 @@ final class PostgresStoreSession extends AbstractLockStore {
     }
 
     @Override
-    protected LockBackend lockBackend() {
+    protected LockBackend lockBackend(LockOptions options) {
         return leftOpen(backend);
     }
 
     @Override
-    protected LockBackend fairLockBackend() {
+    protected LockBackend fairLockBackend(LockOptions options) {
         return new PostgresFairLockBackend(backend, false);
     }
 

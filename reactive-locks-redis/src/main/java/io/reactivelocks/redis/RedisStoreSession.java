@@ -1,6 +1,7 @@
 package io.reactivelocks.redis;
 
 import io.reactivelocks.Concept;
+import io.reactivelocks.LockOptions;
 import io.reactivelocks.fencing.FencedValues;
 import io.reactivelocks.spi.LockBackend;
 import io.reactivelocks.spi.rwlock.ReadWriteStore;
@@ -27,12 +28,12 @@ final class RedisStoreSession extends AbstractLockStore {
     }
 
     @Override
-    protected LockBackend lockBackend() {
+    protected LockBackend lockBackend(LockOptions options) {
         return leftOpen(backend);
     }
 
     @Override
-    protected LockBackend fairLockBackend() {
+    protected LockBackend fairLockBackend(LockOptions options) {
         return new RedisFairLockBackend(backend, false);
     }
 

@@ -1,6 +1,7 @@
 package io.reactivelocks.docs;
 
 import io.reactivelocks.Concept;
+import io.reactivelocks.LockOptions;
 import io.reactivelocks.LockStore;
 import io.reactivelocks.fencing.FencedValues;
 import io.reactivelocks.local.LocalLockBackend;
@@ -30,7 +31,7 @@ class DocsStoreSessionTest extends LockStoreContract {
         }
 
         @Override
-        protected LockBackend lockBackend() {                        // each part works over the session's connections
+        protected LockBackend lockBackend(LockOptions options) {                        // each part works over the session's connections
             return leftOpen(new LocalLockBackend(locks));            // ... and leaves them open when it closes
         }
 

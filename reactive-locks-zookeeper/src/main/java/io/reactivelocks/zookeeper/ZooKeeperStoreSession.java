@@ -1,6 +1,7 @@
 package io.reactivelocks.zookeeper;
 
 import io.reactivelocks.Concept;
+import io.reactivelocks.LockOptions;
 import io.reactivelocks.fencing.FencedValues;
 import io.reactivelocks.spi.LockBackend;
 import io.reactivelocks.spi.rwlock.ReadWriteStore;
@@ -38,12 +39,12 @@ final class ZooKeeperStoreSession extends AbstractLockStore {
     }
 
     @Override
-    protected LockBackend lockBackend() {
+    protected LockBackend lockBackend(LockOptions options) {
         return leftOpen(backend);
     }
 
     @Override
-    protected LockBackend fairLockBackend() {
+    protected LockBackend fairLockBackend(LockOptions options) {
         return leftOpen(backend);
     }
 

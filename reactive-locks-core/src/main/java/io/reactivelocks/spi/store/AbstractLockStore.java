@@ -83,24 +83,20 @@ public abstract class AbstractLockStore implements LockStore {
 
     @Override
     public LockClient locks(LockOptions options) {
-        Objects.requireNonNull(options, "options");
-        offered(Concept.LOCK);
-        return track(LockClient.create(lockBackend(), options), LockClient::close);
+        return locks(options, LockListener.NONE);
     }
 
     @Override
     public LockClient locks(LockOptions options, LockListener listener) {
-        Objects.requireNonNull(options, "options");
         Objects.requireNonNull(listener, "listener");
-        offered(Concept.LOCK);
-        return track(LockClient.create(lockBackend(), options, listener), LockClient::close);
+        return client(Concept.LOCK, options, listener);
     }
 
     @Override
     public LockClient fairLocks(LockOptions options) {
         Objects.requireNonNull(options, "options");
         offered(Concept.FAIR_LOCK);
-        return track(LockClient.create(fairLockBackend(), options), LockClient::close);
+        return track(LockClient.create(fairLockBackend(options), options), LockClient::close);
     }
 
     @Override
@@ -119,9 +115,7 @@ public abstract class AbstractLockStore implements LockStore {
 
     @Override
     public MultiLock multiLocks(LockOptions options) {
-        Objects.requireNonNull(options, "options");
-        offered(Concept.MULTI_LOCK);
-        return MultiLock.create(track(LockClient.create(lockBackend(), options), LockClient::close));
+        return MultiLock.create(client(Concept.MULTI_LOCK, options, LockListener.NONE));
     }
 
     @Override
@@ -133,9 +127,7 @@ public abstract class AbstractLockStore implements LockStore {
 
     @Override
     public LeaderElection elections(LockOptions options) {
-        Objects.requireNonNull(options, "options");
-        offered(Concept.LEADER_ELECTION);
-        return LeaderElection.create(track(LockClient.create(lockBackend(), options), LockClient::close), options);
+        return LeaderElection.create(client(Concept.LEADER_ELECTION, options, LockListener.NONE), options);
     }
 
     @Override
@@ -201,13 +193,27 @@ public abstract class AbstractLockStore implements LockStore {
         return new IllegalStateException("the " + name + " store session is closed");
     }
 
-    /** @return the mutex backend over the session's connections; its close must leave them open */
-    protected LockBackend lockBackend() {
+    /** A lock client over {@link #lockBackend(LockOptions)}, kept for {@link #close()}: the lock, multi-lock and election. */
+    private LockClient client(Concept concept, LockOptions options, LockListener listener) {
+        Objects.requireNonNull(options, "options");
+        offered(concept);
+        return track(LockClient.create(lockBackend(options), options, listener), LockClient::close);
+    }
+
+    /**
+     * @param options the options of the lock client it is for (a store whose lease is a session may
+     *                pick the session by their lease time)
+     * @return the mutex backend over the session's connections; its close must leave them open
+     */
+    protected LockBackend lockBackend(LockOptions options) {
         throw new ConceptNotOfferedException(name, Concept.LOCK);
     }
 
-    /** @return the fair lock backend over the session's connections; its close must leave them open */
-    protected LockBackend fairLockBackend() {
+    /**
+     * @param options the options of the fair lock client it is for
+     * @return the fair lock backend over the session's connections; its close must leave them open
+     */
+    protected LockBackend fairLockBackend(LockOptions options) {
         throw new ConceptNotOfferedException(name, Concept.FAIR_LOCK);
     }
 

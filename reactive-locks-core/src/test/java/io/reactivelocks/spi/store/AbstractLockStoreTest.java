@@ -27,7 +27,7 @@ class AbstractLockStoreTest {
         }
 
         @Override
-        protected LockBackend lockBackend() {
+        protected LockBackend lockBackend(LockOptions options) {
             return leftOpen(new LocalLockBackend(state));
         }
 
