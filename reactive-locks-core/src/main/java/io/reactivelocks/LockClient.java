@@ -36,23 +36,26 @@ public interface LockClient {
      * Creates a client over a backend.
      *
      * @param backend  the store adapter
-     * @param defaults the options used by the methods that take none
+     * @param defaults the options used by the methods that take none; their
+     *                 {@linkplain LockOptions#listener() listener} gets the client's events
      * @return the client; close it with {@link #close()}
      */
     static LockClient create(LockBackend backend, LockOptions defaults) {
-        return new DefaultLockClient(backend, defaults, LockListener.NONE);
+        return new DefaultLockClient(backend, defaults, defaults.listener());
     }
 
     /**
-     * Creates a client over a backend that reports to a listener (metrics, tracing).
+     * Creates a client over a backend that reports to a listener (metrics, tracing): the same as
+     * {@code create(backend, defaults.mutate().listener(listener).build())}.
      *
      * @param backend  the store adapter
      * @param defaults the options used by the methods that take none
-     * @param listener called as locks are acquired, renewed, released and lost
+     * @param listener called as locks are acquired, renewed, released and lost (instead of the
+     *                 options' listener)
      * @return the client; close it with {@link #close()}
      */
     static LockClient create(LockBackend backend, LockOptions defaults, LockListener listener) {
-        return new DefaultLockClient(backend, defaults, listener);
+        return create(backend, defaults.mutate().listener(listener).build());
     }
 
     /** @return the options used by the methods that take none */

@@ -43,6 +43,20 @@ public interface LockListener {
     }
 
     /**
+     * A store session is handing out a concept made with options carrying this listener
+     * ({@link LockOptions.Builder#listener}): the listener returned gets every event of that
+     * concept. Events carry no concept of their own — a listener that tells concepts apart (the
+     * Micrometer one tags its meters with it) returns a listener for that concept here. Called
+     * once per concept handed out, on the caller's thread.
+     *
+     * @param concept the concept handed out
+     * @return the listener for that concept's events; the default returns {@code this}
+     */
+    default LockListener forConcept(Concept concept) {
+        return this;
+    }
+
+    /**
      * An acquire ({@code acquire}, {@code tryAcquire}, {@code hold}, {@code withLock}) was
      * subscribed. The listener returned gets every later event of this acquire and of the lease it
      * grants; it may carry state for this acquire alone, such as a tracing span whose parent is

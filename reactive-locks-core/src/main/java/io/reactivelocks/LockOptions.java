@@ -56,6 +56,7 @@ public final class LockOptions {
     private final LockClock clock;
     private final boolean renewalIntervalSet;
     private final @Nullable String payload;
+    private final LockListener listener;
 
     private LockOptions(Builder b) {
         this.leaseTime = b.leaseTime;
@@ -70,6 +71,7 @@ public final class LockOptions {
         this.scheduler = b.scheduler;
         this.clock = b.clock;
         this.payload = b.payload;
+        this.listener = b.listener;
     }
 
     /** @return the defaults described in the class documentation */
@@ -96,7 +98,16 @@ public final class LockOptions {
         b.scheduler = scheduler;
         b.clock = clock;
         b.payload = payload;
+        b.listener = listener;
         return b;
+    }
+
+    /**
+     * @return the listener of the client or concept made with these options (see
+     *         {@link Builder#listener(LockListener)}); {@link LockListener#NONE} by default
+     */
+    public LockListener listener() {
+        return listener;
     }
 
     /**
@@ -226,7 +237,8 @@ public final class LockOptions {
                 + ", waitTimeout=" + waitTimeout + ", backoff=[" + backoff.minBackoff + ".." + backoff.maxBackoff
                 + ", jitter " + backoff.jitterFactor + "], requestTimeout=" + requestTimeout
                 + ", drift=" + driftFactor + "+" + driftConstant
-                + (payload == null ? "" : ", payload=" + LockNames.utf8Length(payload) + " bytes") + "}";
+                + (payload == null ? "" : ", payload=" + LockNames.utf8Length(payload) + " bytes")
+                + (listener == LockListener.NONE ? "" : ", listener=" + listener) + "}";
     }
 
     /** Mutable builder of {@link LockOptions}; not thread-safe. */
@@ -242,8 +254,26 @@ public final class LockOptions {
         private @Nullable Scheduler scheduler;
         private LockClock clock = LockClock.system();
         private @Nullable String payload;
+        private LockListener listener = LockListener.NONE;
 
         private Builder() {
+        }
+
+        /**
+         * The listener of every acquire, lease and release of the client or concept made with these
+         * options — the lock client, fair lock, semaphore, read-write lock, multi-lock, window lock,
+         * leader election and task queue alike (Micrometer meters, tracing). It is read when the
+         * client or concept is made: options given to a single call do not change it. A store
+         * session asks it {@link LockListener#forConcept} for each concept it hands out.
+         *
+         * @param listener the listener; {@link LockListener#NONE} (the default) for none; combine
+         *                 several with {@link LockListener#composite}
+         * @return this builder
+         * @throws NullPointerException naming {@code listener} when it is null
+         */
+        public Builder listener(LockListener listener) {
+            this.listener = Objects.requireNonNull(listener, "listener");
+            return this;
         }
 
         /**

@@ -129,6 +129,26 @@ public final class BlockingReadWriteLock implements AutoCloseable {
     }
 
     /**
+     * Reads the readers and the writer of a name once (see {@link ReadWriteLock#inspect}).
+     *
+     * @param name the lock name
+     * @return the current state
+     * @throws InterruptedException  when interrupted while waiting for the store
+     * @throws LockBackendException  when the store cannot be read within the request timeout
+     * @throws IllegalStateException when called on a Reactor non-blocking thread
+     */
+    public ReadWriteState inspect(String name) throws InterruptedException {
+        var inspect = lock.inspect(name);
+        Await.refuseNonBlocking("BlockingReadWriteLock.inspect");
+        return Objects.requireNonNull(Await.interruptibly(inspect, "inspect", s -> { }), "inspect completed empty");
+    }
+
+    /** @return the lock's live view: the read and write grants held here and the acquires in progress */
+    public io.reactivelocks.LockClientMetrics metrics() {
+        return lock.metrics();
+    }
+
+    /**
      * Follows the state of a name (see {@link ReadWriteLock#observe}): calls {@code body} with the
      * current readers, writer and waiting writers, then with each change, until it returns
      * {@code false} or throws, the thread is interrupted, or the lock closes.

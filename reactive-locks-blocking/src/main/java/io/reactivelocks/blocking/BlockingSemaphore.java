@@ -241,6 +241,26 @@ public final class BlockingSemaphore implements AutoCloseable {
     }
 
     /**
+     * Reads the permits in use once (see {@link Semaphore#inspect}).
+     *
+     * @param name the semaphore name
+     * @return the current holders
+     * @throws InterruptedException  when interrupted while waiting for the store
+     * @throws io.reactivelocks.LockBackendException when the store cannot be read within the request timeout
+     * @throws IllegalStateException when called on a Reactor non-blocking thread
+     */
+    public SemaphoreState inspect(String name) throws InterruptedException {
+        var inspect = semaphore.inspect(name);
+        Await.refuseNonBlocking("BlockingSemaphore.inspect");
+        return java.util.Objects.requireNonNull(Await.interruptibly(inspect, "inspect", s -> { }), "inspect completed empty");
+    }
+
+    /** @return the semaphore's live view: the permits held here and the acquires in progress */
+    public io.reactivelocks.LockClientMetrics metrics() {
+        return semaphore.metrics();
+    }
+
+    /**
      * Follows the permits in use (see {@link Semaphore#observe}): calls {@code body} with the current
      * holders, then with each change, until it returns {@code false} or throws, the thread is
      * interrupted, or the semaphore closes.

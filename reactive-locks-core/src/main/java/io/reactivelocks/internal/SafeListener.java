@@ -25,6 +25,14 @@ public final class SafeListener implements LockListener {
         this(List.of(delegate));
     }
 
+    /**
+     * @param listener a listener (perhaps a composite already)
+     * @return it, made safe to call from the engine
+     */
+    public static SafeListener of(LockListener listener) {
+        return listener instanceof SafeListener safe ? safe : new SafeListener(listener);
+    }
+
     /** @param delegates the listeners to call, in order */
     public SafeListener(List<LockListener> delegates) {
         this.delegates = List.copyOf(delegates).stream().filter(l -> l != LockListener.NONE).toArray(LockListener[]::new);
@@ -78,6 +86,28 @@ public final class SafeListener implements LockListener {
             }
         }
         return scoped == null ? this : new SafeListener(scoped);
+    }
+
+    /** Asks each listener for its listener of the concept; one that throws keeps getting the events itself. */
+    @Override
+    public SafeListener forConcept(io.reactivelocks.Concept concept) {
+        List<LockListener> out = new ArrayList<>(delegates.length);
+        boolean changed = false;
+        for (LockListener delegate : delegates) {
+            LockListener s;
+            try {
+                s = delegate.forConcept(concept);
+            } catch (RuntimeException e) {
+                LOG.warn("lock listener " + delegate + " failed", e);
+                s = delegate;
+            }
+            if (s == null) {
+                s = delegate;
+            }
+            changed |= s != delegate;
+            out.add(s);
+        }
+        return changed ? new SafeListener(out) : this;
     }
 
     @Override

@@ -132,6 +132,20 @@ public interface ReadWriteLock {
     Flux<ReadWriteState> observe(String name);
 
     /**
+     * Reads the readers and the writer once, within the request timeout.
+     *
+     * @param name the lock name
+     * @return the current state
+     */
+    Mono<ReadWriteState> inspect(String name);
+
+    /**
+     * @return the live view of this lock's read and write grants held here, acquires in progress
+     *         and releases the store did not confirm
+     */
+    io.reactivelocks.LockClientMetrics metrics();
+
+    /**
      * Closes the lock: pending acquires fail with {@link io.reactivelocks.LockClientClosedException},
      * held grants are released (best effort), observe streams complete, the store is closed.
      * Idempotent.

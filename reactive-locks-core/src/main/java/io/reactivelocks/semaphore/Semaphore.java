@@ -179,6 +179,20 @@ public interface Semaphore {
     Flux<SemaphoreState> observe(String name);
 
     /**
+     * Reads the permits in use once, within the request timeout.
+     *
+     * @param name the semaphore name
+     * @return the current holders
+     */
+    Mono<SemaphoreState> inspect(String name);
+
+    /**
+     * @return the live view of this semaphore's permits held here, acquires in progress and
+     *         releases the store did not confirm
+     */
+    io.reactivelocks.LockClientMetrics metrics();
+
+    /**
      * Closes the semaphore: pending acquires fail with
      * {@link io.reactivelocks.LockClientClosedException}, held permits are released (best
      * effort), observe streams complete, the store is closed. Idempotent.

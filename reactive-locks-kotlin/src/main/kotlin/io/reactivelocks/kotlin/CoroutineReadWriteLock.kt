@@ -88,6 +88,17 @@ public class CoroutineReadWriteLock(public val reactive: ReadWriteLock) {
     public fun holdWrite(name: String, options: LockOptions = write.defaultOptions): Flow<Lease> = write.hold(name, options)
 
     /**
+     * Reads the readers, the writer and the waiting writers once ([ReadWriteLock.inspect]).
+     *
+     * @param name the lock name
+     * @return the current state
+     */
+    public suspend fun inspect(name: String): ReadWriteState = reactive.inspect(name).awaitSingle()
+
+    /** The lock's live view of grants held here and acquires in progress ([ReadWriteLock.metrics]). */
+    public val metrics: io.reactivelocks.LockClientMetrics get() = reactive.metrics()
+
+    /**
      * The state of a name as a flow ([ReadWriteLock.observe]): first the current readers, writer
      * and waiting writers, then each change (renewals are not changes). Ends when the collector
      * stops or the lock closes.

@@ -110,6 +110,17 @@ public class CoroutineSemaphore(public val reactive: Semaphore) {
         reactive.hold(name, permits, options).asFlow()
 
     /**
+     * Reads the permits in use once ([Semaphore.inspect]).
+     *
+     * @param name the semaphore name
+     * @return the current holders
+     */
+    public suspend fun inspect(name: String): SemaphoreState = reactive.inspect(name).awaitSingle()
+
+    /** The semaphore's live view of permits held here and acquires in progress ([Semaphore.metrics]). */
+    public val metrics: io.reactivelocks.LockClientMetrics get() = reactive.metrics()
+
+    /**
      * The permits in use as a flow ([Semaphore.observe]): the current holders, then each change.
      *
      * @param name the semaphore name

@@ -5,6 +5,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
+import io.reactivelocks.Concept;
 import io.reactivelocks.LockListener;
 import io.reactivelocks.spi.LockBackend;
 import java.time.Duration;
@@ -16,7 +17,10 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * A {@link LockListener} that records lock activity as Micrometer meters, every one tagged with
- * {@code backend} (plus any common tags given):
+ * {@code backend} and {@value #CONCEPT_TAG} (plus any common tags given). The concept is {@code lock}
+ * unless a store session hands the listener out for another concept ({@link #forConcept}):
+ * {@code fair_lock}, {@code semaphore}, {@code read_write_lock}, {@code multi_lock},
+ * {@code window_lock}, {@code leader_election} — the same meters for each:
  *
  * <ul>
  *   <li>{@value #ACQUIRE_WAIT} — timer, from subscribe to grant or failure; tag {@code outcome} =
@@ -54,6 +58,8 @@ public final class MicrometerLockListener implements LockListener {
     public static final String UNCONFIRMED_RELEASES = "reactive.locks.release.unconfirmed";
     /** The tag naming the backend. */
     public static final String BACKEND_TAG = "backend";
+    /** The tag naming the concept: {@code lock}, {@code semaphore}, {@code read_write_lock}… */
+    public static final String CONCEPT_TAG = "concept";
     /** The tag carrying the opt-in lock-name value, see {@link #MicrometerLockListener(MeterRegistry, String, Iterable, Function)}. */
     public static final String LOCK_TAG = "lock";
 
@@ -62,6 +68,9 @@ public final class MicrometerLockListener implements LockListener {
     private final @Nullable Function<String, String> nameTag;
     private final Meters meters;
     private final ConcurrentMap<String, Meters> metersByName;
+    private final Tags tagsWithoutConcept;
+    private final Concept concept;
+    private final ConcurrentMap<Concept, MicrometerLockListener> byConcept;
 
     /**
      * Creates a listener tagging every meter with {@code backend=backendName}.
@@ -98,12 +107,42 @@ public final class MicrometerLockListener implements LockListener {
      */
     public MicrometerLockListener(MeterRegistry registry, String backendName, Iterable<Tag> tags,
                                   @Nullable Function<String, String> lockNameTag) {
-        this.registry = Objects.requireNonNull(registry, "registry");
-        this.commonTags = Tags.of(Objects.requireNonNull(tags, "tags"))
-                .and(BACKEND_TAG, Objects.requireNonNull(backendName, "backendName"));
+        this(Objects.requireNonNull(registry, "registry"), Tags.of(Objects.requireNonNull(tags, "tags"))
+                .and(BACKEND_TAG, Objects.requireNonNull(backendName, "backendName")), lockNameTag, Concept.LOCK,
+                new ConcurrentHashMap<>());
+    }
+
+    private MicrometerLockListener(MeterRegistry registry, Tags tagsWithoutConcept, @Nullable Function<String, String> lockNameTag,
+                                   Concept concept, ConcurrentMap<Concept, MicrometerLockListener> byConcept) {
+        this.registry = registry;
+        this.tagsWithoutConcept = tagsWithoutConcept;
+        this.concept = concept;
+        this.byConcept = byConcept;
+        this.commonTags = tagsWithoutConcept.and(CONCEPT_TAG, conceptTag(concept));
         this.nameTag = lockNameTag;
         this.meters = lockNameTag == null ? new Meters(registry, commonTags) : null;
         this.metersByName = lockNameTag == null ? null : new ConcurrentHashMap<>();
+    }
+
+    /**
+     * @param concept a concept
+     * @return its {@value #CONCEPT_TAG} tag value: the enum name in lower case ({@code read_write_lock})
+     */
+    public static String conceptTag(Concept concept) {
+        return concept.name().toLowerCase(java.util.Locale.ROOT);
+    }
+
+    /**
+     * @param concept the concept a store session hands out
+     * @return a listener recording the same meters tagged {@value #CONCEPT_TAG}{@code =concept}
+     *         (made once per concept and shared)
+     */
+    @Override
+    public LockListener forConcept(Concept concept) {
+        if (concept == this.concept) {
+            return this;
+        }
+        return byConcept.computeIfAbsent(concept, c -> new MicrometerLockListener(registry, tagsWithoutConcept, nameTag, c, byConcept));
     }
 
     /**

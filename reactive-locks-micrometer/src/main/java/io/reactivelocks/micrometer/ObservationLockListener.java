@@ -2,6 +2,7 @@ package io.reactivelocks.micrometer;
 
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
+import io.reactivelocks.Concept;
 import io.reactivelocks.LockListener;
 import io.reactivelocks.spi.LockBackend;
 import java.time.Duration;
@@ -44,6 +45,12 @@ public final class ObservationLockListener implements LockListener {
     public static final String RENEWAL = "reactive.locks.renewal";
     /** Low-cardinality key: the backend ({@code redis}, {@code postgresql}, {@code etcd}, {@code zookeeper}, ...). */
     public static final String BACKEND_KEY = "backend";
+    /**
+     * Low-cardinality key: the concept ({@code lock}, {@code semaphore}, {@code read_write_lock}…, as
+     * {@link MicrometerLockListener#conceptTag}); {@code lock} unless a store session hands the listener out for
+     * another concept ({@link #forConcept}).
+     */
+    public static final String CONCEPT_KEY = "concept";
     /** Low-cardinality key: how the observed step ended. */
     public static final String OUTCOME_KEY = "outcome";
     /** High-cardinality key: the lock name. */
@@ -58,6 +65,7 @@ public final class ObservationLockListener implements LockListener {
 
     private final ObservationRegistry registry;
     private final String backendName;
+    private final String concept;
 
     /**
      * Creates a listener recording into {@code registry} with {@code backend=backendName}.
@@ -66,8 +74,23 @@ public final class ObservationLockListener implements LockListener {
      * @param backendName the backend key value, for example {@code "redis"}; not null
      */
     public ObservationLockListener(ObservationRegistry registry, String backendName) {
+        this(registry, backendName, Concept.LOCK);
+    }
+
+    private ObservationLockListener(ObservationRegistry registry, String backendName, Concept concept) {
         this.registry = Objects.requireNonNull(registry, "registry");
         this.backendName = Objects.requireNonNull(backendName, "backendName");
+        this.concept = MicrometerLockListener.conceptTag(concept);
+    }
+
+    /**
+     * @param concept the concept a store session hands out
+     * @return a listener recording the same observations with {@value #CONCEPT_KEY}{@code =concept}
+     */
+    @Override
+    public LockListener forConcept(Concept concept) {
+        String tag = MicrometerLockListener.conceptTag(concept);
+        return tag.equals(this.concept) ? this : new ObservationLockListener(registry, backendName, concept);
     }
 
     /**
@@ -98,7 +121,7 @@ public final class ObservationLockListener implements LockListener {
 
     @Override
     public String toString() {
-        return "ObservationLockListener{backend=" + backendName + "}";
+        return "ObservationLockListener{backend=" + backendName + ", concept=" + concept + "}";
     }
 
     private Observation create(String observationName, String lockName, @Nullable Observation parent) {
@@ -106,6 +129,7 @@ public final class ObservationLockListener implements LockListener {
                 .parentObservation(parent)
                 .contextualName(observationName)
                 .lowCardinalityKeyValue(BACKEND_KEY, backendName)
+                .lowCardinalityKeyValue(CONCEPT_KEY, concept)
                 .highCardinalityKeyValue(NAME_KEY, lockName);
     }
 

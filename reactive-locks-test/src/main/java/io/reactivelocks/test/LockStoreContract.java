@@ -102,8 +102,43 @@ public abstract class LockStoreContract {
     void everyOfferedConceptWorks() {
         LockStore store = store();
         for (Concept c : expectedConcepts()) {
-            exercise(store, c);
+            exercise(store, c, OPTIONS);
         }
+    }
+
+    /**
+     * Every concept with leases reports to the listener of the options it was handed out with, as
+     * that concept ({@link io.reactivelocks.LockListener#forConcept}): grants, contention and
+     * releases alike; semaphores and read-write locks count what they hold in their metrics.
+     * Fenced values have no leases and the task queue's claims report no events (documented).
+     */
+    @Test
+    void everyConceptReportsToTheListenerOfItsOptions() {
+        LockStore store = store();
+        RecordingListener events = new RecordingListener();
+        LockOptions options = OPTIONS.mutate().listener(events).build();
+        for (Concept c : expectedConcepts()) {
+            exercise(store, c, options);
+        }
+        for (Concept c : expectedConcepts()) {
+            switch (c) {
+                case LOCK, FAIR_LOCK -> assertEvents(events, c, 1, 0, 1);
+                case SEMAPHORE, READ_WRITE_LOCK -> assertEvents(events, c, 2, 1, 2);
+                case MULTI_LOCK -> assertEvents(events, c, 2, 0, 2);
+                case WINDOW_LOCK -> assertEvents(events, c, 1, 1, 0);
+                case LEADER_ELECTION -> assertEvents(events, c, 1, 0, 1);
+                case FENCED_VALUES, TASK_QUEUE -> assertThat(events.events())
+                        .as("events of %s", c).noneMatch(e -> e.startsWith(c.name() + " "));
+            }
+        }
+    }
+
+    private static void assertEvents(RecordingListener events, Concept c, int acquired, int contended, int released) {
+        org.awaitility.Awaitility.await().atMost(STEP).untilAsserted(() -> {
+            assertThat(events.count(c, "acquired")).as("%s acquired in %s", c, events.events()).isEqualTo(acquired);
+            assertThat(events.count(c, "contended")).as("%s contended in %s", c, events.events()).isEqualTo(contended);
+            assertThat(events.count(c, "released")).as("%s released in %s", c, events.events()).isEqualTo(released);
+        });
     }
 
     @Test
@@ -252,48 +287,55 @@ public abstract class LockStoreContract {
     /**
      * Uses one concept once, asserting its basic promise.
      *
-     * @param store the session
-     * @param c     an offered concept
+     * @param store   the session
+     * @param c       an offered concept
+     * @param options the options to hand it out with
      */
-    protected void exercise(LockStore store, Concept c) {
+    protected void exercise(LockStore store, Concept c, LockOptions options) {
         String n = name(c.name().toLowerCase(java.util.Locale.ROOT));
         switch (c) {
             case LOCK, FAIR_LOCK -> {
-                LockClient client = c == Concept.LOCK ? store.locks(OPTIONS) : store.fairLocks(OPTIONS);
+                LockClient client = c == Concept.LOCK ? store.locks(options) : store.fairLocks(options);
                 String r = client.withLock(n, lease -> reactor.core.publisher.Mono.just("t" + lease.token())).block(STEP);
                 assertThat(r).startsWith("t");
             }
             case SEMAPHORE -> {
-                Semaphore s = store.semaphores(OPTIONS);
+                Semaphore s = store.semaphores(options);
                 Lease one = s.acquire(n, 2).block(STEP);
                 Lease two = s.acquire(n, 2).block(STEP);
                 assertThat(one).isNotNull();
                 assertThat(two).isNotNull();
+                assertThat(s.metrics().heldLeases()).extracting(Lease::token).containsExactlyInAnyOrder(one.token(), two.token());
+                assertThat(s.inspect(n).block(STEP).holders()).hasSize(2);
                 assertThat(s.tryAcquire(n, 2).blockOptional(STEP)).as("at most 2 permits").isEmpty();
                 one.release().block(STEP);
                 two.release().block(STEP);
+                assertThat(s.metrics().heldLeaseCount()).isZero();
             }
             case READ_WRITE_LOCK -> {
-                ReadWriteLock rw = store.readWriteLocks(OPTIONS);
+                ReadWriteLock rw = store.readWriteLocks(options);
                 Lease r1 = rw.read().acquire(n).block(STEP);
                 Lease r2 = rw.read().acquire(n).block(STEP);
+                assertThat(rw.metrics().heldLeaseCount()).isEqualTo(2);
+                assertThat(rw.inspect(n).block(STEP).readers()).hasSize(2);
                 assertThat(rw.write().tryAcquire(n).blockOptional(STEP)).as("no writer beside readers").isEmpty();
                 r1.release().block(STEP);
                 r2.release().block(STEP);
+                assertThat(rw.metrics().heldLeaseCount()).isZero();
             }
             case MULTI_LOCK -> {
-                MultiLease m = store.multiLocks(OPTIONS).acquire(List.of(n + "-b", n + "-a")).block(STEP);
+                MultiLease m = store.multiLocks(options).acquire(List.of(n + "-b", n + "-a")).block(STEP);
                 assertThat(m.names()).containsExactly(n + "-a", n + "-b");
                 m.release().block(STEP);
             }
             case WINDOW_LOCK -> {
-                WindowClaim w = store.windowLocks(OPTIONS).tryClaim(n, Duration.ofMinutes(1)).block(STEP);
+                WindowClaim w = store.windowLocks(options).tryClaim(n, Duration.ofMinutes(1)).block(STEP);
                 assertThat(w).isNotNull();
-                assertThat(store.windowLocks(OPTIONS).tryClaim(n, Duration.ofMinutes(1)).blockOptional(STEP))
+                assertThat(store.windowLocks(options).tryClaim(n, Duration.ofMinutes(1)).blockOptional(STEP))
                         .as("one claim per window").isEmpty();
             }
             case LEADER_ELECTION -> {
-                Leadership term = store.elections(OPTIONS).campaign(n, "me").next().block(STEP);
+                Leadership term = store.elections(options).campaign(n, "me").next().block(STEP);
                 assertThat(term).isNotNull();
                 assertThat(term.lease().token()).isPositive();
             }
@@ -304,7 +346,7 @@ public abstract class LockStoreContract {
                 assertThat(v.read(n).block(STEP).value()).isEqualTo("five");
             }
             case TASK_QUEUE -> {
-                TaskQueue q = store.taskQueue(OPTIONS);
+                TaskQueue q = store.taskQueue(options);
                 assertThat(q.register(n, "t1", 0).block(STEP)).isTrue();
                 TaskClaim claim = q.tryCapture(n, 1).blockFirst(STEP);
                 assertThat(claim).isNotNull();

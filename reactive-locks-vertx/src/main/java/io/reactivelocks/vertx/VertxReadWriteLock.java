@@ -130,6 +130,21 @@ public final class VertxReadWriteLock {
     }
 
     /**
+     * Reads the readers, the writer and the waiting writers once, as {@link ReadWriteLock#inspect(String)}.
+     *
+     * @param name the lock name
+     * @return a future of the state; failed with {@link io.reactivelocks.LockBackendException}
+     */
+    public Future<ReadWriteState> inspect(String name) {
+        return context.future(lock.inspect(name));
+    }
+
+    /** @return the lock's live view (grants held here, acquires in progress), as {@link ReadWriteLock#metrics()} */
+    public io.reactivelocks.LockClientMetrics metrics() {
+        return lock.metrics();
+    }
+
+    /**
      * Streams the readers, the writer and the waiting writers, as {@link ReadWriteLock#observe(String)}.
      *
      * @param name the lock name

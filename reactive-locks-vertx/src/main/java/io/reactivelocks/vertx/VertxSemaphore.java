@@ -179,6 +179,21 @@ public final class VertxSemaphore {
     }
 
     /**
+     * Reads the permits in use once, as {@link Semaphore#inspect(String)}.
+     *
+     * @param name the semaphore name
+     * @return a future of the current holders; failed with {@link io.reactivelocks.LockBackendException}
+     */
+    public Future<SemaphoreState> inspect(String name) {
+        return context.future(semaphore.inspect(name));
+    }
+
+    /** @return the semaphore's live view (permits held here, acquires in progress), as {@link Semaphore#metrics()} */
+    public io.reactivelocks.LockClientMetrics metrics() {
+        return semaphore.metrics();
+    }
+
+    /**
      * Streams the permits in use, as {@link Semaphore#observe(String)}.
      *
      * @param name the semaphore name

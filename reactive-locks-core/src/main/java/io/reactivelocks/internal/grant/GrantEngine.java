@@ -1,6 +1,7 @@
 package io.reactivelocks.internal.grant;
 
 import io.reactivelocks.Lease;
+import io.reactivelocks.LockClientMetrics;
 import io.reactivelocks.LockClientClosedException;
 import io.reactivelocks.LockException;
 import io.reactivelocks.LockLostException;
@@ -9,6 +10,7 @@ import io.reactivelocks.LockTimeoutException;
 import io.reactivelocks.internal.Backoff;
 import io.reactivelocks.internal.CleanUpBook;
 import io.reactivelocks.internal.OwnSchedulers;
+import io.reactivelocks.internal.SafeListener;
 import io.reactivelocks.spi.BackendErrors;
 import io.reactivelocks.spi.GrantRequest;
 import io.reactivelocks.spi.GrantStore;
@@ -67,6 +69,9 @@ public final class GrantEngine {
     private final CleanUpBook cleanUps = new CleanUpBook();
     private final Sinks.Empty<Void> closedSink = Sinks.empty();
     private final Mono<Void> close;
+    private final SafeListener listener;
+    private final java.util.concurrent.atomic.LongAdder unconfirmedReleases = new java.util.concurrent.atomic.LongAdder();
+    private final LockClientMetrics metrics = new Metrics();
     private volatile boolean closed;
 
     /**
@@ -78,6 +83,7 @@ public final class GrantEngine {
         this.store = Objects.requireNonNull(store, "store");
         this.concept = Objects.requireNonNull(concept, "concept");
         this.defaults = Objects.requireNonNull(defaults, "options");
+        this.listener = SafeListener.of(defaults.listener());
         this.ownScheduler = OwnSchedulers.create("reactive-locks-" + concept + "-" + store.name());
         this.waiters = new Waiters(store::events);
         this.close = Mono.defer(this::doClose).cache();
@@ -92,6 +98,57 @@ public final class GrantEngine {
     /** @return the concept's name in messages */
     String concept() {
         return concept;
+    }
+
+    /** @return the live view of this engine's grants, acquires in progress and unconfirmed releases */
+    public LockClientMetrics metrics() {
+        return metrics;
+    }
+
+    /** A release after a scoped body that the store did not confirm: counted. */
+    void releaseUnconfirmed() {
+        unconfirmedReleases.increment();
+    }
+
+    /** The live view of the engine's registries, as {@link LockClientMetrics} describes. */
+    private final class Metrics implements LockClientMetrics {
+        @Override
+        public List<Lease> heldLeases() {
+            List<Lease> out = new ArrayList<>();
+            for (GrantHandle h : grants) {
+                out.add(h.snapshot());
+            }
+            return out;
+        }
+
+        @Override
+        public int heldLeaseCount() {
+            return grants.size();
+        }
+
+        @Override
+        public List<String> pendingAcquires() {
+            List<String> out = new ArrayList<>();
+            for (AcquireOp op : operations) {
+                out.add(op.name);
+            }
+            return out;
+        }
+
+        @Override
+        public int pendingAcquireCount() {
+            return operations.size();
+        }
+
+        @Override
+        public long unconfirmedReleaseCount() {
+            return unconfirmedReleases.sum();
+        }
+
+        @Override
+        public String toString() {
+            return concept + "Metrics{held " + grants.size() + ", pending " + operations.size() + "}";
+        }
     }
 
     /**
@@ -111,11 +168,12 @@ public final class GrantEngine {
      */
     public Mono<List<GrantHandle>> acquire(String name, int count, GrantCall call, LockOptions options,
             boolean wait, boolean refusalLeaves, boolean wakesAll) {
-        return Mono.defer(() -> {
+        return Mono.deferContextual(context -> {
             if (closed) {
                 return Mono.error(new LockClientClosedException(name));
             }
-            return new AcquireOp(name, count, call, options, wait, refusalLeaves, wakesAll).run();
+            SafeListener l = listener.active() ? listener.forAcquire(name, context) : listener;
+            return new AcquireOp(name, count, call, options, wait, refusalLeaves, wakesAll, l).run();
         });
     }
 
@@ -260,6 +318,8 @@ public final class GrantEngine {
         private final boolean refusalLeaves;
         private final boolean wakesAll;
         private final Scheduler scheduler;
+        private final SafeListener listener;
+        private final long startedAt;
         private final Sinks.Empty<Void> failed = Sinks.empty();
         private volatile LockException failure;
         // guarded by this
@@ -274,8 +334,10 @@ public final class GrantEngine {
         private Runnable settling;      // ended with requests in flight: close() waits for them
 
         AcquireOp(String name, int count, GrantCall call, LockOptions options, boolean wait, boolean refusalLeaves,
-                boolean wakesAll) {
+                boolean wakesAll, SafeListener listener) {
             this.name = name;
+            this.listener = listener;
+            this.startedAt = options.clock().nanoTime();
             this.wakesAll = wakesAll;
             this.call = call;
             this.options = options;
@@ -337,16 +399,37 @@ public final class GrantEngine {
                         .retryWhen(Retry.from(signals -> signals.concatMap(rs ->
                                 rs.failure() instanceof Busy busy && busy.expired && rs.totalRetries() == 0
                                         ? Mono.just(rs.totalRetries()) : Mono.error(rs.failure()))))
-                        .onErrorResume(Busy.class, b -> Mono.empty());
+                        .onErrorResume(Busy.class, b -> {
+                            listener.onContended(name);
+                            return Mono.empty();
+                        });
             }
             return attempts
                     .contextWrite(DROPPED_BUSY)
                     .takeUntilOther(failed.asMono())
                     .switchIfEmpty(Mono.defer(() -> failure != null ? Mono.error(failure) : Mono.empty()))
                     .filter(this::handOver)
-                    .doOnError(e -> end())
-                    .doOnCancel(this::end)
-                    .doOnSuccess(x -> end())
+                    .doOnError(e -> {
+                        end();
+                        if (listener.active()) {
+                            listener.onAcquireFailed(name, e, waited());
+                        }
+                    })
+                    .doOnCancel(() -> {
+                        end();
+                        if (listener.active()) {
+                            listener.onAcquireCancelled(name, waited());
+                        }
+                    })
+                    .doOnSuccess(hs -> {
+                        end();
+                        if (hs != null && listener.active()) {
+                            Duration waited = waited();
+                            for (GrantHandle h : hs) {
+                                listener.onAcquired(name, h.grant.token(), waited);
+                            }
+                        }
+                    })
                     .doFinally(s -> {
                         operations.remove(this);
                         leave();
@@ -368,6 +451,10 @@ public final class GrantEngine {
             }
             expired.forEach(h -> h.lose("its grant was answered after its validity had passed"));
             return Mono.error(new Busy(null, true));
+        }
+
+        private Duration waited() {
+            return Duration.ofNanos(options.clock().nanoTime() - startedAt);
         }
 
         void fail(LockException e) {
@@ -511,7 +598,7 @@ public final class GrantEngine {
                     hs = new ArrayList<>(ids.size());
                     for (int i = 0; i < ids.size(); i++) {
                         hs.add(new GrantHandle(GrantEngine.this,
-                                new HeldLock(name, ids.get(i), grant.tokens().get(i)), options, scheduler, validUntil));
+                                new HeldLock(name, ids.get(i), grant.tokens().get(i)), options, scheduler, validUntil, listener));
                     }
                     granted = hs;
                 }
@@ -652,7 +739,13 @@ public final class GrantEngine {
         return Backoff.delayNanos(options.backoff(), attempt);
     }
 
-    LockException mapError(String name, String operation, Throwable t) {
+    /**
+     * @param name      the name
+     * @param operation what was asked, for the message
+     * @param t         what the store answered
+     * @return the typed error for users
+     */
+    public LockException mapError(String name, String operation, Throwable t) {
         return BackendErrors.of(store.name(), BackendErrors::isIoOrTimeout).map(name, operation + " of " + concept, t);
     }
 

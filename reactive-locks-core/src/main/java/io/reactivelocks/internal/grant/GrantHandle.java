@@ -37,6 +37,9 @@ public final class GrantHandle implements LeaseSnapshot.Source {
     private final LockClock clock;
     private final Sinks.Many<Lease> updates = Sinks.many().replay().latest();
     private final Sinks.Empty<Void> lostSink = Sinks.empty();
+    /** The listener of the acquire that granted this grant. */
+    private final io.reactivelocks.internal.SafeListener listener;
+    private volatile long grantedAt;
 
     // guarded by this
     private int state = ACTIVE;
@@ -47,8 +50,10 @@ public final class GrantHandle implements LeaseSnapshot.Source {
     private Disposable renewalCall;
     private String lossReason;
 
-    GrantHandle(GrantEngine engine, HeldLock grant, LockOptions options, Scheduler scheduler, long validUntil) {
+    GrantHandle(GrantEngine engine, HeldLock grant, LockOptions options, Scheduler scheduler, long validUntil,
+            io.reactivelocks.internal.SafeListener listener) {
         this.engine = engine;
+        this.listener = listener;
         this.grant = grant;
         this.options = options;
         this.scheduler = scheduler;
@@ -59,6 +64,7 @@ public final class GrantHandle implements LeaseSnapshot.Source {
 
     /** Starts the deadline and the renewals; called once, right after the grant. */
     void start(long sentAt) {
+        grantedAt = clock.nanoTime();
         emit(current);
         synchronized (this) {
             if (state != ACTIVE) {
@@ -178,8 +184,13 @@ public final class GrantHandle implements LeaseSnapshot.Source {
         }
     }
 
+    private Duration held() {
+        return Duration.ofNanos(clock.nanoTime() - grantedAt);
+    }
+
     private void renew() {
         long sentAt = clock.nanoTime();
+        listener.onRenewalStarted(grant.name(), grant.token());
         Disposable call = engine.renewOnStore(List.of(new RenewRequest(grant, options.leaseTime())), options)
                 .subscribe(outcomes -> onRenewOutcome(sentAt, outcomes.isEmpty() ? null : outcomes.get(0)),
                         e -> onRenewFailed(engine.mapError(grant.name(), "renewal", e)));
@@ -197,6 +208,7 @@ public final class GrantHandle implements LeaseSnapshot.Source {
             lose("the store says the grant is no longer ours");
             return;
         }
+        listener.onRenewed(grant.name(), grant.token());
         LeaseSnapshot next = null;
         synchronized (this) {
             if (state != ACTIVE) {
@@ -217,6 +229,7 @@ public final class GrantHandle implements LeaseSnapshot.Source {
     }
 
     private void onRenewFailed(LockException error) {
+        listener.onRenewalFailed(grant.name(), grant.token(), error);
         if (!GrantEngine.isTransient(error)) {
             lose("renewal failed: " + error.getMessage());
             return;
@@ -241,6 +254,9 @@ public final class GrantHandle implements LeaseSnapshot.Source {
             stopTimers();
         }
         engine.forget(this);
+        if (listener.active()) {
+            listener.onLost(grant.name(), grant.token(), reason, held());
+        }
         lostSink.tryEmitEmpty();
         completeUpdates();
         engine.releaseDetached(grant.name(), grant.owner(), options, true);
@@ -258,6 +274,9 @@ public final class GrantHandle implements LeaseSnapshot.Source {
                 stopTimers();
             }
             engine.forget(this);
+            if (listener.active()) {
+                listener.onReleased(grant.name(), grant.token(), held());
+            }
             completeUpdates();
             return engine.releaseOnStore(grant.name(), grant.owner(), options);
         });
@@ -266,6 +285,8 @@ public final class GrantHandle implements LeaseSnapshot.Source {
     @Override
     public Mono<Void> releaseAfterWork() {
         return release().onErrorResume(e -> {
+            engine.releaseUnconfirmed();
+            listener.onReleaseUnconfirmed(grant.name(), grant.token(), e);
             LOG.warn("{} '{}': the store did not confirm the release after the work ended ({}); the grant expires by itself",
                     engine.concept(), grant.name(), e.getMessage());
             return Mono.empty();

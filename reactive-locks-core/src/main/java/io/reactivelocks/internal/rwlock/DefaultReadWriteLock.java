@@ -110,6 +110,19 @@ public final class DefaultReadWriteLock implements ReadWriteLock {
     }
 
     @Override
+    public Mono<ReadWriteState> inspect(String name) {
+        LockNames.check(name);
+        return engine.within(readState(name), engine.options())
+                .map(Observed::state)
+                .onErrorMap(e -> engine.mapError(name, "inspect", e));
+    }
+
+    @Override
+    public io.reactivelocks.LockClientMetrics metrics() {
+        return engine.metrics();
+    }
+
+    @Override
     public Mono<Void> close() {
         return engine.close();
     }

@@ -96,6 +96,17 @@ public final class DefaultSemaphore implements Semaphore {
                 s -> s.holders().stream().map(h -> h.owner() + "#" + h.token()).toList());
     }
 
+    @Override
+    public Mono<SemaphoreState> inspect(String name) {
+        LockNames.check(name);
+        return engine.within(readState(name), engine.options()).onErrorMap(e -> engine.mapError(name, "inspect", e));
+    }
+
+    @Override
+    public io.reactivelocks.LockClientMetrics metrics() {
+        return engine.metrics();
+    }
+
     private static long earliest(SemaphoreState s) {
         long min = Long.MAX_VALUE;
         for (SemaphoreState.PermitHolder h : s.holders()) {

@@ -4,6 +4,7 @@ import io.reactivelocks.LockClientClosedException;
 import io.reactivelocks.LockException;
 import io.reactivelocks.LockNames;
 import io.reactivelocks.LockOptions;
+import io.reactivelocks.internal.SafeListener;
 import io.reactivelocks.spi.BackendErrors;
 import io.reactivelocks.spi.window.WindowGrant;
 import io.reactivelocks.spi.window.WindowStore;
@@ -28,6 +29,7 @@ public final class DefaultWindowLock implements WindowLock {
     private final WindowStore store;
     private final LockOptions options;
     private final Scheduler timer;
+    private final SafeListener listener;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final Mono<Void> close;
 
@@ -39,6 +41,7 @@ public final class DefaultWindowLock implements WindowLock {
         this.store = Objects.requireNonNull(store, "store");
         this.options = Objects.requireNonNull(options, "options");
         this.timer = options.scheduler() != null ? options.scheduler() : Schedulers.parallel();
+        this.listener = SafeListener.of(options.listener());
         this.close = Mono.defer(() -> {
             closed.set(true);
             return store.close();
@@ -71,17 +74,32 @@ public final class DefaultWindowLock implements WindowLock {
     public Mono<WindowClaim> tryClaim(String name, Duration period) {
         LockNames.check(name);
         checkPeriod(period);
-        return Mono.defer(() -> {
+        return Mono.deferContextual(context -> {
             if (closed.get()) {
                 return Mono.error(new LockClientClosedException(name));
             }
             long sentAt = options.clock().nanoTime();
-            return store.claim(name, period)
+            Mono<WindowClaim> claim = store.claim(name, period)
                     .timeout(Mono.delay(options.requestTimeout(), timer),
                             Mono.error(() -> new TimeoutException("no answer within " + options.requestTimeout())))
                     .onErrorMap(e -> BackendErrors.map("the window store", name, "window claim", e))
                     .map(g -> claim(name, period, g, sentAt));
+            return listener.active() ? reported(claim, name, sentAt, listener.forAcquire(name, context)) : claim;
         });
+    }
+
+    /** A claim is an acquire that never waits: granted, contended or failed; it ends with its window (no release). */
+    private Mono<WindowClaim> reported(Mono<WindowClaim> claim, String name, long sentAt, SafeListener l) {
+        return claim
+                .doOnSuccess(c -> {
+                    if (c == null) {
+                        l.onContended(name);
+                    } else {
+                        l.onAcquired(name, c.token(), Duration.ofNanos(options.clock().nanoTime() - sentAt));
+                    }
+                })
+                .doOnError(e -> l.onAcquireFailed(name, e, Duration.ofNanos(options.clock().nanoTime() - sentAt)))
+                .doOnCancel(() -> l.onAcquireCancelled(name, Duration.ofNanos(options.clock().nanoTime() - sentAt)));
     }
 
     private WindowClaim claim(String name, Duration period, WindowGrant g, long sentAt) {

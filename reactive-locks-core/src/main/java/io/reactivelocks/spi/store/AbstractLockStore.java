@@ -83,51 +83,51 @@ public abstract class AbstractLockStore implements LockStore {
 
     @Override
     public LockClient locks(LockOptions options) {
-        return locks(options, LockListener.NONE);
+        return client(Concept.LOCK, options);
     }
 
     @Override
     public LockClient locks(LockOptions options, LockListener listener) {
+        Objects.requireNonNull(options, "options");
         Objects.requireNonNull(listener, "listener");
-        return client(Concept.LOCK, options, listener);
+        return client(Concept.LOCK, options.mutate().listener(listener).build());
     }
 
     @Override
     public LockClient fairLocks(LockOptions options) {
-        Objects.requireNonNull(options, "options");
-        offered(Concept.FAIR_LOCK);
-        return track(LockClient.create(fairLockBackend(options), options), LockClient::close);
+        LockOptions o = forConcept(options, Concept.FAIR_LOCK);
+        return track(LockClient.create(fairLockBackend(o), o), LockClient::close);
     }
 
     @Override
     public Semaphore semaphores(LockOptions options) {
-        Objects.requireNonNull(options, "options");
-        offered(Concept.SEMAPHORE);
-        return track(Semaphore.create(semaphoreStore(), options), Semaphore::close);
+        LockOptions o = forConcept(options, Concept.SEMAPHORE);
+        return track(Semaphore.create(semaphoreStore(), o), Semaphore::close);
     }
 
     @Override
     public ReadWriteLock readWriteLocks(ReadWriteLockOptions options) {
         Objects.requireNonNull(options, "options");
-        offered(Concept.READ_WRITE_LOCK);
-        return track(ReadWriteLock.create(readWriteStore(), options), ReadWriteLock::close);
+        LockOptions o = forConcept(options.lockOptions(), Concept.READ_WRITE_LOCK);
+        ReadWriteLockOptions rw = o == options.lockOptions() ? options : options.withLockOptions(o);
+        return track(ReadWriteLock.create(readWriteStore(), rw), ReadWriteLock::close);
     }
 
     @Override
     public MultiLock multiLocks(LockOptions options) {
-        return MultiLock.create(client(Concept.MULTI_LOCK, options, LockListener.NONE));
+        return MultiLock.create(client(Concept.MULTI_LOCK, options));
     }
 
     @Override
     public WindowLock windowLocks(LockOptions options) {
-        Objects.requireNonNull(options, "options");
-        offered(Concept.WINDOW_LOCK);
-        return track(WindowLock.create(windowStore(), options), WindowLock::close);
+        LockOptions o = forConcept(options, Concept.WINDOW_LOCK);
+        return track(WindowLock.create(windowStore(), o), WindowLock::close);
     }
 
     @Override
     public LeaderElection elections(LockOptions options) {
-        return LeaderElection.create(client(Concept.LEADER_ELECTION, options, LockListener.NONE), options);
+        LockClient client = client(Concept.LEADER_ELECTION, options);
+        return LeaderElection.create(client, client.defaultOptions());
     }
 
     @Override
@@ -138,9 +138,8 @@ public abstract class AbstractLockStore implements LockStore {
 
     @Override
     public TaskQueue taskQueue(LockOptions options) {
-        Objects.requireNonNull(options, "options");
-        offered(Concept.TASK_QUEUE);
-        return track(TaskQueue.create(taskStore(), options), TaskQueue::close);
+        LockOptions o = forConcept(options, Concept.TASK_QUEUE);
+        return track(TaskQueue.create(taskStore(), o), TaskQueue::close);
     }
 
     @Override
@@ -194,10 +193,25 @@ public abstract class AbstractLockStore implements LockStore {
     }
 
     /** A lock client over {@link #lockBackend(LockOptions)}, kept for {@link #close()}: the lock, multi-lock and election. */
-    private LockClient client(Concept concept, LockOptions options, LockListener listener) {
+    private LockClient client(Concept concept, LockOptions options) {
+        LockOptions o = forConcept(options, concept);
+        return track(LockClient.create(lockBackend(o), o), LockClient::close);
+    }
+
+    /**
+     * Checks a concept may be handed out and gives its options the listener of that concept
+     * ({@link LockListener#forConcept}).
+     *
+     * @param options the caller's options
+     * @param concept the concept about to be handed out
+     * @return options whose listener is the concept's
+     */
+    private LockOptions forConcept(LockOptions options, Concept concept) {
         Objects.requireNonNull(options, "options");
         offered(concept);
-        return track(LockClient.create(lockBackend(options), options, listener), LockClient::close);
+        LockListener listener = options.listener();
+        LockListener scoped = listener.forConcept(concept);
+        return scoped == null || scoped == listener ? options : options.mutate().listener(scoped).build();
     }
 
     /**
