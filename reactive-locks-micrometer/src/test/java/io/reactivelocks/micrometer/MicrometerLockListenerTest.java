@@ -149,4 +149,28 @@ class MicrometerLockListenerTest {
         assertThatNullPointerException().isThrownBy(() -> new MicrometerLockListener(registry, null)).withMessage("backendName");
         assertThatNullPointerException().isThrownBy(() -> new MicrometerLockListener(registry, "x", null)).withMessage("tags");
     }
+
+    /** A store session hands the listener out per concept: the same meters, tagged with each concept. */
+    @Test
+    void aSessionTagsEachConceptsMetersWithItsConcept() {
+        io.reactivelocks.LockStore store = io.reactivelocks.local.LocalLocks.open();
+        try {
+            LockOptions withMeters = LockOptions.builder().listener(new MicrometerLockListener(registry, "local")).build();
+            io.reactivelocks.semaphore.Semaphore permits = store.semaphores(withMeters);
+            StepVerifier.create(permits.withPermit("pool", 2, lease -> reactor.core.publisher.Mono.just(lease.token())))
+                    .expectNextCount(1).expectComplete().verify(TIMEOUT);
+            StepVerifier.create(store.readWriteLocks(withMeters).read().acquire("doc").flatMap(Lease::release))
+                    .expectComplete().verify(TIMEOUT);
+            assertThat(registry.get(MicrometerLockListener.ACQUIRE_WAIT)
+                    .tags("concept", "semaphore", "outcome", "acquired").timer().count()).isEqualTo(1);
+            assertThat(registry.get(MicrometerLockListener.HOLD)
+                    .tags("concept", "semaphore", "end", "released").timer().count()).isEqualTo(1);
+            assertThat(registry.get(MicrometerLockListener.ACQUIRE_WAIT)
+                    .tags("concept", "read_write_lock", "outcome", "acquired").timer().count()).isEqualTo(1);
+            assertThat(registry.get(MicrometerLockListener.ACQUIRE_WAIT)
+                    .tags("concept", "lock", "outcome", "acquired").timer().count()).as("no lock client was used").isZero();
+        } finally {
+            store.close().block(TIMEOUT);
+        }
+    }
 }

@@ -1,9 +1,7 @@
 package io.reactivelocks.spring.boot;
 
 import io.reactivelocks.LockClient;
-import io.reactivelocks.LockListener;
 import io.reactivelocks.LockStore;
-import org.springframework.beans.factory.ObjectProvider;
 
 /**
  * Makes the auto-configured {@link LockClient} from the store session, with the options and listeners of the
@@ -13,15 +11,12 @@ import org.springframework.beans.factory.ObjectProvider;
 final class LockClientFactoryBean extends ClosingFactoryBean.Phased<LockClient> {
 
     /**
-     * @param store           the store session
-     * @param properties      the options and the shutdown timeout
-     * @param listener        the application's {@link LockListener} bean, used if it is unique
-     * @param listenerFactory the listener factories (meters, observations, health counts), each used
+     * @param store      the store session
+     * @param properties the shutdown timeout
+     * @param options    the options and listeners of every auto-configured concept
      */
-    LockClientFactoryBean(LockStore store, ReactiveLocksProperties properties, ObjectProvider<LockListener> listener,
-                          ObjectProvider<LockListenerFactory> listenerFactory) {
-        super(store.locks(properties.toLockOptions(),
-                        LockListenerFactory.choose(store.name(), listener.getIfUnique(), listenerFactory.orderedStream().toList())),
+    LockClientFactoryBean(LockStore store, ReactiveLocksProperties properties, ConceptOptions options) {
+        super(store.locks(options.forStore(store.name())),
                 LockClient.class, LockClient::close, "client", properties.getShutdownTimeout());
     }
 }

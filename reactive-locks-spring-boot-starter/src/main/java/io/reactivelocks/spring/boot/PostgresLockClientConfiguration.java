@@ -45,17 +45,16 @@ class PostgresLockClientConfiguration {
     @ConditionalOnMissingBean(LockClient.class)
     @ConditionalOnBean(ConnectionFactory.class)
     LockClientFactoryBean reactiveLocksClient(LockStore store, ReactiveLocksProperties properties,
-                                              ObjectProvider<LockListener> listener,
-                                              ObjectProvider<LockListenerFactory> listenerFactory) {
-        return new LockClientFactoryBean(store, properties, listener, listenerFactory);
+                                              ConceptOptions options) {
+        return new LockClientFactoryBean(store, properties, options);
     }
 
     @Bean
     @ConditionalOnMissingBean(TaskQueue.class)
     @ConditionalOnBean(ConnectionFactory.class)
-    ClosingFactoryBean.Phased<PostgresTaskQueue> reactiveLocksTaskQueue(LockStore store, ReactiveLocksProperties properties) {
+    ClosingFactoryBean.Phased<PostgresTaskQueue> reactiveLocksTaskQueue(LockStore store, ReactiveLocksProperties properties, ConceptOptions options) {
         // a PostgreSQL session hands out PostgresTaskQueues; another store's session bean (the application's) cannot
-        TaskQueue queue = store.taskQueue(properties.toLockOptions());
+        TaskQueue queue = store.taskQueue(options.forStore(store.name()));
         if (!(queue instanceof PostgresTaskQueue postgresQueue)) {
             queue.close().subscribe();
             throw new IllegalStateException("the LockStore bean is " + store.name() + ", not PostgreSQL: define your own"
@@ -67,22 +66,22 @@ class PostgresLockClientConfiguration {
     @Bean
     @ConditionalOnMissingBean(WindowLock.class)
     @ConditionalOnBean(ConnectionFactory.class)
-    ClosingFactoryBean<WindowLock> reactiveLocksWindowLock(LockStore store, ReactiveLocksProperties properties) {
-        return ClosingFactoryBean.windowLock(store.windowLocks(properties.toLockOptions()), properties.getShutdownTimeout());
+    ClosingFactoryBean<WindowLock> reactiveLocksWindowLock(LockStore store, ReactiveLocksProperties properties, ConceptOptions options) {
+        return ClosingFactoryBean.windowLock(store.windowLocks(options.forStore(store.name())), properties.getShutdownTimeout());
     }
 
     @Bean
     @ConditionalOnMissingBean(Semaphore.class)
     @ConditionalOnBean(ConnectionFactory.class)
-    ClosingFactoryBean.Phased<Semaphore> reactiveLocksSemaphore(LockStore store, ReactiveLocksProperties properties) {
-        return ClosingFactoryBean.semaphore(store.semaphores(properties.toLockOptions()), properties.getShutdownTimeout());
+    ClosingFactoryBean.Phased<Semaphore> reactiveLocksSemaphore(LockStore store, ReactiveLocksProperties properties, ConceptOptions options) {
+        return ClosingFactoryBean.semaphore(store.semaphores(options.forStore(store.name())), properties.getShutdownTimeout());
     }
 
     @Bean
     @ConditionalOnMissingBean(ReadWriteLock.class)
     @ConditionalOnBean(ConnectionFactory.class)
-    ClosingFactoryBean.Phased<ReadWriteLock> reactiveLocksReadWriteLock(LockStore store, ReactiveLocksProperties properties) {
-        return ClosingFactoryBean.readWriteLock(store.readWriteLocks(ReadWriteLockOptions.of(properties.toLockOptions())),
+    ClosingFactoryBean.Phased<ReadWriteLock> reactiveLocksReadWriteLock(LockStore store, ReactiveLocksProperties properties, ConceptOptions options) {
+        return ClosingFactoryBean.readWriteLock(store.readWriteLocks(ReadWriteLockOptions.of(options.forStore(store.name()))),
                 properties.getShutdownTimeout());
     }
 
@@ -94,8 +93,8 @@ class PostgresLockClientConfiguration {
     @Bean(name = ReactiveLocksAutoConfiguration.FAIR_LOCK_BEAN, defaultCandidate = false)
     @ConditionalOnMissingBean(name = ReactiveLocksAutoConfiguration.FAIR_LOCK_BEAN)
     @ConditionalOnBean(ConnectionFactory.class)
-    ClosingFactoryBean.Phased<LockClient> reactiveLocksFairLock(LockStore store, ReactiveLocksProperties properties) {
-        return ClosingFactoryBean.fairLock(store.fairLocks(properties.toLockOptions()), properties.getShutdownTimeout());
+    ClosingFactoryBean.Phased<LockClient> reactiveLocksFairLock(LockStore store, ReactiveLocksProperties properties, ConceptOptions options) {
+        return ClosingFactoryBean.fairLock(store.fairLocks(options.forStore(store.name())), properties.getShutdownTimeout());
     }
 
     /**

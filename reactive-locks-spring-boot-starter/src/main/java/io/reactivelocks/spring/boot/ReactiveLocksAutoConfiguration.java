@@ -63,4 +63,17 @@ public class ReactiveLocksAutoConfiguration {
     /** Created by Spring Boot's auto-configuration. */
     public ReactiveLocksAutoConfiguration() {
     }
+
+    /**
+     * @param properties        the application's options
+     * @param listener          the application's {@code LockListener} bean, used if it is unique
+     * @param listenerFactories the starter's listener factories (meters, observations, health counts)
+     * @return the options every auto-configured concept is handed out with
+     */
+    @org.springframework.context.annotation.Bean
+    ConceptOptions reactiveLocksConceptOptions(ReactiveLocksProperties properties,
+                                               org.springframework.beans.factory.ObjectProvider<io.reactivelocks.LockListener> listener,
+                                               org.springframework.beans.factory.ObjectProvider<LockListenerFactory> listenerFactories) {
+        return new ConceptOptions(properties, listener, listenerFactories);
+    }
 }

@@ -41,40 +41,39 @@ class RedisLockClientConfiguration {
     @ConditionalOnMissingBean(LockClient.class)
     @ConditionalOnBean(RedisClient.class)
     LockClientFactoryBean reactiveLocksClient(LockStore store, ReactiveLocksProperties properties,
-                                              ObjectProvider<LockListener> listener,
-                                              ObjectProvider<LockListenerFactory> listenerFactory) {
-        return new LockClientFactoryBean(store, properties, listener, listenerFactory);
+                                              ConceptOptions options) {
+        return new LockClientFactoryBean(store, properties, options);
     }
 
     @Bean
     @ConditionalOnMissingBean(TaskQueue.class)
     @ConditionalOnBean(RedisClient.class)
-    ClosingFactoryBean.Phased<TaskQueue> reactiveLocksTaskQueue(LockStore store, ReactiveLocksProperties properties) {
-        return ClosingFactoryBean.taskQueue(store.taskQueue(properties.toLockOptions()),
+    ClosingFactoryBean.Phased<TaskQueue> reactiveLocksTaskQueue(LockStore store, ReactiveLocksProperties properties, ConceptOptions options) {
+        return ClosingFactoryBean.taskQueue(store.taskQueue(options.forStore(store.name())),
                 TaskQueue.class, properties.getShutdownTimeout());
     }
 
     @Bean
     @ConditionalOnMissingBean(WindowLock.class)
     @ConditionalOnBean(RedisClient.class)
-    ClosingFactoryBean<WindowLock> reactiveLocksWindowLock(LockStore store, ReactiveLocksProperties properties) {
-        return ClosingFactoryBean.windowLock(store.windowLocks(properties.toLockOptions()),
+    ClosingFactoryBean<WindowLock> reactiveLocksWindowLock(LockStore store, ReactiveLocksProperties properties, ConceptOptions options) {
+        return ClosingFactoryBean.windowLock(store.windowLocks(options.forStore(store.name())),
                 properties.getShutdownTimeout());
     }
 
     @Bean
     @ConditionalOnMissingBean(Semaphore.class)
     @ConditionalOnBean(RedisClient.class)
-    ClosingFactoryBean.Phased<Semaphore> reactiveLocksSemaphore(LockStore store, ReactiveLocksProperties properties) {
-        return ClosingFactoryBean.semaphore(store.semaphores(properties.toLockOptions()),
+    ClosingFactoryBean.Phased<Semaphore> reactiveLocksSemaphore(LockStore store, ReactiveLocksProperties properties, ConceptOptions options) {
+        return ClosingFactoryBean.semaphore(store.semaphores(options.forStore(store.name())),
                 properties.getShutdownTimeout());
     }
 
     @Bean
     @ConditionalOnMissingBean(ReadWriteLock.class)
     @ConditionalOnBean(RedisClient.class)
-    ClosingFactoryBean.Phased<ReadWriteLock> reactiveLocksReadWriteLock(LockStore store, ReactiveLocksProperties properties) {
-        return ClosingFactoryBean.readWriteLock(store.readWriteLocks(ReadWriteLockOptions.of(properties.toLockOptions())),
+    ClosingFactoryBean.Phased<ReadWriteLock> reactiveLocksReadWriteLock(LockStore store, ReactiveLocksProperties properties, ConceptOptions options) {
+        return ClosingFactoryBean.readWriteLock(store.readWriteLocks(ReadWriteLockOptions.of(options.forStore(store.name()))),
                 properties.getShutdownTimeout());
     }
 
@@ -86,8 +85,8 @@ class RedisLockClientConfiguration {
     @Bean(name = ReactiveLocksAutoConfiguration.FAIR_LOCK_BEAN, defaultCandidate = false)
     @ConditionalOnMissingBean(name = ReactiveLocksAutoConfiguration.FAIR_LOCK_BEAN)
     @ConditionalOnBean(RedisClient.class)
-    ClosingFactoryBean.Phased<LockClient> reactiveLocksFairLock(LockStore store, ReactiveLocksProperties properties) {
-        return ClosingFactoryBean.fairLock(store.fairLocks(properties.toLockOptions()),
+    ClosingFactoryBean.Phased<LockClient> reactiveLocksFairLock(LockStore store, ReactiveLocksProperties properties, ConceptOptions options) {
+        return ClosingFactoryBean.fairLock(store.fairLocks(options.forStore(store.name())),
                 properties.getShutdownTimeout());
     }
 

@@ -49,31 +49,30 @@ class ZooKeeperLockClientConfiguration {
     @ConditionalOnMissingBean(LockClient.class)
     @ConditionalOnBean(CuratorFramework.class)
     LockClientFactoryBean reactiveLocksClient(LockStore store, ReactiveLocksProperties properties,
-                                              ObjectProvider<LockListener> listener,
-                                              ObjectProvider<LockListenerFactory> listenerFactory) {
-        return new LockClientFactoryBean(store, properties, listener, listenerFactory);
+                                              ConceptOptions options) {
+        return new LockClientFactoryBean(store, properties, options);
     }
 
     @Bean
     @ConditionalOnMissingBean(WindowLock.class)
     @ConditionalOnBean(CuratorFramework.class)
-    ClosingFactoryBean<WindowLock> reactiveLocksWindowLock(LockStore store, ReactiveLocksProperties properties) {
-        return ClosingFactoryBean.windowLock(store.windowLocks(properties.toLockOptions()), properties.getShutdownTimeout());
+    ClosingFactoryBean<WindowLock> reactiveLocksWindowLock(LockStore store, ReactiveLocksProperties properties, ConceptOptions options) {
+        return ClosingFactoryBean.windowLock(store.windowLocks(options.forStore(store.name())), properties.getShutdownTimeout());
     }
 
     @Bean
     @ConditionalOnMissingBean(ReadWriteLock.class)
     @ConditionalOnBean(CuratorFramework.class)
-    ClosingFactoryBean.Phased<ReadWriteLock> reactiveLocksReadWriteLock(LockStore store, ReactiveLocksProperties properties) {
-        return ClosingFactoryBean.readWriteLock(store.readWriteLocks(ReadWriteLockOptions.of(properties.toLockOptions())),
+    ClosingFactoryBean.Phased<ReadWriteLock> reactiveLocksReadWriteLock(LockStore store, ReactiveLocksProperties properties, ConceptOptions options) {
+        return ClosingFactoryBean.readWriteLock(store.readWriteLocks(ReadWriteLockOptions.of(options.forStore(store.name()))),
                 properties.getShutdownTimeout());
     }
 
     @Bean
     @ConditionalOnMissingBean(Semaphore.class)
     @ConditionalOnBean(CuratorFramework.class)
-    ClosingFactoryBean.Phased<Semaphore> reactiveLocksSemaphore(LockStore store, ReactiveLocksProperties properties) {
-        return ClosingFactoryBean.semaphore(store.semaphores(properties.toLockOptions()), properties.getShutdownTimeout());
+    ClosingFactoryBean.Phased<Semaphore> reactiveLocksSemaphore(LockStore store, ReactiveLocksProperties properties, ConceptOptions options) {
+        return ClosingFactoryBean.semaphore(store.semaphores(options.forStore(store.name())), properties.getShutdownTimeout());
     }
 
     /** The ZooKeeper options from the properties: the root path and the bound on the backend's own requests. */

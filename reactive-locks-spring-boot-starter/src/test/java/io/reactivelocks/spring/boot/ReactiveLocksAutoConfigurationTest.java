@@ -267,7 +267,10 @@ class ReactiveLocksAutoConfigurationTest {
             context.getBean(LockClient.class);
             MeterRegistry registry = context.getBean(MeterRegistry.class);
             assertThat(registry.get(MicrometerLockListener.LOSSES).tags("backend", "redis").counter().count()).isZero();
-            assertThat(registry.find(MicrometerLockListener.ACQUIRE_WAIT).timers()).hasSize(2);
+            assertThat(registry.find(MicrometerLockListener.ACQUIRE_WAIT).tag("concept", "lock").timers()).hasSize(2);
+            // every concept bean reports to the same meters, tagged with its concept
+            context.getBean(io.reactivelocks.semaphore.Semaphore.class);
+            assertThat(registry.find(MicrometerLockListener.ACQUIRE_WAIT).tag("concept", "semaphore").timers()).hasSize(2);
         });
     }
 

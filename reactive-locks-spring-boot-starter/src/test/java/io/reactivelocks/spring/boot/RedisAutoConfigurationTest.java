@@ -116,9 +116,9 @@ class RedisAutoConfigurationTest {
                     .verify(TIMEOUT);
 
             MeterRegistry registry = context.getBean(MeterRegistry.class);
-            assertThat(registry.get(MicrometerLockListener.ACQUIRE_WAIT).tags("backend", "redis", "outcome", "acquired")
+            assertThat(registry.get(MicrometerLockListener.ACQUIRE_WAIT).tags("backend", "redis", "concept", "lock", "outcome", "acquired")
                     .timer().count()).isEqualTo(2);
-            assertThat(registry.get(MicrometerLockListener.CONTENTION).tags("backend", "redis").counter().count())
+            assertThat(registry.get(MicrometerLockListener.CONTENTION).tags("backend", "redis", "concept", "lock").counter().count())
                     .isEqualTo(1.0);
             assertThat(acquired).containsExactly("order:42", "held");
         });
