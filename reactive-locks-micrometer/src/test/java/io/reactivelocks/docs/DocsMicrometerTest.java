@@ -1,5 +1,8 @@
 package io.reactivelocks.docs;
 
+import io.reactivelocks.LockStore;
+import io.reactivelocks.local.LocalLocks;
+import io.reactivelocks.semaphore.Semaphore;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.micrometer.core.instrument.MeterRegistry;
@@ -30,15 +33,22 @@ class DocsMicrometerTest {
         MeterRegistry meterRegistry = new SimpleMeterRegistry();
         TestObservationRegistry observationRegistry = TestObservationRegistry.create();
         // tag::listeners[]
-        LockBackend backend = new LocalLockBackend(new LocalLockStore());   // RedisLocks.backend(redis, RedisLockOptions.defaults()), ...
-        LockClient locks = LockClient.create(backend, LockOptions.defaults(), LockListener.composite(
-                MicrometerLockListener.forBackend(meterRegistry, backend),       // reactive.locks.* meters, tagged backend=...
-                ObservationLockListener.forBackend(observationRegistry, backend)));   // wait, hold and renewal observations
+        LockStore store = LocalLocks.open();                      // RedisLocks.connect(redis), PostgresLocks.connect(factory), ...
+        LockOptions options = LockOptions.builder().listener(LockListener.composite(
+                new MicrometerLockListener(meterRegistry, store.name()),          // reactive.locks.* meters, tagged backend, concept
+                new ObservationLockListener(observationRegistry, store.name())))  // wait, hold and renewal observations
+                .build();
+        LockClient locks = store.locks(options);                   // store.semaphores(options), store.readWriteLocks(...) alike
+        Semaphore permits = store.semaphores(options);             // its meters are tagged concept=semaphore
         // end::listeners[]
         StepVerifier.create(locks.withLock("order:42", lease -> Mono.just(lease.token()))).expectNextCount(1).expectComplete().verify(STEP);
-        assertThat(meterRegistry.get(MicrometerLockListener.ACQUIRE_WAIT).tag("outcome", "acquired").timer().count()).isEqualTo(1);
+        StepVerifier.create(permits.withPermit("pool", 3, lease -> Mono.just(lease.token()))).expectNextCount(1).expectComplete().verify(STEP);
+        assertThat(meterRegistry.get(MicrometerLockListener.ACQUIRE_WAIT).tags("concept", "lock", "outcome", "acquired").timer().count())
+                .isEqualTo(1);
+        assertThat(meterRegistry.get(MicrometerLockListener.ACQUIRE_WAIT).tags("concept", "semaphore", "outcome", "acquired").timer()
+                .count()).isEqualTo(1);
         TestObservationRegistryAssert.assertThat(observationRegistry).hasObservationWithNameEqualTo(ObservationLockListener.HOLD);
-        locks.close().block(STEP);
+        store.close().block(STEP);
     }
 
     @Test

@@ -81,6 +81,10 @@ class PostgresFairLockRequestsTest {
                 waiting.add(fair.acquire(name).subscribe(granted::add));
             }
             await().atMost(TIMEOUT).until(() -> PostgresTestSupport.count(raw, "fair_requests", options.table() + "_waiters") == WAITERS);
+            // the waiters' rows are in, but a loaded machine may still be finishing their first asks: count from
+            // the moment no statement has been sent for a while, so that the first handoff counts only itself
+            AtomicLong seen = new AtomicLong(-1);
+            await().atMost(TIMEOUT).pollInterval(Duration.ofMillis(250)).until(() -> seen.getAndSet(statements.get()) == statements.get());
             List<Long> perHandoff = new ArrayList<>();
             for (int k = 1; k <= WAITERS; k++) {
                 long before = statements.get();

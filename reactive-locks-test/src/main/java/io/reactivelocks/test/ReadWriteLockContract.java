@@ -463,7 +463,7 @@ public abstract class ReadWriteLockContract {
                 l.read().tryAcquire(name("warm")).flatMap(Lease::release).block(STEP); // connected
                 List<String> burstNames = new ArrayList<>();
                 for (int i = 0; i < 200; i++) {
-                    String n = "close-after-cancel-" + UUID.randomUUID();
+                    String n = "close-after-cancel-" + (i % 6) + "-" + UUID.randomUUID();
                     burstNames.add(n);
                     Disposable d = switch (i % 6) {
                         case 0 -> l.read().acquire(n).subscribe(null, e -> { });
@@ -476,8 +476,9 @@ public abstract class ReadWriteLockContract {
                     d.dispose();
                 }
                 l.close().block(STEP);
+                // the name says which kind of acquire it was (i % 6 above); the holders what was left
                 left.addAll(Flux.fromIterable(burstNames)
-                        .flatMap(n -> check.holders(n).filter(h -> !h.isEmpty()).map(h -> n), 16)
+                        .flatMap(n -> check.holders(n).filter(h -> !h.isEmpty()).map(h -> n + " " + h), 16)
                         .collectList().block(STEP));
             }
         } finally {

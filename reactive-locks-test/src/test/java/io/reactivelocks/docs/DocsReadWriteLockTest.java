@@ -37,6 +37,7 @@ class DocsReadWriteLockTest {
         Mono<Lease> reader = catalog.read().tryAcquire("catalog");      // empty while a writer holds (or waits)
         Flux<Lease> writer = catalog.write().hold("catalog");           // the grant, again after each renewal; completes when lost
         Flux<ReadWriteState> state = catalog.observe("catalog");        // readers, writer, waiting writers
+        Mono<ReadWriteState> now = catalog.inspect("catalog");          // the same, read once; catalog.metrics(): what this client holds
         // end::use[]
         StepVerifier.create(read).expectNext("catalog v1").expectComplete().verify(STEP);
         StepVerifier.create(rebuilt).expectNextMatches(r -> r.startsWith("rebuilt with fence ")).expectComplete().verify(STEP);

@@ -53,6 +53,7 @@ class DocsSemaphoreTest {
         Mono<List<Lease>> two = exports.acquire("exports", 4, 2, options);   // two permits at once, all or none
         Flux<Lease> held = exports.hold("exports", 4);                   // the permit, again after each renewal; completes when lost
         Flux<SemaphoreState> holders = exports.observe("exports");       // who holds permits: owner, token, deadline
+        Mono<SemaphoreState> now = exports.inspect("exports");          // the same, read once; exports.metrics(): what this client holds
         // end::verbs[]
         List<Lease> pair = two.block(STEP);
         Lease third = one.block(STEP);

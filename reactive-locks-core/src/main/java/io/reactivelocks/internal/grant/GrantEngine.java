@@ -710,7 +710,10 @@ public final class GrantEngine {
      *                what its requests may have left is not worth a WARN line when the store is down
      */
     void releaseDetached(String name, String owner, LockOptions options, boolean granted) {
-        releaseOnStore(name, owner, options)
+        cleanUps.tracked(name, within(Mono.defer(() -> store.release(name, owner)), options)
+                        .onErrorMap(e -> mapError(name, "release", e))
+                        .retryWhen(CleanUpBook.GIVE_BACK)
+                        .then())
                 .onErrorResume(e -> {
                     if (granted) {
                         LOG.warn("could not release a grant of {} '{}' (it expires by its TTL): {}", concept, name, e.toString());
