@@ -59,7 +59,7 @@ public interface LockClient {
     }
 
     /** @return the options used by the methods that take none */
-    LockOptions defaultOptions();
+    LockOptions options();
 
     /**
      * Acquires the lock, waiting as long as it takes (see {@link #acquire(String, LockOptions)}).
@@ -68,7 +68,7 @@ public interface LockClient {
      * @return a {@code Mono} of the granted lease
      */
     default Mono<Lease> acquire(String name) {
-        return acquire(name, defaultOptions());
+        return acquire(name, options());
     }
 
     /**
@@ -100,7 +100,7 @@ public interface LockClient {
      * @return the lease, or empty when someone else holds the lock
      */
     default Mono<Lease> tryAcquire(String name) {
-        return tryAcquire(name, defaultOptions());
+        return tryAcquire(name, options());
     }
 
     /**
@@ -121,7 +121,7 @@ public interface LockClient {
      * @return the hold stream
      */
     default Flux<Lease> hold(String name) {
-        return hold(name, defaultOptions());
+        return hold(name, options());
     }
 
     /**
@@ -145,7 +145,7 @@ public interface LockClient {
      * @return the body's result
      */
     default <T> Mono<T> withLock(String name, Function<? super Lease, ? extends Mono<T>> body) {
-        return withLock(name, defaultOptions(), body);
+        return withLock(name, options(), body);
     }
 
     /**
@@ -172,7 +172,7 @@ public interface LockClient {
      * @return the body's elements
      */
     default <T> Flux<T> withLockMany(String name, Function<? super Lease, ? extends Publisher<T>> body) {
-        return withLockMany(name, defaultOptions(), body);
+        return withLockMany(name, options(), body);
     }
 
     /**

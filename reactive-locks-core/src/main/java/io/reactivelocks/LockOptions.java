@@ -8,7 +8,7 @@ import reactor.util.retry.Retry;
 import reactor.util.retry.RetryBackoffSpec;
 
 /**
- * Immutable options of lock operations. A client has defaults ({@link LockClient#defaultOptions()});
+ * Immutable options of lock operations. A client has defaults ({@link LockClient#options()});
  * each operation may take its own. Build with {@link #builder()} or change a copy with
  * {@link #mutate()}; {@link Builder#build()} checks every value and names the one that is wrong.
  *

@@ -73,7 +73,7 @@ public final class BlockingLocks implements AutoCloseable {
      * @throws InterruptedException when interrupted while waiting: nothing is left held
      */
     public BlockingLease acquire(String name) throws InterruptedException {
-        return acquire(name, client.defaultOptions());
+        return acquire(name, client.options());
     }
 
     /**
@@ -107,7 +107,7 @@ public final class BlockingLocks implements AutoCloseable {
      * @throws InterruptedException when interrupted while the attempt is in flight: nothing is left held
      */
     public Optional<BlockingLease> tryAcquire(String name) throws InterruptedException {
-        return tryAcquire(name, client.defaultOptions());
+        return tryAcquire(name, client.options());
     }
 
     /**
@@ -142,7 +142,7 @@ public final class BlockingLocks implements AutoCloseable {
      * @throws InterruptedException when interrupted while waiting for the lock (the body did not run)
      */
     public <T, E extends Exception> T withLock(String name, LeaseBody<T, E> body) throws E, InterruptedException {
-        return withLock(name, client.defaultOptions(), body);
+        return withLock(name, client.options(), body);
     }
 
     /**
@@ -196,8 +196,8 @@ public final class BlockingLocks implements AutoCloseable {
     }
 
     /** @return the options used by the methods that take none (the client's) */
-    public LockOptions defaultOptions() {
-        return client.defaultOptions();
+    public LockOptions options() {
+        return client.options();
     }
 
     /**
@@ -211,7 +211,7 @@ public final class BlockingLocks implements AutoCloseable {
      */
     public <E extends Exception> void hold(String name, StreamBody<? super BlockingLease, E> body)
             throws E, InterruptedException {
-        hold(name, client.defaultOptions(), body);
+        hold(name, client.options(), body);
     }
 
     /**

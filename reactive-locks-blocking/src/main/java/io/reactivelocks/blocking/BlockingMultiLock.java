@@ -64,7 +64,7 @@ public final class BlockingMultiLock {
      * @throws InterruptedException when interrupted while waiting: nothing is left held
      */
     public BlockingMultiLease acquire(Collection<String> names) throws InterruptedException {
-        return acquire(names, multi.client().defaultOptions());
+        return acquire(names, multi.client().options());
     }
 
     /**
@@ -94,7 +94,7 @@ public final class BlockingMultiLock {
      * @throws InterruptedException when interrupted while an attempt is in flight: nothing is left held
      */
     public Optional<BlockingMultiLease> tryAcquire(Collection<String> names) throws InterruptedException {
-        return tryAcquire(names, multi.client().defaultOptions());
+        return tryAcquire(names, multi.client().options());
     }
 
     /**
@@ -127,7 +127,7 @@ public final class BlockingMultiLock {
      */
     public <T, E extends Exception> T withLocks(Collection<String> names, GrantBody<? super BlockingMultiLease, T, E> body)
             throws E, InterruptedException {
-        return withLocks(names, multi.client().defaultOptions(), body);
+        return withLocks(names, multi.client().options(), body);
     }
 
     /**
@@ -186,7 +186,7 @@ public final class BlockingMultiLock {
      */
     public <E extends Exception> void hold(Collection<String> names, StreamBody<? super BlockingMultiLease, E> body)
             throws E, InterruptedException {
-        hold(names, multi.client().defaultOptions(), body);
+        hold(names, multi.client().options(), body);
     }
 
     /**

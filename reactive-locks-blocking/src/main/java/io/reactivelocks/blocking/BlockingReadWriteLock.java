@@ -198,8 +198,8 @@ public final class BlockingReadWriteLock implements AutoCloseable {
         }
 
         /** @return the lock's default timing options */
-        public LockOptions defaultOptions() {
-            return access.defaultOptions();
+        public LockOptions options() {
+            return access.options();
         }
 
         /**
@@ -210,7 +210,7 @@ public final class BlockingReadWriteLock implements AutoCloseable {
          * @throws InterruptedException when interrupted while waiting: nothing is left held
          */
         public BlockingLease acquire(String name) throws InterruptedException {
-            return acquire(name, access.defaultOptions());
+            return acquire(name, access.options());
         }
 
         /**
@@ -241,7 +241,7 @@ public final class BlockingReadWriteLock implements AutoCloseable {
          * @throws InterruptedException when interrupted while the attempt is in flight
          */
         public Optional<BlockingLease> tryAcquire(String name) throws InterruptedException {
-            return tryAcquire(name, access.defaultOptions());
+            return tryAcquire(name, access.options());
         }
 
         /**
@@ -272,7 +272,7 @@ public final class BlockingReadWriteLock implements AutoCloseable {
          * @throws InterruptedException when interrupted while waiting (the body did not run)
          */
         public <T, E extends Exception> T withLock(String name, LeaseBody<T, E> body) throws E, InterruptedException {
-            return withLock(name, access.defaultOptions(), body);
+            return withLock(name, access.options(), body);
         }
 
         /**
@@ -321,7 +321,7 @@ public final class BlockingReadWriteLock implements AutoCloseable {
          */
         public <E extends Exception> void hold(String name, StreamBody<? super BlockingLease, E> body)
                 throws E, InterruptedException {
-            hold(name, access.defaultOptions(), body);
+            hold(name, access.options(), body);
         }
 
         /**

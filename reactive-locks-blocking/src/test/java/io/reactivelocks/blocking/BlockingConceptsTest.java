@@ -57,7 +57,7 @@ class BlockingConceptsTest {
         assertThat(store.concepts()).isEqualTo(EnumSet.allOf(Concept.class));
         assertThat(store.offers(Concept.TASK_QUEUE)).isTrue();
         assertThat(store.locks().client()).isNotNull();
-        assertThat(store.locks(OPTIONS).defaultOptions()).isEqualTo(OPTIONS);
+        assertThat(store.locks(OPTIONS).options()).isEqualTo(OPTIONS);
         assertThat(store.fairLocks(OPTIONS)).isNotNull();
         assertThat(store.semaphores(OPTIONS).options()).isEqualTo(OPTIONS);
         assertThat(store.readWriteLocks(OPTIONS).read().mode()).isEqualTo(LockMode.READ);
@@ -156,7 +156,7 @@ class BlockingConceptsTest {
         assertThat(writeToken).isGreaterThan(Math.max(r1.token(), r2.token()));
         rw.holdWrite("c", lease -> false);
         rw.holdRead("c", lease -> false);
-        assertThat(rw.write().tryAcquire("c", rw.write().defaultOptions()).map(l -> {
+        assertThat(rw.write().tryAcquire("c", rw.write().options()).map(l -> {
             l.release();
             return l.token();
         })).get().matches(t -> t > writeToken);

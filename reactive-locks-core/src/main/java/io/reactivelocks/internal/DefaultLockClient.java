@@ -98,7 +98,7 @@ public final class DefaultLockClient implements LockClient {
     // ---- API
 
     @Override
-    public LockOptions defaultOptions() {
+    public LockOptions options() {
         return defaults;
     }
 

@@ -55,7 +55,7 @@ final class StateObserver {
         return Mono.defer(() -> {
             long sentAt = client.clock().nanoTime();
             return client.backend().inspect(name)
-                    .transform(m -> client.withinRequestTimeout(m, client.defaultOptions()))
+                    .transform(m -> client.withinRequestTimeout(m, client.options()))
                     .onErrorMap(e -> BackendErrors.map(client.backend().name(), name, "inspect", e))
                     .map(h -> (LockState) held(name, h, sentAt))
                     .defaultIfEmpty(new LockState.Free(name));

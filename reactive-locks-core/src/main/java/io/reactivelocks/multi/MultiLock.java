@@ -83,7 +83,7 @@ public interface MultiLock {
      * @return a {@code Mono} of the granted set
      */
     default Mono<MultiLease> acquire(Collection<String> names) {
-        return acquire(names, client().defaultOptions());
+        return acquire(names, client().options());
     }
 
     /**
@@ -107,7 +107,7 @@ public interface MultiLock {
      * @return the set, or empty when a name is held by someone else
      */
     default Mono<MultiLease> tryAcquire(Collection<String> names) {
-        return tryAcquire(names, client().defaultOptions());
+        return tryAcquire(names, client().options());
     }
 
     /**
@@ -132,7 +132,7 @@ public interface MultiLock {
      * @return the body's result
      */
     default <T> Mono<T> withLocks(Collection<String> names, Function<? super MultiLease, ? extends Mono<T>> body) {
-        return withLocks(names, client().defaultOptions(), body);
+        return withLocks(names, client().options(), body);
     }
 
     /**
@@ -170,7 +170,7 @@ public interface MultiLock {
      * @return the hold stream
      */
     default Flux<MultiLease> hold(Collection<String> names) {
-        return hold(names, client().defaultOptions());
+        return hold(names, client().options());
     }
 
     /**

@@ -167,7 +167,7 @@ public interface ReadWriteLock {
          * @return a {@code Mono} of the grant's lease
          */
         default Mono<Lease> acquire(String name) {
-            return acquire(name, defaultOptions());
+            return acquire(name, options());
         }
 
         /**
@@ -190,7 +190,7 @@ public interface ReadWriteLock {
          * @return the lease, or empty when the lock is taken
          */
         default Mono<Lease> tryAcquire(String name) {
-            return tryAcquire(name, defaultOptions());
+            return tryAcquire(name, options());
         }
 
         /**
@@ -213,7 +213,7 @@ public interface ReadWriteLock {
          * @return the body's result
          */
         default <T> Mono<T> withLock(String name, Function<? super Lease, ? extends Mono<T>> body) {
-            return withLock(name, defaultOptions(), body);
+            return withLock(name, options(), body);
         }
 
         /**
@@ -237,7 +237,7 @@ public interface ReadWriteLock {
          * @return the hold stream
          */
         default Flux<Lease> hold(String name) {
-            return hold(name, defaultOptions());
+            return hold(name, options());
         }
 
         /**
@@ -251,6 +251,6 @@ public interface ReadWriteLock {
         Flux<Lease> hold(String name, LockOptions options);
 
         /** @return the lock's default timing options */
-        LockOptions defaultOptions();
+        LockOptions options();
     }
 }

@@ -104,7 +104,7 @@ class LeaderElectionVirtualTimeTest {
 
     @Test
     void payloadIsStoredWithTheGrantAndALostLeaseCannotUpdateIt() {
-        Lease lease = locks.acquire("p", locks.defaultOptions().withPayload("mine")).block(STEP);
+        Lease lease = locks.acquire("p", locks.options().withPayload("mine")).block(STEP);
         assertThat(lease.payload()).isEqualTo("mine");
         StepVerifier.create(others.inspect("p"))
                 .assertNext(s -> assertThat(((LockState.Held) s).payload()).isEqualTo("mine"))

@@ -36,8 +36,8 @@ import kotlinx.coroutines.reactor.awaitSingleOrNull
  */
 public class CoroutineLockClient(public val reactive: LockClient) {
 
-    /** The options used by the functions that take none ([LockClient.defaultOptions]). */
-    public val defaultOptions: LockOptions get() = reactive.defaultOptions()
+    /** The options used by the functions that take none ([LockClient.options]). */
+    public val options: LockOptions get() = reactive.options()
 
     /** The client's live view of held leases and acquires in progress ([LockClient.metrics]). */
     public val metrics: LockClientMetrics get() = reactive.metrics()
@@ -55,7 +55,7 @@ public class CoroutineLockClient(public val reactive: LockClient) {
      *         fails when the wait timeout ends
      * @throws io.reactivelocks.LockClientClosedException when the client is closed
      */
-    public suspend fun acquire(name: String, options: LockOptions = defaultOptions): Lease =
+    public suspend fun acquire(name: String, options: LockOptions = this.options): Lease =
         reactive.acquire(name, options).awaitSingle()
 
     /**
@@ -68,7 +68,7 @@ public class CoroutineLockClient(public val reactive: LockClient) {
      * @throws io.reactivelocks.LockBackendException when the store fails or does not answer
      *         within the request timeout
      */
-    public suspend fun tryAcquire(name: String, options: LockOptions = defaultOptions): Lease? =
+    public suspend fun tryAcquire(name: String, options: LockOptions = this.options): Lease? =
         reactive.tryAcquire(name, options).awaitSingleOrNull()
 
     /**
@@ -96,7 +96,7 @@ public class CoroutineLockClient(public val reactive: LockClient) {
      */
     public suspend fun <T> withLock(
         name: String,
-        options: LockOptions = defaultOptions,
+        options: LockOptions = this.options,
         block: suspend CoroutineScope.(lease: Lease) -> T,
     ): T = scoped(block, ::lossOf) { body -> reactive.withLock<Any>(name, options) { lease -> body.mono(lease) } }
 
@@ -113,7 +113,7 @@ public class CoroutineLockClient(public val reactive: LockClient) {
      */
     public fun <T : Any> withLockMany(
         name: String,
-        options: LockOptions = defaultOptions,
+        options: LockOptions = this.options,
         block: (lease: Lease) -> Flow<T>,
     ): Flow<T> = reactive.withLockMany(name, options) { lease -> block(lease).asFlux() }.asFlow()
 
@@ -127,7 +127,7 @@ public class CoroutineLockClient(public val reactive: LockClient) {
      * @param options options for this call
      * @return the hold flow
      */
-    public fun hold(name: String, options: LockOptions = defaultOptions): Flow<Lease> =
+    public fun hold(name: String, options: LockOptions = this.options): Flow<Lease> =
         reactive.hold(name, options).asFlow()
 
     /**

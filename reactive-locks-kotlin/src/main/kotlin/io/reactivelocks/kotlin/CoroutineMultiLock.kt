@@ -26,7 +26,7 @@ import kotlinx.coroutines.reactor.awaitSingleOrNull
 public class CoroutineMultiLock(public val reactive: MultiLock) {
 
     /** The options of the client the locks are taken with. */
-    public val defaultOptions: LockOptions get() = reactive.client().defaultOptions()
+    public val options: LockOptions get() = reactive.client().options()
 
     /** The coroutine face of the client the locks are taken with ([MultiLock.client]). */
     public val client: CoroutineLockClient get() = reactive.client().coroutines()
@@ -40,7 +40,7 @@ public class CoroutineMultiLock(public val reactive: MultiLock) {
      * @return the granted set
      * @throws io.reactivelocks.LockTimeoutException when the wait timeout for the whole set ends
      */
-    public suspend fun acquire(names: Collection<String>, options: LockOptions = defaultOptions): MultiLease =
+    public suspend fun acquire(names: Collection<String>, options: LockOptions = this.options): MultiLease =
         reactive.acquire(names, options).awaitSingle()
 
     /**
@@ -50,7 +50,7 @@ public class CoroutineMultiLock(public val reactive: MultiLock) {
      * @param options options for every lease of the set
      * @return the set, or `null` when a name is held by someone else
      */
-    public suspend fun tryAcquire(names: Collection<String>, options: LockOptions = defaultOptions): MultiLease? =
+    public suspend fun tryAcquire(names: Collection<String>, options: LockOptions = this.options): MultiLease? =
         reactive.tryAcquire(names, options).awaitSingleOrNull()
 
     /**
@@ -66,7 +66,7 @@ public class CoroutineMultiLock(public val reactive: MultiLock) {
      */
     public suspend fun <T> withLocks(
         names: Collection<String>,
-        options: LockOptions = defaultOptions,
+        options: LockOptions = this.options,
         block: suspend CoroutineScope.(set: MultiLease) -> T,
     ): T = scoped(block, ::lossOf) { body -> reactive.withLocks<Any>(names, options) { set -> body.mono(set) } }
 
@@ -83,7 +83,7 @@ public class CoroutineMultiLock(public val reactive: MultiLock) {
      */
     public fun <T : Any> withLocksMany(
         names: Collection<String>,
-        options: LockOptions = defaultOptions,
+        options: LockOptions = this.options,
         block: (set: MultiLease) -> Flow<T>,
     ): Flow<T> = reactive.withLocksMany(names, options) { set -> block(set).asFlux() }.asFlow()
 
@@ -95,7 +95,7 @@ public class CoroutineMultiLock(public val reactive: MultiLock) {
      * @param options options for every lease of the set
      * @return the hold flow
      */
-    public fun hold(names: Collection<String>, options: LockOptions = defaultOptions): Flow<MultiLease> =
+    public fun hold(names: Collection<String>, options: LockOptions = this.options): Flow<MultiLease> =
         reactive.hold(names, options).asFlow()
 }
 

@@ -49,7 +49,7 @@ public class CoroutineReadWriteLock(public val reactive: ReadWriteLock) {
      */
     public suspend fun <T> withReadLock(
         name: String,
-        options: LockOptions = read.defaultOptions,
+        options: LockOptions = read.options,
         block: suspend CoroutineScope.(lease: Lease) -> T,
     ): T = read.withLock(name, options, block)
 
@@ -65,7 +65,7 @@ public class CoroutineReadWriteLock(public val reactive: ReadWriteLock) {
      */
     public suspend fun <T> withWriteLock(
         name: String,
-        options: LockOptions = write.defaultOptions,
+        options: LockOptions = write.options,
         block: suspend CoroutineScope.(lease: Lease) -> T,
     ): T = write.withLock(name, options, block)
 
@@ -76,7 +76,7 @@ public class CoroutineReadWriteLock(public val reactive: ReadWriteLock) {
      * @param options options for this call
      * @return the hold flow
      */
-    public fun holdRead(name: String, options: LockOptions = read.defaultOptions): Flow<Lease> = read.hold(name, options)
+    public fun holdRead(name: String, options: LockOptions = read.options): Flow<Lease> = read.hold(name, options)
 
     /**
      * Holds the write grant as a flow ([ReadWriteLock.holdWrite]); see [Access.hold].
@@ -85,7 +85,7 @@ public class CoroutineReadWriteLock(public val reactive: ReadWriteLock) {
      * @param options options for this call
      * @return the hold flow
      */
-    public fun holdWrite(name: String, options: LockOptions = write.defaultOptions): Flow<Lease> = write.hold(name, options)
+    public fun holdWrite(name: String, options: LockOptions = write.options): Flow<Lease> = write.hold(name, options)
 
     /**
      * Reads the readers, the writer and the waiting writers once ([ReadWriteLock.inspect]).
@@ -126,8 +126,8 @@ public class CoroutineReadWriteLock(public val reactive: ReadWriteLock) {
         /** Which side this is ([ReadWriteLock.Access.mode]). */
         public val mode: LockMode get() = reactive.mode()
 
-        /** The lock's timing used by the functions that take none ([ReadWriteLock.Access.defaultOptions]). */
-        public val defaultOptions: LockOptions get() = reactive.defaultOptions()
+        /** The lock's timing used by the functions that take none ([ReadWriteLock.Access.options]). */
+        public val options: LockOptions get() = reactive.options()
 
         /**
          * Acquires a grant of this side, waiting until granted, the wait timeout or cancellation
@@ -139,7 +139,7 @@ public class CoroutineReadWriteLock(public val reactive: ReadWriteLock) {
          * @throws io.reactivelocks.LockTimeoutException after the wait timeout
          * @throws IllegalStateException when called from within a block holding the same name
          */
-        public suspend fun acquire(name: String, options: LockOptions = defaultOptions): Lease =
+        public suspend fun acquire(name: String, options: LockOptions = this.options): Lease =
             reactive.acquire(name, options).awaitSingle()
 
         /**
@@ -149,7 +149,7 @@ public class CoroutineReadWriteLock(public val reactive: ReadWriteLock) {
          * @param options options for this call
          * @return the lease, or `null` when the lock is taken
          */
-        public suspend fun tryAcquire(name: String, options: LockOptions = defaultOptions): Lease? =
+        public suspend fun tryAcquire(name: String, options: LockOptions = this.options): Lease? =
             reactive.tryAcquire(name, options).awaitSingleOrNull()
 
         /**
@@ -167,7 +167,7 @@ public class CoroutineReadWriteLock(public val reactive: ReadWriteLock) {
          */
         public suspend fun <T> withLock(
             name: String,
-            options: LockOptions = defaultOptions,
+            options: LockOptions = this.options,
             block: suspend CoroutineScope.(lease: Lease) -> T,
         ): T = scoped(block, ::lossOf) { body -> reactive.withLock<Any>(name, options) { lease -> body.mono(lease) } }
 
@@ -180,7 +180,7 @@ public class CoroutineReadWriteLock(public val reactive: ReadWriteLock) {
          * @param options options for this call
          * @return the hold flow
          */
-        public fun hold(name: String, options: LockOptions = defaultOptions): Flow<Lease> =
+        public fun hold(name: String, options: LockOptions = this.options): Flow<Lease> =
             reactive.hold(name, options).asFlow()
     }
 }

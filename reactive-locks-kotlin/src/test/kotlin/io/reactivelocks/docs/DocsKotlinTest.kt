@@ -150,8 +150,8 @@ class DocsKotlinTest {
             assertThat(entries).containsExactly("book")
             assertThat(written).isTrue()
             assertThat(current!!.value()).isEqualTo("v2")
-            assertThat(locks.defaultOptions).isNotNull()
-            assertThat(fair.defaultOptions).isNotNull()
+            assertThat(locks.options).isNotNull()
+            assertThat(fair.options).isNotNull()
         }
     }
 

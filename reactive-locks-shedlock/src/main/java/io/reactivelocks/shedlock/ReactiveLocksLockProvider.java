@@ -74,7 +74,7 @@ public final class ReactiveLocksLockProvider implements ExtensibleLockProvider {
      * @param client the lock client (not closed by this provider)
      */
     public ReactiveLocksLockProvider(LockClient client) {
-        this(client, Objects.requireNonNull(client, "client").defaultOptions());
+        this(client, Objects.requireNonNull(client, "client").options());
     }
 
     /**

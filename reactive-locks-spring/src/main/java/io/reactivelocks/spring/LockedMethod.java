@@ -96,7 +96,7 @@ final class LockedMethod {
         LockClient c = client;
         if (c == null) {
             c = bean(beans, LockClient.class, clientBean, "client");
-            LockOptions o = c.defaultOptions();
+            LockOptions o = c.options();
             // the method's wait timeout, else the client's, else the default: never unbounded unless asked for
             // (a client that waits until cancelled, by choice or not, still gets the bounded default here)
             Duration wait = waitTimeout != null ? waitTimeout

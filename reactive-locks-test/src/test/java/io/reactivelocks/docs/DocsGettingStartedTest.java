@@ -43,7 +43,7 @@ class DocsGettingStartedTest {
         LockClient locks = LocalLockBackend.client(new LocalLockStore(), options);   // RedisLocks.create(redis, options), ...
         LockOptions perCall = options.mutate().waitTimeout(Duration.ofMillis(500)).build();   // for one call
         // end::options[]
-        assertThat(locks.defaultOptions().renewalInterval()).isEqualTo(Duration.ofSeconds(3));
+        assertThat(locks.options().renewalInterval()).isEqualTo(Duration.ofSeconds(3));
         StepVerifier.create(locks.withLock("order:42", perCall, lease -> Mono.just(lease.remaining())))
                 .expectNextMatches(left -> left.compareTo(Duration.ofSeconds(9)) > 0)
                 .expectComplete().verify(STEP);

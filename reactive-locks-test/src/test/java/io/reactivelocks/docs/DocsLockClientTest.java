@@ -148,7 +148,7 @@ class DocsLockClientTest {
     void waitTimeout() {
         Lease holder = locks.acquire("order:42").block(STEP);
         // tag::wait-timeout[]
-        LockOptions patient = locks.defaultOptions().mutate().waitTimeout(Duration.ofMillis(200)).build();
+        LockOptions patient = locks.options().mutate().waitTimeout(Duration.ofMillis(200)).build();
         Mono<String> charged = locks.withLock("order:42", patient, lease -> charge("order:42", lease.token()))
                 .onErrorResume(LockTimeoutException.class, e -> Mono.just("busy after " + e.waitTimeout().toMillis() + " ms"));
         // end::wait-timeout[]

@@ -28,7 +28,7 @@ class DocsLockPayloadTest {
     @Test
     void payloadTravelsWithTheGrant() {
         // tag::use[]
-        Mono<String> done = locks.withLock("importer", locks.defaultOptions().withPayload("node-1: starting"),
+        Mono<String> done = locks.withLock("importer", locks.options().withPayload("node-1: starting"),
                 lease -> importFile()                                       // others see "node-1: starting"
                         .flatMap(rows -> lease.updatePayload("node-1: " + rows + " rows")   // owner- and token-checked
                                 .then(locks.inspect("importer"))
@@ -45,7 +45,7 @@ class DocsLockPayloadTest {
                 .map(state -> state instanceof LockState.Held held ? held.owner() + " says " + held.payload() : "free");
         // end::inspect[]
         StepVerifier.create(who).expectNext("free").expectComplete().verify(STEP);
-        var lease = locks.acquire("importer", locks.defaultOptions().withPayload("busy")).block(STEP);
+        var lease = locks.acquire("importer", locks.options().withPayload("busy")).block(STEP);
         StepVerifier.create(who).expectNext(lease.owner() + " says busy").expectComplete().verify(STEP);
         lease.release().block(STEP);
     }

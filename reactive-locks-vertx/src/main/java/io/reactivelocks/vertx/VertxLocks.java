@@ -90,9 +90,9 @@ public final class VertxLocks {
         return context.vertx();
     }
 
-    /** @return the client's default options, as {@link LockClient#defaultOptions()} */
-    public LockOptions defaultOptions() {
-        return client.defaultOptions();
+    /** @return the client's default options, as {@link LockClient#options()} */
+    public LockOptions options() {
+        return client.options();
     }
 
     /**
@@ -110,7 +110,7 @@ public final class VertxLocks {
      * @return a future of the granted lease
      */
     public Future<Lease> acquire(String name) {
-        return acquire(name, client.defaultOptions());
+        return acquire(name, client.options());
     }
 
     /**
@@ -136,7 +136,7 @@ public final class VertxLocks {
      * @return a future of the lease, or of {@code null} when someone else holds the lock
      */
     public Future<@Nullable Lease> tryAcquire(String name) {
-        return tryAcquire(name, client.defaultOptions());
+        return tryAcquire(name, client.options());
     }
 
     /**
@@ -161,7 +161,7 @@ public final class VertxLocks {
      * @return a future of the body's result
      */
     public <T> Future<@Nullable T> withLock(String name, Function<? super Lease, ? extends Future<T>> body) {
-        return withLock(name, client.defaultOptions(), body);
+        return withLock(name, client.options(), body);
     }
 
     /**
@@ -224,7 +224,7 @@ public final class VertxLocks {
      * @return the stream of the body's elements; nothing happens before a handler is set
      */
     public <T> LockStream<T> withLockMany(String name, Function<? super Lease, ? extends ReadStream<T>> body) {
-        return withLockMany(name, client.defaultOptions(), body);
+        return withLockMany(name, client.options(), body);
     }
 
     /**
@@ -255,7 +255,7 @@ public final class VertxLocks {
      * @return the hold stream; nothing happens before a handler is set
      */
     public LockStream<Lease> hold(String name) {
-        return hold(name, client.defaultOptions());
+        return hold(name, client.options());
     }
 
     /**

@@ -121,7 +121,7 @@ public final class VertxMultiLock {
      * @return a future of the body's result
      */
     public <T> Future<@Nullable T> withLocks(Collection<String> names, Function<? super MultiLease, ? extends Future<T>> body) {
-        return withLocks(names, multiLock.client().defaultOptions(), body);
+        return withLocks(names, multiLock.client().options(), body);
     }
 
     /**
@@ -154,7 +154,7 @@ public final class VertxMultiLock {
      * @return the stream of the body's elements; nothing happens before a handler is set
      */
     public <T> LockStream<T> withLocksMany(Collection<String> names, Function<? super MultiLease, ? extends ReadStream<T>> body) {
-        return withLocksMany(names, multiLock.client().defaultOptions(), body);
+        return withLocksMany(names, multiLock.client().options(), body);
     }
 
     /**
@@ -184,7 +184,7 @@ public final class VertxMultiLock {
      * @return the hold stream; nothing happens before a handler is set
      */
     public LockStream<MultiLease> hold(Collection<String> names) {
-        return hold(names, multiLock.client().defaultOptions());
+        return hold(names, multiLock.client().options());
     }
 
     /**

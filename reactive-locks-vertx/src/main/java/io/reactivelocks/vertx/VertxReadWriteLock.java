@@ -194,9 +194,9 @@ public final class VertxReadWriteLock {
             return access.mode();
         }
 
-        /** @return the default options of this side's calls, as {@link ReadWriteLock.Access#defaultOptions()} */
-        public LockOptions defaultOptions() {
-            return access.defaultOptions();
+        /** @return the default options of this side's calls, as {@link ReadWriteLock.Access#options()} */
+        public LockOptions options() {
+            return access.options();
         }
 
         /**
@@ -206,7 +206,7 @@ public final class VertxReadWriteLock {
          * @return a future of the lease
          */
         public Future<Lease> acquire(String name) {
-            return acquire(name, access.defaultOptions());
+            return acquire(name, access.options());
         }
 
         /**
@@ -230,7 +230,7 @@ public final class VertxReadWriteLock {
          * @return a future of the lease, or of {@code null} when the lock is not available
          */
         public Future<@Nullable Lease> tryAcquire(String name) {
-            return tryAcquire(name, access.defaultOptions());
+            return tryAcquire(name, access.options());
         }
 
         /**
@@ -253,7 +253,7 @@ public final class VertxReadWriteLock {
          * @return a future of the body's result
          */
         public <T> Future<@Nullable T> withLock(String name, Function<? super Lease, ? extends Future<T>> body) {
-            return withLock(name, access.defaultOptions(), body);
+            return withLock(name, access.options(), body);
         }
 
         /**
@@ -282,7 +282,7 @@ public final class VertxReadWriteLock {
          * @return the hold stream; nothing happens before a handler is set
          */
         public LockStream<Lease> hold(String name) {
-            return hold(name, access.defaultOptions());
+            return hold(name, access.options());
         }
 
         /**

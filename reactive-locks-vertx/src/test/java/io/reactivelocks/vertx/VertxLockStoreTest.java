@@ -99,14 +99,14 @@ class VertxLockStoreTest {
         assertThat(store.offers(Concept.TASK_QUEUE)).isTrue();
         assertThat(store.store().name()).isEqualTo("in-memory");
         Duration lease = options().leaseTime();
-        assertThat(store.locks().defaultOptions().leaseTime()).isEqualTo(LockOptions.defaults().leaseTime());
-        assertThat(store.locks(options()).defaultOptions().leaseTime()).isEqualTo(lease);
+        assertThat(store.locks().options().leaseTime()).isEqualTo(LockOptions.defaults().leaseTime());
+        assertThat(store.locks(options()).options().leaseTime()).isEqualTo(lease);
         assertThat(store.semaphores(options()).options().leaseTime()).isEqualTo(lease);
         assertThat(store.windowLocks(options()).options().leaseTime()).isEqualTo(lease);
         assertThat(store.taskQueue(options()).options().leaseTime()).isEqualTo(lease);
         assertThat(store.readWriteLocks(options()).options().lockOptions().leaseTime()).isEqualTo(lease);
-        assertThat(store.readWriteLocks(ReadWriteLockOptions.of(options())).read().defaultOptions().leaseTime()).isEqualTo(lease);
-        assertThat(store.multiLocks(options()).client().defaultOptions().leaseTime()).isEqualTo(lease);
+        assertThat(store.readWriteLocks(ReadWriteLockOptions.of(options())).read().options().leaseTime()).isEqualTo(lease);
+        assertThat(store.multiLocks(options()).client().options().leaseTime()).isEqualTo(lease);
     }
 
     @Test

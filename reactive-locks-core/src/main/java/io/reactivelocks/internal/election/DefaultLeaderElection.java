@@ -36,7 +36,7 @@ public final class DefaultLeaderElection implements LeaderElection {
     public Flux<Leadership> campaign(String name, String value) {
         LockNames.check(name, "name");
         LockOptions.checkPayload(value, "value");
-        LockOptions base = options != null ? options : locks.defaultOptions();
+        LockOptions base = options != null ? options : locks.options();
         if (!base.isWaitTimeoutSet()) {
             base = base.mutate().waitTimeout(null).build(); // a candidate campaigns until it leads unless told otherwise
         }

@@ -161,7 +161,7 @@ public final class DefaultReadWriteLock implements ReadWriteLock {
         }
 
         @Override
-        public LockOptions defaultOptions() {
+        public LockOptions options() {
             return options.lockOptions();
         }
 

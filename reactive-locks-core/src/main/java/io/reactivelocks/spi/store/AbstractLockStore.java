@@ -127,7 +127,7 @@ public abstract class AbstractLockStore implements LockStore {
     @Override
     public LeaderElection elections(LockOptions options) {
         LockClient client = client(Concept.LEADER_ELECTION, options);
-        return LeaderElection.create(client, client.defaultOptions());
+        return LeaderElection.create(client, client.options());
     }
 
     @Override

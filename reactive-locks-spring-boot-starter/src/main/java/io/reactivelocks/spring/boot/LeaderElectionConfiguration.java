@@ -20,6 +20,6 @@ class LeaderElectionConfiguration {
     @ConditionalOnBean(LockClient.class)
     @ConditionalOnMissingBean(LeaderElection.class)
     LeaderElection reactiveLocksLeaderElection(LockClient locks) {
-        return LeaderElection.create(locks, locks.defaultOptions().mutate().waitTimeout(null).build());
+        return LeaderElection.create(locks, locks.options().mutate().waitTimeout(null).build());
     }
 }

@@ -79,7 +79,7 @@ final class LockClientHealthIndicator implements ReactiveHealthIndicator {
         }
         if (e instanceof LockBackendException && e.getCause() instanceof TimeoutException) {
             // the client's own request timeout ended the read before the check's
-            return store + " did not answer within " + DurationWords.of(client.defaultOptions().requestTimeout());
+            return store + " did not answer within " + DurationWords.of(client.options().requestTimeout());
         }
         String message = e.getMessage();
         if (e instanceof LockBackendException && message != null && !message.isBlank()) {

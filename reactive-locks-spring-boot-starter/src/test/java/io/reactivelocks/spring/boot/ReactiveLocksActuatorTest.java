@@ -138,7 +138,7 @@ class ReactiveLocksActuatorTest {
     void theEndpointListsHeldLeasesWithTokenAndPayloadAndTheLocksWaitedFor() throws Exception {
         runner().run(context -> {
             LockClient locks = context.getBean(LockClient.class);
-            Lease lease = locks.acquire("order:42", locks.defaultOptions().mutate().payload("node-1").build()).block(TIMEOUT);
+            Lease lease = locks.acquire("order:42", locks.options().mutate().payload("node-1").build()).block(TIMEOUT);
             Disposable waiting = locks.acquire("order:42").subscribe();
             try {
                 Awaitility.await().atMost(TIMEOUT).until(() -> locks.metrics().pendingAcquireCount() == 1);

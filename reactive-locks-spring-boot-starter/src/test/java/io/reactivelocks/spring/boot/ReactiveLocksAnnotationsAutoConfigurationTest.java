@@ -96,7 +96,7 @@ class ReactiveLocksAnnotationsAutoConfigurationTest {
         LockClient other = elsewhere(redis);
         LockClient own = elsewhere(redis);
         try {
-            assertThat(own.defaultOptions().isWaitTimeoutSet()).as("the library's default, not a choice").isFalse();
+            assertThat(own.options().isWaitTimeoutSet()).as("the library's default, not a choice").isFalse();
             Lease held = other.acquire("order:8").block(Duration.ofSeconds(90));
             runner().withBean(LockClient.class, () -> own, bd -> bd.setDestroyMethodName(""))
                     .withPropertyValues("reactive-locks.wait-timeout=400ms").run(context -> {

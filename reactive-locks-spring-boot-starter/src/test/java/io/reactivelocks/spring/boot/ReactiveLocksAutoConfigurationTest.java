@@ -60,7 +60,7 @@ class ReactiveLocksAutoConfigurationTest {
                     assertThat(p.getRedis().getKeyPrefix()).isEqualTo("app:");
                     assertThat(p.getPostgres().getSchema()).isEqualTo("locks");
                     assertThat(p.getPostgres().getTable()).isEqualTo("app_locks");
-                    LockOptions o = context.getBean(LockClient.class).defaultOptions();
+                    LockOptions o = context.getBean(LockClient.class).options();
                     assertThat(o.leaseTime()).isEqualTo(Duration.ofSeconds(12));
                     assertThat(o.renewalInterval()).isEqualTo(Duration.ofSeconds(3));
                     assertThat(o.waitTimeout()).isEqualTo(Duration.ofMillis(1500));
@@ -71,7 +71,7 @@ class ReactiveLocksAutoConfigurationTest {
     @Test
     void defaultsMatchTheLibrarysDefaults() {
         withUnconnectedRedis(runner).run(context -> {
-            LockOptions o = context.getBean(LockClient.class).defaultOptions();
+            LockOptions o = context.getBean(LockClient.class).options();
             assertThat(o.leaseTime()).isEqualTo(LockOptions.defaults().leaseTime());
             assertThat(o.renewalInterval()).isEqualTo(LockOptions.defaults().renewalInterval());
             assertThat(o.requestTimeout()).isEqualTo(LockOptions.defaults().requestTimeout());
@@ -83,7 +83,7 @@ class ReactiveLocksAutoConfigurationTest {
     @Test
     void waitingUntilCancelledIsAskedForWithMinusOneAndZeroIsRefusedNamingTheProperty() {
         withUnconnectedRedis(runner).withPropertyValues("reactive-locks.wait-timeout=-1").run(context ->
-                assertThat(context.getBean(LockClient.class).defaultOptions().waitTimeout()).isNull());
+                assertThat(context.getBean(LockClient.class).options().waitTimeout()).isNull());
         runner.withPropertyValues("reactive-locks.wait-timeout=0s").run(context -> {
             assertThat(context).hasFailed();
             assertThat(context.getStartupFailure()).rootCause()

@@ -40,7 +40,7 @@ public final class ReactiveLocksLockRegistry
      * @param client the lock client (not closed by this registry)
      */
     public ReactiveLocksLockRegistry(LockClient client) {
-        this(client, Objects.requireNonNull(client, "client").defaultOptions());
+        this(client, Objects.requireNonNull(client, "client").options());
     }
 
     /**
