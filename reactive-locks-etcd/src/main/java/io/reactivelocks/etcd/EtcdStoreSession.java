@@ -71,11 +71,10 @@ final class EtcdStoreSession extends AbstractLockStore {
 
     @Override
     public WindowLock windowLocks(LockOptions options) {
-        Objects.requireNonNull(options, "options");
-        offered(Concept.WINDOW_LOCK);
+        LockOptions o = forConcept(options, Concept.WINDOW_LOCK);
         // etcd has no clock a transaction can read: the window comes from the options' scheduler's now
         return track(WindowLock.create(new EtcdWindowStore(client, false, etcdOptions.prefix() + "-window",
-                options.scheduler() != null ? options.scheduler() : Schedulers.parallel()), options), WindowLock::close);
+                o.scheduler() != null ? o.scheduler() : Schedulers.parallel()), o), WindowLock::close);
     }
 
     @Override

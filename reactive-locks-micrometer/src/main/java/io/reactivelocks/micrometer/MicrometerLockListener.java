@@ -20,7 +20,7 @@ import org.jspecify.annotations.Nullable;
  * {@code backend} and {@value #CONCEPT_TAG} (plus any common tags given). The concept is {@code lock}
  * unless a store session hands the listener out for another concept ({@link #forConcept}):
  * {@code fair_lock}, {@code semaphore}, {@code read_write_lock}, {@code multi_lock},
- * {@code window_lock}, {@code leader_election} — the same meters for each:
+ * {@code window_lock}, {@code leader_election}, {@code task_queue} — the same meters for each:
  *
  * <ul>
  *   <li>{@value #ACQUIRE_WAIT} — timer, from subscribe to grant or failure; tag {@code outcome} =

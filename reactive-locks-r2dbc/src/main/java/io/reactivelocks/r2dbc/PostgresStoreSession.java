@@ -60,9 +60,8 @@ final class PostgresStoreSession extends AbstractLockStore {
 
     @Override
     public TaskQueue taskQueue(LockOptions options) {
-        Objects.requireNonNull(options, "options");
-        offered(Concept.TASK_QUEUE);
-        return track(new DefaultPostgresTaskQueue(new PostgresTaskStore(backend, false), options), TaskQueue::close);
+        LockOptions o = forConcept(options, Concept.TASK_QUEUE);
+        return track(new DefaultPostgresTaskQueue(new PostgresTaskStore(backend, false), o), TaskQueue::close);
     }
 
     @Override

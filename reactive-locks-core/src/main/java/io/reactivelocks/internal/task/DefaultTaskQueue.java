@@ -53,6 +53,8 @@ public final class DefaultTaskQueue implements TaskQueue {
     private final ClaimRenewals renewals = new ClaimRenewals(this);
     /** Capture calls in flight and the releases of what they captured for nobody: close() waits for them. */
     private final CleanUpBook cleanUps = new CleanUpBook();
+    /** Told of each claim delivered, renewed by {@link #hold}, lost, completed, failed or released (a claim is a lease on a task). */
+    private final io.reactivelocks.internal.SafeListener listener;
 
     /**
      * @param store   the store, closed with the queue
@@ -61,6 +63,7 @@ public final class DefaultTaskQueue implements TaskQueue {
     public DefaultTaskQueue(TaskStore store, LockOptions options) {
         this.store = Objects.requireNonNull(store, "store");
         this.options = Objects.requireNonNull(options, "options");
+        this.listener = io.reactivelocks.internal.SafeListener.of(options.listener());
         this.scheduler = options.scheduler() != null ? options.scheduler() : Schedulers.parallel();
         this.close = Mono.defer(() -> {
             closed.set(true);
@@ -261,6 +264,7 @@ public final class DefaultTaskQueue implements TaskQueue {
             long validity = options.validityNanos(c.claimTime());
             return renewals.renewAt(c, now + interval.toNanos(), interval.toNanos() / 4)
                     .map(sentAt -> c.withValidUntil(sentAt + validity))
+                    .doOnNext(r -> listener.onRenewed(c.queue(), c.token()))
                     .onErrorResume(BackendErrors::isTransient, e -> Mono.delay(Duration.ofNanos(backoffNanos(1)), scheduler)
                             .then(renew(c))
                             .retryWhen(Retry.from(signals -> signals.concatMap(s -> BackendErrors.isTransient(s.failure())
@@ -278,19 +282,48 @@ public final class DefaultTaskQueue implements TaskQueue {
     @Override
     public Mono<Boolean> complete(TaskClaim claim) {
         Objects.requireNonNull(claim, "claim");
-        return call(claim.queue(), "task completion", () -> store.complete(claim.queue(), ref(claim)));
+        return ended(claim, call(claim.queue(), "task completion", () -> store.complete(claim.queue(), ref(claim))));
     }
 
     @Override
     public Mono<Boolean> fail(TaskClaim claim) {
         Objects.requireNonNull(claim, "claim");
-        return call(claim.queue(), "task failure", () -> store.fail(claim.queue(), ref(claim)));
+        return ended(claim, call(claim.queue(), "task failure", () -> store.fail(claim.queue(), ref(claim))));
     }
 
     @Override
     public Mono<Boolean> release(TaskClaim claim) {
         Objects.requireNonNull(claim, "claim");
-        return call(claim.queue(), "task release", () -> store.release(claim.queue(), List.of(ref(claim)))).map(n -> n > 0);
+        return ended(claim, call(claim.queue(), "task release", () -> store.release(claim.queue(), List.of(ref(claim)))).map(n -> n > 0));
+    }
+
+    // ------------------------------------------------------------------ listener
+
+    /**
+     * @param c a claim
+     * @return from the capture (or renewal) that made this claim object to now: the validity it was
+     *         given counted back from its deadline
+     */
+    private Duration since(TaskClaim c) {
+        return Duration.ofNanos(Math.max(0, options.clock().nanoTime() - (c.validUntilNanos() - options.validityNanos(c.claimTime()))));
+    }
+
+    /** A claim reaches its subscriber: a grant of the queue's name. */
+    void delivered(TaskClaim c) {
+        if (listener.active()) {
+            listener.onAcquired(c.queue(), c.token(), since(c));
+        }
+    }
+
+    /** The end of a claim that the store confirmed: a release; one the store no longer knew: a loss. */
+    private Mono<Boolean> ended(TaskClaim c, Mono<Boolean> end) {
+        return !listener.active() ? end : end.doOnNext(ours -> {
+            if (ours) {
+                listener.onReleased(c.queue(), c.token(), since(c));
+            } else {
+                listener.onLost(c.queue(), c.token(), "the claim on task '" + c.taskId() + "' had expired or been taken over", since(c));
+            }
+        });
     }
 
     @Override

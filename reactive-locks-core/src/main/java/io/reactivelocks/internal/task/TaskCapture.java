@@ -146,6 +146,7 @@ final class TaskCapture implements Subscription {
                 demand--;
                 remaining--;
             }
+            tasks.delivered(claim);
             actual.onNext(claim);
             delivered++;
         }

@@ -200,13 +200,16 @@ public abstract class AbstractLockStore implements LockStore {
 
     /**
      * Checks a concept may be handed out and gives its options the listener of that concept
-     * ({@link LockListener#forConcept}).
+     * ({@link LockListener#forConcept}). A store that overrides a hand-out method makes the concept
+     * with the options returned here.
      *
      * @param options the caller's options
      * @param concept the concept about to be handed out
      * @return options whose listener is the concept's
+     * @throws ConceptNotOfferedException when the store does not offer it
+     * @throws IllegalStateException      when the session is closed
      */
-    private LockOptions forConcept(LockOptions options, Concept concept) {
+    protected final LockOptions forConcept(LockOptions options, Concept concept) {
         Objects.requireNonNull(options, "options");
         offered(concept);
         LockListener listener = options.listener();
