@@ -5,7 +5,7 @@ import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.options.GetOption;
 import io.reactivelocks.LockClient;
-import io.reactivelocks.test.ConsensusTopologyContract;
+import io.reactivelocks.test.server.ConsensusTopologyContract;
 import io.reactivelocks.test.server.EtcdClusterTopology;
 import io.reactivelocks.test.server.Topology;
 import java.nio.charset.StandardCharsets;

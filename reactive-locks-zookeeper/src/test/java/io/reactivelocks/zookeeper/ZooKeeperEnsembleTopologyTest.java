@@ -1,7 +1,7 @@
 package io.reactivelocks.zookeeper;
 
 import io.reactivelocks.LockClient;
-import io.reactivelocks.test.ConsensusTopologyContract;
+import io.reactivelocks.test.server.ConsensusTopologyContract;
 import io.reactivelocks.test.server.Topology;
 import io.reactivelocks.test.server.ZooKeeperEnsembleTopology;
 import java.time.Duration;

@@ -1,4 +1,4 @@
-package io.reactivelocks.test;
+package io.reactivelocks.test.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -7,8 +7,6 @@ import io.reactivelocks.Lease;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockException;
 import io.reactivelocks.LockOptions;
-import io.reactivelocks.test.server.ServerHandle;
-import io.reactivelocks.test.server.Topology;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
