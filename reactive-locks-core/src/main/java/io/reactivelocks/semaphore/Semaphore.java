@@ -72,7 +72,19 @@ public interface Semaphore {
      * @return a {@code Mono} of the permit's lease
      */
     default Mono<Lease> acquire(String name, int permits) {
-        return acquire(name, permits, 1, options()).map(l -> l.get(0));
+        return acquire(name, permits, options());
+    }
+
+    /**
+     * Acquires one permit with options for this call (as {@link io.reactivelocks.LockClient#acquire(String, LockOptions)}).
+     *
+     * @param name    the semaphore name
+     * @param permits N, the most holders at once
+     * @param options options for this call
+     * @return a {@code Mono} of the permit's lease
+     */
+    default Mono<Lease> acquire(String name, int permits, LockOptions options) {
+        return acquire(name, permits, 1, options).map(l -> l.get(0));
     }
 
     /**
@@ -101,7 +113,19 @@ public interface Semaphore {
      * @return the permit's lease, or empty when none is free
      */
     default Mono<Lease> tryAcquire(String name, int permits) {
-        return tryAcquire(name, permits, 1, options()).map(l -> l.get(0));
+        return tryAcquire(name, permits, options());
+    }
+
+    /**
+     * One attempt for one permit with options for this call, no waiting.
+     *
+     * @param name    the semaphore name
+     * @param permits N, the most holders at once
+     * @param options options for this call
+     * @return the permit's lease, or empty when none is free
+     */
+    default Mono<Lease> tryAcquire(String name, int permits, LockOptions options) {
+        return tryAcquire(name, permits, 1, options).map(l -> l.get(0));
     }
 
     /**

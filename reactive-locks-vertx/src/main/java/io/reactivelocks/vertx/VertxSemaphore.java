@@ -81,6 +81,18 @@ public final class VertxSemaphore {
     }
 
     /**
+     * Acquires one permit with options for this call, as {@link Semaphore#acquire(String, int, LockOptions)}.
+     *
+     * @param name    the semaphore name
+     * @param permits N, the most holders at once
+     * @param options options for this call
+     * @return a future of the permit's lease; always release it ({@link #release(Lease)})
+     */
+    public Future<Lease> acquire(String name, int permits, LockOptions options) {
+        return context.future(semaphore.acquire(name, permits, options));
+    }
+
+    /**
      * Acquires {@code count} permits at once (all or none), as
      * {@link Semaphore#acquire(String, int, int, LockOptions)}.
      *
@@ -104,6 +116,18 @@ public final class VertxSemaphore {
      */
     public Future<@Nullable Lease> tryAcquire(String name, int permits) {
         return context.future(semaphore.tryAcquire(name, permits));
+    }
+
+    /**
+     * One attempt for one permit with options for this call, no waiting.
+     *
+     * @param name    the semaphore name
+     * @param permits N, the most holders at once
+     * @param options options for this call
+     * @return a future of the permit's lease, or of {@code null} when none is free
+     */
+    public Future<@Nullable Lease> tryAcquire(String name, int permits, LockOptions options) {
+        return context.future(semaphore.tryAcquire(name, permits, options));
     }
 
     /**
