@@ -29,8 +29,8 @@ public record History(Map<String, Object> run, Map<String, String> names, int pe
 
     /** Copies the parts and numbers the events by their place. */
     public History {
-        run = Map.copyOf(run);
-        names = Map.copyOf(names);
+        run = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(run));
+        names = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(names));
         List<HistoryEvent> numbered = new ArrayList<>(events.size());
         for (int i = 0; i < events.size(); i++) {
             numbered.add(events.get(i).at(i));
