@@ -22,6 +22,7 @@ final class HistoryVerdicts {
     static void assertCheckersPass(SafetyRun.Outcome outcome) {
         assertThat(outcome.history()).as("the run's history file (problems: %s)", outcome.problems()).isNotNull();
         assertThat(Files.exists(outcome.history())).as("history %s written", outcome.history()).isTrue();
+        long started = System.nanoTime();
         History history = History.read(outcome.history());
         assertThat(history.operations("read")).as("register reads in the history %s", outcome.history()).isNotEmpty();
         for (HistoryChecker checker : HistoryChecker.all()) {
@@ -33,5 +34,7 @@ final class HistoryVerdicts {
             assertThat(verdict.status()).as("%s on the history %s:\n%s", checker.name(), outcome.history(), verdict)
                     .isEqualTo(CheckVerdict.Status.VALID);
         }
+        System.out.println("[safety]   history of " + history.events().size() + " events read and checked in "
+                + (System.nanoTime() - started) / 1_000_000 + " ms");
     }
 }
