@@ -72,8 +72,8 @@ public class LocalSemaphoreStoreLincheckTest {
     void modelChecking() {
         boolean longMode = Boolean.getBoolean("reactivelocks.modelcheck.long");
         new ModelCheckingOptions()
-                .iterations(longMode ? 100 : 5)
-                .invocationsPerIteration(longMode ? 2_000 : 80)
+                .iterations(longMode ? 100 : 3)
+                .invocationsPerIteration(longMode ? 2_000 : 60)
                 .threads(3)
                 .actorsPerThread(2)
                 .actorsBefore(3)
