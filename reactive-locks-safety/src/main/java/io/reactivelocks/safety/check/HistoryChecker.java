@@ -24,4 +24,31 @@ public interface HistoryChecker {
         return List.of(new MutualExclusionChecker(), new TokenOrderChecker(), new PermitLimitChecker(), new ReadWriteChecker(),
                 new FifoChecker(), new LinearizabilityChecker());
     }
+
+    /**
+     * Judges a history with every checker ({@link #all()}).
+     *
+     * @param history the history
+     * @return the verdicts, in the order of {@link #all()}
+     */
+    static List<CheckVerdict> checkAll(History history) {
+        return all().stream().map(c -> c.check(history)).toList();
+    }
+
+    /**
+     * Judges history files from the command line, one verdict a line per checker; exits with 1 when a
+     * checker found a violation.
+     *
+     * @param args the history files
+     */
+    static void main(String[] args) {
+        boolean invalid = false;
+        for (String file : args) {
+            for (CheckVerdict v : checkAll(History.read(java.nio.file.Paths.get(file)))) {
+                System.out.println(file + ": " + v);
+                invalid |= v.status() == CheckVerdict.Status.INVALID;
+            }
+        }
+        System.exit(invalid ? 1 : 0);
+    }
 }
