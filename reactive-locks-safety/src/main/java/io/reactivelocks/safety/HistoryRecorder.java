@@ -33,18 +33,19 @@ final class HistoryRecorder {
     }
 
     /**
-     * Writes a run's history.
+     * Writes a run's history under {@code dir}.
      *
+     * @param dir       the directory of the histories ({@link #directory()} for a run)
      * @param namespace the run's namespace (unique per run of this JVM)
      * @return the file written
      */
-    static Path write(SafetyRun.Settings settings, String namespace, List<WorkerProcess.Event> events, List<SafetyRun.Applied> applied,
-                      long start, long end) {
+    static Path write(Path dir, SafetyRun.Settings settings, String namespace, List<WorkerProcess.Event> events,
+                      List<SafetyRun.Applied> applied, long start, long end) {
         History history = record(settings, namespace, events, applied, start, end);
         String primitives = String.join("+", settings.primitives().stream().map(Primitive::label).toList());
         String file = settings.backend().name().toLowerCase(java.util.Locale.ROOT) + "-" + settings.fault().label() + "-" + primitives
                 + "-" + namespace + ".jsonl";
-        return history.write(directory().resolve(file).toAbsolutePath());
+        return history.write(dir.resolve(file).toAbsolutePath());
     }
 
     /** The history of a run (see the class documentation). */

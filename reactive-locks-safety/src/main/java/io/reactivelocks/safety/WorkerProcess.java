@@ -152,8 +152,7 @@ final class WorkerProcess {
                 }
                 case "X" -> add(new Event(id, 'X', null, 0, Long.parseLong(p[1]), p[2], 0));
                 // an arbiter request (O: how = kind [value]) and its answer (K: how = kind ok|stale value order)
-                case "O", "K" -> add(new Event(id, p[0].charAt(0), p[2], Long.parseLong(p[3]), Long.parseLong(p[4]),
-                        p[1] + (p.length > 5 ? " " + String.join(" ", java.util.Arrays.asList(p).subList(5, p.length)) : ""), 0));
+                case "O", "K" -> add(arbiterEvent(id, line));
                 case "S" -> add(new Event(id, 'S', null, 0, Long.parseLong(p[1]), "", Long.parseLong(p[2])));
                 case "L" -> add(new Event(id, 'L', p[1], Long.parseLong(p[2]), Long.parseLong(p[3]),
                         line.substring(line.indexOf(p[3]) + p[3].length()).trim(), 0));
@@ -163,6 +162,17 @@ final class WorkerProcess {
             }
             notifyAll();
         }
+    }
+
+    /**
+     * An {@code O} or {@code K} line of a worker (an arbiter request and its answer, see {@link Worker}) as an event:
+     * how = the request's kind and a write's value ({@code O}), or kind, ok|stale, the value read and the
+     * arbiter's order ({@code K}).
+     */
+    static Event arbiterEvent(int id, String line) {
+        String[] p = line.split(" ", -1);
+        return new Event(id, p[0].charAt(0), p[2], Long.parseLong(p[3]), Long.parseLong(p[4]),
+                p[1] + (p.length > 5 ? " " + String.join(" ", java.util.Arrays.asList(p).subList(5, p.length)) : ""), 0);
     }
 
     private void add(Event e) {
