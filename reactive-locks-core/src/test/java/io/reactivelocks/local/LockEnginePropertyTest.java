@@ -24,8 +24,9 @@ import reactor.test.scheduler.VirtualTimeScheduler;
  * clients acquire (waiting), cancel waits, release, let time pass (renewals, expiry of a dead holder's
  * grant), and close; a "dead holder" takes the lock directly on the store and never renews, so that its
  * grant expires. After every step: at most one valid holder of the lock (a client's live lease with time
- * left, or the dead holder before its expiry), tokens of grants strictly increasing, and nothing of a
- * closed client left on the store. At the end every client closes and the store holds nothing. jqwik
+ * left, or the dead holder before its expiry), tokens of grants strictly increasing, nothing of a
+ * closed client left on the store, and no orphan grant (the store's holder is the dead holder or a lease
+ * an open client holds — a cancelled wait leaves nothing behind). At the end every client closes and the store holds nothing. jqwik
  * shrinks a failing sequence to a shortest one.
  *
  * <p>200 sequences in the build; {@code -Djqwik.tries.default=5000} for a longer search.
@@ -94,6 +95,17 @@ class LockEnginePropertyTest {
             var holder = store.inspect(NAME);
             if (holder != null) {
                 assertThat(closedOwners).as("the store's holder is not a closed client's").doesNotContain(holder.owner());
+                // no orphan: the store's holder is the dead holder or a lease an open client knows it holds
+                List<String> known = new ArrayList<>();
+                for (int i = 0; i < clients.length; i++) {
+                    if (!closed[i]) {
+                        clients[i].metrics().heldLeases().forEach(l -> known.add(l.owner()));
+                    }
+                }
+                if (!holder.owner().startsWith("dead-")) {
+                    assertThat(known).as("the store's holder %s (token %d) is a lease an open client holds", holder.owner(),
+                            holder.token()).contains(holder.owner());
+                }
             }
         }
 
