@@ -99,7 +99,11 @@ final class HistoryRecorder {
                     }
                 }
                 case 'O' -> {
-                    asking.put(e.worker(), e);
+                    WorkerProcess.Event unanswered = asking.put(e.worker(), e);
+                    if (unanswered != null) { // its answer never came (the arbiter connection timed out): outcome unknown
+                        out.add(event(Type.INFO, c, "section", op(unanswered.how().split(" ")[0]), unanswered.name(), unanswered.token(),
+                                e.nanos(), null, null, null, null, null, "no answer"));
+                    }
                     String[] w = e.how().split(" ");
                     out.add(event(Type.INVOKE, c, "section", op(w[0]), e.name(), e.token(), e.nanos(),
                             w.length > 1 ? Long.valueOf(w[1]) : null, null, null, null, null, null));

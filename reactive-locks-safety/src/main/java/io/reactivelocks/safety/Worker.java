@@ -55,7 +55,7 @@ import reactor.core.scheduler.Schedulers;
  *                                     over {@link #STALL}: the machine's scheduler or a pause; I4 does not count it)
  * O kind name token t [value]         an arbiter request is about to be sent (kind r read, w write, d done)
  * K kind name token t ok|stale value order   its answer arrived: accepted or refused, the value read (else -1),
- *                                     the arbiter's decision order (the history's register operations, {@link History})
+ *                                     the arbiter's decision order (the register operations of the run's history)
  * DONE acquisitions renewals
  * </pre>
  *

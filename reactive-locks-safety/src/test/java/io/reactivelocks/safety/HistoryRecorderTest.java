@@ -82,6 +82,25 @@ class HistoryRecorderTest {
     }
 
     @Test
+    void aRequestWhoseAnswerNeverCameHasAnUnknownOutcome() {
+        line(0, 'Q', 0, 100, "", 0);
+        line(0, 'G', 7, 110, "m", 1_110);
+        arbiter(0, "O r " + NAME + " 7 120"); // the arbiter connection timed out: no K
+        line(0, 'E', 7, 200, "released", 1_110);
+        line(0, 'Q', 0, 210, "", 0);
+        line(0, 'G', 9, 220, "m", 1_220);
+        arbiter(0, "O r " + NAME + " 9 230");
+        arbiter(0, "K r " + NAME + " 9 235 ok 0 1");
+
+        History h = HistoryRecorder.record(settings(), "s1_1", events, List.of(), 0, 1_000);
+
+        assertThat(h.operations("read")).hasSize(2);
+        assertThat(h.operations("read").get(0).unknown()).isTrue();
+        assertThat(h.operations("read").get(0).completion().detail()).isEqualTo("no answer");
+        assertThat(h.operations("read").get(1).completion().isOk()).isTrue();
+    }
+
+    @Test
     void aRunWritesItsHistoryAsJsonLines() throws Exception {
         line(0, 'Q', 0, 100, "", 0);
         line(0, 'G', 7, 110, "m", 1_110);
