@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
  * semaphore (at most N live permits, tokens strictly increasing, expiry by the store's clock). The clock
  * is an operation ({@link #tick()}: half a lease); the store's expiry timers are kept, not run.
  *
- * <p>Bounded for the build; {@code -Dreactivelocks.modelcheck.long=true} explores ten times the scenarios.
+ * <p>Bounded for the build (3 × 60 scenarios); {@code -Dreactivelocks.modelcheck.long=true} explores 20 × 500 (minutes).
  */
 @Param(name = "owner", gen = IntGen.class, conf = "1:3")
 public class LocalSemaphoreStoreLincheckTest {
@@ -72,8 +72,8 @@ public class LocalSemaphoreStoreLincheckTest {
     void modelChecking() {
         boolean longMode = Boolean.getBoolean("reactivelocks.modelcheck.long");
         new ModelCheckingOptions()
-                .iterations(longMode ? 100 : 3)
-                .invocationsPerIteration(longMode ? 2_000 : 60)
+                .iterations(longMode ? 20 : 3)
+                .invocationsPerIteration(longMode ? 500 : 60)
                 .threads(3)
                 .actorsPerThread(2)
                 .actorsBefore(3)
