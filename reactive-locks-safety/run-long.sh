@@ -14,4 +14,6 @@ mkdir -p reactive-locks-safety/target
 ./mvnw -q -B -ntp -pl reactive-locks-safety -am package -DskipTests dependency:build-classpath \
     -Dmdep.outputFile="$(pwd)/reactive-locks-safety/target/classpath.txt" >/dev/null
 CP="reactive-locks-safety/target/classes:$(cat reactive-locks-safety/target/classpath.txt)"
-exec java -Xmx2g -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -cp "$CP" io.reactivelocks.safety.SafetyReport "$@"
+# every run's history (docs/SAFETY.md, "History format") goes to reactive-locks-safety/target/safety-histories/, judged by
+# the checkers of io.reactivelocks.safety.check after the run ([history] lines)
+exec java -Xmx2g -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Dsafety.histories=reactive-locks-safety/target/safety-histories -cp "$CP" io.reactivelocks.safety.SafetyReport "$@"

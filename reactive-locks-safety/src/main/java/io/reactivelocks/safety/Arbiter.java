@@ -46,7 +46,8 @@ import java.util.Set;
  *       older than a writer that already came is refused.</li>
  * </ul>
  *
- * <p>Every decision is recorded ({@link #log()}) with its arrival sequence number and time.
+ * <p>Every decision is recorded ({@link #log()}) with its arrival sequence number and time; each answer ends
+ * with {@code @seq}, that number, which the worker reports with the answer (the history's {@code order}).
  */
 public final class Arbiter implements AutoCloseable {
 
@@ -158,11 +159,17 @@ public final class Arbiter implements AutoCloseable {
              PrintStream out = new PrintStream(s.getOutputStream(), true, StandardCharsets.UTF_8)) {
             String line;
             while ((line = in.readLine()) != null) {
-                out.println(decide(line.split(" ")));
+                out.println(decideAndNumber(line.split(" ")));
             }
         } catch (IOException e) {
             // a worker went away (killed); its requests so far are decided and logged
         }
+    }
+
+    /** Decides a request; the answer's last word is {@code @seq}, the decision's place in the arrival order. */
+    private synchronized String decideAndNumber(String[] p) {
+        long seq = log.size();
+        return decide(p) + " @" + seq;
     }
 
     private synchronized String decide(String[] p) {

@@ -138,6 +138,7 @@ public final class SafetyReport {
                                 Files.write(dump, lines);
                             }
                             v.details().forEach(d -> System.out.println("[safety]   " + d));
+                            printHistoryVerdicts(outcome);
                             safe &= v.safe();
                             done.add(v);
                             String command = "`reactive-locks-safety/run-long.sh" + (args.length == 0 ? "" : " " + String.join(" ", args))
@@ -165,6 +166,7 @@ public final class SafetyReport {
                             : SafetyRun.run((Topology) server, settings));
                     System.out.println("[safety] " + v.summary());
                     v.details().forEach(d -> System.out.println("[safety]   " + d));
+                    printHistoryVerdicts(v.outcome());
                     verdicts.add(v);
                     if (fault == Fault.PAUSE_WORKER && v.staleWritesRejected() > 0 && !plotted(verdicts, v)) {
                         timeline(v, png);
@@ -214,6 +216,18 @@ public final class SafetyReport {
     }
 
     /** @return the single-server backends, then the replicated deployments: the order of the report's rows */
+    /** Prints what the checkers of the run's history say (they do not change the report's tables). */
+    private static void printHistoryVerdicts(SafetyRun.Outcome outcome) {
+        if (outcome.history() == null) {
+            return;
+        }
+        System.out.println("[history] " + outcome.history());
+        for (io.reactivelocks.safety.check.CheckVerdict c
+                : io.reactivelocks.safety.check.HistoryChecker.checkAll(io.reactivelocks.safety.check.History.read(outcome.history()))) {
+            System.out.println("[history]   " + c.toString().replace("\n", "\n[history]   "));
+        }
+    }
+
     static List<SafetyStore> stores() {
         List<SafetyStore> all = new ArrayList<>(List.of(SafetyBackend.values()));
         all.addAll(List.of(SafetyTopology.values()));

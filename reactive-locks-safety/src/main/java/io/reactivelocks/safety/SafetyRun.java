@@ -20,7 +20,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * lifted (its length depends on the kind and the lease), then the next cycle. After the last cycle
  * every worker is asked to stop (a paused one is resumed first), and the harness waits — at most a
  * lease time plus a margin, which is how long a killed worker's lock may legitimately stay — until
- * nothing of the run is held on the server (I5).
+ * nothing of the run is held on the server (I5). Every run writes its history ({@link HistoryRecorder}:
+ * {@code target/safety-histories/} unless {@code -Dsafety.histories=DIR} says otherwise), which the
+ * checkers of {@code io.reactivelocks.safety.check} judge.
  */
 public final class SafetyRun {
 
@@ -165,9 +167,17 @@ public final class SafetyRun {
      * @param problems    harness-level problems (a worker that did not stop, a fault that found no target)
      * @param startNanos  when the run started
      * @param endNanos    when the workers were asked to stop
+     * @param history     the run's history file (docs/SAFETY.md, "History format"), or null when none was written
      */
     public record Outcome(Settings settings, List<WorkerProcess.Event> events, List<Arbiter.Op> ops, List<Applied> applied,
-                          long heldAfter, long clearMillis, long renewals, List<String> problems, long startNanos, long endNanos) {
+                          long heldAfter, long clearMillis, long renewals, List<String> problems, long startNanos, long endNanos,
+                          java.nio.file.@org.jspecify.annotations.Nullable Path history) {
+
+        /** An outcome without a history file (made in tests). */
+        public Outcome(Settings settings, List<WorkerProcess.Event> events, List<Arbiter.Op> ops, List<Applied> applied,
+                       long heldAfter, long clearMillis, long renewals, List<String> problems, long startNanos, long endNanos) {
+            this(settings, events, ops, applied, heldAfter, clearMillis, renewals, problems, startNanos, endNanos, null);
+        }
     }
 
     /** The first settle time of a run with fair names is at least this many lease times of burst on a fair name. */
@@ -335,7 +345,13 @@ public final class SafetyRun {
             synchronized (events) {
                 copy = new ArrayList<>(events);
             }
-            return new Outcome(settings, copy, arbiter.log(), applied, held, clear, renewals, problems, start, stopAt);
+            java.nio.file.Path history = null;
+            try {
+                history = HistoryRecorder.write(HistoryRecorder.directory(), settings, namespace, copy, applied, start, stopAt);
+            } catch (RuntimeException e) {
+                problems.add("could not write the run's history: " + e);
+            }
+            return new Outcome(settings, copy, arbiter.log(), applied, held, clear, renewals, problems, start, stopAt, history);
         } finally {
             for (WorkerProcess w : workers) {
                 if (!w.isKilled()) {

@@ -53,6 +53,9 @@ import reactor.core.scheduler.Schedulers;
  * X t kind message                    an acquire that failed (timeout, store error): not a violation
  * S from to                           the worker's JVM did not run from {@code from} to {@code to} (a stall of
  *                                     over {@link #STALL}: the machine's scheduler or a pause; I4 does not count it)
+ * O kind name token t [value]         an arbiter request is about to be sent (kind r read, w write, d done)
+ * K kind name token t ok|stale value order   its answer arrived: accepted or refused, the value read (else -1),
+ *                                     the arbiter's decision order (the register operations of the run's history)
  * DONE acquisitions renewals
  * </pre>
  *
@@ -187,7 +190,11 @@ public final class Worker {
             }
         };
         SafetyBackend.Connection connection = backend.connect(host, port, extra, namespace, options, listener);
-        Worker worker = new Worker(id, connection, ArbiterClient.connect(arbiterPort, id), names, kinds, permits, options, seed, out);
+        Worker worker = new Worker(id, connection, ArbiterClient.connect(arbiterPort, id, line -> {
+            synchronized (out) {
+                out.println(line);
+            }
+        }), names, kinds, permits, options, seed, out);
         worker.warmUp(namespace + "-warm" + id);
         Thread stdin = new Thread(worker::watchStdin, "stdin");
         stdin.setDaemon(true);
@@ -401,43 +408,63 @@ public final class Worker {
         return s == null ? "" : s.replace('\n', ' ').replace('\r', ' ');
     }
 
-    /** The worker's view of the arbiter: one socket, one request at a time. */
+    /**
+     * The worker's view of the arbiter: one socket, one request at a time. Each request is reported before
+     * it is sent ({@code O}) and when its answer arrived ({@code K}): the register operations of the run's history.
+     */
     static final class ArbiterClient {
         private final java.net.Socket socket;
         private final BufferedReader in;
         private final PrintStream out;
         private final int worker;
+        private final java.util.function.Consumer<String> report;
 
-        private ArbiterClient(java.net.Socket socket, int worker) throws java.io.IOException {
+        private ArbiterClient(java.net.Socket socket, int worker, java.util.function.Consumer<String> report) throws java.io.IOException {
             this.socket = socket;
             this.worker = worker;
+            this.report = report;
             this.in = new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.UTF_8));
             this.out = new PrintStream(socket.getOutputStream(), true, StandardCharsets.UTF_8);
         }
 
-        static ArbiterClient connect(int port, int worker) throws java.io.IOException {
+        static ArbiterClient connect(int port, int worker, java.util.function.Consumer<String> report) throws java.io.IOException {
             java.net.Socket s = new java.net.Socket("127.0.0.1", port);
             s.setTcpNoDelay(true);
             s.setSoTimeout(10_000);
-            return new ArbiterClient(s, worker);
+            return new ArbiterClient(s, worker, report);
+        }
+
+        /** Sends one request and reports it and its answer (the answer's last word is the arbiter's decision order). */
+        private String[] ask(char kind, String name, long token, String request, String value) throws java.io.IOException {
+            report.accept("O " + kind + " " + name + " " + token + " " + System.nanoTime() + value);
+            out.println(request);
+            String line = in.readLine();
+            if (line == null) {
+                throw new java.io.EOFException("the arbiter closed the connection");
+            }
+            String[] answer = line.split(" ");
+            long now = System.nanoTime();
+            boolean ok = answer[0].equals("OK");
+            String read = kind == 'r' && ok ? answer[1] : "-1";
+            report.accept("K " + kind + " " + name + " " + token + " " + now + " " + (ok ? "ok" : "stale") + " " + read + " "
+                    + answer[answer.length - 1].substring(1));
+            return answer;
         }
 
         /** @return the value read, or value -1 when the arbiter refused the read as stale */
         synchronized Read read(String name, long token, String mode) throws java.io.IOException {
-            out.println("R " + name + " " + token + " " + worker + mode);
-            String[] answer = in.readLine().split(" ");
+            String[] answer = ask('r', name, token, "R " + name + " " + token + " " + worker + mode, "");
             return new Read(answer[0].equals("OK") ? Long.parseLong(answer[1]) : -1);
         }
 
         synchronized boolean write(String name, long token, long value, boolean validAtSend, String mode) throws java.io.IOException {
-            out.println("W " + name + " " + token + " " + worker + " " + value + " " + (validAtSend ? 1 : 0) + mode);
-            return in.readLine().startsWith("OK");
+            return ask('w', name, token, "W " + name + " " + token + " " + worker + " " + value + " " + (validAtSend ? 1 : 0) + mode,
+                    " " + value)[0].equals("OK");
         }
 
         /** A semaphore holder is done with its permit (sent before it releases it). */
         synchronized boolean done(String name, long token) throws java.io.IOException {
-            out.println("D " + name + " " + token + " " + worker);
-            return in.readLine().startsWith("OK");
+            return ask('d', name, token, "D " + name + " " + token + " " + worker, "")[0].equals("OK");
         }
 
         record Read(long value) {

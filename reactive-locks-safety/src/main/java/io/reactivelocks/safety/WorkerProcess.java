@@ -23,12 +23,13 @@ final class WorkerProcess {
      * One line a worker printed, parsed.
      *
      * @param worker the worker id
-     * @param type   G, C, E, V, X, L, Q, I, A (see {@link Worker})
+     * @param type   G, C, E, V, X, L, Q, I, A, S, O, K (see {@link Worker})
      * @param name   the lock name (null for X)
      * @param token  the token (0 for X)
      * @param nanos  when it happened ({@link System#nanoTime()}, shared by the processes of one machine)
      * @param how    for E: lost or released; for C: long or short; for X: the error kind; for L: the reason;
-     *               for G: the mode (m mutex, f fair, s semaphore, r reader, w writer)
+     *               for G: the mode (m mutex, f fair, s semaphore, r reader, w writer); for O: the request's kind
+     *               (r, w, d) and a write's value; for K: kind, ok or stale, the value read (else -1), the arbiter's order
      * @param validUntil for G, E, V: the lease's validity deadline
      */
     record Event(int worker, char type, String name, long token, long nanos, String how, long validUntil) {
@@ -150,6 +151,8 @@ final class WorkerProcess {
                     inSection.remove(e.name());
                 }
                 case "X" -> add(new Event(id, 'X', null, 0, Long.parseLong(p[1]), p[2], 0));
+                // an arbiter request (O: how = kind [value]) and its answer (K: how = kind ok|stale value order)
+                case "O", "K" -> add(arbiterEvent(id, line));
                 case "S" -> add(new Event(id, 'S', null, 0, Long.parseLong(p[1]), "", Long.parseLong(p[2])));
                 case "L" -> add(new Event(id, 'L', p[1], Long.parseLong(p[2]), Long.parseLong(p[3]),
                         line.substring(line.indexOf(p[3]) + p[3].length()).trim(), 0));
@@ -159,6 +162,17 @@ final class WorkerProcess {
             }
             notifyAll();
         }
+    }
+
+    /**
+     * An {@code O} or {@code K} line of a worker (an arbiter request and its answer, see {@link Worker}) as an event:
+     * how = the request's kind and a write's value ({@code O}), or kind, ok|stale, the value read and the
+     * arbiter's order ({@code K}).
+     */
+    static Event arbiterEvent(int id, String line) {
+        String[] p = line.split(" ", -1);
+        return new Event(id, p[0].charAt(0), p[2], Long.parseLong(p[3]), Long.parseLong(p[4]),
+                p[1] + (p.length > 5 ? " " + String.join(" ", java.util.Arrays.asList(p).subList(5, p.length)) : ""), 0);
     }
 
     private void add(Event e) {

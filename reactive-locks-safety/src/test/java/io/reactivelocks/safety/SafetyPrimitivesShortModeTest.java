@@ -18,7 +18,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * worker-pause cycle on the semaphore name and one on the read-write name (the others crowd the
  * frozen holder's name); before the first pause, a burst of two lease times on the fair name (every
  * worker takes only it, so two wait in its line behind the holder). Fails on any I1–I7 or FIFO
- * violation, when a pause did not bite on a primitive (no overlap past the fencing, no late write
+ * violation or a checker of the run's history ({@link HistoryVerdicts}), when a pause did not bite on a primitive (no overlap past the fencing, no late write
  * refused), and when the FIFO check judged fewer than {@value #MIN_FIFO_PAIRS} pairs. Select
  * backends with {@code -Dsafety.backends=REDIS,ETCD}.
  */
@@ -57,6 +57,7 @@ class SafetyPrimitivesShortModeTest {
                     outcome.ops().stream().map(Object::toString)).toList());
         }
 
+        HistoryVerdicts.assertCheckersPass(outcome);
         assertThat(verdict.problems()).as("harness problems").isEmpty();
         assertThat(verdict.permitOverflow()).as("I6 more than N permit holders: %s", verdict.details()).isZero();
         assertThat(verdict.rwConflicts()).as("I7 read-write conflicts: %s", verdict.details()).isZero();

@@ -12,8 +12,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The short mode of the safety harness, part of the build: every backend × every fault kind, one
- * fault cycle each with three worker JVMs on two names. Fails on any I1–I5 violation and prints one
- * summary line per run. One subclass per backend, so that the backends' runs (each on a server of
+ * fault cycle each with three worker JVMs on two names. Fails on any I1–I5 violation or when a checker of
+ * the run's history fails ({@link HistoryVerdicts}), and prints one summary line per run. One subclass per backend, so that the backends' runs (each on a server of
  * its own) can go side by side; select a subset with {@code -Dsafety.backends=REDIS,ETCD} and
  * {@code -Dsafety.faults=PAUSE_WORKER}.
  */
@@ -48,9 +48,11 @@ abstract class SafetyShortModeContract {
                 .as("the safety harness needs a server it can pause, kill and restart (a local binary); got %s", server)
                 .isTrue();
 
-        SafetyCheck.Verdict verdict = SafetyCheck.judge(SafetyRun.run(server, SafetyRun.Settings.shortMode(backend, fault)));
+        SafetyRun.Outcome outcome = SafetyRun.run(server, SafetyRun.Settings.shortMode(backend, fault));
+        SafetyCheck.Verdict verdict = SafetyCheck.judge(outcome);
         System.out.println("[safety] " + verdict.summary());
         verdict.details().forEach(d -> System.out.println("[safety]   " + d));
+        HistoryVerdicts.assertCheckersPass(outcome);
 
         assertThat(verdict.problems()).as("harness problems").isEmpty();
         assertThat(verdict.staleWritesAccepted()).as("I1 stale writes accepted").isZero();

@@ -15,7 +15,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * The short mode of the safety harness on the replicated deployments, part of the build: every
  * {@link SafetyTopology} × the node faults that fit the build's time ({@link SafetyTopology#shortModeFaults()}:
  * one per deployment by default), one fault cycle each with three worker JVMs on two names.
- * Fails on any I1–I5 violation. Select with {@code -Dsafety.topologies=ETCD_CLUSTER} and
+ * Fails on any I1–I5 violation or when a checker of the run's history fails ({@link HistoryVerdicts}). Select with {@code -Dsafety.topologies=ETCD_CLUSTER} and
  * {@code -Dsafety.topology.faults=KILL_LEADER,FAILOVER,PARTITION_LEADER,SLOW_NODE}.
  */
 @org.junit.jupiter.api.parallel.ResourceLock(SafetyLanes.A) // two fault-injection runs at a time, whatever else runs
@@ -38,9 +38,11 @@ class TopologyShortModeTest {
     void shortRun(SafetyTopology topology, Fault fault) throws Exception {
         Topology deployment = TOPOLOGIES.computeIfAbsent(topology, SafetyTopology::start);
 
-        SafetyCheck.Verdict verdict = SafetyCheck.judge(SafetyRun.run(deployment, SafetyRun.Settings.shortMode(topology, fault)));
+        SafetyRun.Outcome outcome = SafetyRun.run(deployment, SafetyRun.Settings.shortMode(topology, fault));
+        SafetyCheck.Verdict verdict = SafetyCheck.judge(outcome);
         System.out.println("[safety] " + verdict.summary());
         verdict.details().forEach(d -> System.out.println("[safety]   " + d));
+        HistoryVerdicts.assertCheckersPass(outcome);
 
         assertThat(verdict.problems()).as("harness problems").isEmpty();
         assertThat(verdict.staleWritesAccepted()).as("I1 stale writes accepted").isZero();
