@@ -45,19 +45,6 @@ public final class CleanUpBook {
         });
     }
 
-    /**
-     * How a give-back (the release of a lost grant, of what an ended acquire's requests may have
-     * taken) retries: a release that failed transiently — most often one not answered within the
-     * request timeout on a loaded store — is sent again, twice at most, so that close() does not
-     * forget a release that was merely slow and leave the grant to its TTL. Releases are
-     * owner-checked and idempotent. Real time (the parallel scheduler), so that a close in a
-     * virtual-time test cannot wait on a clock nobody advances.
-     */
-    public static final reactor.util.retry.Retry GIVE_BACK = reactor.util.retry.Retry.backoff(2, java.time.Duration.ofMillis(100))
-            .maxBackoff(java.time.Duration.ofMillis(400))
-            .filter(io.reactivelocks.spi.BackendErrors::isTransient)
-            .onRetryExhaustedThrow((spec, signal) -> signal.failure());
-
     /** @return completes when nothing is registered any more (work registered meanwhile is waited for too) */
     public Mono<Void> drained() {
         return Mono.defer(() -> {

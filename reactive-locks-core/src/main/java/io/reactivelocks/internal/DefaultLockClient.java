@@ -344,9 +344,21 @@ public final class DefaultLockClient implements LockClient {
         // not ServerRelease: under releaseDetached's tracked(..).onErrorResume(..).cache() it left keys on the
         // store in RedisQuorumContractTest.closeRightAfterCancelLeavesNothingOnTheStore; this path is off the hot
         // one (losses, late grants, give-backs). A give-back not answered within the request timeout was
-        // forgotten by close() (the likely cause of keys left there and of PostgreSQL read-write grants left in
-        // loaded runs): releaseDetached now sends it again (CleanUpBook.GIVE_BACK)
+        // forgotten by close(), which then closed the store under it (the likely cause of keys left there and of
+        // PostgreSQL read-write grants left in loaded runs): give-backs go through giveBackOnServer
         return withinRequestTimeout(Mono.defer(() -> backend.release(name, owner)), options)
+                .onErrorMap(e -> BackendErrors.map(backend.name(), name, "release", e))
+                .then();
+    }
+
+    /**
+     * A give-back (nobody waits for it but {@link #close()}): bounded by the lease time — the grant
+     * expires by then anyway — not by the request timeout, so that close(), which waits for it up to
+     * its own bound, does not forget a release a loaded store was still working on and close the
+     * store under it.
+     */
+    Mono<Void> giveBackOnServer(String name, String owner, LockOptions options) {
+        return deadlines(schedulerFor(options), options.clock()).within(Mono.defer(() -> backend.release(name, owner)), options.leaseTime())
                 .onErrorMap(e -> BackendErrors.map(backend.name(), name, "release", e))
                 .then();
     }
@@ -375,8 +387,7 @@ public final class DefaultLockClient implements LockClient {
      *                is down: the outage is logged once, see {@link StoreOutage})
      */
     Mono<Void> releaseDetached(String name, String owner, LockOptions options, boolean granted) {
-        Mono<Void> release = tracked(name, releaseOnServer(name, owner, options)
-                .retryWhen(CleanUpBook.GIVE_BACK)
+        Mono<Void> release = tracked(name, giveBackOnServer(name, owner, options)
                 .onErrorResume(e -> {
                     outage.failed(e);
                     if (granted) {

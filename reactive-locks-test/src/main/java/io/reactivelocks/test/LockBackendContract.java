@@ -728,7 +728,9 @@ public abstract class LockBackendContract {
                     .expectError(LockBackendException.class)
                     .verify(Duration.ofSeconds(3));
         } finally {
-            locks.close().onErrorResume(e -> Mono.empty()).block(Duration.ofSeconds(5));
+            // close waits for the give-backs of the unanswered requests up to its bound (2 x 300 ms + grace),
+            // then closes the store, whose driver may take seconds to give up on connections nobody answers
+            locks.close().onErrorResume(e -> Mono.empty()).block(Duration.ofSeconds(20));
         }
     }
 

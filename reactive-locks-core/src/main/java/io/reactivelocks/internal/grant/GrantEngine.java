@@ -710,9 +710,12 @@ public final class GrantEngine {
      *                what its requests may have left is not worth a WARN line when the store is down
      */
     void releaseDetached(String name, String owner, LockOptions options, boolean granted) {
-        cleanUps.tracked(name, within(Mono.defer(() -> store.release(name, owner)), options)
+        // bounded by the lease time (the grant expires by then anyway), not the request timeout: close() waits
+        // for it up to its own bound, so a release a loaded store is still working on is not forgotten and the
+        // store closed under it
+        cleanUps.tracked(name, Mono.defer(() -> store.release(name, owner))
+                        .timeout(options.leaseTime(), schedulerFor(options))
                         .onErrorMap(e -> mapError(name, "release", e))
-                        .retryWhen(CleanUpBook.GIVE_BACK)
                         .then())
                 .onErrorResume(e -> {
                     if (granted) {
