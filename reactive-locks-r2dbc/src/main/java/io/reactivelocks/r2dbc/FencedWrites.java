@@ -36,7 +36,7 @@ import reactor.core.publisher.Mono;
  *
  * <p>This helper writes columns of an application's own rows (it never inserts: the row is the
  * application's), so it is not a {@link io.reactivelocks.fencing.FencedValues}; for a fenced
- * key/value resource on PostgreSQL use {@link PostgresLocks#fencedValues}.
+ * key/value resource on PostgreSQL use a session's {@link PostgresLockStore#fencedValues()}.
  *
  * <p>Immutable and thread-safe; {@code in}/{@code fenceColumn} return changed copies.
  */

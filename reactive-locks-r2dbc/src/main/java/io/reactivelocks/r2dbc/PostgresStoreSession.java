@@ -19,7 +19,7 @@ import reactor.core.publisher.Mono;
  * connection set; each concept's store is built over it without owning it. The task queue it hands
  * out is a {@link PostgresTaskQueue} (with {@code migrate()}).
  */
-final class PostgresStoreSession extends AbstractLockStore {
+final class PostgresStoreSession extends AbstractLockStore implements PostgresLockStore {
 
     private final PostgresLockBackend backend;
 
@@ -59,7 +59,7 @@ final class PostgresStoreSession extends AbstractLockStore {
     }
 
     @Override
-    public TaskQueue taskQueue(LockOptions options) {
+    public PostgresTaskQueue taskQueue(LockOptions options) {
         Objects.requireNonNull(options, "options");
         offered(Concept.TASK_QUEUE);
         return track(new DefaultPostgresTaskQueue(new PostgresTaskStore(backend, false), options), TaskQueue::close);

@@ -5,8 +5,8 @@ import io.reactivelocks.task.TaskQueue;
 import reactor.core.publisher.Mono;
 
 /**
- * The {@link TaskQueue} on PostgreSQL, with one extra: {@link #migrate()}. Made by
- * {@link PostgresLocks#taskQueue}; everything else is core's {@link TaskQueue} (see there for the
+ * The {@link TaskQueue} on PostgreSQL, with one extra: {@link #migrate()}. Handed out by
+ * {@link PostgresLockStore#taskQueue}; everything else is core's {@link TaskQueue} (see there for the
  * semantics, and {@code task_schema.sql} for the table). Captures are one
  * {@code FOR UPDATE SKIP LOCKED} statement each, tokens come from the lock sequence, expiry is the
  * server's {@code now()}, wake-ups are {@code NOTIFY}s on the backend's channel.

@@ -5,17 +5,18 @@
  * for the application's own rows.
  *
  * <ul>
- *   <li>{@link io.reactivelocks.r2dbc.PostgresLocks} — entry point: a {@code LockClient} over PostgreSQL.</li>
+ *   <li>{@link io.reactivelocks.r2dbc.PostgresLocks} — entry point: a {@link io.reactivelocks.r2dbc.PostgresLockStore}
+ *       session that hands out every concept over one pool and one {@code LISTEN} connection.</li>
  *   <li>{@link io.reactivelocks.r2dbc.PostgresLockBackend} — the {@code LockBackend}; {@code migrate()},
  *       {@code validateSchema()}, {@code purgeExpired()}.</li>
  *   <li>{@link io.reactivelocks.r2dbc.PostgresLockOptions} — schema and table names, channel, pool and listener settings,
  *       and the {@link io.reactivelocks.r2dbc.SchemaMode} (create, validate or leave alone the tables; a failed
  *       check or refused creation is a {@link io.reactivelocks.r2dbc.PostgresSchemaException}).</li>
- *   <li>{@code PostgresLocks.windowLock} — the core {@code WindowLock}: at most one claim per name and period.</li>
- *   <li>{@code PostgresLocks.fencedValues} — the core {@code FencedValues}: a fenced key/value table.</li>
+ *   <li>the session's {@code windowLocks} — the core {@code WindowLock}: at most one claim per name and period.</li>
+ *   <li>the session's {@code fencedValues} — the core {@code FencedValues}: a fenced key/value table.</li>
  *   <li>{@link io.reactivelocks.r2dbc.FencedWrites} — {@code UPDATE ... WHERE fence <= :token} on the application's rows.</li>
  *   <li>{@link io.reactivelocks.r2dbc.PostgresTaskQueue} — core's {@link io.reactivelocks.task.TaskQueue}
- *       on PostgreSQL ({@link io.reactivelocks.r2dbc.PostgresLocks#taskQueue}): one
+ *       on PostgreSQL ({@link io.reactivelocks.r2dbc.PostgresLockStore#taskQueue}): one
  *       {@code FOR UPDATE SKIP LOCKED} statement per capture, sequence tokens, {@code NOTIFY} wake-ups;
  *       adds only {@code migrate()}.</li>
  * </ul>

@@ -1,4 +1,4 @@
--- reactive-locks: the fair lock's waiters table and its grant function (PostgresLocks.fairLock).
+-- reactive-locks: the fair lock's waiters table and its grant function (a session's fairLocks).
 -- Idempotent; run as ONE simple query on first use unless schema creation is disabled. The held
 -- fair lock is a row of the lock table (schema.sql), like a mutex's.
 -- Placeholders are validated, double-quoted identifiers:

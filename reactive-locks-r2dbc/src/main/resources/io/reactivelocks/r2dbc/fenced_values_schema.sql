@@ -1,4 +1,4 @@
--- reactive-locks: the fenced-values table (PostgresLocks.fencedValues). Idempotent; run as ONE
+-- reactive-locks: the fenced-values table (a session's fencedValues). Idempotent; run as ONE
 -- simple query on first use unless schema creation is disabled. Placeholders are validated,
 -- double-quoted identifiers:
 --   ${schema}          the schema

@@ -1,4 +1,4 @@
--- reactive-locks: the read-write lock table and its grant function (PostgresLocks.readWriteLock).
+-- reactive-locks: the read-write lock table and its grant function (a session's readWriteLocks).
 -- Idempotent; run as ONE simple query on first use unless schema creation is disabled.
 -- Placeholders are validated, double-quoted identifiers:
 --   ${schema}          the schema

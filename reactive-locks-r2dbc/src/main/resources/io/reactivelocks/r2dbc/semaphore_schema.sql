@@ -1,4 +1,4 @@
--- reactive-locks: the semaphore permits table and its grant function (PostgresLocks.semaphore).
+-- reactive-locks: the semaphore permits table and its grant function (a session's semaphores).
 -- Idempotent; run as ONE simple query on first use unless schema creation is disabled.
 -- Placeholders are validated, double-quoted identifiers:
 --   ${schema}          the schema

@@ -1,4 +1,4 @@
--- reactive-locks: the task table of the PostgreSQL task queue (PostgresLocks.taskQueue, PostgresTaskStore).
+-- reactive-locks: the task table of the PostgreSQL task queue (a session's taskQueue, PostgresTaskStore).
 -- Idempotent: run by PostgresTaskQueue.migrate() (and on first use unless disabled) as ONE simple
 -- query, i.e. one implicit transaction. Placeholders are validated identifiers, double-quoted:
 --   ${schema}            the schema                   (default "public")

@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.r2dbc.spi.ConnectionFactory;
 import io.reactivelocks.Lease;
 import io.reactivelocks.LockClient;
+import io.reactivelocks.LockStore;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -55,8 +56,9 @@ class FencedWritesTest {
     @Test
     void tokensOfSuccessiveLeasesFenceOutTheEarlierHolder() {
         PostgresTestSupport.exec(factory, "INSERT INTO fenced.accounts VALUES ('acc-3', 0, NULL, NULL) ON CONFLICT DO NOTHING");
-        LockClient locks = PostgresLocks.create(PostgresTestSupport.factory(PostgresTestSupport.shared()),
-                PostgresLockOptions.builder().schema("fenced").build(), io.reactivelocks.LockOptions.defaults());
+        LockStore session = PostgresLocks.connect(PostgresTestSupport.factory(PostgresTestSupport.shared()),
+                PostgresLockOptions.builder().schema("fenced").build());
+        LockClient locks = session.locks(io.reactivelocks.LockOptions.defaults());
         FencedWrites accounts = FencedWrites.of(factory, "accounts", "id").in("fenced");
         try {
             Lease first = locks.acquire("account:acc-3").block(TIMEOUT);
@@ -68,7 +70,7 @@ class FencedWritesTest {
             assertThat(row("acc-3")).containsEntry("balance", 2L).containsEntry("fence", second.token());
             second.release().block(TIMEOUT);
         } finally {
-            locks.close().block(TIMEOUT);
+            session.close().block(TIMEOUT);
         }
     }
 

@@ -7,7 +7,7 @@ import io.r2dbc.spi.ConnectionFactory;
 import io.reactivelocks.Lease;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockClock;
-import io.reactivelocks.LockOptions;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.spi.Attempt;
 import io.reactivelocks.spi.GrantRequest;
 import io.reactivelocks.test.FairLockContract;
@@ -41,9 +41,24 @@ class PostgresFairLockContractTest extends FairLockContract {
         abandoned.clear();
     }
 
+    private final List<LockStore> sessions = new ArrayList<>();
+
+    /** @return a new session over its own pool, closed after the test */
+    private PostgresLockStore session() {
+        PostgresLockStore s = PostgresLocks.connect(factory, OPTIONS);
+        sessions.add(s);
+        return s;
+    }
+
+    @AfterEach
+    void closeSessions() {
+        sessions.forEach(s -> s.close().block(STEP));
+        sessions.clear();
+    }
+
     @Override
     protected LockClient newClient() {
-        return PostgresLocks.fairLock(factory, OPTIONS, options());
+        return session().fairLocks(options());
     }
 
     @Override
@@ -98,10 +113,11 @@ class PostgresFairLockContractTest extends FairLockContract {
 
     @Test
     void badInputFailsAtCallTime() {
-        assertThatNullPointerException().isThrownBy(() -> PostgresLocks.fairLock(factory, (LockOptions) null))
+        assertThatNullPointerException().isThrownBy(() -> session().fairLocks(null))
                 .withMessageContaining("options");
-        assertThatNullPointerException().isThrownBy(() -> PostgresLocks.fairLock((PostgresLockBackend) null, options()))
+        assertThatNullPointerException().isThrownBy(() -> PostgresLocks.connect((PostgresLockBackend) null))
                 .withMessageContaining("backend");
-        assertThatNullPointerException().isThrownBy(() -> PostgresLocks.fairLock(null)).withMessageContaining("factory");
+        assertThatNullPointerException().isThrownBy(() -> PostgresLocks.connect((ConnectionFactory) null)).withMessageContaining("factory");
+        assertThatNullPointerException().isThrownBy(() -> PostgresLocks.connect(factory, null)).withMessageContaining("postgresOptions");
     }
 }

@@ -11,6 +11,7 @@ import io.r2dbc.spi.ConnectionFactoryMetadata;
 import io.reactivelocks.Lease;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
+import io.reactivelocks.LockStore;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.time.Duration;
@@ -71,7 +72,8 @@ class PostgresFairLockRequestsTest {
         PostgresLockOptions options = PostgresLockOptions.builder().schema("fair_requests").channel("fair_requests_locks")
                 .poolMaxSize(4).listenerConnectionFactory(raw).build();
         PostgresLockBackend backend = PostgresLockBackend.create(counting(raw, statements), options);
-        LockClient fair = PostgresLocks.fairLock(backend, SLOW);
+        LockStore session = PostgresLocks.connect(backend);
+        LockClient fair = session.fairLocks(SLOW);
         String name = "handoff-" + UUID.randomUUID();
         ConcurrentLinkedQueue<Lease> granted = new ConcurrentLinkedQueue<>();
         List<Disposable> waiting = new ArrayList<>();
@@ -96,8 +98,7 @@ class PostgresFairLockRequestsTest {
             assertThat(total).as("statements per handoff %s", perHandoff).isLessThanOrEqualTo(3L * WAITERS);
         } finally {
             waiting.forEach(Disposable::dispose);
-            fair.close().block(TIMEOUT);
-            backend.close().block(TIMEOUT);
+            session.close().block(TIMEOUT); // the fair lock, then the backend
         }
     }
 }

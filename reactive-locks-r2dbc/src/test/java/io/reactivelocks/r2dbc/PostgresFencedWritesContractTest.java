@@ -2,10 +2,13 @@ package io.reactivelocks.r2dbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.reactivelocks.LockStore;
 import io.reactivelocks.fencing.FencedValues;
 import io.reactivelocks.test.FencedWritesContract;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /** The fenced-writes contract against a real PostgreSQL, plus the PostgreSQL specifics: the table and its rows. */
@@ -13,9 +16,20 @@ class PostgresFencedWritesContractTest extends FencedWritesContract {
 
     private static final PostgresLockOptions OPTIONS = PostgresLockOptions.builder().schema("fenced_values").build();
 
+    private final List<LockStore> sessions = new ArrayList<>();
+
+    /** Each resource on a session of its own (its own pool), closed after the test. */
     @Override
     protected FencedValues newValues() {
-        return PostgresLocks.fencedValues(PostgresTestSupport.factory(PostgresTestSupport.shared()), OPTIONS);
+        LockStore session = PostgresLocks.connect(PostgresTestSupport.factory(PostgresTestSupport.shared()), OPTIONS);
+        sessions.add(session);
+        return session.fencedValues();
+    }
+
+    @AfterEach
+    void closeSessions() {
+        sessions.forEach(s -> s.close().block(STEP));
+        sessions.clear();
     }
 
     @Test

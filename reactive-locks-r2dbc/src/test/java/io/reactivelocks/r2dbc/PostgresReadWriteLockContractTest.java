@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.r2dbc.spi.ConnectionFactory;
 import io.reactivelocks.Lease;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.rwlock.ReadWriteLock;
 import io.reactivelocks.rwlock.ReadWriteLockOptions;
 import io.reactivelocks.spi.rwlock.ReadWriteStore;
@@ -39,7 +40,8 @@ class PostgresReadWriteLockContractTest extends ReadWriteLockContract {
 
     @Test
     void grantsAndIntentsAreRowsWithSequenceTokensAndServerExpiry() {
-        ReadWriteLock rw = PostgresLocks.readWriteLock(factory, OPTIONS, ReadWriteLockOptions.of(options()));
+        LockStore session = PostgresLocks.connect(factory, OPTIONS);
+        ReadWriteLock rw = session.readWriteLocks(ReadWriteLockOptions.of(options()));
         String name = name("rows");
         String rowsSql = "SELECT owner, mode::text AS mode, token, expires_at > now() AS live,"
                 + " expires_at <= now() + interval '1300 milliseconds' AS within_lease FROM rwlocks.reactive_locks_rw WHERE name = $1 ORDER BY token";
@@ -62,7 +64,7 @@ class PostgresReadWriteLockContractTest extends ReadWriteLockContract {
             writer.dispose();
             assertThat(PostgresTestSupport.sql(factory, rowsSql, name)).isEmpty();
         } finally {
-            rw.close().block(STEP);
+            session.close().block(STEP);
         }
     }
 }

@@ -10,6 +10,7 @@ import io.reactivelocks.Lease;
 import io.reactivelocks.LockBackendException;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.test.server.PostgresReplicaTopology;
 import io.reactivelocks.test.server.ServerHandle;
 import java.time.Duration;
@@ -49,7 +50,7 @@ class PostgresReplicaTopologyTest {
 
     private static PostgresReplicaTopology topology;
     private static ConnectionFactory factory;
-    private final List<LockClient> clients = new ArrayList<>();
+    private final List<LockStore> sessions = new ArrayList<>();
 
     @BeforeAll
     static void startTopology() {
@@ -68,15 +69,15 @@ class PostgresReplicaTopologyTest {
 
     @AfterEach
     void closeClients() {
-        clients.forEach(c -> c.close().onErrorResume(e -> reactor.core.publisher.Mono.empty()).block(TIMEOUT));
-        clients.clear();
+        sessions.forEach(c -> c.close().onErrorResume(e -> reactor.core.publisher.Mono.empty()).block(TIMEOUT));
+        sessions.clear();
     }
 
     private LockClient client(Duration lease, Duration requestTimeout) {
-        LockClient c = PostgresLocks.create(factory, OPTIONS, LockOptions.builder().leaseTime(lease)
+        LockStore session = PostgresLocks.connect(factory, OPTIONS);
+        sessions.add(session);
+        return session.locks(LockOptions.builder().leaseTime(lease)
                 .requestTimeout(requestTimeout).waitTimeout(TIMEOUT).drift(0.05, Duration.ofMillis(20)).build());
-        clients.add(c);
-        return c;
     }
 
     /** A plain connection to one node, for checks with the store's own client. */

@@ -10,6 +10,7 @@ import io.r2dbc.spi.ConnectionFactory;
 import io.reactivelocks.LockBackendException;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.fencing.FencedValues;
 import io.reactivelocks.rwlock.ReadWriteLock;
 import io.reactivelocks.rwlock.ReadWriteLockOptions;
@@ -79,13 +80,14 @@ class PostgresSchemaModeTest {
         PostgresLockBackend backend = PostgresLockBackend.create(app, options);   // creates nothing
         Mono<Void> checked = backend.validateSchema();       // fails naming every missing object, if any
         // end::schema-mode-validate[]
-        LockClient locks = LockClient.create(backend, LockOptions.defaults());
-        Semaphore semaphore = PostgresLocks.semaphore(backend, LockOptions.defaults());
-        PostgresTaskQueue tasks = PostgresLocks.taskQueue(backend, LockOptions.defaults());
-        FencedValues values = PostgresLocks.fencedValues(app, options);
-        LockClient fair = PostgresLocks.fairLock(backend, LockOptions.defaults());
-        ReadWriteLock rw = PostgresLocks.readWriteLock(backend, ReadWriteLockOptions.defaults());
-        WindowLock windows = PostgresLocks.windowLock(backend, LockOptions.defaults());
+        PostgresLockStore session = PostgresLocks.connect(backend);
+        LockClient locks = session.locks(LockOptions.defaults());
+        Semaphore semaphore = session.semaphores(LockOptions.defaults());
+        PostgresTaskQueue tasks = session.taskQueue(LockOptions.defaults());
+        FencedValues values = session.fencedValues();
+        LockClient fair = session.fairLocks(LockOptions.defaults());
+        ReadWriteLock rw = session.readWriteLocks(ReadWriteLockOptions.defaults());
+        WindowLock windows = session.windowLocks(LockOptions.defaults());
         try {
             StepVerifier.create(checked).expectComplete().verify(TIMEOUT);
 
@@ -111,13 +113,7 @@ class PostgresSchemaModeTest {
             StepVerifier.create(windows.tryClaim("nightly", Duration.ofHours(1)))
                     .assertNext(c -> assertThat(c.token()).isPositive()).expectComplete().verify(TIMEOUT);
         } finally {
-            windows.close().block(TIMEOUT);
-            rw.close().block(TIMEOUT);
-            fair.close().block(TIMEOUT);
-            values.close().block(TIMEOUT);
-            tasks.close().block(TIMEOUT);
-            semaphore.close().block(TIMEOUT);
-            locks.close().block(TIMEOUT);
+            session.close().block(TIMEOUT); // every concept it handed out, then the backend
         }
         assertThat(PostgresTestSupport.sql(superuser, "SELECT count(*) AS n FROM pg_catalog.pg_class c"
                 + " JOIN pg_catalog.pg_roles r ON r.oid = c.relowner WHERE r.rolname = $1", role).get(0).get("n"))
@@ -213,7 +209,8 @@ class PostgresSchemaModeTest {
     void createModeWithoutTheCreatePrivilegeFailsNamingTheSchemaModeOption() {
         PostgresLockBackend backend = PostgresLockBackend.create(app, PostgresLockOptions.builder().poolMaxSize(2).build());
         LockClient locks = LockClient.create(backend, LockOptions.defaults());
-        Semaphore semaphore = PostgresLocks.semaphore(app, PostgresLockOptions.builder().poolMaxSize(2).build(), LockOptions.defaults());
+        LockStore semaphores = PostgresLocks.connect(app, PostgresLockOptions.builder().poolMaxSize(2).build());
+        Semaphore semaphore = semaphores.semaphores(LockOptions.defaults());
         try {
             StepVerifier.create(locks.tryAcquire("order:1")).expectErrorSatisfies(e -> {
                 assertThat(e).isInstanceOf(PostgresSchemaException.class);
@@ -226,7 +223,7 @@ class PostgresSchemaModeTest {
                     assertThat(e).isInstanceOf(PostgresSchemaException.class).hasMessageContaining("PostgresLockOptions.schemaMode"))
                     .verify(TIMEOUT);
         } finally {
-            semaphore.close().block(TIMEOUT);
+            semaphores.close().block(TIMEOUT);
             locks.close().block(TIMEOUT);
         }
     }

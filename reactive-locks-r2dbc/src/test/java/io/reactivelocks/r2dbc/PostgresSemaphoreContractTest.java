@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.r2dbc.spi.ConnectionFactory;
 import io.reactivelocks.Lease;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.semaphore.Semaphore;
 import io.reactivelocks.spi.semaphore.SemaphoreStore;
 import io.reactivelocks.test.SemaphoreContract;
@@ -35,7 +36,8 @@ class PostgresSemaphoreContractTest extends SemaphoreContract {
 
     @Test
     void permitsAreRowsWithSequenceTokensAndServerExpiry() {
-        Semaphore s = PostgresLocks.semaphore(factory, OPTIONS, options());
+        LockStore session = PostgresLocks.connect(factory, OPTIONS);
+        Semaphore s = session.semaphores(options());
         String name = name("rows");
         try {
             Lease a = s.acquire(name, 2).block(STEP);
@@ -51,7 +53,7 @@ class PostgresSemaphoreContractTest extends SemaphoreContract {
             b.release().block(STEP);
             assertThat(PostgresTestSupport.sql(factory, "SELECT 1 FROM semaphores.reactive_locks_permits WHERE name = $1", name)).isEmpty();
         } finally {
-            s.close().block(STEP);
+            session.close().block(STEP);
         }
     }
 }

@@ -34,6 +34,7 @@ class PostgresTaskQueueTest {
     private static PostgresqlConnectionFactory factory;
     private static PostgresLockOptions options;
     private static PostgresLockBackend backend;
+    private static PostgresLockStore session;
     private static PostgresTaskQueue tasks;
 
     @BeforeAll
@@ -42,7 +43,8 @@ class PostgresTaskQueueTest {
         factory = PostgresTestSupport.factory(pg);
         options = PostgresLockOptions.builder().schema(SCHEMA).channel("task_test_locks").poolMaxSize(4).build();
         backend = PostgresLockBackend.create(PostgresTestSupport.factory(pg), options);
-        tasks = PostgresLocks.taskQueue(backend, LockOptions.defaults());
+        session = PostgresLocks.connect(backend);
+        tasks = session.taskQueue(LockOptions.defaults());
         tasks.migrate().block(TIMEOUT);
         tasks.migrate().block(TIMEOUT); // idempotent
     }
@@ -54,7 +56,7 @@ class PostgresTaskQueueTest {
             assertThat(PostgresTestSupport.count(factory, SCHEMA, "reactive_lock_tasks")).isZero();
         } finally {
             tasks.close().block(TIMEOUT);
-            backend.close().block(TIMEOUT);
+            session.close().block(TIMEOUT); // and the backend
         }
     }
 
@@ -94,7 +96,7 @@ class PostgresTaskQueueTest {
     @Test
     void claimTimeIsTheServersAndTheLocalDeadlineIsConservative() {
         String q = queueName("time");
-        PostgresTaskQueue tenSeconds = PostgresLocks.taskQueue(backend, LockOptions.builder().leaseTime(Duration.ofSeconds(10)).build());
+        PostgresTaskQueue tenSeconds = session.taskQueue(LockOptions.builder().leaseTime(Duration.ofSeconds(10)).build());
         tenSeconds.register(q, "job", 0).block(TIMEOUT);
         long before = System.nanoTime();
         TaskClaim c = tenSeconds.tryCapture(q, 1).blockFirst(TIMEOUT);
@@ -112,7 +114,7 @@ class PostgresTaskQueueTest {
     @Test
     void processEndsWithLockLostAndCancelsTheWorkWhenTheClaimIsTakenOverBehindItsBack() {
         String q = queueName("lost");
-        PostgresTaskQueue shortClaims = PostgresLocks.taskQueue(backend,
+        PostgresTaskQueue shortClaims = session.taskQueue(
                 LockOptions.builder().leaseTime(Duration.ofMillis(600)).build());
         shortClaims.register(q, "job", 3).block(TIMEOUT);
         TaskClaim c = shortClaims.tryCapture(q, 1).blockFirst(TIMEOUT);
@@ -153,8 +155,10 @@ class PostgresTaskQueueTest {
                 .hasMessageContaining("together");
         assertThatThrownBy(() -> tasks.status(lone, lone)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("together");
-        assertThatThrownBy(() -> PostgresLocks.taskQueue((PostgresLockBackend) null, LockOptions.defaults()))
+        assertThatThrownBy(() -> PostgresLocks.connect((PostgresLockBackend) null))
                 .isInstanceOf(NullPointerException.class).hasMessageContaining("backend");
+        assertThatThrownBy(() -> session.taskQueue(null))
+                .isInstanceOf(NullPointerException.class).hasMessageContaining("options");
     }
 
     @Test
@@ -170,7 +174,8 @@ class PostgresTaskQueueTest {
 
         PostgresLockOptions odd = PostgresLockOptions.builder().schema("TaskS").taskTable("Select").sequence("Seq")
                 .channel("task_test_odd").poolMaxSize(2).build();
-        PostgresTaskQueue q = PostgresLocks.taskQueue(PostgresTestSupport.factory(pg), odd, LockOptions.defaults());
+        PostgresLockStore oddSession = PostgresLocks.connect(PostgresTestSupport.factory(pg), odd);
+        PostgresTaskQueue q = oddSession.taskQueue(LockOptions.defaults());
         try {
             PostgresTaskStore s = store(q);
             for (String sql : List.of(s.schemaSql, s.schemaCheckSql, s.registerSql, s.captureSql, s.renewSql, s.completeSql,
@@ -188,7 +193,7 @@ class PostgresTaskQueueTest {
             assertThat(q.complete(c).block(TIMEOUT)).isTrue();
             assertThat(PostgresTestSupport.count(factory, "TaskS", "Select")).isEqualTo(1);
         } finally {
-            q.close().block(TIMEOUT);
+            oddSession.close().block(TIMEOUT);
             PostgresTestSupport.exec(factory, "DROP SCHEMA \"TaskS\" CASCADE");
         }
     }

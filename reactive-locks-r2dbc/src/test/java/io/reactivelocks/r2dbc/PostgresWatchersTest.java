@@ -10,6 +10,7 @@ import io.reactivelocks.Lease;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.LockState;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.semaphore.Semaphore;
 import io.reactivelocks.spi.LockEvent;
 import io.reactivelocks.test.server.PostgresServer;
@@ -52,6 +53,7 @@ class PostgresWatchersTest {
 
     private final List<PostgresLockBackend> backends = new ArrayList<>();
     private final List<LockClient> clients = new ArrayList<>();
+    private final List<LockStore> sessions = new ArrayList<>();
 
     @BeforeAll
     static void start() {
@@ -75,6 +77,7 @@ class PostgresWatchersTest {
 
     @AfterEach
     void closeAll() {
+        sessions.forEach(c -> c.close().block(TIMEOUT));
         clients.forEach(c -> c.close().block(TIMEOUT));
         backends.forEach(b -> b.close().block(TIMEOUT));
     }
@@ -83,6 +86,12 @@ class PostgresWatchersTest {
         PostgresLockBackend b = PostgresLockBackend.create(factory, options);
         backends.add(b);
         return b;
+    }
+
+    private Semaphore semaphore() {
+        LockStore session = PostgresLocks.connect(backend());
+        sessions.add(session);
+        return session.semaphores(SLOW);
     }
 
     private LockClient client(PostgresLockBackend backend) {
@@ -166,8 +175,8 @@ class PostgresWatchersTest {
 
     @Test
     void aSemaphoreWaiterIsWokenByTheReleaseAndAnUncontendedPermitSendsNoNotify() {
-        Semaphore holder = PostgresLocks.semaphore(backend(), SLOW);
-        Semaphore waiter = PostgresLocks.semaphore(backend(), SLOW);
+        Semaphore holder = semaphore();
+        Semaphore waiter = semaphore();
         String name = unique("sem");
         assertThat(heardUntilNow(() -> holder.acquire(name, 1).flatMap(Lease::release).block(TIMEOUT))).isEmpty();
         Lease first = holder.acquire(name, 1).block(TIMEOUT);

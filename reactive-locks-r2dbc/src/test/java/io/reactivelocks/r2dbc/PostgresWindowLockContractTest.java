@@ -2,6 +2,7 @@ package io.reactivelocks.r2dbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.reactivelocks.LockStore;
 import io.reactivelocks.spi.window.WindowStore;
 import io.reactivelocks.test.WindowLockContract;
 import io.reactivelocks.window.WindowClaim;
@@ -23,7 +24,8 @@ class PostgresWindowLockContractTest extends WindowLockContract {
 
     @Test
     void theClaimIsOneRowPerNameAndPeriodDecidedByTheServersClock() {
-        WindowLock w = PostgresLocks.windowLock(PostgresTestSupport.factory(PostgresTestSupport.shared()), OPTIONS, options());
+        LockStore session = PostgresLocks.connect(PostgresTestSupport.factory(PostgresTestSupport.shared()), OPTIONS);
+        WindowLock w = session.windowLocks(options());
         try {
             String name = name("row");
             Duration hour = Duration.ofHours(1);
@@ -36,7 +38,7 @@ class PostgresWindowLockContractTest extends WindowLockContract {
             assertThat(rows.get(0)).containsEntry("window_no", claim.window()).containsEntry("token", claim.token())
                     .containsEntry("period_us", hour.toMillis() * 1000).containsEntry("server_window", claim.window());
         } finally {
-            w.close().block(STEP);
+            session.close().block(STEP);
         }
     }
 }

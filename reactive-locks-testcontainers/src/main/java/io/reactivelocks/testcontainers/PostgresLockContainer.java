@@ -100,7 +100,7 @@ public class PostgresLockContainer extends PostgreSQLContainer {
     public LockClient lockClient(PostgresLockOptions postgresOptions, LockOptions options) {
         Objects.requireNonNull(postgresOptions, "postgresOptions");
         Objects.requireNonNull(options, "options");
-        return clients.add(PostgresLocks.create(connectionFactory(), postgresOptions, options));
+        return clients.add(PostgresLocks.connect(connectionFactory(), postgresOptions), options);
     }
 
     /** Closes the clients it handed out, then stops the container. */
