@@ -44,8 +44,7 @@ import reactor.core.Disposable;
 
 /**
  * Locks on a Redis Cluster of three masters with a replica each ({@link RedisClusterTopology}),
- * through {@link RedisLocks#create(RedisClusterClient, RedisLockOptions, LockOptions)} and the concept
- * factories: every concept on names of every master (a script whose keys span two slots would fail
+ * through {@link RedisLocks#connect(RedisClusterClient, RedisLockOptions)} sessions: every concept on names of every master (a script whose keys span two slots would fail
  * with CROSSSLOT), renewal batches over names of all masters, the release notification over cluster
  * pub/sub, and each fault of the leader (the master of slot 0): what the holder sees, how many
  * grants made just before the fault the new master forgot (asynchronous replication), that tokens

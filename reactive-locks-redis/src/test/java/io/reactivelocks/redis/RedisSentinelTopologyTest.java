@@ -34,7 +34,7 @@ import reactor.core.publisher.Mono;
 
 /**
  * Locks on a Redis primary + replica under three Sentinels ({@link RedisSentinelTopology}), through
- * the plain {@link RedisLocks#create(RedisClient, RedisLockOptions, LockOptions)} with a
+ * the plain {@link RedisLocks#connect(RedisClient, RedisLockOptions)} with a
  * {@code redis-sentinel://...#mymaster} URI: locks, tokens and the release notification through the
  * master the Sentinels name, and each fault of the master: what the holder sees, how many grants
  * made just before it the new master forgot, that tokens stay strictly increasing, a typed error while

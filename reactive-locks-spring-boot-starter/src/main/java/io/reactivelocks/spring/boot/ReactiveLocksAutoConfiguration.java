@@ -54,7 +54,7 @@ public class ReactiveLocksAutoConfiguration {
 
     /**
      * The name of the fair (FIFO) lock client bean: on Redis and PostgreSQL a second {@code LockClient}
-     * ({@code RedisLocks.fairLock} / {@code PostgresLocks.fairLock}) that is not a default candidate, so a
+     * (the session's {@code fairLocks} on Redis / PostgreSQL) that is not a default candidate, so a
      * {@code LockClient} injected by type is still the mutex client; on etcd and ZooKeeper, whose mutex already grants
      * waiters in arrival order, an alias of the lock client bean. Inject it with {@code @Qualifier("reactiveLocksFairLock")}.
      */
