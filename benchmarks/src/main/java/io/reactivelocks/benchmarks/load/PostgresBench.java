@@ -10,9 +10,9 @@ import io.r2dbc.spi.ConnectionFactoryOptions;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.LockStore;
-import io.reactivelocks.r2dbc.PostgresLockBackend;
-import io.reactivelocks.r2dbc.PostgresLockOptions;
-import io.reactivelocks.r2dbc.PostgresLocks;
+import io.reactivelocks.r2dbc.postgresql.PostgresLockBackend;
+import io.reactivelocks.r2dbc.postgresql.PostgresLockOptions;
+import io.reactivelocks.r2dbc.postgresql.PostgresLocks;
 import io.reactivelocks.spi.GrantRequest;
 import io.reactivelocks.test.server.PostgresServer;
 import java.lang.reflect.InvocationHandler;
@@ -214,7 +214,7 @@ final class PostgresBench extends BackendBench {
 
         /** Our statement text as PostgresLockBackend renders it for the default table and sequence. */
         static String render(String resource) {
-            String text = RedisBench.resource("io/reactivelocks/r2dbc/" + resource)
+            String text = RedisBench.resource("io/reactivelocks/r2dbc/postgresql/" + resource)
                     .replace("${table}", "\"public\".\"reactive_locks\"")
                     .replace("${sequence}", "\"public\".\"reactive_locks_token_seq\"")
                     .replace("${notify_fn}", "\"public\".\"reactive_locks_notify\"");

@@ -31,7 +31,7 @@ import org.springframework.context.annotation.Import;
  * {@link io.reactivelocks.election.LeaderElection} and a {@link io.reactivelocks.multi.MultiLock} bean on it (unless
  * the application defines them); a fair (FIFO) lock client named {@value #FAIR_LOCK_BEAN}. Beside the client,
  * on the same store and with the same options, a {@link io.reactivelocks.task.TaskQueue} bean
- * ({@code io.reactivelocks.r2dbc.PostgresTaskQueue} on PostgreSQL) unless the application defines its own; it is closed
+ * ({@code io.reactivelocks.r2dbc.postgresql.PostgresTaskQueue} on PostgreSQL) unless the application defines its own; it is closed
  * with the context. Options come from {@link ReactiveLocksProperties}. The client reports to the application's single
  * {@code io.reactivelocks.LockListener} bean if it defines one, and to Micrometer when a {@code MeterRegistry} bean
  * and {@code reactive-locks-micrometer} are present (observations too, with an {@code ObservationRegistry} bean). With
