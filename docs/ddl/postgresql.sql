@@ -12,7 +12,7 @@
 -- and run the application with PostgresLockOptions.schemaMode(SchemaMode.VALIDATE)
 -- (Spring Boot: reactive-locks.postgres.schema-mode=validate).
 --
--- GENERATED from the SQL templates in reactive-locks-r2dbc/src/main/resources/io/reactivelocks/r2dbc;
+-- GENERATED from the SQL templates in reactive-locks-r2dbc/src/main/resources/io/reactivelocks/r2dbc/postgresql;
 -- do not edit. Regenerate with:
 --   ./mvnw -B -ntp -o -q -pl reactive-locks-r2dbc -am verify -Dtest=PostgresDdlFileTest -Dsurefire.failIfNoSpecifiedTests=false -Djacoco.skip=true -Dreactive-locks.ddl.write=true
 

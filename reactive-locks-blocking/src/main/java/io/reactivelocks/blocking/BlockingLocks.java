@@ -19,7 +19,7 @@ import reactor.core.publisher.Mono;
  * with the calling thread parked until the answer comes.
  *
  * <pre>{@code
- * BlockingLocks locks = BlockingLocks.of(RedisLocks.create(redisClient));
+ * BlockingLocks locks = BlockingLocks.of(store.locks());   // store = RedisLocks.connect(redisClient)
  * Receipt r = locks.withLock("order:42", lease -> charge(order, lease.token()));
  * }</pre>
  *

@@ -19,7 +19,7 @@ import reactor.core.publisher.Mono;
  * errors and the refusal on Reactor non-blocking threads are as described on {@link BlockingLocks}.
  *
  * <pre>{@code
- * BlockingSemaphore exports = BlockingSemaphore.of(RedisLocks.semaphore(redisClient));
+ * BlockingSemaphore exports = BlockingSemaphore.of(store.semaphores(options));   // store = RedisLocks.connect(redisClient)
  * exports.withPermit("exports", 4, permit -> runExport(permit.token()));   // at most 4 at once
  * }</pre>
  */

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockLostException;
 import io.reactivelocks.LockOptions;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.LockTimeoutException;
 import io.reactivelocks.semaphore.Semaphore;
 import java.io.IOException;
@@ -56,7 +57,7 @@ class BlockingLocksTest {
     private static RedisFixture redis;
     private static PinnedEvents classPinned;
 
-    private final List<LockClient> clients = new ArrayList<>();
+    private final List<LockStore> sessions = new ArrayList<>();
     private String prefix;
 
     @BeforeAll
@@ -92,7 +93,8 @@ class BlockingLocksTest {
 
     @AfterEach
     void closeClients() {
-        clients.forEach(c -> c.close().block(WAIT));
+        sessions.forEach(c -> c.close().block(WAIT));
+        sessions.clear();
     }
 
     private static LockOptions options() {
@@ -112,9 +114,9 @@ class BlockingLocksTest {
     }
 
     private LockClient client(LockOptions options) {
-        LockClient c = redis.locks(prefix, options);
-        clients.add(c);
-        return c;
+        LockStore session = redis.session(prefix);
+        sessions.add(session);
+        return session.locks(options);
     }
 
     private static <T> T onVirtualThread(Callable<T> work) throws Exception {
@@ -421,7 +423,8 @@ class BlockingLocksTest {
     @Order(2)
     void semaphorePermitsBoundTheVirtualThreadsInside() throws Exception {
         // the lock's long lease, the default backoff: a permit waiter's wake-up relies on it more than a lock waiter's
-        Semaphore semaphore = redis.semaphore(prefix, options().mutate().leaseTime(Duration.ofSeconds(30)).build());
+        LockStore session = redis.session(prefix);
+        Semaphore semaphore = session.semaphores(options().mutate().leaseTime(Duration.ofSeconds(30)).build());
         try {
             BlockingSemaphore permits = BlockingSemaphore.of(semaphore);
             int threads = 15;
@@ -454,7 +457,7 @@ class BlockingLocksTest {
             assertThat(tokens).hasSize(threads);
             assertThat(redis.semaphoreHolderKeys(prefix)).isEmpty();
         } finally {
-            semaphore.close().block(WAIT);
+            session.close().block(WAIT);
         }
     }
 }

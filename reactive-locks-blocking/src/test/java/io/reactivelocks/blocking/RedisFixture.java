@@ -6,11 +6,9 @@ import io.lettuce.core.ScanArgs;
 import io.lettuce.core.ScanIterator;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.resource.ClientResources;
-import io.reactivelocks.LockClient;
-import io.reactivelocks.LockOptions;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.redis.RedisLockOptions;
 import io.reactivelocks.redis.RedisLocks;
-import io.reactivelocks.semaphore.Semaphore;
 import io.reactivelocks.test.server.RedisServer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -36,12 +34,9 @@ final class RedisFixture implements AutoCloseable {
         return "rlblocking:" + UUID.randomUUID().toString().substring(0, 8) + ":";
     }
 
-    LockClient locks(String prefix, LockOptions options) {
-        return RedisLocks.create(client, RedisLockOptions.builder().keyPrefix(prefix).uri(uri).build(), options);
-    }
-
-    Semaphore semaphore(String prefix, LockOptions options) {
-        return RedisLocks.semaphore(client, RedisLockOptions.builder().keyPrefix(prefix).uri(uri).build(), options);
+    /** @return a new session under {@code prefix} (its own connections); the caller closes it */
+    LockStore session(String prefix) {
+        return RedisLocks.connect(client, RedisLockOptions.builder().keyPrefix(prefix).uri(uri).build());
     }
 
     /** @return the keys under {@code prefix}, found with SCAN */

@@ -46,7 +46,7 @@ class DocsBlockingTest {
     @Test
     void quickStart() throws Exception {
         // tag::quick-start[]
-        BlockingLocks orders = BlockingLocks.of(LocalLockBackend.client());   // any LockClient: RedisLocks.create(redis), ...
+        BlockingLocks orders = BlockingLocks.of(LocalLockBackend.client());   // any LockClient: store.locks(), ...
         String receipt = orders.withLock("order:42", lease -> charge("order:42", lease.token()));   // released when the body ends
         // end::quick-start[]
         assertThat(receipt).startsWith("charged order:42 with fence ");
@@ -83,7 +83,7 @@ class DocsBlockingTest {
     @Test
     void semaphore() throws Exception {
         // tag::semaphore[]
-        BlockingSemaphore exports = BlockingSemaphore.of(Semaphore.create(new LocalSemaphoreStore()));   // RedisLocks.semaphore(redis), ...
+        BlockingSemaphore exports = BlockingSemaphore.of(Semaphore.create(new LocalSemaphoreStore()));   // store.semaphores(options), ...
         String exported = exports.withPermit("exports", 4, permit -> runExport(permit.token()));   // waits while 4 are out
         // end::semaphore[]
         assertThat(exported).startsWith("export with fence ");

@@ -9,7 +9,7 @@ import reactor.core.publisher.Mono;
  * again), a lower one refused, a higher one accepted and raising the fence.
  *
  * <pre>{@code
- * FencedValues values = RedisLocks.fencedValues(redis);   // or PostgresLocks.fencedValues(db), new LocalFencedValues()
+ * FencedValues values = store.fencedValues();   // store = RedisLocks.connect(redis), PostgresLocks.connect(db), ...; or new LocalFencedValues()
  * locks.withLock("config", lease -> values.write("config", lease.token(), json))
  *      .flatMap(accepted -> accepted ? Mono.just(ok) : Mono.error(new StaleWriteException()));
  * }</pre>

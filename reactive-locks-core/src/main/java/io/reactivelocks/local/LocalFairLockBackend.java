@@ -19,7 +19,7 @@ import reactor.core.publisher.Mono;
 
 /**
  * A fair (FIFO) {@link LockBackend} over a {@link LocalLockStore}: waiters are granted in arrival
- * order, like {@code RedisLocks.fairLock} and {@code PostgresLocks.fairLock}. The held lock is the
+ * order, like the {@code fairLocks} of a Redis or PostgreSQL session. The held lock is the
  * in-memory mutex's (same tokens, renewal, inspect, payload and events, so a fair client and a
  * {@link LocalLockBackend} on one store exclude each other); waiting owners queue in the store,
  * each with a deadline of {@link WaiterLine#waiterDeadline twice the lease time} that its waiting

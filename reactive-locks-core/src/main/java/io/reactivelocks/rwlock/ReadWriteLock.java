@@ -14,7 +14,7 @@ import reactor.core.publisher.Mono;
  * {@link #close()}, expiring on its own when its holder dies — with a fencing token.
  *
  * <pre>{@code
- * ReadWriteLock rw = RedisLocks.readWriteLock(redis);       // or PostgresLocks, EtcdLocks, ZooKeeperLocks,
+ * ReadWriteLock rw = store.readWriteLocks(options);         // store = RedisLocks.connect(redis), EtcdLocks, ...,
  *                                                           // ReadWriteLock.create(new LocalReadWriteStore())
  * rw.withReadLock("catalog", lease -> readCatalog());       // many at once
  * rw.withWriteLock("catalog", lease -> rewriteCatalog(lease.token()));  // alone

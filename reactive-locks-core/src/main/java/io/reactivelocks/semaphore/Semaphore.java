@@ -16,7 +16,7 @@ import reactor.core.publisher.Mono;
  * and {@link #close()}, and expiring on its own when its holder dies.
  *
  * <pre>{@code
- * Semaphore pool = RedisLocks.semaphore(redis);           // or PostgresLocks, EtcdLocks, ZooKeeperLocks,
+ * Semaphore pool = store.semaphores(options);             // store = RedisLocks.connect(redis), EtcdLocks, ...,
  *                                                         // Semaphore.create(new LocalSemaphoreStore())
  * pool.withPermit("exports", 4, permit -> runExport(permit.token()))   // at most 4 exports at once
  *     .subscribe();

@@ -21,10 +21,10 @@ import reactor.core.publisher.Mono;
  * {@link TaskState#DEAD}) or {@linkplain #release releases} it (capturable again, no retry used),
  * renewing the claim meanwhile ({@link #renew}, {@link #hold}) — or lets {@link #process} do all
  * of that around its work. The same API runs on every store that has task queues
- * ({@code RedisLocks.taskQueue}, {@code PostgresLocks.taskQueue}, {@link io.reactivelocks.local.LocalTaskStore}).
+ * (the {@code taskQueue} of a Redis or PostgreSQL {@link io.reactivelocks.LockStore}, {@link io.reactivelocks.local.LocalTaskStore}).
  *
  * <pre>{@code
- * TaskQueue tasks = RedisLocks.taskQueue(redis);              // or PostgresLocks.taskQueue(db), TaskQueue.create(new LocalTaskStore())
+ * TaskQueue tasks = store.taskQueue(options);   // store = RedisLocks.connect(redis), PostgresLocks.connect(db); or TaskQueue.create(new LocalTaskStore())
  * tasks.register("emails", "welcome:42", 3, "{\"to\":\"ann@example.com\"}").subscribe();
  * tasks.capture("emails")                                     // demand-driven: at most 8 claims at a time here
  *      .flatMap(claim -> tasks.process(claim, c -> send(c.payload(), c.token())), 8)

@@ -15,7 +15,7 @@ import reactor.core.publisher.Mono;
  * window never goes back, so a caller whose store clock lags cannot claim an older window again.
  *
  * <pre>{@code
- * WindowLock hourly = RedisLocks.windowLock(redis);       // or PostgresLocks, EtcdLocks, ZooKeeperLocks, LocalWindowStore
+ * WindowLock hourly = store.windowLocks(options);       // store = RedisLocks.connect(redis), PostgresLocks, ...; or LocalWindowStore
  * hourly.tryClaim("report", Duration.ofHours(1))
  *       .flatMap(claim -> sendReport(claim.window(), claim.token()))
  *       .subscribe();

@@ -20,7 +20,7 @@ import org.jspecify.annotations.Nullable;
  * Immutable settings for connecting to etcd — endpoints, user/password authentication and TLS —
  * turned into a jetcd {@link ClientBuilder} ({@link #clientBuilder()}) or a {@link Client}
  * ({@link #connect()}). Use it with
- * {@link EtcdLocks#connect(EtcdConnectionOptions, EtcdLockOptions, io.reactivelocks.LockOptions)}, or
+ * {@link EtcdLocks#connect(EtcdConnectionOptions, EtcdLockOptions)}, or
  * take the builder and add jetcd settings of your own.
  *
  * <pre>{@code

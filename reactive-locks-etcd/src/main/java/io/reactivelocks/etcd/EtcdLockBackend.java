@@ -106,8 +106,8 @@ import reactor.core.scheduler.Schedulers;
  *
  * <p>Names are data: base64url makes any string one key segment. The backend never closes a
  * {@link Client} it was given; {@link #close()} revokes the session lease (deleting whatever
- * keys are left on it) and closes only a client it created itself
- * ({@link EtcdLocks#connect(EtcdConnectionOptions, EtcdLockOptions, io.reactivelocks.LockOptions)}).
+ * keys are left on it) and closes only a client handed to it to own (a session over
+ * {@link EtcdLocks#connect(EtcdConnectionOptions, EtcdLockOptions)} closes its own client itself).
  *
  * <p>This class is the SPI's face; the work is done, one job each, by {@link EtcdLockQueue} (the
  * recipe: transactions, the predecessor wait, release), {@link SessionLeases} (the backend's one

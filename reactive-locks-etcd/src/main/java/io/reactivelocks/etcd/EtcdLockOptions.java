@@ -14,8 +14,8 @@ import reactor.core.scheduler.Schedulers;
  * timeout, drift) stays in {@link io.reactivelocks.LockOptions}.
  *
  * <p>Defaults: prefix {@code "reactive-locks"}; session TTL 30 s, or — through
- * {@link EtcdLocks#create(io.etcd.jetcd.Client, EtcdLockOptions, io.reactivelocks.LockOptions)} —
- * the lock client's lease time, rounded up to whole seconds (etcd raises a TTL below its minimum,
+ * a {@link EtcdLocks#connect(io.etcd.jetcd.Client, EtcdLockOptions) session} when unset —
+ * each lock client's lease time, rounded up to whole seconds (etcd raises a TTL below its minimum,
  * 2 s with the default election timeout, and the backend uses the TTL etcd granted); keep-alive
  * every TTL/3; session requests time out after 5 s; while etcd is unreachable, a new connection
  * attempt every 500 ms ({@link Builder#reconnectInterval(Duration)}); timers on

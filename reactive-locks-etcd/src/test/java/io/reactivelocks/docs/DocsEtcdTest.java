@@ -60,14 +60,14 @@ class DocsEtcdTest {
         EtcdConnectionOptions connection = EtcdConnectionOptions.builder()
                 .endpoints(etcdUrl)                                // every member's client URL
                 .build();                                          // .user(..), .trustCertificates(..), .clientCertificate(..)
-        LockClient locks = EtcdLocks.connect(connection,           // its own jetcd client, closed with it
-                EtcdLockOptions.builder().prefix("myapp/locks").sessionTtl(Duration.ofSeconds(10)).build(),
-                LockOptions.defaults());
+        LockStore store = EtcdLocks.connect(connection,            // its own jetcd client, closed with the session
+                EtcdLockOptions.builder().prefix("myapp/locks").sessionTtl(Duration.ofSeconds(10)).build());
+        LockClient locks = store.locks(LockOptions.defaults());
         // end::connect[]
         Lease lease = locks.acquire("order:42").block(STEP);
         assertThat(lease.token()).isPositive();
         lease.release().block(STEP);
-        locks.close().block(STEP);
+        store.close().block(STEP);
     }
 
     static Mono<String> charge(String order, long token) {

@@ -11,6 +11,7 @@ import io.reactivelocks.Lease;
 import io.reactivelocks.LockBackendException;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.test.server.EtcdServer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -78,8 +79,8 @@ class EtcdAuthTest {
         return b.build();
     }
 
-    private static LockClient locks(String user, String password) {
-        return EtcdLocks.connect(connection(user, password), EtcdLockOptions.builder().prefix(PREFIX).build(), OPTIONS);
+    private static LockStore session(String user, String password) {
+        return EtcdLocks.connect(connection(user, password), EtcdLockOptions.builder().prefix(PREFIX).build());
     }
 
     private static long keysUnderPrefix() throws Exception {
@@ -89,7 +90,8 @@ class EtcdAuthTest {
 
     @Test
     void theRightPasswordTakesLocks() throws Exception {
-        LockClient locks = locks("locker", "lockerpw");
+        LockStore session = session("locker", "lockerpw");
+        LockClient locks = session.locks(OPTIONS);
         try {
             Lease lease = locks.acquire("authorised").block(STEP);
             assertThat(lease).isNotNull();
@@ -97,26 +99,27 @@ class EtcdAuthTest {
             lease.release().block(STEP);
             assertThat(keysUnderPrefix()).isZero();
         } finally {
-            locks.close().block(STEP);
+            session.close().block(STEP);
         }
     }
 
     @Test
     void aWrongPasswordFailsFastAndNotTransiently() {
-        assertRefused(locks("locker", "wrong"));
+        assertRefused(session("locker", "wrong"));
     }
 
     @Test
     void aUserWithoutPermissionOnThePrefixIsRefused() {
-        assertRefused(locks("stranger", "strangerpw"));
+        assertRefused(session("stranger", "strangerpw"));
     }
 
     @Test
     void noCredentialsAreRefused() {
-        assertRefused(locks(null, null));
+        assertRefused(session(null, null));
     }
 
-    private static void assertRefused(LockClient locks) {
+    private static void assertRefused(LockStore session) {
+        LockClient locks = session.locks(OPTIONS);
         try {
             StepVerifier.create(locks.tryAcquire("refused"))
                     .expectErrorSatisfies(e -> assertThat(e).isInstanceOf(LockBackendException.class)
@@ -128,7 +131,7 @@ class EtcdAuthTest {
                             .satisfies(x -> assertThat(((LockBackendException) x).isTransient()).isFalse()))
                     .verify(STEP);
         } finally {
-            locks.close().onErrorResume(e -> Mono.empty()).block(STEP);
+            session.close().onErrorResume(e -> Mono.empty()).block(STEP);
         }
     }
 }

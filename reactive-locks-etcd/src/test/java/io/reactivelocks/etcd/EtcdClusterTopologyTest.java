@@ -20,7 +20,7 @@ import org.junit.jupiter.api.BeforeAll;
 /**
  * Locks on a three-member etcd cluster, every client configured with the three members' endpoints
  * ({@link EtcdConnectionOptions.Builder#endpoints(String...)} through
- * {@link EtcdLocks#connect(EtcdConnectionOptions, EtcdLockOptions, io.reactivelocks.LockOptions)}), across a
+ * {@link EtcdLocks#connect(EtcdConnectionOptions, EtcdLockOptions)}), across a
  * killed leader, a move-leader, a partitioned leader and a slow leader.
  */
 class EtcdClusterTopologyTest extends ConsensusTopologyContract {
@@ -59,8 +59,9 @@ class EtcdClusterTopologyTest extends ConsensusTopologyContract {
 
     @Override
     protected LockClient newClient() {
-        return EtcdLocks.connect(connection(),
-                EtcdLockOptions.builder().prefix(PREFIX).requestTimeout(Duration.ofSeconds(1)).build(), options());
+        // the backend owns its jetcd client (closed with the lock client), as a session over connection options does
+        EtcdLockOptions etcdOptions = EtcdLockOptions.builder().prefix(PREFIX).requestTimeout(Duration.ofSeconds(1)).build();
+        return LockClient.create(EtcdLockBackend.owning(connection().connect(), EtcdLocks.withTtl(etcdOptions, options())), options());
     }
 
     @Override

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.BeforeEach;
 /**
  * The fair lock contract against a real etcd, whose lock queues natively: one key per owner
  * under the name, the lowest create revision holds, each waiter watches its predecessor only.
- * {@link EtcdLocks#create} is the fair lock on etcd.
+ * The session's {@code locks} are its fair lock on etcd ({@link EtcdLocks#connect(io.etcd.jetcd.Client)}).
  */
 class EtcdFairLockContractTest extends FairLockContract {
 
@@ -51,7 +51,7 @@ class EtcdFairLockContractTest extends FairLockContract {
 
     @Override
     protected LockClient newClient() {
-        return LockClient.create(etcd.backend(), options()); // as EtcdLocks.create, with a jetcd client the backend owns
+        return LockClient.create(etcd.backend(), options()); // as a session's locks, with a jetcd client the backend owns
     }
 
     @Override

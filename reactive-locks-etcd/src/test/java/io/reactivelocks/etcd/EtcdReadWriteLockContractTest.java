@@ -8,6 +8,7 @@ import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.options.GetOption;
 import io.reactivelocks.Lease;
 import io.reactivelocks.LockOptions;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.rwlock.ReadWriteLock;
 import io.reactivelocks.rwlock.ReadWriteLockOptions;
 import io.reactivelocks.spi.rwlock.ReadWriteStore;
@@ -75,7 +76,8 @@ class EtcdReadWriteLockContractTest extends ReadWriteLockContract {
     @Test
     void eachRequestIsAKeyOnItsOwnLeaseAndTheTokenIsItsCreateRevision() {
         Client c = EtcdTestSupport.client(etcd.server.host(), etcd.server.port());
-        ReadWriteLock rw = EtcdLocks.readWriteLock(c, etcd.options(), ReadWriteLockOptions.of(options()));
+        LockStore session = EtcdLocks.connect(c, etcd.options());
+        ReadWriteLock rw = session.readWriteLocks(ReadWriteLockOptions.of(options()));
         EtcdReadWriteStore store = new EtcdReadWriteStore(c, false, prefix());
         try {
             String name = name("keys");
@@ -94,7 +96,7 @@ class EtcdReadWriteLockContractTest extends ReadWriteLockContract {
             w.get().release().block(STEP);
             writer.dispose();
         } finally {
-            rw.close().block(STEP);
+            session.close().block(STEP);
             c.close();
         }
     }
@@ -110,7 +112,8 @@ class EtcdReadWriteLockContractTest extends ReadWriteLockContract {
         Client c = EtcdTestSupport.client(etcd.server.host(), etcd.server.port());
         // a lease that outlasts the test: no renewal inside the chain
         LockOptions longLease = options().mutate().leaseTime(Duration.ofSeconds(20)).build();
-        ReadWriteLock rw = EtcdLocks.readWriteLock(c, etcd.options(), ReadWriteLockOptions.of(longLease));
+        LockStore session = EtcdLocks.connect(c, etcd.options());
+        ReadWriteLock rw = session.readWriteLocks(ReadWriteLockOptions.of(longLease));
         int waiters = 8;
         try {
             String name = name("herd");
@@ -134,7 +137,7 @@ class EtcdReadWriteLockContractTest extends ReadWriteLockContract {
             // per handoff: the release (a revoke) and the next writer's read, about 3 with its watch; spare for keep-alives
             assertThat(requests).as("requests for %d handoffs", waiters).isLessThanOrEqualTo(4L * waiters + 2);
         } finally {
-            rw.close().block(STEP);
+            session.close().block(STEP);
             c.close();
         }
     }

@@ -8,6 +8,7 @@ import io.etcd.jetcd.options.GetOption;
 import io.reactivelocks.Lease;
 import io.reactivelocks.LockBackendException;
 import io.reactivelocks.LockOptions;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.semaphore.Semaphore;
 import io.reactivelocks.spi.semaphore.SemaphoreStore;
 import io.reactivelocks.test.SemaphoreContract;
@@ -61,7 +62,8 @@ class EtcdSemaphoreContractTest extends SemaphoreContract {
     @Test
     void theKPermitsOfARequestAreOneUnitOfKeysEachOnItsOwnLease() {
         Client c = EtcdTestSupport.client(etcd.server.host(), etcd.server.port());
-        Semaphore s = EtcdLocks.semaphore(c, etcd.options(), options());
+        LockStore session = EtcdLocks.connect(c, etcd.options());
+        Semaphore s = session.semaphores(options());
         try {
             String name = name("keys");
             List<Lease> both = s.acquire(name, 3, 2, options()).block(STEP);
@@ -92,7 +94,7 @@ class EtcdSemaphoreContractTest extends SemaphoreContract {
             two.forEach(l -> l.release().block(STEP));
             both.get(1).release().block(STEP);
         } finally {
-            s.close().block(STEP);
+            session.close().block(STEP);
             c.close();
         }
     }

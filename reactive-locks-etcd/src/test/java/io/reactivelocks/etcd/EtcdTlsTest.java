@@ -6,6 +6,7 @@ import io.reactivelocks.Lease;
 import io.reactivelocks.LockBackendException;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.test.server.ServerProcess;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -78,7 +79,8 @@ class EtcdTlsTest {
         EtcdConnectionOptions tls = connection()
                 .clientCertificate(certs.resolve("client.pem"), certs.resolve("client-key.pem")).build();
         assertThat(tls.isTls()).isTrue();
-        LockClient locks = EtcdLocks.connect(tls, EtcdLockOptions.builder().prefix("rltls").build(), OPTIONS);
+        LockStore session = EtcdLocks.connect(tls, EtcdLockOptions.builder().prefix("rltls").build());
+        LockClient locks = session.locks(OPTIONS);
         try {
             // the single member may still be electing itself: acquire waits through that
             Lease lease = locks.acquire("over-tls").block(Duration.ofSeconds(30));
@@ -86,19 +88,20 @@ class EtcdTlsTest {
             assertThat(lease.token()).isPositive();
             lease.release().block(STEP);
         } finally {
-            locks.close().block(STEP);
+            session.close().block(STEP);
         }
     }
 
     @Test
     void withoutAClientCertificateTheServerRefuses() {
-        LockClient locks = EtcdLocks.connect(connection().build(), EtcdLockOptions.builder().prefix("rltls").build(), OPTIONS);
+        LockStore session = EtcdLocks.connect(connection().build(), EtcdLockOptions.builder().prefix("rltls").build());
+        LockClient locks = session.locks(OPTIONS);
         try {
             StepVerifier.create(locks.tryAcquire("refused"))
                     .expectError(LockBackendException.class)
                     .verify(STEP);
         } finally {
-            locks.close().onErrorResume(e -> Mono.empty()).block(STEP);
+            session.close().onErrorResume(e -> Mono.empty()).block(STEP);
         }
     }
 

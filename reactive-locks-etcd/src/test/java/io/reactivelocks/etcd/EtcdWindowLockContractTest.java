@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.options.GetOption;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.spi.window.WindowStore;
 import io.reactivelocks.test.WindowLockContract;
 import io.reactivelocks.window.WindowClaim;
@@ -48,7 +49,8 @@ class EtcdWindowLockContractTest extends WindowLockContract {
     @Test
     void theKeyHoldsTheIndexUnderALeaseAndTheTokenIsThePutsRevision() {
         Client c = EtcdTestSupport.client(etcd.server.host(), etcd.server.port());
-        WindowLock w = EtcdLocks.windowLock(c, etcd.options(), options());
+        LockStore session = EtcdLocks.connect(c, etcd.options());
+        WindowLock w = session.windowLocks(options());
         try {
             String name = name("key");
             Duration hour = Duration.ofHours(1);
@@ -64,7 +66,7 @@ class EtcdWindowLockContractTest extends WindowLockContract {
                     .block(STEP).getTTL();
             assertThat(ttl).as("rest of the window + one period").isGreaterThan(hour.toSeconds()).isLessThanOrEqualTo(2 * hour.toSeconds() + 1);
         } finally {
-            w.close().block(STEP);
+            session.close().block(STEP);
             c.close();
         }
     }

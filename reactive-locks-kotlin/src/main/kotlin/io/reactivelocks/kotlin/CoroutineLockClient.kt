@@ -26,7 +26,7 @@ import kotlinx.coroutines.reactor.awaitSingleOrNull
  *   the argument); failures are the [io.reactivelocks.LockException] family.
  *
  * ```kotlin
- * val locks = RedisLocks.create(redis).coroutines()
+ * val locks = store.locks().coroutines()   // store = RedisLocks.connect(redis)
  * val total = locks.withLock("invoice:42") { lease ->
  *     invoices.close(42, fence = lease.token())      // suspend calls; cancelled if the lease is lost
  * }

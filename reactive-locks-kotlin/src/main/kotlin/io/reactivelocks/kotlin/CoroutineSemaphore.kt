@@ -17,7 +17,7 @@ import kotlinx.coroutines.reactor.awaitSingleOrNull
  * held), flows subscribe when collected.
  *
  * ```kotlin
- * val pool = RedisLocks.semaphore(redis).coroutines()
+ * val pool = store.semaphores(options).coroutines()   // store = RedisLocks.connect(redis)
  * pool.withPermit("exports", permits = 4) { permit -> runExport(permit.token()) }
  * ```
  *

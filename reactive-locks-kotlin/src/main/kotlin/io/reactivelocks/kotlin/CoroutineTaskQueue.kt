@@ -18,7 +18,7 @@ import kotlinx.coroutines.reactor.awaitSingleOrNull
  * [reactive] and keeps its semantics.
  *
  * ```kotlin
- * val tasks = RedisLocks.taskQueue(redis).coroutines()
+ * val tasks = store.taskQueue(options).coroutines()   // store = RedisLocks.connect(redis)
  * tasks.register("emails", "welcome:42", retries = 3, payload = """{"to":"ann@example.com"}""")
  * tasks.capture("emails").collect { claim ->
  *     tasks.process(claim) { c -> send(c.payload(), c.token()) }   // completed, failed or released for you

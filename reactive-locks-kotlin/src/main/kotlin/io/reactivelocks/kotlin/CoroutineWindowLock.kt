@@ -10,7 +10,7 @@ import kotlinx.coroutines.reactor.awaitSingleOrNull
  * The coroutine face of a [WindowLock]: at most one claim per name and period across the fleet.
  *
  * ```kotlin
- * val hourly = RedisLocks.windowLock(redis).coroutines()
+ * val hourly = store.windowLocks(options).coroutines()   // store = RedisLocks.connect(redis)
  * hourly.tryClaim("report", Duration.ofHours(1))?.let { claim -> sendReport(claim.window(), claim.token()) }
  * ```
  *

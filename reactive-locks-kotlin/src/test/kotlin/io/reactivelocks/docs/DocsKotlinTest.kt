@@ -64,7 +64,7 @@ class DocsKotlinTest {
     fun withLockNumbersTicketsOneAtATime(): Unit = runBlocking {
         withTimeout(step) {
             // tag::quick-start[]
-            val tickets = LocalLockBackend.client().coroutines()   // any LockClient: RedisLocks.create(redis).coroutines(), ...
+            val tickets = LocalLockBackend.client().coroutines()   // any LockClient: store.locks().coroutines(), ...
 
             suspend fun issue(event: String): Ticket =
                 tickets.withLock("tickets:$event") { lease ->       // a suspend block, on the caller's dispatcher
@@ -100,7 +100,7 @@ class DocsKotlinTest {
     fun theOtherConcepts(): Unit = runBlocking {
         withTimeout(step) {
             // tag::concepts[]
-            val exports = Semaphore.create(LocalSemaphoreStore()).coroutines()   // RedisLocks.semaphore(redis).coroutines(), ...
+            val exports = Semaphore.create(LocalSemaphoreStore()).coroutines()   // store.semaphores(options).coroutines(), ...
             val exported = exports.withPermit("exports", permits = 4) { permit -> runExport(permit.token()) }
 
             val hourly = WindowLock.create(LocalWindowStore()).coroutines()

@@ -6,6 +6,7 @@ import io.lettuce.core.ScanArgs
 import io.lettuce.core.ScanIterator
 import io.reactivelocks.LockLostException
 import io.reactivelocks.LockOptions
+import io.reactivelocks.LockStore
 import io.reactivelocks.redis.RedisLockOptions
 import io.reactivelocks.redis.RedisLocks
 import io.reactivelocks.test.server.RedisServer
@@ -40,12 +41,14 @@ import org.junit.jupiter.api.Test
 class RedisCoroutinesTest {
 
     private val clients = mutableListOf<CoroutineLockClient>()
+    private val sessions = mutableListOf<LockStore>()
 
-    /** A client (one simulated process) with short leases: renewed every ~670 ms. */
+    /** A client (one simulated process: a session of its own) with short leases: renewed every ~670 ms. */
     private fun locks(): CoroutineLockClient {
         val options = LockOptions.builder().leaseTime(Duration.ofSeconds(2)).build()
-        return RedisLocks.create(redis, RedisLockOptions.builder().keyPrefix(prefix).uri(uri).build(), options)
-            .coroutines().also { clients += it }
+        val session = RedisLocks.connect(redis, RedisLockOptions.builder().keyPrefix(prefix).uri(uri).build())
+        sessions += session
+        return session.locks(options).coroutines().also { clients += it }
     }
 
     private fun test(body: suspend CoroutineScope.() -> Unit) = runBlocking { withTimeout(20.seconds) { body() } }
@@ -53,6 +56,7 @@ class RedisCoroutinesTest {
     @AfterEach
     fun closeClientsAndCheckNothingIsLeft() = runBlocking {
         clients.forEach { it.close() }
+        sessions.forEach { it.close().block(Duration.ofSeconds(10)) }
         assertThat(lockKeys()).`as`("lock keys left on the server").isEmpty()
     }
 

@@ -10,11 +10,12 @@ import io.reactivelocks.Lease;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockStore;
 import io.reactivelocks.LockOptions;
-import io.reactivelocks.r2dbc.FencedWrites;
-import io.reactivelocks.r2dbc.PostgresLockBackend;
-import io.reactivelocks.r2dbc.PostgresLockOptions;
-import io.reactivelocks.r2dbc.PostgresLocks;
-import io.reactivelocks.r2dbc.PostgresTaskQueue;
+import io.reactivelocks.r2dbc.postgresql.FencedWrites;
+import io.reactivelocks.r2dbc.postgresql.PostgresLockBackend;
+import io.reactivelocks.r2dbc.postgresql.PostgresLockOptions;
+import io.reactivelocks.r2dbc.postgresql.PostgresLockStore;
+import io.reactivelocks.r2dbc.postgresql.PostgresLocks;
+import io.reactivelocks.r2dbc.postgresql.PostgresTaskQueue;
 import io.reactivelocks.test.server.PostgresServer;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;
@@ -64,7 +65,8 @@ class DocsPostgresTest {
         PostgresLockBackend backend = PostgresLocks.backend(pool, PostgresLockOptions.builder()
                 .schema("locks").createSchemaOnFirstUse(false).build());
         Mono<Void> migrated = backend.migrate();                   // idempotent, safe from many processes at once
-        LockClient locks = LockClient.create(backend, LockOptions.defaults());   // the pool stays yours to close
+        LockStore store = PostgresLocks.connect(backend);          // the session closes the backend; the pool stays yours
+        LockClient locks = store.locks(LockOptions.defaults());
         // end::own-pool[]
         StepVerifier.create(migrated.then(locks.withLock("order:42", lease -> Mono.just(lease.token()))))
                 .expectNextMatches(token -> token > 0)
@@ -72,7 +74,7 @@ class DocsPostgresTest {
                 .verify(STEP);
         assertThat(sql(pool, "SELECT count(*) AS n FROM information_schema.tables WHERE table_schema = 'locks' AND table_name = 'reactive_locks'"))
                 .isEqualTo(1L);
-        locks.close().block(STEP);
+        store.close().block(STEP);
         pool.dispose();
     }
 
@@ -81,7 +83,8 @@ class DocsPostgresTest {
         ConnectionFactory db = ConnectionFactories.get(r2dbcUrl);
         sql(db, "CREATE TABLE IF NOT EXISTS accounts (id int PRIMARY KEY, balance int NOT NULL, fence bigint)");
         sql(db, "INSERT INTO accounts VALUES (42, 0, NULL) ON CONFLICT DO NOTHING");
-        LockClient locks = PostgresLocks.create(db);
+        LockStore store = PostgresLocks.connect(db);
+        LockClient locks = store.locks();
         // tag::fenced-writes[]
         FencedWrites accounts = FencedWrites.of(db, "accounts", "id");   // your table, with a bigint "fence" column
         Mono<Boolean> written = locks.withLock("account:42", lease ->
@@ -92,14 +95,15 @@ class DocsPostgresTest {
         long fence = sql(db, "SELECT fence AS n FROM accounts WHERE id = 42");
         StepVerifier.create(accounts.write(42, "balance", -1, fence - 1)).expectNext(false).expectComplete().verify(STEP);
         assertThat(sql(db, "SELECT balance::bigint AS n FROM accounts WHERE id = 42")).isEqualTo(100L);
-        locks.close().block(STEP);
+        store.close().block(STEP);
     }
 
     @Test
     void taskQueue() {
         ConnectionFactory db = ConnectionFactories.get(r2dbcUrl);
         // tag::task-queue[]
-        PostgresTaskQueue tasks = PostgresLocks.taskQueue(db,
+        PostgresLockStore store = PostgresLocks.connect(db);      // its task queues are PostgresTaskQueues
+        PostgresTaskQueue tasks = store.taskQueue(
                 LockOptions.builder().leaseTime(Duration.ofMinutes(1)).build());   // the claim time
         Mono<Void> ready = tasks.migrate();                        // or let the first use create the table
         // end::task-queue[]
@@ -110,7 +114,7 @@ class DocsPostgresTest {
                 .expectComplete()
                 .verify(STEP);
         tasks.remove("emails", "welcome:42").block(STEP);
-        tasks.close().block(STEP);
+        store.close().block(STEP);
     }
 
     private static long sql(ConnectionFactory db, String statement) {

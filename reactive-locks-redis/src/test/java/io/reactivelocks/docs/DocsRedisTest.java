@@ -70,17 +70,18 @@ class DocsRedisTest {
     void options() {
         RedisClient redis = RedisClient.create(redisUrl);
         // tag::options[]
-        LockClient locks = RedisLocks.create(redis, RedisLockOptions.builder()
+        LockStore store = RedisLocks.connect(redis, RedisLockOptions.builder()
                 .keyPrefix("myapp:locks:")                        // default "rl:"
                 .uri(RedisURI.create(redisUrl))                   // connect with connectAsync (else the client's URI, once, off the event loop)
-                .build(), LockOptions.defaults());
+                .build());
+        LockClient locks = store.locks(LockOptions.defaults());
         // end::options[]
         Lease lease = locks.acquire("order:42").block(STEP);
         try (var c = redis.connect()) {
             assertThat(c.sync().keys("myapp:locks:*")).isNotEmpty();
         }
         lease.release().block(STEP);
-        locks.close().block(STEP);
+        store.close().block(STEP);
         redis.shutdown();
     }
 
@@ -152,13 +153,14 @@ class DocsRedisTest {
                     .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
                             .enableAllAdaptiveRefreshTriggers().enablePeriodicRefresh(Duration.ofSeconds(30)).build())
                     .build());
-            LockClient locks = RedisLocks.create(cluster, RedisLockOptions.defaults(), LockOptions.defaults());
+            LockStore store = RedisLocks.connect(cluster, RedisLockOptions.defaults());
+            LockClient locks = store.locks(LockOptions.defaults());
             // end::cluster[]
             StepVerifier.create(Flux.range(0, 8).concatMap(i -> locks.withLock("order:" + i, lease -> Mono.just(lease.token()))))
                     .expectNextCount(8)
                     .expectComplete()
                     .verify(STEP);
-            locks.close().block(STEP);
+            store.close().block(STEP);
             cluster.shutdown();
         }
     }

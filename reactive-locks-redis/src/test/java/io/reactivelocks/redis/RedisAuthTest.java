@@ -8,6 +8,7 @@ import io.reactivelocks.Lease;
 import io.reactivelocks.LockBackendException;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.test.server.RedisServer;
 import java.time.Duration;
 import java.util.UUID;
@@ -21,22 +22,22 @@ class RedisAuthTest {
 
     private static void roundTrip(String url) {
         RedisClient client = RedisClient.create();
-        LockClient locks = RedisLocks.create(client,
-                RedisLockOptions.builder().uri(RedisURI.create(url)).build(), LockOptions.defaults());
+        LockStore locksStore = RedisLocks.connect(client, RedisLockOptions.builder().uri(RedisURI.create(url)).build());
+        LockClient locks = locksStore.locks(LockOptions.defaults());
         try {
             Lease lease = locks.acquire("auth-" + UUID.randomUUID()).block(STEP);
             assertThat(lease.token()).isPositive();
             lease.release().block(STEP);
         } finally {
-            locks.close().block(STEP);
+            locksStore.close().block(STEP);
             client.shutdown();
         }
     }
 
     private static void wrongCredentialsFailPermanently(String url) {
         RedisClient client = RedisClient.create();
-        LockClient locks = RedisLocks.create(client, RedisLockOptions.builder().uri(RedisURI.create(url)).build(),
-                LockOptions.builder().waitTimeout(Duration.ofSeconds(5)).build());
+        LockStore locksStore = RedisLocks.connect(client, RedisLockOptions.builder().uri(RedisURI.create(url)).build());
+        LockClient locks = locksStore.locks(LockOptions.builder().waitTimeout(Duration.ofSeconds(5)).build());
         try {
             // a waiting acquire: Lettuce sometimes reports the refused handshake as "connection closed
             // prematurely" (transient, so retried) before the server's WRONGPASS/NOAUTH comes through,
@@ -48,7 +49,7 @@ class RedisAuthTest {
                     })
                     .verify(STEP);
         } finally {
-            locks.close().block(STEP);
+            locksStore.close().block(STEP);
             client.shutdown();
         }
     }
@@ -86,8 +87,8 @@ class RedisAuthTest {
             RedisURI uri = RedisURI.builder().withHost(server.host()).withPort(server.port())
                     .withAuthentication("noscript", password).build();
             RedisClient client = RedisClient.create();
-            LockClient locks = RedisLocks.create(client, RedisLockOptions.builder().uri(uri).build(),
-                    LockOptions.builder().waitTimeout(Duration.ofSeconds(5)).build());
+            LockStore locksStore = RedisLocks.connect(client, RedisLockOptions.builder().uri(uri).build());
+            LockClient locks = locksStore.locks(LockOptions.builder().waitTimeout(Duration.ofSeconds(5)).build());
             try {
                 // a waiting acquire: a permanent error ends it at once instead of waiting out the timeout
                 StepVerifier.create(locks.acquire("noperm"))
@@ -97,7 +98,7 @@ class RedisAuthTest {
                         })
                         .verify(Duration.ofSeconds(3));
             } finally {
-                locks.close().block(STEP);
+                locksStore.close().block(STEP);
                 client.shutdown();
             }
         }

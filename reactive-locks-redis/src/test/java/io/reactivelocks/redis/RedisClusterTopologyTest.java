@@ -17,6 +17,7 @@ import io.reactivelocks.Lease;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.LockState;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.fencing.FencedValues;
 import io.reactivelocks.rwlock.ReadWriteLock;
 import io.reactivelocks.rwlock.ReadWriteLockOptions;
@@ -43,8 +44,7 @@ import reactor.core.Disposable;
 
 /**
  * Locks on a Redis Cluster of three masters with a replica each ({@link RedisClusterTopology}),
- * through {@link RedisLocks#create(RedisClusterClient, RedisLockOptions, LockOptions)} and the concept
- * factories: every concept on names of every master (a script whose keys span two slots would fail
+ * through {@link RedisLocks#connect(RedisClusterClient, RedisLockOptions)} sessions: every concept on names of every master (a script whose keys span two slots would fail
  * with CROSSSLOT), renewal batches over names of all masters, the release notification over cluster
  * pub/sub, and each fault of the leader (the master of slot 0): what the holder sees, how many
  * grants made just before the fault the new master forgot (asynchronous replication), that tokens
@@ -64,6 +64,8 @@ class RedisClusterTopologyTest {
     private static RedisClusterClient client;
     private static String prefix;
     private static RedisKeys keys;
+    private static LockStore storeA;
+    private static LockStore storeB;
     private static LockClient a;
     private static LockClient b;
     private final List<AutoCloseable> closeAfter = new ArrayList<>();
@@ -75,8 +77,10 @@ class RedisClusterTopologyTest {
         client = clusterClient();
         prefix = "rltest:" + UUID.randomUUID().toString().substring(0, 8) + ":";
         keys = new RedisKeys(prefix);
-        a = RedisLocks.create(client, redisOptions(), OPTIONS);
-        b = RedisLocks.create(client, redisOptions(), OPTIONS);
+        storeA = RedisLocks.connect(client, redisOptions());
+        storeB = RedisLocks.connect(client, redisOptions());
+        a = storeA.locks(OPTIONS);
+        b = storeB.locks(OPTIONS);
     }
 
     /** A cluster client that follows failovers: adaptive topology refresh and a short periodic one. */
@@ -104,9 +108,9 @@ class RedisClusterTopologyTest {
     @AfterAll
     static void stop() {
         try {
-            if (a != null) {
-                a.close().onErrorResume(e -> reactor.core.publisher.Mono.empty()).block(STEP);
-                b.close().onErrorResume(e -> reactor.core.publisher.Mono.empty()).block(STEP);
+            if (storeA != null) {
+                storeA.close().onErrorResume(e -> reactor.core.publisher.Mono.empty()).block(STEP);
+                storeB.close().onErrorResume(e -> reactor.core.publisher.Mono.empty()).block(STEP);
             }
             if (client != null) {
                 client.shutdown();
@@ -158,12 +162,13 @@ class RedisClusterTopologyTest {
                 assertThat(c.sync().exists(keys.lock(n))).as("lock key of %s left on the server", n).isZero();
             }
         }
-        LockClient fair = RedisLocks.fairLock(client, redisOptions(), OPTIONS);
-        Semaphore semaphore = RedisLocks.semaphore(client, redisOptions(), OPTIONS);
-        ReadWriteLock rw = RedisLocks.readWriteLock(client, redisOptions(), ReadWriteLockOptions.of(OPTIONS));
-        WindowLock window = RedisLocks.windowLock(client, redisOptions(), OPTIONS);
-        TaskQueue queue = RedisLocks.taskQueue(client, redisOptions(), OPTIONS);
-        FencedValues values = RedisLocks.fencedValues(client, redisOptions());
+        LockStore store = RedisLocks.connect(client, redisOptions());
+        LockClient fair = store.fairLocks(OPTIONS);
+        Semaphore semaphore = store.semaphores(OPTIONS);
+        ReadWriteLock rw = store.readWriteLocks(ReadWriteLockOptions.of(OPTIONS));
+        WindowLock window = store.windowLocks(OPTIONS);
+        TaskQueue queue = store.taskQueue(OPTIONS);
+        FencedValues values = store.fencedValues();
         try {
             for (String n : oneNamePerMaster("concepts")) {
                 Lease f1 = fair.acquire(n).block(STEP);
@@ -197,8 +202,7 @@ class RedisClusterTopologyTest {
                 assertThat(values.read(n).block(STEP).value()).isEqualTo("v");
             }
         } finally {
-            fair.close().then(semaphore.close()).then(rw.close()).then(window.close()).then(queue.close())
-                    .then(values.close()).block(STEP);
+            store.close().block(STEP); // every concept it handed out, then its connections
         }
     }
 

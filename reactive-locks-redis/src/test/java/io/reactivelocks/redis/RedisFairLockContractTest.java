@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.reactivelocks.LockClient;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.spi.Attempt;
 import io.reactivelocks.spi.GrantRequest;
 import io.reactivelocks.LockClock;
@@ -40,9 +41,24 @@ class RedisFairLockContractTest extends FairLockContract {
         abandoned.clear();
     }
 
+    private final List<LockStore> sessions = new ArrayList<>();
+
+    /** @return a new session (its own connections), closed after the test */
+    private LockStore session() {
+        LockStore s = RedisLocks.connect(redis.client, redis.options());
+        sessions.add(s);
+        return s;
+    }
+
+    @AfterEach
+    void closeSessions() {
+        sessions.forEach(s -> s.close().block(STEP));
+        sessions.clear();
+    }
+
     @Override
     protected LockClient newClient() {
-        return RedisLocks.fairLock(redis.client, redis.options(), options());
+        return session().fairLocks(options());
     }
 
     @Override
@@ -92,12 +108,12 @@ class RedisFairLockContractTest extends FairLockContract {
     @Test
     void badInputFailsAtCallTime() {
         org.assertj.core.api.Assertions.assertThatNullPointerException()
-                .isThrownBy(() -> RedisLocks.fairLock(null)).withMessageContaining("client");
+                .isThrownBy(() -> RedisLocks.connect((io.lettuce.core.RedisClient) null)).withMessageContaining("client");
         org.assertj.core.api.Assertions.assertThatNullPointerException()
-                .isThrownBy(() -> RedisLocks.fairLock(redis.client, (io.reactivelocks.LockOptions) null))
+                .isThrownBy(() -> session().fairLocks(null))
                 .withMessageContaining("options");
         org.assertj.core.api.Assertions.assertThatNullPointerException()
-                .isThrownBy(() -> RedisLocks.fairLock((RedisLockBackend) null, options())).withMessageContaining("backend");
+                .isThrownBy(() -> RedisLocks.connect((RedisLockBackend) null)).withMessageContaining("backend");
         assertThat(RedisFairLockBackend.waiterDeadline(Duration.ofMillis(100))).isEqualTo(Duration.ofSeconds(1));
     }
 }

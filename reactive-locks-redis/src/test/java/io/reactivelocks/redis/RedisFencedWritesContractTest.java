@@ -3,10 +3,14 @@ package io.reactivelocks.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.lettuce.core.api.StatefulRedisConnection;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.fencing.FencedValue;
 import io.reactivelocks.fencing.FencedValues;
 import io.reactivelocks.test.FencedWritesContract;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -27,9 +31,25 @@ class RedisFencedWritesContractTest extends FencedWritesContract {
         }
     }
 
+    private final List<LockStore> sessions = new ArrayList<>();
+
+    /** @return a new session (its own connections), closed after the test */
+    private LockStore session() {
+        LockStore s = RedisLocks.connect(redis.client, redis.options());
+        sessions.add(s);
+        return s;
+    }
+
+    @AfterEach
+    void closeSessions() {
+        sessions.forEach(s -> s.close().block(STEP));
+        sessions.clear();
+    }
+
+    /** Each resource on a session of its own. */
     @Override
     protected FencedValues newValues() {
-        return RedisLocks.fencedValues(redis.client, redis.options());
+        return session().fencedValues();
     }
 
     @Test

@@ -7,7 +7,9 @@ import io.reactivelocks.Lease;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.LockState;
+import io.reactivelocks.LockStore;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -27,6 +29,7 @@ class RedisLockClientTest {
     private static final Duration STEP = Duration.ofSeconds(10);
 
     private static RedisTestSupport redis;
+    private final List<LockStore> sessions = new ArrayList<>();
     private LockClient a;
     private LockClient b;
 
@@ -49,6 +52,8 @@ class RedisLockClientTest {
                 c.close().block(STEP);
             }
         }
+        sessions.forEach(s -> s.close().block(STEP));
+        sessions.clear();
         assertThat(redis.scanKeys()).noneMatch(k -> k.endsWith(":lock"));
     }
 
@@ -56,8 +61,11 @@ class RedisLockClientTest {
         return LockOptions.builder().leaseTime(Duration.ofMillis(1500)).requestTimeout(Duration.ofSeconds(2)).build();
     }
 
-    private static LockClient client(LockOptions options) {
-        return RedisLocks.create(redis.client, redis.options(), options);
+    /** A lock client on a session of its own (its own connections), closed after the test. */
+    private LockClient client(LockOptions options) {
+        LockStore session = RedisLocks.connect(redis.client, redis.options());
+        sessions.add(session);
+        return session.locks(options);
     }
 
     private static String name(String prefix) {

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.reactivelocks.Lease;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.rwlock.ReadWriteLock;
 import io.reactivelocks.rwlock.ReadWriteLockOptions;
 import io.reactivelocks.spi.rwlock.ReadWriteStore;
@@ -40,7 +41,8 @@ class RedisReadWriteLockContractTest extends ReadWriteLockContract {
 
     @Test
     void grantsAndIntentsAreSortedSetsByServerExpiryAndTheKeysGoWithTheLastHolder() {
-        ReadWriteLock rw = RedisLocks.readWriteLock(redis.client, redis.options(), ReadWriteLockOptions.of(options()));
+        LockStore rwStore = RedisLocks.connect(redis.client, redis.options());
+        ReadWriteLock rw = rwStore.readWriteLocks(ReadWriteLockOptions.of(options()));
         String name = name("keys");
         RedisKeys keys = new RedisKeys(redis.prefix);
         try (StatefulRedisConnection<String, String> c = redis.connect()) {
@@ -67,7 +69,7 @@ class RedisReadWriteLockContractTest extends ReadWriteLockContract {
             assertThat(c.sync().exists(keys.readWrite(name), keys.readWriteTokens(name), keys.readWriteModes(name))).isZero();
             assertThat(c.sync().pttl(keys.readWriteFence(name))).as("the counter has the fence TTL").isPositive();
         } finally {
-            rw.close().block(STEP);
+            rwStore.close().block(STEP);
         }
     }
 }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.reactivelocks.Lease;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.semaphore.Semaphore;
 import io.reactivelocks.spi.semaphore.SemaphoreStore;
 import io.reactivelocks.test.SemaphoreContract;
@@ -36,7 +37,8 @@ class RedisSemaphoreContractTest extends SemaphoreContract {
 
     @Test
     void holdersAreASortedSetByServerExpiryAndTheKeysGoWithTheLastHolder() {
-        Semaphore s = RedisLocks.semaphore(redis.client, redis.options(), options());
+        LockStore sStore = RedisLocks.connect(redis.client, redis.options());
+        Semaphore s = sStore.semaphores(options());
         String name = name("keys");
         try (StatefulRedisConnection<String, String> c = redis.connect()) {
             Lease a = s.acquire(name, 2).block(STEP);
@@ -54,7 +56,7 @@ class RedisSemaphoreContractTest extends SemaphoreContract {
             assertThat(c.sync().exists(keys.semaphore(name), keys.semaphoreTokens(name))).isZero();
             assertThat(c.sync().pttl(keys.semaphoreFence(name))).as("the counter has the fence TTL").isPositive();
         } finally {
-            s.close().block(STEP);
+            sStore.close().block(STEP);
         }
     }
 
@@ -62,7 +64,8 @@ class RedisSemaphoreContractTest extends SemaphoreContract {
     void anUncontendedAcquireAndReleaseRunFewCommands() {
         // 2 script calls: acquire = TIME, ZSCORE, ZCARD, GET, ZADD, HSET, PUBLISH, SET, 2 PEXPIRE; release = ZREM, HDEL,
         // PUBLISH (19 before expired holders were dropped only when in the way and the release stopped deleting twice)
-        Semaphore s = RedisLocks.semaphore(redis.client, redis.options(), io.reactivelocks.LockOptions.defaults());
+        LockStore sStore = RedisLocks.connect(redis.client, redis.options());
+        Semaphore s = sStore.semaphores(io.reactivelocks.LockOptions.defaults());
         String name = name("cost");
         int pairs = 20;
         try (StatefulRedisConnection<String, String> c = redis.connect()) {
@@ -75,7 +78,7 @@ class RedisSemaphoreContractTest extends SemaphoreContract {
             assertThat(commands / (double) pairs).as("Redis commands per acquire + release").isLessThanOrEqualTo(15.0);
             assertThat(c.sync().exists(new RedisKeys(redis.prefix).semaphore(name))).isZero();
         } finally {
-            s.close().block(STEP);
+            sStore.close().block(STEP);
         }
     }
 

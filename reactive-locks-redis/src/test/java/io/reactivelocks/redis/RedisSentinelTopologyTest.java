@@ -14,6 +14,7 @@ import io.reactivelocks.Lease;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.LockState;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.test.server.RedisSentinelTopology;
 import io.reactivelocks.test.server.ServerHandle;
 import java.time.Duration;
@@ -33,7 +34,7 @@ import reactor.core.publisher.Mono;
 
 /**
  * Locks on a Redis primary + replica under three Sentinels ({@link RedisSentinelTopology}), through
- * the plain {@link RedisLocks#create(RedisClient, RedisLockOptions, LockOptions)} with a
+ * the plain {@link RedisLocks#connect(RedisClient, RedisLockOptions)} with a
  * {@code redis-sentinel://...#mymaster} URI: locks, tokens and the release notification through the
  * master the Sentinels name, and each fault of the master: what the holder sees, how many grants
  * made just before it the new master forgot, that tokens stay strictly increasing, a typed error while
@@ -54,6 +55,8 @@ class RedisSentinelTopologyTest {
     private static RedisClient client;
     private static RedisURI uri;
     private static String prefix;
+    private static LockStore storeA;
+    private static LockStore storeB;
     private static LockClient a;
     private static LockClient b;
     private final List<AutoCloseable> closeAfter = new ArrayList<>();
@@ -66,8 +69,10 @@ class RedisSentinelTopologyTest {
         uri.setTimeout(Duration.ofSeconds(5));
         client = RedisClient.create(resources, uri);
         prefix = "rltest:" + UUID.randomUUID().toString().substring(0, 8) + ":";
-        a = RedisLocks.create(client, redisOptions(), OPTIONS);
-        b = RedisLocks.create(client, redisOptions(), OPTIONS);
+        storeA = RedisLocks.connect(client, redisOptions());
+        storeB = RedisLocks.connect(client, redisOptions());
+        a = storeA.locks(OPTIONS);
+        b = storeB.locks(OPTIONS);
     }
 
     /** Options with the Sentinel URI set, so connects are fully asynchronous (Lettuce asks the Sentinels). */
@@ -78,9 +83,9 @@ class RedisSentinelTopologyTest {
     @AfterAll
     static void stop() {
         try {
-            if (a != null) {
-                a.close().onErrorResume(e -> Mono.empty()).block(STEP);
-                b.close().onErrorResume(e -> Mono.empty()).block(STEP);
+            if (storeA != null) {
+                storeA.close().onErrorResume(e -> Mono.empty()).block(STEP);
+                storeB.close().onErrorResume(e -> Mono.empty()).block(STEP);
             }
             if (client != null) {
                 client.shutdown();
@@ -151,10 +156,11 @@ class RedisSentinelTopologyTest {
     void partitionedMasterSplitBrainIsFencedByTokens() {
         ServerHandle old = sentinel.leader();
         RedisClient direct = RedisClient.create(resources, RedisURI.create(sentinel.directUri(old)));
-        LockClient onOldSide = RedisLocks.create(direct, RedisLockOptions.builder().keyPrefix(prefix)
-                .uri(RedisURI.create(sentinel.directUri(old))).build(), OPTIONS);
+        LockStore oldSide = RedisLocks.connect(direct, RedisLockOptions.builder().keyPrefix(prefix)
+                .uri(RedisURI.create(sentinel.directUri(old))).build());
+        LockClient onOldSide = oldSide.locks(OPTIONS);
         closeAfter.add(() -> {
-            onOldSide.close().onErrorResume(e -> Mono.empty()).block(STEP);
+            oldSide.close().onErrorResume(e -> Mono.empty()).block(STEP);
             direct.shutdown();
         });
         faultAround("partition", () -> sentinel.partitionLeader());

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.reactivelocks.LockOptions;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.task.TaskClaim;
 import io.reactivelocks.task.TaskQueue;
 import java.time.Duration;
@@ -24,7 +25,7 @@ class RedisTaskStoreTest {
     private static final Duration STEP = Duration.ofSeconds(10);
 
     private static RedisTestSupport redis;
-    private final List<TaskQueue> queues = new ArrayList<>();
+    private final List<LockStore> sessions = new ArrayList<>();
     private final List<Disposable> subscriptions = new ArrayList<>();
 
     @BeforeAll
@@ -42,13 +43,18 @@ class RedisTaskStoreTest {
     @AfterEach
     void close() {
         subscriptions.forEach(Disposable::dispose);
-        queues.forEach(q -> q.close().block(STEP));
+        sessions.forEach(q -> q.close().block(STEP));
     }
 
     private TaskQueue queue() {
-        TaskQueue q = RedisLocks.taskQueue(redis.backend(), LockOptions.defaults());
-        queues.add(q);
-        return q;
+        return queue(LockOptions.defaults());
+    }
+
+    /** A task queue on a session of its own (over a new backend), closed after the test. */
+    private TaskQueue queue(LockOptions options) {
+        LockStore session = RedisLocks.connect(redis.backend());
+        sessions.add(session);
+        return session.taskQueue(options);
     }
 
     private static RedisKeys keys() {
@@ -107,10 +113,9 @@ class RedisTaskStoreTest {
 
     @Test
     void aWaitingCaptureListensOnTheQueuesChannelAndIsWokenByAPublishedReady() {
-        TaskQueue capturer = RedisLocks.taskQueue(redis.backend(), LockOptions.builder()
+        TaskQueue capturer = queue(LockOptions.builder()
                 .backoff(reactor.util.retry.Retry.backoff(Long.MAX_VALUE, Duration.ofMinutes(10))
                         .maxBackoff(Duration.ofMinutes(10)).jitter(0)).build());
-        queues.add(capturer);
         String q = "wake-" + UUID.randomUUID();
         List<TaskClaim> got = new CopyOnWriteArrayList<>();
         subscriptions.add(capturer.capture(q).subscribe(got::add));

@@ -13,6 +13,7 @@ import io.reactivelocks.LockBackendException;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.LockState;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.test.server.ServerProcess;
 import java.io.IOException;
 import java.io.InputStream;
@@ -110,8 +111,10 @@ class RedisTlsTest {
                 .build());
         RedisLockOptions redisOptions = RedisLockOptions.builder().keyPrefix("tls:").uri(uri()).build();
         LockOptions options = LockOptions.builder().leaseTime(Duration.ofSeconds(5)).build();
-        LockClient a = RedisLocks.create(client, redisOptions, options);
-        LockClient b = RedisLocks.create(client, redisOptions, options);
+        LockStore aStore = RedisLocks.connect(client, redisOptions);
+        LockClient a = aStore.locks(options);
+        LockStore bStore = RedisLocks.connect(client, redisOptions);
+        LockClient b = bStore.locks(options);
         String name = "tls-" + UUID.randomUUID();
         List<LockState> states = new CopyOnWriteArrayList<>();
         Disposable watch = b.observe(name).subscribe(states::add);
@@ -137,8 +140,8 @@ class RedisTlsTest {
                     ((LockState.Held) states.get(1)).validUntilNanos()));
         } finally {
             watch.dispose();
-            a.close().block(STEP);
-            b.close().block(STEP);
+            aStore.close().block(STEP);
+            bStore.close().block(STEP);
             client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
         }
     }
@@ -150,8 +153,8 @@ class RedisTlsTest {
         client.setOptions(ClientOptions.builder()
                 .sslOptions(SslOptions.builder().jdkSslProvider().trustManager(trusting(otherCa)).build())
                 .build());
-        LockClient locks = RedisLocks.create(client, RedisLockOptions.builder().uri(uri()).build(),
-                LockOptions.builder().waitTimeout(Duration.ofSeconds(5)).build());
+        LockStore locksStore = RedisLocks.connect(client, RedisLockOptions.builder().uri(uri()).build());
+        LockClient locks = locksStore.locks(LockOptions.builder().waitTimeout(Duration.ofSeconds(5)).build());
         try {
             StepVerifier.create(locks.acquire("tls-untrusted"))
                     .expectErrorSatisfies(e -> {
@@ -165,7 +168,7 @@ class RedisTlsTest {
                     })
                     .verify(STEP);
         } finally {
-            locks.close().block(STEP);
+            locksStore.close().block(STEP);
             client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
         }
     }

@@ -3,6 +3,7 @@ package io.reactivelocks.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.lettuce.core.api.StatefulRedisConnection;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.spi.window.WindowStore;
 import io.reactivelocks.test.WindowLockContract;
 import io.reactivelocks.window.WindowClaim;
@@ -37,7 +38,8 @@ class RedisWindowLockContractTest extends WindowLockContract {
 
     @Test
     void theWindowIsTheServersAndTheKeysExpireWithTheirWindow() {
-        WindowLock w = RedisLocks.windowLock(redis.client, redis.options(), options());
+        LockStore wStore = RedisLocks.connect(redis.client, redis.options());
+        WindowLock w = wStore.windowLocks(options());
         String name = name("keys");
         Duration hour = Duration.ofHours(1);
         WindowClaim claim = w.tryClaim(name, hour).block(STEP);
@@ -52,7 +54,7 @@ class RedisWindowLockContractTest extends WindowLockContract {
                     .isGreaterThanOrEqualTo(claim.remaining(w.options().clock()).toMillis() - 100);
             assertThat(c.sync().pttl(keys.windowFence(name))).as("the counter has the fence TTL").isPositive();
         } finally {
-            w.close().block(STEP);
+            wStore.close().block(STEP);
         }
     }
 }

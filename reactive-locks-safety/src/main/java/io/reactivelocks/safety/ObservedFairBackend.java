@@ -66,8 +66,8 @@ final class ObservedFairBackend implements LockBackend {
     }
 
     /**
-     * The same fair lock as {@code fair} (a client of {@code RedisLocks.fairLock} or {@code
-     * PostgresLocks.fairLock}, whose backends are not public), watched: the backend behind it is
+     * The same fair lock as {@code fair} (a client of a Redis or PostgreSQL session's {@code
+     * fairLocks}, whose backends are not public), watched: the backend behind it is
      * taken by reflection; closing the returned client closes {@code fair}.
      *
      * @param fair     the store's fair lock client

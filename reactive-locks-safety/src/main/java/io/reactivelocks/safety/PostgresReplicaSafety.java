@@ -5,9 +5,10 @@ import io.r2dbc.spi.ConnectionFactory;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockListener;
 import io.reactivelocks.LockOptions;
-import io.reactivelocks.r2dbc.PostgresLockBackend;
-import io.reactivelocks.r2dbc.PostgresLockOptions;
-import io.reactivelocks.r2dbc.PostgresLocks;
+import io.reactivelocks.LockStore;
+import io.reactivelocks.r2dbc.postgresql.PostgresLockBackend;
+import io.reactivelocks.r2dbc.postgresql.PostgresLockOptions;
+import io.reactivelocks.r2dbc.postgresql.PostgresLocks;
 import io.reactivelocks.test.server.PostgresReplicaTopology;
 import io.reactivelocks.test.server.Topology;
 import java.time.Duration;
@@ -36,10 +37,10 @@ final class PostgresReplicaSafety {
 
     static SafetyBackend.Connection connect(String endpoints, String namespace, LockOptions options, LockListener listener) {
         ConnectionFactory factory = ConnectionFactories.get(endpoints + "&connectTimeout=PT2S");
-        PostgresLockBackend backend = PostgresLocks.backend(factory, options(namespace));
-        LockClient client = LockClient.create(backend, options, listener);
-        return new SafetyBackend.Connection(client, ObservedFairBackend.watching(PostgresLocks.fairLock(backend, options), options, listener), PostgresLocks.semaphore(backend, options),
-                PostgresLocks.readWriteLock(backend, io.reactivelocks.rwlock.ReadWriteLockOptions.of(options)), () -> { });
+        LockStore store = PostgresLocks.connect(factory, options(namespace));
+        LockClient client = store.locks(options, listener);
+        return new SafetyBackend.Connection(client, ObservedFairBackend.watching(store.fairLocks(options), options, listener), store.semaphores(options),
+                store.readWriteLocks(io.reactivelocks.rwlock.ReadWriteLockOptions.of(options)), () -> store.close().block(TIMEOUT));
     }
 
     static void prepare(Topology topology, String namespace) {

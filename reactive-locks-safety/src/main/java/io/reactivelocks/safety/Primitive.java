@@ -12,7 +12,7 @@ public enum Primitive {
     SEMAPHORE("semaphore"),
     /** {@code ReadWriteLock.read()/write().hold(name)}, 70 % reads: I7, I2 for the writes. */
     RWLOCK("rwlock"),
-    /** {@code RedisLocks.fairLock} / {@code PostgresLocks.fairLock}, the store's mutex on etcd and ZooKeeper (FIFO natively): I1–I5 and FIFO. */
+    /** a session's {@code fairLocks} on Redis and PostgreSQL, the store's mutex on etcd and ZooKeeper (FIFO natively): I1–I5 and FIFO. */
     FAIR("fair");
 
     private final String label;

@@ -12,14 +12,14 @@ import io.r2dbc.spi.ConnectionFactory;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockListener;
 import io.reactivelocks.LockOptions;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.etcd.EtcdLockOptions;
 import io.reactivelocks.etcd.EtcdLocks;
-import io.reactivelocks.r2dbc.PostgresLockOptions;
-import io.reactivelocks.r2dbc.PostgresLocks;
+import io.reactivelocks.r2dbc.postgresql.PostgresLockOptions;
+import io.reactivelocks.r2dbc.postgresql.PostgresLocks;
 import io.reactivelocks.redis.RedisLockOptions;
-import io.reactivelocks.redis.RedisLockBackend;
 import io.reactivelocks.redis.RedisLocks;
-import io.reactivelocks.r2dbc.PostgresLockBackend;
+import io.reactivelocks.r2dbc.postgresql.PostgresLockBackend;
 import io.reactivelocks.rwlock.ReadWriteLock;
 import io.reactivelocks.rwlock.ReadWriteLockOptions;
 import io.reactivelocks.semaphore.Semaphore;
@@ -67,11 +67,14 @@ public enum SafetyBackend implements SafetyStore {
             RedisURI uri = RedisURI.create("redis://" + host + ":" + port);
             uri.setTimeout(options.requestTimeout());
             RedisClient redis = RedisClient.create(uri);
-            RedisLockBackend backend = RedisLocks.backend(redis, RedisLockOptions.builder().keyPrefix(namespace + ":").uri(uri).build());
-            LockClient client = LockClient.create(backend, options, listener);
-            return new Connection(client, ObservedFairBackend.watching(RedisLocks.fairLock(backend, options), options, listener),
-                    RedisLocks.semaphore(backend, options),
-                    RedisLocks.readWriteLock(backend, ReadWriteLockOptions.of(options)), redis::shutdown);
+            LockStore store = RedisLocks.connect(redis, RedisLockOptions.builder().keyPrefix(namespace + ":").uri(uri).build());
+            LockClient client = store.locks(options, listener);
+            return new Connection(client, ObservedFairBackend.watching(store.fairLocks(options), options, listener),
+                    store.semaphores(options),
+                    store.readWriteLocks(ReadWriteLockOptions.of(options)), () -> {
+                        store.close().block(Duration.ofSeconds(10));
+                        redis.shutdown();
+                    });
         }
 
         @Override
@@ -112,11 +115,11 @@ public enum SafetyBackend implements SafetyStore {
             String[] e = extra.split(":");
             ConnectionFactory factory = ConnectionFactories.get("r2dbc:postgresql://" + e[0] + ":" + e[1] + "@" + host + ":" + port
                     + "/" + e[2] + "?connectTimeout=PT2S");
-            PostgresLockBackend backend = PostgresLocks.backend(factory, pgOptions(namespace));
-            LockClient client = LockClient.create(backend, options, listener);
-            return new Connection(client, ObservedFairBackend.watching(PostgresLocks.fairLock(backend, options), options, listener),
-                    PostgresLocks.semaphore(backend, options),
-                    PostgresLocks.readWriteLock(backend, ReadWriteLockOptions.of(options)), () -> { });
+            LockStore store = PostgresLocks.connect(factory, pgOptions(namespace));
+            LockClient client = store.locks(options, listener);
+            return new Connection(client, ObservedFairBackend.watching(store.fairLocks(options), options, listener),
+                    store.semaphores(options),
+                    store.readWriteLocks(ReadWriteLockOptions.of(options)), () -> store.close().block(Duration.ofSeconds(10)));
         }
 
         @Override
@@ -128,10 +131,15 @@ public enum SafetyBackend implements SafetyStore {
             // the concept tables are created on first use: once here, not by three workers at the same moment
             LockOptions options = LockOptions.defaults();
             String name = namespace + "-prepare";
-            PostgresLocks.semaphore(backend, options).tryAcquire(name, 1).flatMap(l -> l.release()).block(Duration.ofSeconds(30));
-            PostgresLocks.readWriteLock(backend, ReadWriteLockOptions.of(options)).write().tryAcquire(name)
-                    .flatMap(l -> l.release()).block(Duration.ofSeconds(30));
-            PostgresLocks.fairLock(backend, options).tryAcquire(name).flatMap(l -> l.release()).block(Duration.ofSeconds(30));
+            LockStore store = PostgresLocks.connect(backend);
+            try {
+                store.semaphores(options).tryAcquire(name, 1).flatMap(l -> l.release()).block(Duration.ofSeconds(30));
+                store.readWriteLocks(ReadWriteLockOptions.of(options)).write().tryAcquire(name)
+                        .flatMap(l -> l.release()).block(Duration.ofSeconds(30));
+                store.fairLocks(options).tryAcquire(name).flatMap(l -> l.release()).block(Duration.ofSeconds(30));
+            } finally {
+                store.close().block(Duration.ofSeconds(30));
+            }
         }
 
         @Override
@@ -213,9 +221,13 @@ public enum SafetyBackend implements SafetyStore {
         ZooKeeperLockOptions zkOptions = ZooKeeperLockOptions.builder().root("/" + namespace).build();
         LockBackend mutex = ZooKeeperLocks.backend(zk, zkOptions);
         LockClient client = LockClient.create(mutex, options, listener);
+        LockStore store = ZooKeeperLocks.connect(zk, zkOptions);
         // the ZooKeeper mutex queues natively (sequential nodes): it is the fair lock here, watched by the FIFO check
-        return new Connection(client, ObservedFairBackend.over(mutex, options, listener), ZooKeeperLocks.semaphore(zk, zkOptions, options),
-                ZooKeeperLocks.readWriteLock(zk, zkOptions, ReadWriteLockOptions.of(options)), zk::close);
+        return new Connection(client, ObservedFairBackend.over(mutex, options, listener), store.semaphores(options),
+                store.readWriteLocks(ReadWriteLockOptions.of(options)), () -> {
+                    store.close().block(Duration.ofSeconds(10));
+                    zk.close();
+                });
     }
 
     /** The ephemeral lock nodes under {@code /namespace} on ZooKeeper at {@code connectString}. */
@@ -253,9 +265,13 @@ public enum SafetyBackend implements SafetyStore {
         EtcdLockOptions etcdOptions = EtcdLockOptions.builder().prefix(namespace).sessionTtl(options.leaseTime()).build();
         LockBackend mutex = EtcdLocks.backend(etcd, etcdOptions);
         LockClient client = LockClient.create(mutex, options, listener);
+        LockStore store = EtcdLocks.connect(etcd, etcdOptions);
         // the etcd mutex queues natively (create-revision order): it is the fair lock here, watched by the FIFO check
-        return new Connection(client, ObservedFairBackend.over(mutex, options, listener), EtcdLocks.semaphore(etcd, etcdOptions, options),
-                EtcdLocks.readWriteLock(etcd, etcdOptions, ReadWriteLockOptions.of(options)), etcd::close);
+        return new Connection(client, ObservedFairBackend.over(mutex, options, listener), store.semaphores(options),
+                store.readWriteLocks(ReadWriteLockOptions.of(options)), () -> {
+                    store.close().block(Duration.ofSeconds(10));
+                    etcd.close();
+                });
     }
 
     /** The keys of every primitive under {@code namespace} on etcd. */

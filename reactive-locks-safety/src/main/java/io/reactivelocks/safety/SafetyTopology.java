@@ -12,7 +12,6 @@ import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.Delay;
-import io.reactivelocks.LockClient;
 import io.reactivelocks.LockListener;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.etcd.EtcdConnectionOptions;
@@ -218,12 +217,16 @@ public enum SafetyTopology implements SafetyStore {
         return this == ETCD_CLUSTER || this == ZOOKEEPER_ENSEMBLE ? List.of(Fault.PARTITION_LEADER) : List.of(Fault.KILL_LEADER);
     }
 
-    /** A worker's connection to a Redis deployment: the mutex client and the other primitives over one backend. */
+    /** A worker's connection to a Redis deployment: the mutex client and the other primitives over one session. */
     private static SafetyBackend.Connection redisConnection(io.reactivelocks.redis.RedisLockBackend backend, LockOptions options,
                                                             LockListener listener, AutoCloseable closer) {
-        return new SafetyBackend.Connection(LockClient.create(backend, options, listener), ObservedFairBackend.watching(RedisLocks.fairLock(backend, options), options, listener),
-                RedisLocks.semaphore(backend, options),
-                RedisLocks.readWriteLock(backend, io.reactivelocks.rwlock.ReadWriteLockOptions.of(options)), closer);
+        io.reactivelocks.LockStore store = RedisLocks.connect(backend);
+        return new SafetyBackend.Connection(store.locks(options, listener), ObservedFairBackend.watching(store.fairLocks(options), options, listener),
+                store.semaphores(options),
+                store.readWriteLocks(io.reactivelocks.rwlock.ReadWriteLockOptions.of(options)), () -> {
+                    store.close().block(Duration.ofSeconds(10));
+                    closer.close();
+                });
     }
 
     @Override

@@ -27,7 +27,7 @@ class DocsShedLockTest {
     static class Config {
         // tag::provider[]
         @Bean
-        LockProvider lockProvider(LockClient locks) {              // e.g. RedisLocks.create(redisClient)
+        LockProvider lockProvider(LockClient locks) {              // e.g. RedisLocks.connect(redisClient).locks()
             return new ReactiveLocksLockProvider(locks);
         }
         // end::provider[]

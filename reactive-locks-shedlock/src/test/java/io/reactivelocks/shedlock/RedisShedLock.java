@@ -5,6 +5,7 @@ import io.lettuce.core.RedisURI;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.LockState;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.redis.RedisLockOptions;
 import io.reactivelocks.redis.RedisLocks;
 import io.reactivelocks.test.server.RedisServer;
@@ -24,14 +25,16 @@ final class RedisShedLock {
 
     final RedisServer server;
     final RedisClient redis;
+    final LockStore store;
     final LockClient client;
 
     private RedisShedLock() {
         server = RedisServer.start();
         RedisURI uri = RedisURI.create(server.url());
         redis = RedisClient.create(uri);
-        client = RedisLocks.create(redis, RedisLockOptions.builder().keyPrefix("rlshedlock:" + UUID.randomUUID() + ":")
-                .uri(uri).build(), LockOptions.builder().leaseTime(LEASE_TIME).build());
+        store = RedisLocks.connect(redis, RedisLockOptions.builder().keyPrefix("rlshedlock:" + UUID.randomUUID() + ":")
+                .uri(uri).build());
+        client = store.locks(LockOptions.builder().leaseTime(LEASE_TIME).build());
         // the first request loads scripts and classes; on a loaded machine it may pass the request timeout
         client.tryAcquire("warm-up").flatMap(lease -> lease.release()).retry(2).block(Duration.ofSeconds(60));
     }

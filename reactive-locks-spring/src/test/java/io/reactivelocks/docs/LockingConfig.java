@@ -17,7 +17,7 @@ import reactor.core.publisher.Mono;
 public class LockingConfig {
     @Bean(destroyMethod = "")                                      // close() returns a Mono: closed by closeLocks
     LockClient lockClient() {
-        return LocalLockBackend.client();                          // RedisLocks.create(redis), PostgresLocks.create(db), ...
+        return LocalLockBackend.client();                          // store.locks(), store = RedisLocks.connect(redis), ...
     }
 
     @Bean(destroyMethod = "")

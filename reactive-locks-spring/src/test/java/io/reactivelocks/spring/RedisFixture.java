@@ -7,6 +7,7 @@ import io.lettuce.core.ScanIterator;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.redis.RedisLockOptions;
 import io.reactivelocks.redis.RedisLocks;
 import io.reactivelocks.test.server.RedisServer;
@@ -35,8 +36,7 @@ final class RedisFixture implements AutoCloseable {
     final RedisURI uri;
     final RedisClient redis;
     final String prefix = "rlspring:" + UUID.randomUUID().toString().substring(0, 8) + ":";
-    private final List<LockClient> clients = new CopyOnWriteArrayList<>();
-    private final List<WindowLock> windows = new CopyOnWriteArrayList<>();
+    private final List<LockStore> sessions = new CopyOnWriteArrayList<>();
 
     RedisFixture() {
         server = RedisServer.start();
@@ -56,8 +56,9 @@ final class RedisFixture implements AutoCloseable {
 
     /** @return a new lock client with short leases whose store requests fail after {@code requestTimeout} */
     LockClient newClient(Duration requestTimeout) {
-        LockClient c = RedisLocks.create(redis, redisOptions(), LockOptions.builder().leaseTime(LEASE).requestTimeout(requestTimeout).build());
-        clients.add(c);
+        LockStore session = RedisLocks.connect(redis, redisOptions()); // one per simulated instance
+        sessions.add(session);
+        LockClient c = session.locks(LockOptions.builder().leaseTime(LEASE).requestTimeout(requestTimeout).build());
         // connect now, before any scheduler starts ticking: the first connect of a loaded JVM can be slow
         c.tryAcquire("warm-up").flatMap(lease -> lease.release()).retry(20).block(STEP.multipliedBy(3));
         return c;
@@ -65,8 +66,9 @@ final class RedisFixture implements AutoCloseable {
 
     /** @return a new window lock on the same Redis */
     WindowLock newWindowLock() {
-        WindowLock w = RedisLocks.windowLock(redis, redisOptions(), LockOptions.builder().requestTimeout(STEP).build());
-        windows.add(w);
+        LockStore session = RedisLocks.connect(redis, redisOptions());
+        sessions.add(session);
+        WindowLock w = session.windowLocks(LockOptions.builder().requestTimeout(STEP).build());
         w.tryClaim("warm-up", Duration.ofMillis(1)).retry(2).block(STEP.multipliedBy(3));
         return w;
     }
@@ -94,11 +96,8 @@ final class RedisFixture implements AutoCloseable {
     @Override
     public void close() {
         try {
-            for (LockClient c : clients) {
-                c.close().block(STEP);
-            }
-            for (WindowLock w : windows) {
-                w.close().block(STEP);
+            for (LockStore session : sessions) {
+                session.close().block(STEP); // the lock client or window lock it handed out, then its connections
             }
             redis.shutdown(Duration.ZERO, Duration.ofSeconds(2));
         } finally {

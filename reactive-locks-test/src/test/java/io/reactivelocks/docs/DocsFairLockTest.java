@@ -18,8 +18,8 @@ class DocsFairLockTest {
     static final Duration STEP = Duration.ofSeconds(10);
 
     // tag::create[]
-    LockClient jobs = LocalFairLockBackend.client();   // RedisLocks.fairLock(redis), PostgresLocks.fairLock(db);
-                                                       // EtcdLocks.create(etcd), ZooKeeperLocks.create(curator) queue natively
+    LockClient jobs = LocalFairLockBackend.client();   // store.fairLocks(options) on a session of Redis, PostgreSQL;
+                                                       // etcd and ZooKeeper: store.locks(options) queue natively
     // end::create[]
 
     @AfterEach

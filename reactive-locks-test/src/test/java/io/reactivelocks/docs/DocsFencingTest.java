@@ -22,7 +22,7 @@ class DocsFencingTest {
 
     LockClient locks = LocalLockBackend.client();
     // tag::values[]
-    FencedValues config = new LocalFencedValues();      // RedisLocks.fencedValues(redis), PostgresLocks.fencedValues(db)
+    FencedValues config = new LocalFencedValues();      // store.fencedValues(), store = RedisLocks.connect(redis), ...
     // end::values[]
 
     @AfterEach

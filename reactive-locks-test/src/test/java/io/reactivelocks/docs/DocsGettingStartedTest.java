@@ -40,7 +40,7 @@ class DocsGettingStartedTest {
                         .maxBackoff(Duration.ofSeconds(1)).jitter(1.0))   // the default
                 .requestTimeout(Duration.ofSeconds(2))            // one store request (default 5 s)
                 .build();
-        LockClient locks = LocalLockBackend.client(new LocalLockStore(), options);   // RedisLocks.create(redis, options), ...
+        LockClient locks = LocalLockBackend.client(new LocalLockStore(), options);   // store.locks(options), store = RedisLocks.connect(redis), ...
         LockOptions perCall = options.mutate().waitTimeout(Duration.ofMillis(500)).build();   // for one call
         // end::options[]
         assertThat(locks.options().renewalInterval()).isEqualTo(Duration.ofSeconds(3));

@@ -27,7 +27,7 @@ class DocsLockClientTest {
     static final Duration STEP = Duration.ofSeconds(10);
 
     // tag::create[]
-    LockClient locks = LocalLockBackend.client();   // in memory; on a server: RedisLocks.create(redis), PostgresLocks.create(db), ...
+    LockClient locks = LocalLockBackend.client();   // in memory; on a server: store.locks(), store = RedisLocks.connect(redis), ...
     // end::create[]
 
     private final List<String> log = new CopyOnWriteArrayList<>();

@@ -37,7 +37,7 @@ class DocsOperationsTest {
                 audit("LOST " + name + ": " + reason);
             }
         };
-        LockClient locks = LockClient.create(new LocalLockBackend(new LocalLockStore()),   // RedisLocks.backend(redis, options), ...
+        LockClient locks = LockClient.create(new LocalLockBackend(new LocalLockStore()),   // RedisLocks.backend(redis, redisOptions), ...
                 LockOptions.defaults(), auditing);
         // end::listener[]
         Lease lease = locks.acquire("nightly").block(STEP);

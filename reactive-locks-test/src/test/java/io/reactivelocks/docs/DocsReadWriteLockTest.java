@@ -21,7 +21,7 @@ class DocsReadWriteLockTest {
     static final Duration STEP = Duration.ofSeconds(10);
 
     // tag::create[]
-    ReadWriteLock catalog = ReadWriteLock.create(new LocalReadWriteStore());   // RedisLocks.readWriteLock(redis), ...
+    ReadWriteLock catalog = ReadWriteLock.create(new LocalReadWriteStore());   // store.readWriteLocks(options), ...
     // end::create[]
 
     @AfterEach

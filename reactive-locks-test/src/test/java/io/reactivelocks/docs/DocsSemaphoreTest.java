@@ -23,8 +23,8 @@ class DocsSemaphoreTest {
     static final Duration STEP = Duration.ofSeconds(10);
 
     // tag::create[]
-    Semaphore exports = Semaphore.create(new LocalSemaphoreStore());   // RedisLocks.semaphore(redis), PostgresLocks.semaphore(db),
-                                                                     // EtcdLocks.semaphore(etcd), ZooKeeperLocks.semaphore(curator)
+    Semaphore exports = Semaphore.create(new LocalSemaphoreStore());   // on a server: store.semaphores(options), from the
+                                                                     // session RedisLocks.connect(redis), EtcdLocks.connect(etcd), ...
     // end::create[]
 
     private final AtomicInteger running = new AtomicInteger();

@@ -23,7 +23,7 @@ class DocsTaskQueueTest {
     static final Duration STEP = Duration.ofSeconds(10);
 
     // tag::create[]
-    TaskQueue tasks = TaskQueue.create(new LocalTaskStore(),      // RedisLocks.taskQueue(redis, options), PostgresLocks.taskQueue(db, options)
+    TaskQueue tasks = TaskQueue.create(new LocalTaskStore(),      // store.taskQueue(options), store = RedisLocks.connect(redis), ...
             LockOptions.builder().leaseTime(Duration.ofMinutes(1)).build());   // the lease time is the claim time
     // end::create[]
 

@@ -14,8 +14,8 @@ class DocsWindowLockTest {
     static final Duration STEP = Duration.ofSeconds(10);
 
     // tag::create[]
-    WindowLock hourly = WindowLock.create(new LocalWindowStore());   // RedisLocks.windowLock(redis), PostgresLocks.windowLock(db),
-                                                                   // EtcdLocks.windowLock(etcd), ZooKeeperLocks.windowLock(curator)
+    WindowLock hourly = WindowLock.create(new LocalWindowStore());   // on a server: store.windowLocks(options), from the
+                                                                   // session RedisLocks.connect(redis), PostgresLocks.connect(db), ...
     // end::create[]
 
     @AfterEach

@@ -108,7 +108,7 @@ public class EtcdLockContainer extends GenericContainer<EtcdLockContainer> {
     public LockClient lockClient(EtcdLockOptions etcdOptions, LockOptions options) {
         Objects.requireNonNull(etcdOptions, "etcdOptions");
         Objects.requireNonNull(options, "options");
-        return clients.add(EtcdLocks.create(etcdClient(), etcdOptions, options));
+        return clients.add(EtcdLocks.connect(etcdClient(), etcdOptions), options);
     }
 
     /** Closes the clients it handed out, then stops the container. */

@@ -1,6 +1,8 @@
 package io.reactivelocks.testcontainers;
 
 import io.reactivelocks.LockClient;
+import io.reactivelocks.LockOptions;
+import io.reactivelocks.LockStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -10,7 +12,8 @@ import java.util.function.Supplier;
 
 /**
  * The clients one container handed out: the store's own client (made once, on first use) and every
- * {@link LockClient} over it; {@link #close()} closes the lock clients, then the store client.
+ * {@link LockStore} session over it, one per {@link LockClient} handed out; {@link #close()} closes the
+ * sessions (with the lock clients they handed out), then the store client.
  *
  * @param <C> the store client's type
  */
@@ -18,7 +21,7 @@ final class LockClients<C> {
 
     private static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(10);
 
-    private final List<LockClient> lockClients = new ArrayList<>();
+    private final List<LockStore> sessions = new ArrayList<>();
     private final Consumer<C> closeStoreClient;
     private C storeClient; // null until first use
 
@@ -35,10 +38,10 @@ final class LockClients<C> {
         return storeClient;
     }
 
-    /** Remembers a new lock client, to close with the container. */
-    synchronized LockClient add(LockClient client) {
-        lockClients.add(client);
-        return client;
+    /** Remembers a new session, to close with the container, and hands out its lock client. */
+    synchronized LockClient add(LockStore session, LockOptions options) {
+        sessions.add(session);
+        return session.locks(options);
     }
 
     static void requireRunning(boolean running) {
@@ -47,18 +50,18 @@ final class LockClients<C> {
         }
     }
 
-    /** Closes every lock client (waiting at most 10 s each), then the store client. */
+    /** Closes every session (waiting at most 10 s each), then the store client. */
     void close() {
-        List<LockClient> toClose;
+        List<LockStore> toClose;
         C store;
         synchronized (this) {
-            toClose = new ArrayList<>(lockClients);
-            lockClients.clear();
+            toClose = new ArrayList<>(sessions);
+            sessions.clear();
             store = storeClient;
             storeClient = null;
         }
         RuntimeException failure = null;
-        for (LockClient c : toClose) {
+        for (LockStore c : toClose) {
             try {
                 c.close().block(CLOSE_TIMEOUT);
             } catch (RuntimeException e) {

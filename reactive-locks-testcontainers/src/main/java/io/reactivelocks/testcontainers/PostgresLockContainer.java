@@ -5,8 +5,8 @@ import io.r2dbc.postgresql.PostgresqlConnectionFactory;
 import io.r2dbc.spi.ConnectionFactory;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
-import io.reactivelocks.r2dbc.PostgresLockOptions;
-import io.reactivelocks.r2dbc.PostgresLocks;
+import io.reactivelocks.r2dbc.postgresql.PostgresLockOptions;
+import io.reactivelocks.r2dbc.postgresql.PostgresLocks;
 import java.time.Duration;
 import java.util.Objects;
 import org.testcontainers.postgresql.PostgreSQLContainer;
@@ -100,7 +100,7 @@ public class PostgresLockContainer extends PostgreSQLContainer {
     public LockClient lockClient(PostgresLockOptions postgresOptions, LockOptions options) {
         Objects.requireNonNull(postgresOptions, "postgresOptions");
         Objects.requireNonNull(options, "options");
-        return clients.add(PostgresLocks.create(connectionFactory(), postgresOptions, options));
+        return clients.add(PostgresLocks.connect(connectionFactory(), postgresOptions), options);
     }
 
     /** Closes the clients it handed out, then stops the container. */

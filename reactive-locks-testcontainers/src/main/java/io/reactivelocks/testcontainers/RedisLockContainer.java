@@ -103,7 +103,7 @@ public class RedisLockContainer extends GenericContainer<RedisLockContainer> {
     public LockClient lockClient(RedisLockOptions redisOptions, LockOptions options) {
         Objects.requireNonNull(redisOptions, "redisOptions");
         Objects.requireNonNull(options, "options");
-        return clients.add(RedisLocks.create(redisClient(), redisOptions, options));
+        return clients.add(RedisLocks.connect(redisClient(), redisOptions), options);
     }
 
     /** Closes the clients it handed out, then stops the container. */

@@ -132,7 +132,7 @@ public class ZooKeeperLockContainer extends GenericContainer<ZooKeeperLockContai
     public LockClient lockClient(ZooKeeperLockOptions zkOptions, LockOptions options) {
         Objects.requireNonNull(zkOptions, "zkOptions");
         Objects.requireNonNull(options, "options");
-        return clients.add(ZooKeeperLocks.create(curator(), zkOptions, options));
+        return clients.add(ZooKeeperLocks.connect(curator(), zkOptions), options);
     }
 
     /** Closes the clients it handed out, then stops the container. */

@@ -25,7 +25,7 @@ import org.jspecify.annotations.Nullable;
  * thread, worker or event loop.
  *
  * <pre>{@code
- * VertxLocks locks = VertxLocks.create(vertx, RedisLocks.create(redisClient));   // any LockClient
+ * VertxLocks locks = VertxLocks.create(vertx, store.locks());   // any LockClient; store = RedisLocks.connect(redisClient)
  * locks.withLock("order:42", lease -> charge(order, lease.token()))             // Future<Receipt>
  *      .onSuccess(receipt -> ...);                                               // on the caller's event loop
  * }</pre>

@@ -19,7 +19,7 @@ import org.jspecify.annotations.Nullable;
  * fenced, released on completion, failure and cancel, as {@link Semaphore} describes.
  *
  * <pre>{@code
- * VertxSemaphore exports = VertxSemaphore.create(vertx, RedisLocks.semaphore(redisClient));
+ * VertxSemaphore exports = VertxSemaphore.create(vertx, store.semaphores(options));   // store = RedisLocks.connect(redisClient)
  * exports.withPermit("exports", 4, permit -> runExport(permit.token()));   // at most 4 at once
  * }</pre>
  *

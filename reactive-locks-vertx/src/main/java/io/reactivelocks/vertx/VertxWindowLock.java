@@ -15,7 +15,7 @@ import org.jspecify.annotations.Nullable;
  * current one when the method is called, or the one bound with {@link #on(Context)}).
  *
  * <pre>{@code
- * VertxWindowLock hourly = VertxWindowLock.create(vertx, RedisLocks.windowLock(redisClient));
+ * VertxWindowLock hourly = VertxWindowLock.create(vertx, store.windowLocks(options));   // store = RedisLocks.connect(redisClient)
  * vertx.setPeriodic(60_000, id -> hourly.tryClaim("report", Duration.ofHours(1))
  *         .onSuccess(claim -> { if (claim != null) sendReport(claim.window(), claim.token()); }));
  * }</pre>

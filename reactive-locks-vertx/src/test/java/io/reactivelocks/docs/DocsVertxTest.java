@@ -56,7 +56,7 @@ class DocsVertxTest {
     @Test
     void withLock() throws Exception {
         // tag::quick-start[]
-        VertxLocks orders = VertxLocks.create(vertx, LocalLockBackend.client());   // any LockClient: RedisLocks.create(redis), ...
+        VertxLocks orders = VertxLocks.create(vertx, LocalLockBackend.client());   // any LockClient: store.locks(), ...
         Future<String> receipt = orders.withLock("order:42",       // completed on the caller's context
                 lease -> charge("order:42", lease.token()));        // the body returns a Future
         // end::quick-start[]

@@ -17,6 +17,7 @@ import io.reactivelocks.LockClient;
 import io.reactivelocks.LockLostException;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.LockState;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.election.LeaderElection;
 import io.reactivelocks.election.Leadership;
 import io.reactivelocks.redis.RedisLockOptions;
@@ -62,6 +63,7 @@ class VertxLocksTest {
     private static Vertx vertx;
     private static final Queue<Throwable> UNHANDLED = new ConcurrentLinkedQueue<>();
 
+    private static LockStore store;
     private static LockClient lockClient;
     private static Semaphore semaphoreClient;
     private static WindowLock windowClient;
@@ -96,9 +98,10 @@ class VertxLocksTest {
             c.sync().ping();
         }
         Duration step = Duration.ofSeconds(10);
-        lockClient = RedisLocks.create(client, redisOptions(), options());
-        semaphoreClient = RedisLocks.semaphore(client, redisOptions(), options());
-        windowClient = RedisLocks.windowLock(client, redisOptions(), options());
+        store = RedisLocks.connect(client, redisOptions());
+        lockClient = store.locks(options());
+        semaphoreClient = store.semaphores(options());
+        windowClient = store.windowLocks(options());
         String warm = "warm-up-" + UUID.randomUUID();
         // long leases: a renewal's first run loads classes too
         LockOptions slow = options().mutate().leaseTime(Duration.ofSeconds(20)).build();
@@ -149,6 +152,9 @@ class VertxLocksTest {
                 call(vertx.getOrCreateContext(), locks::close);
                 call(vertx.getOrCreateContext(), () -> VertxSemaphore.create(vertx, semaphoreClient).close());
                 call(vertx.getOrCreateContext(), () -> VertxWindowLock.create(vertx, windowClient).close());
+            }
+            if (store != null) {
+                store.close().block(Duration.ofSeconds(10)); // the session's connections, after the facades closed its concepts
             }
             if (vertx != null) {
                 join(vertx.close());

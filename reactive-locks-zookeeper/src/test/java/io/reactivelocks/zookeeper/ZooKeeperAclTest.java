@@ -8,6 +8,7 @@ import io.reactivelocks.Lease;
 import io.reactivelocks.LockBackendException;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
+import io.reactivelocks.LockStore;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -60,7 +61,8 @@ class ZooKeeperAclTest {
         String root = zk.root + "-acl";
         ZooKeeperLockOptions aliceAcl = zk.options().mutate().root(root).digestAcl("alice", "s3cret").build();
         LockOptions options = LockOptions.builder().requestTimeout(Duration.ofSeconds(3)).build();
-        LockClient alice = ZooKeeperLocks.create(curator("alice", "s3cret"), aliceAcl, options);
+        LockStore aliceStore = ZooKeeperLocks.connect(curator("alice", "s3cret"), aliceAcl);
+        LockClient alice = aliceStore.locks(options);
         String name = "acl-" + UUID.randomUUID();
         Lease held = alice.acquire(name).block(STEP);
         String lockPath = new ZNodeNames(root).lockPath(name);
@@ -77,7 +79,8 @@ class ZooKeeperAclTest {
         assertThat(zk.checker().checkExists().forPath(node)).as("alice's node survived").isNotNull();
 
         // mallory's lock client: may read who holds the lock, may not queue for it
-        LockClient malloryLocks = ZooKeeperLocks.create(mallory, aliceAcl.mutate().digestAcl("mallory", "guess").build(), options);
+        LockStore malloryStore = ZooKeeperLocks.connect(mallory, aliceAcl.mutate().digestAcl("mallory", "guess").build());
+        LockClient malloryLocks = malloryStore.locks(options);
         try {
             StepVerifier.create(malloryLocks.observe(name).take(1))
                     .assertNext(s -> assertThat(s.isHeld()).isTrue())
@@ -89,16 +92,17 @@ class ZooKeeperAclTest {
                             .hasMessageContaining("NoAuth"))
                     .verify(STEP);
         } finally {
-            malloryLocks.close().block(STEP);
+            malloryStore.close().block(STEP);
         }
 
         // the same credentials on another client: a contender like any other
-        LockClient alice2 = ZooKeeperLocks.create(curator("alice", "s3cret"), aliceAcl, options);
+        LockStore alice2Store = ZooKeeperLocks.connect(curator("alice", "s3cret"), aliceAcl);
+        LockClient alice2 = alice2Store.locks(options);
         Lease again = alice2.acquire(name).block(STEP);
         assertThat(again.token()).isGreaterThan(held.token());
         again.release().block(STEP);
-        alice2.close().block(STEP);
-        alice.close().block(STEP);
+        alice2Store.close().block(STEP);
+        aliceStore.close().block(STEP);
         await().atMost(STEP).until(() -> zk.checker().checkExists().forPath(lockPath) == null);
         // the root keeps alice's ACL; remove it as alice so the fixture's tree is clean
         CuratorFramework cleaner = curator("alice", "s3cret");

@@ -15,8 +15,8 @@ import org.junit.jupiter.api.BeforeAll;
 
 /**
  * Locks on a ZooKeeper ensemble of three, every Curator client given the multi-host connect string
- * {@code host:p1,host:p2,host:p3} (what {@link ZooKeeperLocks#create(CuratorFramework, ZooKeeperLockOptions,
- * io.reactivelocks.LockOptions)} is given), across a killed leader, a clean leader restart, a partitioned leader and
+ * {@code host:p1,host:p2,host:p3} (what {@link ZooKeeperLocks#connect(CuratorFramework, ZooKeeperLockOptions)}
+ * is given), across a killed leader, a clean leader restart, a partitioned leader and
  * a slow leader. The session timeout (2 s) is the lease time.
  */
 class ZooKeeperEnsembleTopologyTest extends ConsensusTopologyContract {
@@ -50,7 +50,7 @@ class ZooKeeperEnsembleTopologyTest extends ConsensusTopologyContract {
 
     @Override
     protected LockClient newClient() {
-        // the backend owns its Curator client (closed with the lock client), as ZooKeeperLocks.create's is the caller's
+        // the backend owns its Curator client (closed with the lock client), as a ZooKeeperLocks.connect session's is the caller's
         CuratorFramework curator = ZooKeeperTestSupport.curator(ensemble.endpoints(), SESSION);
         return LockClient.create(ZooKeeperLockBackend.owning(curator, ZooKeeperLockOptions.builder().root(ROOT).build()),
                 options());

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.BeforeEach;
 /**
  * The fair lock contract against a real ZooKeeper, whose lock queues natively: an ephemeral
  * sequential node per owner, the lowest holds, each waiter watches its predecessor only.
- * {@link ZooKeeperLocks#create} is the fair lock on ZooKeeper.
+ * The session's {@code locks} are its fair lock on ZooKeeper ({@link ZooKeeperLocks#connect}).
  */
 class ZooKeeperFairLockContractTest extends FairLockContract {
 

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.reactivelocks.Lease;
 import io.reactivelocks.LockOptions;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.rwlock.ReadWriteLock;
 import io.reactivelocks.rwlock.ReadWriteLockOptions;
 import io.reactivelocks.spi.rwlock.ReadWriteStore;
@@ -107,7 +108,8 @@ class ZooKeeperReadWriteLockContractTest extends ReadWriteLockContract {
     @Test
     void requestsAreEphemeralSequentialReadAndWriteNodesAndTheTokenTheCzxid() throws Exception {
         CuratorFramework c = ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.SESSION);
-        ReadWriteLock rw = ZooKeeperLocks.readWriteLock(c, zk.options(), ReadWriteLockOptions.of(options()));
+        LockStore store = ZooKeeperLocks.connect(c, zk.options());
+        ReadWriteLock rw = store.readWriteLocks(ReadWriteLockOptions.of(options()));
         try {
             String name = name("nodes");
             Lease r = rw.read().acquire(name).block(STEP);
@@ -132,7 +134,7 @@ class ZooKeeperReadWriteLockContractTest extends ReadWriteLockContract {
             writer.dispose();
             assertThat(c.getChildren().forPath(parent)).isEmpty();
         } finally {
-            rw.close().block(STEP);
+            store.close().block(STEP);
             c.close();
         }
     }
@@ -146,7 +148,8 @@ class ZooKeeperReadWriteLockContractTest extends ReadWriteLockContract {
     @Test
     void aWriteHandoffWakesOnlyTheNextWriter() throws Exception {
         CuratorFramework c = ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.SESSION);
-        ReadWriteLock rw = ZooKeeperLocks.readWriteLock(c, zk.options(), ReadWriteLockOptions.of(options()));
+        LockStore store = ZooKeeperLocks.connect(c, zk.options());
+        ReadWriteLock rw = store.readWriteLocks(ReadWriteLockOptions.of(options()));
         int waiters = 8;
         try {
             String name = name("herd");
@@ -169,7 +172,7 @@ class ZooKeeperReadWriteLockContractTest extends ReadWriteLockContract {
             System.out.printf("zookeeper read-write lock, %d waiting writers: %d requests for %d handoffs%n", waiters, requests, waiters);
             assertThat(requests).as("requests for %d handoffs", waiters).isLessThanOrEqualTo(3L * waiters + 2);
         } finally {
-            rw.close().block(STEP);
+            store.close().block(STEP);
             c.close();
         }
     }

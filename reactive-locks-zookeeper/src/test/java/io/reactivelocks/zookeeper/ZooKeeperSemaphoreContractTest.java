@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.reactivelocks.Lease;
 import io.reactivelocks.LockOptions;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.semaphore.Semaphore;
 import io.reactivelocks.spi.semaphore.SemaphoreStore;
 import io.reactivelocks.test.SemaphoreContract;
@@ -84,7 +85,8 @@ class ZooKeeperSemaphoreContractTest extends SemaphoreContract {
     @Test
     void theKPermitsOfARequestAreOneUnitOfEphemeralSequentialNodes() throws Exception {
         CuratorFramework c = ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.SESSION);
-        Semaphore s = ZooKeeperLocks.semaphore(c, zk.options(), options());
+        LockStore store = ZooKeeperLocks.connect(c, zk.options());
+        Semaphore s = store.semaphores(options());
         try {
             String name = name("nodes");
             Lease first = s.acquire(name, 3).block(STEP);
@@ -115,7 +117,7 @@ class ZooKeeperSemaphoreContractTest extends SemaphoreContract {
             both.get(1).release().block(STEP);
             assertThat(c.getChildren().forPath(parent)).isEmpty();
         } finally {
-            s.close().block(STEP);
+            store.close().block(STEP);
             c.close();
         }
     }

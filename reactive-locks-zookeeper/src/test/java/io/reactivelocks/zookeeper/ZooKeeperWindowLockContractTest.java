@@ -2,6 +2,7 @@ package io.reactivelocks.zookeeper;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.reactivelocks.LockStore;
 import io.reactivelocks.spi.window.WindowStore;
 import io.reactivelocks.test.WindowLockContract;
 import io.reactivelocks.window.WindowClaim;
@@ -43,7 +44,8 @@ class ZooKeeperWindowLockContractTest extends WindowLockContract {
     @Test
     void theWindowIsTheWritesMtimeAndTheTokenItsMzxid() throws Exception {
         CuratorFramework c = ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.SESSION);
-        WindowLock w = ZooKeeperLocks.windowLock(c, zk.options(), options());
+        LockStore store = ZooKeeperLocks.connect(c, zk.options());
+        WindowLock w = store.windowLocks(options());
         try {
             String name = name("node");
             Duration hour = Duration.ofHours(1);
@@ -59,7 +61,7 @@ class ZooKeeperWindowLockContractTest extends WindowLockContract {
             assertThat(new String(c.getData().forPath(path), StandardCharsets.US_ASCII))
                     .as("a losing write records the claimed window").isEqualTo(Long.toString(first.window()));
         } finally {
-            w.close().block(STEP);
+            store.close().block(STEP);
             c.close();
         }
     }

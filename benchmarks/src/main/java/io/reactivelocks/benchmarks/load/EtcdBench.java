@@ -10,6 +10,7 @@ import io.etcd.jetcd.op.Op;
 import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.PutOption;
 import io.reactivelocks.LockOptions;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.etcd.EtcdLockOptions;
 import io.reactivelocks.etcd.EtcdLocks;
 import io.reactivelocks.spi.GrantRequest;
@@ -64,8 +65,9 @@ final class EtcdBench extends BackendBench {
     @Override
     List<Primitives.Group> primitives() {
         Client client = client(url());
+        LockStore store = EtcdLocks.connect(client);
         return List.of(new Primitives.Group("sem", "semaphore (c workers on one name, N = max(1, c/2))", true, true, true,
-                List.of(OursPrimitive.semaphore("etcd", EtcdLocks.semaphore(client), client::close))));
+                List.of(OursPrimitive.semaphore("etcd", store.semaphores(LockOptions.defaults()), OursPrimitive.closing(store, client::close)))));
     }
 
     @Override
@@ -206,7 +208,8 @@ final class EtcdBench extends BackendBench {
     /** reactive-locks on etcd, defaults, its own jetcd client. */
     static Contender ours(String url) {
         Client client = client(url);
-        return new Ours("etcd", EtcdLocks.create(client, EtcdLockOptions.defaults(), LockOptions.defaults()), client::close);
+        LockStore store = EtcdLocks.connect(client, EtcdLockOptions.defaults());
+        return new Ours("etcd", store.locks(LockOptions.defaults()), OursPrimitive.closing(store, client::close));
     }
 
     /**

@@ -2,6 +2,7 @@ package io.reactivelocks.benchmarks.load;
 
 import io.reactivelocks.Lease;
 import io.reactivelocks.LockClient;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.rwlock.ReadWriteLock;
 import io.reactivelocks.semaphore.Semaphore;
 import java.time.Duration;
@@ -26,6 +27,18 @@ final class OursPrimitive extends Contender {
         this.acquire = acquire;
         this.close = close;
         this.driver = driver;
+    }
+
+    /**
+     * @param store  the store session the contender's concept came from
+     * @param driver the session's driver (client, pool), or nothing
+     * @return what closes the session, then the driver
+     */
+    static AutoCloseable closing(LockStore store, AutoCloseable driver) {
+        return () -> {
+            store.close().block(Duration.ofSeconds(30));
+            driver.close();
+        };
     }
 
     /** A permit of {@link Semaphore#acquire(String, int)} with N set by {@link #permits(int)}. */

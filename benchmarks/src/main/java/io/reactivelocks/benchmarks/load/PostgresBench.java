@@ -9,9 +9,10 @@ import io.r2dbc.spi.ConnectionFactoryMetadata;
 import io.r2dbc.spi.ConnectionFactoryOptions;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
-import io.reactivelocks.r2dbc.PostgresLockBackend;
-import io.reactivelocks.r2dbc.PostgresLockOptions;
-import io.reactivelocks.r2dbc.PostgresLocks;
+import io.reactivelocks.LockStore;
+import io.reactivelocks.r2dbc.postgresql.PostgresLockBackend;
+import io.reactivelocks.r2dbc.postgresql.PostgresLockOptions;
+import io.reactivelocks.r2dbc.postgresql.PostgresLocks;
 import io.reactivelocks.spi.GrantRequest;
 import io.reactivelocks.test.server.PostgresServer;
 import java.lang.reflect.InvocationHandler;
@@ -80,17 +81,17 @@ final class PostgresBench extends BackendBench {
     @Override
     List<Primitives.Group> primitives() {
         ConnectionPool semPool = pool();
-        PostgresLockBackend sem = PostgresLocks.backend(semPool, PostgresLockOptions.builder().listenerConnectionFactory(base).build());
+        LockStore sem = PostgresLocks.connect(semPool, PostgresLockOptions.builder().listenerConnectionFactory(base).build());
         ConnectionPool fairPool = pool();
-        PostgresLockBackend fair = PostgresLocks.backend(fairPool, PostgresLockOptions.builder().listenerConnectionFactory(base).build());
+        LockStore fair = PostgresLocks.connect(fairPool, PostgresLockOptions.builder().listenerConnectionFactory(base).build());
         return List.of(
                 new Primitives.Group("sem", "semaphore (c workers on one name, N = max(1, c/2))", true, true, true, List.of(
-                        OursPrimitive.semaphore("postgres", PostgresLocks.semaphore(sem, LockOptions.defaults()), () -> {
+                        OursPrimitive.semaphore("postgres", sem.semaphores(LockOptions.defaults()), () -> {
                             sem.close().block(Duration.ofSeconds(10));
                             semPool.close().block(Duration.ofSeconds(10));
                         }))),
                 new Primitives.Group("fair", "fair lock (a name per worker)", false, false, true, List.of(
-                        OursPrimitive.fair("postgres", PostgresLocks.fairLock(fair, LockOptions.defaults()), () -> {
+                        OursPrimitive.fair("postgres", fair.fairLocks(LockOptions.defaults()), () -> {
                             fair.close().block(Duration.ofSeconds(10));
                             fairPool.close().block(Duration.ofSeconds(10));
                         }))));
@@ -213,7 +214,7 @@ final class PostgresBench extends BackendBench {
 
         /** Our statement text as PostgresLockBackend renders it for the default table and sequence. */
         static String render(String resource) {
-            String text = RedisBench.resource("io/reactivelocks/r2dbc/" + resource)
+            String text = RedisBench.resource("io/reactivelocks/r2dbc/postgresql/" + resource)
                     .replace("${table}", "\"public\".\"reactive_locks\"")
                     .replace("${sequence}", "\"public\".\"reactive_locks_token_seq\"")
                     .replace("${notify_fn}", "\"public\".\"reactive_locks_notify\"");

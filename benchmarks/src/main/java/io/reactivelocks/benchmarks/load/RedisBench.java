@@ -6,6 +6,7 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.reactive.RedisReactiveCommands;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.reactivelocks.LockOptions;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.redis.RedisLockOptions;
 import io.reactivelocks.redis.RedisLocks;
 import io.reactivelocks.spi.GrantRequest;
@@ -77,18 +78,30 @@ final class RedisBench extends BackendBench {
         String url = url();
         return List.of(
                 new Primitives.Group("sem", "semaphore (c workers on one name, N = max(1, c/2))", true, true, true, List.of(
-                        oursClient(url, c -> OursPrimitive.semaphore("redis", RedisLocks.semaphore(c), c::shutdown)),
+                        oursClient(url, c -> {
+                            LockStore store = RedisLocks.connect(c);
+                            return OursPrimitive.semaphore("redis", store.semaphores(LockOptions.defaults()), OursPrimitive.closing(store, c::shutdown));
+                        }),
                         new RedissonSemaphore(url, false), new RedissonSemaphore(url, true))),
                 new Primitives.Group("read", "read-write lock, read side (c readers on one name)", true, false, false, List.of(
-                        oursClient(url, c -> OursPrimitive.read("redis", RedisLocks.readWriteLock(c), c::shutdown)),
+                        oursClient(url, c -> {
+                            LockStore store = RedisLocks.connect(c);
+                            return OursPrimitive.read("redis", store.readWriteLocks(LockOptions.defaults()), OursPrimitive.closing(store, c::shutdown));
+                        }),
                         new RedissonLock(url, "redisson-read", "Redisson RReadWriteLock read",
                                 (r, n) -> r.getReadWriteLock(n).readLock()))),
                 new Primitives.Group("write", "read-write lock, write side (a name per worker)", false, false, true, List.of(
-                        oursClient(url, c -> OursPrimitive.write("redis", RedisLocks.readWriteLock(c), c::shutdown)),
+                        oursClient(url, c -> {
+                            LockStore store = RedisLocks.connect(c);
+                            return OursPrimitive.write("redis", store.readWriteLocks(LockOptions.defaults()), OursPrimitive.closing(store, c::shutdown));
+                        }),
                         new RedissonLock(url, "redisson-write", "Redisson RReadWriteLock write",
                                 (r, n) -> r.getReadWriteLock(n).writeLock()))),
                 new Primitives.Group("fair", "fair lock (a name per worker)", false, false, true, List.of(
-                        oursClient(url, c -> OursPrimitive.fair("redis", RedisLocks.fairLock(c), c::shutdown)),
+                        oursClient(url, c -> {
+                            LockStore store = RedisLocks.connect(c);
+                            return OursPrimitive.fair("redis", store.fairLocks(LockOptions.defaults()), OursPrimitive.closing(store, c::shutdown));
+                        }),
                         new RedissonLock(url, "redisson-fair", "Redisson RFairLock", RedissonReactiveClient::getFairLock))));
     }
 
@@ -259,7 +272,8 @@ final class RedisBench extends BackendBench {
     /** reactive-locks on Redis, defaults, its own client. */
     static Contender ours(String url) {
         RedisClient client = RedisClient.create(url);
-        return new Ours("redis", RedisLocks.create(client, RedisLockOptions.defaults(), LockOptions.defaults()), client::shutdown);
+        LockStore store = RedisLocks.connect(client, RedisLockOptions.defaults());
+        return new Ours("redis", store.locks(LockOptions.defaults()), OursPrimitive.closing(store, client::shutdown));
     }
 
     /**

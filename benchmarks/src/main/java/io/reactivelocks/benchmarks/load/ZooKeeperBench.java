@@ -1,6 +1,7 @@
 package io.reactivelocks.benchmarks.load;
 
 import io.reactivelocks.LockOptions;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.spi.GrantRequest;
 import io.reactivelocks.test.server.ZooKeeperServer;
 import io.reactivelocks.zookeeper.ZooKeeperLockOptions;
@@ -83,14 +84,23 @@ final class ZooKeeperBench extends BackendBench {
         String cs = server.connectString();
         return List.of(
                 new Primitives.Group("sem", "semaphore (c workers on one name, N = max(1, c/2))", true, true, true, List.of(
-                        oursClient(cs, c -> OursPrimitive.semaphore("zookeeper", ZooKeeperLocks.semaphore(c), c::close)),
+                        oursClient(cs, c -> {
+                            LockStore store = ZooKeeperLocks.connect(c);
+                            return OursPrimitive.semaphore("zookeeper", store.semaphores(LockOptions.defaults()), OursPrimitive.closing(store, c::close));
+                        }),
                         new CuratorSemaphore(cs))),
                 new Primitives.Group("read", "read-write lock, read side (c readers on one name)", true, false, false, List.of(
-                        oursClient(cs, c -> OursPrimitive.read("zookeeper", ZooKeeperLocks.readWriteLock(c), c::close)),
+                        oursClient(cs, c -> {
+                            LockStore store = ZooKeeperLocks.connect(c);
+                            return OursPrimitive.read("zookeeper", store.readWriteLocks(LockOptions.defaults()), OursPrimitive.closing(store, c::close));
+                        }),
                         new Mutex(cs, "curator-read", "Curator InterProcessReadWriteLock read",
                                 (c, name) -> new InterProcessReadWriteLock(c, "/bench-rw/" + name).readLock()))),
                 new Primitives.Group("write", "read-write lock, write side (a name per worker)", false, false, true, List.of(
-                        oursClient(cs, c -> OursPrimitive.write("zookeeper", ZooKeeperLocks.readWriteLock(c), c::close)),
+                        oursClient(cs, c -> {
+                            LockStore store = ZooKeeperLocks.connect(c);
+                            return OursPrimitive.write("zookeeper", store.readWriteLocks(LockOptions.defaults()), OursPrimitive.closing(store, c::close));
+                        }),
                         new Mutex(cs, "curator-write", "Curator InterProcessReadWriteLock write",
                                 (c, name) -> new InterProcessReadWriteLock(c, "/bench-rw/" + name).writeLock()))));
     }
@@ -229,8 +239,8 @@ final class ZooKeeperBench extends BackendBench {
     /** reactive-locks on ZooKeeper, defaults, its own Curator client. */
     static Contender ours(String connect) {
         CuratorFramework client = curator(connect);
-        return new Ours("zookeeper", ZooKeeperLocks.create(client, ZooKeeperLockOptions.defaults(), LockOptions.defaults()),
-                client::close);
+        LockStore store = ZooKeeperLocks.connect(client, ZooKeeperLockOptions.defaults());
+        return new Ours("zookeeper", store.locks(LockOptions.defaults()), OursPrimitive.closing(store, client::close));
     }
 
     /**

@@ -7,7 +7,7 @@ import io.reactivelocks.Lease;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockState;
 import io.reactivelocks.etcd.EtcdLockOptions;
-import io.reactivelocks.r2dbc.PostgresLockOptions;
+import io.reactivelocks.r2dbc.postgresql.PostgresLockOptions;
 import io.reactivelocks.test.server.EtcdServer;
 import io.reactivelocks.test.server.PostgresServer;
 import io.reactivelocks.test.server.RedisServer;

@@ -7,10 +7,11 @@ import io.r2dbc.postgresql.PostgresqlConnectionConfiguration;
 import io.r2dbc.postgresql.PostgresqlConnectionFactory;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.etcd.EtcdLockOptions;
 import io.reactivelocks.etcd.EtcdLocks;
-import io.reactivelocks.r2dbc.PostgresLockBackend;
-import io.reactivelocks.r2dbc.PostgresLockOptions;
+import io.reactivelocks.r2dbc.postgresql.PostgresLockBackend;
+import io.reactivelocks.r2dbc.postgresql.PostgresLockOptions;
 import io.reactivelocks.redis.RedisLockOptions;
 import io.reactivelocks.redis.RedisLocks;
 import io.reactivelocks.zookeeper.ZooKeeperLockOptions;
@@ -36,6 +37,7 @@ final class Clients implements AutoCloseable {
     static final LockOptions OPTIONS = LockOptions.builder().requestTimeout(REQUEST_TIMEOUT).build();
 
     private final List<LockClient> locks = new ArrayList<>();
+    private final List<LockStore> stores = new ArrayList<>();
     private final List<Runnable> afterwards = new ArrayList<>();
 
     /** @return a unique, readable suffix for key prefixes, roots and schemas */
@@ -60,7 +62,13 @@ final class Clients implements AutoCloseable {
         return client;
     }
 
-    /** Registers a clean-up step to run after the lock clients closed. */
+    /** Registers a store session to close (after the lock clients). */
+    LockStore track(LockStore store) {
+        stores.add(store);
+        return store;
+    }
+
+    /** Registers a clean-up step to run after the lock clients and sessions closed. */
     void afterwards(Runnable step) {
         afterwards.add(step);
     }
@@ -70,7 +78,7 @@ final class Clients implements AutoCloseable {
     LockClient redis(RedisURI uri, RedisLockOptions redisOptions, LockOptions options) {
         RedisClient driver = RedisClient.create();
         afterwards(() -> driver.shutdown(Duration.ZERO, Duration.ofSeconds(2)));
-        return track(RedisLocks.create(driver, redisOptions.mutate().uri(uri).build(), options));
+        return track(RedisLocks.connect(driver, redisOptions.mutate().uri(uri).build())).locks(options);
     }
 
     LockClient redis(String url, String keyPrefix, LockOptions options) {
@@ -99,7 +107,7 @@ final class Clients implements AutoCloseable {
 
     LockClient etcd(Client driver, EtcdLockOptions etcdOptions, LockOptions options) {
         afterwards(driver::close);
-        return track(EtcdLocks.create(driver, etcdOptions, options));
+        return track(EtcdLocks.connect(driver, etcdOptions)).locks(options);
     }
 
     // ------------------------------------------------------------------ ZooKeeper
@@ -113,7 +121,7 @@ final class Clients implements AutoCloseable {
 
     LockClient zookeeper(CuratorFramework curator, ZooKeeperLockOptions zkOptions, LockOptions options) {
         afterwards(curator::close);
-        return track(ZooKeeperLocks.create(curator, zkOptions, options));
+        return track(ZooKeeperLocks.connect(curator, zkOptions)).locks(options);
     }
 
     @Override
@@ -121,6 +129,9 @@ final class Clients implements AutoCloseable {
         Mono.when(locks.stream().map(l -> l.close().onErrorResume(e -> Mono.empty())).toList())
                 .block(BadInput.STEP);
         locks.clear();
+        Mono.when(stores.stream().map(l -> l.close().onErrorResume(e -> Mono.empty())).toList())
+                .block(BadInput.STEP);
+        stores.clear();
         for (Runnable r : afterwards) {
             try {
                 r.run();

@@ -14,6 +14,7 @@ import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.auth.Permission;
 import io.reactivelocks.LockClient;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.etcd.EtcdConnectionOptions;
 import io.reactivelocks.etcd.EtcdLockOptions;
 import io.reactivelocks.etcd.EtcdLocks;
@@ -49,6 +50,7 @@ class EtcdBadInputTest {
     private static final io.reactivelocks.LockOptions OPTIONS = Clients.OPTIONS.mutate().requestTimeout(REQUEST_TIMEOUT).build();
 
     private static EtcdServer server;
+    private static LockStore goodSession;
     private static LockClient good;
 
     private final Clients clients = new Clients();
@@ -73,12 +75,16 @@ class EtcdBadInputTest {
             auth.userAdd(bytes("stranger"), bytes("strangerpw")).get(10, TimeUnit.SECONDS);
             auth.authEnable().get(10, TimeUnit.SECONDS);
         }
-        good = Clients.warm(EtcdLocks.connect(connection(server.url(), "locker", "lockerpw"), options(), OPTIONS));
+        goodSession = EtcdLocks.connect(connection(server.url(), "locker", "lockerpw"), options());
+        good = Clients.warm(goodSession.locks(OPTIONS));
     }
 
     @AfterAll
     static void stopServer() {
         BadInput.close(good);
+        if (goodSession != null) {
+            goodSession.close().block(BadInput.STEP);
+        }
         server.close();
     }
 
@@ -100,7 +106,7 @@ class EtcdBadInputTest {
     }
 
     private LockClient lockClient(EtcdConnectionOptions connection) {
-        return clients.track(EtcdLocks.connect(connection, options(), OPTIONS));
+        return clients.track(EtcdLocks.connect(connection, options())).locks(OPTIONS);
     }
 
     // ------------------------------------------------------------------ endpoints
@@ -131,7 +137,7 @@ class EtcdBadInputTest {
         EtcdConnectionOptions tls = EtcdConnectionOptions.builder().endpoints("https://127.0.0.1:2379")
                 .trustCertificates(Path.of("/nonexistent/ca.pem")).build();
         rejectedAtCall(IllegalArgumentException.class, tls::connect, "could not read the TLS files for etcd", "/nonexistent/ca.pem");
-        rejectedAtCall(IllegalArgumentException.class, () -> EtcdLocks.connect(tls, options(), OPTIONS),
+        rejectedAtCall(IllegalArgumentException.class, () -> EtcdLocks.connect(tls, options()),
                 "could not read the TLS files");
     }
 
@@ -201,7 +207,8 @@ class EtcdBadInputTest {
                 "keepAliveInterval must be positive");
         rejectedAtCall(IllegalArgumentException.class, () -> EtcdConnectionOptions.builder().connectTimeout(Duration.ZERO),
                 "connectTimeout must be positive");
-        rejectedAtCall(NullPointerException.class, () -> EtcdLocks.create(null), "client");
-        rejectedAtCall(NullPointerException.class, () -> EtcdLocks.connect(null, options(), OPTIONS), "connection");
+        rejectedAtCall(NullPointerException.class, () -> EtcdLocks.connect((Client) null), "client");
+        rejectedAtCall(NullPointerException.class, () -> EtcdLocks.connect((Client) null, options()), "client");
+        rejectedAtCall(NullPointerException.class, () -> EtcdLocks.connect((EtcdConnectionOptions) null, options()), "connection");
     }
 }

@@ -10,7 +10,7 @@ import io.lettuce.core.RedisURI;
 import io.reactivelocks.LockBackendException;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.etcd.EtcdLockOptions;
-import io.reactivelocks.r2dbc.PostgresLockOptions;
+import io.reactivelocks.r2dbc.postgresql.PostgresLockOptions;
 import io.reactivelocks.redis.RedisLockOptions;
 import io.reactivelocks.zookeeper.ZooKeeperLockOptions;
 import java.nio.charset.StandardCharsets;

@@ -15,12 +15,13 @@ import io.r2dbc.postgresql.PostgresqlConnectionFactory;
 import io.r2dbc.spi.Connection;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
-import io.reactivelocks.r2dbc.PostgresLockBackend;
-import io.reactivelocks.r2dbc.PostgresLockOptions;
-import io.reactivelocks.r2dbc.PostgresSchemaException;
-import io.reactivelocks.r2dbc.PostgresLocks;
-import io.reactivelocks.r2dbc.PostgresTaskQueue;
-import io.reactivelocks.r2dbc.SchemaMode;
+import io.reactivelocks.r2dbc.postgresql.PostgresLockBackend;
+import io.reactivelocks.r2dbc.postgresql.PostgresLockOptions;
+import io.reactivelocks.r2dbc.postgresql.PostgresLockStore;
+import io.reactivelocks.r2dbc.postgresql.PostgresSchemaException;
+import io.reactivelocks.r2dbc.postgresql.PostgresLocks;
+import io.reactivelocks.r2dbc.postgresql.PostgresTaskQueue;
+import io.reactivelocks.r2dbc.postgresql.SchemaMode;
 import io.reactivelocks.task.TaskQueue;
 import io.reactivelocks.test.fault.FaultProxy;
 import io.reactivelocks.test.server.PostgresServer;
@@ -48,6 +49,7 @@ class PostgresBadInputTest {
 
     private static PostgresServer pg;
     private static PostgresLockBackend goodBackend;
+    private static PostgresLockStore goodSession;
     private static LockClient good;
     private static PostgresLockOptions pgOptions;
 
@@ -58,7 +60,8 @@ class PostgresBadInputTest {
         pg = PostgresServer.builder().username("app").password(PASSWORD).database("locks").passwordAuthentication(true).start();
         pgOptions = PostgresLockOptions.builder().schema("badinput_" + Clients.unique()).build();
         goodBackend = PostgresLocks.backend(factory("app", PASSWORD, pg.host(), pg.port(), "locks"), pgOptions);
-        good = Clients.warm(LockClient.create(goodBackend, OPTIONS));
+        goodSession = PostgresLocks.connect(goodBackend);
+        good = Clients.warm(goodSession.locks(OPTIONS));
         // a role that may log in and use what exists, but may create nothing
         exec(factory("app", PASSWORD, pg.host(), pg.port(), "locks"),
                 "CREATE ROLE limited LOGIN PASSWORD '" + LIMITED_PASSWORD + "'; REVOKE CREATE ON SCHEMA public FROM PUBLIC;"
@@ -68,6 +71,9 @@ class PostgresBadInputTest {
     @AfterAll
     static void stopServer() {
         BadInput.close(good);
+        if (goodSession != null) {
+            goodSession.close().block(STEP); // and the backend
+        }
         pg.close();
     }
 
@@ -237,7 +243,7 @@ class PostgresBadInputTest {
 
     @Test
     void windowPeriodBelowOneMillisecondOrNullIsRejected() {
-        WindowLock window = PostgresLocks.windowLock(goodBackend, LockOptions.defaults());
+        WindowLock window = goodSession.windowLocks(LockOptions.defaults());
         for (Duration bad : List.of(Duration.ZERO, Duration.ofMillis(-1), Duration.ofNanos(999_999))) {
             rejectedAtCall(IllegalArgumentException.class, () -> window.tryClaim("job", bad), "period must be at least 1 ms");
         }
@@ -247,7 +253,7 @@ class PostgresBadInputTest {
 
     @Test
     void taskQueueNegativeRetriesEmptyTaskIdOversizedPayloadOrKeyIsRejected() {
-        PostgresTaskQueue queue = PostgresLocks.taskQueue(goodBackend, OPTIONS);
+        PostgresTaskQueue queue = goodSession.taskQueue(OPTIONS);
         rejectedAtCall(IllegalArgumentException.class, () -> queue.register("q", "t1", -1), "retries", "-1");
         rejectedAtCall(IllegalArgumentException.class, () -> queue.register("q", "", 3), "taskId must not be empty");
         rejectedAtCall(NullPointerException.class, () -> queue.register("q", null, 3), "taskId");

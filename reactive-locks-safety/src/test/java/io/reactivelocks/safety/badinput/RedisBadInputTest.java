@@ -18,6 +18,7 @@ import io.lettuce.core.protocol.CommandType;
 import io.reactivelocks.LockBackendException;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.redis.RedisLockBackend;
 import io.reactivelocks.redis.RedisLockOptions;
 import io.reactivelocks.redis.RedisLocks;
@@ -51,6 +52,7 @@ class RedisBadInputTest {
     private static RedisServer server;
     private static RedisClient driver;
     private static RedisLockBackend goodBackend;
+    private static LockStore goodSession;
     private static LockClient good;
     private static String prefix;
 
@@ -62,7 +64,8 @@ class RedisBadInputTest {
         driver = RedisClient.create();
         prefix = "badinput:" + Clients.unique() + ":";
         goodBackend = RedisLocks.backend(driver, RedisLockOptions.builder().keyPrefix(prefix).uri(RedisURI.create(server.url())).build());
-        good = Clients.warm(LockClient.create(goodBackend, OPTIONS));
+        goodSession = RedisLocks.connect(goodBackend);
+        good = Clients.warm(goodSession.locks(OPTIONS));
         // an ACL user that may do everything but run scripts
         RedisClient admin = RedisClient.create(RedisURI.create(server.url()));
         try (var c = admin.connect()) {
@@ -77,6 +80,9 @@ class RedisBadInputTest {
     @AfterAll
     static void stopServer() {
         BadInput.close(good);
+        if (goodSession != null) {
+            goodSession.close().block(STEP); // and the backend
+        }
         driver.shutdown();
         server.close();
     }
@@ -228,10 +234,10 @@ class RedisBadInputTest {
 
     @Test
     void nullDriverOrOptionsAreRejectedByTheFactories() {
-        rejectedAtCall(NullPointerException.class, () -> RedisLocks.create((io.lettuce.core.RedisClient) null), "client");
-        rejectedAtCall(NullPointerException.class, () -> RedisLocks.create((io.lettuce.core.cluster.RedisClusterClient) null), "client");
-        rejectedAtCall(NullPointerException.class, () -> RedisLocks.create(driver, (LockOptions) null), "options");
-        rejectedAtCall(NullPointerException.class, () -> RedisLocks.create(driver, null, LockOptions.defaults()), "options");
+        rejectedAtCall(NullPointerException.class, () -> RedisLocks.connect((io.lettuce.core.RedisClient) null), "client");
+        rejectedAtCall(NullPointerException.class, () -> RedisLocks.connect((io.lettuce.core.cluster.RedisClusterClient) null), "client");
+        rejectedAtCall(NullPointerException.class, () -> goodSession.locks((LockOptions) null), "options");
+        rejectedAtCall(NullPointerException.class, () -> RedisLocks.connect(driver, null), "options");
         rejectedAtCall(NullPointerException.class, () -> RedisLockBackend.create(null), "client");
         rejectedAtCall(NullPointerException.class, () -> RedisLocks.backend(driver, null), "options");
     }
@@ -250,7 +256,7 @@ class RedisBadInputTest {
 
     @Test
     void windowPeriodBelowOneMillisecondOrNullIsRejected() {
-        WindowLock window = RedisLocks.windowLock(goodBackend, LockOptions.defaults());
+        WindowLock window = goodSession.windowLocks(LockOptions.defaults());
         for (Duration bad : List.of(Duration.ZERO, Duration.ofMillis(-1), Duration.ofNanos(999_999))) {
             rejectedAtCall(IllegalArgumentException.class, () -> window.tryClaim("job", bad), "period must be at least 1 ms");
         }
@@ -258,12 +264,13 @@ class RedisBadInputTest {
                 "period must be a whole number of milliseconds");
         rejectedAtCall(NullPointerException.class, () -> window.tryClaim("job", null), "period");
         rejectedAtCall(IllegalArgumentException.class, () -> window.tryClaim("", Duration.ofHours(1)), "name must not be empty");
-        rejectedAtCall(NullPointerException.class, () -> RedisLocks.windowLock((RedisLockBackend) null, LockOptions.defaults()), "backend");
+        rejectedAtCall(NullPointerException.class, () -> RedisLocks.connect((RedisLockBackend) null), "backend");
+        rejectedAtCall(NullPointerException.class, () -> goodSession.windowLocks(null), "options");
     }
 
     @Test
     void taskQueueNegativeRetriesEmptyTaskIdOrZeroLimitIsRejected() {
-        TaskQueue queue = RedisLocks.taskQueue(goodBackend, OPTIONS);
+        TaskQueue queue = goodSession.taskQueue(OPTIONS);
         rejectedAtCall(IllegalArgumentException.class, () -> queue.register("q", "t1", -1), "retries must be at least 0", "-1");
         rejectedAtCall(IllegalArgumentException.class, () -> queue.register("q", "", 3), "taskId must not be empty");
         rejectedAtCall(IllegalArgumentException.class, () -> queue.register("q", "t".repeat(1025), 3),

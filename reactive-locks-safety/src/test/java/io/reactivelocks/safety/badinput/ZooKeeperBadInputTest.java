@@ -11,7 +11,6 @@ import static io.reactivelocks.safety.badinput.Clients.REQUEST_TIMEOUT;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.reactivelocks.LockClient;
-import io.reactivelocks.LockOptions;
 import io.reactivelocks.test.fault.FaultProxy;
 import io.reactivelocks.test.server.ZooKeeperServer;
 import io.reactivelocks.zookeeper.ZooKeeperLockOptions;
@@ -134,8 +133,8 @@ class ZooKeeperBadInputTest {
             CuratorFramework curator = Clients.curator(bad);
             clients.afterwards(curator::close);
             rejectedAtCall(IllegalArgumentException.class,
-                    () -> clients.track(ZooKeeperLocks.create(curator, ZooKeeperLockOptions.builder().root(root).build(),
-                            OPTIONS)), "client connect string must be host:port", "was '" + bad + "'");
+                    () -> clients.track(ZooKeeperLocks.connect(curator, ZooKeeperLockOptions.builder().root(root).build())),
+                    "client connect string must be host:port", "was '" + bad + "'");
         }
         // several servers (and a trailing comma, which ZooKeeper ignores) are fine
         CuratorFramework several = Clients.curator(server.connectString() + "," + server.connectString() + ",");
@@ -175,9 +174,9 @@ class ZooKeeperBadInputTest {
         CuratorFramework curator = Clients.curator(server.connectString());
         curator.start();
         curator.close();
-        rejectedAtCall(IllegalArgumentException.class, () -> ZooKeeperLocks.create(curator), "client must not be closed");
-        rejectedAtCall(NullPointerException.class, () -> ZooKeeperLocks.create(null), "client");
-        rejectedAtCall(NullPointerException.class, () -> ZooKeeperLocks.create(curator, null, LockOptions.defaults()), "zkOptions");
+        rejectedAtCall(IllegalArgumentException.class, () -> ZooKeeperLocks.connect(curator), "client must not be closed");
+        rejectedAtCall(NullPointerException.class, () -> ZooKeeperLocks.connect(null), "client");
+        rejectedAtCall(NullPointerException.class, () -> ZooKeeperLocks.connect(curator, null), "zkOptions");
     }
 
     // ------------------------------------------------------------------ options

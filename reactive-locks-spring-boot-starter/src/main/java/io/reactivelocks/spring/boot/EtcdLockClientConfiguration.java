@@ -4,7 +4,6 @@ import io.etcd.jetcd.Client;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockListener;
 import io.reactivelocks.LockStore;
-import io.reactivelocks.LockOptions;
 import io.reactivelocks.etcd.EtcdConnectionOptions;
 import io.reactivelocks.etcd.EtcdLockOptions;
 import io.reactivelocks.etcd.EtcdLocks;
@@ -78,7 +77,7 @@ class EtcdLockClientConfiguration {
 
     /**
      * The etcd options from the properties: the key prefix, and the session TTL — the property, else the lease time
-     * (at least 1 s, as {@link EtcdLocks#create(Client, EtcdLockOptions, LockOptions)} does), so that the client's
+     * (at least 1 s, as an {@link EtcdLocks#connect(Client, EtcdLockOptions)} session does), so that the client's
      * leases last what {@code reactive-locks.lease-time} says.
      */
     static EtcdLockOptions etcdOptions(ReactiveLocksProperties properties) {

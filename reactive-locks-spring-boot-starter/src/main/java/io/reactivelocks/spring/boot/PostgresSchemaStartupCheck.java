@@ -2,9 +2,9 @@ package io.reactivelocks.spring.boot;
 
 import io.r2dbc.spi.ConnectionFactory;
 import io.reactivelocks.LockBackendException;
-import io.reactivelocks.r2dbc.PostgresLockBackend;
-import io.reactivelocks.r2dbc.PostgresLockOptions;
-import io.reactivelocks.r2dbc.PostgresSchemaException;
+import io.reactivelocks.r2dbc.postgresql.PostgresLockBackend;
+import io.reactivelocks.r2dbc.postgresql.PostgresLockOptions;
+import io.reactivelocks.r2dbc.postgresql.PostgresSchemaException;
 import java.time.Duration;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;

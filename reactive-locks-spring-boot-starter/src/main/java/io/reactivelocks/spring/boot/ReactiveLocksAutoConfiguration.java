@@ -31,7 +31,7 @@ import org.springframework.context.annotation.Import;
  * {@link io.reactivelocks.election.LeaderElection} and a {@link io.reactivelocks.multi.MultiLock} bean on it (unless
  * the application defines them); a fair (FIFO) lock client named {@value #FAIR_LOCK_BEAN}. Beside the client,
  * on the same store and with the same options, a {@link io.reactivelocks.task.TaskQueue} bean
- * ({@code io.reactivelocks.r2dbc.PostgresTaskQueue} on PostgreSQL) unless the application defines its own; it is closed
+ * ({@code io.reactivelocks.r2dbc.postgresql.PostgresTaskQueue} on PostgreSQL) unless the application defines its own; it is closed
  * with the context. Options come from {@link ReactiveLocksProperties}. The client reports to the application's single
  * {@code io.reactivelocks.LockListener} bean if it defines one, and to Micrometer when a {@code MeterRegistry} bean
  * and {@code reactive-locks-micrometer} are present (observations too, with an {@code ObservationRegistry} bean). With
@@ -54,7 +54,7 @@ public class ReactiveLocksAutoConfiguration {
 
     /**
      * The name of the fair (FIFO) lock client bean: on Redis and PostgreSQL a second {@code LockClient}
-     * ({@code RedisLocks.fairLock} / {@code PostgresLocks.fairLock}) that is not a default candidate, so a
+     * (the session's {@code fairLocks} on Redis / PostgreSQL) that is not a default candidate, so a
      * {@code LockClient} injected by type is still the mutex client; on etcd and ZooKeeper, whose mutex already grants
      * waiters in arrival order, an alias of the lock client bean. Inject it with {@code @Qualifier("reactiveLocksFairLock")}.
      */

@@ -8,7 +8,7 @@ import io.r2dbc.spi.Connection;
 import io.r2dbc.spi.ConnectionFactory;
 import io.reactivelocks.Lease;
 import io.reactivelocks.LockClient;
-import io.reactivelocks.r2dbc.PostgresTaskQueue;
+import io.reactivelocks.r2dbc.postgresql.PostgresTaskQueue;
 import io.reactivelocks.task.TaskClaim;
 import io.reactivelocks.task.TaskQueue;
 import io.reactivelocks.task.TaskState;

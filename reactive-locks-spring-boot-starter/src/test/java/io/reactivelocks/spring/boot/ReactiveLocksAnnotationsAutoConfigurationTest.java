@@ -6,6 +6,7 @@ import io.lettuce.core.RedisClient;
 import io.reactivelocks.Lease;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.LockTimeoutException;
 import io.reactivelocks.redis.RedisLockOptions;
 import io.reactivelocks.redis.RedisLocks;
@@ -65,15 +66,16 @@ class ReactiveLocksAnnotationsAutoConfigurationTest {
         });
     }
 
-    /** @return another instance's client on the same server and key prefix */
-    private LockClient elsewhere(RedisClient redis) {
-        return RedisLocks.create(redis, RedisLockOptions.builder().keyPrefix(prefix).build(), LockOptions.defaults());
+    /** @return another instance's session on the same server and key prefix */
+    private LockStore elsewhere(RedisClient redis) {
+        return RedisLocks.connect(redis, RedisLockOptions.builder().keyPrefix(prefix).build());
     }
 
     @Test
     void aLockedCallOnALockHeldElsewhereFailsWithLockTimeoutExceptionAfterTheWaitTimeout() {
         RedisClient redis = RedisClient.create(server.url());
-        LockClient other = elsewhere(redis);
+        LockStore otherSession = elsewhere(redis);
+        LockClient other = otherSession.locks(LockOptions.defaults());
         try {
             Lease held = other.acquire("order:7").block(Duration.ofSeconds(90));
             runner().withPropertyValues("reactive-locks.wait-timeout=300ms").run(context -> {
@@ -85,7 +87,7 @@ class ReactiveLocksAnnotationsAutoConfigurationTest {
             });
             held.release().block(TIMEOUT);
         } finally {
-            other.close().block(TIMEOUT);
+            otherSession.close().block(TIMEOUT);
             redis.shutdown(Duration.ZERO, Duration.ofSeconds(2));
         }
     }
@@ -93,8 +95,10 @@ class ReactiveLocksAnnotationsAutoConfigurationTest {
     @Test
     void withTheApplicationsOwnClientOnTheLibrarysDefaultsLockedCallsWaitTheStartersWaitTimeout() {
         RedisClient redis = RedisClient.create(server.url());
-        LockClient other = elsewhere(redis);
-        LockClient own = elsewhere(redis);
+        LockStore otherSession = elsewhere(redis);
+        LockStore ownSession = elsewhere(redis);
+        LockClient other = otherSession.locks(LockOptions.defaults());
+        LockClient own = ownSession.locks(LockOptions.defaults());
         try {
             assertThat(own.options().isWaitTimeoutSet()).as("the library's default, not a choice").isFalse();
             Lease held = other.acquire("order:8").block(Duration.ofSeconds(90));
@@ -108,8 +112,8 @@ class ReactiveLocksAnnotationsAutoConfigurationTest {
                     });
             held.release().block(TIMEOUT);
         } finally {
-            own.close().block(TIMEOUT);
-            other.close().block(TIMEOUT);
+            ownSession.close().block(TIMEOUT);
+            otherSession.close().block(TIMEOUT);
             redis.shutdown(Duration.ZERO, Duration.ofSeconds(2));
         }
     }

@@ -210,7 +210,7 @@ class ReactiveLocksAutoConfigurationTest {
                         assertThat(context).as(backend).hasNotFailed().hasSingleBean(io.r2dbc.spi.ConnectionFactory.class);
                         assertThat(context.getBean(LockClient.class).toString()).as(backend).contains("redis");
                         assertThat(context.getBean(io.reactivelocks.task.TaskQueue.class))
-                                .isNotInstanceOf(io.reactivelocks.r2dbc.PostgresTaskQueue.class);
+                                .isNotInstanceOf(io.reactivelocks.r2dbc.postgresql.PostgresTaskQueue.class);
                         assertThat(context.getBean(io.reactivelocks.window.WindowLock.class).toString()).contains("Redis");
                         assertThat(context.getBean(io.reactivelocks.semaphore.Semaphore.class).toString()).contains("redis");
                     });

@@ -9,6 +9,7 @@ import io.reactivelocks.Lease;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockClientClosedException;
 import io.reactivelocks.LockListener;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.local.LocalTaskStore;
 import io.reactivelocks.micrometer.MicrometerLockListener;
 import io.reactivelocks.redis.RedisLocks;
@@ -251,15 +252,15 @@ class RedisAutoConfigurationTest {
         // the lease was never released by the application: closing the context closed the client, which released it
         RedisClient other = RedisClient.create(server.url());
         try {
-            LockClient checker = RedisLocks.create(other, io.reactivelocks.redis.RedisLockOptions.builder().keyPrefix(prefix).build(),
-                    io.reactivelocks.LockOptions.defaults());
+            LockStore checkerSession = RedisLocks.connect(other, io.reactivelocks.redis.RedisLockOptions.builder().keyPrefix(prefix).build());
+            LockClient checker = checkerSession.locks(io.reactivelocks.LockOptions.defaults());
             try {
                 StepVerifier.create(checker.tryAcquire(name).flatMap(l -> l.release().thenReturn(true)))
                         .expectNext(true)
                         .expectComplete()
                         .verify(TIMEOUT);
             } finally {
-                checker.close().block(TIMEOUT);
+                checkerSession.close().block(TIMEOUT);
             }
         } finally {
             other.shutdown(Duration.ZERO, Duration.ofSeconds(2));

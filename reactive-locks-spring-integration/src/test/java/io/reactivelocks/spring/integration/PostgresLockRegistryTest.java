@@ -8,8 +8,9 @@ import io.reactivelocks.Lease;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.LockState;
-import io.reactivelocks.r2dbc.PostgresLockOptions;
-import io.reactivelocks.r2dbc.PostgresLocks;
+import io.reactivelocks.LockStore;
+import io.reactivelocks.r2dbc.postgresql.PostgresLockOptions;
+import io.reactivelocks.r2dbc.postgresql.PostgresLocks;
 import io.reactivelocks.test.server.PostgresServer;
 import java.time.Duration;
 import java.util.UUID;
@@ -29,8 +30,8 @@ class PostgresLockRegistryTest {
             PostgresqlConnectionFactory factory = new PostgresqlConnectionFactory(PostgresqlConnectionConfiguration.builder()
                     .host(pg.host()).port(pg.port()).username(pg.username()).password(pg.password())
                     .database(pg.database()).connectTimeout(Duration.ofSeconds(3)).build());
-            LockClient client = PostgresLocks.create(factory, PostgresLockOptions.builder().schema("si_registry").build(),
-                    LockOptions.builder().leaseTime(Duration.ofSeconds(2)).build());
+            LockStore store = PostgresLocks.connect(factory, PostgresLockOptions.builder().schema("si_registry").build());
+            LockClient client = store.locks(LockOptions.builder().leaseTime(Duration.ofSeconds(2)).build());
             ExecutorService threads = Executors.newSingleThreadExecutor();
             try {
                 client.tryAcquire("warm-up").flatMap(Lease::release).retry(2).block(Duration.ofSeconds(60));
@@ -57,7 +58,7 @@ class PostgresLockRegistryTest {
                 assertThat(client.inspect(key).block(TIMEOUT)).isInstanceOf(LockState.Free.class);
             } finally {
                 threads.shutdownNow();
-                client.close().block(TIMEOUT);
+                store.close().block(TIMEOUT);
             }
         }
     }

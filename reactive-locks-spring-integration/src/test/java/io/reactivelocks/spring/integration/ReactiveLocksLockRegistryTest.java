@@ -11,6 +11,7 @@ import io.reactivelocks.Lease;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.LockState;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.redis.RedisLockOptions;
 import io.reactivelocks.redis.RedisLocks;
 import io.reactivelocks.test.server.RedisServer;
@@ -44,6 +45,7 @@ class ReactiveLocksLockRegistryTest {
 
     private static RedisServer server;
     private static RedisClient redis;
+    private static LockStore store;
     private static LockClient client;
     private static ExecutorService threads;
 
@@ -57,8 +59,9 @@ class ReactiveLocksLockRegistryTest {
         server = RedisServer.start();
         RedisURI uri = RedisURI.create(server.url());
         redis = RedisClient.create(uri);
-        client = RedisLocks.create(redis, RedisLockOptions.builder().keyPrefix("rlsi:" + UUID.randomUUID() + ":").uri(uri)
-                .build(), LockOptions.builder().leaseTime(LEASE_TIME).build());
+        store = RedisLocks.connect(redis, RedisLockOptions.builder().keyPrefix("rlsi:" + UUID.randomUUID() + ":").uri(uri)
+                .build());
+        client = store.locks(LockOptions.builder().leaseTime(LEASE_TIME).build());
         // the first request loads scripts and classes; on a loaded machine it may pass the request timeout
         client.tryAcquire("warm-up").flatMap(Lease::release).retry(2).block(Duration.ofSeconds(60));
         threads = Executors.newCachedThreadPool();
@@ -68,7 +71,7 @@ class ReactiveLocksLockRegistryTest {
     static void stop() {
         threads.shutdownNow();
         try {
-            client.close().block(TIMEOUT);
+            store.close().block(TIMEOUT);
         } finally {
             redis.shutdown(Duration.ZERO, Duration.ofSeconds(2));
             server.close();

@@ -1,9 +1,7 @@
 package io.reactivelocks.vertx.zookeeper;
 
-import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
-import io.reactivelocks.semaphore.Semaphore;
-import io.reactivelocks.window.WindowLock;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.zookeeper.ZooKeeperLockOptions;
 import io.reactivelocks.zookeeper.ZooKeeperLocks;
 import io.vertx.spi.cluster.zookeeper.ZookeeperClusterManager;
@@ -11,14 +9,15 @@ import java.util.Objects;
 import org.apache.curator.framework.CuratorFramework;
 
 /**
- * Lock clients on the ZooKeeper of a clustered Vert.x: the lock, semaphore and window lock of
- * {@link ZooKeeperLocks}, on the Curator client of Vert.x's {@link ZookeeperClusterManager} (its
+ * Locks on the ZooKeeper of a clustered Vert.x: the store session of {@link ZooKeeperLocks} (lock,
+ * semaphore, window lock, ...), on the Curator client of Vert.x's {@link ZookeeperClusterManager} (its
  * connection and session), so an application clustered on ZooKeeper needs no second client.
  *
  * <pre>{@code
  * ZookeeperClusterManager cluster = new ZookeeperClusterManager(zkConfig);
  * Vertx.builder().withClusterManager(cluster).buildClustered().onSuccess(vertx -> {
- *     VertxLocks locks = VertxLocks.create(vertx, VertxZooKeeperLocks.create(cluster));
+ *     LockStore store = VertxZooKeeperLocks.connect(cluster);
+ *     VertxLocks locks = VertxLocks.create(vertx, store.locks());
  *     locks.withLock("order:42", lease -> charge(order, lease.token()));
  * });
  * }</pre>
@@ -33,7 +32,7 @@ import org.apache.curator.framework.CuratorFramework;
  * {@code io.vertx}) at the {@link ZooKeeperLockOptions#root()} of the options. A lease lives as long
  * as the cluster manager's ZooKeeper session: its TTL is the session timeout of the cluster manager's
  * configuration ({@code sessionTimeout}, 20 s by default), and {@link LockOptions#leaseTime()} is not
- * used. The Curator client stays the cluster manager's: close the lock clients before Vert.x.
+ * used. The Curator client stays the cluster manager's: close the session before Vert.x.
  * Requires {@code io.vertx:vertx-zookeeper} and {@code io.reactivelocks:reactive-locks-zookeeper} on
  * the class path (optional dependencies of this module).
  */
@@ -60,104 +59,26 @@ public final class VertxZooKeeperLocks {
 
     /**
      * @param clusterManager the cluster manager of a started clustered Vert.x
-     * @return a lock client with {@link ZooKeeperLockOptions#defaults()} and {@link LockOptions#defaults()}
-     * @see #create(ZookeeperClusterManager, ZooKeeperLockOptions, LockOptions)
+     * @return a session with {@link ZooKeeperLockOptions#defaults()}
+     * @see #connect(ZookeeperClusterManager, ZooKeeperLockOptions)
      */
-    public static LockClient create(ZookeeperClusterManager clusterManager) {
-        return create(clusterManager, ZooKeeperLockOptions.defaults(), LockOptions.defaults());
+    public static LockStore connect(ZookeeperClusterManager clusterManager) {
+        return connect(clusterManager, ZooKeeperLockOptions.defaults());
     }
 
     /**
-     * @param clusterManager the cluster manager of a started clustered Vert.x
-     * @param options        the lock client's default options
-     * @return a lock client with {@link ZooKeeperLockOptions#defaults()}
-     * @see #create(ZookeeperClusterManager, ZooKeeperLockOptions, LockOptions)
-     */
-    public static LockClient create(ZookeeperClusterManager clusterManager, LockOptions options) {
-        return create(clusterManager, ZooKeeperLockOptions.defaults(), options);
-    }
-
-    /**
-     * A lock client on the cluster manager's Curator client, as
-     * {@link ZooKeeperLocks#create(CuratorFramework, ZooKeeperLockOptions, LockOptions)}. Closing it
-     * releases its leases and leaves the Curator client open.
+     * A store session on the cluster manager's Curator client, as
+     * {@link ZooKeeperLocks#connect(CuratorFramework, ZooKeeperLockOptions)}: it hands out the lock,
+     * semaphore, window lock and every other concept ZooKeeper offers. Closing it closes what it
+     * handed out (their leases released) and leaves the Curator client open.
      *
      * @param clusterManager the cluster manager of a started clustered Vert.x
      * @param zkOptions      root, ACL and confirmation settings
-     * @param options        the lock client's default options
-     * @return a lock client
+     * @return a session
      * @throws NullPointerException     naming the argument when one is null
      * @throws IllegalArgumentException when the cluster manager has not joined yet, or was closed
      */
-    public static LockClient create(ZookeeperClusterManager clusterManager, ZooKeeperLockOptions zkOptions, LockOptions options) {
-        return ZooKeeperLocks.create(curator(clusterManager), zkOptions, options);
-    }
-
-    /**
-     * @param clusterManager the cluster manager of a started clustered Vert.x
-     * @return a semaphore with {@link ZooKeeperLockOptions#defaults()} and {@link LockOptions#defaults()}
-     * @see #semaphore(ZookeeperClusterManager, ZooKeeperLockOptions, LockOptions)
-     */
-    public static Semaphore semaphore(ZookeeperClusterManager clusterManager) {
-        return semaphore(clusterManager, ZooKeeperLockOptions.defaults(), LockOptions.defaults());
-    }
-
-    /**
-     * @param clusterManager the cluster manager of a started clustered Vert.x
-     * @param options        the permits' renewal, waiting and request timeout
-     * @return a semaphore with {@link ZooKeeperLockOptions#defaults()}
-     * @see #semaphore(ZookeeperClusterManager, ZooKeeperLockOptions, LockOptions)
-     */
-    public static Semaphore semaphore(ZookeeperClusterManager clusterManager, LockOptions options) {
-        return semaphore(clusterManager, ZooKeeperLockOptions.defaults(), options);
-    }
-
-    /**
-     * A semaphore on the cluster manager's Curator client, as
-     * {@link ZooKeeperLocks#semaphore(CuratorFramework, ZooKeeperLockOptions, LockOptions)}.
-     *
-     * @param clusterManager the cluster manager of a started clustered Vert.x
-     * @param zkOptions      the root path and ACL
-     * @param options        the permits' renewal, waiting and request timeout
-     * @return a semaphore
-     * @throws NullPointerException     naming the argument when one is null
-     * @throws IllegalArgumentException when the cluster manager has not joined yet, or was closed
-     */
-    public static Semaphore semaphore(ZookeeperClusterManager clusterManager, ZooKeeperLockOptions zkOptions, LockOptions options) {
-        return ZooKeeperLocks.semaphore(curator(clusterManager), zkOptions, options);
-    }
-
-    /**
-     * @param clusterManager the cluster manager of a started clustered Vert.x
-     * @return a window lock with {@link ZooKeeperLockOptions#defaults()} and {@link LockOptions#defaults()}
-     * @see #windowLock(ZookeeperClusterManager, ZooKeeperLockOptions, LockOptions)
-     */
-    public static WindowLock windowLock(ZookeeperClusterManager clusterManager) {
-        return windowLock(clusterManager, ZooKeeperLockOptions.defaults(), LockOptions.defaults());
-    }
-
-    /**
-     * @param clusterManager the cluster manager of a started clustered Vert.x
-     * @param options        request timeout, drift allowance and clock of the claims
-     * @return a window lock with {@link ZooKeeperLockOptions#defaults()}
-     * @see #windowLock(ZookeeperClusterManager, ZooKeeperLockOptions, LockOptions)
-     */
-    public static WindowLock windowLock(ZookeeperClusterManager clusterManager, LockOptions options) {
-        return windowLock(clusterManager, ZooKeeperLockOptions.defaults(), options);
-    }
-
-    /**
-     * A window lock on the cluster manager's Curator client, as
-     * {@link ZooKeeperLocks#windowLock(CuratorFramework, ZooKeeperLockOptions, LockOptions)}.
-     *
-     * @param clusterManager the cluster manager of a started clustered Vert.x
-     * @param zkOptions      the root and the ACL of new nodes
-     * @param options        request timeout, drift allowance and clock of the claims
-     * @return a window lock
-     * @throws NullPointerException     naming the argument when one is null
-     * @throws IllegalArgumentException when the cluster manager has not joined yet, or was closed
-     */
-    public static WindowLock windowLock(ZookeeperClusterManager clusterManager, ZooKeeperLockOptions zkOptions, LockOptions options) {
-        return ZooKeeperLocks.windowLock(curator(clusterManager), zkOptions, options);
+    public static LockStore connect(ZookeeperClusterManager clusterManager, ZooKeeperLockOptions zkOptions) {
+        return ZooKeeperLocks.connect(curator(clusterManager), zkOptions);
     }
 }

@@ -8,6 +8,7 @@ import io.reactivelocks.Lease;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.LockState;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.test.server.ZooKeeperServer;
 import io.reactivelocks.vertx.LockStream;
 import io.reactivelocks.vertx.VertxLocks;
@@ -67,6 +68,8 @@ class VertxZooKeeperLocksTest {
     private static ZookeeperClusterManager clusterB;
     private static Vertx vertxA;
     private static Vertx vertxB;
+    private static LockStore storeA;
+    private static LockStore storeB;
     private static LockClient clientA;
     private static LockClient clientB;
 
@@ -89,8 +92,10 @@ class VertxZooKeeperLocksTest {
         vertxB.exceptionHandler(UNHANDLED::add);
         LockOptions options = LockOptions.builder().waitTimeout(Duration.ofSeconds(20)).build();
         // made on this test thread, as an application makes them at start-up
-        clientA = VertxZooKeeperLocks.create(clusterA, ZK_OPTIONS, options);
-        clientB = VertxZooKeeperLocks.create(clusterB, ZK_OPTIONS, options);
+        storeA = VertxZooKeeperLocks.connect(clusterA, ZK_OPTIONS);
+        storeB = VertxZooKeeperLocks.connect(clusterB, ZK_OPTIONS);
+        clientA = storeA.locks(options);
+        clientB = storeB.locks(options);
         warmUp();
     }
 
@@ -126,7 +131,7 @@ class VertxZooKeeperLocksTest {
     @AfterAll
     static void stop() throws Exception {
         try {
-            for (LockClient c : Arrays.asList(clientA, clientB)) {
+            for (LockStore c : Arrays.asList(storeA, storeB)) {
                 if (c != null) {
                     c.close().block(STEP);
                 }
@@ -353,9 +358,9 @@ class VertxZooKeeperLocksTest {
 
     @Test
     void aClusterManagerThatHasNotJoinedIsRefused() {
-        assertThatThrownBy(() -> VertxZooKeeperLocks.create(new ZookeeperClusterManager(new JsonObject())))
+        assertThatThrownBy(() -> VertxZooKeeperLocks.connect(new ZookeeperClusterManager(new JsonObject())))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("clusterManager");
-        assertThatThrownBy(() -> VertxZooKeeperLocks.create(null))
+        assertThatThrownBy(() -> VertxZooKeeperLocks.connect(null))
                 .isInstanceOf(NullPointerException.class).hasMessageContaining("clusterManager");
     }
 }

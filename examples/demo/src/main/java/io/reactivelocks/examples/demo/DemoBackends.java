@@ -10,7 +10,7 @@ import io.reactivelocks.LockStore;
 import io.reactivelocks.etcd.EtcdLocks;
 import io.reactivelocks.local.LocalLockBackend;
 import io.reactivelocks.local.LocalLockStore;
-import io.reactivelocks.r2dbc.PostgresLocks;
+import io.reactivelocks.r2dbc.postgresql.PostgresLocks;
 import io.reactivelocks.redis.RedisLockOptions;
 import io.reactivelocks.redis.RedisLocks;
 import io.reactivelocks.test.fault.FaultProxy;

@@ -7,6 +7,7 @@ import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
+import io.reactivelocks.LockStore;
 import io.reactivelocks.election.LeaderElection;
 import io.reactivelocks.election.Leadership;
 import io.reactivelocks.redis.RedisLockBackend;
@@ -136,19 +137,20 @@ public final class VertxLockService extends VerticleBase {
             commands.closeAsync();
             throw e;
         }
-        // one backend for both lock kinds; it leaves the connections open, stop() closes them
+        // one session for both lock kinds, over a backend that leaves the connections open: stop() closes them
         RedisLockBackend backend = RedisLockBackend.create(commands, pubSub, RedisLockOptions.defaults());
+        LockStore store = RedisLocks.connect(backend);
         LockOptions lockOptions = LockOptions.builder().leaseTime(options.leaseTime()).build();
-        LockClient client = LockClient.create(backend, lockOptions);
-        return new Connections(commands, pubSub, client, RedisLocks.windowLock(backend, lockOptions));
+        return new Connections(commands, pubSub, store, store.locks(lockOptions), store.windowLocks(lockOptions));
     }
 
     private record Connections(StatefulRedisConnection<String, String> commands,
                                StatefulRedisPubSubConnection<String, String> pubSub,
-                               LockClient locks, WindowLock windowLock) {
+                               LockStore store, LockClient locks, WindowLock windowLock) {
 
         Mono<Void> close() {
-            return Mono.when(Mono.fromCompletionStage(commands::closeAsync), Mono.fromCompletionStage(pubSub::closeAsync));
+            return store.close().onErrorResume(e -> Mono.empty())
+                    .then(Mono.when(Mono.fromCompletionStage(commands::closeAsync), Mono.fromCompletionStage(pubSub::closeAsync)));
         }
     }
 

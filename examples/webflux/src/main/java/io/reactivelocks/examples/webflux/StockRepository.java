@@ -1,7 +1,7 @@
 package io.reactivelocks.examples.webflux;
 
 import io.r2dbc.spi.ConnectionFactory;
-import io.reactivelocks.r2dbc.FencedWrites;
+import io.reactivelocks.r2dbc.postgresql.FencedWrites;
 import java.util.Objects;
 import org.springframework.r2dbc.core.DatabaseClient;
 import org.springframework.stereotype.Repository;

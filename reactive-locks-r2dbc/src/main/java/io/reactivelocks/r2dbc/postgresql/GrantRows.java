@@ -1,0 +1,71 @@
+package io.reactivelocks.r2dbc.postgresql;
+
+import io.reactivelocks.spi.RenewOutcome;
+import io.reactivelocks.spi.RenewRequest;
+import java.util.List;
+import java.util.Map;
+import java.util.function.UnaryOperator;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * Renewal and release of the rows of a concept table whose rows are {@code (name, owner, token,
+ * expires_at, ...)} (semaphore permits, read-write lock grants): {@code semaphore_renew.sql} and
+ * {@code semaphore_release.sql} on that table, a release announced with {@code NOTIFY} under the
+ * concept's listener key.
+ */
+final class GrantRows {
+
+    private final PostgresLockBackend backend;
+    private final ConceptSchema schema;
+    private final String concept;
+    private final UnaryOperator<String> key;
+    private final String renewSql;
+    private final String releaseSql;
+
+    /**
+     * @param backend the pool and channel
+     * @param schema  the concept's table (checked on first use)
+     * @param concept the concept's name in error messages
+     * @param names   the placeholder values; {@code permit_table} names the table
+     * @param key     the listener key of a stored name
+     */
+    GrantRows(PostgresLockBackend backend, ConceptSchema schema, String concept, Map<String, String> names, UnaryOperator<String> key) {
+        this.backend = backend;
+        this.schema = schema;
+        this.concept = concept;
+        this.key = key;
+        this.renewSql = SqlScripts.render("semaphore_renew.sql", names, false);
+        this.releaseSql = SqlScripts.render("semaphore_release.sql", names, false);
+    }
+
+    /**
+     * @param batch the grants to renew, owner- and token-checked
+     * @return one outcome per request, in order
+     */
+    Mono<List<RenewOutcome>> renew(List<RenewRequest> batch) {
+        return Flux.fromIterable(batch).concatMap(r -> schema.ready(Mono.defer(() -> PostgresLockBackend.firstOfAll(backend.query(renewSql,
+                                st -> st.bind(0, TextEscapes.encode(r.lock().name())).bind(1, TextEscapes.encode(r.lock().owner()))
+                                        .bind(2, r.lock().token()).bind(3, Math.max(1, r.leaseTime().toNanos() / 1000)),
+                                (row, md) -> Boolean.TRUE))))
+                        .defaultIfEmpty(false)
+                        .onErrorMap(e -> PostgresErrors.map(r.lock().name(), concept + " renewal", e))
+                        .map(ok -> ok ? RenewOutcome.renewed(r.leaseTime()) : RenewOutcome.notHeld()))
+                .collectList();
+    }
+
+    /**
+     * @param name  the name
+     * @param owner the owner id
+     * @return whether the owner's row was there and is now deleted (and the release announced)
+     */
+    Mono<Boolean> release(String name, String owner) {
+        return schema.ready(Mono.defer(() -> {
+            String stored = TextEscapes.encode(name);
+            return PostgresLockBackend.firstOfAll(backend.query(releaseSql,
+                    st -> st.bind(0, stored).bind(1, TextEscapes.encode(owner)).bind(2, backend.options().channel())
+                            .bind(3, "R 0 -1 " + key.apply(stored)).bind(4, key.apply(stored)),
+                    (row, md) -> Boolean.TRUE));
+        })).defaultIfEmpty(false).onErrorMap(e -> PostgresErrors.map(name, concept + " release", e));
+    }
+}

@@ -1,0 +1,629 @@
+package io.reactivelocks.r2dbc.postgresql;
+
+import io.r2dbc.pool.ConnectionPool;
+import io.r2dbc.pool.ConnectionPoolConfiguration;
+import io.r2dbc.spi.Connection;
+import io.r2dbc.spi.ConnectionFactory;
+import io.r2dbc.spi.Row;
+import io.r2dbc.spi.RowMetadata;
+import io.r2dbc.spi.Statement;
+import io.r2dbc.spi.Wrapped;
+import io.reactivelocks.LockBackendException;
+import io.reactivelocks.spi.Attempt;
+import io.reactivelocks.spi.GrantRequest;
+import io.reactivelocks.spi.HeldLock;
+import io.reactivelocks.spi.Holder;
+import io.reactivelocks.spi.LockBackend;
+import io.reactivelocks.spi.LockEvent;
+import io.reactivelocks.spi.RenewOutcome;
+import io.reactivelocks.spi.RenewRequest;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BiFunction;
+import java.util.function.Consumer;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * The PostgreSQL {@link LockBackend} over R2DBC: one row per lock in a table, fencing tokens from
+ * a sequence, expiry decided by the server's clock ({@code now()}), wake-ups and observation by
+ * {@code LISTEN}/{@code NOTIFY}. Every operation is one statement on any pooled connection —
+ * nothing depends on session state (no advisory locks, no open transactions), so it works
+ * through r2dbc-pool, PgBouncer in transaction mode, and across failovers of the pool's
+ * connections. The statements are resources next to this class ({@code acquire.sql},
+ * {@code renew.sql}, {@code release.sql}, {@code inspect.sql}, {@code schema.sql}); their javadoc
+ * there explains why each is correct under concurrency.
+ *
+ * <pre>{@code
+ * ConnectionFactory pool = new ConnectionPool(ConnectionPoolConfiguration.builder(
+ *         ConnectionFactories.get("r2dbc:postgresql://app:secret@db:5432/app")).maxSize(10).build());
+ * PostgresLockBackend backend = PostgresLocks.backend(pool, PostgresLockOptions.defaults());
+ * backend.migrate().block();                       // or let the first operation create the tables
+ * LockClient locks = LockClient.create(backend, LockOptions.defaults());
+ * }</pre>
+ *
+ * <p><b>Connections.</b> Statements use the factory given: an r2dbc-pool {@code ConnectionPool}
+ * (or a factory wrapping one) is used as is and stays the application's; any other factory is
+ * pooled by the backend itself ({@link PostgresLockOptions#poolMaxSize()}), and that pool is closed
+ * by {@link #close()}. Notifications arrive on one dedicated, unpooled connection per backend
+ * (the pool's underlying factory, or {@link PostgresLockOptions#listenerConnectionFactory()}),
+ * opened by the first {@link #events} subscriber, reconnected with backoff after loss.
+ *
+ * <p><b>Names</b> are data: always bind parameters, stored as {@code text} with NUL, lone
+ * surrogates and backslash escaped (PostgreSQL text cannot hold NUL), so any valid lock name works
+ * and none collide.
+ *
+ * <p><b>Errors</b> are {@link LockBackendException}s; see {@code PostgresErrors} for which are
+ * transient. Every method is lazy and non-blocking; cancelling a subscription returns its
+ * connection to the pool (a statement already sent still completes on the server).
+ */
+public final class PostgresLockBackend implements LockBackend {
+
+    private static final Duration FOREVER = Duration.ofMillis(Long.MAX_VALUE);
+    private static final Duration CLOSE_SWEEP_TIMEOUT = Duration.ofSeconds(2);
+    private static final Duration CLOSE_POOL_TIMEOUT = Duration.ofSeconds(1);
+
+    private final ConnectionFactory connections;
+    private final ConnectionPool ownedPool;
+    private final PostgresLockOptions options;
+    private final NotificationListener listener;
+    private final Mono<Void> schemaReady;
+    private final Mono<Void> close;
+    private final Set<StoredKey> outstanding = ConcurrentHashMap.newKeySet();
+    // grants that got no answer (timed out, cancelled, failed): they may still commit later, so a
+    // release that found nothing does not strike them from `outstanding`; only as many as timeouts
+    private final Set<StoredKey> unsettled = ConcurrentHashMap.newKeySet();
+
+    final String acquireSql;
+    final String releaseSql;
+    final String renewSql;
+    final String inspectSql;
+    final String updatePayloadSql;
+    final String purgeSql;
+    final String releaseOwnersSql;
+    final String schemaSql;
+    final String schemaCheckSql;
+    final String windowClaimSql;
+    final String schemaValidateSql;
+    final String schemaPrivilegesSql;
+    private final String unwatchAllSql;
+    /** This backend's id in the watchers table (its listener's rows). */
+    private final String listenerId = java.util.UUID.randomUUID().toString();
+    private final String[] schemaObjects;
+    private final ExpectedSchema lockSchema;
+
+    private PostgresLockBackend(ConnectionFactory factory, PostgresLockOptions options) {
+        this.options = Objects.requireNonNull(options, "options");
+        Objects.requireNonNull(factory, "factory");
+        if (isPool(factory)) {
+            this.connections = factory;
+            this.ownedPool = null;
+        } else {
+            this.ownedPool = new ConnectionPool(ConnectionPoolConfiguration.builder(factory)
+                    .name("reactive-locks")
+                    .initialSize(0)
+                    .minIdle(0)
+                    .maxSize(options.poolMaxSize())
+                    // an idle connection found dead when handed out (the server restarted meanwhile)
+                    // fails validation before any statement was sent on it: take the next, or a
+                    // new one, at once — all idle ones may be dead, hence one retry per pooled connection
+                    .acquireRetry(options.poolMaxSize())
+                    .maxIdleTime(Duration.ofMinutes(5))
+                    .maxCreateConnectionTime(options.connectTimeout())
+                    .build());
+            this.connections = ownedPool;
+        }
+        Map<String, String> names = names(options);
+        this.acquireSql = SqlScripts.render("acquire.sql", names, false);
+        this.releaseSql = SqlScripts.render("release.sql", names, false);
+        this.renewSql = SqlScripts.render("renew.sql", names, false);
+        this.inspectSql = SqlScripts.render("inspect.sql", names, false);
+        this.updatePayloadSql = SqlScripts.render("update_payload.sql", names, false);
+        this.purgeSql = SqlScripts.render("purge.sql", names, false);
+        this.releaseOwnersSql = SqlScripts.render("release_owners.sql", names, false);
+        this.windowClaimSql = SqlScripts.render("window_claim.sql", names, false);
+        this.schemaSql = schemaScript(names);
+        this.unwatchAllSql = SqlScripts.render("unwatch_all.sql", names, false);
+        this.schemaCheckSql = SqlScripts.render("schema_check.sql", names, false);
+        this.schemaObjects = new String[] {names.get("table"), names.get("sequence"), names.get("window_table"),
+                names.get("watcher_table"), names.get("notify_fn") + "(text,text,text)"};
+
+        this.schemaValidateSql = SqlScripts.render("schema_validate.sql", Map.of(), false);
+        this.schemaPrivilegesSql = SqlScripts.render("schema_privileges.sql", Map.of(), false);
+        this.lockSchema = ExpectedSchema.of(schemaSql);
+        this.schemaReady = Mono.defer(() -> firstUse("lock", lockSchema, ensureSchema()))
+                .cache(v -> FOREVER, e -> Duration.ZERO, () -> FOREVER);
+        ConnectionFactory listenerFactory = options.listenerConnectionFactory() != null
+                ? options.listenerConnectionFactory() : unpooled(factory);
+        this.listener = new NotificationListener(listenerFactory, options, listenerId,
+                SqlScripts.render("watch.sql", names, false), SqlScripts.render("unwatch.sql", names, false), schemaReady);
+        this.close = Mono.defer(this::doClose).cache();
+    }
+
+    /**
+     * Creates a backend with {@link PostgresLockOptions#defaults()}. Nothing connects before the
+     * first operation is subscribed.
+     *
+     * @param factory an r2dbc-postgresql connection factory, ideally an r2dbc-pool {@code ConnectionPool}
+     * @return the backend; close it (or the {@code LockClient} over it) when done
+     */
+    public static PostgresLockBackend create(ConnectionFactory factory) {
+        return create(factory, PostgresLockOptions.defaults());
+    }
+
+    /**
+     * Creates a backend. Nothing connects before the first operation is subscribed.
+     *
+     * @param factory an r2dbc-postgresql connection factory, ideally an r2dbc-pool {@code ConnectionPool}
+     * @param options tables, channel, schema creation, pool and listener settings
+     * @return the backend; close it (or the {@code LockClient} over it) when done
+     */
+    public static PostgresLockBackend create(ConnectionFactory factory, PostgresLockOptions options) {
+        return new PostgresLockBackend(factory, options);
+    }
+
+    /** @return the options of this backend */
+    public PostgresLockOptions options() {
+        return options;
+    }
+
+    /**
+     * Creates the schema, sequence, tables and indexes if missing ({@code schema.sql}): idempotent
+     * and safe to run from many processes at once (serialized by a transaction-scoped advisory
+     * lock). Needs the privileges to create them. On subscribe it runs once; cancel returns the
+     * connection; errors are {@link LockBackendException} (not transient for missing privileges).
+     *
+     * @return a {@code Mono} that completes when the schema exists
+     */
+    public Mono<Void> migrate() {
+        return runScript(schemaSql).onErrorMap(e -> PostgresErrors.map(null, "migrate", e));
+    }
+
+    /**
+     * Checks that every object of the whole store exists — the lock, window and watchers tables,
+     * the sequence, and the tables, indexes and functions of the fair lock, semaphore, read-write
+     * lock, task queue and fenced values, with the configured names ({@code docs/ddl/postgresql.sql}
+     * creates them with the default ones) — whatever the {@link PostgresLockOptions#schemaMode()}. Creates nothing and
+     * reads only the catalogs. Lazy: each subscription checks once.
+     *
+     * <p>When every object exists it checks that this role may use them: {@code USAGE} on the
+     * schema, {@code SELECT}, {@code INSERT}, {@code UPDATE} and {@code DELETE} on each table,
+     * {@code USAGE} (or {@code UPDATE}) on the sequence, {@code EXECUTE} on each function.
+     *
+     * @return a {@code Mono} that completes when nothing is missing; else errors with a
+     *         {@link PostgresSchemaException} naming each missing object or privilege (or a
+     *         {@link LockBackendException} when the server cannot be asked)
+     */
+    public Mono<Void> validateSchema() {
+        return Mono.defer(() -> StoreSchema.expected(options).check(this))
+                .onErrorMap(e -> PostgresErrors.map(null, "schema validation", e));
+    }
+
+    /**
+     * Deletes the rows of locks whose lease ended at least {@code olderThan} ago by the server's
+     * clock. Such rows hold nothing (an expired lock is free to take), they are only left when a
+     * holder vanished without releasing; taking the lock again reuses them anyway. Each purged
+     * lock is announced to waiters as released. Lazy; errors are {@link LockBackendException}.
+     *
+     * @param olderThan how long ago the lease must have ended; zero or positive
+     * @return the number of rows deleted
+     */
+    public Mono<Long> purgeExpired(Duration olderThan) {
+        Objects.requireNonNull(olderThan, "olderThan");
+        if (olderThan.isNegative()) {
+            throw new IllegalArgumentException("olderThan must not be negative, was " + olderThan);
+        }
+        long us = TimeUnit.MICROSECONDS.convert(olderThan);
+        return firstOfAll(withSchema(query(purgeSql, st -> st.bind(0, us).bind(1, options.channel()),
+                (row, md) -> row.get("purged", Long.class))))
+                .defaultIfEmpty(0L)
+                .onErrorMap(e -> PostgresErrors.map(null, "purge", e));
+    }
+
+    // ------------------------------------------------------------------ LockBackend
+
+    /** @return {@code "postgresql"} */
+    @Override
+    public String name() {
+        return PostgresErrors.BACKEND;
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>One statement ({@code acquire.sql}): insert, take over an expired row, or grant again to
+     * the same owner; the holder comes back in the same round trip when busy. The answer is
+     * emitted only after the statement committed. Subscribing sends it; cancelling returns the
+     * connection but cannot recall a statement already sent (the engine releases such grants).
+     */
+    @Override
+    public Mono<Attempt> tryGrant(GrantRequest request) {
+        return Mono.defer(() -> {
+            String name = TextEscapes.encode(request.name());
+            String owner = TextEscapes.encode(request.owner());
+            long ttlUs = micros(request.leaseTime());
+            StoredKey key = new StoredKey(name, owner);
+            outstanding.add(key); // a row of this owner may exist from now on, whatever we hear back
+            unsettled.add(key);   // until an answer arrives: a grant cut off by a timeout may still commit
+            return firstOfAll(withSchema(query(acquireSql, st -> st
+                            .bind(0, name).bind(1, owner).bind(2, ttlUs).bind(3, options.channel())
+                            .bind(4, NotificationPayload.suffix(owner, name))
+                            .bind(5, storedPayload(request.payload())),
+                    (row, md) -> toAttempt(row, request))))
+                    .defaultIfEmpty(Attempt.busy(null)) // the holder committed after our snapshot
+                    .doOnNext(a -> {
+                        unsettled.remove(key);
+                        if (a instanceof Attempt.Busy) {
+                            outstanding.remove(key); // busy: this owner has no row (it would have been granted)
+                        }
+                    })
+                    .onErrorMap(e -> PostgresErrors.map(request.name(), "acquire", e));
+        });
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>One statement for the whole batch ({@code renew.sql}, the leases passed as arrays and
+     * joined with {@code unnest}); a lease is renewed only if its row still has the same owner and
+     * token and has not expired by the server's clock.
+     */
+    @Override
+    public Mono<List<RenewOutcome>> renew(List<RenewRequest> batch) {
+        Objects.requireNonNull(batch, "batch");
+        return Mono.defer(() -> {
+            int n = batch.size();
+            String[] names = new String[n];
+            String[] owners = new String[n];
+            Long[] tokens = new Long[n];
+            Long[] ttls = new Long[n];
+            for (int i = 0; i < n; i++) {
+                RenewRequest r = batch.get(i);
+                names[i] = TextEscapes.encode(r.lock().name());
+                owners[i] = TextEscapes.encode(r.lock().owner());
+                tokens[i] = r.lock().token();
+                ttls[i] = micros(r.leaseTime());
+            }
+            return withSchema(query(renewSql, st -> st.bind(0, names).bind(1, owners).bind(2, tokens).bind(3, ttls),
+                    (row, md) -> new RenewedKey(row.get("name", String.class), row.get("owner", String.class),
+                            row.get("token", Long.class))))
+                    .collect(HashSet<RenewedKey>::new, Set::add)
+                    .map(renewed -> {
+                        List<RenewOutcome> out = new ArrayList<>(n);
+                        for (int i = 0; i < n; i++) {
+                            boolean ok = renewed.contains(new RenewedKey(names[i], owners[i], tokens[i]));
+                            out.add(ok ? RenewOutcome.renewed(batch.get(i).leaseTime()) : RenewOutcome.notHeld());
+                        }
+                        return out;
+                    })
+                    .onErrorMap(e -> PostgresErrors.map(n == 1 ? batch.get(0).lock().name() : null, "renewal", e));
+        });
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>{@code DELETE ... WHERE name = $1 AND owner = $2} ({@code release.sql}), announced to
+     * waiters by {@code pg_notify} when a row went; answered after the commit.
+     */
+    @Override
+    public Mono<Boolean> release(String name, String owner) {
+        Objects.requireNonNull(name, "name");
+        Objects.requireNonNull(owner, "owner");
+        return Mono.defer(() -> {
+            String n = TextEscapes.encode(name);
+            String o = TextEscapes.encode(owner);
+            return withSchema(query(releaseSql, st -> st.bind(0, n).bind(1, o).bind(2, options.channel())
+                            .bind(3, NotificationPayload.suffix(o, n)),
+                    (row, md) -> row.get("token", Long.class)))
+                    .count() // the whole result: the DELETE is committed when it ends
+                    .map(deleted -> deleted > 0)
+                    .doOnNext(deleted -> {
+                        if (deleted || !unsettled.contains(new StoredKey(n, o))) {
+                            outstanding.remove(new StoredKey(n, o));
+                        }
+                    })
+                    .onErrorMap(e -> PostgresErrors.map(name, "release", e));
+        });
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Reads the row ({@code inspect.sql}); an expired row counts as free. The remaining TTL is
+     * computed by the server's clock.
+     */
+    @Override
+    public Mono<Holder> inspect(String name) {
+        Objects.requireNonNull(name, "name");
+        return Mono.defer(() -> {
+            String n = TextEscapes.encode(name);
+            return firstOfAll(withSchema(query(inspectSql, st -> st.bind(0, n),
+                    (row, md) -> new Holder(TextEscapes.decode(row.get("owner", String.class)), row.get("token", Long.class),
+                            Duration.ofNanos(row.get("remaining_us", Long.class) * 1000), payloadOf(row)))))
+                    .onErrorMap(e -> PostgresErrors.map(name, "inspect", e));
+        });
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>{@code UPDATE ... WHERE name, owner and token match and the row has not expired}
+     * ({@code update_payload.sql}), announced like a grant; answered after the commit.
+     */
+    @Override
+    public Mono<Boolean> updatePayload(HeldLock lock, String payload) {
+        Objects.requireNonNull(lock, "lock");
+        return Mono.defer(() -> {
+            String n = TextEscapes.encode(lock.name());
+            String o = TextEscapes.encode(lock.owner());
+            return withSchema(query(updatePayloadSql, st -> st.bind(0, n).bind(1, o).bind(2, lock.token())
+                            .bind(3, storedPayload(payload)).bind(4, options.channel())
+                            .bind(5, NotificationPayload.suffix(o, n)),
+                    (row, md) -> row.get("token", Long.class)))
+                    .count() // the whole result: the UPDATE is committed when it ends
+                    .map(updated -> updated > 0)
+                    .onErrorMap(e -> PostgresErrors.map(lock.name(), "payload update", e));
+        });
+    }
+
+    /** A payload in stored form; {@code Parameters.in} types a NULL as text. */
+    static Object storedPayload(String payload) {
+        return payload == null ? io.r2dbc.spi.Parameters.in(io.r2dbc.spi.R2dbcType.VARCHAR) : TextEscapes.encode(payload);
+    }
+
+    private static String payloadOf(Row row) {
+        String p = row.get("payload", String.class);
+        return p == null ? null : TextEscapes.decode(p);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Shares the backend's one listening connection: the first subscriber opens it.
+     * {@link LockEvent.Subscribed} comes once the {@code LISTEN} is active and the name is
+     * registered in the watchers table (the statements notify a name only while a client watches
+     * it), and again after each reconnect; the last subscriber of a name leaving deletes the row. The stream completes when the backend closes, and errors with a non-transient
+     * {@link LockBackendException} when the listening connection cannot be established for good
+     * (authentication, missing database); transient losses only reconnect.
+     */
+    @Override
+    public Flux<LockEvent> events(String name) {
+        Objects.requireNonNull(name, "name");
+        return Flux.defer(() -> listener.events(name, TextEscapes.encode(name), true));
+    }
+
+    /**
+     * Closes the listening connection, deletes (owner-checked) whatever rows this backend's
+     * owners may have left — leases that were lost and never released, grants whose answer never
+     * arrived — and closes the pool if the backend created it. Bounded (about 3 s when the server
+     * does not answer) and idempotent; errors of the clean-up are ignored (such rows expire by
+     * their TTL).
+     *
+     * @return a {@code Mono} that closes on subscribe
+     */
+    @Override
+    public Mono<Void> close() {
+        return close;
+    }
+
+    // ------------------------------------------------------------------ internals
+
+    /** @return whether the listening connection is active (for tests) */
+    boolean listening() {
+        return listener.isLive();
+    }
+
+    /** @return how many listening sessions were established (for tests) */
+    long listenerSessions() {
+        return listener.sessions();
+    }
+
+    /**
+     * The wake-ups of a task queue ({@link PostgresTaskQueue}) on the backend's one listening
+     * connection: {@link LockEvent.Released} when tasks became capturable, {@link LockEvent.Subscribed}
+     * after each (re)connect. Completes when the backend closes.
+     */
+    Flux<LockEvent> queueEvents(String queue) {
+        return Flux.defer(() -> listener.events(queue, NotificationPayload.queueKey(TextEscapes.encode(queue)), false));
+    }
+
+    /**
+     * The events of a semaphore ({@link PostgresSemaphoreStore}) or read-write lock
+     * ({@link PostgresReadWriteStore}) on the backend's one listening connection, dispatched under
+     * {@code key}; {@link LockEvent.Subscribed} after each (re)connect.
+     */
+    Flux<LockEvent> semaphoreEvents(String semaphore, String key) {
+        return Flux.defer(() -> listener.events(semaphore, key, true));
+    }
+
+    /** Runs {@code sql} (one statement with bind parameters) on a pooled connection, returned on any end. */
+    <T> Flux<T> query(String sql, Consumer<Statement> binder, BiFunction<Row, RowMetadata, T> mapper) {
+        return Flux.usingWhen(connections.create(), c -> {
+            Statement st = c.createStatement(sql);
+            binder.accept(st);
+            return Flux.from(st.execute()).concatMap(r -> r.map(mapper));
+        }, Connection::close);
+    }
+
+    /**
+     * The first row of a statement's result, emitted only once the whole result was read. Never
+     * {@code next()}: PostgreSQL sends rows before the statement's implicit transaction commits
+     * (the commit comes with ReadyForQuery, which ends the result), so answering on the first row
+     * would report a grant or release that is not committed yet — and may never be.
+     */
+    static <T> Mono<T> firstOfAll(Flux<T> rows) {
+        return rows.collectList().flatMap(all -> all.isEmpty() ? Mono.empty() : Mono.just(all.get(0)));
+    }
+
+    /** Prefixes {@code work} with the first-use schema step (nothing in {@link SchemaMode#NONE}). */
+    <T> Flux<T> withSchema(Flux<T> work) {
+        return schemaReady.thenMany(work);
+    }
+
+    /**
+     * The first-use step of one concept under {@link PostgresLockOptions#schemaMode()}: create what
+     * is missing, check that nothing is, or nothing.
+     *
+     * @param concept  the concept, for messages (e.g. "semaphore")
+     * @param expected the objects it needs
+     * @param create   checks and creates what is missing
+     * @return the step; a refusal to create (SQLSTATE 42501) becomes a {@link PostgresSchemaException}
+     */
+    Mono<Void> firstUse(String concept, ExpectedSchema expected, Mono<Void> create) {
+        return switch (options.schemaMode()) {
+            case CREATE -> create.onErrorMap(e -> "42501".equals(PostgresErrors.sqlState(e))
+                    ? PostgresSchemaException.creationRefused(concept, e, "[42501] " + String.valueOf(e.getMessage()).replace("[42501] ", ""))
+                    : e);
+            case VALIDATE -> expected.check(this);
+            case NONE -> Mono.empty();
+        };
+    }
+
+    /**
+     * @param options the schema, lock, window table and sequence
+     * @return the placeholder values of the lock scripts
+     */
+    static Map<String, String> names(PostgresLockOptions options) {
+        Map<String, String> names = new HashMap<>();
+        names.put("schema", SqlIdentifiers.quote(options.schema()));
+        names.put("schema_name", options.schema());
+        names.put("table", SqlIdentifiers.qualified(options.schema(), options.table()));
+        names.put("sequence", SqlIdentifiers.qualified(options.schema(), options.sequence()));
+        names.put("window_table", SqlIdentifiers.qualified(options.schema(), options.windowTable()));
+        names.put("table_pkey", SqlIdentifiers.quote(SqlIdentifiers.derived(options.table(), "_pkey")));
+        names.put("expires_index", SqlIdentifiers.quote(SqlIdentifiers.derived(options.table(), "_expires_at_idx")));
+        names.put("window_pkey", SqlIdentifiers.quote(SqlIdentifiers.derived(options.windowTable(), "_pkey")));
+        watcherNames(options, names);
+        return names;
+    }
+
+    /**
+     * @param names the placeholder values of {@link #names}
+     * @return the lock schema script: {@code schema.sql}, then {@code watchers_schema.sql}
+     */
+    static String schemaScript(Map<String, String> names) {
+        return SqlScripts.render("schema.sql", names, true) + "\n\n" + SqlScripts.render("watchers_schema.sql", names, true);
+    }
+
+    /**
+     * Puts the names of the watchers table and its functions ({@code watchers_schema.sql}) into a
+     * statement's placeholder values: every statement that notifies calls {@code ${notify_fn}}.
+     *
+     * @param options the schema and lock table the names derive from
+     * @param names   the placeholder values to add to
+     */
+    static void watcherNames(PostgresLockOptions options, Map<String, String> names) {
+        String watchers = SqlIdentifiers.derived(options.table(), "_watchers");
+        names.put("watcher_table", SqlIdentifiers.qualified(options.schema(), watchers));
+        names.put("watcher_pkey", SqlIdentifiers.quote(SqlIdentifiers.derived(watchers, "_pkey")));
+        names.put("notify_fn", SqlIdentifiers.qualified(options.schema(), SqlIdentifiers.derived(options.table(), "_notify")));
+        names.put("watch_fn", SqlIdentifiers.qualified(options.schema(), SqlIdentifiers.derived(options.table(), "_watch")));
+    }
+
+    /** @return the first-use schema step (lock table, watchers), cached once it succeeded */
+    Mono<Void> schemaReady() {
+        return schemaReady;
+    }
+
+    private Mono<Void> ensureSchema() {
+        return query(schemaCheckSql, st -> st.bind(0, schemaObjects[0]).bind(1, schemaObjects[1]).bind(2, schemaObjects[2])
+                        .bind(3, schemaObjects[3]).bind(4, schemaObjects[4]),
+                (row, md) -> Boolean.TRUE.equals(row.get("ready", Boolean.class)))
+                .reduce(Boolean::logicalAnd)
+                .defaultIfEmpty(false)
+                .flatMap(ready -> ready ? Mono.<Void>empty() : runScript(schemaSql));
+    }
+
+    /** Runs a script of several statements without parameters (simple query: one implicit transaction). */
+    Mono<Void> runScript(String script) {
+        return Flux.usingWhen(connections.create(),
+                c -> Flux.from(c.createStatement(script).execute()).concatMap(r -> r.getRowsUpdated()),
+                Connection::close).then();
+    }
+
+    private Attempt toAttempt(Row row, GrantRequest request) {
+        long token = row.get("token", Long.class);
+        if (Boolean.TRUE.equals(row.get("granted", Boolean.class))) {
+            return Attempt.granted(token, request.leaseTime());
+        }
+        Long remainingUs = row.get("remaining_us", Long.class);
+        return Attempt.busy(new Holder(TextEscapes.decode(row.get("owner", String.class)), token,
+                Duration.ofNanos(Math.max(0, remainingUs == null ? 0 : remainingUs) * 1000), payloadOf(row)));
+    }
+
+    private Mono<Void> doClose() {
+        List<StoredKey> left = new ArrayList<>(outstanding);
+        outstanding.clear();
+        unsettled.clear();
+        Mono<Void> sweep = left.isEmpty() ? Mono.empty() : query(releaseOwnersSql, st -> st
+                        .bind(0, left.stream().map(StoredKey::name).toArray(String[]::new))
+                        .bind(1, left.stream().map(StoredKey::owner).toArray(String[]::new))
+                        .bind(2, options.channel()),
+                (row, md) -> row.get("released", Long.class))
+                .then()
+                .timeout(CLOSE_SWEEP_TIMEOUT, options.scheduler())
+                .onErrorResume(e -> Mono.empty());
+        // the pool's disposal goes on in the background if it takes longer than we wait for it
+        Mono<Void> pool = ownedPool == null ? Mono.empty() : Mono.defer(() -> {
+            Mono<Void> disposal = ownedPool.close().cache();
+            disposal.subscribe(null, e -> { });
+            return disposal.timeout(CLOSE_POOL_TIMEOUT, options.scheduler()).onErrorResume(e -> Mono.empty());
+        });
+        // this client's watcher rows: nobody here waits any more (else they expire by their TTL)
+        Mono<Void> unwatch = query(unwatchAllSql, st -> st.bind(0, listenerId), (row, md) -> 1)
+                .then()
+                .timeout(CLOSE_SWEEP_TIMEOUT, options.scheduler())
+                .onErrorResume(e -> Mono.empty());
+        return listener.close().then(listener.startedEver() ? unwatch : Mono.empty()).then(sweep).then(pool);
+    }
+
+    static long micros(Duration d) {
+        return Math.max(1, TimeUnit.MICROSECONDS.convert(d));
+    }
+
+    private static boolean isPool(ConnectionFactory factory) {
+        Object f = factory;
+        for (int i = 0; i < 10 && f != null; i++) {
+            if (f instanceof ConnectionPool) {
+                return true;
+            }
+            f = f instanceof Wrapped<?> w ? w.unwrap() : null;
+        }
+        return false;
+    }
+
+    /** The factory under any pool wrappers: the listening connection must not be pooled. */
+    private static ConnectionFactory unpooled(ConnectionFactory factory) {
+        ConnectionFactory f = factory;
+        for (int i = 0; i < 10; i++) {
+            if (f instanceof Wrapped<?> w && w.unwrap() instanceof ConnectionFactory inner && inner != f) {
+                f = inner;
+            } else {
+                break;
+            }
+        }
+        return f;
+    }
+
+    /** A name and an owner in stored form: a row this backend may have created. */
+    private record StoredKey(String name, String owner) {
+    }
+
+    /** A renewed row, in stored form. */
+    private record RenewedKey(String name, String owner, Long token) {
+    }
+
+    @Override
+    public String toString() {
+        return "PostgresLockBackend{" + options + "}";
+    }
+}

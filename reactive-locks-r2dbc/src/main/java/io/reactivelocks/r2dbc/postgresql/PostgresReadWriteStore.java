@@ -1,0 +1,167 @@
+package io.reactivelocks.r2dbc.postgresql;
+
+import io.reactivelocks.rwlock.LockMode;
+import io.reactivelocks.spi.Holder;
+import io.reactivelocks.spi.LockEvent;
+import io.reactivelocks.spi.RenewOutcome;
+import io.reactivelocks.spi.RenewRequest;
+import io.reactivelocks.spi.rwlock.ReadWriteHolders;
+import io.reactivelocks.spi.rwlock.ReadWriteStore;
+import io.reactivelocks.spi.semaphore.PermitGrant;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * Read-write locks on PostgreSQL: a table {@code (name, owner, mode, token, expires_at)} beside the
+ * lock table ({@code <lock table>_rw}) with one row per reader ('r'), writer ('w') or waiting
+ * writer's intent ('i', token 0), and a grant function that takes a per-name advisory transaction
+ * lock, removes expired rows and grants or records the intent in the same transaction, each grant
+ * with a token from the lock sequence ({@code rwlock_schema.sql}). Renewal and release are the
+ * semaphore's statements on this table. Expiry is the server's {@code now()}. Releases are
+ * announced with {@code NOTIFY} on the backend's channel (key {@code \w<name>}, which no lock name
+ * has), so waiters wake without polling. Uses the pool and listening connection of its
+ * {@link PostgresLockBackend}, which {@link #close()} closes when the store owns it.
+ */
+final class PostgresReadWriteStore implements ReadWriteStore {
+
+    private final PostgresLockBackend backend;
+    private final boolean ownsBackend;
+    private final ConceptSchema schema;
+    private final String grantSql;
+    private final GrantRows grantRows;
+    private final String holdersSql;
+
+    /**
+     * @param backend     whose pool, listener, schema, table name and sequence to use
+     * @param ownsBackend whether {@link #close()} closes the backend (not when it is shared)
+     */
+    PostgresReadWriteStore(PostgresLockBackend backend, boolean ownsBackend) {
+        this.backend = Objects.requireNonNull(backend, "backend");
+        this.ownsBackend = ownsBackend;
+        Map<String, String> names = names(backend.options());
+        this.schema = new ConceptSchema(backend, "read-write lock", names.get("rw_table"), names.get("grant_fn"),
+                SqlScripts.render("rwlock_schema.sql", names, true), SqlScripts.render("semaphore_check.sql", names, false));
+        this.grantSql = SqlScripts.render("rwlock_grant.sql", names, false);
+        this.grantRows = new GrantRows(backend, schema, "read-write lock", names, PostgresReadWriteStore::key);
+        this.holdersSql = SqlScripts.render("rwlock_holders.sql", names, false);
+    }
+
+    /**
+     * @param o the schema, lock table (the grants table's name derives from it) and sequence
+     * @return the placeholder values of this store's scripts
+     */
+    static Map<String, String> names(PostgresLockOptions o) {
+        String tableName = SqlIdentifiers.derived(o.table(), "_rw");
+        Map<String, String> names = new HashMap<>();
+        names.put("schema", SqlIdentifiers.quote(o.schema()));
+        names.put("schema_name", o.schema());
+        names.put("sequence", SqlIdentifiers.qualified(o.schema(), o.sequence()));
+        names.put("rw_table", SqlIdentifiers.qualified(o.schema(), tableName));
+        names.put("permit_table", names.get("rw_table")); // the semaphore's renew and release statements run on this table
+        names.put("rw_pkey", SqlIdentifiers.quote(SqlIdentifiers.derived(tableName, "_pkey")));
+        names.put("grant_fn", SqlIdentifiers.qualified(o.schema(), SqlIdentifiers.derived(tableName, "_grant")));
+        PostgresLockBackend.watcherNames(o, names);
+        return names;
+    }
+
+    /** @return the grants table, qualified and quoted (for tests) */
+    String table() {
+        return schema.table();
+    }
+
+    /**
+     * Creates the grants table and the grant function if missing; idempotent.
+     *
+     * @return a {@code Mono} that completes when they exist
+     */
+    Mono<Void> migrate() {
+        return schema.migrate();
+    }
+
+    /** The listener's dispatch key of a read-write lock: {@code \w} and the stored name (no lock name starts so). */
+    private static String key(String storedName) {
+        return "\\w" + storedName;
+    }
+
+    @Override
+    public String name() {
+        return "postgresql";
+    }
+
+    private record GrantRow(boolean granted, long token, long waitUs) {
+    }
+
+    @Override
+    public Mono<PermitGrant> tryGrant(String name, String owner, LockMode mode, boolean writerPreferring, boolean waiting,
+            Duration leaseTime) {
+        return schema.ready(Mono.defer(() -> {
+            String stored = TextEscapes.encode(name);
+            long ttlUs = Math.max(1, leaseTime.toNanos() / 1000);
+            return PostgresLockBackend.firstOfAll(backend.query(grantSql, st -> st.bind(0, stored).bind(1, TextEscapes.encode(owner))
+                                    .bind(2, mode == LockMode.READ ? "r" : "w").bind(3, writerPreferring).bind(4, waiting).bind(5, ttlUs)
+                                    .bind(6, backend.options().channel()).bind(7, key(stored)),
+                            (row, md) -> new GrantRow(Boolean.TRUE.equals(row.get("granted", Boolean.class)),
+                                    row.get("token", Long.class), row.get("wait_us", Long.class))));
+        })).onErrorMap(e -> PostgresErrors.map(name, "read-write lock grant", e))
+                .switchIfEmpty(Mono.error(() -> new IllegalStateException("grant of read-write lock '" + name + "' returned no row")))
+                .map(r -> r.granted() ? new PermitGrant.Granted(List.of(r.token()), leaseTime)
+                        : new PermitGrant.Busy(Duration.ofNanos(Math.max(0, r.waitUs()) * 1000)));
+    }
+
+    @Override
+    public Mono<List<RenewOutcome>> renew(List<RenewRequest> batch) {
+        return grantRows.renew(batch);
+    }
+
+    @Override
+    public Mono<Boolean> release(String name, String owner) {
+        return grantRows.release(name, owner);
+    }
+
+    private record Row(String owner, String mode, long token, long remainingUs) {
+    }
+
+    @Override
+    public Mono<ReadWriteHolders> holders(String name) {
+        return schema.ready(Mono.defer(() -> backend.query(holdersSql, st -> st.bind(0, TextEscapes.encode(name)),
+                        (row, md) -> new Row(TextEscapes.decode(row.get("owner", String.class)), row.get("mode", String.class),
+                                row.get("token", Long.class), row.get("remaining_us", Long.class)))
+                .collectList()))
+                .onErrorMap(e -> PostgresErrors.map(name, "read-write lock read", e))
+                .map(rows -> {
+                    List<Holder> readers = new ArrayList<>();
+                    List<Holder> waiting = new ArrayList<>();
+                    Holder writer = null;
+                    for (Row r : rows) {
+                        Holder h = new Holder(r.owner(), r.token(), Duration.ofNanos(Math.max(0, r.remainingUs()) * 1000));
+                        switch (r.mode()) {
+                            case "w" -> writer = h;
+                            case "i" -> waiting.add(h);
+                            default -> readers.add(h);
+                        }
+                    }
+                    return new ReadWriteHolders(readers, writer, waiting);
+                });
+    }
+
+    @Override
+    public Flux<LockEvent> events(String name) {
+        return backend.semaphoreEvents(name, key(TextEscapes.encode(name)));
+    }
+
+    @Override
+    public Mono<Void> close() {
+        return ownsBackend ? backend.close() : Mono.empty();
+    }
+
+    @Override
+    public String toString() {
+        return "PostgresReadWriteStore{" + schema.table() + "}";
+    }
+}

@@ -1,0 +1,88 @@
+-- reactive-locks: the read-write lock table and its grant function (a session's readWriteLocks).
+-- Idempotent; run as ONE simple query on first use unless schema creation is disabled.
+-- Placeholders are validated, double-quoted identifiers:
+--   ${schema}          the schema
+--   ${schema_name}     the same, unquoted, for the catalog lookup below
+--   ${sequence}        the fencing-token sequence, shared with the locks
+--   ${rw_table}        the grants table  (default "public"."reactive_locks_rw")
+--   ${rw_pkey}         its primary key constraint
+--   ${grant_fn}        the grant function (default "public"."reactive_locks_rw_grant")
+SELECT pg_advisory_xact_lock(7305467431562270021);
+
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = '${schema_name}') THEN
+        CREATE SCHEMA ${schema};
+    END IF;
+END
+$$;
+
+CREATE SEQUENCE IF NOT EXISTS ${sequence} AS bigint NO CYCLE;
+
+-- One row per grant held, or per writer waiting (or expired and not yet removed):
+--   name        the lock name (stored form: NUL, lone surrogates and '\' escaped, see LockNames)
+--   owner       the owner id (same stored form)
+--   mode        'r' a reader, 'w' the writer, 'i' a waiting writer's intent (blocks new readers
+--               under the writer-preferring policy until it expires or is released)
+--   token       the grant's fencing token, from ${sequence}; 0 for an intent
+--   expires_at  when the grant or intent ends, by the SERVER's clock
+CREATE TABLE IF NOT EXISTS ${rw_table} (
+    name       text        NOT NULL,
+    owner      text        NOT NULL,
+    mode       "char"      NOT NULL CHECK (mode IN ('r', 'w', 'i')),
+    token      bigint      NOT NULL,
+    expires_at timestamptz NOT NULL,
+    CONSTRAINT ${rw_pkey} PRIMARY KEY (name, owner)
+);
+
+-- One attempt for a read ('r') or write ('w') grant of p_name. Serialized per name by a
+-- transaction-scoped advisory lock; each statement after it reads a fresh snapshot (a VOLATILE
+-- plpgsql function in READ COMMITTED). Expired rows are removed first. A reader is granted when no
+-- writer holds and, if p_writer_pref, no intent exists; a writer when no one holds, else (if
+-- p_writer_pref and p_waiting) its intent is inserted or refreshed for p_ttl_us. An owner that
+-- holds already (a retried request) gets its token back with a fresh TTL. Tokens come from the sequence at grant
+-- time, so a writer's exceeds every reader's before it and a reader's the last writer's. Returns
+-- (true, token, 0) or (false, 0, µs until the first grant, or for a reader intent, expires).
+-- An 'A' notification on p_channel with payload p_key tells observers of a grant.
+CREATE OR REPLACE FUNCTION ${grant_fn}(p_name text, p_owner text, p_mode "char", p_writer_pref boolean,
+                                       p_waiting boolean, p_ttl_us bigint, p_channel text, p_key text)
+RETURNS TABLE (granted boolean, token bigint, wait_us bigint)
+LANGUAGE plpgsql VOLATILE AS $fn$
+DECLARE
+    v_until timestamptz := now() + p_ttl_us * interval '1 microsecond';
+    v_token bigint;
+    v_writer boolean;
+    v_busy boolean;
+BEGIN
+    PERFORM pg_advisory_xact_lock(hashtextextended('reactive-locks rwlock ' || p_name, 0));
+    DELETE FROM ${rw_table} g WHERE g.name = p_name AND g.expires_at <= now();
+    UPDATE ${rw_table} g SET expires_at = v_until
+        WHERE g.name = p_name AND g.owner = p_owner AND g.mode <> 'i'
+        RETURNING g.token INTO v_token;
+    IF FOUND THEN
+        RETURN QUERY SELECT true, v_token, 0::bigint;
+        RETURN;
+    END IF;
+    v_writer := EXISTS (SELECT 1 FROM ${rw_table} g WHERE g.name = p_name AND g.mode = 'w');
+    IF p_mode = 'r' THEN
+        v_busy := v_writer OR (p_writer_pref AND EXISTS (SELECT 1 FROM ${rw_table} g WHERE g.name = p_name AND g.mode = 'i'));
+    ELSE
+        v_busy := EXISTS (SELECT 1 FROM ${rw_table} g WHERE g.name = p_name AND g.mode <> 'i');
+    END IF;
+    IF v_busy THEN
+        IF p_mode = 'w' AND p_writer_pref AND p_waiting THEN
+            INSERT INTO ${rw_table} AS g (name, owner, mode, token, expires_at) VALUES (p_name, p_owner, 'i', 0, v_until)
+                ON CONFLICT ON CONSTRAINT ${rw_pkey} DO UPDATE SET expires_at = excluded.expires_at;
+        END IF;
+        RETURN QUERY SELECT false, 0::bigint,
+            COALESCE((SELECT (extract(epoch FROM min(g.expires_at) - now()) * 1000000)::bigint FROM ${rw_table} g
+                      WHERE g.name = p_name AND (g.mode <> 'i' OR (p_mode = 'r' AND NOT v_writer))), 0);
+        RETURN;
+    END IF;
+    DELETE FROM ${rw_table} g WHERE g.name = p_name AND g.owner = p_owner;
+    RETURN QUERY INSERT INTO ${rw_table} AS g (name, owner, mode, token, expires_at)
+        VALUES (p_name, p_owner, p_mode, nextval('${sequence}'), v_until)
+        RETURNING true, g.token, 0::bigint;
+    PERFORM ${notify_fn}(p_channel, p_key, 'A 0 -1 ' || p_key);
+END
+$fn$;

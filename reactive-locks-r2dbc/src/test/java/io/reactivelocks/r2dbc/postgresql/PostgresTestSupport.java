@@ -1,0 +1,89 @@
+package io.reactivelocks.r2dbc.postgresql;
+
+import io.r2dbc.postgresql.PostgresqlConnectionConfiguration;
+import io.r2dbc.postgresql.PostgresqlConnectionFactory;
+import io.r2dbc.spi.Connection;
+import io.r2dbc.spi.ConnectionFactory;
+import io.reactivelocks.test.server.PostgresServer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import reactor.core.publisher.Flux;
+
+/**
+ * One real PostgreSQL (from {@link PostgresServer}: Debian binaries, started as the postgres OS
+ * user) shared by the test classes that do not hurt it; each class works in its own schema.
+ * Classes that kill or reconfigure the server start their own. Blocking helpers are for test
+ * threads only.
+ */
+final class PostgresTestSupport {
+
+    static final Duration TIMEOUT = Duration.ofSeconds(10);
+
+    private static PostgresServer shared;
+
+    private PostgresTestSupport() {
+    }
+
+    /** @return the shared server, started on first use; it dies with the JVM (the fixture's shutdown hook) */
+    static synchronized PostgresServer shared() {
+        if (shared == null) {
+            shared = PostgresServer.start();
+        }
+        return shared;
+    }
+
+    /** @return an unpooled r2dbc-postgresql factory for {@code pg} */
+    static PostgresqlConnectionFactory factory(PostgresServer pg) {
+        return factory(pg, pg.username(), pg.password(), pg.host(), pg.port());
+    }
+
+    static PostgresqlConnectionFactory factory(PostgresServer pg, String user, String password, String host, int port) {
+        return new PostgresqlConnectionFactory(PostgresqlConnectionConfiguration.builder()
+                .host(host)
+                .port(port)
+                .username(user)
+                .password(password)
+                .database(pg.database())
+                .connectTimeout(Duration.ofSeconds(3))
+                .applicationName("reactive-locks-test")
+                .build());
+    }
+
+    /** Runs one statement with {@code $n} parameters and returns its rows as maps (test threads only). */
+    static List<Map<String, Object>> sql(ConnectionFactory factory, String sql, Object... args) {
+        List<Map<String, Object>> rows = Flux.usingWhen(factory.create(), c -> {
+            var st = c.createStatement(sql);
+            for (int i = 0; i < args.length; i++) {
+                st.bind(i, args[i]);
+            }
+            return Flux.from(st.execute()).concatMap(r -> r.map((row, md) -> {
+                Map<String, Object> m = new LinkedHashMap<>();
+                for (var col : md.getColumnMetadatas()) {
+                    m.put(col.getName(), row.get(col.getName()));
+                }
+                return m;
+            }));
+        }, Connection::close).collectList().block(TIMEOUT);
+        return rows == null ? new ArrayList<>() : rows;
+    }
+
+    /** Runs statements without parameters (simple query; test threads only). */
+    static void exec(ConnectionFactory factory, String sql) {
+        exec(factory, sql, TIMEOUT);
+    }
+
+    /** Runs statements without parameters (simple query; test threads only), waiting at most {@code timeout}. */
+    static void exec(ConnectionFactory factory, String sql, Duration timeout) {
+        Flux.usingWhen(factory.create(), c -> Flux.from(c.createStatement(sql).execute()).concatMap(r -> r.getRowsUpdated()),
+                Connection::close).blockLast(timeout);
+    }
+
+    /** @return the number of rows of {@code schema.table} */
+    static long count(ConnectionFactory factory, String schema, String table) {
+        return ((Number) sql(factory, "SELECT count(*) AS n FROM " + SqlIdentifiers.qualified(schema, table))
+                .get(0).get("n")).longValue();
+    }
+}

@@ -1,0 +1,233 @@
+package io.reactivelocks.r2dbc.postgresql;
+
+import static io.reactivelocks.r2dbc.postgresql.PostgresTestSupport.TIMEOUT;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.r2dbc.postgresql.PostgresqlConnectionFactory;
+import io.r2dbc.postgresql.api.PostgresqlConnection;
+import io.reactivelocks.Lease;
+import io.reactivelocks.LockClient;
+import io.reactivelocks.LockOptions;
+import io.reactivelocks.LockState;
+import io.reactivelocks.LockStore;
+import io.reactivelocks.semaphore.Semaphore;
+import io.reactivelocks.spi.LockEvent;
+import io.reactivelocks.test.server.PostgresServer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.test.StepVerifier;
+import reactor.util.retry.Retry;
+
+/**
+ * NOTIFY only when someone watches (the watchers table): counted on a raw {@code LISTEN} connection
+ * of the backend's channel, each count closed by a sentinel notification sent after the statements
+ * (notifications arrive in commit order, so nothing of theirs can come after it).
+ */
+class PostgresWatchersTest {
+
+    private static final String SCHEMA = "watchers_test";
+    private static final String CHANNEL = "watchers_test_locks";
+    /** Only a notification (or the re-check after a registration) can wake a waiter: 10-minute backoff, 60 s lease. */
+    private static final LockOptions SLOW = LockOptions.builder().leaseTime(Duration.ofSeconds(60))
+            .backoff(Retry.backoff(Long.MAX_VALUE, Duration.ofMinutes(10)).maxBackoff(Duration.ofMinutes(10)).jitter(0))
+            .build();
+
+    private static PostgresServer pg;
+    private static PostgresqlConnectionFactory factory;
+    private static PostgresLockOptions options;
+    private static PostgresqlConnection listening;
+    private static final ConcurrentLinkedQueue<String> heard = new ConcurrentLinkedQueue<>();
+    private static Disposable hearing;
+
+    private final List<PostgresLockBackend> backends = new ArrayList<>();
+    private final List<LockClient> clients = new ArrayList<>();
+    private final List<LockStore> sessions = new ArrayList<>();
+
+    @BeforeAll
+    static void start() {
+        pg = PostgresTestSupport.shared();
+        factory = PostgresTestSupport.factory(pg);
+        // short health checks: watcher rows live 3 × 300 ms + 1 s
+        options = PostgresLockOptions.builder().schema(SCHEMA).channel(CHANNEL).poolMaxSize(4)
+                .healthCheck(Duration.ofMillis(300), Duration.ofSeconds(1)).build();
+        PostgresLockBackend schema = PostgresLockBackend.create(factory, options);
+        schema.migrate().then(schema.close()).block(TIMEOUT);
+        listening = factory.create().block(TIMEOUT);
+        hearing = listening.getNotifications().subscribe(n -> heard.add(n.getParameter()));
+        Flux.from(listening.createStatement("LISTEN " + CHANNEL).execute()).flatMap(r -> r.getRowsUpdated()).blockLast(TIMEOUT);
+    }
+
+    @AfterAll
+    static void stop() {
+        hearing.dispose();
+        listening.close().block(TIMEOUT);
+    }
+
+    @AfterEach
+    void closeAll() {
+        sessions.forEach(c -> c.close().block(TIMEOUT));
+        clients.forEach(c -> c.close().block(TIMEOUT));
+        backends.forEach(b -> b.close().block(TIMEOUT));
+    }
+
+    private PostgresLockBackend backend() {
+        PostgresLockBackend b = PostgresLockBackend.create(factory, options);
+        backends.add(b);
+        return b;
+    }
+
+    private Semaphore semaphore() {
+        LockStore session = PostgresLocks.connect(backend());
+        sessions.add(session);
+        return session.semaphores(SLOW);
+    }
+
+    private LockClient client(PostgresLockBackend backend) {
+        LockClient c = LockClient.create(backend, SLOW);
+        clients.add(c);
+        return c;
+    }
+
+    private static String unique(String prefix) {
+        return prefix + "-" + UUID.randomUUID();
+    }
+
+    /** @return the notifications heard from now until a sentinel sent after everything before it committed */
+    private static List<String> heardUntilNow(Runnable work) {
+        heard.clear();
+        work.run();
+        String sentinel = "sentinel " + UUID.randomUUID();
+        PostgresTestSupport.sql(factory, "SELECT pg_notify($1, $2)", CHANNEL, sentinel);
+        await().atMost(TIMEOUT).until(() -> heard.contains(sentinel));
+        List<String> all = new ArrayList<>(heard);
+        all.remove(sentinel);
+        return all;
+    }
+
+    private static long watcherRows(String key) {
+        return ((Number) PostgresTestSupport.sql(factory, "SELECT count(*) AS n FROM " + SqlIdentifiers.qualified(SCHEMA,
+                options.table() + "_watchers") + " WHERE key = $1", key).get(0).get("n")).longValue();
+    }
+
+    @Test
+    void anUncontendedAcquireAndReleaseSendNoNotifyAWatchedNameIsNotified() {
+        LockClient locks = client(backend());
+        String name = unique("quiet");
+        assertThat(heardUntilNow(() -> locks.acquire(name).flatMap(Lease::release).block(TIMEOUT))).isEmpty();
+
+        PostgresLockBackend watcher = backend();
+        ConcurrentLinkedQueue<LockEvent> events = new ConcurrentLinkedQueue<>();
+        Disposable watching = watcher.events(name).subscribe(events::add);
+        try {
+            await().atMost(TIMEOUT).until(() -> events.contains(new LockEvent.Subscribed(name)));
+            assertThat(watcherRows(name)).isEqualTo(1);
+            List<String> told = heardUntilNow(() -> locks.acquire(name).flatMap(Lease::release).block(TIMEOUT));
+            assertThat(told).hasSize(2);
+            assertThat(told.get(0)).startsWith("A ").endsWith(name);
+            assertThat(told.get(1)).startsWith("R ").endsWith(name);
+        } finally {
+            watching.dispose();
+        }
+        // the last subscriber left: the row goes, and with it the notifications
+        await().atMost(TIMEOUT).until(() -> watcherRows(name) == 0);
+        assertThat(heardUntilNow(() -> locks.acquire(name).flatMap(Lease::release).block(TIMEOUT))).isEmpty();
+    }
+
+    @Test
+    void aWaiterIsWokenByTheReleaseAndAnObserverSeesEveryChange() {
+        LockClient holder = client(backend());
+        LockClient waiter = client(backend());
+        String name = unique("wake");
+        ConcurrentLinkedQueue<LockState> states = new ConcurrentLinkedQueue<>();
+        Disposable observing = waiter.observe(name).subscribe(states::add);
+        Lease first = holder.acquire(name).block(TIMEOUT);
+        AtomicReference<Lease> got = new AtomicReference<>();
+        Disposable waiting = waiter.acquire(name).subscribe(got::set);
+        try {
+            await().atMost(TIMEOUT).until(() -> states.stream().anyMatch(s -> s instanceof LockState.Held h
+                    && h.token() == first.token()));
+            await().atMost(TIMEOUT).until(() -> watcherRows(name) == 1);
+            first.release().block(TIMEOUT);
+            // the lease is 60 s and the backoff 10 min: only the release's notification wakes the waiter
+            await().atMost(Duration.ofSeconds(8)).until(() -> got.get() != null);
+            assertThat(got.get().token()).isGreaterThan(first.token());
+            await().atMost(TIMEOUT).until(() -> states.stream().anyMatch(s -> s instanceof LockState.Held h
+                    && h.token() == got.get().token()));
+            got.get().release().block(TIMEOUT);
+            await().atMost(TIMEOUT).until(() -> states.stream().reduce((x, y) -> y).orElseThrow() instanceof LockState.Free);
+        } finally {
+            waiting.dispose();
+            observing.dispose();
+        }
+    }
+
+    @Test
+    void aSemaphoreWaiterIsWokenByTheReleaseAndAnUncontendedPermitSendsNoNotify() {
+        Semaphore holder = semaphore();
+        Semaphore waiter = semaphore();
+        String name = unique("sem");
+        assertThat(heardUntilNow(() -> holder.acquire(name, 1).flatMap(Lease::release).block(TIMEOUT))).isEmpty();
+        Lease first = holder.acquire(name, 1).block(TIMEOUT);
+        AtomicReference<Lease> got = new AtomicReference<>();
+        Disposable waiting = waiter.acquire(name, 1).subscribe(got::set);
+        try {
+            await().atMost(TIMEOUT).until(() -> watcherRows("\\s" + name) == 1);
+            first.release().block(TIMEOUT);
+            await().atMost(Duration.ofSeconds(8)).until(() -> got.get() != null);
+            assertThat(got.get().token()).isGreaterThan(first.token());
+            got.get().release().block(TIMEOUT);
+        } finally {
+            waiting.dispose();
+        }
+    }
+
+    @Test
+    void aSchemaOfAnOlderVersionWithoutWatchersIsMigratedOnFirstUse() {
+        String schema = "old_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+        PostgresLockOptions o = options.mutate().schema(schema).build();
+        PostgresLockBackend first = PostgresLockBackend.create(factory, o);
+        backends.add(first);
+        first.migrate().block(TIMEOUT);
+        PostgresTestSupport.exec(factory, "DROP TABLE " + SqlIdentifiers.qualified(schema, "reactive_locks_watchers")
+                + "; DROP FUNCTION " + SqlIdentifiers.qualified(schema, "reactive_locks_notify") + "(text, text, text)");
+        PostgresLockBackend upgraded = PostgresLockBackend.create(factory, o);
+        backends.add(upgraded);
+        LockClient locks = client(upgraded);
+        // the check on first use finds the watchers missing and runs the (idempotent) schema script again
+        Lease lease = locks.acquire("n").block(TIMEOUT);
+        assertThat(lease).isNotNull();
+        lease.release().block(TIMEOUT);
+        assertThat(PostgresTestSupport.count(factory, schema, "reactive_locks_watchers")).isZero();
+    }
+
+    @Test
+    void aCrashedClientsWatcherRowStopsCountingWhenItExpiresAndIsSwept() {
+        LockClient locks = client(backend());
+        String name = unique("crashed");
+        PostgresTestSupport.sql(factory, "INSERT INTO " + SqlIdentifiers.qualified(SCHEMA, options.table() + "_watchers")
+                + " (key, listener, expires_at) VALUES ($1, 'crashed', now() + interval '1500 milliseconds')", name);
+        Function<Void, List<String>> cycle = v -> heardUntilNow(() -> locks.acquire(name).flatMap(Lease::release).block(TIMEOUT));
+        assertThat(cycle.apply(null)).hasSize(2); // counts while live
+        await().atMost(TIMEOUT).until(() -> Boolean.TRUE.equals(PostgresTestSupport.sql(factory, "SELECT bool_and(expires_at <= now()) AS e FROM "
+                + SqlIdentifiers.qualified(SCHEMA, options.table() + "_watchers") + " WHERE key = $1", name).get(0).get("e")));
+        assertThat(cycle.apply(null)).isEmpty();
+        // any client's registration or renewal sweeps expired rows
+        PostgresLockBackend other = backend();
+        String otherName = unique("other");
+        StepVerifier.create(other.events(otherName).take(1)).expectNext(new LockEvent.Subscribed(otherName))
+                .expectComplete().verify(TIMEOUT);
+        assertThat(watcherRows(name)).isZero();
+    }
+}
