@@ -9,18 +9,12 @@ import io.reactivelocks.LockListener;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.local.LocalLockBackend;
 import io.reactivelocks.local.LocalLockStore;
-import io.reactivelocks.spi.Attempt;
-import io.reactivelocks.spi.GrantRequest;
-import io.reactivelocks.spi.Holder;
+import io.reactivelocks.spi.DelegatingLockBackend;
 import io.reactivelocks.spi.LockBackend;
-import io.reactivelocks.spi.LockEvent;
-import io.reactivelocks.spi.RenewOutcome;
-import io.reactivelocks.spi.RenewRequest;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Test;
-import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /** A blocking body that finished keeps its result when the store does not confirm the release. */
@@ -53,40 +47,14 @@ class UnconfirmedReleaseTest {
     }
 
     /** The in-memory store, except that every release fails as a store that went away would. */
-    private record ReleaseFails(LockBackend delegate) implements LockBackend {
-        @Override
-        public String name() {
-            return delegate.name();
-        }
-
-        @Override
-        public Mono<Attempt> tryGrant(GrantRequest request) {
-            return delegate.tryGrant(request);
-        }
-
-        @Override
-        public Mono<List<RenewOutcome>> renew(List<RenewRequest> batch) {
-            return delegate.renew(batch);
+    private static final class ReleaseFails extends DelegatingLockBackend {
+        ReleaseFails(LockBackend delegate) {
+            super(delegate);
         }
 
         @Override
         public Mono<Boolean> release(String name, String owner) {
             return Mono.error(new LockBackendException(name, "connection reset", null, true));
-        }
-
-        @Override
-        public Mono<Holder> inspect(String name) {
-            return delegate.inspect(name);
-        }
-
-        @Override
-        public Flux<LockEvent> events(String name) {
-            return delegate.events(name);
-        }
-
-        @Override
-        public Mono<Void> close() {
-            return delegate.close();
         }
     }
 }

@@ -1,24 +1,15 @@
 package io.reactivelocks.safety;
 
 import io.reactivelocks.LockClient;
-import io.reactivelocks.LockClock;
 import io.reactivelocks.LockListener;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.spi.Attempt;
+import io.reactivelocks.spi.DelegatingLockBackend;
 import io.reactivelocks.spi.GrantRequest;
-import io.reactivelocks.spi.HeldLock;
-import io.reactivelocks.spi.Holder;
 import io.reactivelocks.spi.LockBackend;
-import io.reactivelocks.spi.LockEvent;
-import io.reactivelocks.spi.RenewOutcome;
-import io.reactivelocks.spi.RenewRequest;
-import io.reactivelocks.spi.Renewal;
-import io.reactivelocks.spi.RenewalMode;
 import java.lang.reflect.Method;
-import java.util.List;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
-import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
@@ -28,7 +19,7 @@ import reactor.core.publisher.Mono;
  * promise is about: a waiter whose place in the line was acknowledged before another waiter's
  * request was even sent is ahead of it on the store.
  */
-final class ObservedFairBackend implements LockBackend {
+final class ObservedFairBackend extends DelegatingLockBackend {
 
     /** Hears nothing (a listener that is not a worker's). */
     private static final LineListener NOBODY = new LineListener() {
@@ -41,12 +32,11 @@ final class ObservedFairBackend implements LockBackend {
         }
     };
 
-    private final LockBackend store;
     private final LineListener line;
     private final @Nullable LockClient owner;
 
     private ObservedFairBackend(LockBackend store, LineListener line, @Nullable LockClient owner) {
-        this.store = Objects.requireNonNull(store, "store");
+        super(store);
         this.line = Objects.requireNonNull(line, "line");
         this.owner = owner;
     }
@@ -90,55 +80,15 @@ final class ObservedFairBackend implements LockBackend {
     }
 
     @Override
-    public String name() {
-        return store.name();
-    }
-
-    @Override
     public Mono<Attempt> tryGrant(GrantRequest request) {
         return Mono.defer(() -> {
             line.onAsked(request.name());
-            return store.tryGrant(request).doOnNext(a -> {
+            return delegate().tryGrant(request).doOnNext(a -> {
                 if (a instanceof Attempt.Queued) {
                     line.onInLine(request.name());
                 }
             });
         });
-    }
-
-    @Override
-    public Mono<List<RenewOutcome>> renew(List<RenewRequest> batch) {
-        return store.renew(batch);
-    }
-
-    @Override
-    public Mono<Boolean> release(String name, String ownerId) {
-        return store.release(name, ownerId);
-    }
-
-    @Override
-    public Mono<Boolean> updatePayload(HeldLock lock, @Nullable String payload) {
-        return store.updatePayload(lock, payload);
-    }
-
-    @Override
-    public Mono<Holder> inspect(String name) {
-        return store.inspect(name);
-    }
-
-    @Override
-    public Flux<LockEvent> events(String name) {
-        return store.events(name);
-    }
-
-    @Override
-    public RenewalMode renewalMode() {
-        return store.renewalMode();
-    }
-
-    @Override
-    public Flux<Renewal> sessionRenewals(HeldLock lease, LockClock clock) {
-        return store.sessionRenewals(lease, clock);
     }
 
     /** Closes the store's fair client this one watches (and so its backend); a shared mutex backend stays open. */

@@ -1,8 +1,8 @@
 package io.reactivelocks.test;
 
 import io.reactivelocks.LockBackendException;
-import io.reactivelocks.LockClock;
 import io.reactivelocks.spi.Attempt;
+import io.reactivelocks.spi.DelegatingLockBackend;
 import io.reactivelocks.spi.GrantRequest;
 import io.reactivelocks.spi.HeldLock;
 import io.reactivelocks.spi.Holder;
@@ -10,10 +10,7 @@ import io.reactivelocks.spi.LockBackend;
 import io.reactivelocks.spi.LockEvent;
 import io.reactivelocks.spi.RenewOutcome;
 import io.reactivelocks.spi.RenewRequest;
-import io.reactivelocks.spi.Renewal;
-import io.reactivelocks.spi.RenewalMode;
 import java.util.List;
-import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -23,9 +20,8 @@ import reactor.core.publisher.Mono;
  * fail as if the connection were cut, or a store that does not answer at all. The store itself
  * keeps deciding everything else (grants, expiry, tokens). It also counts calls.
  */
-public final class FaultInjectingBackend implements LockBackend {
+public final class FaultInjectingBackend extends DelegatingLockBackend {
 
-    private final LockBackend delegate;
     private volatile boolean failRenewals;
     private volatile boolean silent;
     private final AtomicLong grants = new AtomicLong();
@@ -34,7 +30,7 @@ public final class FaultInjectingBackend implements LockBackend {
     private final AtomicLong releases = new AtomicLong();
 
     private FaultInjectingBackend(LockBackend delegate) {
-        this.delegate = Objects.requireNonNull(delegate, "delegate");
+        super(delegate);
     }
 
     /**
@@ -43,11 +39,6 @@ public final class FaultInjectingBackend implements LockBackend {
      */
     public static FaultInjectingBackend wrap(LockBackend backend) {
         return new FaultInjectingBackend(backend);
-    }
-
-    /** @return the wrapped backend */
-    public LockBackend delegate() {
-        return delegate;
     }
 
     /**
@@ -91,15 +82,10 @@ public final class FaultInjectingBackend implements LockBackend {
     }
 
     @Override
-    public String name() {
-        return delegate.name();
-    }
-
-    @Override
     public Mono<Attempt> tryGrant(GrantRequest request) {
         return Mono.defer(() -> {
             grants.incrementAndGet();
-            return silent ? Mono.never() : delegate.tryGrant(request);
+            return silent ? Mono.never() : delegate().tryGrant(request);
         });
     }
 
@@ -114,7 +100,7 @@ public final class FaultInjectingBackend implements LockBackend {
             if (failRenewals) {
                 return Mono.error(new LockBackendException(null, "renewal cut by the test", null, true));
             }
-            return delegate.renew(batch);
+            return delegate().renew(batch);
         });
     }
 
@@ -122,37 +108,22 @@ public final class FaultInjectingBackend implements LockBackend {
     public Mono<Boolean> release(String name, String owner) {
         return Mono.defer(() -> {
             releases.incrementAndGet();
-            return silent ? Mono.never() : delegate.release(name, owner);
+            return silent ? Mono.never() : delegate().release(name, owner);
         });
     }
 
     @Override
     public Mono<Boolean> updatePayload(HeldLock lock, String payload) {
-        return Mono.defer(() -> silent ? Mono.never() : delegate.updatePayload(lock, payload));
+        return Mono.defer(() -> silent ? Mono.never() : delegate().updatePayload(lock, payload));
     }
 
     @Override
     public Mono<Holder> inspect(String name) {
-        return Mono.defer(() -> silent ? Mono.never() : delegate.inspect(name));
+        return Mono.defer(() -> silent ? Mono.never() : delegate().inspect(name));
     }
 
     @Override
     public Flux<LockEvent> events(String name) {
-        return Flux.defer(() -> silent ? Flux.never() : delegate.events(name));
-    }
-
-    @Override
-    public RenewalMode renewalMode() {
-        return delegate.renewalMode();
-    }
-
-    @Override
-    public Flux<Renewal> sessionRenewals(HeldLock lease, LockClock clock) {
-        return delegate.sessionRenewals(lease, clock);
-    }
-
-    @Override
-    public Mono<Void> close() {
-        return delegate.close();
+        return Flux.defer(() -> silent ? Flux.never() : delegate().events(name));
     }
 }

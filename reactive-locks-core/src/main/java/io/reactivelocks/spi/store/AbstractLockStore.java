@@ -3,7 +3,6 @@ package io.reactivelocks.spi.store;
 import io.reactivelocks.Concept;
 import io.reactivelocks.ConceptNotOfferedException;
 import io.reactivelocks.LockClient;
-import io.reactivelocks.LockClock;
 import io.reactivelocks.LockListener;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.LockStore;
@@ -14,16 +13,7 @@ import io.reactivelocks.multi.MultiLock;
 import io.reactivelocks.rwlock.ReadWriteLock;
 import io.reactivelocks.rwlock.ReadWriteLockOptions;
 import io.reactivelocks.semaphore.Semaphore;
-import io.reactivelocks.spi.Attempt;
-import io.reactivelocks.spi.GrantRequest;
-import io.reactivelocks.spi.HeldLock;
-import io.reactivelocks.spi.Holder;
 import io.reactivelocks.spi.LockBackend;
-import io.reactivelocks.spi.LockEvent;
-import io.reactivelocks.spi.RenewOutcome;
-import io.reactivelocks.spi.RenewRequest;
-import io.reactivelocks.spi.Renewal;
-import io.reactivelocks.spi.RenewalMode;
 import io.reactivelocks.spi.rwlock.ReadWriteStore;
 import io.reactivelocks.spi.semaphore.SemaphoreStore;
 import io.reactivelocks.spi.task.TaskStore;
@@ -37,7 +27,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.function.Supplier;
-import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -331,56 +320,9 @@ public abstract class AbstractLockStore implements LockStore {
         return name + " store session";
     }
 
-    private static final class LeftOpen implements LockBackend {
-        private final LockBackend backend;
-
+    private static final class LeftOpen extends io.reactivelocks.spi.DelegatingLockBackend {
         LeftOpen(LockBackend backend) {
-            this.backend = Objects.requireNonNull(backend, "backend");
-        }
-
-        @Override
-        public String name() {
-            return backend.name();
-        }
-
-        @Override
-        public Mono<Attempt> tryGrant(GrantRequest request) {
-            return backend.tryGrant(request);
-        }
-
-        @Override
-        public Mono<List<RenewOutcome>> renew(List<RenewRequest> batch) {
-            return backend.renew(batch);
-        }
-
-        @Override
-        public Mono<Boolean> release(String name, String owner) {
-            return backend.release(name, owner);
-        }
-
-        @Override
-        public Mono<Boolean> updatePayload(HeldLock lock, @Nullable String payload) {
-            return backend.updatePayload(lock, payload);
-        }
-
-        @Override
-        public Mono<Holder> inspect(String name) {
-            return backend.inspect(name);
-        }
-
-        @Override
-        public Flux<LockEvent> events(String name) {
-            return backend.events(name);
-        }
-
-        @Override
-        public RenewalMode renewalMode() {
-            return backend.renewalMode();
-        }
-
-        @Override
-        public Flux<Renewal> sessionRenewals(HeldLock lease, LockClock clock) {
-            return backend.sessionRenewals(lease, clock);
+            super(backend);
         }
 
         @Override
@@ -390,7 +332,7 @@ public abstract class AbstractLockStore implements LockStore {
 
         @Override
         public String toString() {
-            return backend.toString();
+            return delegate().toString();
         }
     }
 }
