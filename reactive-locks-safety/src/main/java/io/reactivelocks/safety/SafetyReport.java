@@ -176,12 +176,12 @@ public final class SafetyReport {
                     String command = "`reactive-locks-safety/run-long.sh" + (args.length == 0 ? "" : " " + String.join(" ", args))
                             + "` on " + LocalDate.now() + " at commit " + commit + " (took "
                             + Duration.ofNanos(System.nanoTime() - started).toMinutes() + " min)";
-                    Files.writeString(md, markdown(verdicts, previous, command, plotCaption, shape), StandardCharsets.UTF_8);
+                    write(md, markdown(verdicts, previous, command, plotCaption, shape), previous);
                 }
             }
         }
         if (backends.isEmpty()) {
-            Files.writeString(md, markdown(verdicts, previous, null, plotCaption, shape), StandardCharsets.UTF_8);
+            write(md, markdown(verdicts, previous, null, plotCaption, shape), previous);
         }
         System.out.println("wrote " + md + (plotCaption == null ? "" : " and " + png));
         boolean safe = verdicts.stream().allMatch(SafetyCheck.Verdict::safe);
@@ -457,6 +457,36 @@ public final class SafetyReport {
 
     static final String BEGIN = "<!-- primitives:begin (written by SafetyReport --primitives=...; rows merged by primitive, backend and fault) -->";
     static final String END = "<!-- primitives:end -->";
+    /** Opens the part of SAFETY.md this report writes in mutex mode; the rest of the page is kept as it is. */
+    static final String MUTEX_BEGIN = "<!-- mutex:begin (written by SafetyReport; the rest of this page is kept as it is) -->";
+    /** Closes the part of SAFETY.md this report writes in mutex mode. */
+    static final String MUTEX_END = "<!-- mutex:end -->";
+
+    /**
+     * Writes the mutex report: into the part between {@link #MUTEX_BEGIN} and {@link #MUTEX_END} of
+     * an existing page, keeping every hand-written section and the primitives block where they are;
+     * a page without those markers is written whole, as before.
+     */
+    static void write(Path md, String report, Previous previous) throws IOException {
+        String existing = Files.exists(md) ? Files.readString(md, StandardCharsets.UTF_8) : "";
+        Files.writeString(md, keepingTheRest(existing, report, previous.primitivesBlock), StandardCharsets.UTF_8);
+    }
+
+    /**
+     * @param existing        the page as it is ("" when there is none)
+     * @param report          what {@link #markdown} wrote (ending with the primitives block, if any)
+     * @param primitivesBlock the primitives block {@code report} carries, to leave where it is in the page
+     * @return the page with the mutex part replaced, or {@code report} when the page has no mutex part
+     */
+    static String keepingTheRest(String existing, String report, String primitivesBlock) {
+        int from = existing.indexOf(MUTEX_BEGIN);
+        int to = existing.indexOf(MUTEX_END);
+        if (from < 0 || to < from) {
+            return report;
+        }
+        String mutex = primitivesBlock.isEmpty() ? report : report.replace(primitivesBlock, "").stripTrailing() + "\n";
+        return existing.substring(0, from) + MUTEX_BEGIN + "\n" + mutex + existing.substring(to);
+    }
 
     /**
      * Puts the section of the other primitives into {@code text} (an existing SAFETY.md, or empty):

@@ -54,4 +54,19 @@ class SafetyReportTest {
                 .contains("- none: every fault found its target");
         assertThat(merged.indexOf("| redis | pause-worker")).isLessThan(merged.indexOf("| etcd | latency"));
     }
+
+    /** A regenerated mutex report replaces only its own part of the page: hand-written sections and the primitives block stay. */
+    @Test
+    void aRegeneratedReportKeepsTheHandWrittenSections() {
+        String page = SafetyReport.MUTEX_BEGIN + "\n# old report\n" + SafetyReport.MUTEX_END + "\n\n## Redis Cluster\nhand-written\n\n"
+                + SafetyReport.BEGIN + "\nprimitives rows\n" + SafetyReport.END + "\n\n## History format\nhand-written too\n";
+        String block = SafetyReport.BEGIN + "\nprimitives rows\n" + SafetyReport.END;
+        String report = "# new report\n\n" + block + "\n";
+        String written = SafetyReport.keepingTheRest(page, report, block);
+        assertThat(written).startsWith(SafetyReport.MUTEX_BEGIN + "\n# new report\n" + SafetyReport.MUTEX_END)
+                .doesNotContain("# old report")
+                .contains("## Redis Cluster\nhand-written", "## History format\nhand-written too");
+        assertThat(written.indexOf(SafetyReport.BEGIN)).isEqualTo(written.lastIndexOf(SafetyReport.BEGIN));
+        assertThat(SafetyReport.keepingTheRest("", report, block)).as("a page without markers is written whole").isEqualTo(report);
+    }
 }
