@@ -48,7 +48,7 @@ public class LocalSemaphoreStoreLincheckTest {
      * checker explores the store's code, not Reactor's.
      */
     @SuppressWarnings("unchecked")
-    private static <T> T now(reactor.core.publisher.Mono<T> mono) {
+    static <T> T now(reactor.core.publisher.Mono<T> mono) {
         try {
             return ((java.util.concurrent.Callable<T>) mono).call();
         } catch (Exception e) {
