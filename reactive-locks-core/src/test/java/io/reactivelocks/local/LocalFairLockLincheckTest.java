@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
  * of the line; a try never passes a waiter). The clock is an operation ({@link #tick()}: half a lease);
  * the store's expiry timers are kept, not run.
  *
- * <p>Bounded for the build (5 × 60 scenarios); {@code -Dreactivelocks.modelcheck.long=true} explores 100 × 2000
+ * <p>Bounded for the build (3 × 30 scenarios); {@code -Dreactivelocks.modelcheck.long=true} explores 100 × 2000
  * (minutes).
  */
 @Param(name = "owner", gen = IntGen.class, conf = "1:3")
@@ -88,8 +88,8 @@ public class LocalFairLockLincheckTest {
     void modelChecking() {
         boolean longMode = Boolean.getBoolean("reactivelocks.modelcheck.long");
         new ModelCheckingOptions()
-                .iterations(longMode ? 100 : 5)
-                .invocationsPerIteration(longMode ? 2_000 : 60)
+                .iterations(longMode ? 100 : 3)
+                .invocationsPerIteration(longMode ? 2_000 : 30)
                 .threads(3)
                 .actorsPerThread(3)
                 .actorsBefore(2)

@@ -25,7 +25,7 @@ import org.junit.jupiter.api.Test;
  * counter, a retried grant keeps its token, expiry of grants and intents by the store's clock). The
  * clock is an operation ({@link #tick()}: half a lease); the store's expiry timers are kept, not run.
  *
- * <p>Bounded for the build (10 × 5 scenarios); {@code -Dreactivelocks.modelcheck.long=true} explores 20 × 500 (minutes).
+ * <p>Bounded for the build (5 × 5 scenarios); {@code -Dreactivelocks.modelcheck.long=true} explores 20 × 500 (minutes).
  */
 @Param(name = "owner", gen = IntGen.class, conf = "1:3")
 @Param(name = "token", gen = IntGen.class, conf = "1:4")
@@ -101,7 +101,7 @@ public class LocalReadWriteStoreLincheckTest {
     void modelChecking() {
         boolean longMode = Boolean.getBoolean("reactivelocks.modelcheck.long");
         new ModelCheckingOptions()
-                .iterations(longMode ? 20 : 10)
+                .iterations(longMode ? 20 : 5)
                 .invocationsPerIteration(longMode ? 500 : 5)
                 .threads(3)
                 .actorsPerThread(2)
