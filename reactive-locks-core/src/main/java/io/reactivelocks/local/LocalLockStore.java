@@ -227,8 +227,10 @@ public final class LocalLockStore {
     boolean fairRelease(String name, String owner) {
         boolean queued;
         synchronized (this) {
+            long now = clock.nanoTime();
+            liveLine(name, now); // a waiter past its deadline has no place left to give back, whoever asked last
             queued = dequeue(name, owner);
-            Entry e = liveEntry(name, clock.nanoTime());
+            Entry e = liveEntry(name, now);
             if (e != null && e.owner.equals(owner)) {
                 locks.remove(name);
                 e.expiryTimer.dispose();

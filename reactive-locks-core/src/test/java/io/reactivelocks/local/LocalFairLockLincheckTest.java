@@ -169,8 +169,8 @@ public class LocalFairLockLincheckTest {
 
         /** @see LocalFairLockLincheckTest#release */
         public boolean release(int o) {
-            // as the store does: the line is pruned when next asked (a grant or a length), so a waiter past its
-            // deadline that releases before that still finds its place
+            // a waiter past its deadline has no place left to give back
+            expire();
             boolean was = line.remove("o" + o) != null;
             if (live() && owner.equals("o" + o)) {
                 owner = null;
