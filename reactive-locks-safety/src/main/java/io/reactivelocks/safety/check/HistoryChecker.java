@@ -21,7 +21,7 @@ public interface HistoryChecker {
      *         exclusion, FIFO, linearizability of the fenced register
      */
     static List<HistoryChecker> all() {
-        return List.of(new MutualExclusionChecker(), new TokenOrderChecker(), new PermitLimitChecker(), new ReadWriteChecker(),
+        return List.of(new ArbiterExclusionChecker(), new TokenOrderChecker(), new PermitLimitChecker(), new ReadWriteChecker(),
                 new FifoChecker(), new LinearizabilityChecker());
     }
 

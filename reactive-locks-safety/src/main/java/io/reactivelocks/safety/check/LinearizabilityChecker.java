@@ -100,7 +100,7 @@ public final class LinearizabilityChecker implements HistoryChecker {
 
     @Override
     public CheckVerdict check(History history) {
-        Map<String, String> modes = MutualExclusionChecker.modes(history);
+        Map<String, String> modes = ArbiterExclusionChecker.modes(history);
         Map<String, List<History.Operation>> byName = new LinkedHashMap<>();
         for (String kind : List.of("read", "fenced-write", "write")) {
             for (History.Operation o : history.operations(kind)) {

@@ -59,7 +59,7 @@ class HistoryCheckersTest {
                 .acquire("w1", N, 11, "m", 8, 13, 1_030)
                 .read("w1", N, 11, 14, 15, 0L, 1)
                 .write("w0", N, 10, 1, 16, 18, true, 2);
-        CheckVerdict v = check(new MutualExclusionChecker(), h);
+        CheckVerdict v = check(new ArbiterExclusionChecker(), h);
         assertThat(v.status()).isEqualTo(Status.INVALID);
         assertThat(v.offending()).extracting(HistoryEvent::token).contains(10L, 11L);
     }
@@ -73,7 +73,7 @@ class HistoryCheckersTest {
                 .read("w1", N, 11, 132, 134, 0L, 1)
                 .write("w0", N, 10, 1, 140, 141, false, 2)
                 .write("w1", N, 11, 1, 142, 144, true, 3);
-        assertThat(check(new MutualExclusionChecker(), h).status()).isEqualTo(Status.VALID);
+        assertThat(check(new ArbiterExclusionChecker(), h).status()).isEqualTo(Status.VALID);
         assertThat(check(new LinearizabilityChecker(), h).status()).isEqualTo(Status.VALID);
     }
 

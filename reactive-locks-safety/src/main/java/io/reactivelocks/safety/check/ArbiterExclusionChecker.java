@@ -14,10 +14,10 @@ import java.util.Objects;
  * read-write name, unless both are readers' (semaphore names have their own check). A lease whose
  * late write was refused does not count: refusing it is what fencing is for.
  */
-public final class MutualExclusionChecker implements HistoryChecker {
+public final class ArbiterExclusionChecker implements HistoryChecker {
 
     /** Makes the checker. */
-    public MutualExclusionChecker() {
+    public ArbiterExclusionChecker() {
     }
 
     @Override
