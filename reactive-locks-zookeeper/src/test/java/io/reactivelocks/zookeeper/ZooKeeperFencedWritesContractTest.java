@@ -53,8 +53,16 @@ class ZooKeeperFencedWritesContractTest extends FencedWritesContract {
         curators.clear();
     }
 
+    /**
+     * Fenced values hold no lease, so their clients need no short session: a 2 s session (the lease
+     * time of the lock tests) has a read timeout of 1.3 s, and a loaded CI machine that starved a
+     * client that long lost its connection in the middle of a write (a {@code SystemError} from
+     * Curator's connection reset). 10 s is the test server's largest session (20 ticks).
+     */
+    private static final Duration SESSION = Duration.ofSeconds(10);
+
     private CuratorFramework curator() {
-        CuratorFramework c = ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.SESSION);
+        CuratorFramework c = ZooKeeperTestSupport.curator(zk.server.connectString(), SESSION);
         curators.add(c);
         return c;
     }
@@ -152,7 +160,7 @@ class ZooKeeperFencedWritesContractTest extends FencedWritesContract {
         String root = zk.root + "-acl";
         ZooKeeperLockOptions aliceAcl = zk.options().mutate().root(root).digestAcl("alice", "s3cret").build();
         CuratorFramework alice = ZooKeeperTestSupport.curator(CuratorFrameworkFactory.builder().connectString(zk.server.connectString())
-                .authorization("digest", "alice:s3cret".getBytes(StandardCharsets.UTF_8)), ZooKeeperTestSupport.SESSION);
+                .authorization("digest", "alice:s3cret".getBytes(StandardCharsets.UTF_8)), SESSION);
         curators.add(alice);
         FencedValues v = ZooKeeperFencedValues.create(alice, aliceAcl);
         String k = key("acl");
