@@ -24,6 +24,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
 import reactor.core.publisher.BaseSubscriber;
@@ -45,6 +46,15 @@ import reactor.util.retry.Retry;
  * stop the server-side session.
  */
 public abstract class LockBackendContract {
+
+    /**
+     * The tag of the tests that dig into the engine's and the store's corners (many iterations, many
+     * lease periods, unreachable stores, hostile names): they run where the store itself is tested.
+     * A check of a deployment of the same server (a container, see {@code reactive-locks-testcontainers})
+     * may exclude them ({@code <excludedGroups>deep</excludedGroups>}) and run the rest: exclusion,
+     * tokens, wake-ups, expiry, payloads, observation and close, through that deployment's network path.
+     */
+    public static final String DEEP = "deep";
 
     /** Generous bound for any single step that involves the real store. */
     protected static final Duration STEP = Duration.ofSeconds(10);
@@ -283,6 +293,7 @@ public abstract class LockBackendContract {
     // ---------------------------------------------------------------- renewal, expiry, loss
 
     @Test
+    @Tag(DEEP)
     void renewalKeepsALeaseAliveAcrossManyLeasePeriods() {
         String name = name("renew");
         TestClient a = newClient();
@@ -328,6 +339,7 @@ public abstract class LockBackendContract {
     }
 
     @Test
+    @Tag(DEEP)
     void aStaleOrForgedLeaseCannotRenewOrReleaseAnotherOwnersLock() {
         String name = name("forged");
         TestClient a = newClient();
@@ -355,6 +367,7 @@ public abstract class LockBackendContract {
     // ---------------------------------------------------------------- cancellation
 
     @Test
+    @Tag(DEEP)
     void cancelAtRandomMomentsDuringAcquireLeavesTheLockFree() {
         String name = name("cancel");
         TestClient a = newClient();
@@ -432,6 +445,7 @@ public abstract class LockBackendContract {
     }
 
     @Test
+    @Tag(DEEP)
     void withLockFailsWithLockLostExceptionWhenTheLeaseIsLost() {
         String name = name("lost");
         TestClient a = newClient();
@@ -492,6 +506,7 @@ public abstract class LockBackendContract {
     }
 
     @Test
+    @Tag(DEEP)
     void awaitReleaseCompletesOnReleaseAndOnExpiry() {
         String name = name("await");
         TestClient a = newClient();
@@ -598,6 +613,7 @@ public abstract class LockBackendContract {
     }
 
     @Test
+    @Tag(DEEP)
     void payloadSizeIsBoundedAndCheckedAtCallTime() {
         String name = name("payload-size");
         TestClient a = newClient();
@@ -626,6 +642,7 @@ public abstract class LockBackendContract {
     // ---------------------------------------------------------------- names and arguments
 
     @Test
+    @Tag(DEEP)
     void hostileNamesAreDataAndDoNotCollide() {
         TestClient a = newClient();
         String unique = UUID.randomUUID().toString();
@@ -713,6 +730,7 @@ public abstract class LockBackendContract {
     }
 
     @Test
+    @Tag(DEEP)
     void anUnreachableBackendGivesATypedErrorWithinTheTimeout() {
         LockOptions fast = options().mutate().requestTimeout(Duration.ofMillis(300)).waitTimeout(Duration.ofSeconds(1)).build();
         LockClient locks = LockClient.create(unreachableBackend(), fast);
@@ -760,6 +778,7 @@ public abstract class LockBackendContract {
      * leases are long: a leftover would still be there). 1,000 cancels in bursts of 200.
      */
     @Test
+    @Tag(DEEP)
     void closeRightAfterCancelLeavesNothingOnTheStore() {
         LockOptions longLease = options().mutate().leaseTime(Duration.ofSeconds(30)).build();
         LockBackend check = newBackend();
@@ -799,6 +818,7 @@ public abstract class LockBackendContract {
      * scheduled, nor fires afterwards.
      */
     @Test
+    @Tag(DEEP)
     void noTimerOutlivesClose() {
         TimerTrackingScheduler timers = TimerTrackingScheduler.wrap(Schedulers.parallel());
         LockOptions tracked = options().mutate().scheduler(timers).build();
