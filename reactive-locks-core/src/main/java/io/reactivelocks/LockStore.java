@@ -1,5 +1,6 @@
 package io.reactivelocks;
 
+import io.reactivelocks.admin.LockAdmin;
 import io.reactivelocks.election.LeaderElection;
 import io.reactivelocks.fencing.FencedValues;
 import io.reactivelocks.multi.MultiLock;
@@ -121,6 +122,15 @@ public interface LockStore {
      * @return a task queue
      */
     TaskQueue taskQueue(LockOptions options);
+
+    /**
+     * The operator's view of the store, across every client of it: what is held under a prefix,
+     * and force-release. The same instance on every call; closed with the session.
+     *
+     * @return the admin over this session's connections
+     * @throws IllegalStateException when the session is closed
+     */
+    LockAdmin admin();
 
     /**
      * Closes every concept this session handed out (releasing what they hold), then the session's

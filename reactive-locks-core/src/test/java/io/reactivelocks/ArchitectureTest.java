@@ -53,7 +53,7 @@ class ArchitectureTest {
     static final String LOCAL = "io.reactivelocks.local..";
     static final Set<String> API = Set.of(CORE, "io.reactivelocks.semaphore", "io.reactivelocks.rwlock",
             "io.reactivelocks.multi", "io.reactivelocks.window", "io.reactivelocks.election",
-            "io.reactivelocks.fencing", "io.reactivelocks.task");
+            "io.reactivelocks.fencing", "io.reactivelocks.task", "io.reactivelocks.admin");
 
     static final JavaClasses MAIN = new ClassFileImporter()
             .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)

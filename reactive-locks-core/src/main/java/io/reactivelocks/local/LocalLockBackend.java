@@ -93,6 +93,11 @@ public final class LocalLockBackend implements LockBackend {
     }
 
     @Override
+    public Mono<Integer> waiting(String name) {
+        return Mono.fromSupplier(() -> store.queued(name));
+    }
+
+    @Override
     public Flux<LockEvent> events(String name) {
         return store.events(name);
     }

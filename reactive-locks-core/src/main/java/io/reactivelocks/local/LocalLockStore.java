@@ -4,9 +4,11 @@ import io.reactivelocks.LockClock;
 import io.reactivelocks.spi.Holder;
 import io.reactivelocks.spi.LockEvent;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
@@ -250,6 +252,31 @@ public final class LocalLockStore {
     public synchronized int waiting(String name) {
         LinkedHashMap<String, Long> line = liveLine(name, clock.nanoTime());
         return line == null ? 0 : line.size();
+    }
+
+    /**
+     * @param name a lock name
+     * @return how many live waiters are in its fair line, or {@code -1} when it has none (plain
+     *         locks keep no line: their waiters back off and listen)
+     */
+    synchronized int queued(String name) {
+        LinkedHashMap<String, Long> line = liveLine(name, clock.nanoTime());
+        return line == null ? -1 : line.size();
+    }
+
+    /**
+     * @param prefix the start of the names
+     * @return the names held now that start with {@code prefix}
+     */
+    synchronized List<String> heldNames(String prefix) {
+        long now = clock.nanoTime();
+        List<String> out = new ArrayList<>();
+        locks.forEach((n, e) -> {
+            if (n.startsWith(prefix) && e.expiresAt > now) {
+                out.add(n);
+            }
+        });
+        return out;
     }
 
     // guarded by this: the line of a name without its expired waiters, or null when empty

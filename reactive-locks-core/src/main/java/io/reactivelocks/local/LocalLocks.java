@@ -6,13 +6,17 @@ import io.reactivelocks.LockClock;
 import io.reactivelocks.LockStore;
 import io.reactivelocks.fencing.FencedValues;
 import io.reactivelocks.spi.LockBackend;
+import io.reactivelocks.spi.NameScan;
 import io.reactivelocks.spi.rwlock.ReadWriteStore;
 import io.reactivelocks.spi.semaphore.SemaphoreStore;
 import io.reactivelocks.spi.store.AbstractLockStore;
 import io.reactivelocks.spi.task.TaskStore;
 import io.reactivelocks.spi.window.WindowStore;
+import java.util.ArrayList;
 import java.util.EnumSet;
+import java.util.List;
 import java.util.Objects;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
@@ -118,6 +122,17 @@ public final class LocalLocks {
         @Override
         protected TaskStore taskStore() {
             return tasks;
+        }
+
+        @Override
+        protected Flux<NameScan.Named> names(String prefix) {
+            return Flux.defer(() -> {
+                List<NameScan.Named> out = new ArrayList<>();
+                locks.heldNames(prefix).forEach(n -> out.add(new NameScan.Named(Concept.LOCK, n)));
+                semaphores.heldNames(prefix).forEach(n -> out.add(new NameScan.Named(Concept.SEMAPHORE, n)));
+                readWrite.heldNames(prefix).forEach(n -> out.add(new NameScan.Named(Concept.READ_WRITE_LOCK, n)));
+                return Flux.fromIterable(out);
+            });
         }
 
         @Override

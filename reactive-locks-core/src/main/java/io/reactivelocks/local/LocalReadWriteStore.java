@@ -183,6 +183,21 @@ public final class LocalReadWriteStore implements ReadWriteStore {
         });
     }
 
+    /**
+     * @param prefix the start of the names
+     * @return the names with grants held now that start with {@code prefix}
+     */
+    public synchronized List<String> heldNames(String prefix) {
+        long now = clock.nanoTime();
+        List<String> out = new ArrayList<>();
+        locks.forEach((n, e) -> {
+            if (n.startsWith(prefix) && e.grants.values().stream().anyMatch(g -> g.expiresAt > now)) {
+                out.add(n);
+            }
+        });
+        return out;
+    }
+
     @Override
     public Mono<ReadWriteHolders> holders(String name) {
         return Mono.fromSupplier(() -> {

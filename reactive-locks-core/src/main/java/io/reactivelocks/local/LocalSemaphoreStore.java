@@ -167,6 +167,21 @@ public final class LocalSemaphoreStore implements SemaphoreStore {
         });
     }
 
+    /**
+     * @param prefix the start of the names
+     * @return the names with permits held now that start with {@code prefix}
+     */
+    public synchronized List<String> heldNames(String prefix) {
+        long now = clock.nanoTime();
+        List<String> out = new ArrayList<>();
+        semaphores.forEach((n, held) -> {
+            if (n.startsWith(prefix) && held.values().stream().anyMatch(p -> p.expiresAt > now)) {
+                out.add(n);
+            }
+        });
+        return out;
+    }
+
     /** @return how many permits of {@code name} are held now (expired ones not counted) */
     public synchronized int heldCount(String name) {
         int n = live(name, clock.nanoTime()).size();

@@ -91,6 +91,19 @@ public interface LockBackend {
     Mono<Holder> inspect(String name);
 
     /**
+     * How many clients wait in the store's queue of {@code name}, for
+     * {@link io.reactivelocks.admin.LockAdmin#list}: a fair lock's line, the lock queue of a store
+     * that queues natively (etcd, ZooKeeper), the holder not counted.
+     *
+     * @param name the lock name
+     * @return the number of waiters; {@code -1} (the default) when the store keeps no queue for the
+     *         name (its waiters back off and listen)
+     */
+    default Mono<Integer> waiting(String name) {
+        return Mono.just(-1);
+    }
+
+    /**
      * A hot stream of changes of one lock. It emits {@link LockEvent.Subscribed} first, once the
      * store-side subscription is live (so the engine can re-check without missing a release),
      * then {@link LockEvent.Acquired}/{@link LockEvent.Released} as they happen, and

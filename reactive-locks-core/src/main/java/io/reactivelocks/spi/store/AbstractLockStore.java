@@ -6,6 +6,7 @@ import io.reactivelocks.LockClient;
 import io.reactivelocks.LockListener;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.LockStore;
+import io.reactivelocks.admin.LockAdmin;
 import io.reactivelocks.election.LeaderElection;
 import io.reactivelocks.fencing.FencedValue;
 import io.reactivelocks.fencing.FencedValues;
@@ -14,6 +15,7 @@ import io.reactivelocks.rwlock.ReadWriteLock;
 import io.reactivelocks.rwlock.ReadWriteLockOptions;
 import io.reactivelocks.semaphore.Semaphore;
 import io.reactivelocks.spi.LockBackend;
+import io.reactivelocks.spi.NameScan;
 import io.reactivelocks.spi.rwlock.ReadWriteStore;
 import io.reactivelocks.spi.semaphore.SemaphoreStore;
 import io.reactivelocks.spi.task.TaskStore;
@@ -27,6 +29,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -47,6 +50,7 @@ public abstract class AbstractLockStore implements LockStore {
     private final List<Supplier<Mono<Void>>> handedOut = new ArrayList<>();
     private boolean closed;
     private final Mono<Void> close;
+    private @Nullable LockAdmin admin; // guarded by handedOut
 
     /**
      * @param name     the store's name in words, e.g. {@code "redis"}
@@ -129,6 +133,39 @@ public abstract class AbstractLockStore implements LockStore {
     public TaskQueue taskQueue(LockOptions options) {
         LockOptions o = forConcept(options, Concept.TASK_QUEUE);
         return track(TaskQueue.create(taskStore(), o), TaskQueue::close);
+    }
+
+    @Override
+    public LockAdmin admin() {
+        synchronized (handedOut) {
+            if (closed) {
+                throw closedError();
+            }
+            if (admin != null) {
+                return admin;
+            }
+        }
+        LockBackend locks = track(lockBackend(LockOptions.defaults()), LockBackend::close);
+        SemaphoreStore semaphores = concepts.contains(Concept.SEMAPHORE) ? track(semaphoreStore(), SemaphoreStore::close) : null;
+        ReadWriteStore readWrite = concepts.contains(Concept.READ_WRITE_LOCK) ? track(readWriteStore(), ReadWriteStore::close) : null;
+        LockAdmin made = LockAdmin.create(this::names, locks, semaphores, readWrite);
+        synchronized (handedOut) {
+            if (admin == null) {
+                admin = made;
+            }
+            return admin;
+        }
+    }
+
+    /**
+     * The names this store keeps lock, semaphore or read-write state under, for {@link #admin()}
+     * (see {@link NameScan#names}). The default errors: a store overrides it to be listed.
+     *
+     * @param prefix the start of the names, compared literally
+     * @return the names with their concept
+     */
+    protected Flux<NameScan.Named> names(String prefix) {
+        return Flux.error(new UnsupportedOperationException("the " + name + " store cannot list its names"));
     }
 
     @Override

@@ -1,0 +1,49 @@
+package io.reactivelocks.admin;
+
+import io.reactivelocks.Concept;
+import java.time.Duration;
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One grant held on the store, as {@link LockAdmin#list} sees it: a lock's holder, one semaphore
+ * permit, one reader or the writer of a read-write lock.
+ *
+ * <p>The concept is the store's layout, not the API a client used: a fair lock, a leader and a
+ * multi-lock's parts hold lock grants and are listed as {@link Concept#LOCK}.
+ *
+ * @param concept   {@link Concept#LOCK}, {@link Concept#SEMAPHORE} or {@link Concept#READ_WRITE_LOCK}
+ * @param name      the name the grant is held on
+ * @param role      what the grant is: the holder of a lock, a permit, a reader or the writer
+ * @param owner     the holder's owner id (one per lease)
+ * @param token     the grant's fencing token
+ * @param remaining what is left of the lease by the store's clock, or {@code null} when the store
+ *                  keeps no per-grant expiry (etcd and ZooKeeper: the session's)
+ * @param payload   the value stored with a lock grant, or {@code null}
+ * @param waiters   how many clients wait in the store's queue of the name (a fair lock's line, the
+ *                  lock queue of etcd and ZooKeeper, a read-write lock's waiting writers), or
+ *                  {@code -1} when the store keeps no queue for it (waiters back off and listen)
+ */
+public record HeldGrant(Concept concept, String name, Role role, String owner, long token, @Nullable Duration remaining,
+                        @Nullable String payload, int waiters) {
+
+    /** Checks the fields. */
+    public HeldGrant {
+        Objects.requireNonNull(concept, "concept");
+        Objects.requireNonNull(name, "name");
+        Objects.requireNonNull(role, "role");
+        Objects.requireNonNull(owner, "owner");
+    }
+
+    /** What a grant is. */
+    public enum Role {
+        /** The holder of a lock (mutex, fair lock, leader, multi-lock part). */
+        HOLDER,
+        /** One permit of a semaphore. */
+        PERMIT,
+        /** A reader of a read-write lock. */
+        READER,
+        /** The writer of a read-write lock. */
+        WRITER
+    }
+}
