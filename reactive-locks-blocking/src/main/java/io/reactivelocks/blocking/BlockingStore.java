@@ -149,6 +149,14 @@ public final class BlockingStore implements AutoCloseable {
     }
 
     /**
+     * @return a blocking view of the store's admin: what every client holds, and force-release
+     * @throws IllegalStateException when the session is closed
+     */
+    public BlockingAdmin admin() {
+        return BlockingAdmin.of(store.admin());
+    }
+
+    /**
      * @param options claim time, renewal, backoff, timeouts
      * @return a blocking task queue
      */

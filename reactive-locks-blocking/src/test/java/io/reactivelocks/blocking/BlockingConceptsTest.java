@@ -307,4 +307,21 @@ class BlockingConceptsTest {
         assertThat(tasks.remove("q", "t3")).isTrue();
         assertThat(tasks.status("q", "t3")).isEmpty();
     }
+
+    @Test
+    void adminListsAndForceReleasesWhatAnotherClientHolds() throws Exception {
+        BlockingLocks holder = store.locks(OPTIONS);
+        BlockingLease lease = holder.acquire("admin:a");
+        BlockingAdmin admin = store.admin();
+        assertThat(admin.list("admin:")).singleElement().satisfies(g -> {
+            assertThat(g.name()).isEqualTo("admin:a");
+            assertThat(g.token()).isEqualTo(lease.token());
+        });
+        assertThat(admin.list("other:")).isEmpty();
+        assertThat(admin.forceRelease("admin:a")).extracting(io.reactivelocks.admin.HeldGrant::token).containsExactly(lease.token());
+        assertThat(admin.list("admin:")).isEmpty();
+        BlockingLease next = store.locks(OPTIONS).tryAcquire("admin:a").orElseThrow();
+        assertThat(next.token()).isGreaterThan(lease.token());
+        next.release();
+    }
 }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.reactivelocks.Lease;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockStore;
+import io.reactivelocks.admin.LockAdmin;
 import io.reactivelocks.election.LeaderElection;
 import io.reactivelocks.election.Leadership;
 import io.reactivelocks.fencing.FencedValues;
@@ -61,6 +62,7 @@ class FacadeCoverageTest {
         FACADES.put(Leadership.class, BlockingLeadership.class);
         FACADES.put(FencedValues.class, BlockingFencedValues.class);
         FACADES.put(TaskQueue.class, BlockingTaskQueue.class);
+        FACADES.put(LockAdmin.class, BlockingAdmin.class);
     }
 
     /** Core name → facade name, where they differ. */

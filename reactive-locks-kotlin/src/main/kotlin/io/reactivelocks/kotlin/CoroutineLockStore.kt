@@ -123,6 +123,13 @@ public class CoroutineLockStore(public val reactive: LockStore) {
         reactive.elections(options).coroutines()
 
     /**
+     * The store's admin ([LockStore.admin]): what every client holds, and force-release.
+     *
+     * @return the coroutine face of the session's admin
+     */
+    public fun admin(): CoroutineLockAdmin = reactive.admin().coroutines()
+
+    /**
      * Fenced values ([LockStore.fencedValues]).
      *
      * @return their coroutine face

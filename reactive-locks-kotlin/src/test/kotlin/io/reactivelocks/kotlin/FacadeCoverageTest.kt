@@ -4,6 +4,7 @@ import io.reactivelocks.Concept
 import io.reactivelocks.Lease
 import io.reactivelocks.LockClient
 import io.reactivelocks.LockStore
+import io.reactivelocks.admin.LockAdmin
 import io.reactivelocks.election.LeaderElection
 import io.reactivelocks.election.Leadership
 import io.reactivelocks.fencing.FencedValues
@@ -69,6 +70,7 @@ class FacadeCoverageTest {
             LeaderElection::class.java to CoroutineLeaderElection::class.java,
             FencedValues::class.java to CoroutineFencedValues::class.java,
             TaskQueue::class.java to CoroutineTaskQueue::class.java,
+            LockAdmin::class.java to CoroutineLockAdmin::class.java,
         )
 
         /** Core types handed out as they are; their reactive methods have suspending extensions in this file class. */

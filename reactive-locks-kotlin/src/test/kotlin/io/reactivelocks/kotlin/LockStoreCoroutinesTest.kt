@@ -130,6 +130,20 @@ class LockStoreCoroutinesTest {
     }
 
     @Test
+    fun theAdminListsWhatIsHeldAndForceReleasesIt(): Unit = runBlocking {
+        withTimeout(step) {
+            val lease = store.locks().acquire("admin:a")
+            val admin = store.admin()
+            assertThat(admin.list("admin:").toList().map { it.token }).containsExactly(lease.token())
+            assertThat(admin.forceRelease("admin:a").map { it.owner }).containsExactly(lease.owner())
+            assertThat(admin.list("admin:").toList()).isEmpty()
+            val next = store.locks().tryAcquire("admin:a")
+            assertThat(next!!.token()).isGreaterThan(lease.token())
+            next.releaseAndAwait()
+        }
+    }
+
+    @Test
     fun fencedValuesAcceptTheNewestTokenAndRefuseOlderOnes(): Unit = runBlocking {
         withTimeout(step) {
             val locks = store.locks()

@@ -164,6 +164,11 @@ public final class VertxLockStore {
         return new VertxLeaderElection(elections, context);
     }
 
+    /** @return the store's admin (what every client holds, force-release), as {@link LockStore#admin()} */
+    public VertxAdmin admin() {
+        return new VertxAdmin(store.admin(), context);
+    }
+
     /** @return fenced values, as {@link LockStore#fencedValues()} */
     public VertxFencedValues fencedValues() {
         return new VertxFencedValues(store.fencedValues(), context);

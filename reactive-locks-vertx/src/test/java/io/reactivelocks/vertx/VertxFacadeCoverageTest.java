@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.reactivelocks.Lease;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockStore;
+import io.reactivelocks.admin.LockAdmin;
 import io.reactivelocks.election.LeaderElection;
 import io.reactivelocks.election.Leadership;
 import io.reactivelocks.fencing.FencedValues;
@@ -69,7 +70,8 @@ class VertxFacadeCoverageTest {
             Map.entry(WindowLock.class, VertxWindowLock.class),
             Map.entry(LeaderElection.class, VertxLeaderElection.class),
             Map.entry(FencedValues.class, VertxFencedValues.class),
-            Map.entry(TaskQueue.class, VertxTaskQueue.class));
+            Map.entry(TaskQueue.class, VertxTaskQueue.class),
+            Map.entry(LockAdmin.class, VertxAdmin.class));
 
     /** Core value handed out as it is → the facade type whose methods take it for its reactive verbs. */
     static final Map<Class<?>, Class<?>> VALUES = Map.of(

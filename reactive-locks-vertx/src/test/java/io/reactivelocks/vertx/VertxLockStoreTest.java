@@ -252,6 +252,21 @@ class VertxLockStoreTest {
     }
 
     @Test
+    void theAdminListsOnTheCallersContextAndForceReleases() throws Exception {
+        VertxLocks locks = store.locks(options());
+        Lease held = call(a, () -> locks.acquire(name));
+        VertxAdmin admin = store.admin();
+        Queue<io.reactivelocks.admin.HeldGrant> listed = new ConcurrentLinkedQueue<>();
+        open(b, () -> admin.list(name), listed);
+        assertThat(first(listed).token()).isEqualTo(held.token());
+        assertThat(call(b, () -> admin.forceRelease(name))).extracting(io.reactivelocks.admin.HeldGrant::owner)
+                .containsExactly(held.owner());
+        Lease next = call(a, () -> locks.tryAcquire(name));
+        assertThat(next.token()).isGreaterThan(held.token());
+        call(a, () -> locks.release(next));
+    }
+
+    @Test
     void taskQueueCapturesProcessesFailsAndReleases() throws Exception {
         VertxTaskQueue tasks = store.taskQueue(options());
         assertThat(call(a, () -> tasks.register(name, "t1", 1, "payload-1"))).isTrue();
