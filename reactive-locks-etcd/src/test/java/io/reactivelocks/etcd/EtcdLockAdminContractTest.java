@@ -1,0 +1,55 @@
+package io.reactivelocks.etcd;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.reactivelocks.LockNames;
+import io.reactivelocks.LockStore;
+import io.reactivelocks.test.LockAdminContract;
+import java.time.Duration;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The admin contract on a real etcd: every session has its own jetcd client (its own connection),
+ * as separate processes would, so a force-release deletes another client's key on another
+ * session lease. The lease time of 3 s fits etcd (its minimum TTL is 2 s with the default
+ * election timeout).
+ */
+class EtcdLockAdminContractTest extends LockAdminContract {
+
+    private static EtcdTestSupport etcd;
+
+    @BeforeAll
+    static void startServer() {
+        etcd = EtcdTestSupport.start();
+    }
+
+    @AfterAll
+    static void stopServer() {
+        if (etcd != null) {
+            etcd.close();
+        }
+    }
+
+    @Override
+    protected LockStore connect() {
+        EtcdConnectionOptions connection = EtcdConnectionOptions.builder()
+                .endpoints("http://" + etcd.server.host() + ":" + etcd.server.port())
+                .connectTimeout(Duration.ofSeconds(2))
+                .build();
+        return EtcdLocks.connect(connection, EtcdLockOptions.builder().prefix(etcd.prefix).requestTimeout(Duration.ofSeconds(5)).build());
+    }
+
+    @Test
+    void aNamePrefixIsRangedByItsWholeBase64Groups() {
+        assertThat(EtcdStoreSession.encodedStem("")).isEmpty();
+        assertThat(EtcdStoreSession.encodedStem("ab")).isEmpty();
+        assertThat(EtcdStoreSession.encodedStem("abcd")).isEqualTo("YWJj");
+        assertThat("YWJjZA").startsWith(EtcdStoreSession.encodedStem("abcd"));
+        // a high surrogate that a name may continue as a pair is left out of the range
+        assertThat(EtcdStoreSession.encodedStem("abc\uD83D")).isEqualTo("YWJj");
+        assertThat(LockNames.base64url("abc\uD83D\uDE00x")).startsWith(EtcdStoreSession.encodedStem("abc\uD83D"));
+        assertThat(LockNames.base64url("abcde\uD83D\uDE00")).startsWith(EtcdStoreSession.encodedStem("abcde\uD83D"));
+    }
+}
