@@ -1,14 +1,19 @@
 package io.reactivelocks.etcd;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
+import io.reactivelocks.Lease;
 import io.reactivelocks.LockNames;
+import io.reactivelocks.LockOptions;
 import io.reactivelocks.LockStore;
+import io.reactivelocks.admin.LockAdmin;
 import io.reactivelocks.test.LockAdminContract;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
 
 /**
  * The admin contract on a real etcd: every session has its own jetcd client (its own connection),
@@ -51,5 +56,32 @@ class EtcdLockAdminContractTest extends LockAdminContract {
         assertThat(EtcdStoreSession.encodedStem("abc\uD83D")).isEqualTo("YWJj");
         assertThat(LockNames.base64url("abc\uD83D\uDE00x")).startsWith(EtcdStoreSession.encodedStem("abc\uD83D"));
         assertThat(LockNames.base64url("abcde\uD83D\uDE00")).startsWith(EtcdStoreSession.encodedStem("abcde\uD83D"));
+    }
+
+    @Test
+    void theListCountsTheWaitersInTheLockQueueAndAForceReleaseGrantsTheFirstOfThem() {
+        LockOptions waits = options().mutate().leaseTime(Duration.ofSeconds(60)).waitTimeout(Duration.ofSeconds(30)).build();
+        LockAdmin admin = store().admin();
+        String name = prefix("waiters") + "lock";
+        Lease held = store().locks(waits).acquire(name).block(STEP);
+        Mono<Lease> first = store().locks(waits).acquire(name).cache();
+        first.subscribe(l -> { }, e -> { });
+        await().atMost(STEP).untilAsserted(() -> assertThat(admin.list(name).collectList().block(STEP)).singleElement()
+                .satisfies(g -> assertThat(g.waiters()).isEqualTo(1)));
+        Mono<Lease> second = store().locks(waits).acquire(name).cache();
+        second.subscribe(l -> { }, e -> { });
+        await().atMost(STEP).untilAsserted(() -> assertThat(admin.list(name).collectList().block(STEP)).singleElement()
+                .satisfies(g -> assertThat(g.waiters()).as("the holder not counted").isEqualTo(2)));
+
+        assertThat(admin.forceRelease(name).block(STEP)).singleElement().satisfies(g -> assertThat(g.token()).isEqualTo(held.token()));
+
+        Lease granted = first.block(STEP); // the queue is FIFO: the first waiter is next
+        assertThat(admin.list(name).collectList().block(STEP)).singleElement().satisfies(g -> {
+            assertThat(g.token()).isEqualTo(granted.token());
+            assertThat(g.owner()).isEqualTo(granted.owner());
+            assertThat(g.waiters()).isEqualTo(1);
+        });
+        granted.release().block(STEP);
+        second.block(STEP).release().block(STEP);
     }
 }

@@ -3,6 +3,7 @@ package io.reactivelocks.zookeeper;
 import io.reactivelocks.Concept;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.fencing.FencedValues;
+import io.reactivelocks.spi.DelegatingLockBackend;
 import io.reactivelocks.spi.LockBackend;
 import io.reactivelocks.spi.NameScan;
 import io.reactivelocks.spi.rwlock.ReadWriteStore;
@@ -47,12 +48,12 @@ final class ZooKeeperStoreSession extends AbstractLockStore {
 
     @Override
     protected LockBackend lockBackend(LockOptions options) {
-        return leftOpen(backend);
+        return shared(backend);
     }
 
     @Override
     protected LockBackend fairLockBackend(LockOptions options) {
-        return leftOpen(backend);
+        return shared(backend);
     }
 
     @Override
@@ -101,6 +102,25 @@ final class ZooKeeperStoreSession extends AbstractLockStore {
                         .filter(n -> n != null && n.startsWith(prefix))
                         .map(n -> new NameScan.Named(concept, n))
                         .toList());
+    }
+
+    /**
+     * {@link #leftOpen(LockBackend)}, forwarding {@link LockBackend#waiting} too: core's
+     * {@link DelegatingLockBackend} does not forward that default method (its view would answer
+     * {@code -1}, and the admin would list no waiters).
+     */
+    private static LockBackend shared(LockBackend backend) {
+        return new DelegatingLockBackend(leftOpen(backend)) {
+            @Override
+            public Mono<Integer> waiting(String name) {
+                return backend.waiting(name);
+            }
+
+            @Override
+            public String toString() {
+                return backend.toString();
+            }
+        };
     }
 
     @Override
