@@ -4,12 +4,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.reactivelocks.Lease;
+import io.reactivelocks.LockClient;
 import io.reactivelocks.LockNames;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.LockStore;
+import io.reactivelocks.admin.HeldGrant;
 import io.reactivelocks.admin.LockAdmin;
 import io.reactivelocks.test.LockAdminContract;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -83,5 +87,23 @@ class EtcdLockAdminContractTest extends LockAdminContract {
         });
         granted.release().block(STEP);
         second.block(STEP).release().block(STEP);
+    }
+
+    @Test
+    void aPrefixCutAnywhereInAMultiByteNameFindsExactlyTheNamesStartingWithIt() {
+        LockClient locks = store().locks(options());
+        LockAdmin admin = store().admin();
+        String base = prefix("utf8");
+        String pair = base + "\u00e9\u20ac\uD83D\uDE00x";
+        List<String> names = List.of(pair, base + "\u00e9\u20ac\uD83D\uDE01x", base + "\u00e9\u20ac\uD83Dz");
+        List<Lease> held = new ArrayList<>();
+        names.forEach(n -> held.add(locks.acquire(n).block(STEP)));
+        for (int i = base.length(); i <= pair.length(); i++) {
+            String p = pair.substring(0, i);
+            List<String> expected = names.stream().filter(n -> n.startsWith(p)).sorted().toList();
+            assertThat(admin.list(p).map(HeldGrant::name).collectList().block(STEP)).as("prefix of %d chars", i)
+                    .containsExactlyElementsOf(expected);
+        }
+        held.forEach(l -> l.release().block(STEP));
     }
 }
