@@ -9,7 +9,6 @@ import io.etcd.jetcd.options.GetOption;
 import io.reactivelocks.Concept;
 import io.reactivelocks.LockNames;
 import io.reactivelocks.LockOptions;
-import io.reactivelocks.spi.DelegatingLockBackend;
 import io.reactivelocks.spi.LockBackend;
 import io.reactivelocks.spi.NameScan;
 import io.reactivelocks.spi.rwlock.ReadWriteStore;
@@ -62,7 +61,7 @@ final class EtcdStoreSession extends AbstractLockStore {
     protected LockBackend lockBackend(LockOptions options) {
         EtcdLockOptions o = EtcdLocks.withTtl(etcdOptions, options);
         synchronized (backends) {
-            return shared(backends.computeIfAbsent(o.sessionTtl(), ttl -> EtcdLockBackend.create(client, o)));
+            return leftOpen(backends.computeIfAbsent(o.sessionTtl(), ttl -> EtcdLockBackend.create(client, o)));
         }
     }
 
@@ -159,24 +158,6 @@ final class EtcdStoreSession extends AbstractLockStore {
         }
     }
 
-    /**
-     * {@link #leftOpen(LockBackend)}, forwarding {@link LockBackend#waiting} too: core's
-     * {@link DelegatingLockBackend} does not forward that default method (its view would answer
-     * {@code -1}, and the admin would list no waiters).
-     */
-    private static LockBackend shared(LockBackend backend) {
-        return new DelegatingLockBackend(leftOpen(backend)) {
-            @Override
-            public Mono<Integer> waiting(String name) {
-                return backend.waiting(name);
-            }
-
-            @Override
-            public String toString() {
-                return backend.toString();
-            }
-        };
-    }
 
     @Override
     protected Mono<Void> closeConnections() {

@@ -3,7 +3,6 @@ package io.reactivelocks.zookeeper;
 import io.reactivelocks.Concept;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.fencing.FencedValues;
-import io.reactivelocks.spi.DelegatingLockBackend;
 import io.reactivelocks.spi.LockBackend;
 import io.reactivelocks.spi.NameScan;
 import io.reactivelocks.spi.rwlock.ReadWriteStore;
@@ -48,12 +47,12 @@ final class ZooKeeperStoreSession extends AbstractLockStore {
 
     @Override
     protected LockBackend lockBackend(LockOptions options) {
-        return shared(backend);
+        return leftOpen(backend);
     }
 
     @Override
     protected LockBackend fairLockBackend(LockOptions options) {
-        return shared(backend);
+        return leftOpen(backend);
     }
 
     @Override
@@ -104,24 +103,6 @@ final class ZooKeeperStoreSession extends AbstractLockStore {
                         .toList());
     }
 
-    /**
-     * {@link #leftOpen(LockBackend)}, forwarding {@link LockBackend#waiting} too: core's
-     * {@link DelegatingLockBackend} does not forward that default method (its view would answer
-     * {@code -1}, and the admin would list no waiters).
-     */
-    private static LockBackend shared(LockBackend backend) {
-        return new DelegatingLockBackend(leftOpen(backend)) {
-            @Override
-            public Mono<Integer> waiting(String name) {
-                return backend.waiting(name);
-            }
-
-            @Override
-            public String toString() {
-                return backend.toString();
-            }
-        };
-    }
 
     @Override
     protected Mono<Void> closeConnections() {
