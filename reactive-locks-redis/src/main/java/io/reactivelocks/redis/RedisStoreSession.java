@@ -3,7 +3,6 @@ package io.reactivelocks.redis;
 import io.reactivelocks.Concept;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.fencing.FencedValues;
-import io.reactivelocks.spi.DelegatingLockBackend;
 import io.reactivelocks.spi.LockBackend;
 import io.reactivelocks.spi.NameScan;
 import io.reactivelocks.spi.rwlock.ReadWriteStore;
@@ -32,7 +31,7 @@ final class RedisStoreSession extends AbstractLockStore {
 
     @Override
     protected LockBackend lockBackend(LockOptions options) {
-        return new LeftOpen(backend);
+        return leftOpen(backend);
     }
 
     @Override
@@ -74,30 +73,5 @@ final class RedisStoreSession extends AbstractLockStore {
     @Override
     protected Mono<Void> closeConnections() {
         return backend.close();
-    }
-
-    /**
-     * The session's backend, not closed by the concepts handed out (the session closes it), with
-     * its fair queue's {@link LockBackend#waiting} (which the core's view does not pass on).
-     */
-    private static final class LeftOpen extends DelegatingLockBackend {
-        LeftOpen(RedisLockBackend backend) {
-            super(backend);
-        }
-
-        @Override
-        public Mono<Integer> waiting(String name) {
-            return delegate().waiting(name);
-        }
-
-        @Override
-        public Mono<Void> close() {
-            return Mono.empty();
-        }
-
-        @Override
-        public String toString() {
-            return delegate().toString();
-        }
     }
 }
