@@ -97,4 +97,18 @@ public interface Lease {
      *         does not complete when the lease is released by its owner.
      */
     Mono<Void> lost();
+
+    /**
+     * The first revocation request an operator sends to this lease's holder while this is
+     * subscribed ({@link io.reactivelocks.admin.LockAdmin#revoke}): cooperative — the holder decides
+     * whether to finish and release; one that ignores it keeps the lease until it is
+     * force-released. Requests are not stored: subscribe while holding to receive them.
+     *
+     * @return a {@code Mono} of the request's reason; completes empty when the lease ends (released
+     *         or lost) first, and at once for a grant that cannot be revoked (permits, readers and
+     *         writers, task claims and window claims for now) or a store that cannot send requests
+     */
+    default Mono<String> revoked() {
+        return Mono.empty();
+    }
 }

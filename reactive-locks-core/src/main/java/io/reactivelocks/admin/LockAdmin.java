@@ -50,6 +50,28 @@ public interface LockAdmin {
     Mono<List<HeldGrant>> forceRelease(String name);
 
     /**
+     * Asks the holder of the lock {@code name} to let go: cooperative. The holder's
+     * {@link io.reactivelocks.Lease#revoked()} emits {@code reason}; it may finish its work and
+     * release, or ignore the request and keep the lock until it is {@linkplain #forceRelease
+     * force-released}. The request goes over the store's notification channel and is not stored: a
+     * holder that does not listen does not receive it (send it again, or force-release). Lock
+     * holders only (fair locks, leaders and multi-lock parts included), not permits, readers or
+     * writers yet.
+     *
+     * @param name   the lock name
+     * @param reason why, in words (shown to the holder), at most {@value #MAX_REASON_LENGTH} characters
+     * @return {@code true} when the lock was held and its holder asked, {@code false} when it was
+     *         free; errors with {@link UnsupportedOperationException} when the store cannot send requests
+     * @throws NullPointerException     when an argument is null
+     * @throws IllegalArgumentException when {@code name} is empty or too long, or {@code reason} is longer
+     *                                  than {@value #MAX_REASON_LENGTH} characters
+     */
+    Mono<Boolean> revoke(String name, String reason);
+
+    /** The longest reason {@link #revoke} takes, in characters (it travels in a notification). */
+    int MAX_REASON_LENGTH = 500;
+
+    /**
      * The admin of a store over its parts. For store authors: a session built on
      * {@link io.reactivelocks.spi.store.AbstractLockStore} hands one out by itself.
      *

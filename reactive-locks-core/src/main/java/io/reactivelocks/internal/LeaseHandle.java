@@ -6,6 +6,7 @@ import io.reactivelocks.LockException;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.spi.BackendErrors;
 import io.reactivelocks.spi.HeldLock;
+import io.reactivelocks.spi.LockEvent;
 import io.reactivelocks.spi.RenewOutcome;
 import io.reactivelocks.spi.Renewal;
 import io.reactivelocks.spi.RenewalMode;
@@ -52,6 +53,8 @@ final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapshot.Sourc
     private final long grantedAt;
     // guarded by this; made by the first lost() call
     private Sinks.Empty<Void> lostSink;
+    // guarded by this; made by the first revoked() call, completed when the lease ends (lost or released)
+    private Sinks.Empty<Void> endSink;
     // guarded by this: the withLock bodies running under this lease (see watchLoss)
     private LossWatcher watchers;
 
@@ -184,6 +187,28 @@ final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapshot.Sourc
             }
             return lostSink.asMono();
         }
+    }
+
+    @Override
+    public Mono<String> revoked() {
+        Mono<Void> ended;
+        synchronized (this) {
+            if (state != ACTIVE) {
+                return Mono.empty();
+            }
+            if (endSink == null) {
+                endSink = Sinks.empty();
+            }
+            ended = endSink.asMono();
+        }
+        String owner = lock.owner();
+        return client.hub().events(lock.name())
+                .filter(e -> e instanceof LockEvent.Revoked r && (r.owner() == null || r.owner().equals(owner)))
+                .map(e -> ((LockEvent.Revoked) e).reason())
+                .next()
+                // a store's channel that fails gives no request: the lease's end still ends the wait
+                .onErrorResume(e -> ended.then(Mono.empty()))
+                .takeUntilOther(ended);
     }
 
     /**
@@ -431,6 +456,7 @@ final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapshot.Sourc
     void lose(String reason) {
         Disposable session;
         Sinks.Empty<Void> lostWaiters;
+        Sinks.Empty<Void> ended;
         LossWatcher lostWatchers;
         synchronized (this) {
             if (state != ACTIVE) {
@@ -440,6 +466,7 @@ final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapshot.Sourc
             lossReason = reason;
             session = stopTimers();
             lostWaiters = lostSink;
+            ended = endSink;
             // taken off the list here: an unwatchLoss from now on finds them gone, so the links stay as read
             lostWatchers = watchers;
             watchers = null;
@@ -457,6 +484,9 @@ final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapshot.Sourc
         }
         if (lostWaiters != null) {
             lostWaiters.tryEmitEmpty();
+        }
+        if (ended != null) {
+            ended.tryEmitEmpty();
         }
         for (LossWatcher w = lostWatchers; w != null; ) {
             LossWatcher next = w.nextWatcher;
@@ -530,6 +560,7 @@ final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapshot.Sourc
     @Nullable Mono<Void> releaseNow() {
         Disposable session;
         boolean wasLost;
+        Sinks.Empty<Void> ended;
         synchronized (this) {
             if (state == RELEASED) {
                 return null;
@@ -537,6 +568,10 @@ final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapshot.Sourc
             wasLost = state == LOST;
             state = RELEASED;
             session = stopTimers();
+            ended = endSink;
+        }
+        if (ended != null) {
+            ended.tryEmitEmpty();
         }
         if (wasLost) {
             // the lease is gone already and lose() has sent the store's clean-up: nothing to wait for

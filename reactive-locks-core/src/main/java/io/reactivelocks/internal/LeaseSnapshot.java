@@ -45,6 +45,11 @@ public final class LeaseSnapshot implements Lease {
 
         /** @return completes when the grant is lost */
         Mono<Void> lost();
+
+        /** @return the first revocation request's reason; empty when the lease ends first or it cannot be revoked */
+        default Mono<String> revoked() {
+            return Mono.empty();
+        }
     }
 
     private final Source source;
@@ -117,5 +122,10 @@ public final class LeaseSnapshot implements Lease {
     @Override
     public String toString() {
         return "Lease{name=" + name() + ", token=" + token() + ", owner=" + owner() + ", validUntilNanos=" + validUntil + "}";
+    }
+
+    @Override
+    public Mono<String> revoked() {
+        return source.revoked();
     }
 }

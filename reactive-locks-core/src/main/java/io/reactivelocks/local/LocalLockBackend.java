@@ -93,6 +93,11 @@ public final class LocalLockBackend implements LockBackend {
     }
 
     @Override
+    public Mono<Void> revoke(String name, String owner, String reason) {
+        return Mono.fromRunnable(() -> store.revoke(name, owner, reason));
+    }
+
+    @Override
     public Mono<Integer> waiting(String name) {
         return Mono.fromSupplier(() -> store.queued(name));
     }

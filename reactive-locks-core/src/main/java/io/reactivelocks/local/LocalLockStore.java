@@ -358,6 +358,11 @@ public final class LocalLockStore {
         publish(new LockEvent.Released(name, e.owner, true));
     }
 
+    /** Tells whoever listens to {@code name}'s events that its holder {@code owner} is asked to let go. */
+    void revoke(String name, String owner, String reason) {
+        publish(new LockEvent.Revoked(name, owner, reason));
+    }
+
     private void publish(LockEvent event) {
         Sinks.Many<LockEvent> sink = channels.get(event.name());
         if (sink != null) {

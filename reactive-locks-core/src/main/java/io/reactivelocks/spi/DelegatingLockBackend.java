@@ -66,6 +66,11 @@ public abstract class DelegatingLockBackend implements LockBackend {
     }
 
     @Override
+    public Mono<Void> revoke(String name, String owner, String reason) {
+        return delegate.revoke(name, owner, reason);
+    }
+
+    @Override
     public Flux<LockEvent> events(String name) {
         return delegate.events(name);
     }

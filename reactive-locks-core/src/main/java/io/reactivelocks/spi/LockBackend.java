@@ -104,6 +104,22 @@ public interface LockBackend {
     }
 
     /**
+     * Sends a revocation request to the holder of {@code name} over the store's notification
+     * channel: every client listening to {@link #events} of the name receives a
+     * {@link LockEvent.Revoked} (the holder's {@link io.reactivelocks.Lease#revoked()} listens).
+     * Nothing is stored: a request nobody listens to is gone.
+     *
+     * @param name   the lock name
+     * @param owner  the holder asked (a later holder ignores the request)
+     * @param reason why, in words
+     * @return completes when the store took the request; errors with
+     *         {@link UnsupportedOperationException} (the default) when the store cannot send one
+     */
+    default Mono<Void> revoke(String name, String owner, String reason) {
+        return Mono.error(new UnsupportedOperationException(name() + " cannot send revocation requests"));
+    }
+
+    /**
      * A hot stream of changes of one lock. It emits {@link LockEvent.Subscribed} first, once the
      * store-side subscription is live (so the engine can re-check without missing a release),
      * then {@link LockEvent.Acquired}/{@link LockEvent.Released} as they happen, and

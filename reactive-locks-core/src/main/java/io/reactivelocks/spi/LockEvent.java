@@ -4,7 +4,7 @@ import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /** A change of one lock, from {@link LockBackend#events}. */
-public sealed interface LockEvent permits LockEvent.Subscribed, LockEvent.Acquired, LockEvent.Released {
+public sealed interface LockEvent permits LockEvent.Subscribed, LockEvent.Acquired, LockEvent.Released, LockEvent.Revoked {
 
     /** @return the lock name */
     String name();
@@ -46,6 +46,22 @@ public sealed interface LockEvent permits LockEvent.Subscribed, LockEvent.Acquir
         /** Checks the fields. */
         public Released {
             Objects.requireNonNull(name, "name");
+        }
+    }
+
+    /**
+     * An operator asked the holder to let go ({@link io.reactivelocks.admin.LockAdmin#revoke}): the
+     * holder's {@link io.reactivelocks.Lease#revoked()} emits the reason; nothing else changes.
+     *
+     * @param name   the lock name
+     * @param owner  the holder asked, or {@code null} for whoever holds it
+     * @param reason why, in words
+     */
+    record Revoked(String name, @Nullable String owner, String reason) implements LockEvent {
+        /** Checks the fields. */
+        public Revoked {
+            Objects.requireNonNull(name, "name");
+            Objects.requireNonNull(reason, "reason");
         }
     }
 }

@@ -334,17 +334,43 @@ final class PubSubChannels {
 
     /**
      * @param name    the lock name (or task queue name)
-     * @param message {@code acquired:<token>:<owner>} or {@code released:<owner>}; on a task
+     * @param message {@code acquired:<token>:<owner>}, {@code released:<owner>} or
+     *                {@code revoked:<length of owner>:<owner><reason>} ({@link #revocation}); on a task
      *                queue's channel {@code ready} (tasks became capturable), which is a
      *                {@code Released} without an owner
      * @return the event, or {@code null} when the message is not one of ours
      */
     static @Nullable LockEvent parse(String name, String message) {
+        return parseMessage(name, message);
+    }
+
+    private static final String REVOKED = "revoked:";
+
+    /**
+     * @param owner  the holder asked
+     * @param reason why
+     * @return the message of a revocation request: the owner's length first, so owner and reason may hold any character
+     */
+    static String revocation(String owner, String reason) {
+        return REVOKED + owner.length() + ":" + owner + reason;
+    }
+
+    private static @Nullable LockEvent parseMessage(String name, String message) {
         if (message.equals("ready")) {
             return new LockEvent.Released(name, null, false);
         }
         if (message.startsWith("released:")) {
             return new LockEvent.Released(name, message.substring("released:".length()), false);
+        }
+        if (message.startsWith(REVOKED)) {
+            int sep = message.indexOf(':', REVOKED.length());
+            try {
+                int length = Integer.parseInt(message.substring(REVOKED.length(), sep));
+                int ownerEnd = sep + 1 + length;
+                return new LockEvent.Revoked(name, message.substring(sep + 1, ownerEnd), message.substring(ownerEnd));
+            } catch (RuntimeException e) { // not a number, no separator, too short: not one of ours
+                return null;
+            }
         }
         if (message.startsWith("acquired:")) {
             int sep = message.indexOf(':', "acquired:".length());

@@ -397,6 +397,18 @@ public final class RedisLockBackend implements LockBackend {
                 .onErrorMap(e -> RedisErrors.map(name, "waiting count", e)));
     }
 
+    /**
+     * A revocation request: one {@code PUBLISH} on the lock's channel (see {@link PubSubChannels#revocation}).
+     */
+    @Override
+    public Mono<Void> revoke(String name, String owner, String reason) {
+        Objects.requireNonNull(owner, "owner");
+        Objects.requireNonNull(reason, "reason");
+        return Mono.defer(() -> commands().flatMap(c -> c.publish(keys.channel(name), PubSubChannels.revocation(owner, reason))))
+                .then()
+                .onErrorMap(e -> RedisErrors.map(name, "revocation request", e));
+    }
+
     /** Keys read per {@code SCAN} call while listing names. */
     private static final int SCAN_COUNT = 500;
 

@@ -222,6 +222,56 @@ public abstract class LockAdminContract {
         }
     }
 
+    /**
+     * A revocation request reaches the holder's {@link Lease#revoked()} (sent again until it does: a
+     * request is not stored, and the holder's subscription to the store's channel goes live
+     * asynchronously); the holder keeps the lock until it decides to release.
+     */
+    @Test
+    void revokeAsksTheHolderWhoKeepsTheLockUntilItLetsGo() {
+        LockClient holder = store().locks(options());
+        LockAdmin admin = store().admin();
+        String name = prefix("revoke") + "lock";
+        Lease held = holder.acquire(name).block(STEP);
+        java.util.concurrent.atomic.AtomicReference<String> asked = new java.util.concurrent.atomic.AtomicReference<>();
+        held.revoked().subscribe(asked::set);
+
+        org.awaitility.Awaitility.await().atMost(STEP).pollInterval(Duration.ofMillis(200)).until(() -> {
+            assertThat(admin.revoke(name, "maintenance at 02:00").block(STEP)).as("held: the holder was asked").isTrue();
+            return asked.get() != null;
+        });
+
+        assertThat(asked.get()).isEqualTo("maintenance at 02:00");
+        assertThat(held.isValid()).as("cooperative: the holder still holds").isTrue();
+        assertThat(admin.list(name).collectList().block(STEP)).singleElement()
+                .satisfies(g -> assertThat(g.token()).isEqualTo(held.token()));
+        held.release().block(STEP);
+        assertThat(admin.revoke(name, "again").block(STEP)).as("free: nobody to ask").isFalse();
+    }
+
+    @Test
+    void revokedEndsEmptyWhenTheLeaseEndsAndTheNextHolderIsAskedItself() {
+        LockClient locks = store().locks(options());
+        LockAdmin admin = store().admin();
+        String name = prefix("revoke-end") + "lock";
+        Lease first = locks.acquire(name).block(STEP);
+        Mono<String> firstAsked = first.revoked().cache();
+        firstAsked.subscribe(r -> { }, e -> { });
+        first.release().block(STEP);
+        assertThat(firstAsked.blockOptional(STEP)).as("released without a request").isEmpty();
+        assertThat(first.revoked().blockOptional(STEP)).as("asked after the end").isEmpty();
+
+        Lease second = locks.acquire(name).block(STEP);
+        java.util.concurrent.atomic.AtomicReference<String> asked = new java.util.concurrent.atomic.AtomicReference<>();
+        second.revoked().subscribe(asked::set);
+        org.awaitility.Awaitility.await().atMost(STEP).pollInterval(Duration.ofMillis(200)).until(() -> {
+            assertThat(admin.revoke(name, "for the second").block(STEP)).isTrue();
+            return asked.get() != null;
+        });
+        assertThat(asked.get()).isEqualTo("for the second");
+        second.release().block(STEP);
+    }
+
     @Test
     void forceReleaseOfAFreeNameRemovesNothing() {
         assertThat(store().admin().forceRelease(prefix("free") + "x").block(STEP)).isEmpty();
@@ -233,6 +283,9 @@ public abstract class LockAdminContract {
         assertThatThrownBy(() -> admin.list(null)).isInstanceOf(NullPointerException.class).hasMessageContaining("prefix");
         assertThatThrownBy(() -> admin.forceRelease(null)).isInstanceOf(NullPointerException.class).hasMessageContaining("name");
         assertThatThrownBy(() -> admin.forceRelease("")).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("name");
+        assertThatThrownBy(() -> admin.revoke("x", null)).isInstanceOf(NullPointerException.class).hasMessageContaining("reason");
+        assertThatThrownBy(() -> admin.revoke("x", "r".repeat(LockAdmin.MAX_REASON_LENGTH + 1)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("reason");
     }
 
     @Test

@@ -72,6 +72,18 @@ public final class DefaultLockAdmin implements LockAdmin {
                 .collectList();
     }
 
+    @Override
+    public Mono<Boolean> revoke(String name, String reason) {
+        LockNames.check(name, "name");
+        Objects.requireNonNull(reason, "reason");
+        if (reason.length() > MAX_REASON_LENGTH) {
+            throw new IllegalArgumentException("reason must be at most " + MAX_REASON_LENGTH + " characters, was " + reason.length());
+        }
+        return locks.inspect(name)
+                .flatMap(holder -> locks.revoke(name, holder.owner(), reason).thenReturn(true))
+                .defaultIfEmpty(false);
+    }
+
     /** Releases each holder of one concept's state at {@code name}; the grants actually removed. */
     private Flux<HeldGrant> evict(Concept concept, String name) {
         return grants(concept, name).concatMap(g -> release(concept, name, g.owner()).filter(Boolean::booleanValue).map(ok -> g));

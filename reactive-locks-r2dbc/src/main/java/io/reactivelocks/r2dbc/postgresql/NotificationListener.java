@@ -422,7 +422,8 @@ final class NotificationListener {
         }
         for (Sub s : set) {
             String owner = p.owner == null ? null : TextEscapes.decode(p.owner);
-            s.event(p.kind == 'A' ? new LockEvent.Acquired(s.name, owner, p.token)
+            s.event(p.kind == 'V' ? new LockEvent.Revoked(s.name, owner, TextEscapes.decode(java.util.Objects.requireNonNull(p.reason)))
+                    : p.kind == 'A' ? new LockEvent.Acquired(s.name, owner, p.token)
                     : new LockEvent.Released(s.name, owner, p.kind == 'E'));
         }
     }

@@ -5,7 +5,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * The text of the notifications the statements send on the backend's one fixed channel:
  * {@code <kind> <token> <owner length> <owner><name>}, where kind is {@code A} (acquired),
- * {@code R} (released) or {@code E} (released after it had expired), owner and name are in their
+ * {@code R} (released) or {@code E} (released after it had expired) — or a revocation request,
+ * {@code V}, see {@link #revocation} — owner and name are in their
  * stored form (see {@link TextEscapes}), and the owner length counts UTF-16 units ({@code -1}: no
  * owner). The length prefix makes any owner and name unambiguous without escaping; the client
  * builds everything after the token, so both ends count the same way. PostgreSQL limits a payload
@@ -21,12 +22,32 @@ final class NotificationPayload {
     final long token;
     final @Nullable String owner;     // stored form, or null
     final String name;      // stored form
+    final @Nullable String reason;    // stored form, for kind V only
 
     private NotificationPayload(char kind, long token, String owner, String name) {
+        this(kind, token, owner, name, null);
+    }
+
+    private NotificationPayload(char kind, long token, String owner, String name, @Nullable String reason) {
         this.kind = kind;
         this.token = token;
         this.owner = owner;
         this.name = name;
+        this.reason = reason;
+    }
+
+    /**
+     * A revocation request to the holder {@code storedOwner}:
+     * {@code V <reason length> <owner length> <owner><reason><name>}, everything in stored form (a
+     * reason of at most 500 characters, an owner and a name fit the 8000-byte limit).
+     *
+     * @param storedOwner  the holder asked, stored form
+     * @param storedReason why, stored form
+     * @param storedName   the name, stored form
+     * @return the whole payload
+     */
+    static String revocation(String storedOwner, String storedReason, String storedName) {
+        return "V " + storedReason.length() + " " + storedOwner.length() + " " + storedOwner + storedReason + storedName;
     }
 
     /**
@@ -68,7 +89,7 @@ final class NotificationPayload {
             return null;
         }
         char kind = payload.charAt(0);
-        if (kind != 'A' && kind != 'R' && kind != 'E') {
+        if (kind != 'A' && kind != 'R' && kind != 'E' && kind != 'V') {
             return null;
         }
         try {
@@ -85,6 +106,14 @@ final class NotificationPayload {
             }
             if (ownerLength >= rest.length()) {
                 return null;
+            }
+            if (kind == 'V') { // the token field is the reason's length
+                if (token < 0 || ownerLength + token >= rest.length()) {
+                    return null;
+                }
+                int reasonEnd = ownerLength + (int) token;
+                return new NotificationPayload(kind, 0, rest.substring(0, ownerLength), rest.substring(reasonEnd),
+                        rest.substring(ownerLength, reasonEnd));
             }
             return new NotificationPayload(kind, token, rest.substring(0, ownerLength), rest.substring(ownerLength));
         } catch (NumberFormatException e) {

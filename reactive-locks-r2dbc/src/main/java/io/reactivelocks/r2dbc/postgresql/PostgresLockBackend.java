@@ -413,6 +413,22 @@ public final class PostgresLockBackend implements LockBackend {
     }
 
     /**
+     * A revocation request: {@code SELECT pg_notify(channel, payload)} on a pooled connection (see
+     * {@link NotificationPayload#revocation}); the holder listening to the name receives it.
+     */
+    @Override
+    public Mono<Void> revoke(String name, String owner, String reason) {
+        Objects.requireNonNull(name, "name");
+        Objects.requireNonNull(owner, "owner");
+        Objects.requireNonNull(reason, "reason");
+        return Mono.defer(() -> query("SELECT pg_notify($1, $2) AS sent", st -> st.bind(0, options.channel()).bind(1,
+                        NotificationPayload.revocation(TextEscapes.encode(owner), TextEscapes.encode(reason), TextEscapes.encode(name))),
+                        (row, md) -> Boolean.TRUE)
+                .then()
+                .onErrorMap(e -> PostgresErrors.map(name, "revocation request", e)));
+    }
+
+    /**
      * The names with live rows in the lock, permits and read-write tables that start with
      * {@code prefix} ({@code admin_names.sql}: a literal {@code left(name, length($1)) = $1}, never
      * {@code LIKE}), one statement per table; a table that was never created holds nothing.
