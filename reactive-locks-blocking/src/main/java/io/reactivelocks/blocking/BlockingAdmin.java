@@ -72,6 +72,22 @@ public final class BlockingAdmin {
         return out == null ? List.of() : out;
     }
 
+    /**
+     * Asks the holder of the lock {@code name} to let go (see {@link LockAdmin#revoke}).
+     *
+     * @param name   the lock name
+     * @param reason why, in words
+     * @return {@code true} when the lock was held and its holder asked, {@code false} when it was free
+     * @throws InterruptedException  when interrupted while waiting
+     * @throws LockBackendException  when the store fails
+     * @throws IllegalStateException when called on a Reactor non-blocking thread
+     */
+    public boolean revoke(String name, String reason) throws InterruptedException {
+        Mono<Boolean> revoke = admin.revoke(name, reason);
+        Await.refuseNonBlocking("BlockingAdmin.revoke");
+        return Boolean.TRUE.equals(Await.interruptibly(revoke, "revoke", v -> { }));
+    }
+
     @Override
     public String toString() {
         return "BlockingAdmin{" + admin + "}";

@@ -94,6 +94,17 @@ public final class BlockingLease implements AutoCloseable {
     }
 
     /**
+     * Listens for an operator's request to let go ({@link Lease#revoked()},
+     * {@link io.reactivelocks.admin.LockAdmin#revoke}): cooperative, the holder decides.
+     *
+     * @return a stage that completes with the request's reason, or with {@code null} when the grant
+     *         ends (released or lost) first; callbacks run on the engine's thread, as for {@link #whenLost()}
+     */
+    public CompletionStage<@Nullable String> whenRevoked() {
+        return lease.revoked().toFuture().minimalCompletionStage();
+    }
+
+    /**
      * @return the payload stored with this grant (given through {@link LockOptions#payload()} or
      *         set by {@link #updatePayload(String)}), or {@code null} for none
      */

@@ -35,8 +35,8 @@ import reactor.core.publisher.Flux;
  * blocking. A method added to a core interface without either fails this test.
  *
  * <p><b>Name rules.</b> A core method {@code m} maps to a facade method of the same name, except:
- * {@code lost()} (a {@code Mono} that completes on loss) maps to {@code whenLost()} (a
- * {@code CompletionStage}). Overloads compare by name and parameter count: a facade overload must
+ * {@code lost()} (a {@code Mono} that completes on loss) maps to {@code whenLost()} and {@code revoked()} to
+ * {@code whenRevoked()} (each a {@code CompletionStage}). Overloads compare by name and parameter count: a facade overload must
  * take as many parameters as the core one — or one more when the core method returns a {@code Flux},
  * whose blocking form takes the per-element callback ({@link StreamBody}) or runs a body for the
  * stream's life. A core method that returns a core concept type (e.g. {@code LockStore.semaphores},
@@ -66,7 +66,7 @@ class FacadeCoverageTest {
     }
 
     /** Core name → facade name, where they differ. */
-    static final Map<String, String> RENAMED = Map.of("lost", "whenLost");
+    static final Map<String, String> RENAMED = Map.of("lost", "whenLost", "revoked", "whenRevoked");
 
     /** {@code Type.method} → why the blocking facade has no counterpart. */
     static final Map<String, String> EXCEPTIONS = Map.of(

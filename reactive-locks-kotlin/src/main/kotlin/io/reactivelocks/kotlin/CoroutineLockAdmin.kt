@@ -37,6 +37,17 @@ public class CoroutineLockAdmin(public val reactive: LockAdmin) {
      * @throws io.reactivelocks.LockBackendException when the store fails
      */
     public suspend fun forceRelease(name: String): List<HeldGrant> = reactive.forceRelease(name).awaitSingle()
+
+    /**
+     * Asks the holder of the lock [name] to let go ([LockAdmin.revoke]): cooperative, its
+     * `Lease.awaitRevoked()` returns [reason].
+     *
+     * @param name the lock name
+     * @param reason why, in words
+     * @return `true` when the lock was held and its holder asked, `false` when it was free
+     * @throws io.reactivelocks.LockBackendException when the store fails
+     */
+    public suspend fun revoke(name: String, reason: String): Boolean = reactive.revoke(name, reason).awaitSingle()
 }
 
 /** @return the coroutine face of this admin */

@@ -46,6 +46,14 @@ public suspend fun Lease.awaitLost() {
 }
 
 /**
+ * Suspends until an operator asks this lease's holder to let go ([Lease.revoked],
+ * [io.reactivelocks.admin.LockAdmin.revoke]).
+ *
+ * @return the request's reason, or `null` when the lease ended (released or lost) first
+ */
+public suspend fun Lease.awaitRevoked(): String? = revoked().awaitSingleOrNull()
+
+/**
  * Releases every lease of the set and suspends until each release was answered ([MultiLease.release]).
  *
  * @throws io.reactivelocks.LockBackendException when a release could not reach the store

@@ -75,6 +75,17 @@ public final class VertxAdmin {
         return context.future(admin.forceRelease(name));
     }
 
+    /**
+     * Asks the holder of the lock {@code name} to let go, as {@link LockAdmin#revoke(String, String)}.
+     *
+     * @param name   the lock name
+     * @param reason why, in words
+     * @return a future of {@code true} when the lock was held and its holder asked, {@code false} when it was free
+     */
+    public Future<Boolean> revoke(String name, String reason) {
+        return context.future(admin.revoke(name, reason));
+    }
+
     @Override
     public String toString() {
         return "VertxAdmin{" + admin + "}";

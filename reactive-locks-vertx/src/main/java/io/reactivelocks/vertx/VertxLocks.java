@@ -342,6 +342,19 @@ public final class VertxLocks {
     }
 
     /**
+     * Listens for an operator's request to let go, as {@link Lease#revoked()}: cooperative, the holder decides.
+     *
+     * @param lease a lease
+     * @return a future completed on the caller's context with the request's reason, or with
+     *         {@code null} when the lease ends (released or lost) first
+     * @throws NullPointerException naming {@code lease} when it is null
+     */
+    public Future<@Nullable String> revoked(Lease lease) {
+        Objects.requireNonNull(lease, "lease");
+        return context.future(lease.revoked());
+    }
+
+    /**
      * Replaces the payload stored with a lease, as {@link Lease#updatePayload(String)}.
      *
      * @param lease   the held lease
