@@ -163,6 +163,9 @@ final class StoreUrls {
             root = root.getCause();
         }
         String why = root.getMessage() == null ? root.getClass().getSimpleName() : root.getMessage();
+        if (why.contains("Connection refused")) {
+            why = "connection refused";
+        }
         boolean noAnswer = root instanceof java.net.ConnectException || root instanceof java.util.concurrent.TimeoutException
                 || root instanceof java.io.IOException || root.getClass().getName().contains("Timeout")
                 || root.getClass().getName().contains("Connect") || root.getClass().getName().contains("Unavailable")
