@@ -7,6 +7,9 @@ import io.reactivelocks.LockClient;
 import io.reactivelocks.LockClientMetrics;
 import io.reactivelocks.LockListener;
 import io.reactivelocks.LockOptions;
+import io.reactivelocks.LockStore;
+import io.reactivelocks.admin.HeldGrant;
+import io.reactivelocks.admin.LockAdmin;
 import io.reactivelocks.local.LocalLockBackend;
 import io.reactivelocks.local.LocalLockStore;
 import java.time.Duration;
@@ -53,6 +56,21 @@ class DocsOperationsTest {
         assertThat(audit).containsExactly("acquired nightly with token " + lease.token());
         StepVerifier.create(lease.release().then(Mono.fromSupplier(view::heldLeaseCount))).expectNext(0).expectComplete().verify(STEP);
         locks.close().block(STEP);
+    }
+
+    @Test
+    void admin() {
+        LockStore store = io.reactivelocks.local.LocalLocks.open();  // RedisLocks.connect(redis), PostgresLocks.connect(factory), ...
+        Lease stuck = store.locks(LockOptions.builder().leaseTime(Duration.ofMillis(600)).build()).acquire("orders:42").block(STEP);
+        // tag::admin[]
+        LockAdmin admin = store.admin();                            // across every client of the store, not only this one
+        List<HeldGrant> held = admin.list("orders:").collectList().block(STEP);   // holder, token, remaining, payload, waiters
+        List<HeldGrant> evicted = admin.forceRelease("orders:42").block(STEP);    // the next grant's token is above the evicted ones
+        // end::admin[]
+        assertThat(held).singleElement().extracting(HeldGrant::token).isEqualTo(stuck.token());
+        assertThat(evicted).extracting(HeldGrant::token).containsExactly(stuck.token());
+        StepVerifier.create(stuck.lost()).expectComplete().verify(STEP);
+        store.close().block(STEP);
     }
 
     private void audit(String line) {

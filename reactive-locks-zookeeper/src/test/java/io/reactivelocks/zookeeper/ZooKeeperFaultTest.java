@@ -35,7 +35,7 @@ class ZooKeeperFaultTest {
 
     @BeforeAll
     static void startServer() {
-        zk = ZooKeeperTestSupport.start();
+        zk = ZooKeeperTestSupport.startOwn();
     }
 
     @AfterAll

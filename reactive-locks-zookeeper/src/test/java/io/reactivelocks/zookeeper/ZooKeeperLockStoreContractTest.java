@@ -20,7 +20,7 @@ class ZooKeeperLockStoreContractTest extends LockStoreContract {
 
     @BeforeAll
     static void startServer() {
-        zk = ZooKeeperTestSupport.start();
+        zk = ZooKeeperTestSupport.startOwn();
         client = ZooKeeperTestSupport.curator(zk.server.connectString(), Duration.ofSeconds(10));
     }
 

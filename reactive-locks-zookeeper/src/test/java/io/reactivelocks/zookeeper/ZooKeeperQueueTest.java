@@ -36,7 +36,7 @@ class ZooKeeperQueueTest {
 
     @BeforeAll
     static void startServer() {
-        zk = ZooKeeperTestSupport.start();
+        zk = ZooKeeperTestSupport.startOwn();
     }
 
     @AfterAll

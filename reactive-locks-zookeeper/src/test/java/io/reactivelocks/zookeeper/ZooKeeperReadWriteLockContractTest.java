@@ -37,7 +37,7 @@ class ZooKeeperReadWriteLockContractTest extends ReadWriteLockContract {
 
     @BeforeAll
     static void startServer() {
-        zk = ZooKeeperTestSupport.start();
+        zk = ZooKeeperTestSupport.startOwn();
         inspector = ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.SESSION);
     }
 

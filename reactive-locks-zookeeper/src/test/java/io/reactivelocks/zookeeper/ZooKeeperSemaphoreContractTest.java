@@ -33,7 +33,7 @@ class ZooKeeperSemaphoreContractTest extends SemaphoreContract {
 
     @BeforeAll
     static void startServer() {
-        zk = ZooKeeperTestSupport.start();
+        zk = ZooKeeperTestSupport.startOwn();
         inspector = ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.SESSION);
     }
 

@@ -33,14 +33,35 @@ final class ZooKeeperTestSupport implements AutoCloseable {
     private final List<FaultProxy> proxies = new ArrayList<>();
     private final Map<ZooKeeperLockBackend, FaultProxy> proxyOf = new ConcurrentHashMap<>();
 
-    private ZooKeeperTestSupport(ZooKeeperServer server) {
+    /** The server shared by the classes that do not hurt it or count its totals; it dies with the JVM (the fixture's shutdown hook). */
+    private static ZooKeeperServer shared;
+
+    private final boolean ownsServer;
+
+    private ZooKeeperTestSupport(ZooKeeperServer server, boolean ownsServer) {
         this.server = server;
+        this.ownsServer = ownsServer;
         this.root = "/rltest-" + UUID.randomUUID().toString().substring(0, 8);
         this.checker = curator(server.connectString(), SESSION);
     }
 
+    /**
+     * @return a fixture on the JVM's shared server (started on first use), under a root of its own: for
+     *         classes that neither pause, kill or restart the server nor read its server-wide counters
+     *         ({@code cons}, {@code mntr}, {@code wchs}) — one ZooKeeper JVM fewer to start per class
+     */
     static ZooKeeperTestSupport start() {
-        return new ZooKeeperTestSupport(ZooKeeperServer.start());
+        synchronized (ZooKeeperTestSupport.class) {
+            if (shared == null) {
+                shared = ZooKeeperServer.start();
+            }
+            return new ZooKeeperTestSupport(shared, false);
+        }
+    }
+
+    /** @return a fixture on a server of its own, closed with it: for classes that hurt it or count its totals */
+    static ZooKeeperTestSupport startOwn() {
+        return new ZooKeeperTestSupport(ZooKeeperServer.start(), true);
     }
 
     /** @return options with this fixture's root */
@@ -224,7 +245,9 @@ final class ZooKeeperTestSupport implements AutoCloseable {
             closeProxies();
             checker.close();
         } finally {
-            server.close();
+            if (ownsServer) {
+                server.close();
+            }
         }
     }
 }

@@ -24,7 +24,7 @@ class ZooKeeperUnconfirmedReleaseContractTest extends UnconfirmedReleaseContract
 
     @BeforeAll
     static void startServer() {
-        zk = ZooKeeperTestSupport.start(); // its own: this class pauses it
+        zk = ZooKeeperTestSupport.startOwn(); // its own: this class pauses it
     }
 
     @AfterAll

@@ -1,6 +1,7 @@
 package io.reactivelocks.spring.boot;
 
 import io.reactivelocks.LockClient;
+import io.reactivelocks.LockStore;
 import java.util.Map;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
@@ -49,8 +50,8 @@ class ReactiveLocksActuatorConfiguration {
         @Bean
         @ConditionalOnBean(LockClient.class)
         @ConditionalOnMissingBean(ReactiveLocksEndpoint.class)
-        ReactiveLocksEndpoint reactiveLocksEndpoint(Map<String, LockClient> clients) {
-            return new ReactiveLocksEndpoint(clients);
+        ReactiveLocksEndpoint reactiveLocksEndpoint(Map<String, LockClient> clients, ObjectProvider<LockStore> store) {
+            return new ReactiveLocksEndpoint(clients, store.getIfUnique());
         }
     }
 }

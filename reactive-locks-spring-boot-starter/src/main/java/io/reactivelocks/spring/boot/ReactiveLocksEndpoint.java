@@ -3,6 +3,8 @@ package io.reactivelocks.spring.boot;
 import io.reactivelocks.Lease;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockClientMetrics;
+import io.reactivelocks.LockStore;
+import io.reactivelocks.admin.HeldGrant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
@@ -11,38 +13,110 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
 import org.jspecify.annotations.Nullable;
+import org.springframework.boot.actuate.endpoint.Access;
+import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
+import org.springframework.boot.actuate.endpoint.annotation.Selector;
+import reactor.core.publisher.Mono;
 
 /**
- * The actuator endpoint {@code reactivelocks}: for each {@link LockClient} bean of the application, the leases it
- * holds now (name, fencing token, remaining lease time, payload) and the locks it is waiting for (name, number of
- * acquires in progress). Read only: it reads each client's {@link LockClient#metrics()}, which sends nothing to the
- * store. Expose it like any endpoint ({@code management.endpoints.web.exposure.include=reactivelocks}); owner ids are
- * not shown.
+ * The actuator endpoint {@code reactivelocks}.
+ *
+ * <ul>
+ *   <li>{@code GET /actuator/reactivelocks}: for each {@link LockClient} bean of the application, the leases it
+ *       holds now (name, fencing token, remaining lease time, payload) and the locks it is waiting for (name, number
+ *       of acquires in progress), read from each client's {@link LockClient#metrics()} without a request to the
+ *       store; and, with a {@link LockStore} bean, what every client of the store holds (its
+ *       {@link LockStore#admin() admin} list: locks, permits, readers, writers), up to {@value #STORE_LIMIT}
+ *       grants.</li>
+ *   <li>{@code GET /actuator/reactivelocks/{prefix}}: what the store holds on names starting with {@code prefix}.</li>
+ *   <li>{@code DELETE /actuator/reactivelocks/{name}}: force-release {@code name} (every holder evicted, the next
+ *       grant fenced above them). A write operation: the endpoint's default access is read-only, so it is refused
+ *       until {@code management.endpoint.reactivelocks.access=unrestricted}.</li>
+ * </ul>
+ *
+ * <p>Expose it like any endpoint ({@code management.endpoints.web.exposure.include=reactivelocks}). Owner ids are
+ * never shown: an owner id is what a release is checked against.
  */
-@Endpoint(id = "reactivelocks")
+@Endpoint(id = "reactivelocks", defaultAccess = Access.READ_ONLY)
 public class ReactiveLocksEndpoint {
 
+    /** At most this many grants of the store in one answer ({@link StoreDescriptor#truncated()} says when more were held). */
+    public static final int STORE_LIMIT = 1000;
+
     private final Map<String, LockClient> clients;
+    private final @Nullable LockStore store;
 
     /**
      * @param clients the lock clients by bean name
      */
     public ReactiveLocksEndpoint(Map<String, LockClient> clients) {
-        this.clients = Map.copyOf(Objects.requireNonNull(clients, "clients"));
+        this(clients, null);
     }
 
     /**
-     * Reads what each client holds and waits for, at this moment.
+     * @param clients the lock clients by bean name
+     * @param store   the application's store session, whose admin lists every client's grants; {@code null} for none
+     */
+    public ReactiveLocksEndpoint(Map<String, LockClient> clients, @Nullable LockStore store) {
+        this.clients = Map.copyOf(Objects.requireNonNull(clients, "clients"));
+        this.store = store;
+    }
+
+    /**
+     * Reads what each client holds and waits for, and what the store holds, at this moment.
      *
-     * @return the clients by bean name, in name order
+     * @return the clients by bean name, in name order, and the store's grants
      */
     @ReadOperation
-    public LocksDescriptor locks() {
+    public Mono<LocksDescriptor> locks() {
         Map<String, ClientDescriptor> out = new TreeMap<>();
         clients.forEach((bean, client) -> out.put(bean, describe(client)));
-        return new LocksDescriptor(out);
+        if (store == null) {
+            return Mono.just(new LocksDescriptor(out, null));
+        }
+        return held(store, "").map(s -> new LocksDescriptor(out, s));
+    }
+
+    /**
+     * What the store holds on names starting with {@code prefix}, whoever holds it.
+     *
+     * @param prefix the start of the names, matched literally
+     * @return the grants; empty without a store bean
+     */
+    @ReadOperation
+    public Mono<StoreDescriptor> locksUnder(@Selector String prefix) {
+        return store == null ? Mono.empty() : held(store, prefix);
+    }
+
+    /**
+     * Takes {@code name} away from every holder (see {@link io.reactivelocks.admin.LockAdmin#forceRelease}).
+     *
+     * @param name the name to free
+     * @return the grants removed; empty without a store bean
+     */
+    @DeleteOperation
+    public Mono<ReleasedDescriptor> forceRelease(@Selector String name) {
+        if (store == null) {
+            return Mono.empty();
+        }
+        return store.admin().forceRelease(name)
+                .map(removed -> new ReleasedDescriptor(name, removed.stream().map(ReactiveLocksEndpoint::describe).toList()));
+    }
+
+    /** The store's grants; a store that fails or cannot list answers its error in words, the clients' part stays. */
+    private static Mono<StoreDescriptor> held(LockStore store, String prefix) {
+        return Mono.defer(() -> store.admin().list(prefix).take(STORE_LIMIT + 1L).collectList())
+                .map(all -> new StoreDescriptor(store.name(), all.stream().limit(STORE_LIMIT).map(ReactiveLocksEndpoint::describe).toList(),
+                        all.size() > STORE_LIMIT, null))
+                .onErrorResume(e -> !(e instanceof IllegalArgumentException),
+                        e -> Mono.just(new StoreDescriptor(store.name(), List.of(), false, String.valueOf(e.getMessage()))));
+    }
+
+    private static GrantDescriptor describe(HeldGrant g) {
+        return new GrantDescriptor(g.concept().toString(), g.role().name().toLowerCase(java.util.Locale.ROOT), g.name(),
+                g.token(), g.remaining() == null ? null : g.remaining().toMillis(), g.payload(), g.waiters());
     }
 
     private static ClientDescriptor describe(LockClient client) {
@@ -65,14 +139,69 @@ public class ReactiveLocksEndpoint {
      * What the endpoint answers.
      *
      * @param clients each lock client bean's state, by bean name
+     * @param store   what every client of the store holds, or {@code null} without a store bean
      */
-    public record LocksDescriptor(Map<String, ClientDescriptor> clients) {
+    public record LocksDescriptor(Map<String, ClientDescriptor> clients, @Nullable StoreDescriptor store) {
 
         /**
          * @param clients each lock client bean's state, by bean name
+         * @param store   the store's grants, or {@code null}
          */
         public LocksDescriptor {
             clients = new LinkedHashMap<>(clients);
+        }
+    }
+
+    /**
+     * What the store holds, across its clients.
+     *
+     * @param store     the store's name
+     * @param held      the grants, by name then token
+     * @param truncated whether more than {@link #STORE_LIMIT} grants were held (only the first are listed)
+     * @param error     why the store could not be listed (it failed, or cannot list its names), or {@code null}
+     */
+    public record StoreDescriptor(String store, List<GrantDescriptor> held, boolean truncated, @Nullable String error) {
+
+        /**
+         * @param store     the store's name
+         * @param held      the grants
+         * @param truncated whether more were held
+         * @param error     why the store could not be listed, or {@code null}
+         */
+        public StoreDescriptor {
+            held = List.copyOf(held);
+        }
+    }
+
+    /**
+     * One grant held on the store (see {@link HeldGrant}); the owner id is not shown.
+     *
+     * @param concept         the concept in words ({@code lock}, {@code semaphore}, {@code read-write lock})
+     * @param role            {@code holder}, {@code permit}, {@code reader} or {@code writer}
+     * @param name            the name
+     * @param token           the fencing token
+     * @param remainingMillis the lease time left by the store's clock, or {@code null} for a session store
+     * @param payload         the payload stored with the grant, or {@code null}
+     * @param waiters         clients in the store's queue for the name, or {@code -1} when it keeps none
+     */
+    public record GrantDescriptor(String concept, String role, String name, long token, @Nullable Long remainingMillis,
+                                  @Nullable String payload, int waiters) {
+    }
+
+    /**
+     * The answer of a force-release.
+     *
+     * @param name     the name freed
+     * @param released the grants removed
+     */
+    public record ReleasedDescriptor(String name, List<GrantDescriptor> released) {
+
+        /**
+         * @param name     the name freed
+         * @param released the grants removed
+         */
+        public ReleasedDescriptor {
+            released = List.copyOf(released);
         }
     }
 

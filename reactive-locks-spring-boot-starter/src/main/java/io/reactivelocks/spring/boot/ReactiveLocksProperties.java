@@ -69,6 +69,8 @@ public class ReactiveLocksProperties implements Validator {
 
     private final Web web = new Web();
 
+    private final Dashboard dashboard = new Dashboard();
+
     /** The store that holds the locks. */
     public enum Backend {
         /**
@@ -220,6 +222,11 @@ public class ReactiveLocksProperties implements Validator {
     /** @return the WebFlux settings, {@code reactive-locks.web.*} */
     public Web getWeb() {
         return web;
+    }
+
+    /** @return the dashboard's settings, {@code reactive-locks.dashboard.*} */
+    public Dashboard getDashboard() {
+        return dashboard;
     }
 
     /**
@@ -552,6 +559,36 @@ public class ReactiveLocksProperties implements Validator {
         /** @param serviceUnavailable whether lock failures are answered 503 */
         public void setServiceUnavailable(boolean serviceUnavailable) {
             this.serviceUnavailable = serviceUnavailable;
+        }
+    }
+
+    /** The live lock dashboard of WebFlux applications, {@code reactive-locks.dashboard.*}. */
+    public static class Dashboard {
+
+        /** Whether the dashboard is served under the actuator base path ({@code /actuator/reactivelocks/dashboard}): off by default, it shows every lock name of the store. */
+        private boolean enabled;
+
+        /** Whether the dashboard offers force-release buttons (and accepts force-release requests). */
+        private boolean writeOperations;
+
+        /** @return whether the dashboard is served */
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        /** @param enabled whether the dashboard is served */
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        /** @return whether force-release is offered */
+        public boolean isWriteOperations() {
+            return writeOperations;
+        }
+
+        /** @param writeOperations whether force-release is offered */
+        public void setWriteOperations(boolean writeOperations) {
+            this.writeOperations = writeOperations;
         }
     }
 

@@ -142,7 +142,7 @@ class ReactiveLocksActuatorTest {
             Disposable waiting = locks.acquire("order:42").subscribe();
             try {
                 Awaitility.await().atMost(TIMEOUT).until(() -> locks.metrics().pendingAcquireCount() == 1);
-                ReactiveLocksEndpoint.LocksDescriptor answer = context.getBean(ReactiveLocksEndpoint.class).locks();
+                ReactiveLocksEndpoint.LocksDescriptor answer = context.getBean(ReactiveLocksEndpoint.class).locks().block(TIMEOUT);
                 ReactiveLocksEndpoint.ClientDescriptor client = answer.clients().get("reactiveLocksClient");
                 assertThat(client.held()).singleElement().satisfies(l -> {
                     assertThat(l.name()).isEqualTo("order:42");
@@ -159,6 +159,43 @@ class ReactiveLocksActuatorTest {
                 waiting.dispose();
                 lease.release().block(TIMEOUT);
             }
+        });
+    }
+
+    @Test
+    void theEndpointListsWhatTheStoreHoldsAcrossClientsAndForceReleasesOnlyAsAWriteOperation() {
+        runner().run(context -> {
+            LockClient locks = context.getBean(LockClient.class);
+            io.reactivelocks.LockStore store = context.getBean(io.reactivelocks.LockStore.class);
+            LockClient other = store.locks(locks.options()); // another client of the same store
+            Lease lease = other.acquire("job:7", locks.options().mutate().payload("node-2").build()).block(TIMEOUT);
+            ReactiveLocksEndpoint endpoint = context.getBean(ReactiveLocksEndpoint.class);
+
+            ReactiveLocksEndpoint.LocksDescriptor answer = endpoint.locks().block(TIMEOUT);
+            assertThat(answer.clients().get("reactiveLocksClient").held()).as("the bean's own client holds nothing").isEmpty();
+            assertThat(answer.store().error()).isNull();
+            assertThat(answer.store().held()).singleElement().satisfies(g -> {
+                assertThat(g.name()).isEqualTo("job:7");
+                assertThat(g.concept()).isEqualTo("lock");
+                assertThat(g.role()).isEqualTo("holder");
+                assertThat(g.token()).isEqualTo(lease.token());
+                assertThat(g.payload()).isEqualTo("node-2");
+                assertThat(g.remainingMillis()).isBetween(1L, 10_000L);
+            });
+            assertThat(endpoint.locksUnder("job:").block(TIMEOUT).held()).hasSize(1);
+            assertThat(endpoint.locksUnder("other:").block(TIMEOUT).held()).isEmpty();
+            String json = JsonMapper.builder().build().writeValueAsString(answer);
+            assertThat(json).contains("\"name\":\"job:7\"").doesNotContain(lease.owner());
+
+            Endpoint annotation = ReactiveLocksEndpoint.class.getAnnotation(Endpoint.class);
+            assertThat(annotation.defaultAccess()).as("force-release is refused until access is unrestricted")
+                    .isEqualTo(org.springframework.boot.actuate.endpoint.Access.READ_ONLY);
+            ReactiveLocksEndpoint.ReleasedDescriptor released = endpoint.forceRelease("job:7").block(TIMEOUT);
+            assertThat(released.released()).extracting(ReactiveLocksEndpoint.GrantDescriptor::token).containsExactly(lease.token());
+            assertThat(endpoint.locksUnder("job:").block(TIMEOUT).held()).isEmpty();
+            Lease next = locks.tryAcquire("job:7").block(TIMEOUT);
+            assertThat(next.token()).isGreaterThan(lease.token());
+            next.release().block(TIMEOUT);
         });
     }
 
