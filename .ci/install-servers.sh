@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the real servers that the test fixtures (reactive-locks-test, io.reactivelocks.test.server)
-# start as child processes: Redis, PostgreSQL, etcd and ZooKeeper from Debian's packages.
+# start as child processes: Redis, PostgreSQL, etcd and ZooKeeper from Debian's packages; and Debian's
+# headless Chromium for the dashboard's browser test.
 # Also installs podman + runc, configures them (/etc/containers/containers.conf), starts podman's
 # Docker-API service on $PODMAN_SOCKET (default /run/podman/podman.sock) for Testcontainers and builds
 # the local store images (.ci/build-images.sh) that reactive-locks-testcontainers' tests run.
@@ -20,6 +21,8 @@ have_exec setpriv || missing+=(util-linux)
 # containers for reactive-locks-testcontainers (rootful podman on runc; the Docker API for Testcontainers)
 have_exec podman || missing+=(podman)
 { have_exec runc || [ -x /usr/sbin/runc ]; } || missing+=(runc)
+# the dashboard's browser test (reactive-locks-spring-boot-starter, LockDashboardBrowserTest)
+have_exec chromium-headless-shell || missing+=(chromium-headless-shell)
 
 if [ "$(id -u)" -eq 0 ]; then SUDO=(); else SUDO=(sudo); fi
 

@@ -61,6 +61,11 @@ public abstract class DelegatingLockBackend implements LockBackend {
     }
 
     @Override
+    public Mono<Integer> waiting(String name) {
+        return delegate.waiting(name);
+    }
+
+    @Override
     public Flux<LockEvent> events(String name) {
         return delegate.events(name);
     }

@@ -9,6 +9,7 @@ import io.etcd.jetcd.kv.TxnResponse;
 import io.etcd.jetcd.op.Cmp;
 import io.etcd.jetcd.op.CmpTarget;
 import io.etcd.jetcd.op.Op;
+import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.PutOption;
 import io.etcd.jetcd.options.WatchOption;
 import io.etcd.jetcd.watch.WatchEvent;
@@ -243,6 +244,18 @@ public final class EtcdLockBackend implements LockBackend {
     public Mono<Holder> inspect(String name) {
         return Mono.fromRunnable(reconnect::start).then(Mono.fromFuture(() -> kv.get(keys.lock(name), EtcdLockQueue.LOWEST))
                 .flatMap(r -> r.getKvs().isEmpty() ? Mono.<Holder>empty() : Mono.just(EtcdKeys.holder(r.getKvs().get(0)))))
+                .onErrorMap(e -> EtcdErrors.map(name, "inspect", e));
+    }
+
+    /**
+     * The keys under the name (one count-only read) less the holder's: etcd's lock is a queue, every
+     * waiter has its key there in line.
+     */
+    @Override
+    public Mono<Integer> waiting(String name) {
+        return Mono.fromRunnable(reconnect::start).then(Mono.fromFuture(() -> kv.get(keys.lock(name),
+                        GetOption.builder().isPrefix(true).withCountOnly(true).build())))
+                .map(r -> (int) Math.max(0, r.getCount() - 1))
                 .onErrorMap(e -> EtcdErrors.map(name, "inspect", e));
     }
 

@@ -1,21 +1,32 @@
 package io.reactivelocks.etcd;
 
+import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
+import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.kv.GetResponse;
+import io.etcd.jetcd.op.Op;
+import io.etcd.jetcd.options.GetOption;
 import io.reactivelocks.Concept;
+import io.reactivelocks.LockNames;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.spi.LockBackend;
+import io.reactivelocks.spi.NameScan;
 import io.reactivelocks.spi.rwlock.ReadWriteStore;
 import io.reactivelocks.spi.semaphore.SemaphoreStore;
 import io.reactivelocks.spi.store.AbstractLockStore;
 import io.reactivelocks.window.WindowLock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Base64;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
@@ -81,6 +92,72 @@ final class EtcdStoreSession extends AbstractLockStore {
     protected io.reactivelocks.fencing.FencedValues fencedValuesPart() {
         return EtcdFencedValues.create(client, etcdOptions); // owns nothing: its close leaves the client open
     }
+
+    /**
+     * The names with keys under the lock, semaphore and read-write prefixes, read keys-only in one
+     * transaction (one revision for all three). A key's name segment is base64url of the name's
+     * UTF-8 bytes, which keeps byte prefixes only in whole groups of three bytes: each range is the
+     * concept prefix plus the encoding of the longest such group prefix of {@code prefix} (a high
+     * surrogate at its end is left out, since a name may continue it as a pair), so the server
+     * returns the keys of the candidate names only; each key's name is decoded and the admin
+     * matches the whole prefix literally. Lock keys are those of holders and waiters alike: a name
+     * with only waiters left is listed with no holder (the admin skips it).
+     */
+    @Override
+    protected Flux<NameScan.Named> names(String prefix) {
+        String base = etcdOptions.prefix();
+        List<Concept> concepts = List.of(Concept.LOCK, Concept.SEMAPHORE, Concept.READ_WRITE_LOCK);
+        List<String> heads = List.of(base + "/", base + "-semaphore/", base + "-rw/");
+        String stem = encodedStem(prefix);
+        GetOption keysOnly = GetOption.builder().isPrefix(true).withKeysOnly(true).build();
+        Op[] reads = new Op[heads.size()];
+        for (int i = 0; i < reads.length; i++) {
+            reads[i] = Op.get(EtcdKeys.bytes(heads.get(i) + stem), keysOnly);
+        }
+        return Mono.fromFuture(() -> client.getKVClient().txn().Then(reads).commit())
+                .flatMapIterable(r -> {
+                    Set<NameScan.Named> out = new LinkedHashSet<>();
+                    for (int i = 0; i < heads.size(); i++) {
+                        GetResponse got = r.getGetResponses().get(i);
+                        for (KeyValue kv : got.getKvs()) {
+                            String name = nameOf(heads.get(i), kv.getKey());
+                            if (name != null && name.startsWith(prefix)) {
+                                out.add(new NameScan.Named(concepts.get(i), name));
+                            }
+                        }
+                    }
+                    return out;
+                })
+                .timeout(etcdOptions.requestTimeout(), etcdOptions.scheduler())
+                .onErrorMap(e -> EtcdErrors.map(null, "admin list", e));
+    }
+
+    /**
+     * @param prefix a name prefix
+     * @return the base64url of the longest prefix of its UTF-8 bytes made of whole three-byte
+     *         groups: a prefix of the encoding of every name that starts with {@code prefix}
+     */
+    static String encodedStem(String prefix) {
+        String p = !prefix.isEmpty() && Character.isHighSurrogate(prefix.charAt(prefix.length() - 1))
+                ? prefix.substring(0, prefix.length() - 1) : prefix;
+        byte[] utf8 = LockNames.utf8(p);
+        return Base64.getUrlEncoder().withoutPadding().encodeToString(Arrays.copyOf(utf8, utf8.length / 3 * 3));
+    }
+
+    /** @return the name of a key {@code <head><base64url(name)>/<owner>}, or {@code null} when it is not one */
+    private static @Nullable String nameOf(String head, ByteSequence key) {
+        String k = EtcdKeys.string(key);
+        int slash = k.indexOf('/', head.length());
+        if (!k.startsWith(head) || slash < 0) {
+            return null;
+        }
+        try {
+            return LockNames.fromBase64url(k.substring(head.length(), slash));
+        } catch (IllegalArgumentException e) {
+            return null;
+        }
+    }
+
 
     @Override
     protected Mono<Void> closeConnections() {

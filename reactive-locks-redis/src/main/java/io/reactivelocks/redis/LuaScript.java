@@ -42,6 +42,7 @@ final class LuaScript {
     static final LuaScript RWLOCK_HOLDERS = load("rwlock-holders.lua");
     static final LuaScript FAIR_ACQUIRE = load("fair-acquire.lua");
     static final LuaScript FAIR_RELEASE = load("fair-release.lua");
+    static final LuaScript FAIR_WAITING = load("fair-waiting.lua");
 
     /**
      * Makes sure the scripts are read: called where backends are built (an application's setup

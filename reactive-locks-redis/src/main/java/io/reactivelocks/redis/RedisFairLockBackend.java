@@ -129,6 +129,12 @@ final class RedisFairLockBackend implements LockBackend {
         return mutex.inspect(name);
     }
 
+    /** As the mutex's: the live waiters of the queue. */
+    @Override
+    public Mono<Integer> waiting(String name) {
+        return mutex.waiting(name);
+    }
+
     /** As the mutex's: the lock's pub/sub channel. */
     @Override
     public Flux<LockEvent> events(String name) {

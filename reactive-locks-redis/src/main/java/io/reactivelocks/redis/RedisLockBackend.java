@@ -2,6 +2,8 @@ package io.reactivelocks.redis;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
+import io.lettuce.core.ScanArgs;
+import io.lettuce.core.ScanStream;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -12,12 +14,14 @@ import io.lettuce.core.cluster.api.reactive.RedisClusterReactiveCommands;
 import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.protocol.AsyncCommand;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
+import io.reactivelocks.Concept;
 import io.reactivelocks.spi.Attempt;
 import io.reactivelocks.spi.GrantRequest;
 import io.reactivelocks.spi.HeldLock;
 import io.reactivelocks.spi.Holder;
 import io.reactivelocks.spi.LockBackend;
 import io.reactivelocks.spi.LockEvent;
+import io.reactivelocks.spi.NameScan;
 import io.reactivelocks.spi.RenewOutcome;
 import io.reactivelocks.spi.RenewRequest;
 import java.time.Duration;
@@ -27,6 +31,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
@@ -378,6 +383,94 @@ public final class RedisLockBackend implements LockBackend {
                     return r.isEmpty() ? Mono.<Holder>empty() : Mono.just(holder(r.get(0), r.get(1), r.get(2), r.get(3), r.get(4)));
                 })
                 .onErrorMap(e -> RedisErrors.map(name, "inspect", e)));
+    }
+
+    /**
+     * The live waiters of the fair lock's queue ({@code :fair:deadlines} counted past the server's
+     * {@code TIME}, one read-only script); {@code -1} when no fair lock waits on the name.
+     */
+    @Override
+    public Mono<Integer> waiting(String name) {
+        Objects.requireNonNull(name, "name");
+        return Mono.defer(() -> script(LuaScript.FAIR_WAITING, ScriptOutputType.INTEGER, new String[] {keys.fairDeadlines(name)})
+                .map(r -> ((Number) r).intValue())
+                .onErrorMap(e -> RedisErrors.map(name, "waiting count", e)));
+    }
+
+    /** Keys read per {@code SCAN} call while listing names. */
+    private static final int SCAN_COUNT = 500;
+
+    /**
+     * The names with lock, semaphore or read-write state whose tag starts with the encoded
+     * {@code prefix}: a {@code SCAN} whose {@code MATCH} is the key prefix, an opening brace, the
+     * encoded {@code prefix} and {@code *} (on every master of a cluster: Lettuce's cluster
+     * {@code SCAN} walks the masters one after another), each key's
+     * tag decoded back to its name. The match may let through a name that does not start with
+     * {@code prefix} (a prefix that ends inside an escaped byte); the admin compares literally.
+     *
+     * @param prefix the start of the names
+     * @return each (concept, name) at most once per key; in the server's order
+     */
+    Flux<NameScan.Named> names(String prefix) {
+        Objects.requireNonNull(prefix, "prefix");
+        return Flux.defer(() -> {
+            String match = glob(keys.prefix()) + '{' + RedisKeys.tag(scanPrefix(prefix)) + '*';
+            ScanArgs args = ScanArgs.Builder.matches(match).limit(SCAN_COUNT);
+            return commands().flatMapMany(c -> ScanStream.scan(c, args))
+                    .<NameScan.Named>handle((key, sink) -> {
+                        NameScan.Named n = named(key);
+                        if (n != null) {
+                            sink.next(n);
+                        }
+                    })
+                    .onErrorMap(e -> RedisErrors.map(null, "name scan", e));
+        });
+    }
+
+    /**
+     * @param prefix a name prefix
+     * @return the prefix without a trailing high surrogate: a lone one is encoded as its own
+     *         three bytes, which are no prefix of the four bytes of the pair it starts
+     */
+    private static String scanPrefix(String prefix) {
+        int n = prefix.length();
+        return n > 0 && Character.isHighSurrogate(prefix.charAt(n - 1)) ? prefix.substring(0, n - 1) : prefix;
+    }
+
+    /** @return {@code s} with the glob characters of {@code MATCH} escaped */
+    static String glob(String s) {
+        StringBuilder out = new StringBuilder(s.length() + 8);
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\') {
+                out.append('\\');
+            }
+            out.append(c);
+        }
+        return out.toString();
+    }
+
+    /** @return the concept and name a key of this layout holds state of, or null for any other key */
+    private NameScan.@Nullable Named named(String key) {
+        String p = keys.prefix();
+        int close = key.indexOf('}', p.length() + 1);
+        if (!key.startsWith(p) || key.length() <= p.length() || key.charAt(p.length()) != '{' || close < 0) {
+            return null;
+        }
+        Concept concept = switch (key.substring(close + 1)) {
+            case ":lock" -> Concept.LOCK;
+            case ":semaphore" -> Concept.SEMAPHORE;
+            case ":rw" -> Concept.READ_WRITE_LOCK;
+            default -> null;
+        };
+        if (concept == null) {
+            return null;
+        }
+        try {
+            return new NameScan.Named(concept, RedisKeys.untag(key.substring(p.length() + 1, close)));
+        } catch (IllegalArgumentException notOurs) {
+            return null; // a key under the prefix that this layout did not write
+        }
     }
 
     /**

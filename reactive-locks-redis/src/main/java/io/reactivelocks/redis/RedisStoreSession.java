@@ -3,7 +3,9 @@ package io.reactivelocks.redis;
 import io.reactivelocks.Concept;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.fencing.FencedValues;
+import io.reactivelocks.spi.DelegatingLockBackend;
 import io.reactivelocks.spi.LockBackend;
+import io.reactivelocks.spi.NameScan;
 import io.reactivelocks.spi.rwlock.ReadWriteStore;
 import io.reactivelocks.spi.semaphore.SemaphoreStore;
 import io.reactivelocks.spi.store.AbstractLockStore;
@@ -11,6 +13,7 @@ import io.reactivelocks.spi.task.TaskStore;
 import io.reactivelocks.spi.window.WindowStore;
 import java.util.EnumSet;
 import java.util.Objects;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
@@ -29,7 +32,7 @@ final class RedisStoreSession extends AbstractLockStore {
 
     @Override
     protected LockBackend lockBackend(LockOptions options) {
-        return leftOpen(backend);
+        return new LeftOpen(backend);
     }
 
     @Override
@@ -62,8 +65,39 @@ final class RedisStoreSession extends AbstractLockStore {
         return new RedisTaskStore(backend, false);
     }
 
+    /** A {@code SCAN} of the session's keys (every master of a cluster): see {@link RedisLockBackend#names}. */
+    @Override
+    protected Flux<NameScan.Named> names(String prefix) {
+        return backend.names(prefix);
+    }
+
     @Override
     protected Mono<Void> closeConnections() {
         return backend.close();
+    }
+
+    /**
+     * The session's backend, not closed by the concepts handed out (the session closes it), with
+     * its fair queue's {@link LockBackend#waiting} (which the core's view does not pass on).
+     */
+    private static final class LeftOpen extends DelegatingLockBackend {
+        LeftOpen(RedisLockBackend backend) {
+            super(backend);
+        }
+
+        @Override
+        public Mono<Integer> waiting(String name) {
+            return delegate().waiting(name);
+        }
+
+        @Override
+        public Mono<Void> close() {
+            return Mono.empty();
+        }
+
+        @Override
+        public String toString() {
+            return delegate().toString();
+        }
     }
 }

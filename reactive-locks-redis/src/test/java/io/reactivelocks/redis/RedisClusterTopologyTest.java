@@ -18,6 +18,8 @@ import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.LockState;
 import io.reactivelocks.LockStore;
+import io.reactivelocks.admin.HeldGrant;
+import io.reactivelocks.admin.LockAdmin;
 import io.reactivelocks.fencing.FencedValues;
 import io.reactivelocks.rwlock.ReadWriteLock;
 import io.reactivelocks.rwlock.ReadWriteLockOptions;
@@ -239,6 +241,59 @@ class RedisClusterTopologyTest {
 
     @Test
     @Order(3)
+    void adminListsAndForceReleasesNamesOfEveryMaster() {
+        LockStore holders = RedisLocks.connect(client, redisOptions());
+        LockStore operator = RedisLocks.connect(client, redisOptions());
+        try {
+            String p = "admin-" + UUID.randomUUID().toString().substring(0, 8) + "/";
+            List<String> locks = oneNamePerMaster(p + "lock");
+            List<String> pools = oneNamePerMaster(p + "pool");
+            List<String> docs = oneNamePerMaster(p + "doc");
+            // a 60 s lease renewed every second: the evicted holder learns of its loss at once
+            LockOptions longRenewedOften = LONG.mutate().renewalInterval(Duration.ofSeconds(1)).build();
+            List<Lease> held = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                held.add(holders.locks(OPTIONS).acquire(locks.get(i), longRenewedOften).block(STEP));
+                held.add(holders.semaphores(OPTIONS).acquire(pools.get(i), 2).block(STEP));
+                held.add(holders.readWriteLocks(ReadWriteLockOptions.of(OPTIONS)).read().acquire(docs.get(i)).block(STEP));
+            }
+            LockAdmin admin = operator.admin();
+
+            List<String> every = new ArrayList<>(locks);
+            every.addAll(pools);
+            every.addAll(docs);
+            assertThat(admin.list(p).collectList().block(STEP)).as("the names of all three masters")
+                    .extracting(HeldGrant::name).containsExactlyElementsOf(every.stream().sorted().toList());
+            assertThat(admin.list(locks.get(1)).collectList().block(STEP)).singleElement()
+                    .satisfies(g -> assertThat(g.token()).isEqualTo(held.get(3).token()));
+
+            // a waiter on each master's lock: the force-release's notification wakes it, long before the 60 s lease
+            List<reactor.core.publisher.Mono<Lease>> waiters = new ArrayList<>();
+            for (String n : locks) {
+                reactor.core.publisher.Mono<Lease> w = b.acquire(n, LONG).cache();
+                w.subscribe(l -> { }, e -> { });
+                waiters.add(w);
+            }
+            for (String n : every) {
+                assertThat(admin.forceRelease(n).block(STEP)).as("one grant removed from %s", n).hasSize(1);
+            }
+            for (int i = 0; i < 3; i++) {
+                Lease next = waiters.get(i).block(Duration.ofSeconds(10));
+                assertThat(next.token()).isGreaterThan(held.get(3 * i).token());
+                next.release().block(STEP);
+            }
+            for (Lease evicted : held) {
+                evicted.lost().block(STEP); // renewal refused: each holder learns it lost the name
+            }
+            assertThat(admin.list(p).collectList().block(STEP)).isEmpty();
+        } finally {
+            holders.close().block(STEP);
+            operator.close().block(STEP);
+        }
+    }
+
+    @Test
+    @Order(4)
     void killedLeaderTypedErrorThenTheReplicaGrantsWithHigherTokens() {
         String first = faultAround("kill", () -> cluster.killLeader());
         // no master serves slot 0 until the replica is promoted (after the 1.5 s node timeout)
@@ -246,13 +301,13 @@ class RedisClusterTopologyTest {
     }
 
     @Test
-    @Order(4)
+    @Order(5)
     void plannedFailoverKeepsTokensIncreasing() {
         faultAround("failover", () -> cluster.failover());
     }
 
     @Test
-    @Order(5)
+    @Order(6)
     void partitionedLeaderIsReplacedAndTokensStayIncreasing() {
         faultAround("partition", () -> cluster.partitionLeader());
     }

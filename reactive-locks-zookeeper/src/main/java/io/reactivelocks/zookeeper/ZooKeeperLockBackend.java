@@ -254,6 +254,16 @@ public final class ZooKeeperLockBackend implements LockBackend {
     }
 
     /**
+     * The lock nodes under the name's node (one {@code getChildren}) less the holder's: ZooKeeper's
+     * lock is a queue, every waiter has its node there in line.
+     */
+    @Override
+    public Mono<Integer> waiting(String name) {
+        return nodes.children(name).map(list -> Math.max(0, list.size() - 1))
+                .onErrorMap(e -> ZooKeeperErrors.map(name, "inspect", e));
+    }
+
+    /**
      * Children watches on the lock's node, set again after each firing (and, when the node does
      * not exist, an exists-watch for its creation). {@link LockEvent.Subscribed} once the first
      * watch is set, and again after a reconnection; {@link LockEvent.Released} when the lowest

@@ -147,6 +147,12 @@ final class PostgresFairLockBackend implements LockBackend {
         }).onErrorMap(e -> PostgresErrors.map(name, "release", e));
     }
 
+    /** As the mutex's: the live rows of the waiters table. */
+    @Override
+    public Mono<Integer> waiting(String name) {
+        return mutex.waiting(name);
+    }
+
     /** As the mutex's: the held lock is a row of the lock table. */
     @Override
     public Mono<List<RenewOutcome>> renew(List<RenewRequest> batch) {

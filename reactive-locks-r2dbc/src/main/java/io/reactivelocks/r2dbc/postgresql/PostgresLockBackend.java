@@ -8,6 +8,7 @@ import io.r2dbc.spi.Row;
 import io.r2dbc.spi.RowMetadata;
 import io.r2dbc.spi.Statement;
 import io.r2dbc.spi.Wrapped;
+import io.reactivelocks.Concept;
 import io.reactivelocks.LockBackendException;
 import io.reactivelocks.spi.Attempt;
 import io.reactivelocks.spi.GrantRequest;
@@ -15,6 +16,7 @@ import io.reactivelocks.spi.HeldLock;
 import io.reactivelocks.spi.Holder;
 import io.reactivelocks.spi.LockBackend;
 import io.reactivelocks.spi.LockEvent;
+import io.reactivelocks.spi.NameScan;
 import io.reactivelocks.spi.RenewOutcome;
 import io.reactivelocks.spi.RenewRequest;
 import java.time.Duration;
@@ -95,6 +97,9 @@ public final class PostgresLockBackend implements LockBackend {
     final String schemaValidateSql;
     final String schemaPrivilegesSql;
     private final String unwatchAllSql;
+    private final String waitingSql;
+    /** The admin's name scan of the lock, permits and read-write tables, in {@link Concept} order. */
+    private final String[] namesSql;
     /** This backend's id in the watchers table (its listener's rows). */
     private final String listenerId = java.util.UUID.randomUUID().toString();
     private final String[] schemaObjects;
@@ -132,6 +137,11 @@ public final class PostgresLockBackend implements LockBackend {
         this.windowClaimSql = SqlScripts.render("window_claim.sql", names, false);
         this.schemaSql = schemaScript(names);
         this.unwatchAllSql = SqlScripts.render("unwatch_all.sql", names, false);
+        this.waitingSql = SqlScripts.render("fair_waiting.sql", PostgresFairLockBackend.names(options), false);
+        this.namesSql = new String[] {
+            SqlScripts.render("admin_names.sql", Map.of("state_table", names.get("table")), false),
+            SqlScripts.render("admin_names.sql", Map.of("state_table", PostgresSemaphoreStore.names(options).get("permit_table")), false),
+            SqlScripts.render("admin_names.sql", Map.of("state_table", PostgresReadWriteStore.names(options).get("rw_table")), false)};
         this.schemaCheckSql = SqlScripts.render("schema_check.sql", names, false);
         this.schemaObjects = new String[] {names.get("table"), names.get("sequence"), names.get("window_table"),
                 names.get("watcher_table"), names.get("notify_fn") + "(text,text,text)"};
@@ -383,6 +393,57 @@ public final class PostgresLockBackend implements LockBackend {
     private static String payloadOf(Row row) {
         String p = row.get("payload", String.class);
         return p == null ? null : TextEscapes.decode(p);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The live rows of the fair lock's waiters table ({@code fair_waiting.sql}); {@code -1} when
+     * there is none, or no fair lock was ever used (the table does not exist).
+     */
+    @Override
+    public Mono<Integer> waiting(String name) {
+        Objects.requireNonNull(name, "name");
+        return Mono.defer(() -> firstOfAll(query(waitingSql, st -> st.bind(0, TextEscapes.encode(name)),
+                        (row, md) -> row.get("waiting", Long.class)))
+                .map(n -> n == null || n == 0 ? -1 : (int) Math.min(Integer.MAX_VALUE, n))
+                .defaultIfEmpty(-1)
+                .onErrorResume(PostgresLockBackend::undefinedTable, e -> Mono.just(-1))
+                .onErrorMap(e -> PostgresErrors.map(name, "waiting count", e)));
+    }
+
+    /**
+     * The names with live rows in the lock, permits and read-write tables that start with
+     * {@code prefix} ({@code admin_names.sql}: a literal {@code left(name, length($1)) = $1}, never
+     * {@code LIKE}), one statement per table; a table that was never created holds nothing.
+     *
+     * @param prefix the start of the names
+     * @return each (concept, name) once
+     */
+    Flux<NameScan.Named> scanNames(String prefix) {
+        Objects.requireNonNull(prefix, "prefix");
+        return Flux.defer(() -> {
+            String stored = TextEscapes.encode(scanPrefix(prefix));
+            Concept[] concepts = {Concept.LOCK, Concept.SEMAPHORE, Concept.READ_WRITE_LOCK};
+            return Flux.range(0, concepts.length).concatMap(i -> query(namesSql[i], st -> st.bind(0, stored),
+                            (row, md) -> new NameScan.Named(concepts[i], TextEscapes.decode(row.get("name", String.class))))
+                    .onErrorResume(PostgresLockBackend::undefinedTable, e -> Flux.empty()));
+        }).onErrorMap(e -> PostgresErrors.map(null, "name scan", e));
+    }
+
+    /**
+     * @param prefix a name prefix
+     * @return the prefix without a trailing high surrogate: alone it is stored escaped, while the
+     *         names it starts keep the pair as it is (the admin compares literally afterwards)
+     */
+    private static String scanPrefix(String prefix) {
+        int n = prefix.length();
+        return n > 0 && Character.isHighSurrogate(prefix.charAt(n - 1)) ? prefix.substring(0, n - 1) : prefix;
+    }
+
+    /** @return whether {@code e} is SQLSTATE 42P01: the table does not exist (the concept was never used) */
+    private static boolean undefinedTable(Throwable e) {
+        return "42P01".equals(PostgresErrors.sqlState(e));
     }
 
     /**

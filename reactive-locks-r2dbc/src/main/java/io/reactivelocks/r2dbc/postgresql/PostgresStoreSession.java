@@ -3,7 +3,9 @@ package io.reactivelocks.r2dbc.postgresql;
 import io.reactivelocks.Concept;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.fencing.FencedValues;
+import io.reactivelocks.spi.DelegatingLockBackend;
 import io.reactivelocks.spi.LockBackend;
+import io.reactivelocks.spi.NameScan;
 import io.reactivelocks.spi.rwlock.ReadWriteStore;
 import io.reactivelocks.spi.semaphore.SemaphoreStore;
 import io.reactivelocks.spi.store.AbstractLockStore;
@@ -11,6 +13,7 @@ import io.reactivelocks.spi.window.WindowStore;
 import io.reactivelocks.task.TaskQueue;
 import java.util.EnumSet;
 import java.util.Objects;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
@@ -30,7 +33,7 @@ final class PostgresStoreSession extends AbstractLockStore implements PostgresLo
 
     @Override
     protected LockBackend lockBackend(LockOptions options) {
-        return leftOpen(backend);
+        return new LeftOpen(backend);
     }
 
     @Override
@@ -64,8 +67,39 @@ final class PostgresStoreSession extends AbstractLockStore implements PostgresLo
         return track(new DefaultPostgresTaskQueue(new PostgresTaskStore(backend, false), o), TaskQueue::close);
     }
 
+    /** The names with live rows in the lock, permits and read-write tables: see {@link PostgresLockBackend#scanNames}. */
+    @Override
+    protected Flux<NameScan.Named> names(String prefix) {
+        return backend.scanNames(prefix);
+    }
+
     @Override
     protected Mono<Void> closeConnections() {
         return backend.close();
+    }
+
+    /**
+     * The session's backend, not closed by the concepts handed out (the session closes it), with
+     * its fair line's {@link LockBackend#waiting} (which the core's view does not pass on).
+     */
+    private static final class LeftOpen extends DelegatingLockBackend {
+        LeftOpen(PostgresLockBackend backend) {
+            super(backend);
+        }
+
+        @Override
+        public Mono<Integer> waiting(String name) {
+            return delegate().waiting(name);
+        }
+
+        @Override
+        public Mono<Void> close() {
+            return Mono.empty();
+        }
+
+        @Override
+        public String toString() {
+            return delegate().toString();
+        }
     }
 }
