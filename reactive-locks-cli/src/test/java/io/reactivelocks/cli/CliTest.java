@@ -223,7 +223,7 @@ class CliTest {
 
     @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {"postgresql", "etcd", "zookeeper"})
-    void lockRunsTheCommandWithTheTokenOn(String kind) {
+    void lockRunsTheCommandWithTheTokenAndListShowsItOn(String kind) throws IOException {
         ServerFixture server = switch (kind) {
             case "postgresql" -> PostgresServer.start();
             case "etcd" -> EtcdServer.start();
@@ -231,9 +231,16 @@ class CliTest {
         };
         try (server) {
             String url = kind.equals("postgresql") ? ((PostgresServer) server).url() : kind + "://" + server.host() + ":" + server.port();
-            CliProcess p = cli(Map.of(), "--store", url, "lock", name, "--", "sh", "-c", "echo token $REACTIVE_LOCKS_TOKEN");
+            Path stop = dir.resolve("stop");
+            CliProcess p = cli(Map.of(), "--store", url, "lock", name, "--", "sh", "-c",
+                    "echo token $REACTIVE_LOCKS_TOKEN; while [ ! -f " + stop + " ]; do sleep 0.1; done");
+            awaitOutput(p, "token ");
+            long token = token(p.stdout());
+            CliProcess list = cli(Map.of("REACTIVE_LOCKS_STORE", url), "list", "--json", name);
+            assertThat(list.exitCode(RUN)).as("%s", list).isZero();
+            assertThat(list.stdout()).as("%s", list).contains("\"name\":\"" + name + "\"").contains("\"token\":" + token + ",");
+            Files.writeString(stop, "");
             assertThat(p.exitCode(RUN)).as("%s", p).isZero();
-            token(p.stdout());
         }
     }
 
