@@ -11,6 +11,9 @@ import java.util.Locale;
 /** The CLI's output lines: tables, JSON lines, lock states. */
 final class Format {
 
+    /** A deadline further away than this is no deadline. */
+    private static final Duration NO_EXPIRY = Duration.ofDays(3650);
+
     private Format() {
     }
 
@@ -81,8 +84,11 @@ final class Format {
      */
     static String state(LockState s) {
         if (s instanceof LockState.Held h) {
-            Duration left = Duration.ofNanos(Math.max(0, h.validUntilNanos() - System.nanoTime()));
-            return h.name() + " held token=" + h.token() + " remaining=" + Durations.format(left) + " owner=" + h.owner()
+            long leftNanos = h.validUntilNanos() - System.nanoTime();
+            // etcd and ZooKeeper keep no per-grant expiry (the session's): the deadline is "never"
+            String left = h.validUntilNanos() == Long.MAX_VALUE || leftNanos > NO_EXPIRY.toNanos() ? "-"
+                    : Durations.format(Duration.ofNanos(Math.max(0, leftNanos)));
+            return h.name() + " held token=" + h.token() + " remaining=" + left + " owner=" + h.owner()
                     + (h.payload() == null ? "" : " payload=" + oneLine(h.payload()));
         }
         return s.name() + " free";

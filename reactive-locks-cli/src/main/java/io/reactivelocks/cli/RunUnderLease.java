@@ -126,7 +126,7 @@ abstract class RunUnderLease extends StoreCommand {
             }
             if (lost.isDone()) {
                 err.println("reactive-locks: lost " + what() + " " + name + " (token " + lease1.token()
-                        + "): the lease ended while the command ran; stopping the command");
+                        + ") while the command ran (the lease expired or was force-released); stopping the command");
                 stop(child);
                 return ExitCodes.LEASE_LOST;
             }

@@ -68,5 +68,6 @@ class ParsingTest {
         assertThat(Format.state(new LockState.Free("x"))).isEqualTo("x free");
         assertThat(Format.state(new LockState.Held("x", "o", 5, System.nanoTime() + 3_000_000_000L, "p")))
                 .startsWith("x held token=5 remaining=").endsWith(" owner=o payload=p");
+        assertThat(Format.state(new LockState.Held("x", "o", 5, Long.MAX_VALUE))).isEqualTo("x held token=5 remaining=- owner=o");
     }
 }
