@@ -21,7 +21,7 @@ import picocli.CommandLine.Option;
  * 3 not acquired within {@code --wait}, 4 lease lost (the command was stopped), 5 the store did not
  * answer.
  */
-@Command(name = "reactive-locks", mixinStandardHelpOptions = true, version = "reactive-locks-cli 0.1.0",
+@Command(name = "reactive-locks", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         description = "Distributed locks from the shell: run a command under a lock, see and take back what is held.",
         subcommands = {LockCommand.class, SemaphoreCommand.class, ListCommand.class, InspectCommand.class,
             WatchCommand.class, ReleaseCommand.class},
@@ -94,6 +94,15 @@ public final class Main implements Runnable {
         }
         int nl = s.indexOf('\n');
         return (nl < 0 ? s : s.substring(0, nl)).trim();
+    }
+
+    /** The version in the jar's manifest ({@code Implementation-Version}). */
+    static final class Version implements CommandLine.IVersionProvider {
+        @Override
+        public String[] getVersion() {
+            String v = Main.class.getPackage().getImplementationVersion();
+            return new String[] {"reactive-locks-cli " + (v == null ? "(development build)" : v)};
+        }
     }
 
     private static void quietLogs() {
