@@ -1,0 +1,112 @@
+package io.reactivelocks.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/** The CLI as a separate JVM on the test class path, its stdout and stderr in files. */
+final class CliProcess {
+
+    private static final AtomicInteger COUNT = new AtomicInteger();
+    private static final String JAVA = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+
+    final Process process;
+    final Path out;
+    final Path err;
+    final List<String> args;
+
+    private CliProcess(Process process, Path out, Path err, List<String> args) {
+        this.process = process;
+        this.out = out;
+        this.err = err;
+        this.args = args;
+    }
+
+    /**
+     * @param dir  where the output files go
+     * @param env  environment changes (a null value removes the variable)
+     * @param args the CLI's arguments
+     * @return the started process
+     */
+    static CliProcess start(Path dir, Map<String, String> env, String... args) {
+        int n = COUNT.incrementAndGet();
+        Path out = dir.resolve("cli-" + n + ".out");
+        Path err = dir.resolve("cli-" + n + ".err");
+        List<String> cmd = new ArrayList<>(List.of(JAVA, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto",
+                "-cp", System.getProperty("java.class.path"), Main.class.getName()));
+        cmd.addAll(Arrays.asList(args));
+        ProcessBuilder pb = new ProcessBuilder(cmd).directory(dir.toFile())
+                .redirectOutput(out.toFile()).redirectError(err.toFile()).redirectInput(ProcessBuilder.Redirect.from(nullFile()));
+        pb.environment().remove("REACTIVE_LOCKS_STORE");
+        env.forEach((k, v) -> {
+            if (v == null) {
+                pb.environment().remove(k);
+            } else {
+                pb.environment().put(k, v);
+            }
+        });
+        try {
+            return new CliProcess(pb.start(), out, err, List.of(args));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static java.io.File nullFile() {
+        return new java.io.File("/dev/null");
+    }
+
+    String stdout() {
+        return read(out);
+    }
+
+    String stderr() {
+        return read(err);
+    }
+
+    static String read(Path p) {
+        try {
+            return Files.exists(p) ? Files.readString(p, StandardCharsets.UTF_8) : "";
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * @param timeout how long it may take
+     * @return the exit code
+     */
+    int exitCode(Duration timeout) {
+        try {
+            boolean done = process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            assertThat(done).as("%s ended within %s; stdout: %s; stderr: %s", args, timeout, stdout(), stderr()).isTrue();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
+        return process.exitValue();
+    }
+
+    /** Kills the CLI and whatever it started. */
+    void kill() {
+        List<ProcessHandle> family = process.descendants().toList();
+        process.destroyForcibly();
+        family.forEach(ProcessHandle::destroyForcibly);
+    }
+
+    @Override
+    public String toString() {
+        return args + " stdout: " + stdout() + " stderr: " + stderr();
+    }
+}

@@ -1,0 +1,269 @@
+package io.reactivelocks.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.reactivelocks.test.server.EtcdServer;
+import io.reactivelocks.test.server.PostgresServer;
+import io.reactivelocks.test.server.RedisServer;
+import io.reactivelocks.test.server.ServerFixture;
+import io.reactivelocks.test.server.ZooKeeperServer;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** The CLI as operators and scripts run it: separate JVMs on real servers. */
+class CliTest {
+
+    private static final Duration RUN = Duration.ofSeconds(40);
+    private static final Pattern TOKEN = Pattern.compile("token[ =](\\d+)");
+
+    private static RedisServer redis;
+
+    @TempDir
+    Path dir;
+
+    private final List<CliProcess> started = new ArrayList<>();
+    private String name;
+
+    @BeforeAll
+    static void startRedis() {
+        redis = RedisServer.start();
+    }
+
+    @AfterAll
+    static void stopRedis() {
+        if (redis != null) {
+            redis.close();
+        }
+    }
+
+    @org.junit.jupiter.api.BeforeEach
+    void name(TestInfo info) {
+        name = "cli-" + info.getTestMethod().orElseThrow().getName() + "-" + System.nanoTime();
+    }
+
+    @AfterEach
+    void killAll() {
+        started.forEach(CliProcess::kill);
+    }
+
+    private CliProcess cli(String... args) {
+        return cli(Map.of("REACTIVE_LOCKS_STORE", redis.url()), args);
+    }
+
+    private CliProcess cli(Map<String, String> env, String... args) {
+        CliProcess p = CliProcess.start(dir, env, args);
+        started.add(p);
+        return p;
+    }
+
+    private static long token(String text) {
+        Matcher m = TOKEN.matcher(text);
+        assertThat(m.find()).as("a token in: %s", text).isTrue();
+        return Long.parseLong(m.group(1));
+    }
+
+    private static void awaitOutput(CliProcess p, String text) {
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50))
+                .untilAsserted(() -> assertThat(p.stdout()).as("%s", p).contains(text));
+    }
+
+    @Test
+    void twoLockProcessesOnOneNameNeverOverlapAndTokensIncrease() {
+        Path file = dir.resolve("log");
+        String body = "echo start $REACTIVE_LOCKS_TOKEN >> " + file + "; sleep 0.3; echo end >> " + file;
+        List<CompletableFuture<Void>> workers = new ArrayList<>();
+        for (int w = 0; w < 2; w++) {
+            workers.add(CompletableFuture.runAsync(() -> {
+                for (int i = 0; i < 3; i++) {
+                    CliProcess p = cli("lock", name, "--wait", "30s", "--", "sh", "-c", body);
+                    assertThat(p.exitCode(RUN)).as("%s", p).isZero();
+                }
+            }));
+        }
+        CompletableFuture.allOf(workers.toArray(CompletableFuture[]::new)).join();
+        List<String> lines = CliProcess.read(file).lines().toList();
+        assertThat(lines).hasSize(12);
+        long last = Long.MIN_VALUE;
+        for (int i = 0; i < lines.size(); i += 2) {
+            assertThat(lines.get(i)).as("line %d of %s", i, lines).startsWith("start ");
+            assertThat(lines.get(i + 1)).as("line %d of %s", i + 1, lines).isEqualTo("end");
+            long token = Long.parseLong(lines.get(i).substring("start ".length()).trim());
+            assertThat(token).as("tokens in %s", lines).isGreaterThan(last);
+            last = token;
+        }
+    }
+
+    @Test
+    void aKilledHoldersLockIsTakenAfterItsLeaseWithAHigherToken() {
+        CliProcess holder = cli("lock", name, "--lease", "2s", "--", "sh", "-c", "echo held $REACTIVE_LOCKS_TOKEN; exec sleep 60");
+        awaitOutput(holder, "held ");
+        long first = token(holder.stdout().replace("held ", "token "));
+        holder.kill(); // destroyForcibly: no release, the lease runs out on the server
+        long killedAt = System.nanoTime();
+        CliProcess next = cli("lock", name, "--wait", "20s", "--", "sh", "-c", "echo held $REACTIVE_LOCKS_TOKEN");
+        assertThat(next.exitCode(RUN)).as("%s", next).isZero();
+        assertThat(Duration.ofNanos(System.nanoTime() - killedAt)).isLessThan(Duration.ofSeconds(25));
+        assertThat(token(next.stdout().replace("held ", "token "))).isGreaterThan(first);
+    }
+
+    @Test
+    void releaseForceFromAnotherProcessEvictsTheHolderWhoseCommandIsStopped() {
+        CliProcess holder = cli("lock", name, "--lease", "3s", "--", "sh", "-c", "echo held $REACTIVE_LOCKS_TOKEN; exec sleep 60");
+        awaitOutput(holder, "held ");
+        long first = token(holder.stdout().replace("held ", "token "));
+        List<ProcessHandle> children = holder.process.descendants().toList();
+        assertThat(children).isNotEmpty();
+
+        CliProcess before = cli("list", "cli-release");
+        assertThat(before.exitCode(RUN)).as("%s", before).isZero();
+        assertThat(before.stdout()).contains(name).contains(Long.toString(first)).contains("holder");
+
+        CliProcess release = cli("release", "--force", name);
+        assertThat(release.exitCode(RUN)).as("%s", release).isZero();
+        assertThat(release.stdout()).contains("evicted").contains(name).contains(Long.toString(first));
+
+        assertThat(holder.exitCode(Duration.ofSeconds(20))).as("%s", holder).isEqualTo(ExitCodes.LEASE_LOST);
+        assertThat(holder.stderr()).contains("lost");
+        assertThat(children).noneMatch(ProcessHandle::isAlive);
+
+        CliProcess after = cli("list", "cli-release");
+        assertThat(after.exitCode(RUN)).as("%s", after).isZero();
+        assertThat(after.stdout()).doesNotContain(name);
+
+        CliProcess next = cli("lock", name, "--", "sh", "-c", "echo held $REACTIVE_LOCKS_TOKEN");
+        assertThat(next.exitCode(RUN)).as("%s", next).isZero();
+        assertThat(token(next.stdout().replace("held ", "token "))).isGreaterThan(first);
+    }
+
+    @Test
+    void theCommandsExitCodeIsTheClisAndAnEndedWaitIsExitCode3() throws IOException {
+        Path stop = dir.resolve("stop");
+        CliProcess holder = cli("lock", name, "--", "sh", "-c", "echo held; while [ ! -f " + stop + " ]; do sleep 0.1; done");
+        CliProcess seven = cli("lock", name + "-other", "--", "sh", "-c", "exit 7");
+        awaitOutput(holder, "held");
+        CliProcess waiter = cli("lock", name, "--wait", "1s", "--", "sh", "-c", "echo ran");
+        assertThat(waiter.exitCode(RUN)).as("%s", waiter).isEqualTo(ExitCodes.NOT_ACQUIRED);
+        assertThat(waiter.stdout()).doesNotContain("ran");
+        assertThat(waiter.stderr().strip()).contains(name).contains("--wait").doesNotContain("Exception");
+        assertThat(seven.exitCode(RUN)).as("%s", seven).isEqualTo(7);
+        Files.writeString(stop, "");
+        assertThat(holder.exitCode(RUN)).as("%s", holder).isZero();
+    }
+
+    @Test
+    void inspectAndWatchShowTheHolderThenFree() throws IOException {
+        CliProcess watch = cli("watch", name);
+        CliProcess free = cli("inspect", name);
+        assertThat(free.exitCode(RUN)).as("%s", free).isZero();
+        assertThat(free.stdout().strip()).isEqualTo(name + " free");
+        awaitOutput(watch, name + " free");
+
+        Path stop = dir.resolve("stop");
+        CliProcess holder = cli("lock", name, "--", "sh", "-c", "echo acquired; while [ ! -f " + stop + " ]; do sleep 0.1; done");
+        awaitOutput(holder, "acquired");
+        CliProcess held = cli("inspect", name);
+        assertThat(held.exitCode(RUN)).as("%s", held).isZero();
+        assertThat(held.stdout()).contains(name + " held token=").contains("owner=");
+        Files.writeString(stop, "");
+        assertThat(holder.exitCode(RUN)).as("%s", holder).isZero();
+
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+            List<String> lines = watch.stdout().lines().toList();
+            int heldAt = -1;
+            for (int i = 0; i < lines.size(); i++) {
+                if (lines.get(i).contains(name + " held token=")) {
+                    heldAt = i;
+                }
+            }
+            assertThat(heldAt).as("a held line in %s", lines).isPositive();
+            assertThat(lines.subList(heldAt + 1, lines.size())).as("%s", lines).anyMatch(l -> l.endsWith(name + " free"));
+        });
+        assertThat(watch.process.isAlive()).isTrue();
+    }
+
+    @Test
+    void aSemaphoreOfTwoPermitsRunsAtMostTwoCommandsAtOnce() {
+        Path file = dir.resolve("log");
+        String body = "echo start $REACTIVE_LOCKS_TOKEN >> " + file + "; sleep 1; echo end $REACTIVE_LOCKS_TOKEN >> " + file;
+        List<CliProcess> ps = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            ps.add(cli("semaphore", name, "--permits", "2", "--wait", "30s", "--", "sh", "-c", body));
+        }
+        for (CliProcess p : ps) {
+            assertThat(p.exitCode(RUN)).as("%s", p).isZero();
+        }
+        List<String> lines = CliProcess.read(file).lines().toList();
+        assertThat(lines).hasSize(6);
+        int running = 0;
+        int most = 0;
+        for (String line : lines) {
+            running += line.startsWith("start ") ? 1 : -1;
+            most = Math.max(most, running);
+        }
+        assertThat(most).as("%s", lines).isBetween(1, 2);
+        assertThat(lines.stream().filter(l -> l.startsWith("start ")).map(l -> l.substring(6)).distinct()).hasSize(3);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"postgresql", "etcd", "zookeeper"})
+    void lockRunsTheCommandWithTheTokenAndListShowsItOn(String kind) throws IOException {
+        ServerFixture server = switch (kind) {
+            case "postgresql" -> PostgresServer.start();
+            case "etcd" -> EtcdServer.start();
+            default -> ZooKeeperServer.start();
+        };
+        try (server) {
+            String url = kind.equals("postgresql") ? ((PostgresServer) server).url() : kind + "://" + server.host() + ":" + server.port();
+            Path stop = dir.resolve("stop");
+            CliProcess p = cli(Map.of(), "--store", url, "lock", name, "--", "sh", "-c",
+                    "echo token $REACTIVE_LOCKS_TOKEN; while [ ! -f " + stop + " ]; do sleep 0.1; done");
+            awaitOutput(p, "token ");
+            long token = token(p.stdout());
+            CliProcess list = cli(Map.of("REACTIVE_LOCKS_STORE", url), "list", "--json", name);
+            assertThat(list.exitCode(RUN)).as("%s", list).isZero();
+            assertThat(list.stdout()).as("%s", list).contains("\"name\":\"" + name + "\"").contains("\"token\":" + token + ",");
+            Files.writeString(stop, "");
+            assertThat(p.exitCode(RUN)).as("%s", p).isZero();
+        }
+    }
+
+    @Test
+    void badInputIsOneLineNamingTheOptionAndExitCode2() {
+        CliProcess scheme = cli(Map.of(), "--store", "mysql://localhost:3306", "lock", name, "--", "true");
+        CliProcess duration = cli("lock", name, "--lease", "ten", "--", "true");
+        CliProcess noStore = cli(Map.of(), "lock", name, "--", "true");
+        CliProcess noName = cli("inspect");
+        CliProcess down = cli(Map.of(), "--store", "redis://127.0.0.1:1", "inspect", name);
+        assertBadInput(scheme, "--store");
+        assertBadInput(duration, "--lease");
+        assertBadInput(noStore, "--store");
+        assertBadInput(noName, "NAME");
+        assertThat(down.exitCode(RUN)).as("%s", down).isEqualTo(ExitCodes.STORE_UNAVAILABLE);
+        assertThat(down.stderr().strip()).startsWith("reactive-locks: redis at 127.0.0.1:1 did not answer within 5 s")
+                .doesNotContain("\n");
+    }
+
+    private static void assertBadInput(CliProcess p, String option) {
+        assertThat(p.exitCode(RUN)).as("%s", p).isEqualTo(ExitCodes.BAD_INPUT);
+        String err = p.stderr().strip();
+        assertThat(err).as("%s", p).contains(option).doesNotContain("\n").doesNotContain("Exception").doesNotContain("\tat ");
+        assertThat(p.stdout()).isEmpty();
+    }
+}
