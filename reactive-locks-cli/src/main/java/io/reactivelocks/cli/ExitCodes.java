@@ -15,6 +15,8 @@ final class ExitCodes {
     static final int LEASE_LOST = 4;
     /** The store did not answer (down, unreachable) or failed. */
     static final int STORE_UNAVAILABLE = 5;
+    /** An operator asked the holder to let go ({@code revoke}); the command was stopped and the lease released. */
+    static final int REVOKED = 6;
 
     private ExitCodes() {
     }

@@ -42,6 +42,11 @@ abstract class RunUnderLease extends StoreCommand {
             description = "How long to wait for it (default ${DEFAULT-VALUE}; 0 = one attempt); exit code 3 after.")
     Duration wait;
 
+    @Option(names = "--on-revoke", paramLabel = "stop|ignore", defaultValue = "stop",
+            description = "What an operator's revocation request (reactive-locks revoke NAME) does: stop the command and "
+                    + "release (exit code 6), or only print it (default ${DEFAULT-VALUE}).")
+    String onRevoke;
+
     private final Object cleanupLock = new Object();
     private OpenStore open;
     private CompletableFuture<Lease> pending;
@@ -66,6 +71,9 @@ abstract class RunUnderLease extends StoreCommand {
         }
         if (lease.isZero() || lease.isNegative()) {
             throw CliException.badInput("--lease must be positive");
+        }
+        if (!onRevoke.equals("stop") && !onRevoke.equals("ignore")) {
+            throw CliException.badInput("--on-revoke must be stop or ignore, was " + onRevoke);
         }
         validate();
         StoreUrls.StoreUrl url = storeUrl();
@@ -116,13 +124,33 @@ abstract class RunUnderLease extends StoreCommand {
                     throw new CliException(ExitCodes.FAILED, "cannot run " + command.get(0) + ": " + e.getMessage());
                 }
             }
-            CompletableFuture<Object> outcome = CompletableFuture.anyOf(child.onExit(), lost);
-            try {
-                outcome.get();
-            } catch (ExecutionException e) {
-                // lost() errs only when the client closes: treat as lost
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
+            // a revocation request (empty when the lease ends first, or at once for a grant that cannot be revoked)
+            CompletableFuture<String> revocation = lease1.revoked().toFuture()
+                    .thenCompose(r -> r == null ? new CompletableFuture<String>() : CompletableFuture.completedFuture(r));
+            while (true) {
+                CompletableFuture<Object> outcome = CompletableFuture.anyOf(child.onExit(), lost, revocation);
+                try {
+                    outcome.get();
+                } catch (ExecutionException e) {
+                    // lost() errs only when the client closes: treat as lost
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+                if (!revocation.isDone() || lost.isDone() || !child.isAlive()) {
+                    break;
+                }
+                String reason = revocation.getNow("");
+                if (onRevoke.equals("stop")) {
+                    err.println("reactive-locks: revocation requested for " + what() + " " + name + ": " + reason
+                            + "; stopping the command and releasing");
+                    stop(child);
+                    return ExitCodes.REVOKED;
+                }
+                err.println("reactive-locks: revocation requested for " + what() + " " + name + ": " + reason
+                        + "; ignored (--on-revoke ignore): the command goes on");
+                revocation = lease1.revoked().toFuture()
+                        .thenCompose(r -> r == null ? new CompletableFuture<String>() : CompletableFuture.completedFuture(r));
             }
             if (lost.isDone()) {
                 err.println("reactive-locks: lost " + what() + " " + name + " (token " + lease1.token()

@@ -153,6 +153,32 @@ class CliTest {
     }
 
     @Test
+    void revokeStopsTheHoldersCommandAndReleasesUnlessItIgnoresRequests() {
+        CliProcess ignoring = cli("lock", name + "-ignoring", "--on-revoke", "ignore", "--", "sh", "-c", "echo held; exec sleep 60");
+        CliProcess holder = cli("lock", name, "--", "sh", "-c", "echo held $REACTIVE_LOCKS_TOKEN; exec sleep 60");
+        awaitOutput(holder, "held ");
+        awaitOutput(ignoring, "held");
+        // a request is not stored: sent again until the holder (listening once it holds) has it
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(300)).until(() -> {
+            CliProcess ask = cli("revoke", name, "--reason", "maintenance");
+            assertThat(ask.exitCode(RUN)).as("%s", ask).isZero();
+            return !holder.process.isAlive() || ask.stdout().contains("nothing held");
+        });
+        assertThat(holder.exitCode(Duration.ofSeconds(20))).as("%s", holder).isEqualTo(ExitCodes.REVOKED);
+        assertThat(holder.stderr()).contains("revocation requested", "maintenance");
+        CliProcess free = cli("revoke", name);
+        assertThat(free.exitCode(RUN)).isZero();
+        assertThat(free.stdout()).contains("nothing held");
+
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(300)).until(() -> {
+            CliProcess ask = cli("revoke", name + "-ignoring", "--reason", "please");
+            assertThat(ask.exitCode(RUN)).as("%s", ask).isZero();
+            return ignoring.stderr().contains("ignored");
+        });
+        assertThat(ignoring.process.isAlive()).as("--on-revoke ignore: the command goes on").isTrue();
+    }
+
+    @Test
     void theCommandsExitCodeIsTheClisAndAnEndedWaitIsExitCode3() throws IOException {
         Path stop = dir.resolve("stop");
         CliProcess holder = cli("lock", name, "--", "sh", "-c", "echo held; while [ ! -f " + stop + " ]; do sleep 0.1; done");
