@@ -24,7 +24,7 @@ import picocli.CommandLine.Option;
 @Command(name = "reactive-locks", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         description = "Distributed locks from the shell: run a command under a lock, see and take back what is held.",
         subcommands = {LockCommand.class, SemaphoreCommand.class, ListCommand.class, InspectCommand.class,
-            WatchCommand.class, ReleaseCommand.class, RevokeCommand.class},
+            WatchCommand.class, ReleaseCommand.class, RevokeCommand.class, ServeCommand.class},
         footer = {"", "Exit codes: the command's own (lock, semaphore); 0 done; 1 failed; 2 bad input;",
             "3 not acquired within --wait; 4 lease lost, command stopped; 5 store did not answer;",
             "6 revocation requested (revoke), command stopped and lock released."})

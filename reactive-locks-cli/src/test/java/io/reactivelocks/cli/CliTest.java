@@ -179,6 +179,33 @@ class CliTest {
     }
 
     @Test
+    void serveShowsTheDashboardAndStreamsWhatTheStoreHolds() throws Exception {
+        CliProcess holder = cli("lock", name, "--", "sh", "-c", "echo held $REACTIVE_LOCKS_TOKEN; exec sleep 60");
+        CliProcess serve = cli("serve", "--port", "0", "--prefix", name);
+        awaitOutput(holder, "held ");
+        long token = token(holder.stdout().replace("held ", "token "));
+        awaitOutput(serve, "http://");
+        Matcher m = Pattern.compile("(http://\\S+/)").matcher(serve.stdout());
+        assertThat(m.find()).as("%s", serve).isTrue();
+        String base = m.group(1);
+        java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+        java.net.http.HttpResponse<String> page = http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(base))
+                .timeout(Duration.ofSeconds(20)).build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+        assertThat(page.statusCode()).isEqualTo(200);
+        assertThat(page.body()).contains("const EVENTS_URL = \"events\";", "const RELEASE_URL = null;");
+        java.net.http.HttpResponse<java.util.stream.Stream<String>> events = http.send(java.net.http.HttpRequest.newBuilder(
+                java.net.URI.create(base + "events")).timeout(Duration.ofSeconds(20)).build(), java.net.http.HttpResponse.BodyHandlers.ofLines());
+        try (java.util.stream.Stream<String> lines = events.body()) {
+            String first = lines.filter(l -> l.startsWith("data: ")).findFirst().orElseThrow();
+            assertThat(first).contains("\"name\":\"" + name + "\"", "\"token\":" + token, "\"role\":\"holder\"");
+        }
+        java.net.http.HttpResponse<String> refused = http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(base + "release?name=" + name))
+                .POST(java.net.http.HttpRequest.BodyPublishers.noBody()).timeout(Duration.ofSeconds(20)).build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString());
+        assertThat(refused.statusCode()).as("force-release is off unless --allow-force-release").isEqualTo(403);
+    }
+
+    @Test
     void theCommandsExitCodeIsTheClisAndAnEndedWaitIsExitCode3() throws IOException {
         Path stop = dir.resolve("stop");
         CliProcess holder = cli("lock", name, "--", "sh", "-c", "echo held; while [ ! -f " + stop + " ]; do sleep 0.1; done");
