@@ -14,6 +14,12 @@ public enum Fault {
     PARTITION_WORKER("partition-worker"),
     /** Every worker's proxy delays each chunk by a tenth of the lease plus up to as much jitter, for three lease times. */
     LATENCY("latency"),
+    /**
+     * An operator's force-release ({@code LockStore.admin().forceRelease}) of the name a worker holds
+     * in its critical section, sent by the harness over a session of its own: the worker learns it
+     * at its next renewal (or from its held key's watch); its late write must be refused by the fence.
+     */
+    FORCE_RELEASE("force-release"),
     /** SIGKILL of a replicated deployment's leader or primary while a worker is in its critical section; healed after two lease times. */
     KILL_LEADER("kill-leader"),
     /** A planned switchover of a replicated deployment while a worker is in its critical section. */
@@ -38,7 +44,7 @@ public enum Fault {
      */
     public boolean appliesTo(SafetyStore store) {
         return switch (this) {
-            case PAUSE_WORKER, KILL_WORKER -> true;
+            case PAUSE_WORKER, KILL_WORKER, FORCE_RELEASE -> true;
             case PAUSE_SERVER, RESTART_SERVER, PARTITION_WORKER, LATENCY -> store instanceof SafetyBackend;
             case KILL_LEADER, FAILOVER, PARTITION_LEADER, SLOW_NODE -> store instanceof SafetyTopology;
         };

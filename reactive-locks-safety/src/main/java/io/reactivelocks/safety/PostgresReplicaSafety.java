@@ -40,7 +40,7 @@ final class PostgresReplicaSafety {
         LockStore store = PostgresLocks.connect(factory, options(namespace));
         LockClient client = store.locks(options, listener);
         return new SafetyBackend.Connection(client, ObservedFairBackend.watching(store.fairLocks(options), options, listener), store.semaphores(options),
-                store.readWriteLocks(io.reactivelocks.rwlock.ReadWriteLockOptions.of(options)), () -> store.close().block(TIMEOUT));
+                store.readWriteLocks(io.reactivelocks.rwlock.ReadWriteLockOptions.of(options)), store.admin(), () -> store.close().block(TIMEOUT));
     }
 
     static void prepare(Topology topology, String namespace) {

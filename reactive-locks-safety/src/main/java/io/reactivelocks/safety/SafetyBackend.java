@@ -13,6 +13,7 @@ import io.reactivelocks.LockClient;
 import io.reactivelocks.LockListener;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.LockStore;
+import io.reactivelocks.admin.LockAdmin;
 import io.reactivelocks.etcd.EtcdLockOptions;
 import io.reactivelocks.etcd.EtcdLocks;
 import io.reactivelocks.r2dbc.postgresql.PostgresLockOptions;
@@ -71,7 +72,7 @@ public enum SafetyBackend implements SafetyStore {
             LockClient client = store.locks(options, listener);
             return new Connection(client, ObservedFairBackend.watching(store.fairLocks(options), options, listener),
                     store.semaphores(options),
-                    store.readWriteLocks(ReadWriteLockOptions.of(options)), () -> {
+                    store.readWriteLocks(ReadWriteLockOptions.of(options)), store.admin(), () -> {
                         store.close().block(Duration.ofSeconds(10));
                         redis.shutdown();
                     });
@@ -119,7 +120,7 @@ public enum SafetyBackend implements SafetyStore {
             LockClient client = store.locks(options, listener);
             return new Connection(client, ObservedFairBackend.watching(store.fairLocks(options), options, listener),
                     store.semaphores(options),
-                    store.readWriteLocks(ReadWriteLockOptions.of(options)), () -> store.close().block(Duration.ofSeconds(10)));
+                    store.readWriteLocks(ReadWriteLockOptions.of(options)), store.admin(), () -> store.close().block(Duration.ofSeconds(10)));
         }
 
         @Override
@@ -224,7 +225,7 @@ public enum SafetyBackend implements SafetyStore {
         LockStore store = ZooKeeperLocks.connect(zk, zkOptions);
         // the ZooKeeper mutex queues natively (sequential nodes): it is the fair lock here, watched by the FIFO check
         return new Connection(client, ObservedFairBackend.over(mutex, options, listener), store.semaphores(options),
-                store.readWriteLocks(ReadWriteLockOptions.of(options)), () -> {
+                store.readWriteLocks(ReadWriteLockOptions.of(options)), store.admin(), () -> {
                     store.close().block(Duration.ofSeconds(10));
                     zk.close();
                 });
@@ -268,7 +269,7 @@ public enum SafetyBackend implements SafetyStore {
         LockStore store = EtcdLocks.connect(etcd, etcdOptions);
         // the etcd mutex queues natively (create-revision order): it is the fair lock here, watched by the FIFO check
         return new Connection(client, ObservedFairBackend.over(mutex, options, listener), store.semaphores(options),
-                store.readWriteLocks(ReadWriteLockOptions.of(options)), () -> {
+                store.readWriteLocks(ReadWriteLockOptions.of(options)), store.admin(), () -> {
                     store.close().block(Duration.ofSeconds(10));
                     etcd.close();
                 });
@@ -296,9 +297,10 @@ public enum SafetyBackend implements SafetyStore {
      * @param fair      the fair (FIFO) lock client (the mutex client on the stores whose mutex queues natively)
      * @param semaphore the semaphore
      * @param rw        the read-write lock
+     * @param admin     the store session's admin (the harness force-releases through it)
      * @param closer    closes the driver
      */
-    record Connection(LockClient client, LockClient fair, Semaphore semaphore, ReadWriteLock rw, AutoCloseable closer)
+    record Connection(LockClient client, LockClient fair, Semaphore semaphore, ReadWriteLock rw, LockAdmin admin, AutoCloseable closer)
             implements AutoCloseable {
         @Override
         public void close() {

@@ -1,5 +1,7 @@
 package io.reactivelocks.safety;
 
+import io.reactivelocks.LockListener;
+import io.reactivelocks.LockOptions;
 import io.reactivelocks.test.fault.FaultProxy;
 import io.reactivelocks.test.server.ServerFixture;
 import io.reactivelocks.test.server.Topology;
@@ -231,6 +233,13 @@ public final class SafetyRun {
             return server != null ? ((SafetyBackend) store).held(server, namespace) : ((SafetyTopology) store).held(topology, namespace);
         }
 
+        /** @return a session of the harness itself (an operator's), straight to the server or the deployment */
+        SafetyBackend.Connection operatorConnection(SafetyStore store, String namespace, LockOptions options) {
+            return server != null
+                    ? store.connect(server.host(), server.port(), ((SafetyBackend) store).extra(server), namespace, options, LockListener.NONE)
+                    : store.connect("-", 0, topology.endpoints(), namespace, options, LockListener.NONE);
+        }
+
         /** @return host, port and extra of a worker's command line; a proxy of its own in front of a single server */
         List<String> connection(SafetyStore store, List<FaultProxy> proxies) {
             if (server == null) {
@@ -292,7 +301,7 @@ public final class SafetyRun {
                     }
                 }
                 cycle++;
-                Applied a = inject(settings, target, workers, proxies, random, lease, problems, aim, kinds,
+                Applied a = inject(settings, target, namespace, workers, proxies, random, lease, problems, aim, kinds,
                         () -> startWorker(ids.getAndIncrement(), target, settings, namespace, names, arbiter, proxies, events, random));
                 if (a != null) {
                     applied.add(a);
@@ -388,7 +397,7 @@ public final class SafetyRun {
         WorkerProcess spawn();
     }
 
-    private static Applied inject(Settings settings, Target target0, List<WorkerProcess> workers, List<FaultProxy> proxies,
+    private static Applied inject(Settings settings, Target target0, String namespace, List<WorkerProcess> workers, List<FaultProxy> proxies,
                                   SplittableRandom random, long lease, List<String> problems, String aim, Map<String, Primitive> kinds,
                                   Spawner spawner)
             throws InterruptedException {
@@ -422,6 +431,32 @@ public final class SafetyRun {
                 proxy.heal();
                 crowd(alive, target, null, kinds);
                 return new Applied(Fault.PARTITION_WORKER, target.id(), start, System.nanoTime(), List.of(section.name()));
+            }
+            case FORCE_RELEASE -> {
+                // the operator's session first, connected and warmed up: the worker's section is short on a short lease
+                LockOptions adminOptions = LockOptions.builder().leaseTime(Duration.ofMillis(Math.max(lease, 2_000)))
+                        .requestTimeout(Duration.ofSeconds(5)).build();
+                try (SafetyBackend.Connection operator = target0.operatorConnection(settings.backend(), namespace, adminOptions)) {
+                    operator.admin().list(namespace).collectList().block(Duration.ofSeconds(20));
+                    WorkerProcess.Event section = sectionOf(target, lease, problems, aim);
+                    if (section == null) {
+                        return null;
+                    }
+                    long start = System.nanoTime();
+                    List<io.reactivelocks.admin.HeldGrant> evicted = operator.admin().forceRelease(section.name())
+                            .block(Duration.ofSeconds(20));
+                    if (evicted == null || evicted.isEmpty()) {
+                        problems.add("force-release: nothing held on " + section.name() + " while worker " + target.id()
+                                + " was in its critical section");
+                    }
+                    crowd(alive, target, section.name(), kinds);
+                    pause(lease * 2);
+                    crowd(alive, target, null, kinds);
+                    return new Applied(Fault.FORCE_RELEASE, target.id(), start, System.nanoTime(), List.of(section.name()));
+                } catch (RuntimeException e) {
+                    problems.add("force-release failed: " + e);
+                    return null;
+                }
             }
             case KILL_WORKER -> {
                 WorkerProcess holder = null;

@@ -223,7 +223,7 @@ public enum SafetyTopology implements SafetyStore {
         io.reactivelocks.LockStore store = RedisLocks.connect(backend);
         return new SafetyBackend.Connection(store.locks(options, listener), ObservedFairBackend.watching(store.fairLocks(options), options, listener),
                 store.semaphores(options),
-                store.readWriteLocks(io.reactivelocks.rwlock.ReadWriteLockOptions.of(options)), () -> {
+                store.readWriteLocks(io.reactivelocks.rwlock.ReadWriteLockOptions.of(options)), store.admin(), () -> {
                     store.close().block(Duration.ofSeconds(10));
                     closer.close();
                 });

@@ -66,6 +66,10 @@ abstract class SafetyShortModeContract {
             assertThat(verdict.overlaps()).as("overlaps under a pause (else the fault did not bite)").isPositive();
             assertThat(verdict.staleWritesRejected()).as("stale writes rejected under a pause").isPositive();
         }
+        if (fault == Fault.FORCE_RELEASE) {
+            // the evicted worker learned it (a loss), and nothing else broke: I1-I5 above
+            assertThat(verdict.losses()).as("the force-released holder's loss").isPositive();
+        }
         if (fault == Fault.KILL_WORKER) {
             assertThat(verdict.takeover()).as("takeover after the kill").isNotEmpty();
         }
