@@ -36,7 +36,7 @@ final class Format {
             rows.add(new String[] {g.name(), concept(g.concept()), role(g.role()), Long.toString(g.token()),
                 g.remaining() == null ? "-" : Durations.format(g.remaining()),
                 g.waiters() < 0 ? "-" : Integer.toString(g.waiters()), g.owner(),
-                g.payload() == null ? "-" : oneLine(g.payload())});
+                g.task() != null ? "task=" + oneLine(g.task()) : g.payload() == null ? "-" : oneLine(g.payload())});
         }
         int[] widths = new int[rows.get(0).length];
         for (String[] r : rows) {
@@ -66,7 +66,8 @@ final class Format {
         return "{\"name\":" + quote(g.name()) + ",\"concept\":" + quote(concept(g.concept())) + ",\"role\":" + quote(role(g.role()))
                 + ",\"token\":" + g.token() + ",\"remainingMillis\":" + (g.remaining() == null ? "null" : g.remaining().toMillis())
                 + ",\"waiters\":" + (g.waiters() < 0 ? "null" : g.waiters()) + ",\"owner\":" + quote(g.owner())
-                + ",\"payload\":" + (g.payload() == null ? "null" : quote(g.payload())) + "}";
+                + ",\"payload\":" + (g.payload() == null ? "null" : quote(g.payload()))
+                + (g.task() == null ? "" : ",\"task\":" + quote(g.task())) + "}";
     }
 
     /**
@@ -75,7 +76,7 @@ final class Format {
      */
     static String grant(HeldGrant g) {
         return g.name() + " " + concept(g.concept()) + " " + role(g.role()) + " token=" + g.token() + " owner=" + g.owner()
-                + (g.payload() == null ? "" : " payload=" + oneLine(g.payload()));
+                + (g.payload() == null ? "" : " payload=" + oneLine(g.payload())) + (g.task() == null ? "" : " task=" + oneLine(g.task()));
     }
 
     /**

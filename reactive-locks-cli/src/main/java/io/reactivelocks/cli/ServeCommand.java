@@ -19,7 +19,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * {@code serve [--port 8080] [--address 127.0.0.1] [--allow-force-release]}: the live dashboard of the store
+ * {@code serve [--port 8080] [--address 127.0.0.1] [--write-operations]}: the live dashboard of the store
  * ({@link LockDashboard}) on the JDK's HTTP server, until Ctrl-C.
  */
 @Command(name = "serve", description = "Serves the live lock dashboard of the store (holders, tokens, countdowns, waiters, recent"
@@ -36,8 +36,8 @@ final class ServeCommand extends StoreCommand {
     @Option(names = "--prefix", paramLabel = "PREFIX", defaultValue = "", description = "Show only names starting with PREFIX.")
     String prefix;
 
-    @Option(names = "--allow-force-release", description = "Show force-release buttons and accept their requests (off by default).")
-    boolean allowForceRelease;
+    @Option(names = "--write-operations", description = "Show revoke and force-release buttons and accept their requests (off by default).")
+    boolean writeOperations;
 
     @Override
     public Integer call() {
@@ -47,7 +47,7 @@ final class ServeCommand extends StoreCommand {
         StoreUrls.StoreUrl url = storeUrl();
         OpenStore open = StoreUrls.open(url, DEFAULT_LEASE);
         LockStore store = open.store();
-        String page = LockDashboard.page("events", allowForceRelease ? "release" : null);
+        String page = LockDashboard.page("events", writeOperations ? "release" : null, writeOperations ? "revoke" : null);
         ExecutorService threads = Executors.newCachedThreadPool(r -> {
             Thread t = new Thread(r, "reactive-locks-cli-http");
             t.setDaemon(true);
@@ -70,6 +70,7 @@ final class ServeCommand extends StoreCommand {
         });
         server.createContext("/events", exchange -> events(exchange, store));
         server.createContext("/release", exchange -> release(exchange, store));
+        server.createContext("/revoke", exchange -> revoke(exchange, store));
         CountDownLatch stopped = new CountDownLatch(1);
         Thread hook = new Thread(() -> {
             server.stop(0);
@@ -107,20 +108,40 @@ final class ServeCommand extends StoreCommand {
         }
     }
 
-    private void release(HttpExchange exchange, LockStore store) throws IOException {
-        if (!allowForceRelease || !exchange.getRequestMethod().equals("POST")) {
-            send(exchange, 403, "text/plain", "force-release is off: serve --allow-force-release allows it");
-            return;
-        }
+    private static String parameter(HttpExchange exchange, String key) {
         String query = exchange.getRequestURI().getRawQuery();
-        String name = "";
         if (query != null) {
             for (String part : query.split("&")) {
-                if (part.startsWith("name=")) {
-                    name = URLDecoder.decode(part.substring(5), StandardCharsets.UTF_8);
+                if (part.startsWith(key + "=")) {
+                    return URLDecoder.decode(part.substring(key.length() + 1), StandardCharsets.UTF_8);
                 }
             }
         }
+        return "";
+    }
+
+    private void revoke(HttpExchange exchange, LockStore store) throws IOException {
+        if (!writeOperations || !exchange.getRequestMethod().equals("POST")) {
+            send(exchange, 403, "text/plain", "revocation is off: serve --write-operations allows it");
+            return;
+        }
+        try {
+            String json = LockDashboard.revoke(store.admin(), parameter(exchange, "name"), parameter(exchange, "reason"))
+                    .block(Duration.ofSeconds(60));
+            send(exchange, 200, "application/json", json);
+        } catch (IllegalArgumentException e) {
+            send(exchange, 400, "text/plain", String.valueOf(e.getMessage()));
+        } catch (RuntimeException e) {
+            send(exchange, 503, "text/plain", Main.firstLine(String.valueOf(e.getMessage())));
+        }
+    }
+
+    private void release(HttpExchange exchange, LockStore store) throws IOException {
+        if (!writeOperations || !exchange.getRequestMethod().equals("POST")) {
+            send(exchange, 403, "text/plain", "force-release is off: serve --write-operations allows it");
+            return;
+        }
+        String name = parameter(exchange, "name");
         try {
             String json = LockDashboard.forceRelease(store.admin(), name).block(Duration.ofSeconds(60));
             send(exchange, 200, "application/json", json);

@@ -202,7 +202,7 @@ class CliTest {
         java.net.http.HttpResponse<String> refused = http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(base + "release?name=" + name))
                 .POST(java.net.http.HttpRequest.BodyPublishers.noBody()).timeout(Duration.ofSeconds(20)).build(),
                 java.net.http.HttpResponse.BodyHandlers.ofString());
-        assertThat(refused.statusCode()).as("force-release is off unless --allow-force-release").isEqualTo(403);
+        assertThat(refused.statusCode()).as("force-release is off unless --write-operations").isEqualTo(403);
     }
 
     @Test

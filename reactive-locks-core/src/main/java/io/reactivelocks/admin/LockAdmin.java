@@ -5,6 +5,7 @@ import io.reactivelocks.spi.LockBackend;
 import io.reactivelocks.spi.NameScan;
 import io.reactivelocks.spi.rwlock.ReadWriteStore;
 import io.reactivelocks.spi.semaphore.SemaphoreStore;
+import io.reactivelocks.spi.task.TaskStore;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
@@ -28,7 +29,7 @@ public interface LockAdmin {
 
     /**
      * Every grant held now on a name that starts with {@code prefix}: lock holders, semaphore
-     * permits, readers and writers, whoever holds them. A name is data: {@code prefix} matches
+     * permits, readers and writers, task claims (on the queue's name), whoever holds them. A name is data: {@code prefix} matches
      * literally (no wildcards). The order is by name, then by token.
      *
      * @param prefix the start of the names to list; {@code ""} lists every name of the store
@@ -39,7 +40,8 @@ public interface LockAdmin {
 
     /**
      * Takes {@code name} away from every holder — the lock's holder, every permit, every reader and
-     * the writer — without waiting for their leases, and wakes the waiters. Tokens go on from where
+     * the writer, every claim of the queue of that name (its tasks become capturable again) — without
+     * waiting for their leases, and wakes the waiters. Tokens go on from where
      * they were, so the next grant is fenced above the evicted ones.
      *
      * @param name the name to free
@@ -79,10 +81,11 @@ public interface LockAdmin {
      * @param locks      the store's lock part
      * @param semaphores the store's semaphore part, or {@code null} when it offers none
      * @param readWrite  the store's read-write part, or {@code null} when it offers none
+     * @param tasks      the store's task part, or {@code null} when it offers none
      * @return the admin
      */
     static LockAdmin create(NameScan scan, LockBackend locks, @Nullable SemaphoreStore semaphores,
-                            @Nullable ReadWriteStore readWrite) {
-        return new DefaultLockAdmin(scan, locks, semaphores, readWrite);
+                            @Nullable ReadWriteStore readWrite, @Nullable TaskStore tasks) {
+        return new DefaultLockAdmin(scan, locks, semaphores, readWrite, tasks);
     }
 }

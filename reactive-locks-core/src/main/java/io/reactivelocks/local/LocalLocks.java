@@ -131,6 +131,7 @@ public final class LocalLocks {
                 locks.heldNames(prefix).forEach(n -> out.add(new NameScan.Named(Concept.LOCK, n)));
                 semaphores.heldNames(prefix).forEach(n -> out.add(new NameScan.Named(Concept.SEMAPHORE, n)));
                 readWrite.heldNames(prefix).forEach(n -> out.add(new NameScan.Named(Concept.READ_WRITE_LOCK, n)));
+                tasks.claimedQueues(prefix).forEach(n -> out.add(new NameScan.Named(Concept.TASK_QUEUE, n)));
                 return Flux.fromIterable(out);
             });
         }

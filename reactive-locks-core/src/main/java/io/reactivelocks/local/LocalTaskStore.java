@@ -4,6 +4,7 @@ import io.reactivelocks.LockClock;
 import io.reactivelocks.spi.task.Capture;
 import io.reactivelocks.spi.task.CapturedTask;
 import io.reactivelocks.spi.task.ClaimRef;
+import io.reactivelocks.spi.task.HeldClaim;
 import io.reactivelocks.spi.task.NewTask;
 import io.reactivelocks.spi.task.TaskStore;
 import io.reactivelocks.spi.task.TaskWakeUp;
@@ -267,6 +268,40 @@ public final class LocalTaskStore implements TaskStore {
                         t.payload);
             }
         });
+    }
+
+    @Override
+    public Flux<HeldClaim> claims(String queue) {
+        return Flux.defer(() -> {
+            List<HeldClaim> out = new ArrayList<>();
+            synchronized (this) {
+                Map<String, Task> q = queues.get(queue);
+                long now = clock.nanoTime();
+                if (q != null) {
+                    q.forEach((id, t) -> {
+                        if (t.state == TaskState.IN_PROGRESS && t.expiresAt - now > 0 && t.owner != null) {
+                            out.add(new HeldClaim(id, t.owner, t.token, Duration.ofNanos(t.expiresAt - now)));
+                        }
+                    });
+                }
+            }
+            return Flux.fromIterable(out);
+        });
+    }
+
+    /**
+     * @param prefix the start of the queue names
+     * @return the queues with live claims whose name starts with {@code prefix}
+     */
+    public synchronized List<String> claimedQueues(String prefix) {
+        long now = clock.nanoTime();
+        List<String> out = new ArrayList<>();
+        queues.forEach((name, q) -> {
+            if (name.startsWith(prefix) && q.values().stream().anyMatch(t -> t.state == TaskState.IN_PROGRESS && t.expiresAt - now > 0)) {
+                out.add(name);
+            }
+        });
+        return out;
     }
 
     @Override

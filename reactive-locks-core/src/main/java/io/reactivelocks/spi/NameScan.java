@@ -13,14 +13,16 @@ import reactor.core.publisher.Flux;
 public interface NameScan {
 
     /**
-     * The names that have state of a lock, a semaphore or a read-write lock and start with
+     * The names that have state of a lock, a semaphore or a read-write lock, or a task queue with
+     * claims, and start with
      * {@code prefix} (compared literally: a name is data). A name may be reported whose grant has
      * just expired or been released: the admin reads its holders next and skips it. Each
      * (concept, name) at most once; in any order.
      *
      * @param prefix the start of the names; {@code ""} for all
      * @return the names with their concept: {@link Concept#LOCK} (also fair locks, leaders and
-     *         multi-lock parts), {@link Concept#SEMAPHORE} or {@link Concept#READ_WRITE_LOCK}
+     *         multi-lock parts), {@link Concept#SEMAPHORE}, {@link Concept#READ_WRITE_LOCK}, or
+     *         {@link Concept#TASK_QUEUE} for a queue with claimed tasks
      */
     Flux<Named> names(String prefix);
 

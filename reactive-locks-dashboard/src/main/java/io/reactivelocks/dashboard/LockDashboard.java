@@ -48,17 +48,20 @@ public final class LockDashboard {
 
     /**
      * The page, pointing at its event stream and (when write operations are allowed) at the
-     * force-release action.
+     * force-release and revocation actions.
      *
      * @param eventsUrl  the URL (absolute path or relative to the page) of {@link #snapshots}'s event stream
-     * @param releaseUrl the URL to {@code POST} a force-release to, with the name as query parameter
-     *                   {@code name}; {@code null} when write operations are not allowed (no buttons)
+     * @param releaseUrl the URL to {@code POST} a force-release to ({@link #forceRelease}), with the name as query
+     *                   parameter {@code name}; {@code null} when write operations are not allowed (no buttons)
+     * @param revokeUrl  the URL to {@code POST} a revocation request to ({@link #revoke}), with query parameters
+     *                   {@code name} and {@code reason}; {@code null} when not allowed (no buttons)
      * @return the HTML page (UTF-8)
      */
-    public static String page(String eventsUrl, @Nullable String releaseUrl) {
+    public static String page(String eventsUrl, @Nullable String releaseUrl, @Nullable String revokeUrl) {
         Objects.requireNonNull(eventsUrl, "eventsUrl");
         return PAGE.replace("__EVENTS_URL__", jsString(eventsUrl))
-                .replace("__RELEASE_URL__", releaseUrl == null ? "null" : "\"" + jsString(releaseUrl) + "\"");
+                .replace("__RELEASE_URL__", releaseUrl == null ? "null" : "\"" + jsString(releaseUrl) + "\"")
+                .replace("__REVOKE_URL__", revokeUrl == null ? "null" : "\"" + jsString(revokeUrl) + "\"");
     }
 
     /**
@@ -135,6 +138,20 @@ public final class LockDashboard {
         });
     }
 
+    /**
+     * Asks the holder of the lock {@code name} to let go, for the page's button ({@link LockAdmin#revoke}).
+     *
+     * @param admin  the store's admin
+     * @param name   the name the page asked for
+     * @param reason why; blank for "requested from the dashboard"
+     * @return a JSON object {@code {"name":…,"asked":true|false}}
+     * @throws IllegalArgumentException when the name is empty or too long, or the reason too long
+     */
+    public static Mono<String> revoke(LockAdmin admin, String name, @Nullable String reason) {
+        String why = reason == null || reason.isBlank() ? "requested from the dashboard" : reason;
+        return admin.revoke(name, why).map(asked -> "{\"name\":\"" + jsString(name) + "\",\"asked\":" + asked + "}");
+    }
+
     /** The JSON of one snapshot (no time stamp: equal holdings give equal text, so only changes are sent). */
     static String json(String storeName, List<HeldGrant> grants, boolean truncated, @Nullable String error) {
         StringBuilder b = new StringBuilder(64 + grants.size() * 120);
@@ -149,7 +166,8 @@ public final class LockDashboard {
                     // seconds, rounded down: a countdown the page runs itself; finer would make every snapshot differ
                     .append(",\"remainingSeconds\":").append(g.remaining() == null ? "null" : Long.toString(g.remaining().toSeconds()))
                     .append(",\"payload\":").append(g.payload() == null ? "null" : "\"" + jsString(g.payload()) + "\"")
-                    .append(",\"waiters\":").append(g.waiters()).append('}');
+                    .append(",\"waiters\":").append(g.waiters())
+                    .append(",\"task\":").append(g.task() == null ? "null" : "\"" + jsString(g.task()) + "\"").append('}');
         }
         return b.append("]}").toString();
     }

@@ -30,7 +30,7 @@ class LockDashboardTest {
                 .then(() -> held[0] = store.locks(noExpiry).acquire("job:<1>", noExpiry.withPayload("node \"a\"")).block(STEP))
                 .thenAwait(Duration.ofMillis(500))
                 .assertNext(json -> assertThat(json).contains("\"name\":\"job:\\u003c1\\u003e\"", "\"token\":" + held[0].token(),
-                        "\"role\":\"holder\"", "\"concept\":\"lock\"", "\"payload\":\"node \\\"a\\\"\"", "\"remainingSeconds\":3599"))
+                        "\"role\":\"holder\"", "\"concept\":\"lock\"", "\"payload\":\"node \\\"a\\\"\"", "\"remainingSeconds\":3599", "\"task\":null"))
                 .thenAwait(Duration.ofMillis(400))
                 .expectNoEvent(Duration.ofMillis(400)) // nothing changed within the second
                 .then(() -> held[0].release().block(STEP))
@@ -45,10 +45,12 @@ class LockDashboardTest {
 
     @Test
     void thePagePointsAtItsStreamAndOffersForceReleaseOnlyWhenAllowed() {
-        String readOnly = LockDashboard.page("/actuator/reactivelocks/dashboard/events", null);
-        assertThat(readOnly).contains("const EVENTS_URL = \"/actuator/reactivelocks/dashboard/events\";", "const RELEASE_URL = null;");
-        String writable = LockDashboard.page("events", "release?x=\"</script>");
-        assertThat(writable).contains("const RELEASE_URL = \"release?x=\\\"\\u003c/script\\u003e\";").doesNotContain("x=\"</script>");
+        String readOnly = LockDashboard.page("/actuator/reactivelocks/dashboard/events", null, null);
+        assertThat(readOnly).contains("const EVENTS_URL = \"/actuator/reactivelocks/dashboard/events\";", "const RELEASE_URL = null;",
+                "const REVOKE_URL = null;");
+        String writable = LockDashboard.page("events", "release?x=\"</script>", "revoke");
+        assertThat(writable).contains("const RELEASE_URL = \"release?x=\\\"\\u003c/script\\u003e\";", "const REVOKE_URL = \"revoke\";")
+                .doesNotContain("x=\"</script>");
     }
 
     @Test
@@ -57,6 +59,7 @@ class LockDashboardTest {
         Lease lease = store.locks().acquire("job:1").block(STEP);
         assertThat(LockDashboard.forceRelease(store.admin(), "job:1").block(STEP))
                 .isEqualTo("{\"name\":\"job:1\",\"released\":[" + lease.token() + "]}");
+        assertThat(LockDashboard.revoke(store.admin(), "job:1", " ").block(STEP)).isEqualTo("{\"name\":\"job:1\",\"asked\":false}");
         assertThatThrownBy(() -> LockDashboard.forceRelease(store.admin(), "")).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("name");
         assertThatThrownBy(() -> LockDashboard.snapshots(store.admin(), "x", "", Duration.ZERO, reactor.core.scheduler.Schedulers.parallel()))

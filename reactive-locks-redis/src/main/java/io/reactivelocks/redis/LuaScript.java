@@ -32,6 +32,7 @@ final class LuaScript {
     static final LuaScript TASK_RENEW = load("task-renew.lua");
     static final LuaScript TASK_FINISH = load("task-finish.lua");
     static final LuaScript TASK_STATUS = load("task-status.lua");
+    static final LuaScript TASK_CLAIMS = load("task-claims.lua");
     static final LuaScript TASK_REMOVE = load("task-remove.lua");
     static final LuaScript SEMAPHORE_ACQUIRE = load("semaphore-acquire.lua");
     static final LuaScript SEMAPHORE_RENEW = load("semaphore-renew.lua");

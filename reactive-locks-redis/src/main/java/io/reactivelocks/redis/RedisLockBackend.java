@@ -473,6 +473,7 @@ public final class RedisLockBackend implements LockBackend {
             case ":lock" -> Concept.LOCK;
             case ":semaphore" -> Concept.SEMAPHORE;
             case ":rw" -> Concept.READ_WRITE_LOCK;
+            case ":queue:claimed" -> Concept.TASK_QUEUE;
             default -> null;
         };
         if (concept == null) {

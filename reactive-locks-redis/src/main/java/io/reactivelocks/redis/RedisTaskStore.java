@@ -6,6 +6,7 @@ import io.reactivelocks.spi.LockEvent;
 import io.reactivelocks.spi.task.Capture;
 import io.reactivelocks.spi.task.CapturedTask;
 import io.reactivelocks.spi.task.ClaimRef;
+import io.reactivelocks.spi.task.HeldClaim;
 import io.reactivelocks.spi.task.NewTask;
 import io.reactivelocks.spi.task.TaskStore;
 import io.reactivelocks.spi.task.TaskWakeUp;
@@ -162,6 +163,22 @@ final class RedisTaskStore implements TaskStore {
                             Integer.parseInt(String.valueOf(r.get(3))), Long.parseLong(String.valueOf(r.get(4))),
                             owner.isEmpty() ? null : owner, remaining > 0 ? Duration.ofMillis(remaining) : null,
                             payload(String.valueOf(r.get(6)))));
+                });
+    }
+
+    /** One read-only script ({@code task-claims.lua}): the claims whose expiry is ahead by the server's clock. */
+    @Override
+    public Flux<HeldClaim> claims(String queue) {
+        RedisKeys k = backend.keys();
+        return call(queue, "task claims", LuaScript.TASK_CLAIMS, ScriptOutputType.MULTI, new String[] {k.tasks(queue), k.claimed(queue)})
+                .flatMapIterable(reply -> {
+                    List<?> r = (List<?>) reply;
+                    List<HeldClaim> out = new ArrayList<>(r.size() / 4);
+                    for (int i = 0; i + 3 < r.size(); i += 4) {
+                        out.add(new HeldClaim(RedisKeys.untag(String.valueOf(r.get(i))), String.valueOf(r.get(i + 2)),
+                                Long.parseLong(String.valueOf(r.get(i + 1))), Duration.ofMillis(((Number) r.get(i + 3)).longValue())));
+                    }
+                    return out;
                 });
     }
 

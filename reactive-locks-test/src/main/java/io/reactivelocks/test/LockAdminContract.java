@@ -272,6 +272,44 @@ public abstract class LockAdminContract {
         second.release().block(STEP);
     }
 
+    /**
+     * Task claims are listed on their queue's name (role CLAIM, the task's id) and a force-release of
+     * the queue makes their tasks capturable again, the next claim fenced above; a store without a
+     * task queue says so when asked for one.
+     */
+    @Test
+    void taskClaimsAreListedOnTheQueueAndForceReleasedToBeCapturedAgain() {
+        LockStore holders = store();
+        if (!holders.offers(Concept.TASK_QUEUE)) {
+            assertThatThrownBy(() -> holders.taskQueue(options())).isInstanceOf(io.reactivelocks.ConceptNotOfferedException.class);
+            return;
+        }
+        LockAdmin admin = store().admin();
+        String queue = prefix("claims") + "q";
+        io.reactivelocks.task.TaskQueue tasks = holders.taskQueue(options());
+        assertThat(tasks.registerAll(queue, List.of("t1", "t2"), 0).block(STEP)).isEqualTo(2);
+        List<io.reactivelocks.task.TaskClaim> claims = tasks.tryCapture(queue, 2).collectList().block(STEP);
+        assertThat(claims).hasSize(2);
+
+        List<HeldGrant> listed = admin.list(queue).collectList().block(STEP);
+        assertThat(listed).hasSize(2).allSatisfy(g -> {
+            assertThat(g.concept()).isEqualTo(Concept.TASK_QUEUE);
+            assertThat(g.role()).isEqualTo(Role.CLAIM);
+            assertThat(g.name()).isEqualTo(queue);
+        });
+        assertThat(listed).extracting(HeldGrant::task).containsExactlyInAnyOrder("t1", "t2");
+        assertThat(listed).extracting(HeldGrant::token).containsExactlyInAnyOrderElementsOf(
+                claims.stream().map(io.reactivelocks.task.TaskClaim::token).toList());
+
+        assertThat(admin.forceRelease(queue).block(STEP)).extracting(HeldGrant::task).containsExactlyInAnyOrder("t1", "t2");
+        assertThat(admin.list(queue).collectList().block(STEP)).isEmpty();
+        List<io.reactivelocks.task.TaskClaim> again = store().taskQueue(options()).tryCapture(queue, 2).collectList().block(STEP);
+        assertThat(again).as("capturable again").hasSize(2);
+        long highest = claims.stream().mapToLong(io.reactivelocks.task.TaskClaim::token).max().orElseThrow();
+        assertThat(again).allSatisfy(c -> assertThat(c.token()).isGreaterThan(highest));
+        assertThat(tasks.complete(claims.get(0)).block(STEP)).as("the evicted claim cannot end its task").isFalse();
+    }
+
     @Test
     void forceReleaseOfAFreeNameRemovesNothing() {
         assertThat(store().admin().forceRelease(prefix("free") + "x").block(STEP)).isEmpty();

@@ -11,6 +11,8 @@ import io.reactivelocks.spi.NameScan;
 import io.reactivelocks.spi.rwlock.ReadWriteHolders;
 import io.reactivelocks.spi.rwlock.ReadWriteStore;
 import io.reactivelocks.spi.semaphore.SemaphoreStore;
+import io.reactivelocks.spi.task.ClaimRef;
+import io.reactivelocks.spi.task.TaskStore;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -34,19 +36,22 @@ public final class DefaultLockAdmin implements LockAdmin {
     private final LockBackend locks;
     private final @Nullable SemaphoreStore semaphores;
     private final @Nullable ReadWriteStore readWrite;
+    private final @Nullable TaskStore tasks;
 
     /**
      * @param scan       what names the store keeps
      * @param locks      the lock part
      * @param semaphores the semaphore part, or {@code null}
      * @param readWrite  the read-write part, or {@code null}
+     * @param tasks      the task part, or {@code null}
      */
     public DefaultLockAdmin(NameScan scan, LockBackend locks, @Nullable SemaphoreStore semaphores,
-                            @Nullable ReadWriteStore readWrite) {
+                            @Nullable ReadWriteStore readWrite, @Nullable TaskStore tasks) {
         this.scan = Objects.requireNonNull(scan, "scan");
         this.locks = Objects.requireNonNull(locks, "locks");
         this.semaphores = semaphores;
         this.readWrite = readWrite;
+        this.tasks = tasks;
     }
 
     @Override
@@ -68,7 +73,8 @@ public final class DefaultLockAdmin implements LockAdmin {
     @Override
     public Mono<List<HeldGrant>> forceRelease(String name) {
         LockNames.check(name, "name");
-        return Flux.concat(evict(Concept.LOCK, name), evict(Concept.SEMAPHORE, name), evict(Concept.READ_WRITE_LOCK, name))
+        return Flux.concat(evict(Concept.LOCK, name), evict(Concept.SEMAPHORE, name), evict(Concept.READ_WRITE_LOCK, name),
+                        evict(Concept.TASK_QUEUE, name))
                 .collectList();
     }
 
@@ -86,11 +92,14 @@ public final class DefaultLockAdmin implements LockAdmin {
 
     /** Releases each holder of one concept's state at {@code name}; the grants actually removed. */
     private Flux<HeldGrant> evict(Concept concept, String name) {
-        return grants(concept, name).concatMap(g -> release(concept, name, g.owner()).filter(Boolean::booleanValue).map(ok -> g));
+        return grants(concept, name).concatMap(g -> release(concept, name, g).filter(Boolean::booleanValue).map(ok -> g));
     }
 
-    private Mono<Boolean> release(Concept concept, String name, String owner) {
+    private Mono<Boolean> release(Concept concept, String name, HeldGrant g) {
+        String owner = g.owner();
         return switch (concept) {
+            case TASK_QUEUE -> Objects.requireNonNull(tasks)
+                    .release(name, List.of(new ClaimRef(Objects.requireNonNull(g.task()), owner, g.token()))).map(n -> n > 0);
             case SEMAPHORE -> Objects.requireNonNull(semaphores).release(name, owner);
             case READ_WRITE_LOCK -> Objects.requireNonNull(readWrite).release(name, owner);
             default -> locks.release(name, owner);
@@ -105,6 +114,10 @@ public final class DefaultLockAdmin implements LockAdmin {
             case SEMAPHORE -> semaphores == null ? Flux.empty() : semaphores.holders(name).flatMapIterable(hs -> hs.stream()
                     .map(h -> grant(Concept.SEMAPHORE, name, Role.PERMIT, h, -1)).toList());
             case READ_WRITE_LOCK -> readWrite == null ? Flux.empty() : readWrite.holders(name).flatMapIterable(hs -> readWrite(name, hs));
+            case TASK_QUEUE -> tasks == null ? Flux.empty() : tasks.claims(name).map(c -> new HeldGrant(Concept.TASK_QUEUE, name,
+                    Role.CLAIM, c.owner(), c.token(), c.remaining(), null, -1, c.taskId()))
+                    // a store that cannot list its claims: a force-release of a lock name still works
+                    .onErrorResume(UnsupportedOperationException.class, e -> Flux.empty());
             default -> Flux.empty();
         };
     }

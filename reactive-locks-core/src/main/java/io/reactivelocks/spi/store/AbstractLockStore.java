@@ -148,7 +148,8 @@ public abstract class AbstractLockStore implements LockStore {
         LockBackend locks = track(lockBackend(LockOptions.defaults()), LockBackend::close);
         SemaphoreStore semaphores = concepts.contains(Concept.SEMAPHORE) ? track(semaphoreStore(), SemaphoreStore::close) : null;
         ReadWriteStore readWrite = concepts.contains(Concept.READ_WRITE_LOCK) ? track(readWriteStore(), ReadWriteStore::close) : null;
-        LockAdmin made = LockAdmin.create(this::names, locks, semaphores, readWrite);
+        TaskStore tasks = concepts.contains(Concept.TASK_QUEUE) ? track(taskStore(), TaskStore::close) : null;
+        LockAdmin made = LockAdmin.create(this::names, locks, semaphores, readWrite, tasks);
         synchronized (handedOut) {
             if (admin == null) {
                 admin = made;

@@ -128,6 +128,18 @@ public interface TaskStore {
     Mono<TaskStatus> status(String queue, String taskId);
 
     /**
+     * The claims held now on the queue, for {@link io.reactivelocks.admin.LockAdmin#list}; a claim
+     * expired by the store's clock is not listed. The default errors: a store overrides it to be
+     * listed.
+     *
+     * @param queue the queue name
+     * @return the live claims, in any order
+     */
+    default Flux<HeldClaim> claims(String queue) {
+        return Flux.error(new UnsupportedOperationException(name() + " cannot list its task claims"));
+    }
+
+    /**
      * Forgets a task in any state.
      *
      * @param queue  the queue name

@@ -141,7 +141,8 @@ public final class PostgresLockBackend implements LockBackend {
         this.namesSql = new String[] {
             SqlScripts.render("admin_names.sql", Map.of("state_table", names.get("table")), false),
             SqlScripts.render("admin_names.sql", Map.of("state_table", PostgresSemaphoreStore.names(options).get("permit_table")), false),
-            SqlScripts.render("admin_names.sql", Map.of("state_table", PostgresReadWriteStore.names(options).get("rw_table")), false)};
+            SqlScripts.render("admin_names.sql", Map.of("state_table", PostgresReadWriteStore.names(options).get("rw_table")), false),
+            SqlScripts.render("admin_queues.sql", Map.of("task_table", PostgresTaskStore.names(options).get("task_table")), false)};
         this.schemaCheckSql = SqlScripts.render("schema_check.sql", names, false);
         this.schemaObjects = new String[] {names.get("table"), names.get("sequence"), names.get("window_table"),
                 names.get("watcher_table"), names.get("notify_fn") + "(text,text,text)"};
@@ -429,7 +430,8 @@ public final class PostgresLockBackend implements LockBackend {
     }
 
     /**
-     * The names with live rows in the lock, permits and read-write tables that start with
+     * The names with live rows in the lock, permits and read-write tables, and the queues with live
+     * claims in the task table ({@code admin_queues.sql}), that start with
      * {@code prefix} ({@code admin_names.sql}: a literal {@code left(name, length($1)) = $1}, never
      * {@code LIKE}), one statement per table; a table that was never created holds nothing.
      *
@@ -440,7 +442,7 @@ public final class PostgresLockBackend implements LockBackend {
         Objects.requireNonNull(prefix, "prefix");
         return Flux.defer(() -> {
             String stored = TextEscapes.encode(scanPrefix(prefix));
-            Concept[] concepts = {Concept.LOCK, Concept.SEMAPHORE, Concept.READ_WRITE_LOCK};
+            Concept[] concepts = {Concept.LOCK, Concept.SEMAPHORE, Concept.READ_WRITE_LOCK, Concept.TASK_QUEUE};
             return Flux.range(0, concepts.length).concatMap(i -> query(namesSql[i], st -> st.bind(0, stored),
                             (row, md) -> new NameScan.Named(concepts[i], TextEscapes.decode(row.get("name", String.class))))
                     .onErrorResume(PostgresLockBackend::undefinedTable, e -> Flux.empty()));

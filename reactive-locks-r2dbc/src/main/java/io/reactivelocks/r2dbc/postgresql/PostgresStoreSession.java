@@ -8,6 +8,7 @@ import io.reactivelocks.spi.NameScan;
 import io.reactivelocks.spi.rwlock.ReadWriteStore;
 import io.reactivelocks.spi.semaphore.SemaphoreStore;
 import io.reactivelocks.spi.store.AbstractLockStore;
+import io.reactivelocks.spi.task.TaskStore;
 import io.reactivelocks.spi.window.WindowStore;
 import io.reactivelocks.task.TaskQueue;
 import java.util.EnumSet;
@@ -58,6 +59,11 @@ final class PostgresStoreSession extends AbstractLockStore implements PostgresLo
     @Override
     protected FencedValues fencedValuesPart() {
         return leftOpen(new PostgresFencedValues(backend));
+    }
+
+    @Override
+    protected TaskStore taskStore() {
+        return new PostgresTaskStore(backend, false);
     }
 
     @Override

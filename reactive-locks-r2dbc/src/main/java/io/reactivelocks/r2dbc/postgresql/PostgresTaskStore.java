@@ -7,6 +7,7 @@ import io.reactivelocks.spi.LockEvent;
 import io.reactivelocks.spi.task.Capture;
 import io.reactivelocks.spi.task.CapturedTask;
 import io.reactivelocks.spi.task.ClaimRef;
+import io.reactivelocks.spi.task.HeldClaim;
 import io.reactivelocks.spi.task.NewTask;
 import io.reactivelocks.spi.task.TaskStore;
 import io.reactivelocks.spi.task.TaskWakeUp;
@@ -67,6 +68,7 @@ final class PostgresTaskStore implements TaskStore {
     final String releaseSql;
     final String statusSql;
     final String removeSql;
+    final String claimsSql;
 
     /**
      * @param backend     the backend whose connections, listening connection, schema and sequence to use
@@ -88,6 +90,7 @@ final class PostgresTaskStore implements TaskStore {
         this.releaseSql = SqlScripts.render("task_release.sql", names, false);
         this.statusSql = SqlScripts.render("task_status.sql", names, false);
         this.removeSql = SqlScripts.render("task_remove.sql", names, false);
+        this.claimsSql = SqlScripts.render("task_claims.sql", names, false);
         ExpectedSchema expected = ExpectedSchema.of(schemaSql);
         this.schemaReady = Mono.defer(() -> backend.firstUse("task queue", expected, ensureSchema()))
                 .cache(v -> Duration.ofMillis(Long.MAX_VALUE), e -> Duration.ZERO, () -> Duration.ofMillis(Long.MAX_VALUE));
@@ -257,6 +260,14 @@ final class PostgresTaskStore implements TaskStore {
                     st.bind(5, NotificationPayload.queueWakeUp(storedQueue));
                 }, (row, md) -> row.get("released", Long.class), false))
                 .defaultIfEmpty(0L);
+    }
+
+    @Override
+    public Flux<HeldClaim> claims(String queue) {
+        return statement(queue, "task claims", claimsSql, st -> st.bind(0, TextEscapes.encode(queue)),
+                (row, md) -> new HeldClaim(TextEscapes.decode(row.get("task_id", String.class)),
+                        TextEscapes.decode(row.get("claim_owner", String.class)), row.get("claim_token", Long.class),
+                        Duration.ofMillis(Math.max(0, row.get("remaining_ms", Long.class)))), true);
     }
 
     @Override

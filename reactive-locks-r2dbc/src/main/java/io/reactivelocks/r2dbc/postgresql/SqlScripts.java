@@ -26,6 +26,7 @@ final class SqlScripts {
             "semaphore_schema.sql", "semaphore_check.sql", "semaphore_grant.sql", "semaphore_renew.sql",
             "semaphore_release.sql", "semaphore_holders.sql", "rwlock_schema.sql", "rwlock_grant.sql", "rwlock_holders.sql",
             "fair_schema.sql", "fair_grant.sql", "fair_release.sql", "fair_check.sql", "fair_waiting.sql", "admin_names.sql",
+            "admin_queues.sql", "task_claims.sql",
             "watchers_schema.sql", "watch.sql", "unwatch.sql", "unwatch_all.sql", "schema_validate.sql", "schema_privileges.sql");
 
     private SqlScripts() {

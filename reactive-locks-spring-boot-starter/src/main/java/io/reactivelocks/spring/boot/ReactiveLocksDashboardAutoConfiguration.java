@@ -22,8 +22,9 @@ import reactor.core.publisher.Mono;
  * The live lock dashboard in a WebFlux application, with {@code reactive-locks.dashboard.enabled=true} and a
  * {@link LockStore} bean: {@code GET <actuator base path>/reactivelocks/dashboard} (the page) and {@code …/events}
  * (server-sent snapshots of what every client of the store holds, see {@link LockDashboard}). With
- * {@code reactive-locks.dashboard.write-operations=true} the page shows force-release buttons and
- * {@code POST …/release?name=…} force-releases; otherwise that request is answered 403. The base path is
+ * {@code reactive-locks.dashboard.write-operations=true} the page shows revoke and force-release buttons,
+ * {@code POST …/revoke?name=…&reason=…} asks a holder to let go and {@code POST …/release?name=…} force-releases;
+ * otherwise those requests are answered 403. The base path is
  * {@code management.endpoints.web.base-path} ({@code /actuator}); the routes are on the application's server. Secure
  * them like the actuator.
  */
@@ -44,7 +45,7 @@ public class ReactiveLocksDashboardAutoConfiguration {
         String path = (base.endsWith("/") ? base.substring(0, base.length() - 1) : base) + "/reactivelocks/dashboard";
         boolean writable = properties.getDashboard().isWriteOperations();
         // read at startup, on this thread: the page is a class-path resource, and reading it is blocking I/O
-        String page = LockDashboard.page(path + "/events", writable ? path + "/release" : null);
+        String page = LockDashboard.page(path + "/events", writable ? path + "/release" : null, writable ? path + "/revoke" : null);
         return RouterFunctions.route()
                 .GET(path, request -> ServerResponse.ok().contentType(MediaType.TEXT_HTML).bodyValue(page))
                 .GET(path + "/events", request -> {
@@ -65,6 +66,19 @@ public class ReactiveLocksDashboardAutoConfiguration {
                     }
                     String name = request.queryParam("name").orElse("");
                     return Mono.defer(() -> LockDashboard.forceRelease(store.admin(), name))
+                            .flatMap(json -> ServerResponse.ok().contentType(MediaType.APPLICATION_JSON).bodyValue(json))
+                            .onErrorResume(IllegalArgumentException.class,
+                                    e -> ServerResponse.badRequest().bodyValue(String.valueOf(e.getMessage())));
+                })
+                .POST(path + "/revoke", request -> {
+                    LockStore store = stores.getIfUnique();
+                    if (!writable || store == null) {
+                        return ServerResponse.status(HttpStatus.FORBIDDEN)
+                                .bodyValue("revocation is off: reactive-locks.dashboard.write-operations=true allows it");
+                    }
+                    String name = request.queryParam("name").orElse("");
+                    String reason = request.queryParam("reason").orElse("");
+                    return Mono.defer(() -> LockDashboard.revoke(store.admin(), name, reason))
                             .flatMap(json -> ServerResponse.ok().contentType(MediaType.APPLICATION_JSON).bodyValue(json))
                             .onErrorResume(IllegalArgumentException.class,
                                     e -> ServerResponse.badRequest().bodyValue(String.valueOf(e.getMessage())));

@@ -18,6 +18,7 @@ import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
+import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
 import reactor.core.publisher.Mono;
 
 /**
@@ -32,8 +33,9 @@ import reactor.core.publisher.Mono;
  *       grants.</li>
  *   <li>{@code GET /actuator/reactivelocks/{prefix}}: what the store holds on names starting with {@code prefix}.</li>
  *   <li>{@code DELETE /actuator/reactivelocks/{name}}: force-release {@code name} (every holder evicted, the next
- *       grant fenced above them). A write operation: the endpoint's default access is read-only, so it is refused
- *       until {@code management.endpoint.reactivelocks.access=unrestricted}.</li>
+ *       grant fenced above them); {@code POST /actuator/reactivelocks/{name}} with {@code {"reason": "…"}}: ask the
+ *       lock's holder to let go (cooperative). Write operations: the endpoint's default access is read-only, so they
+ *       are refused until {@code management.endpoint.reactivelocks.access=unrestricted}.</li>
  * </ul>
  *
  * <p>Expose it like any endpoint ({@code management.endpoints.web.exposure.include=reactivelocks}). Owner ids are
@@ -106,6 +108,24 @@ public class ReactiveLocksEndpoint {
     }
 
     /** The store's grants; a store that fails or cannot list answers its error in words, the clients' part stays. */
+    /**
+     * Asks the holder of the lock {@code name} to let go (see {@link io.reactivelocks.admin.LockAdmin#revoke}):
+     * {@code POST /actuator/reactivelocks/{name}} with {@code {"reason": "…"}}. A write operation, refused until
+     * {@code management.endpoint.reactivelocks.access=unrestricted}.
+     *
+     * @param name   the lock name
+     * @param reason why, shown to the holder; {@code null} for "requested by an operator"
+     * @return whether the lock was held and its holder asked; empty without a store bean
+     */
+    @WriteOperation
+    public Mono<RevokedDescriptor> revoke(@Selector String name, @Nullable String reason) {
+        if (store == null) {
+            return Mono.empty();
+        }
+        String why = reason == null || reason.isBlank() ? "requested by an operator" : reason;
+        return store.admin().revoke(name, why).map(asked -> new RevokedDescriptor(name, why, asked));
+    }
+
     private static Mono<StoreDescriptor> held(LockStore store, String prefix) {
         return Mono.defer(() -> store.admin().list(prefix).take(STORE_LIMIT + 1L).collectList())
                 .map(all -> new StoreDescriptor(store.name(), all.stream().limit(STORE_LIMIT).map(ReactiveLocksEndpoint::describe).toList(),
@@ -116,7 +136,7 @@ public class ReactiveLocksEndpoint {
 
     private static GrantDescriptor describe(HeldGrant g) {
         return new GrantDescriptor(g.concept().toString(), g.role().name().toLowerCase(java.util.Locale.ROOT), g.name(),
-                g.token(), g.remaining() == null ? null : g.remaining().toMillis(), g.payload(), g.waiters());
+                g.token(), g.remaining() == null ? null : g.remaining().toMillis(), g.payload(), g.waiters(), g.task());
     }
 
     private static ClientDescriptor describe(LockClient client) {
@@ -183,9 +203,20 @@ public class ReactiveLocksEndpoint {
      * @param remainingMillis the lease time left by the store's clock, or {@code null} for a session store
      * @param payload         the payload stored with the grant, or {@code null}
      * @param waiters         clients in the store's queue for the name, or {@code -1} when it keeps none
+     * @param task            the claimed task's id for a task claim ({@code claim}; the name is the queue's), else {@code null}
      */
     public record GrantDescriptor(String concept, String role, String name, long token, @Nullable Long remainingMillis,
-                                  @Nullable String payload, int waiters) {
+                                  @Nullable String payload, int waiters, @Nullable String task) {
+    }
+
+    /**
+     * The answer of a revocation request.
+     *
+     * @param name   the lock name
+     * @param reason the reason sent
+     * @param asked  whether the lock was held and its holder asked ({@code false}: it was free)
+     */
+    public record RevokedDescriptor(String name, String reason, boolean asked) {
     }
 
     /**

@@ -190,6 +190,15 @@ class ReactiveLocksActuatorTest {
             Endpoint annotation = ReactiveLocksEndpoint.class.getAnnotation(Endpoint.class);
             assertThat(annotation.defaultAccess()).as("force-release is refused until access is unrestricted")
                     .isEqualTo(org.springframework.boot.actuate.endpoint.Access.READ_ONLY);
+            java.util.concurrent.atomic.AtomicReference<String> asked = new java.util.concurrent.atomic.AtomicReference<>();
+            lease.revoked().subscribe(asked::set);
+            Awaitility.await().atMost(TIMEOUT).pollInterval(Duration.ofMillis(200)).until(() -> {
+                assertThat(endpoint.revoke("job:7", "deploy").block(TIMEOUT).asked()).isTrue();
+                return asked.get() != null;
+            });
+            assertThat(asked.get()).isEqualTo("deploy");
+            assertThat(endpoint.revoke("free:1", null).block(TIMEOUT))
+                    .isEqualTo(new ReactiveLocksEndpoint.RevokedDescriptor("free:1", "requested by an operator", false));
             ReactiveLocksEndpoint.ReleasedDescriptor released = endpoint.forceRelease("job:7").block(TIMEOUT);
             assertThat(released.released()).extracting(ReactiveLocksEndpoint.GrantDescriptor::token).containsExactly(lease.token());
             assertThat(endpoint.locksUnder("job:").block(TIMEOUT).held()).isEmpty();
