@@ -293,12 +293,12 @@ public final class EtcdLockBackend implements LockBackend {
 
     /**
      * A watch on the name's key range, and one on its revocation key ({@link #revoke}).
-     * {@link LockEvent.Subscribed} when etcd confirmed the range's watch (again after jetcd
-     * re-created it following a connection loss: it resumes from the last revision seen, so nothing
-     * is missed); a new key is reported as {@link LockEvent.Acquired} and a deleted key as
+     * {@link LockEvent.Subscribed} when etcd confirmed both watches (again after jetcd re-created
+     * either following a connection loss: it resumes from the last revision seen, so nothing is
+     * missed); a new key is reported as {@link LockEvent.Acquired} and a deleted key as
      * {@link LockEvent.Released} — whether it was the holder's or a waiter's (consumers re-read the
      * holder: the engine does); a put of the revocation key as {@link LockEvent.Revoked} (a request
-     * put before that second watch was set up is not seen: requests are not stored). Transient
+     * put before the stream was subscribed is not seen: requests are not stored). Transient
      * watch errors are left to jetcd, which re-creates the watch; a permanent one ends the stream
      * with a {@link LockBackendException}.
      */
@@ -306,9 +306,18 @@ public final class EtcdLockBackend implements LockBackend {
     public Flux<LockEvent> events(String name) {
         return Flux.create(sink -> {
             reconnect.start();
-            Watch.Watcher revocations = watch.watch(keys.revocation(name), WatchOption.builder().withNoDelete(true).build(),
+            // Subscribed once both watches are live (each is a stream of its own), then again on each re-creation
+            boolean[] live = new boolean[2]; // guarded by itself: range, revocations
+            WatchOption revocationOption = WatchOption.builder().withNoDelete(true).withCreateNotify(true).build();
+            Watch.Watcher revocations = watch.watch(keys.revocation(name), revocationOption,
                     Watch.listener(
                             response -> {
+                                if (response.isCreatedNotify()) {
+                                    if (created(live, 1)) {
+                                        sink.next(new LockEvent.Subscribed(name));
+                                    }
+                                    return;
+                                }
                                 for (WatchEvent e : response.getEvents()) {
                                     LockEvent.Revoked r = e.getEventType() == WatchEvent.EventType.PUT
                                             ? EtcdKeys.revoked(name, e.getKeyValue().getValue()) : null;
@@ -327,7 +336,9 @@ public final class EtcdLockBackend implements LockBackend {
             Watch.Watcher w = watch.watch(keys.lock(name), option, Watch.listener(
                     response -> {
                         if (response.isCreatedNotify()) {
-                            sink.next(new LockEvent.Subscribed(name));
+                            if (created(live, 0)) {
+                                sink.next(new LockEvent.Subscribed(name));
+                            }
                             return;
                         }
                         for (WatchEvent e : response.getEvents()) {
@@ -351,6 +362,14 @@ public final class EtcdLockBackend implements LockBackend {
                 revocations.close();
             });
         });
+    }
+
+    /** Notes that watch {@code which} of an events stream is live; @return whether both are */
+    private static boolean created(boolean[] live, int which) {
+        synchronized (live) {
+            live[which] = true;
+            return live[0] && live[1];
+        }
     }
 
     /**
