@@ -4,6 +4,7 @@ import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.KeyValue;
 import io.reactivelocks.LockNames;
 import io.reactivelocks.spi.Holder;
+import io.reactivelocks.spi.LockEvent;
 import java.nio.charset.StandardCharsets;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
@@ -15,7 +16,8 @@ import org.jspecify.annotations.Nullable;
  * {@code "*"} or a NUL byte cannot reach another name's keys, and the range
  * {@code <prefix>/<name>/} holds the keys of that one name and no other. The owner id is the
  * engine's random base64url id; the key's value is the owner id too (UTF-8), then a newline and
- * the payload when the grant has one.
+ * the payload when the grant has one. The key {@code <prefix>/<name>} (no owner segment, outside the
+ * name's range) carries the name's revocation requests for a moment ({@link #revocation}).
  */
 final class EtcdKeys {
 
@@ -58,6 +60,42 @@ final class EtcdKeys {
     /** @return {@code <prefix>/<name>/<owner>}: one owner's key */
     ByteSequence owner(String name, String owner) {
         return bytes(prefix + "/" + encode(name) + "/" + owner);
+    }
+
+    /**
+     * @return {@code <prefix>/<name>}: the key of the name's revocation requests
+     *         ({@link EtcdLockBackend#revoke}). It is outside the range {@code <prefix>/<name>/} of the
+     *         name's owner keys, so no read of the queue (nor the name's lock events watch) ever sees it,
+     *         and it has no owner segment, so the admin's listing of names skips it.
+     */
+    ByteSequence revocation(String name) {
+        return bytes(prefix + "/" + encode(name));
+    }
+
+    /**
+     * @param owner  the holder asked
+     * @param reason why
+     * @return the value of a revocation key: the owner's length, a colon, the owner, then the reason
+     *         (so owner and reason may hold any character)
+     */
+    static ByteSequence revocationValue(String owner, String reason) {
+        return bytes(owner.length() + ":" + owner + reason);
+    }
+
+    /**
+     * @param name  the lock name
+     * @param value the value of a revocation key ({@link #revocationValue})
+     * @return the request it stands for, or {@code null} when the value is not one
+     */
+    static LockEvent.@Nullable Revoked revoked(String name, ByteSequence value) {
+        String v = string(value);
+        int sep = v.indexOf(':');
+        try {
+            int ownerEnd = sep + 1 + Integer.parseInt(v.substring(0, sep));
+            return new LockEvent.Revoked(name, v.substring(sep + 1, ownerEnd), v.substring(ownerEnd));
+        } catch (RuntimeException e) { // no separator, not a number, too short: not one of ours
+            return null;
+        }
     }
 
     /**

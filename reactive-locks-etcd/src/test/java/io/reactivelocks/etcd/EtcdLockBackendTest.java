@@ -319,4 +319,40 @@ class EtcdLockBackendTest {
             etcd.checker().getKVClient().delete(key).get(10, TimeUnit.SECONDS);
         }
     }
+
+    @Test
+    void aRevocationRequestReachesEveryWatchingEventsStreamOnceAndLeavesNoKeyNorTouchesTheQueue() {
+        EtcdLockBackend asker = etcd.backend();
+        try {
+            String name = name("revoke");
+            Lease held = client(etcd.backend()).acquire(name).block(STEP);
+            List<LockEvent> seen = java.util.Collections.synchronizedList(new ArrayList<>());
+            Disposable watching = asker.events(name).subscribe(seen::add);
+            await().atMost(STEP).until(() -> seen.contains(new LockEvent.Subscribed(name)));
+
+            String reason = "drain: 3:x\n\u00fc"; // the separator and a newline in the reason
+            asker.revoke(name, held.owner(), reason).block(STEP); // once: a subscribed stream sees it
+            LockEvent.Revoked asked = new LockEvent.Revoked(name, held.owner(), reason);
+            await().atMost(STEP).until(() -> seen.contains(asked));
+
+            assertThat(etcd.keys()).as("only the holder's key: the request's key went with its lease").hasSize(1);
+            assertThat(asker.inspect(name).block(STEP).token()).isEqualTo(held.token());
+            assertThat(asker.waiting(name).block(STEP)).isZero();
+            assertThat(held.isValid()).isTrue();
+            List<LockEvent> later = java.util.Collections.synchronizedList(new ArrayList<>());
+            Disposable late = asker.events(name).subscribe(later::add);
+            await().atMost(STEP).until(() -> later.contains(new LockEvent.Subscribed(name)));
+            held.release().block(STEP);
+            await().atMost(STEP).until(() -> seen.stream().anyMatch(e -> e instanceof LockEvent.Released));
+            assertThat(seen.stream().filter(e -> e instanceof LockEvent.Revoked)).containsExactly(asked);
+            assertThat(later).noneMatch(e -> e instanceof LockEvent.Revoked);
+            watching.dispose();
+            late.dispose();
+
+            asker.revoke(name("nobody-listens"), "someone", "gone").block(STEP);
+            assertThat(etcd.keys()).isEmpty();
+        } finally {
+            asker.close().block(STEP);
+        }
+    }
 }

@@ -25,6 +25,14 @@ import reactor.core.publisher.FluxSink;
  * {@link LockEvent.Acquired} (token 0) when another child becomes lowest, once its data watch is
  * set, and again on each change of its data. Transient failures are retried after a short delay;
  * a permanent one ends the stream with an error. {@link #dispose()} removes the watches.
+ *
+ * <p>Revocation requests ({@link ZooKeeperLockBackend#revoke}) are written into the data of the
+ * lock's node itself: a data watch on it (set before the children watch, so the request goes first
+ * on the connection and is in place once {@code Subscribed} is sent) reports each change of that
+ * data made while this stream watches as {@link LockEvent.Revoked}. The data a stream finds when it
+ * first reads the node is an old request, not reported; a change is told apart by the node's data
+ * version (or a new node: one created while this stream watched, with data written on it), so a
+ * watch set twice (after a reconnection) reports a request once.
  */
 final class LockEventsWatch {
 
@@ -44,6 +52,11 @@ final class LockEventsWatch {
     private boolean subscribed;
     private boolean resubscribe;
     private ZNodeNames.Child lowest;
+    // guarded by this: the data watch on the lock's node (revocation requests)
+    private boolean revocationsWatched;
+    private boolean lockNodeKnown;
+    private long lockNodeCzxid; // 0: the node did not exist
+    private int lockNodeVersion;
 
     /**
      * @param name     the lock watched
@@ -70,6 +83,7 @@ final class LockEventsWatch {
         reconnects = session.reconnects().subscribe(s -> {
             synchronized (this) {
                 resubscribe = true;
+                revocationsWatched = false; // gone with an expired session: set again (a second one is harmless)
             }
             arm();
         });
@@ -81,6 +95,7 @@ final class LockEventsWatch {
             return;
         }
         long g = generation.incrementAndGet();
+        armRevocations(); // first: its request goes before the children's on the connection
         AsyncStage<List<String>> stage;
         try {
             stage = watching.watched().getChildren().forPath(lockPath);
@@ -225,6 +240,94 @@ final class LockEventsWatch {
                 }
             });
         });
+    }
+
+    /**
+     * Sets the data watch on the lock's node unless one is set: reads its data, reports a request
+     * written since the last read ({@link #onLockNodeData}), and on the next change of its data sets
+     * the watch again. A missing node sets no watch: {@link #arm} tries again once the children
+     * watch (or the exists watch) sees it created.
+     */
+    private void armRevocations() {
+        synchronized (this) {
+            if (done || revocationsWatched) {
+                return;
+            }
+            revocationsWatched = true;
+        }
+        Stat stat = new Stat();
+        AsyncStage<byte[]> stage;
+        try {
+            stage = watching.watched().getData().storingStatIn(stat).forPath(lockPath);
+        } catch (RuntimeException e) {
+            fail(e);
+            return;
+        }
+        stage.whenComplete((data, error) -> {
+            if (done) {
+                return;
+            }
+            if (error != null) {
+                boolean missing = ZooKeeperErrors.code(error) == KeeperException.Code.NONODE;
+                synchronized (this) {
+                    revocationsWatched = false;
+                    if (missing) {
+                        lockNodeKnown = true;
+                        lockNodeCzxid = 0;
+                        lockNodeVersion = 0;
+                    }
+                }
+                if (missing) {
+                    return; // arm() sets it once the node is there
+                }
+                if (ZooKeeperErrors.isTransient(error)) {
+                    try {
+                        options.scheduler().schedule(this::armRevocations, ZooKeeperLockBackend.RETRY_DELAY.toMillis(), TimeUnit.MILLISECONDS);
+                    } catch (java.util.concurrent.RejectedExecutionException e) {
+                        fail(e);
+                    }
+                } else {
+                    fail(error);
+                }
+                return;
+            }
+            stage.event().thenAccept(e -> {
+                synchronized (this) {
+                    revocationsWatched = false;
+                }
+                if (e.getType() == org.apache.zookeeper.Watcher.Event.EventType.NodeDataChanged) {
+                    armRevocations();
+                } // NodeDeleted: the children watch fires too, and its arm() sets this again once the node is back
+            });
+            onLockNodeData(stat, data);
+        });
+    }
+
+    /**
+     * Reports the revocation request in the lock node's data when it was written while this stream
+     * watched: a later version of the node read before, or a node created since (data version above
+     * 0); never on the stream's first read, whose data is older than the stream.
+     */
+    private void onLockNodeData(Stat stat, byte[] data) {
+        boolean changed;
+        synchronized (this) {
+            if (!lockNodeKnown) {
+                changed = false;
+            } else if (stat.getCzxid() == lockNodeCzxid) {
+                changed = stat.getVersion() > lockNodeVersion;
+            } else {
+                changed = stat.getVersion() > 0;
+            }
+            if (!lockNodeKnown || stat.getCzxid() != lockNodeCzxid || stat.getVersion() > lockNodeVersion) {
+                lockNodeKnown = true;
+                lockNodeCzxid = stat.getCzxid();
+                lockNodeVersion = stat.getVersion();
+            }
+        }
+        LockEvent.Revoked request = changed ? LockNodes.revoked(name, data) : null;
+        if (request != null && !done) {
+            sink.next(request);
+        }
     }
 
     private void fail(Throwable error) {

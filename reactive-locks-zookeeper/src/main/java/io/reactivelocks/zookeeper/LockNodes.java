@@ -1,6 +1,7 @@
 package io.reactivelocks.zookeeper;
 
 import io.reactivelocks.spi.Holder;
+import io.reactivelocks.spi.LockEvent;
 import java.util.EnumSet;
 import java.util.List;
 import org.apache.curator.x.async.AsyncCuratorFramework;
@@ -8,6 +9,7 @@ import org.apache.curator.x.async.api.CreateOption;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.Stat;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -71,6 +73,47 @@ final class LockNodes {
                             e -> setData(path, czxid, data, tries - 1));
         }).defaultIfEmpty(false)
                 .onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NONODE, e -> Mono.just(false));
+    }
+
+    /**
+     * Writes {@code data} into the lock's own node (not a lock node under it), whatever its version.
+     *
+     * @return {@code true} when written; {@code false} when the lock's node does not exist
+     */
+    Mono<Boolean> setLockNodeData(String name, byte[] data) {
+        return Mono.fromCompletionStage(() -> async.setData().forPath(paths.lockPath(name), data))
+                .thenReturn(true)
+                .onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NONODE, e -> Mono.just(false));
+    }
+
+    /**
+     * @param owner  the holder asked
+     * @param reason why
+     * @return the data of the lock's node that stands for a revocation request: the owner's length, a
+     *         colon, the owner, then the reason, UTF-8 (so owner and reason may hold any character)
+     */
+    static byte[] revocation(String owner, String reason) {
+        return ZooKeeperLockOptions.bytes(owner.length() + ":" + owner + reason);
+    }
+
+    /**
+     * @param name the lock name
+     * @param data the data of the lock's node
+     * @return the revocation request it holds ({@link #revocation}), or {@code null} when it holds none
+     *         (the empty data of a lock node no one was asked on)
+     */
+    static LockEvent.@Nullable Revoked revoked(String name, byte @Nullable [] data) {
+        if (data == null || data.length == 0) {
+            return null;
+        }
+        String s = new String(data, java.nio.charset.StandardCharsets.UTF_8);
+        int sep = s.indexOf(':');
+        try {
+            int ownerEnd = sep + 1 + Integer.parseInt(s.substring(0, sep));
+            return new LockEvent.Revoked(name, s.substring(sep + 1, ownerEnd), s.substring(ownerEnd));
+        } catch (RuntimeException e) { // no separator, not a number, too short: not one of ours
+            return null;
+        }
     }
 
     /** Creates the lock's container node, and the root when that is missing too. */

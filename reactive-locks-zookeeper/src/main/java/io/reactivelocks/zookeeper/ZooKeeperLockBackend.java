@@ -269,7 +269,9 @@ public final class ZooKeeperLockBackend implements LockBackend {
      * watch is set, and again after a reconnection; {@link LockEvent.Released} when the lowest
      * child disappears, {@link LockEvent.Acquired} (token 0: read it with {@link #inspect}) when
      * another child becomes lowest — sent once a data watch on that child is set, and again on
-     * each change of its data (a payload update), so a re-read never misses one. Transient failures are retried; a permanent one (no ACL)
+     * each change of its data (a payload update), so a re-read never misses one; {@link LockEvent.Revoked}
+     * on each revocation request written into the lock's node while the stream watches its data
+     * ({@link #revoke}). Transient failures are retried; a permanent one (no ACL)
      * ends the stream with a {@link LockBackendException}; the stream completes when the backend
      * closes. Cancelling removes the watches.
      */
@@ -285,6 +287,25 @@ public final class ZooKeeperLockBackend implements LockBackend {
             sink.onDispose(w::dispose);
             w.start();
         });
+    }
+
+    /**
+     * A revocation request: one {@code setData} on the lock's own node {@code <root>/n-<name>}
+     * (the container of the lock nodes, whose data nothing else uses), owner and reason
+     * ({@link LockNodes#revocation}). The data watch of every {@link #events} stream on that node
+     * fires and reports it as {@link LockEvent.Revoked}; the queue, the inspection and the admin's
+     * listing read only the lock nodes under it, which are untouched (the payload stays in the
+     * holder's node). No node is created: the request lives in the lock's node until the next
+     * request overwrites it or the node is pruned with the lock, and a stream that starts later
+     * does not report it (only changes seen while watching count). A lock whose node is gone has
+     * no holder to ask: nothing is written.
+     */
+    @Override
+    public Mono<Void> revoke(String name, String owner, String reason) {
+        Objects.requireNonNull(owner, "owner");
+        Objects.requireNonNull(reason, "reason");
+        return nodes.setLockNodeData(name, LockNodes.revocation(owner, reason)).then()
+                .onErrorMap(e -> ZooKeeperErrors.map(name, "revocation request", e));
     }
 
     // ---------------------------------------------------------------- payload

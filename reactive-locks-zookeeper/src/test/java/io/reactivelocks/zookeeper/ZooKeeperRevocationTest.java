@@ -1,0 +1,147 @@
+package io.reactivelocks.zookeeper;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.reactivelocks.Lease;
+import io.reactivelocks.LockClient;
+import io.reactivelocks.LockOptions;
+import io.reactivelocks.spi.HeldLock;
+import io.reactivelocks.spi.Holder;
+import io.reactivelocks.spi.LockEvent;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import reactor.core.Disposable;
+
+/**
+ * Revocation requests on ZooKeeper: written into the lock's own node, reported by the data watch of
+ * each events stream that watches when they are written — once each, never the old request a new
+ * stream finds — while the lock nodes (queue, payload) stay as they are and nothing is left.
+ */
+class ZooKeeperRevocationTest {
+
+    private static final Duration STEP = Duration.ofSeconds(10);
+
+    private static ZooKeeperTestSupport zk;
+    private final List<ZooKeeperLockBackend> backends = new ArrayList<>();
+    private final List<LockClient> clients = new ArrayList<>();
+    private final List<Disposable> streams = new ArrayList<>();
+
+    @BeforeAll
+    static void startServer() {
+        zk = ZooKeeperTestSupport.start();
+    }
+
+    @AfterAll
+    static void stopServer() {
+        if (zk != null) {
+            zk.close();
+        }
+    }
+
+    @AfterEach
+    void closeAndCheckNothingLeft() {
+        streams.forEach(Disposable::dispose);
+        for (LockClient c : clients) {
+            c.close().block(STEP);
+        }
+        for (ZooKeeperLockBackend b : backends) {
+            b.close().block(STEP);
+        }
+        await().atMost(STEP).untilAsserted(() -> assertThat(zk.nodes()).as("znodes left").isEmpty());
+    }
+
+    private LockClient client() {
+        LockClient c = LockClient.create(zk.backend(), LockOptions.builder().leaseTime(ZooKeeperTestSupport.SESSION)
+                .requestTimeout(Duration.ofSeconds(5)).build());
+        clients.add(c);
+        return c;
+    }
+
+    private ZooKeeperLockBackend backend() {
+        ZooKeeperLockBackend b = zk.backend();
+        backends.add(b);
+        return b;
+    }
+
+    private List<LockEvent> watch(ZooKeeperLockBackend b, String name) {
+        List<LockEvent> seen = Collections.synchronizedList(new ArrayList<>());
+        streams.add(b.events(name).subscribe(seen::add));
+        await().atMost(STEP).until(() -> seen.contains(new LockEvent.Subscribed(name)));
+        return seen;
+    }
+
+    private static List<LockEvent> revocations(List<LockEvent> seen) {
+        synchronized (seen) {
+            return seen.stream().filter(e -> e instanceof LockEvent.Revoked).toList();
+        }
+    }
+
+    @Test
+    void aRequestReachesEachWatchingStreamOnceAndLeavesTheQueueAndThePayloadAlone() {
+        String name = "revoke-" + UUID.randomUUID();
+        ZooKeeperLockBackend holderSide = zk.backend();
+        backends.add(holderSide);
+        LockClient holderClient = LockClient.create(holderSide, LockOptions.builder().leaseTime(ZooKeeperTestSupport.SESSION)
+                .requestTimeout(Duration.ofSeconds(5)).build());
+        clients.add(holderClient);
+        Lease held = holderClient.acquire(name).block(STEP);
+        HeldLock lock = new HeldLock(name, held.owner(), held.token());
+        assertThat(holderSide.updatePayload(lock, "job 42").block(STEP)).isTrue();
+        ZooKeeperLockBackend asker = backend();
+        List<LockEvent> seen = watch(asker, name);
+
+        String reason = "drain: 3:x\n\u00fc"; // the separator and a newline in the reason
+        asker.revoke(name, held.owner(), reason).block(STEP); // once: a subscribed stream sees it
+        LockEvent.Revoked asked = new LockEvent.Revoked(name, held.owner(), reason);
+        await().atMost(STEP).until(() -> seen.contains(asked));
+
+        Holder holder = asker.inspect(name).block(STEP);
+        assertThat(holder.token()).isEqualTo(held.token());
+        assertThat(holder.payload()).as("the payload stays in the holder's node").isEqualTo("job 42");
+        assertThat(asker.waiting(name).block(STEP)).isZero();
+        assertThat(zk.children(name)).hasSize(1);
+        assertThat(held.isValid()).isTrue();
+
+        // a payload update is no request; a stream that starts later does not report the old request
+        assertThat(holderSide.updatePayload(lock, "job 43").block(STEP)).isTrue();
+        List<LockEvent> later = watch(asker, name);
+        assertThat(asker.inspect(name).block(STEP).payload()).isEqualTo("job 43");
+        asker.revoke(name, held.owner(), "again").block(STEP);
+        LockEvent.Revoked again = new LockEvent.Revoked(name, held.owner(), "again");
+        await().atMost(STEP).until(() -> seen.contains(again) && later.contains(again));
+        assertThat(revocations(seen)).containsExactly(asked, again);
+        assertThat(revocations(later)).containsExactly(again);
+
+        held.release().block(STEP);
+        await().atMost(STEP).untilAsserted(() -> assertThat(zk.nodes()).as("the lock's node pruned, request and all").isEmpty());
+        assertThat(asker.revoke(name, held.owner(), "late").then().block(STEP)).isNull();
+        assertThat(zk.nodes()).as("a free lock's node is not created by a request").isEmpty();
+    }
+
+    @Test
+    void aStreamReportsARequestOnTheLockNodeMadeAgainAfterAPrune() {
+        String name = "revoke-again-" + UUID.randomUUID();
+        LockClient locks = client();
+        ZooKeeperLockBackend asker = backend();
+        List<LockEvent> seen = watch(asker, name);
+        Lease first = locks.acquire(name).block(STEP);
+        first.release().block(STEP);
+        await().atMost(STEP).untilAsserted(() -> assertThat(zk.nodes()).isEmpty());
+
+        Lease second = locks.acquire(name).block(STEP);
+        LockEvent.Revoked asked = new LockEvent.Revoked(name, second.owner(), "for the second");
+        await().atMost(STEP).until(() -> seen.stream().anyMatch(e -> e instanceof LockEvent.Acquired));
+        asker.revoke(name, second.owner(), "for the second").block(STEP);
+        await().atMost(STEP).until(() -> seen.contains(asked));
+        assertThat(revocations(seen)).containsExactly(asked);
+        second.release().block(STEP);
+    }
+}
