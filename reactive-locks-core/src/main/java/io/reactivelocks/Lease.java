@@ -105,8 +105,8 @@ public interface Lease {
      * force-released. Requests are not stored: subscribe while holding to receive them.
      *
      * @return a {@code Mono} of the request's reason; completes empty when the lease ends (released
-     *         or lost) first, and at once for a grant that cannot be revoked (permits, readers and
-     *         writers, task claims and window claims for now) or a store that cannot send requests
+     *         or lost) first, and at once for a lease that cannot be asked (a multi-lock's set as a
+     *         whole: ask its parts)
      */
     default Mono<String> revoked() {
         return Mono.empty();

@@ -52,18 +52,18 @@ public interface LockAdmin {
     Mono<List<HeldGrant>> forceRelease(String name);
 
     /**
-     * Asks the holder of the lock {@code name} to let go: cooperative. The holder's
+     * Asks the holders of {@code name} — the lock's holder, every permit, every reader and the
+     * writer — to let go: cooperative. Each holder's
      * {@link io.reactivelocks.Lease#revoked()} emits {@code reason}; it may finish its work and
      * release, or ignore the request and keep the lock until it is {@linkplain #forceRelease
      * force-released}. The request goes over the store's notification channel and is not stored: a
-     * holder that does not listen does not receive it (send it again, or force-release). Lock
-     * holders only (fair locks, leaders and multi-lock parts included), not permits, readers or
-     * writers yet.
+     * holder that does not listen does not receive it (send it again, or force-release). Task claims
+     * are not asked (a claim is not a lease: force-release makes its task capturable again).
      *
      * @param name   the lock name
      * @param reason why, in words (shown to the holder), at most {@value #MAX_REASON_LENGTH} characters
-     * @return {@code true} when the lock was held and its holder asked, {@code false} when it was
-     *         free; errors with {@link UnsupportedOperationException} when the store cannot send requests
+     * @return {@code true} when something was held and its holders asked, {@code false} when nothing
+     *         was; errors with {@link UnsupportedOperationException} when the store cannot send requests
      * @throws NullPointerException     when an argument is null
      * @throws IllegalArgumentException when {@code name} is empty or too long, or {@code reason} is longer
      *                                  than {@value #MAX_REASON_LENGTH} characters

@@ -189,6 +189,12 @@ public final class LocalSemaphoreStore implements SemaphoreStore {
         return n;
     }
 
+    /** Tells whoever listens to {@code name}'s events that the grant of {@code owner} is asked to let go. */
+    @Override
+    public Mono<Void> revoke(String name, String owner, String reason) {
+        return Mono.fromRunnable(() -> channels.publish(new LockEvent.Revoked(name, owner, reason)));
+    }
+
     @Override
     public Flux<LockEvent> events(String name) {
         return channels.events(name);

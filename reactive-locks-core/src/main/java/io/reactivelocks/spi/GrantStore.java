@@ -72,6 +72,22 @@ public interface GrantStore {
     }
 
     /**
+     * Sends a revocation request to the grant of {@code owner} on {@code name} over the store's
+     * notification channel: every client listening to {@link #events} of the name receives a
+     * {@link LockEvent.Revoked} (the grant's {@link io.reactivelocks.Lease#revoked()} listens).
+     * Nothing is stored: a request nobody listens to is gone.
+     *
+     * @param name   the name
+     * @param owner  the grant asked (the others ignore the request)
+     * @param reason why, in words
+     * @return completes when the store took the request; errors with
+     *         {@link UnsupportedOperationException} (the default) when the store cannot send one
+     */
+    default Mono<Void> revoke(String name, String owner, String reason) {
+        return Mono.error(new UnsupportedOperationException(name() + " cannot send revocation requests to grants"));
+    }
+
+    /**
      * Closes what the store opened itself (not what the application passed in). Idempotent.
      *
      * @return a {@code Mono} that closes on subscribe

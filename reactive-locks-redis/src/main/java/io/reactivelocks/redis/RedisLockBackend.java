@@ -402,9 +402,17 @@ public final class RedisLockBackend implements LockBackend {
      */
     @Override
     public Mono<Void> revoke(String name, String owner, String reason) {
+        return publishRevocation(name, keys.channel(name), owner, reason);
+    }
+
+    /**
+     * A revocation request on {@code channel}: one {@code PUBLISH} (the lock's, a semaphore's or a
+     * read-write lock's channel).
+     */
+    Mono<Void> publishRevocation(String name, String channel, String owner, String reason) {
         Objects.requireNonNull(owner, "owner");
         Objects.requireNonNull(reason, "reason");
-        return Mono.defer(() -> commands().flatMap(c -> c.publish(keys.channel(name), PubSubChannels.revocation(owner, reason))))
+        return Mono.defer(() -> commands().flatMap(c -> c.publish(channel, PubSubChannels.revocation(owner, reason))))
                 .then()
                 .onErrorMap(e -> RedisErrors.map(name, "revocation request", e));
     }

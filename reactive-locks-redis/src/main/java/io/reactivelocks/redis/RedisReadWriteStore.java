@@ -110,6 +110,12 @@ final class RedisReadWriteStore implements ReadWriteStore {
                 });
     }
 
+    /** A revocation request: one {@code PUBLISH} on the name's channel. */
+    @Override
+    public Mono<Void> revoke(String name, String owner, String reason) {
+        return backend.publishRevocation(name, backend.keys().readWriteChannel(name), owner, reason);
+    }
+
     @Override
     public Flux<LockEvent> events(String name) {
         return backend.readWriteEvents(name);

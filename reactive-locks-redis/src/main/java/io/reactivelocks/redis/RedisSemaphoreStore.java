@@ -126,6 +126,12 @@ final class RedisSemaphoreStore implements SemaphoreStore {
         });
     }
 
+    /** A revocation request: one {@code PUBLISH} on the name's channel. */
+    @Override
+    public Mono<Void> revoke(String name, String owner, String reason) {
+        return backend.publishRevocation(name, backend.keys().semaphoreChannel(name), owner, reason);
+    }
+
     @Override
     public Flux<LockEvent> events(String name) {
         return backend.semaphoreEvents(name);

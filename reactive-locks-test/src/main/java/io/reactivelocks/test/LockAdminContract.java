@@ -249,6 +249,36 @@ public abstract class LockAdminContract {
         assertThat(admin.revoke(name, "again").block(STEP)).as("free: nobody to ask").isFalse();
     }
 
+    /** Every permit, reader and writer of a name is asked, each under its own owner id. */
+    @Test
+    void revokeAsksEveryPermitReaderAndWriter() {
+        LockStore holders = store();
+        LockAdmin admin = store().admin();
+        String p = prefix("revoke-grants");
+        Semaphore semaphores = holders.semaphores(options());
+        ReadWriteLock rw = holders.readWriteLocks(options());
+        List<Lease> leases = List.of(semaphores.acquire(p + "pool", 2).block(STEP), semaphores.acquire(p + "pool", 2).block(STEP),
+                rw.read().acquire(p + "doc").block(STEP), rw.write().acquire(p + "other-doc").block(STEP));
+        List<java.util.concurrent.atomic.AtomicReference<String>> asked = new ArrayList<>();
+        for (Lease l : leases) {
+            java.util.concurrent.atomic.AtomicReference<String> a = new java.util.concurrent.atomic.AtomicReference<>();
+            l.revoked().subscribe(a::set);
+            asked.add(a);
+        }
+        org.awaitility.Awaitility.await().atMost(STEP).pollInterval(Duration.ofMillis(200)).until(() -> {
+            for (String name : List.of(p + "pool", p + "doc", p + "other-doc")) {
+                assertThat(admin.revoke(name, "drain " + name).block(STEP)).as("%s is held", name).isTrue();
+            }
+            return asked.stream().allMatch(a -> a.get() != null);
+        });
+        assertThat(asked.get(0).get()).isEqualTo("drain " + p + "pool");
+        assertThat(asked.get(1).get()).isEqualTo("drain " + p + "pool");
+        assertThat(asked.get(2).get()).isEqualTo("drain " + p + "doc");
+        assertThat(asked.get(3).get()).isEqualTo("drain " + p + "other-doc");
+        assertThat(leases).allSatisfy(l -> assertThat(l.isValid()).as("cooperative: still held").isTrue());
+        leases.forEach(l -> l.release().block(STEP));
+    }
+
     @Test
     void revokedEndsEmptyWhenTheLeaseEndsAndTheNextHolderIsAskedItself() {
         LockClient locks = store().locks(options());

@@ -85,9 +85,13 @@ public final class DefaultLockAdmin implements LockAdmin {
         if (reason.length() > MAX_REASON_LENGTH) {
             throw new IllegalArgumentException("reason must be at most " + MAX_REASON_LENGTH + " characters, was " + reason.length());
         }
-        return locks.inspect(name)
-                .flatMap(holder -> locks.revoke(name, holder.owner(), reason).thenReturn(true))
-                .defaultIfEmpty(false);
+        Flux<Boolean> asked = Flux.concat(
+                locks.inspect(name).flatMap(holder -> locks.revoke(name, holder.owner(), reason).thenReturn(true)),
+                semaphores == null ? Flux.<Boolean>empty() : semaphores.holders(name).flatMapIterable(hs -> hs)
+                        .concatMap(h -> semaphores.revoke(name, h.owner(), reason).thenReturn(true)),
+                readWrite == null ? Flux.<Boolean>empty() : readWrite.holders(name).flatMapIterable(DefaultLockAdmin::grantsOf)
+                        .concatMap(h -> readWrite.revoke(name, h.owner(), reason).thenReturn(true)));
+        return asked.reduce(false, (a, b) -> a || b);
     }
 
     /** Releases each holder of one concept's state at {@code name}; the grants actually removed. */
@@ -120,6 +124,14 @@ public final class DefaultLockAdmin implements LockAdmin {
                     .onErrorResume(UnsupportedOperationException.class, e -> Flux.empty());
             default -> Flux.empty();
         };
+    }
+
+    private static List<Holder> grantsOf(ReadWriteHolders hs) {
+        List<Holder> out = new ArrayList<>(hs.readers());
+        if (hs.writer() != null) {
+            out.add(hs.writer());
+        }
+        return out;
     }
 
     private static List<HeldGrant> readWrite(String name, ReadWriteHolders hs) {

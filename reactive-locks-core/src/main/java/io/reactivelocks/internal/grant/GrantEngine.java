@@ -15,6 +15,7 @@ import io.reactivelocks.spi.BackendErrors;
 import io.reactivelocks.spi.GrantRequest;
 import io.reactivelocks.spi.GrantStore;
 import io.reactivelocks.spi.HeldLock;
+import io.reactivelocks.spi.LockEvent;
 import io.reactivelocks.spi.RenewOutcome;
 import io.reactivelocks.spi.RenewRequest;
 import io.reactivelocks.spi.semaphore.PermitGrant;
@@ -242,6 +243,11 @@ public final class GrantEngine {
                     .distinctUntilChanged(identity)
                     .takeUntilOther(closedSink.asMono());
         });
+    }
+
+    /** @return the store's events of {@code name} (a grant's {@link GrantHandle#revoked()} listens to them) */
+    Flux<LockEvent> storeEvents(String name) {
+        return store.events(name);
     }
 
     /** @return closes: pending acquires fail, grants are released, the store closes; idempotent */

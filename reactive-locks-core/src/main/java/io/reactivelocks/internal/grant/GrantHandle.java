@@ -6,6 +6,7 @@ import io.reactivelocks.LockException;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.internal.LeaseSnapshot;
 import io.reactivelocks.spi.HeldLock;
+import io.reactivelocks.spi.LockEvent;
 import io.reactivelocks.spi.RenewOutcome;
 import io.reactivelocks.spi.RenewRequest;
 import java.time.Duration;
@@ -37,6 +38,8 @@ public final class GrantHandle implements LeaseSnapshot.Source {
     private final LockClock clock;
     private final Sinks.Many<Lease> updates = Sinks.many().replay().latest();
     private final Sinks.Empty<Void> lostSink = Sinks.empty();
+    /** Completed when the grant ends, lost or released: the end of a {@link #revoked()} wait. */
+    private final Sinks.Empty<Void> endSink = Sinks.empty();
     /** The listener of the acquire that granted this grant. */
     private final io.reactivelocks.internal.SafeListener listener;
     private volatile long grantedAt;
@@ -130,6 +133,24 @@ public final class GrantHandle implements LeaseSnapshot.Source {
     @Override
     public Mono<Void> lost() {
         return lostSink.asMono();
+    }
+
+    @Override
+    public Mono<String> revoked() {
+        synchronized (this) {
+            if (state != ACTIVE) {
+                return Mono.empty();
+            }
+        }
+        String owner = grant.owner();
+        Mono<Void> ended = endSink.asMono();
+        return engine.storeEvents(grant.name())
+                .filter(e -> e instanceof LockEvent.Revoked r && (r.owner() == null || r.owner().equals(owner)))
+                .map(e -> ((LockEvent.Revoked) e).reason())
+                .next()
+                // a store's channel that fails gives no request: the grant's end still ends the wait
+                .onErrorResume(e -> ended.then(Mono.<String>empty()))
+                .takeUntilOther(ended);
     }
 
     /** @return true while active and before the deadline; a passed deadline no timer acted on yet is acted on now */
@@ -258,6 +279,7 @@ public final class GrantHandle implements LeaseSnapshot.Source {
             listener.onLost(grant.name(), grant.token(), reason, held());
         }
         lostSink.tryEmitEmpty();
+        endSink.tryEmitEmpty();
         completeUpdates();
         engine.releaseDetached(grant.name(), grant.owner(), options, true);
     }
@@ -273,6 +295,7 @@ public final class GrantHandle implements LeaseSnapshot.Source {
                 state = RELEASED;
                 stopTimers();
             }
+            endSink.tryEmitEmpty();
             engine.forget(this);
             if (listener.active()) {
                 listener.onReleased(grant.name(), grant.token(), held());

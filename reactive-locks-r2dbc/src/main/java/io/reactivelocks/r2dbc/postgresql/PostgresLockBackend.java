@@ -420,10 +420,18 @@ public final class PostgresLockBackend implements LockBackend {
     @Override
     public Mono<Void> revoke(String name, String owner, String reason) {
         Objects.requireNonNull(name, "name");
+        return notifyRevocation(name, TextEscapes.encode(name), owner, reason);
+    }
+
+    /**
+     * A revocation request under a dispatch key: the lock's stored name, or a semaphore's or a
+     * read-write lock's key ({@code SELECT pg_notify(channel, payload)}).
+     */
+    Mono<Void> notifyRevocation(String name, String dispatchKey, String owner, String reason) {
         Objects.requireNonNull(owner, "owner");
         Objects.requireNonNull(reason, "reason");
         return Mono.defer(() -> query("SELECT pg_notify($1, $2) AS sent", st -> st.bind(0, options.channel()).bind(1,
-                        NotificationPayload.revocation(TextEscapes.encode(owner), TextEscapes.encode(reason), TextEscapes.encode(name))),
+                        NotificationPayload.revocation(TextEscapes.encode(owner), TextEscapes.encode(reason), dispatchKey)),
                         (row, md) -> Boolean.TRUE)
                 .then()
                 .onErrorMap(e -> PostgresErrors.map(name, "revocation request", e)));

@@ -146,6 +146,12 @@ final class PostgresSemaphoreStore implements SemaphoreStore {
                 .onErrorMap(e -> PostgresErrors.map(name, "semaphore read", e));
     }
 
+    /** A revocation request: a {@code NOTIFY} under the name's key, as its releases. */
+    @Override
+    public Mono<Void> revoke(String name, String owner, String reason) {
+        return backend.notifyRevocation(name, key(TextEscapes.encode(name)), owner, reason);
+    }
+
     @Override
     public Flux<LockEvent> events(String name) {
         return backend.semaphoreEvents(name, key(TextEscapes.encode(name)));
