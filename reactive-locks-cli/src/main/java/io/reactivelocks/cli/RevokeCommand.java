@@ -6,12 +6,12 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /** {@code revoke NAME [--reason TEXT]}. */
-@Command(name = "revoke", description = "Asks the holder of lock NAME to let go (cooperative: a lock command stops its command"
+@Command(name = "revoke", description = "Asks the holders of NAME (lock, permits, readers, writer) to let go (cooperative: a lock or semaphore command stops its command"
         + " and releases, unless --on-revoke ignore; release --force evicts a holder that does not let go).",
         mixinStandardHelpOptions = true)
 final class RevokeCommand extends StoreCommand {
 
-    @Parameters(index = "0", paramLabel = "NAME", description = "The lock whose holder is asked.")
+    @Parameters(index = "0", paramLabel = "NAME", description = "The name whose holders are asked.")
     String name;
 
     @Option(names = "--reason", paramLabel = "TEXT", defaultValue = "requested by an operator",
