@@ -323,7 +323,8 @@ class ReactiveLocksAutoConfigurationTest {
             java.util.List<String> imports = new String(in.readAllBytes(), StandardCharsets.UTF_8).lines()
                     .map(String::trim).filter(l -> !l.isEmpty()).toList();
             assertThat(imports).containsExactly(ReactiveLocksAutoConfiguration.class.getName(),
-                    ReactiveLocksAnnotationsAutoConfiguration.class.getName(), ReactiveLocksWebFluxAutoConfiguration.class.getName());
+                    ReactiveLocksAnnotationsAutoConfiguration.class.getName(), ReactiveLocksWebFluxAutoConfiguration.class.getName(),
+                    ReactiveLocksDashboardAutoConfiguration.class.getName());
             assertThat(imports).allSatisfy(name -> assertThat(name).matches("io\\.reactivelocks\\.spring\\.boot\\.ReactiveLocks\\w*AutoConfiguration"));
         }
     }
