@@ -93,7 +93,8 @@ final class GrantRevocations {
                                         .forPath(path, encode(kept)));
                             });
                 })
-                .retryWhen(Retry.max(MAX_CONFLICTS).filter(e -> ZooKeeperErrors.code(e) == KeeperException.Code.BADVERSION))
+                .retryWhen(Retry.max(MAX_CONFLICTS).filter(e -> ZooKeeperErrors.code(e) == KeeperException.Code.BADVERSION)
+                        .onRetryExhaustedThrow((spec, rs) -> rs.failure()))
                 .then()
                 .onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NONODE, e -> Mono.empty());
     }
