@@ -121,8 +121,6 @@ public final class EtcdLockBackend implements LockBackend {
 
     /** How long a failed watch waits before it looks again (never a spin on a failing watch). */
     static final Duration WATCH_RETRY = Duration.ofMillis(100);
-    /** How long a revocation request's key outlives its put at most, when the revoke of its lease fails (etcd's TTL minimum is about 2 s). */
-    static final long REVOCATION_TTL_SECONDS = 5;
 
     private final Client client;
     private final boolean ownsClient;
@@ -265,7 +263,7 @@ public final class EtcdLockBackend implements LockBackend {
      * A revocation request: a put of the name's revocation key {@code <prefix>/<name>}
      * ({@link EtcdKeys#revocation}: outside the range of the name's owner keys, so the queue, the
      * inspection, the waiting count and the admin's listing never see it), valued owner and reason,
-     * on a lease of its own ({@value #REVOCATION_TTL_SECONDS} s) that is revoked right after the put:
+     * on a lease of its own ({@value EtcdRevocations#TTL_SECONDS} s) that is revoked right after the put:
      * the watch of {@link #events} sees the put, and nothing is left — the lease's end deletes the
      * key, by itself when the revoke does not get through. Three requests (lease grant, put, lease
      * revoke); concurrent requests for one name each put the key on their own lease and each watch
@@ -277,18 +275,8 @@ public final class EtcdLockBackend implements LockBackend {
         Objects.requireNonNull(reason, "reason");
         return Mono.defer(() -> {
             reconnect.start();
-            ByteSequence key = keys.revocation(name);
-            ByteSequence value = EtcdKeys.revocationValue(owner, reason);
-            return Mono.fromFuture(() -> client.getLeaseClient().grant(REVOCATION_TTL_SECONDS))
-                    .flatMap(l -> Mono.fromFuture(() -> kv.put(key, value, PutOption.builder().withLeaseId(l.getID()).build()))
-                            .then(endLease(l.getID()))
-                            .onErrorResume(e -> endLease(l.getID()).then(Mono.error(e))));
+            return EtcdRevocations.request(client, keys.revocation(name), owner, reason);
         }).onErrorMap(e -> EtcdErrors.map(name, "revocation request", e));
-    }
-
-    /** Revokes a revocation request's lease (deleting its key); a failure is left to the lease's TTL. */
-    private Mono<Void> endLease(long leaseId) {
-        return Mono.fromFuture(() -> client.getLeaseClient().revoke(leaseId)).then().onErrorResume(e -> Mono.empty());
     }
 
     /**
@@ -308,35 +296,16 @@ public final class EtcdLockBackend implements LockBackend {
             reconnect.start();
             // Subscribed once both watches are live (each is a stream of its own), then again on each re-creation
             boolean[] live = new boolean[2]; // guarded by itself: range, revocations
-            WatchOption revocationOption = WatchOption.builder().withNoDelete(true).withCreateNotify(true).build();
-            Watch.Watcher revocations = watch.watch(keys.revocation(name), revocationOption,
-                    Watch.listener(
-                            response -> {
-                                if (response.isCreatedNotify()) {
-                                    if (created(live, 1)) {
-                                        sink.next(new LockEvent.Subscribed(name));
-                                    }
-                                    return;
-                                }
-                                for (WatchEvent e : response.getEvents()) {
-                                    LockEvent.Revoked r = e.getEventType() == WatchEvent.EventType.PUT
-                                            ? EtcdKeys.revoked(name, e.getKeyValue().getValue()) : null;
-                                    if (r != null) {
-                                        sink.next(r);
-                                    }
-                                }
-                            },
-                            error -> {
-                                if (!EtcdErrors.isTransient(error)) {
-                                    sink.error(EtcdErrors.map(name, "watch", error));
-                                }
-                            },
-                            sink::complete));
+            Watch.Watcher revocations = EtcdRevocations.watch(watch, name, keys.revocation(name), sink, () -> {
+                if (EtcdRevocations.created(live, 1)) {
+                    sink.next(new LockEvent.Subscribed(name));
+                }
+            });
             WatchOption option = WatchOption.builder().isPrefix(true).withCreateNotify(true).build();
             Watch.Watcher w = watch.watch(keys.lock(name), option, Watch.listener(
                     response -> {
                         if (response.isCreatedNotify()) {
-                            if (created(live, 0)) {
+                            if (EtcdRevocations.created(live, 0)) {
                                 sink.next(new LockEvent.Subscribed(name));
                             }
                             return;
@@ -362,14 +331,6 @@ public final class EtcdLockBackend implements LockBackend {
                 revocations.close();
             });
         });
-    }
-
-    /** Notes that watch {@code which} of an events stream is live; @return whether both are */
-    private static boolean created(boolean[] live, int which) {
-        synchronized (live) {
-            live[which] = true;
-            return live[0] && live[1];
-        }
     }
 
     /**

@@ -437,6 +437,22 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
                 .onErrorMap(e -> EtcdErrors.map(name, "semaphore read", e));
     }
 
+    /**
+     * A revocation request to the grant of {@code owner}: a put of the name's revocation key
+     * {@code <prefix>/<base64url(name)>} (outside the range of the name's keys, so no grant decision,
+     * count, holder read, renewal or release sees it) on a lease of its own revoked right after the
+     * put ({@link LeasedKeys#revoke}): the revocation watch of every {@link #events} stream of the
+     * name reports it as {@link LockEvent.Revoked}, and nothing is left.
+     */
+    @Override
+    public Mono<Void> revoke(String name, String owner, String reason) {
+        return keys.revoke(name, owner, reason).onErrorMap(e -> EtcdErrors.map(name, "semaphore revocation request", e));
+    }
+
+    /**
+     * The name's change stream ({@link LeasedKeys#events}): puts and deletions of its keys, and the
+     * revocation requests put while it watches.
+     */
     @Override
     public Flux<LockEvent> events(String name) {
         return keys.events(name, EtcdPermitKeys::token);

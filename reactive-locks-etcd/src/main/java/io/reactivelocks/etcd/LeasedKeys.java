@@ -23,8 +23,15 @@ import reactor.core.publisher.Mono;
  * Keys on leases of their own, one per owner and name, {@code <prefix>/<base64url(name)>/<owner>}:
  * the layout of the semaphore's permits and of the read-write lock's requests. What both stores do
  * the same way on it lives here — the key of an owner, renewal and release found by a read, the
- * wait for a deletion and the name's change stream; each store says how a key's token is read.
- * Every method is lazy and never blocks; errors are the client's (the stores map them).
+ * wait for a deletion, the name's change stream and its revocation requests; each store says how a
+ * key's token is read. Every method is lazy and never blocks; errors are the client's (the stores
+ * map them).
+ *
+ * <p>The key {@code <prefix>/<base64url(name)>} — the name's segment with no owner after it — is the
+ * name's revocation key ({@link #revocation}), as the lock's ({@link EtcdRevocations}): it lies outside
+ * the range {@code <prefix>/<base64url(name)>/} that every read of the grants (grant decisions,
+ * counts, holders, renewal and release by a read, the waits and the change stream's range watch)
+ * covers, and the admin's listing of names skips a key with no owner segment.
  */
 final class LeasedKeys {
 
@@ -52,6 +59,31 @@ final class LeasedKeys {
     /** @return {@code <prefix>/<base64url(name)>/<owner>}: one owner's key */
     ByteSequence key(String name, String owner) {
         return EtcdKeys.bytes(prefix + "/" + EtcdKeys.encode(name) + "/" + owner);
+    }
+
+    /**
+     * @return {@code <prefix>/<base64url(name)>}: the key of the name's revocation requests, outside
+     *         {@link #range} (no read of the grants sees it)
+     */
+    ByteSequence revocation(String name) {
+        return EtcdKeys.bytes(prefix + "/" + EtcdKeys.encode(name));
+    }
+
+    /**
+     * A revocation request to the grant of {@code owner}: a put of the name's revocation key on a
+     * short lease revoked right after ({@link EtcdRevocations#request}), seen by the revocation watch of
+     * every {@link #events} stream of the name; nothing is left.
+     *
+     * @param name   the name
+     * @param owner  the grant asked
+     * @param reason why
+     * @return completes once the request was put
+     * @throws NullPointerException when {@code owner} or {@code reason} is null
+     */
+    Mono<Void> revoke(String name, String owner, String reason) {
+        Objects.requireNonNull(owner, "owner");
+        Objects.requireNonNull(reason, "reason");
+        return Mono.defer(() -> EtcdRevocations.request(client, revocation(name), owner, reason));
     }
 
     /** @return the owner of a key of {@code name} */
@@ -155,8 +187,10 @@ final class LeasedKeys {
     }
 
     /**
-     * The name's change stream: {@code Subscribed} once the watch is live, then an {@code Acquired}
-     * for each put (a key joined, holding or waiting) and a {@code Released} for each deletion.
+     * The name's change stream: {@code Subscribed} once both its watches are live (the range's and the
+     * revocation key's; again when jetcd re-created either), then an {@code Acquired} for each put of
+     * a key in the range (a key joined, holding or waiting), a {@code Released} for each deletion, and
+     * a {@code Revoked} for each revocation request ({@link #revoke}) put while the stream watches.
      *
      * @param name  the name
      * @param token how a key's token is read
@@ -164,11 +198,19 @@ final class LeasedKeys {
      */
     Flux<LockEvent> events(String name, ToLongFunction<KeyValue> token) {
         return Flux.create(sink -> {
+            boolean[] live = new boolean[2]; // guarded by itself: range, revocations
+            Watch.Watcher revocations = EtcdRevocations.watch(client.getWatchClient(), name, revocation(name), sink, () -> {
+                if (EtcdRevocations.created(live, 1)) {
+                    sink.next(new LockEvent.Subscribed(name));
+                }
+            });
             WatchOption option = WatchOption.builder().isPrefix(true).withCreateNotify(true).build();
             Watch.Watcher w = client.getWatchClient().watch(range(name), option, Watch.listener(
                     response -> {
                         if (response.isCreatedNotify()) {
-                            sink.next(new LockEvent.Subscribed(name));
+                            if (EtcdRevocations.created(live, 0)) {
+                                sink.next(new LockEvent.Subscribed(name));
+                            }
                             return;
                         }
                         for (WatchEvent e : response.getEvents()) {
@@ -186,7 +228,10 @@ final class LeasedKeys {
                         }
                     },
                     sink::complete));
-            sink.onDispose(w::close);
+            sink.onDispose(() -> {
+                w.close();
+                revocations.close();
+            });
         });
     }
 }

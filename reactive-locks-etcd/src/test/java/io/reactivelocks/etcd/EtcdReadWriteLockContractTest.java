@@ -162,4 +162,51 @@ class EtcdReadWriteLockContractTest extends ReadWriteLockContract {
             throw new IllegalStateException(e);
         }
     }
+
+    /**
+     * Revocation requests to two readers, sent one right after the other, reach a watching stream
+     * once each; the revocation key lies outside the name's range (the grants and holders stay as
+     * they are) and is gone right after each request.
+     */
+    @Test
+    void revocationRequestsToReadersReachAWatchingStreamOnceEachAndLeaveNoKey() {
+        String name = "revoke-" + java.util.UUID.randomUUID();
+        ReadWriteStore holders = newStore();
+        ReadWriteStore asker = newStore();
+        List<io.reactivelocks.spi.LockEvent> seen = java.util.Collections.synchronizedList(new ArrayList<>());
+        Disposable watching = null;
+        try {
+            Duration lease = Duration.ofSeconds(10);
+            for (String o : List.of("reader-1", "reader-2")) {
+                assertThat(holders.tryGrant(name, o, io.reactivelocks.rwlock.LockMode.READ, false, false, lease).block(STEP))
+                        .isInstanceOf(io.reactivelocks.spi.semaphore.PermitGrant.Granted.class);
+            }
+            watching = asker.events(name).subscribe(seen::add);
+            await().atMost(STEP).until(() -> seen.contains(new io.reactivelocks.spi.LockEvent.Subscribed(name)));
+
+            asker.revoke(name, "reader-1", "first").then(asker.revoke(name, "reader-2", "second")).block(STEP);
+            List<io.reactivelocks.spi.LockEvent> asked = List.of(new io.reactivelocks.spi.LockEvent.Revoked(name, "reader-1", "first"),
+                    new io.reactivelocks.spi.LockEvent.Revoked(name, "reader-2", "second"));
+            await().atMost(STEP).until(() -> seen.containsAll(asked));
+            assertThat(holders.holders(name).block(STEP).readers()).extracting(h -> h.owner())
+                    .containsExactlyInAnyOrder("reader-1", "reader-2");
+            assertThat(Mono.fromFuture(() -> inspector.getKVClient().get(EtcdKeys.bytes(prefix() + "/"),
+                            GetOption.builder().isPrefix(true).withKeysOnly(true).build())).block(STEP).getKvs())
+                    .extracting(kv -> kv.getKey().toString(StandardCharsets.UTF_8))
+                    .as("the two grant keys, no revocation key").hasSize(2).allMatch(k -> k.endsWith("/reader-1") || k.endsWith("/reader-2"));
+            synchronized (seen) {
+                assertThat(seen.stream().filter(e -> e instanceof io.reactivelocks.spi.LockEvent.Revoked).toList()).isEqualTo(asked);
+                assertThat(seen).as("a request is no grant event").noneMatch(e -> e instanceof io.reactivelocks.spi.LockEvent.Acquired
+                        || e instanceof io.reactivelocks.spi.LockEvent.Released);
+            }
+        } finally {
+            if (watching != null) {
+                watching.dispose();
+            }
+            holders.release(name, "reader-1").block(STEP);
+            holders.release(name, "reader-2").block(STEP);
+            holders.close().block(STEP);
+            asker.close().block(STEP);
+        }
+    }
 }

@@ -1,6 +1,8 @@
 package io.reactivelocks.zookeeper;
 
 import io.reactivelocks.spi.LockEvent;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.curator.x.async.AsyncCuratorFramework;
@@ -9,10 +11,13 @@ import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.Stat;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.FluxSink;
+import reactor.core.publisher.Mono;
 
 /**
  * The change stream of one parent node's children, for the stores whose waiters wake on any change
- * (semaphore, read-write lock): one-shot watches re-armed after each change.
+ * (semaphore, read-write lock): one-shot watches re-armed after each change. A data watch on the
+ * parent itself, re-armed after each change too, reports the revocation requests written into its
+ * data ({@link GrantRevocations}) while the stream watches.
  */
 final class ChildrenEvents {
 
@@ -24,14 +29,17 @@ final class ChildrenEvents {
      * @param path  the parent node
      * @param name  the name the events carry
      * @return {@link LockEvent.Subscribed} once the first watch is set, then a
-     *         {@link LockEvent.Released} on each change of the children; errors on a failed watch
+     *         {@link LockEvent.Released} on each change of the children and a
+     *         {@link LockEvent.Revoked} for each revocation request written into the parent's data
+     *         while the stream watches; errors on a failed watch
      */
     static Flux<LockEvent> of(AsyncCuratorFramework async, String path, String name) {
         return Flux.create(sink -> {
             AtomicBoolean done = new AtomicBoolean();
             AtomicBoolean live = new AtomicBoolean();
+            Revocations revocations = new Revocations(async, path, name, sink, done);
             sink.onDispose(() -> done.set(true));
-            arm(async, path, name, sink, done, live, false);
+            arm(async, path, name, sink, done, live, false, revocations);
         });
     }
 
@@ -40,13 +48,16 @@ final class ChildrenEvents {
      * it is missing. A change is emitted only once the next watch is set, so that a read on the event
      * sees the change, and any later change fires that watch (emitting before re-arming would lose a
      * change made between the read and the re-arm). The parent appearing is a change too: it is
-     * created together with its first child.
+     * created together with its first child. The data watch on the parent is set first (unless it
+     * is set already), so that its request goes first on the connection and the watch is in place
+     * once {@code Subscribed} is sent; a missing parent has none until the parent is created.
      */
     private static void arm(AsyncCuratorFramework async, String path, String name, FluxSink<LockEvent> sink,
-            AtomicBoolean done, AtomicBoolean live, boolean changed) {
+            AtomicBoolean done, AtomicBoolean live, boolean changed, Revocations revocations) {
         if (done.get()) {
             return;
         }
+        revocations.arm();
         AsyncStage<List<String>> children = async.watched().getChildren().forPath(path);
         children.whenComplete((list, error) -> {
             if (error != null && ZooKeeperErrors.code(error) != KeeperException.Code.NONODE) {
@@ -61,16 +72,16 @@ final class ChildrenEvents {
                         return;
                     }
                     if (stat != null) {
-                        arm(async, path, name, sink, done, live, changed); // created meanwhile: watch its children
+                        arm(async, path, name, sink, done, live, changed, revocations); // created meanwhile: watch its children
                         return;
                     }
                     emit(name, sink, done, live, changed);
-                    exists.event().thenAccept(ev -> arm(async, path, name, sink, done, live, true));
+                    exists.event().thenAccept(ev -> arm(async, path, name, sink, done, live, true, revocations));
                 });
                 return;
             }
             emit(name, sink, done, live, changed);
-            children.event().thenAccept(ev -> arm(async, path, name, sink, done, live, true));
+            children.event().thenAccept(ev -> arm(async, path, name, sink, done, live, true, revocations));
         });
     }
 
@@ -83,6 +94,118 @@ final class ChildrenEvents {
             sink.next(new LockEvent.Subscribed(name));
         } else if (changed) {
             sink.next(new LockEvent.Released(name, null, false));
+        }
+    }
+
+    /**
+     * The data watch of one stream on the parent node: reads the data (setting a one-shot watch),
+     * reports the requests tagged above the data version it read last, and reads again on the next
+     * change of the data, or after a connection state change (the watch may be gone with the session:
+     * a second one is harmless, as a request is reported by its version once). The first read of a
+     * node reports nothing (its requests are older than the stream); a node created since (another
+     * czxid) reports all its requests.
+     */
+    private static final class Revocations {
+
+        private final AsyncCuratorFramework async;
+        private final String path;
+        private final String name;
+        private final FluxSink<LockEvent> sink;
+        private final AtomicBoolean done;
+        // guarded by this
+        private boolean watched;
+        private boolean known;
+        private long czxid; // 0: the node did not exist
+        private int version;
+
+        Revocations(AsyncCuratorFramework async, String path, String name, FluxSink<LockEvent> sink, AtomicBoolean done) {
+            this.async = async;
+            this.path = path;
+            this.name = name;
+            this.sink = sink;
+            this.done = done;
+        }
+
+        /** Sets the data watch unless one is set; a missing node sets none (the children's arm sets it once the node is there). */
+        void arm() {
+            synchronized (this) {
+                if (done.get() || watched) {
+                    return;
+                }
+                watched = true;
+            }
+            Stat stat = new Stat();
+            AsyncStage<byte[]> stage = async.watched().getData().storingStatIn(stat).forPath(path);
+            stage.whenComplete((data, error) -> {
+                if (done.get()) {
+                    return;
+                }
+                if (error != null) {
+                    boolean missing = ZooKeeperErrors.code(error) == KeeperException.Code.NONODE;
+                    synchronized (this) {
+                        watched = false;
+                        if (missing) {
+                            known = true;
+                            czxid = 0;
+                            version = 0;
+                        }
+                    }
+                    if (missing) {
+                        return;
+                    }
+                    if (ZooKeeperErrors.isTransient(error)) {
+                        retryLater();
+                    } else {
+                        sink.error(ZooKeeperErrors.map(name, "watch", error));
+                    }
+                    return;
+                }
+                stage.event().whenComplete((e, lost) -> {
+                    synchronized (this) {
+                        watched = false;
+                    }
+                    if (lost != null) {
+                        retryLater(); // a connection state change: read (and watch) again once it is back
+                    } else if (e.getType() == org.apache.zookeeper.Watcher.Event.EventType.NodeDataChanged) {
+                        arm();
+                    } // NodeDeleted: the children watch fires too, and its arm() sets this again once the node is back
+                });
+                onData(stat, data);
+            });
+        }
+
+        private void retryLater() {
+            Mono.delay(ZooKeeperLockBackend.RETRY_DELAY).subscribe(x -> arm(), e -> { });
+        }
+
+        /** Reports the requests of {@code data} written since the last read. */
+        private void onData(Stat stat, byte[] data) {
+            int after;
+            synchronized (this) {
+                if (!known) {
+                    after = Integer.MAX_VALUE;
+                } else if (stat.getCzxid() == czxid) {
+                    after = version;
+                } else {
+                    after = 0;
+                }
+                if (!known || stat.getCzxid() != czxid || stat.getVersion() > version) {
+                    known = true;
+                    czxid = stat.getCzxid();
+                    version = stat.getVersion();
+                }
+            }
+            if (stat.getVersion() <= after) {
+                return;
+            }
+            List<GrantRevocations.Entry> entries = new ArrayList<>(GrantRevocations.decode(data));
+            entries.sort(Comparator.comparingInt(GrantRevocations.Entry::version));
+            for (GrantRevocations.Entry entry : entries) {
+                LockEvent.Revoked request = entry.version() > after ? entry.request(name) : null;
+                if (request != null && !done.get()) {
+                    sink.next(request);
+                }
+            }
         }
     }
 }

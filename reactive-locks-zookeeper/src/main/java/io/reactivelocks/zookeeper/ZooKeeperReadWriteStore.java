@@ -358,6 +358,34 @@ final class ZooKeeperReadWriteStore implements ReadWriteStore {
                 .onErrorMap(e -> ZooKeeperErrors.map(name, "read-write lock read", e));
     }
 
+    /**
+     * A revocation request to the grant of {@code owner}: an entry added to the list of requests in
+     * the data of the name's own node ({@link GrantRevocations#request}: a compare-and-set of that
+     * data, which nothing else uses), reported as {@link LockEvent.Revoked} by the data watch of every
+     * {@link #events} stream of the name. The grant nodes and their children's listing are untouched
+     * (no grant decision, holder read, renewal, release or waiter sees it); the entries of owners with
+     * no node left are dropped by the next request, and the data goes with the name's container node.
+     * A name whose node is gone has no grant to ask: nothing is written.
+     */
+    @Override
+    public Mono<Void> revoke(String name, String owner, String reason) {
+        return GrantRevocations.request(async, path(name), ZooKeeperReadWriteStore::ownerOf, owner, reason)
+                .onErrorMap(e -> ZooKeeperErrors.map(name, "read-write lock revocation request", e));
+    }
+
+    /** @return the owner of a child of a name's node, or {@code null} when it is not a grant node */
+    private static @Nullable String ownerOf(String child) {
+        ZNodeNames.Child c = ZNodeNames.parse(child, READ);
+        if (c == null) {
+            c = ZNodeNames.parse(child, WRITE);
+        }
+        return c == null ? null : c.owner();
+    }
+
+    /**
+     * The name's change stream ({@link ChildrenEvents}): the changes of its children, and the
+     * revocation requests written into its node's data while it watches.
+     */
     @Override
     public Flux<LockEvent> events(String name) {
         return ChildrenEvents.of(async, path(name), name);

@@ -144,4 +144,53 @@ class ZooKeeperRevocationTest {
         assertThat(revocations(seen)).containsExactly(asked);
         second.release().block(STEP);
     }
+
+    /**
+     * Requests to two permits of a semaphore, written one right after the other (the data watch
+     * fires once), are both reported once; a request written before the stream is not; the permit
+     * nodes and the holders stay as they are, and the entry of a released permit is dropped by the
+     * next request.
+     */
+    @Test
+    void permitRequestsInQuickSuccessionAreEachReportedOnceAndLeaveThePermitsAlone() throws Exception {
+        String name = "revoke-permits-" + UUID.randomUUID();
+        String root = zk.root + "-semaphore";
+        ZooKeeperSemaphoreStore holders = new ZooKeeperSemaphoreStore(
+                ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.SESSION), true, root, zk.options().acl());
+        ZooKeeperSemaphoreStore asker = new ZooKeeperSemaphoreStore(
+                ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.SESSION), true, root, zk.options().acl());
+        try {
+            Duration lease = Duration.ofSeconds(10);
+            for (String o : List.of("permit-a", "permit-b")) {
+                assertThat(holders.tryGrant(name, List.of(o), 2, lease).block(STEP))
+                        .isInstanceOf(io.reactivelocks.spi.semaphore.PermitGrant.Granted.class);
+            }
+            asker.revoke(name, "permit-a", "before the stream").block(STEP);
+            List<LockEvent> seen = Collections.synchronizedList(new ArrayList<>());
+            streams.add(asker.events(name).subscribe(seen::add));
+            await().atMost(STEP).until(() -> seen.contains(new LockEvent.Subscribed(name)));
+
+            asker.revoke(name, "permit-a", "first").then(asker.revoke(name, "permit-b", "second")).block(STEP);
+            LockEvent.Revoked first = new LockEvent.Revoked(name, "permit-a", "first");
+            LockEvent.Revoked second = new LockEvent.Revoked(name, "permit-b", "second");
+            await().atMost(STEP).until(() -> seen.containsAll(List.of(first, second)));
+            assertThat(holders.holders(name).block(STEP)).extracting(Holder::owner).containsExactlyInAnyOrder("permit-a", "permit-b");
+            assertThat(zk.checker().getChildren().forPath(asker.path(name))).hasSize(2);
+            synchronized (seen) {
+                assertThat(seen).as("a request is no change of the children").noneMatch(e -> e instanceof LockEvent.Released);
+            }
+
+            assertThat(holders.release(name, "permit-b").block(STEP)).isTrue();
+            asker.revoke(name, "permit-a", "third").block(STEP);
+            LockEvent.Revoked third = new LockEvent.Revoked(name, "permit-a", "third");
+            await().atMost(STEP).until(() -> seen.contains(third));
+            assertThat(revocations(seen)).containsExactly(first, second, third);
+            assertThat(GrantRevocations.decode(zk.checker().getData().forPath(asker.path(name))))
+                    .as("one entry per owner still holding").extracting(e -> e.owner()).containsExactly("permit-a");
+            assertThat(holders.release(name, "permit-a").block(STEP)).isTrue();
+        } finally {
+            holders.close().block(STEP);
+            asker.close().block(STEP);
+        }
+    }
 }
