@@ -33,7 +33,8 @@ class EtcdAuthTest {
     private static final Duration STEP = Duration.ofSeconds(10);
     private static final String PREFIX = "rlauth";
     private static final LockOptions OPTIONS = LockOptions.builder()
-            .leaseTime(Duration.ofSeconds(2)).requestTimeout(Duration.ofSeconds(2)).build();
+            // 5 s: a session's first request also connects and authenticates (bcrypt on the server), slow on a loaded machine
+            .leaseTime(Duration.ofSeconds(2)).requestTimeout(Duration.ofSeconds(5)).build();
 
     private static EtcdServer server;
     private static Client root;
