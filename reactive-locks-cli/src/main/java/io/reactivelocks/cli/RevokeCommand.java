@@ -27,7 +27,7 @@ final class RevokeCommand extends StoreCommand {
         StoreUrls.StoreUrl url = storeUrl();
         try (OpenStore open = StoreUrls.open(url, DEFAULT_LEASE)) {
             Boolean asked = Admin.call(url, () -> open.store().admin().revoke(name, reason).block(Duration.ofSeconds(60)));
-            System.out.println(Boolean.TRUE.equals(asked) ? "asked the holder of " + name + " to let go: " + reason
+            System.out.println(Boolean.TRUE.equals(asked) ? "asked the holders of " + name + " to let go: " + reason
                     : "nothing held on " + name);
             return ExitCodes.OK;
         }

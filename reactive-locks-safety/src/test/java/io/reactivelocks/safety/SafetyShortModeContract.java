@@ -12,7 +12,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The short mode of the safety harness, part of the build: every backend × every fault kind, one
- * fault cycle each with three worker JVMs on two names. Fails on any I1–I5 violation or when a checker of
+ * fault cycle each with two worker JVMs on two names. Fails on any I1–I5 violation or when a checker of
  * the run's history fails ({@link HistoryVerdicts}), and prints one summary line per run. One subclass per backend, so that the backends' runs (each on a server of
  * its own) can go side by side; select a subset with {@code -Dsafety.backends=REDIS,ETCD} and
  * {@code -Dsafety.faults=PAUSE_WORKER}.

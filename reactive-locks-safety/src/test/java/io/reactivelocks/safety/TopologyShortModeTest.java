@@ -14,7 +14,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * The short mode of the safety harness on the replicated deployments, part of the build: every
  * {@link SafetyTopology} × the node faults that fit the build's time ({@link SafetyTopology#shortModeFaults()}:
- * one per deployment by default), one fault cycle each with three worker JVMs on two names.
+ * one per deployment by default), one fault cycle each with two worker JVMs on two names.
  * Fails on any I1–I5 violation or when a checker of the run's history fails ({@link HistoryVerdicts}). Select with {@code -Dsafety.topologies=ETCD_CLUSTER} and
  * {@code -Dsafety.topology.faults=KILL_LEADER,FAILOVER,PARTITION_LEADER,SLOW_NODE}.
  */
