@@ -42,8 +42,9 @@ class CliTest {
     private String name;
 
     @BeforeAll
-    static void startRedis() {
+    static void startRedis(@TempDir Path warmUp) throws Exception {
         redis = RedisServer.start();
+        CliProcess.warmUp(warmUp, redis.url()); // the class-data archive of the CLI JVMs the tests start
     }
 
     @AfterAll
