@@ -49,23 +49,32 @@ final class LockClientHealthIndicator implements ReactiveHealthIndicator {
         this.timeout = Objects.requireNonNull(timeout, "timeout");
     }
 
-    /** Reads the probe lock on subscribe; never errors (a failure is a DOWN health). Cancel drops the read. */
+    /**
+     * Reads the probe lock on subscribe; never errors (a failure is a DOWN health). Cancel drops the read.
+     *
+     * <p>The read's failure becomes a DOWN health <em>before</em> the check's own timer: when that timer and the
+     * client's request timeout end at the same moment (the same setting, say), the read's late failure is then a
+     * value nobody waits for any more, dropped quietly, not an error handed to Reactor's dropped-error hook (which
+     * logs it with its stack trace at ERROR, once per check during an outage).
+     */
     @Override
     public Mono<Health> health() {
         return Mono.defer(() -> client.inspect(probeName))
-                .timeout(timeout)
                 .map(state -> {
                     downSince.set(null);
                     return Health.up().withDetails(details()).build();
                 })
-                .onErrorResume(e -> {
-                    Instant since = downSince.updateAndGet(first -> first != null ? first : clock.instant());
-                    return Mono.just(Health.down()
-                            .withDetail("error", inWords(e))
-                            .withDetail("since", since.toString())
-                            .withDetails(details())
-                            .build());
-                });
+                .onErrorResume(e -> Mono.just(down(e)))
+                .timeout(timeout, Mono.fromSupplier(() -> down(new TimeoutException("no answer within " + timeout))));
+    }
+
+    private Health down(Throwable e) {
+        Instant since = downSince.updateAndGet(first -> first != null ? first : clock.instant());
+        return Health.down()
+                .withDetail("error", inWords(e))
+                .withDetail("since", since.toString())
+                .withDetails(details())
+                .build();
     }
 
     /** @return what went wrong, as a sentence naming the store */
