@@ -107,7 +107,6 @@ public class ReactiveLocksEndpoint {
                 .map(removed -> new ReleasedDescriptor(name, removed.stream().map(ReactiveLocksEndpoint::describe).toList()));
     }
 
-    /** The store's grants; a store that fails or cannot list answers its error in words, the clients' part stays. */
     /**
      * Asks the holder of the lock {@code name} to let go (see {@link io.reactivelocks.admin.LockAdmin#revoke}):
      * {@code POST /actuator/reactivelocks/{name}} with {@code {"reason": "…"}}. A write operation, refused until
@@ -126,6 +125,7 @@ public class ReactiveLocksEndpoint {
         return store.admin().revoke(name, why).map(asked -> new RevokedDescriptor(name, why, asked));
     }
 
+    /** The store's grants; a store that fails or cannot list answers its error in words, the clients' part stays. */
     private static Mono<StoreDescriptor> held(LockStore store, String prefix) {
         return Mono.defer(() -> store.admin().list(prefix).take(STORE_LIMIT + 1L).collectList())
                 .map(all -> new StoreDescriptor(store.name(), all.stream().limit(STORE_LIMIT).map(ReactiveLocksEndpoint::describe).toList(),
