@@ -23,10 +23,11 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 
 /**
- * The lock client, the window lock and the semaphore on the application's jetcd {@link Client} bean — or, when it
- * has none and {@code reactive-locks.etcd.endpoints} is set, on a client the starter makes from the
- * {@code reactive-locks.etcd.*} properties ({@link ClientFromProperties}) — each unless the application defines its
- * own. etcd has no task queue.
+ * One store session on the application's jetcd {@link Client} bean — or, when it has none and
+ * {@code reactive-locks.etcd.endpoints} is set, on a client the starter makes from the {@code reactive-locks.etcd.*}
+ * properties ({@link ClientFromProperties}) — and the lock client, which is also the fair lock bean (etcd's mutex
+ * grants waiters in arrival order), each unless the application defines its own; the other concepts come from the
+ * session through {@link LockStoreConceptsConfiguration}. etcd has no task queue.
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnClass({Client.class, EtcdLocks.class})
@@ -49,30 +50,6 @@ class EtcdLockClientConfiguration {
     LockClientFactoryBean reactiveLocksClient(LockStore store, ReactiveLocksProperties properties,
                                               ConceptOptions options) {
         return new LockClientFactoryBean(store, properties, options);
-    }
-
-    @Bean
-    @ConditionalOnMissingBean(WindowLock.class)
-    @ConditionalOnBean(Client.class)
-    ClosingFactoryBean<WindowLock> reactiveLocksWindowLock(LockStore store, ReactiveLocksProperties properties, ConceptOptions options) {
-        return ClosingFactoryBean.windowLock(store.windowLocks(options.forStore(store.name())),
-                properties.getShutdownTimeout());
-    }
-
-    @Bean
-    @ConditionalOnMissingBean(ReadWriteLock.class)
-    @ConditionalOnBean(Client.class)
-    ClosingFactoryBean.Phased<ReadWriteLock> reactiveLocksReadWriteLock(LockStore store, ReactiveLocksProperties properties, ConceptOptions options) {
-        return ClosingFactoryBean.readWriteLock(store.readWriteLocks(ReadWriteLockOptions.of(options.forStore(store.name()))),
-                properties.getShutdownTimeout());
-    }
-
-    @Bean
-    @ConditionalOnMissingBean(Semaphore.class)
-    @ConditionalOnBean(Client.class)
-    ClosingFactoryBean.Phased<Semaphore> reactiveLocksSemaphore(LockStore store, ReactiveLocksProperties properties, ConceptOptions options) {
-        return ClosingFactoryBean.semaphore(store.semaphores(options.forStore(store.name())),
-                properties.getShutdownTimeout());
     }
 
     /**

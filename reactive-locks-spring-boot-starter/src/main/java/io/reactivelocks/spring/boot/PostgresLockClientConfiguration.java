@@ -24,8 +24,9 @@ import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * The lock client, the fair lock client, the task queue, the window lock, the semaphore and the read-write lock on the application's R2DBC
- * {@link ConnectionFactory} bean, which must be PostgreSQL, each unless the application defines its own.
+ * One store session on the application's R2DBC {@link ConnectionFactory} bean, which must be PostgreSQL, the task
+ * queue from it and the startup schema check, each unless the application defines its own; the other concepts come
+ * from the session through {@link LockStoreConceptsConfiguration}.
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnClass({ConnectionFactory.class, PostgresLocks.class})
@@ -42,14 +43,6 @@ class PostgresLockClientConfiguration {
     }
 
     @Bean
-    @ConditionalOnMissingBean(LockClient.class)
-    @ConditionalOnBean(ConnectionFactory.class)
-    LockClientFactoryBean reactiveLocksClient(LockStore store, ReactiveLocksProperties properties,
-                                              ConceptOptions options) {
-        return new LockClientFactoryBean(store, properties, options);
-    }
-
-    @Bean
     @ConditionalOnMissingBean(TaskQueue.class)
     @ConditionalOnBean(ConnectionFactory.class)
     ClosingFactoryBean.Phased<PostgresTaskQueue> reactiveLocksTaskQueue(LockStore store, ReactiveLocksProperties properties, ConceptOptions options) {
@@ -61,40 +54,6 @@ class PostgresLockClientConfiguration {
                     + " TaskQueue bean or set " + ReactiveLocksProperties.PREFIX + ".backend to " + store.name());
         }
         return ClosingFactoryBean.taskQueue(postgresQueue, PostgresTaskQueue.class, properties.getShutdownTimeout());
-    }
-
-    @Bean
-    @ConditionalOnMissingBean(WindowLock.class)
-    @ConditionalOnBean(ConnectionFactory.class)
-    ClosingFactoryBean<WindowLock> reactiveLocksWindowLock(LockStore store, ReactiveLocksProperties properties, ConceptOptions options) {
-        return ClosingFactoryBean.windowLock(store.windowLocks(options.forStore(store.name())), properties.getShutdownTimeout());
-    }
-
-    @Bean
-    @ConditionalOnMissingBean(Semaphore.class)
-    @ConditionalOnBean(ConnectionFactory.class)
-    ClosingFactoryBean.Phased<Semaphore> reactiveLocksSemaphore(LockStore store, ReactiveLocksProperties properties, ConceptOptions options) {
-        return ClosingFactoryBean.semaphore(store.semaphores(options.forStore(store.name())), properties.getShutdownTimeout());
-    }
-
-    @Bean
-    @ConditionalOnMissingBean(ReadWriteLock.class)
-    @ConditionalOnBean(ConnectionFactory.class)
-    ClosingFactoryBean.Phased<ReadWriteLock> reactiveLocksReadWriteLock(LockStore store, ReactiveLocksProperties properties, ConceptOptions options) {
-        return ClosingFactoryBean.readWriteLock(store.readWriteLocks(ReadWriteLockOptions.of(options.forStore(store.name()))),
-                properties.getShutdownTimeout());
-    }
-
-    /**
-     * The fair (FIFO) lock client, named {@value ReactiveLocksAutoConfiguration#FAIR_LOCK_BEAN}: a second
-     * {@link LockClient} that is not a default candidate, so injecting a {@code LockClient} by type still gets the
-     * mutex client; inject this one with {@code @Qualifier("reactiveLocksFairLock")}.
-     */
-    @Bean(name = ReactiveLocksAutoConfiguration.FAIR_LOCK_BEAN, defaultCandidate = false)
-    @ConditionalOnMissingBean(name = ReactiveLocksAutoConfiguration.FAIR_LOCK_BEAN)
-    @ConditionalOnBean(ConnectionFactory.class)
-    ClosingFactoryBean.Phased<LockClient> reactiveLocksFairLock(LockStore store, ReactiveLocksProperties properties, ConceptOptions options) {
-        return ClosingFactoryBean.fairLock(store.fairLocks(options.forStore(store.name())), properties.getShutdownTimeout());
     }
 
     /**

@@ -48,7 +48,7 @@ import org.springframework.context.annotation.Import;
 @EnableConfigurationProperties(ReactiveLocksProperties.class)
 @Import({RedisLockClientConfiguration.class, SpringDataRedisLockClientConfiguration.class,
         PostgresLockClientConfiguration.class, EtcdLockClientConfiguration.class, ZooKeeperLockClientConfiguration.class,
-        LockMetricsConfiguration.class, LeaderElectionConfiguration.class, MultiLockConfiguration.class,
+        LockStoreConceptsConfiguration.class, LockMetricsConfiguration.class, LeaderElectionConfiguration.class, MultiLockConfiguration.class,
         LockObservationConfiguration.class, ReactiveLocksActuatorConfiguration.class})
 public class ReactiveLocksAutoConfiguration {
 

@@ -20,9 +20,9 @@ import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * One store session on the application's Lettuce {@link RedisClient} bean and, from it, the lock client, the fair
- * lock client, the task queue, the window lock, the semaphore and the read-write lock, each unless the application
- * defines its own (a {@link LockStore} bean of the application's is used instead of the session).
+ * One store session on the application's Lettuce {@link RedisClient} bean (unless the application has a
+ * {@link LockStore} bean of its own) and the task queue from it; the other concepts come from the session through
+ * {@link LockStoreConceptsConfiguration}.
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnClass({RedisClient.class, RedisLocks.class})
@@ -38,56 +38,11 @@ class RedisLockClientConfiguration {
     }
 
     @Bean
-    @ConditionalOnMissingBean(LockClient.class)
-    @ConditionalOnBean(RedisClient.class)
-    LockClientFactoryBean reactiveLocksClient(LockStore store, ReactiveLocksProperties properties,
-                                              ConceptOptions options) {
-        return new LockClientFactoryBean(store, properties, options);
-    }
-
-    @Bean
     @ConditionalOnMissingBean(TaskQueue.class)
     @ConditionalOnBean(RedisClient.class)
     ClosingFactoryBean.Phased<TaskQueue> reactiveLocksTaskQueue(LockStore store, ReactiveLocksProperties properties, ConceptOptions options) {
         return ClosingFactoryBean.taskQueue(store.taskQueue(options.forStore(store.name())),
                 TaskQueue.class, properties.getShutdownTimeout());
-    }
-
-    @Bean
-    @ConditionalOnMissingBean(WindowLock.class)
-    @ConditionalOnBean(RedisClient.class)
-    ClosingFactoryBean<WindowLock> reactiveLocksWindowLock(LockStore store, ReactiveLocksProperties properties, ConceptOptions options) {
-        return ClosingFactoryBean.windowLock(store.windowLocks(options.forStore(store.name())),
-                properties.getShutdownTimeout());
-    }
-
-    @Bean
-    @ConditionalOnMissingBean(Semaphore.class)
-    @ConditionalOnBean(RedisClient.class)
-    ClosingFactoryBean.Phased<Semaphore> reactiveLocksSemaphore(LockStore store, ReactiveLocksProperties properties, ConceptOptions options) {
-        return ClosingFactoryBean.semaphore(store.semaphores(options.forStore(store.name())),
-                properties.getShutdownTimeout());
-    }
-
-    @Bean
-    @ConditionalOnMissingBean(ReadWriteLock.class)
-    @ConditionalOnBean(RedisClient.class)
-    ClosingFactoryBean.Phased<ReadWriteLock> reactiveLocksReadWriteLock(LockStore store, ReactiveLocksProperties properties, ConceptOptions options) {
-        return ClosingFactoryBean.readWriteLock(store.readWriteLocks(ReadWriteLockOptions.of(options.forStore(store.name()))),
-                properties.getShutdownTimeout());
-    }
-
-    /**
-     * The fair (FIFO) lock client, named {@value ReactiveLocksAutoConfiguration#FAIR_LOCK_BEAN}: a second
-     * {@link LockClient} that is not a default candidate, so injecting a {@code LockClient} by type still gets the
-     * mutex client; inject this one with {@code @Qualifier("reactiveLocksFairLock")}.
-     */
-    @Bean(name = ReactiveLocksAutoConfiguration.FAIR_LOCK_BEAN, defaultCandidate = false)
-    @ConditionalOnMissingBean(name = ReactiveLocksAutoConfiguration.FAIR_LOCK_BEAN)
-    @ConditionalOnBean(RedisClient.class)
-    ClosingFactoryBean.Phased<LockClient> reactiveLocksFairLock(LockStore store, ReactiveLocksProperties properties, ConceptOptions options) {
-        return ClosingFactoryBean.fairLock(store.fairLocks(options.forStore(store.name())),
-                properties.getShutdownTimeout());
     }
 
     /** The Redis options from the properties; shared with {@link SpringDataRedisLockClientConfiguration}. */

@@ -23,9 +23,10 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 /**
- * The lock client, the task queue, the window lock and the semaphore on the Lettuce {@code RedisClient} inside Spring
- * Data Redis's {@link LettuceConnectionFactory} bean (what Boot's Redis auto-configuration makes), when there is no
- * {@code RedisClient} bean, each unless the application defines its own. The factory must be started by then (its
+ * One store session on the Lettuce {@code RedisClient} inside Spring Data Redis's {@link LettuceConnectionFactory}
+ * bean (what Boot's Redis auto-configuration makes), when there is no {@code RedisClient} bean, and the task queue
+ * from it, each unless the application defines its own; the other concepts come from the session through
+ * {@link LockStoreConceptsConfiguration}. The factory must be started by then (its
  * default, early start-up) and standalone or Sentinel: a Redis Cluster client is refused.
  */
 @Configuration(proxyBeanMethods = false)
@@ -44,52 +45,10 @@ class SpringDataRedisLockClientConfiguration {
     }
 
     @Bean
-    @ConditionalOnMissingBean(LockClient.class)
-    @ConditionalOnBean(LettuceConnectionFactory.class)
-    LockClientFactoryBean reactiveLocksClient(LockStore store, ReactiveLocksProperties properties,
-                                              ConceptOptions options) {
-        return new LockClientFactoryBean(store, properties, options);
-    }
-
-    @Bean
     @ConditionalOnMissingBean(TaskQueue.class)
     @ConditionalOnBean(LettuceConnectionFactory.class)
     ClosingFactoryBean.Phased<TaskQueue> reactiveLocksTaskQueue(LockStore store, ReactiveLocksProperties properties, ConceptOptions options) {
         return ClosingFactoryBean.taskQueue(store.taskQueue(options.forStore(store.name())), TaskQueue.class, properties.getShutdownTimeout());
-    }
-
-    @Bean
-    @ConditionalOnMissingBean(WindowLock.class)
-    @ConditionalOnBean(LettuceConnectionFactory.class)
-    ClosingFactoryBean<WindowLock> reactiveLocksWindowLock(LockStore store, ReactiveLocksProperties properties, ConceptOptions options) {
-        return ClosingFactoryBean.windowLock(store.windowLocks(options.forStore(store.name())), properties.getShutdownTimeout());
-    }
-
-    @Bean
-    @ConditionalOnMissingBean(Semaphore.class)
-    @ConditionalOnBean(LettuceConnectionFactory.class)
-    ClosingFactoryBean.Phased<Semaphore> reactiveLocksSemaphore(LockStore store, ReactiveLocksProperties properties, ConceptOptions options) {
-        return ClosingFactoryBean.semaphore(store.semaphores(options.forStore(store.name())), properties.getShutdownTimeout());
-    }
-
-    @Bean
-    @ConditionalOnMissingBean(ReadWriteLock.class)
-    @ConditionalOnBean(LettuceConnectionFactory.class)
-    ClosingFactoryBean.Phased<ReadWriteLock> reactiveLocksReadWriteLock(LockStore store, ReactiveLocksProperties properties, ConceptOptions options) {
-        return ClosingFactoryBean.readWriteLock(store.readWriteLocks(ReadWriteLockOptions.of(options.forStore(store.name()))),
-                properties.getShutdownTimeout());
-    }
-
-    /**
-     * The fair (FIFO) lock client, named {@value ReactiveLocksAutoConfiguration#FAIR_LOCK_BEAN}: a second
-     * {@link LockClient} that is not a default candidate, so injecting a {@code LockClient} by type still gets the
-     * mutex client; inject this one with {@code @Qualifier("reactiveLocksFairLock")}.
-     */
-    @Bean(name = ReactiveLocksAutoConfiguration.FAIR_LOCK_BEAN, defaultCandidate = false)
-    @ConditionalOnMissingBean(name = ReactiveLocksAutoConfiguration.FAIR_LOCK_BEAN)
-    @ConditionalOnBean(LettuceConnectionFactory.class)
-    ClosingFactoryBean.Phased<LockClient> reactiveLocksFairLock(LockStore store, ReactiveLocksProperties properties, ConceptOptions options) {
-        return ClosingFactoryBean.fairLock(store.fairLocks(options.forStore(store.name())), properties.getShutdownTimeout());
     }
 
     /**

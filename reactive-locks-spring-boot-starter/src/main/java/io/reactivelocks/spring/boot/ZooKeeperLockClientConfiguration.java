@@ -24,10 +24,12 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 
 /**
- * The lock client, the window lock and the semaphore on the application's Curator {@link CuratorFramework} bean —
- * or, when it has none and {@code reactive-locks.zookeeper.connect-string} is set, on a client the starter makes
- * from the {@code reactive-locks.zookeeper.*} properties ({@link ClientFromProperties}) — each unless the
- * application defines its own. A lease lives as long as the client's ZooKeeper session. ZooKeeper has no task queue.
+ * One store session on the application's Curator {@link CuratorFramework} bean — or, when it has none and
+ * {@code reactive-locks.zookeeper.connect-string} is set, on a client the starter makes from the
+ * {@code reactive-locks.zookeeper.*} properties ({@link ClientFromProperties}) — and the lock client, which is also
+ * the fair lock bean (ZooKeeper's mutex grants waiters in arrival order), each unless the application defines its
+ * own; the other concepts come from the session through {@link LockStoreConceptsConfiguration}. A lease lives as long
+ * as the client's ZooKeeper session. ZooKeeper has no task queue.
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnClass({CuratorFramework.class, ZooKeeperLocks.class})
@@ -51,28 +53,6 @@ class ZooKeeperLockClientConfiguration {
     LockClientFactoryBean reactiveLocksClient(LockStore store, ReactiveLocksProperties properties,
                                               ConceptOptions options) {
         return new LockClientFactoryBean(store, properties, options);
-    }
-
-    @Bean
-    @ConditionalOnMissingBean(WindowLock.class)
-    @ConditionalOnBean(CuratorFramework.class)
-    ClosingFactoryBean<WindowLock> reactiveLocksWindowLock(LockStore store, ReactiveLocksProperties properties, ConceptOptions options) {
-        return ClosingFactoryBean.windowLock(store.windowLocks(options.forStore(store.name())), properties.getShutdownTimeout());
-    }
-
-    @Bean
-    @ConditionalOnMissingBean(ReadWriteLock.class)
-    @ConditionalOnBean(CuratorFramework.class)
-    ClosingFactoryBean.Phased<ReadWriteLock> reactiveLocksReadWriteLock(LockStore store, ReactiveLocksProperties properties, ConceptOptions options) {
-        return ClosingFactoryBean.readWriteLock(store.readWriteLocks(ReadWriteLockOptions.of(options.forStore(store.name()))),
-                properties.getShutdownTimeout());
-    }
-
-    @Bean
-    @ConditionalOnMissingBean(Semaphore.class)
-    @ConditionalOnBean(CuratorFramework.class)
-    ClosingFactoryBean.Phased<Semaphore> reactiveLocksSemaphore(LockStore store, ReactiveLocksProperties properties, ConceptOptions options) {
-        return ClosingFactoryBean.semaphore(store.semaphores(options.forStore(store.name())), properties.getShutdownTimeout());
     }
 
     /** The ZooKeeper options from the properties: the root path and the bound on the backend's own requests. */

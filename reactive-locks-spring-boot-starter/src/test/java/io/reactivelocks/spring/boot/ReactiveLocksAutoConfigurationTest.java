@@ -183,17 +183,19 @@ class ReactiveLocksAutoConfigurationTest {
             assertThat(context).hasNotFailed().doesNotHaveBean(LockClient.class);
             String report = ConditionEvaluationReport.get(context.getBeanFactory()).getConditionAndOutcomesBySource()
                     .entrySet().stream()
-                    .filter(e -> e.getKey().contains("LockClientConfiguration"))
+                    .filter(e -> e.getKey().contains("LockClientConfiguration") || e.getKey().contains("LockStoreConceptsConfiguration"))
                     .map(e -> e.getKey() + ": " + java.util.stream.StreamSupport.stream(e.getValue().spliterator(), false)
                             .map(c -> c.getOutcome().getMessage()).collect(Collectors.joining("; ")))
                     .collect(Collectors.joining("\n"));
             assertThat(report)
-                    .contains("RedisLockClientConfiguration#reactiveLocksClient")
+                    .contains("RedisLockClientConfiguration#reactiveLocksStore")
                     .contains("did not find any beans of type io.lettuce.core.RedisClient")
-                    .contains("SpringDataRedisLockClientConfiguration#reactiveLocksClient")
+                    .contains("SpringDataRedisLockClientConfiguration#reactiveLocksStore")
                     .contains("did not find any beans of type org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory")
-                    .contains("PostgresLockClientConfiguration#reactiveLocksClient")
-                    .contains("did not find any beans of type io.r2dbc.spi.ConnectionFactory");
+                    .contains("PostgresLockClientConfiguration#reactiveLocksStore")
+                    .contains("did not find any beans of type io.r2dbc.spi.ConnectionFactory")
+                    .contains("LockStoreConceptsConfiguration#reactiveLocksClient")
+                    .contains("did not find any beans of type io.reactivelocks.LockStore");
         });
     }
 
@@ -327,5 +329,31 @@ class ReactiveLocksAutoConfigurationTest {
                     ReactiveLocksDashboardAutoConfiguration.class.getName());
             assertThat(imports).allSatisfy(name -> assertThat(name).matches("io\\.reactivelocks\\.spring\\.boot\\.ReactiveLocks\\w*AutoConfiguration"));
         }
+    }
+
+    @Test
+    void anApplicationsOwnStoreSessionGetsEveryConceptBean() {
+        // an in-memory session, as an application would declare for development: no Redis, SQL, etcd or ZooKeeper client
+        runner.withBean(io.reactivelocks.LockStore.class, io.reactivelocks.local.LocalLocks::open, bd -> bd.setDestroyMethodName(""))
+                .run(context -> {
+                    assertThat(context).hasNotFailed().hasBean("reactiveLocksClient")
+                            .hasSingleBean(io.reactivelocks.semaphore.Semaphore.class)
+                            .hasSingleBean(io.reactivelocks.rwlock.ReadWriteLock.class)
+                            .hasSingleBean(io.reactivelocks.window.WindowLock.class)
+                            .hasSingleBean(LeaderElection.class)
+                            .hasBean(ReactiveLocksAutoConfiguration.FAIR_LOCK_BEAN);
+                    io.reactivelocks.LockStore store = context.getBean(io.reactivelocks.LockStore.class);
+                    LockClient locks = context.getBeanProvider(LockClient.class).getIfUnique();
+                    io.reactivelocks.Lease lease = locks.acquire("order:1").block(Duration.ofSeconds(5));
+                    assertThat(store.locks().tryAcquire("order:1").blockOptional(Duration.ofSeconds(5)))
+                            .as("the bean's lock is held in the application's session").isEmpty();
+                    io.reactivelocks.Lease permit = context.getBean(io.reactivelocks.semaphore.Semaphore.class)
+                            .tryAcquire("pool", 1).block(Duration.ofSeconds(5));
+                    assertThat(permit).isNotNull();
+                    LockClient fair = context.getBean(ReactiveLocksAutoConfiguration.FAIR_LOCK_BEAN, LockClient.class);
+                    assertThat(fair).isNotSameAs(locks);
+                    assertThat(fair.tryAcquire("queue:1").block(Duration.ofSeconds(5))).isNotNull();
+                    assertThat(lease.token()).isPositive();
+                });
     }
 }

@@ -35,18 +35,13 @@ class ReactiveLocksEndpointHttpTest {
 
     private static final Duration STEP = Duration.ofSeconds(20);
 
-    /** The application: an in-memory store session and its lock client as beans, every auto-configuration on. */
+    /** The application: an in-memory store session as its {@link LockStore} bean (the starter makes the client), every auto-configuration on. */
     @SpringBootConfiguration
     @EnableAutoConfiguration(excludeName = "org.springframework.boot.r2dbc.autoconfigure.R2dbcAutoConfiguration")
     static class App {
         @Bean(destroyMethod = "")
         LockStore lockStore() {
             return LocalLocks.open();
-        }
-
-        @Bean
-        LockClient lockClient(LockStore store) {
-            return store.locks();
         }
     }
 
