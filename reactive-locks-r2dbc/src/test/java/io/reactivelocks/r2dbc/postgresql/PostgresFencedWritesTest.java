@@ -2,7 +2,10 @@ package io.reactivelocks.r2dbc.postgresql;
 
 import static io.reactivelocks.r2dbc.postgresql.PostgresTestSupport.TIMEOUT;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
+import io.r2dbc.spi.Connection;
 import io.r2dbc.spi.ConnectionFactory;
 import io.reactivelocks.Lease;
 import io.reactivelocks.LockClient;
@@ -19,6 +22,8 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -45,7 +50,7 @@ class PostgresFencedWritesTest {
                 + " DROP TABLE IF EXISTS fenced.audit;"
                 + " CREATE TABLE fenced.audit (id text PRIMARY KEY);"
                 + " INSERT INTO fenced.accounts VALUES ('acc-1', 0, NULL, NULL), ('acc-2', 0, NULL, 100),"
-                + " ('acc-3', 0, NULL, NULL), ('acc-4', 0, NULL, NULL), ('acc-5', 0, NULL, NULL)");
+                + " ('acc-3', 0, NULL, NULL), ('acc-4', 0, NULL, NULL), ('acc-5', 0, NULL, NULL), ('acc-6', 0, NULL, 10)");
         session = PostgresLocks.connect(PostgresTestSupport.factory(PostgresTestSupport.shared()),
                 PostgresLockOptions.builder().schema("fenced").build());
     }
@@ -149,6 +154,26 @@ class PostgresFencedWritesTest {
                 .block(TIMEOUT);
         assertThat(row("acc-4")).containsEntry("balance", 12L).containsEntry("fence", 12L);
         assertThat(refused.get()).isLessThan(tokens.size());
+    }
+
+    @Test
+    void aWriteOvertakenWhileItWaitsForTheRowReportsTheFenceThatRefusedIt() throws Exception {
+        Connection newer = Mono.from(factory.create()).block(TIMEOUT);
+        try {
+            Mono.from(newer.beginTransaction()).block(TIMEOUT);
+            Flux.from(newer.createStatement("UPDATE fenced.accounts SET balance = 20, fence = 20 WHERE id = 'acc-6'").execute())
+                    .flatMap(r -> r.getRowsUpdated()).blockLast(TIMEOUT);
+            // token 15 passes the fence its statement sees (10), then waits for the row the newer writer holds
+            CompletableFuture<Void> late = accounts().write("acc-6", "balance", 15L, 15).toFuture();
+            await().atMost(TIMEOUT).until(() -> !PostgresTestSupport.sql(factory, "SELECT pid FROM pg_stat_activity"
+                    + " WHERE wait_event_type = 'Lock' AND query LIKE 'WITH \"fenced write\"%'").isEmpty());
+            Mono.from(newer.commitTransaction()).block(TIMEOUT);
+            assertThatThrownBy(() -> late.get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)).cause()
+                    .isInstanceOfSatisfying(StaleTokenException.class, s -> assertThat(s.fence()).hasValue(20));
+        } finally {
+            Mono.from(newer.close()).block(TIMEOUT);
+        }
+        assertThat(row("acc-6")).containsEntry("balance", 20L).containsEntry("fence", 20L);
     }
 
     @Test
