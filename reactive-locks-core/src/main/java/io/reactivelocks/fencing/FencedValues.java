@@ -10,8 +10,9 @@ import reactor.core.publisher.Mono;
  *
  * <pre>{@code
  * FencedValues values = store.fencedValues();   // store = RedisLocks.connect(redis), PostgresLocks.connect(db), ...; or new LocalFencedValues()
- * locks.withLock("config", lease -> values.write("config", lease.token(), json))
- *      .flatMap(accepted -> accepted ? Mono.just(ok) : Mono.error(new StaleWriteException()));
+ * locks.withLock("config", lease -> values.write("config", lease.token(), json)
+ *      .flatMap(accepted -> accepted ? Mono.just(ok)
+ *              : Mono.error(new StaleTokenException("config", lease.token(), OptionalLong.empty()))));
  * }</pre>
  *
  * <p>Keys follow the lock-name rules (non-empty, at most 1024 UTF-8 bytes); values are strings

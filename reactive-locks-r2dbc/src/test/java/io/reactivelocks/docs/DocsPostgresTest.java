@@ -10,7 +10,10 @@ import io.reactivelocks.Lease;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockStore;
 import io.reactivelocks.LockOptions;
-import io.reactivelocks.r2dbc.postgresql.FencedWrites;
+import io.reactivelocks.fencing.StaleTokenException;
+import io.reactivelocks.r2dbc.FencedWrites;
+import io.reactivelocks.r2dbc.MissingRowException;
+import io.reactivelocks.r2dbc.SpringFencedWrites;
 import io.reactivelocks.r2dbc.postgresql.PostgresLockBackend;
 import io.reactivelocks.r2dbc.postgresql.PostgresLockOptions;
 import io.reactivelocks.r2dbc.postgresql.PostgresLockStore;
@@ -18,9 +21,14 @@ import io.reactivelocks.r2dbc.postgresql.PostgresLocks;
 import io.reactivelocks.r2dbc.postgresql.PostgresTaskQueue;
 import io.reactivelocks.test.server.PostgresServer;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.springframework.r2dbc.connection.R2dbcTransactionManager;
+import org.springframework.r2dbc.core.DatabaseClient;
+import org.springframework.transaction.reactive.TransactionalOperator;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.test.StepVerifier;
@@ -85,17 +93,57 @@ class DocsPostgresTest {
         sql(db, "INSERT INTO accounts VALUES (42, 0, NULL) ON CONFLICT DO NOTHING");
         LockStore store = PostgresLocks.connect(db);
         LockClient locks = store.locks();
+        Lease paused = locks.acquire("account:42").block(STEP);      // then paused past its lease: taken away
+        store.admin().forceRelease("account:42").block(STEP);
         // tag::fenced-writes[]
         FencedWrites accounts = FencedWrites.of(db, "accounts", "id");   // your table, with a bigint "fence" column
-        Mono<Boolean> written = locks.withLock("account:42", lease ->
-                accounts.write(42, "balance", 100, lease.token()));  // false: a newer token has written
+        Mono<Void> written = locks.withLock("account:42", lease ->
+                accounts.write(42, "balance", 100, lease.token()));  // StaleTokenException: a newer token has written
         // UPDATE "accounts" SET "balance" = $1, "fence" = $2 WHERE "id" = $3 AND ("fence" IS NULL OR "fence" <= $2)
         // end::fenced-writes[]
-        StepVerifier.create(written).expectNext(true).expectComplete().verify(STEP);
+        StepVerifier.create(written).expectComplete().verify(STEP);
         long fence = sql(db, "SELECT fence AS n FROM accounts WHERE id = 42");
-        StepVerifier.create(accounts.write(42, "balance", -1, fence - 1)).expectNext(false).expectComplete().verify(STEP);
+        // tag::fenced-writes-stale[]
+        Mono<Void> late = accounts.write(42, "balance", -1, paused.token())
+                .onErrorResume(StaleTokenException.class, e ->         // e.token() refused, e.fence() the row's
+                        Mono.fromRunnable(() -> undo(e.token(), e.fence().getAsLong())));
+        Mono<Void> none = accounts.write(7, "balance", 1, paused.token());   // MissingRowException: no row 7
+        // end::fenced-writes-stale[]
+        StepVerifier.create(late).expectComplete().verify(STEP);
+        assertThat(undone).containsExactly(paused.token(), fence);
+        StepVerifier.create(none).expectError(MissingRowException.class).verify(STEP);
         assertThat(sql(db, "SELECT balance::bigint AS n FROM accounts WHERE id = 42")).isEqualTo(100L);
         store.close().block(STEP);
+    }
+
+    @Test
+    void fencedWritesInASpringTransaction() {
+        ConnectionFactory db = ConnectionFactories.get(r2dbcUrl);
+        sql(db, "CREATE TABLE IF NOT EXISTS stock (sku text PRIMARY KEY, available int NOT NULL, fence bigint)");
+        sql(db, "CREATE TABLE IF NOT EXISTS orders (id text PRIMARY KEY, sku text NOT NULL)");
+        sql(db, "INSERT INTO stock VALUES ('sku-1', 10, NULL) ON CONFLICT DO NOTHING");
+        DatabaseClient databaseClient = DatabaseClient.create(db);
+        TransactionalOperator transactionalOperator = TransactionalOperator.create(new R2dbcTransactionManager(db));
+        LockStore store = PostgresLocks.connect(db);
+        LockClient locks = store.locks();
+        // tag::fenced-writes-spring[]
+        FencedWrites stock = SpringFencedWrites.of(databaseClient, "stock", "sku");   // joins the caller's transaction
+        Mono<Void> order = locks.withLock("sku:sku-1", lease ->
+                databaseClient.sql("INSERT INTO orders VALUES (:id, :sku)").bind("id", "o-1").bind("sku", "sku-1").then()
+                        .then(stock.write("sku-1", "available", 9, lease.token()))   // refused: both roll back
+                        .as(transactionalOperator::transactional));
+        // end::fenced-writes-spring[]
+        StepVerifier.create(order).expectComplete().verify(STEP);
+        assertThat(sql(db, "SELECT available::bigint AS n FROM stock WHERE sku = 'sku-1'")).isEqualTo(9L);
+        assertThat(sql(db, "SELECT count(*) AS n FROM orders")).isEqualTo(1L);
+        store.close().block(STEP);
+    }
+
+    private final List<Long> undone = new ArrayList<>();
+
+    private void undo(long token, long fence) {
+        undone.add(token);
+        undone.add(fence);
     }
 
     @Test

@@ -27,6 +27,7 @@ final class LuaScript {
     static final LuaScript UPDATE = load("update.lua");
     static final LuaScript WINDOW = load("window.lua");
     static final LuaScript FENCED_VALUE = load("fenced-value.lua");
+    static final LuaScript FENCED_WRITE = load("fenced-write.lua");
     static final LuaScript TASK_REGISTER = load("task-register.lua");
     static final LuaScript TASK_CAPTURE = load("task-capture.lua");
     static final LuaScript TASK_RENEW = load("task-renew.lua");

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
+import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
@@ -12,6 +13,8 @@ import io.reactivelocks.LockClient;
 import io.reactivelocks.LockStore;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.fencing.FencedValues;
+import io.reactivelocks.fencing.StaleTokenException;
+import io.reactivelocks.redis.RedisFencedWrites;
 import io.reactivelocks.redis.RedisLockBackend;
 import io.reactivelocks.redis.RedisLockOptions;
 import io.reactivelocks.redis.RedisLocks;
@@ -62,6 +65,29 @@ class DocsRedisTest {
         Mono<String> receipt = locks.withLock("order:42", lease -> charge("order:42", lease.token()));
         // end::quick-start[]
         StepVerifier.create(receipt).expectNextMatches(r -> r.startsWith("charged order:42 with fence ")).expectComplete().verify(STEP);
+        store.close().block(STEP);
+        redis.shutdown();
+    }
+
+    @Test
+    void fencedWritesOnYourKey() {
+        RedisClient redis = RedisClient.create(redisUrl);
+        LockStore store = RedisLocks.connect(redis);
+        LockClient locks = store.locks();
+        StatefulRedisConnection<String, String> connection = redis.connect();
+        Lease paused = locks.acquire("cart:42").block(STEP);      // then paused past its lease: taken away
+        store.admin().forceRelease("cart:42").block(STEP);
+        // tag::fenced-writes[]
+        RedisFencedWrites carts = RedisFencedWrites.of(connection);    // your connection, your keys
+        Mono<Void> written = locks.withLock("cart:42", lease ->
+                carts.write("cart:42", "items", "[\"book\"]", lease.token()));   // HSET cart:42 items … fence <token>
+        Mono<Void> late = carts.write("cart:42", "items", "[]", paused.token());  // StaleTokenException, nothing changed
+        // end::fenced-writes[]
+        StepVerifier.create(written).expectComplete().verify(STEP);
+        StepVerifier.create(late).expectErrorSatisfies(e -> assertThat(((StaleTokenException) e).fence().getAsLong())
+                .isGreaterThan(paused.token())).verify(STEP);
+        assertThat(connection.sync().hget("cart:42", "items")).isEqualTo("[\"book\"]");
+        connection.close();
         store.close().block(STEP);
         redis.shutdown();
     }

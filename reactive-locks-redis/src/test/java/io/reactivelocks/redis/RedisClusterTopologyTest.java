@@ -21,6 +21,7 @@ import io.reactivelocks.LockStore;
 import io.reactivelocks.admin.HeldGrant;
 import io.reactivelocks.admin.LockAdmin;
 import io.reactivelocks.fencing.FencedValues;
+import io.reactivelocks.fencing.StaleTokenException;
 import io.reactivelocks.rwlock.ReadWriteLock;
 import io.reactivelocks.rwlock.ReadWriteLockOptions;
 import io.reactivelocks.semaphore.Semaphore;
@@ -43,6 +44,7 @@ import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import reactor.core.Disposable;
+import reactor.test.StepVerifier;
 
 /**
  * Locks on a Redis Cluster of three masters with a replica each ({@link RedisClusterTopology}),
@@ -289,6 +291,29 @@ class RedisClusterTopologyTest {
         } finally {
             holders.close().block(STEP);
             operator.close().block(STEP);
+        }
+    }
+
+    @Test
+    @Order(3)
+    void fencedWritesOnApplicationKeysOfEveryMaster() {
+        Lease older = a.acquire(nameInRange("fenced", 0, 16383)).block(STEP);
+        older.release().block(STEP);
+        Lease newer = a.acquire(older.name()).block(STEP);
+        newer.release().block(STEP);
+        try (StatefulRedisClusterConnection<String, String> c = client.connect()) {
+            RedisFencedWrites writes = RedisFencedWrites.of(c);
+            for (int[] range : new int[][] {{0, 5460}, {5461, 10922}, {10923, 16383}}) {
+                String key = null;
+                for (int i = 0; key == null; i++) {
+                    String k = prefix + "app:" + i;
+                    int slot = SlotHash.getSlot(k);
+                    key = slot >= range[0] && slot <= range[1] ? k : null;
+                }
+                StepVerifier.create(writes.write(key, "value", "new", newer.token())).expectComplete().verify(STEP);
+                StepVerifier.create(writes.write(key, "value", "old", older.token())).expectError(StaleTokenException.class).verify(STEP);
+                assertThat(c.sync().hgetall(key)).containsEntry("value", "new").containsEntry("fence", Long.toString(newer.token()));
+            }
         }
     }
 

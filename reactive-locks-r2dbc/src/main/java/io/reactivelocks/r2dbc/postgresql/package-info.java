@@ -1,8 +1,8 @@
 /**
  * PostgreSQL backend over R2DBC: fenced leases in one table, fencing tokens from a durable
  * sequence, expiry by the server's clock, wake-ups and observation through {@code LISTEN}/{@code NOTIFY}
- * on one dedicated connection per backend, window locks, task capture, and a fenced-write helper
- * for the application's own rows.
+ * on one dedicated connection per backend, window locks and task capture. Fenced writes on the
+ * application's own rows are {@link io.reactivelocks.r2dbc.FencedWrites}, shared by every dialect.
  *
  * <ul>
  *   <li>{@link io.reactivelocks.r2dbc.postgresql.PostgresLocks} — entry point: a {@link io.reactivelocks.r2dbc.postgresql.PostgresLockStore}
@@ -14,7 +14,6 @@
  *       check or refused creation is a {@link io.reactivelocks.r2dbc.postgresql.PostgresSchemaException}).</li>
  *   <li>the session's {@code windowLocks} — the core {@code WindowLock}: at most one claim per name and period.</li>
  *   <li>the session's {@code fencedValues} — the core {@code FencedValues}: a fenced key/value table.</li>
- *   <li>{@link io.reactivelocks.r2dbc.postgresql.FencedWrites} — {@code UPDATE ... WHERE fence <= :token} on the application's rows.</li>
  *   <li>{@link io.reactivelocks.r2dbc.postgresql.PostgresTaskQueue} — core's {@link io.reactivelocks.task.TaskQueue}
  *       on PostgreSQL ({@link io.reactivelocks.r2dbc.postgresql.PostgresLockStore#taskQueue}): one
  *       {@code FOR UPDATE SKIP LOCKED} statement per capture, sequence tokens, {@code NOTIFY} wake-ups;

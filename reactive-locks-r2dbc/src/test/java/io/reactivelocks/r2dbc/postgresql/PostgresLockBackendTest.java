@@ -16,6 +16,7 @@ import io.reactivelocks.LockClient;
 import io.reactivelocks.LockClock;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.LockState;
+import io.reactivelocks.r2dbc.FencedWrites;
 import io.reactivelocks.spi.Attempt;
 import io.reactivelocks.spi.GrantRequest;
 import io.reactivelocks.spi.HeldLock;

@@ -4,7 +4,8 @@ import io.r2dbc.spi.ConnectionFactory;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.LockStore;
-import io.reactivelocks.r2dbc.postgresql.FencedWrites;
+import io.reactivelocks.r2dbc.FencedWrites;
+import io.reactivelocks.r2dbc.SpringFencedWrites;
 import io.reactivelocks.r2dbc.postgresql.PostgresLockOptions;
 import io.reactivelocks.r2dbc.postgresql.PostgresLocks;
 import io.reactivelocks.spring.EnableReactiveLocking;
@@ -14,6 +15,7 @@ import org.springframework.beans.factory.DisposableBean;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.r2dbc.core.DatabaseClient;
 
 /**
  * Builds the application's one {@link LockClient} from Spring Boot's R2DBC {@link ConnectionFactory}
@@ -82,12 +84,13 @@ public class LockConfiguration {
     /**
      * Fenced writes to {@code stock}: {@code UPDATE stock SET ... , fence = $token WHERE sku = $k
      * AND (fence IS NULL OR fence <= $token)}: a lower token is refused, the lease's own token may write again.
+     * Through a {@code DatabaseClient}, so a write inside a Spring transaction is part of it.
      *
      * @param connectionFactory Spring Boot's connection factory
      * @return fenced writes on the {@code stock} table keyed by {@code sku}
      */
     @Bean
     public FencedWrites stockWrites(ConnectionFactory connectionFactory) {
-        return FencedWrites.of(connectionFactory, "stock", "sku");
+        return SpringFencedWrites.of(DatabaseClient.create(connectionFactory), "stock", "sku");
     }
 }

@@ -1,7 +1,9 @@
 package io.reactivelocks.examples.webflux;
 
 import io.r2dbc.spi.ConnectionFactory;
-import io.reactivelocks.r2dbc.postgresql.FencedWrites;
+import io.reactivelocks.fencing.StaleTokenException;
+import io.reactivelocks.r2dbc.FencedWrites;
+import io.reactivelocks.r2dbc.MissingRowException;
 import java.util.Objects;
 import org.springframework.r2dbc.core.DatabaseClient;
 import org.springframework.stereotype.Repository;
@@ -45,15 +47,18 @@ public class StockRepository {
     /**
      * Sets {@code available} if {@code token} is at least the row's fence (the library's one rule,
      * {@code Fencing.admits}), and stores the token as the new fence (one statement,
-     * {@link FencedWrites#write(Object, String, Object, long)}).
+     * {@link FencedWrites#write(Object, String, Object, long)}), answering its two refusals as {@code false}.
      *
      * @param sku       the stock keeping unit
      * @param available the new value
      * @param token     the writer's fencing token ({@code lease.token()})
-     * @return {@code true} when written, {@code false} when a newer token got there first or there is no row
+     * @return {@code true} when written, {@code false} when a newer token got there first
+     *         ({@link StaleTokenException}) or there is no row ({@link MissingRowException})
      */
     public Mono<Boolean> write(String sku, long available, long token) {
-        return writes.write(sku, "available", available, token);
+        return writes.write(sku, "available", available, token)
+                .thenReturn(true)
+                .onErrorResume(e -> e instanceof StaleTokenException || e instanceof MissingRowException, e -> Mono.just(false));
     }
 
     /**
