@@ -35,7 +35,7 @@ import reactor.util.Loggers;
  * loss detection, cancellation clean-up, reentrancy and observation. Not API; create clients
  * with {@link LockClient#create}.
  */
-public final class DefaultLockClient implements LockClient {
+public final class DefaultLockClient extends LeaseOwner implements LockClient {
 
     private static final Logger LOG = Loggers.getLogger(DefaultLockClient.class);
     private static final AtomicLong IDS = new AtomicLong();
@@ -55,24 +55,13 @@ public final class DefaultLockClient implements LockClient {
     private final Scheduler ownScheduler;
     private final NotificationHub hub;
     private final StateObserver observer;
-    private final Map<Scheduler, RenewalScheduler> renewalSchedulers = new ConcurrentHashMap<>();
     private final Registry<LeaseHandle> leases = new Registry<>();
     private final Registry<AcquireOperation> operations = new Registry<>();
     /** Store clean-ups under way (releases, and requests of ended acquires still in flight): close() waits for them. */
     private final CleanUpBook cleanUps = new CleanUpBook();
     private final ClientMetrics metrics = new ClientMetrics(leases, operations);
-    /** Request timeouts, one structure per scheduler (see {@link RequestDeadlines}). */
-    private final Map<Object, RequestDeadlines> deadlines = new ConcurrentHashMap<>();
-    /** Lease deadlines, one heap and one timer per scheduler (see {@link DeadlineHeap}). */
-    private final Map<Object, DeadlineHeap> leaseDeadlines = new ConcurrentHashMap<>();
-    /*
-     * The structures of the client's own scheduler and default clock, which nearly every acquire
-     * uses: read from a field, not looked up in the maps above (three map reads per acquire +
-     * release were a tenth of its CPU on a store that answers at once). close() closes them too.
-     */
-    private final RequestDeadlines ownDeadlines;
-    private final DeadlineHeap ownLeaseDeadlines;
-    private final RenewalScheduler ownRenewals;
+    /** Request timeouts, lease deadlines and renewal batches, per scheduler (see {@link EngineTimers}). */
+    private final EngineTimers timers;
     private volatile boolean closed;
     private final Mono<Void> close;
 
@@ -88,9 +77,7 @@ public final class DefaultLockClient implements LockClient {
         this.ownScheduler = OwnSchedulers.create("reactive-locks-" + backend.name() + "-" + id);
         this.hub = new NotificationHub(backend);
         this.observer = new StateObserver(this);
-        this.ownDeadlines = new RequestDeadlines(ownScheduler, defaults.clock());
-        this.ownLeaseDeadlines = new DeadlineHeap(ownScheduler, defaults.clock());
-        this.ownRenewals = new RenewalScheduler(backend, ownScheduler, defaults.clock(), ownDeadlines);
+        this.timers = new EngineTimers(ownScheduler, defaults.clock(), backend::renew, backend.name());
         this.close = Mono.defer(this::doClose).cache();
         this.outage = new StoreOutage(backend.name(), "lock client " + id);
     }
@@ -224,12 +211,7 @@ public final class DefaultLockClient implements LockClient {
 
     LeaseHandle newLease(String name, String owner, long token, LockOptions options, Scheduler scheduler, long validUntil,
                          SafeListener leaseListener) {
-        RenewalScheduler renewals = scheduler == ownScheduler && options.clock() == defaults.clock() ? ownRenewals
-                : renewalSchedulers.get(scheduler);
-        if (renewals == null) { // no capturing lambda per lease once the scheduler has one
-            renewals = renewalSchedulers.computeIfAbsent(scheduler,
-                    s -> new RenewalScheduler(backend, s, options.clock(), deadlines(s, options.clock())));
-        }
+        RenewalScheduler renewals = timers.renewals(scheduler, options.clock());
         LeaseHandle h = new LeaseHandle(this, new HeldLock(name, owner, token), options, scheduler, renewals, validUntil,
                 leaseListener);
         h.payload = options.payload();
@@ -291,39 +273,31 @@ public final class DefaultLockClient implements LockClient {
      *     (a clock other than the one the scheduler was first used with gets its own structure)
      */
     RequestDeadlines deadlines(Scheduler scheduler, LockClock clock) {
-        if (scheduler == ownScheduler && clock == defaults.clock()) {
-            return ownDeadlines;
-        }
-        RequestDeadlines d = deadlines.get(scheduler);
-        if (d == null) {
-            d = deadlines.computeIfAbsent(scheduler, s -> new RequestDeadlines((Scheduler) s, clock));
-        }
-        if (d.clock() == clock) {
-            return d;
-        }
-        return deadlines.computeIfAbsent(new ClockedScheduler(scheduler, clock), k -> new RequestDeadlines(scheduler, clock));
+        return timers.deadlines(scheduler, clock);
     }
 
     /**
      * @return the deadlines of leases timed on {@code scheduler} with {@code clock} (a clock other
      *     than the one the scheduler was first used with gets its own heap)
      */
+    @Override
     DeadlineHeap leaseDeadlines(Scheduler scheduler, LockClock clock) {
-        if (scheduler == ownScheduler && clock == defaults.clock()) {
-            return ownLeaseDeadlines;
-        }
-        DeadlineHeap d = leaseDeadlines.get(scheduler);
-        if (d == null) {
-            d = leaseDeadlines.computeIfAbsent(scheduler, s -> new DeadlineHeap((Scheduler) s, clock));
-        }
-        if (d.clock() == clock) {
-            return d;
-        }
-        return leaseDeadlines.computeIfAbsent(new ClockedScheduler(scheduler, clock), k -> new DeadlineHeap(scheduler, clock));
+        return timers.leaseDeadlines(scheduler, clock);
     }
 
-    /** The key of a scheduler used with a clock other than its first one. */
-    private record ClockedScheduler(Scheduler scheduler, LockClock clock) {
+    @Override
+    io.reactivelocks.spi.RenewalMode renewalMode() {
+        return backend.renewalMode();
+    }
+
+    @Override
+    Flux<io.reactivelocks.spi.Renewal> sessionRenewals(HeldLock lock, LockClock clock) {
+        return backend.sessionRenewals(lock, clock);
+    }
+
+    @Override
+    Flux<io.reactivelocks.spi.LockEvent> events(String name) {
+        return hub.events(name);
     }
 
     /** @return {@code source} bounded by the request timeout of {@code options} */
@@ -443,12 +417,7 @@ public final class DefaultLockClient implements LockClient {
                         "lock client closed before the store confirmed the release of {} (they stay until their lease or session ends)",
                         cleanUps.names().stream().map(n -> "'" + n + "'").toList())))
                 .then(Mono.fromRunnable(() -> {
-                    ownRenewals.close();
-                    ownDeadlines.close();
-                    ownLeaseDeadlines.close();
-                    renewalSchedulers.values().forEach(RenewalScheduler::close);
-                    deadlines.values().forEach(RequestDeadlines::close);
-                    leaseDeadlines.values().forEach(DeadlineHeap::close);
+                    timers.close();
                 }))
                 .then(Mono.defer(backend::close))
                 .as(close -> OwnSchedulers.closeThenDispose(close, ownScheduler));

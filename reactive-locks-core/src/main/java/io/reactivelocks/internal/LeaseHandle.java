@@ -26,10 +26,12 @@ import reactor.util.Logger;
 import reactor.util.Loggers;
 
 /**
- * The live state of one grant: deadline, renewal, loss and release. {@link Lease} values handed
- * to users are snapshots ({@link LeaseSnapshot}) that share this handle.
+ * The live state of one grant of any concept — a lock, a fair lock, a semaphore permit, a read or
+ * write grant: deadline, renewal, loss and release, the same rules for all of them. Its engine
+ * ({@link LeaseOwner}: the mutex engine or the grant engine) supplies the store calls. {@link Lease}
+ * values handed to users are snapshots ({@link LeaseSnapshot}) that share this handle. Not API.
  */
-final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapshot.Source {
+public final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapshot.Source {
 
     private static final Logger LOG = Loggers.getLogger(LeaseHandle.class);
 
@@ -37,7 +39,7 @@ final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapshot.Sourc
     private static final int LOST = 1;
     private static final int RELEASED = 2;
 
-    final DefaultLockClient client;
+    final LeaseOwner client;
     final HeldLock lock;
     final LockOptions options;
     final Scheduler scheduler;
@@ -73,7 +75,7 @@ final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapshot.Sourc
     LeaseHandle renewalPrev;
     LeaseHandle renewalNext;
 
-    LeaseHandle(DefaultLockClient client, HeldLock lock, LockOptions options, Scheduler scheduler,
+    LeaseHandle(LeaseOwner client, HeldLock lock, LockOptions options, Scheduler scheduler,
                 RenewalScheduler renewals, long validUntil, SafeListener listener) {
         this.client = client;
         this.listener = listener;
@@ -98,8 +100,8 @@ final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapshot.Sourc
         synchronized (this) {
             scheduleDeadline();
         }
-        if (client.backend().renewalMode() == RenewalMode.SESSION) {
-            Disposable d = client.backend().sessionRenewals(lock, clock).subscribe(
+        if (client.renewalMode() == RenewalMode.SESSION) {
+            Disposable d = client.sessionRenewals(lock, clock).subscribe(
                     r -> onRenewed(r.sentAtNanos(), r.ttl()),
                     e -> lose("session lost: " + e),
                     () -> lose("session ended"));
@@ -202,7 +204,7 @@ final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapshot.Sourc
             ended = endSink.asMono();
         }
         String owner = lock.owner();
-        return client.hub().events(lock.name())
+        return client.events(lock.name())
                 .filter(e -> e instanceof LockEvent.Revoked r && (r.owner() == null || r.owner().equals(owner)))
                 .map(e -> ((LockEvent.Revoked) e).reason())
                 .next()

@@ -17,14 +17,24 @@ import reactor.core.scheduler.Scheduler;
 /**
  * Renews per-lease backends' leases in batches. A lease due at time {@code t} joins a batch
  * already scheduled in {@code [t − slack, t]} (renewing a little early is always safe), else
- * starts a new one; each batch is one {@link LockBackend#renew} call. A batch that runs takes
+ * starts a new one; each batch is one renewal call of the store ({@link Renewer}). A batch that runs takes
  * along every pending batch due within its renewal interval, so leases of one client converge
  * onto one tick per interval — one round trip per tick — whatever the span they were acquired
  * over; a lease renewed that way is renewed once early.
  */
 final class RenewalScheduler {
 
-    private final LockBackend backend;
+    /** A store's renewal of a batch of leases ({@link LockBackend#renew}, {@code GrantStore#renew}). */
+    @FunctionalInterface
+    interface Renewer {
+        /**
+         * @param batch the leases to renew
+         * @return one outcome per request, in order
+         */
+        Mono<List<RenewOutcome>> renew(List<RenewRequest> batch);
+    }
+
+    private final Renewer renewer;
     private final Scheduler scheduler;
     private final LockClock clock;
     private final String backendName;
@@ -36,12 +46,12 @@ final class RenewalScheduler {
     private Batch latest;
     private boolean closed;
 
-    RenewalScheduler(LockBackend backend, Scheduler scheduler, LockClock clock, RequestDeadlines deadlines) {
-        this.backend = backend;
+    RenewalScheduler(Renewer renewer, String backendName, Scheduler scheduler, LockClock clock, RequestDeadlines deadlines) {
+        this.renewer = renewer;
         this.deadlines = deadlines;
         this.scheduler = scheduler;
         this.clock = clock;
-        this.backendName = backend.name();
+        this.backendName = backendName;
     }
 
     /**
@@ -173,7 +183,7 @@ final class RenewalScheduler {
             h.listener.onRenewalStarted(h.lock.name(), h.lock.token());
         }
         long sentAt = clock.nanoTime();
-        backend.renew(requests)
+        Mono.defer(() -> renewer.renew(requests))
                 .switchIfEmpty(Mono.error(() -> new IllegalStateException("store answered nothing to a renewal")))
                 .transform(m -> deadlines.within(m, leases.get(0).options.requestTimeout()))
                 .subscribe(results -> {

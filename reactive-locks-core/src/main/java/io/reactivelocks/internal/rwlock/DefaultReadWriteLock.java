@@ -3,8 +3,8 @@ package io.reactivelocks.internal.rwlock;
 import io.reactivelocks.Lease;
 import io.reactivelocks.LockNames;
 import io.reactivelocks.LockOptions;
-import io.reactivelocks.internal.grant.GrantEngine;
-import io.reactivelocks.internal.grant.GrantHandle;
+import io.reactivelocks.internal.GrantEngine;
+import io.reactivelocks.internal.LeaseHandle;
 import io.reactivelocks.rwlock.LockMode;
 import io.reactivelocks.rwlock.ReadWriteLock;
 import io.reactivelocks.rwlock.ReadWriteLockOptions;
@@ -169,14 +169,14 @@ public final class DefaultReadWriteLock implements ReadWriteLock {
         public Mono<Lease> acquire(String name, LockOptions options) {
             LockNames.check(name);
             Objects.requireNonNull(options, "options");
-            return handle(name, options, true).map(GrantHandle::snapshot);
+            return handle(name, options, true).map(GrantEngine::snapshot);
         }
 
         @Override
         public Mono<Lease> tryAcquire(String name, LockOptions options) {
             LockNames.check(name);
             Objects.requireNonNull(options, "options");
-            return handle(name, options, false).map(GrantHandle::snapshot);
+            return handle(name, options, false).map(GrantEngine::snapshot);
         }
 
         @Override
@@ -199,7 +199,7 @@ public final class DefaultReadWriteLock implements ReadWriteLock {
             return engine.hold(name, options, o -> handle(name, o, true));
         }
 
-        private Mono<GrantHandle> handle(String name, LockOptions options, boolean wait) {
+        private Mono<LeaseHandle> handle(String name, LockOptions options, boolean wait) {
             boolean writerPreferring = DefaultReadWriteLock.this.options.preference() == ReadWriteLockOptions.Preference.WRITERS;
             // a waiting writer's intent (or a queue place) lasts one lease time from its last
             // attempt: attempt again within half of it, so it does not lapse while its owner waits

@@ -3,8 +3,8 @@ package io.reactivelocks.internal.semaphore;
 import io.reactivelocks.Lease;
 import io.reactivelocks.LockNames;
 import io.reactivelocks.LockOptions;
-import io.reactivelocks.internal.grant.GrantEngine;
-import io.reactivelocks.internal.grant.GrantHandle;
+import io.reactivelocks.internal.GrantEngine;
+import io.reactivelocks.internal.LeaseHandle;
 import io.reactivelocks.semaphore.Semaphore;
 import io.reactivelocks.semaphore.SemaphoreState;
 import io.reactivelocks.spi.Holder;
@@ -83,7 +83,7 @@ public final class DefaultSemaphore implements Semaphore {
         return engine.hold(name, options, o -> handles(name, permits, 1, o, true).map(l -> l.get(0)));
     }
 
-    private Mono<List<GrantHandle>> handles(String name, int permits, int count, LockOptions options, boolean wait) {
+    private Mono<List<LeaseHandle>> handles(String name, int permits, int count, LockOptions options, boolean wait) {
         // a store that queues keeps a refused waiter's place: the end of the acquire releases it
         return engine.acquire(name, count, (owners, leaseTime) -> store.tryGrant(name, owners, permits, wait, leaseTime),
                 options, wait, wait && store.queues(), false);

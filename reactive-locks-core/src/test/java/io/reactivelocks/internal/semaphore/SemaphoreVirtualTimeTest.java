@@ -365,4 +365,65 @@ class SemaphoreVirtualTimeTest {
         assertThatThrownBy(() -> a.observe("x".repeat(1025))).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("name");
         assertThatThrownBy(() -> Semaphore.create(null)).isInstanceOf(NullPointerException.class).hasMessageContaining("store");
     }
+
+    @Test
+    void permitsOfOneSemaphoreRenewInOneStoreCallPerTickLikeLocks() {
+        // the grant engine's leases are the mutex engine's: one renewal batch per tick for every permit held
+        List<Integer> batches = new java.util.concurrent.CopyOnWriteArrayList<>();
+        io.reactivelocks.spi.semaphore.SemaphoreStore counting = new io.reactivelocks.spi.semaphore.SemaphoreStore() {
+            @Override
+            public String name() {
+                return store.name();
+            }
+
+            @Override
+            public Mono<io.reactivelocks.spi.semaphore.PermitGrant> tryGrant(String name, List<String> owners, int permits,
+                                                                              Duration leaseTime) {
+                return store.tryGrant(name, owners, permits, leaseTime);
+            }
+
+            @Override
+            public Mono<List<io.reactivelocks.spi.RenewOutcome>> renew(List<io.reactivelocks.spi.RenewRequest> batch) {
+                batches.add(batch.size());
+                return store.renew(batch);
+            }
+
+            @Override
+            public Mono<Boolean> release(String name, String owner) {
+                return store.release(name, owner);
+            }
+
+            @Override
+            public Mono<List<io.reactivelocks.spi.Holder>> holders(String name) {
+                return store.holders(name);
+            }
+
+            @Override
+            public reactor.core.publisher.Flux<io.reactivelocks.spi.LockEvent> events(String name) {
+                return store.events(name);
+            }
+
+            @Override
+            public Mono<Void> close() {
+                return Mono.empty();
+            }
+        };
+        Semaphore s = Semaphore.create(counting, options);
+        try {
+            List<Lease> permits = new ArrayList<>();
+            for (int i = 0; i < 5; i++) {
+                permits.add(s.tryAcquire("s", 5).block(VERIFY));
+                vts.advanceTimeBy(Duration.ofMillis(100)); // acquired over half a second
+            }
+            vts.advanceTimeBy(Duration.ofSeconds(10)); // ten renewal intervals
+            assertThat(batches).as("renewal calls (permits per call)").isNotEmpty().allSatisfy(n -> assertThat(n).isEqualTo(5));
+            assertThat(batches.size()).as("one call per tick, not one per permit").isBetween(9, 12);
+            assertThat(permits).allSatisfy(p -> assertThat(p.isValid()).isTrue());
+            for (Lease p : permits) {
+                p.release().block(VERIFY);
+            }
+        } finally {
+            s.close().block(VERIFY);
+        }
+    }
 }

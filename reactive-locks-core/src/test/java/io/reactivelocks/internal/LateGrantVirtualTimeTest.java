@@ -1,4 +1,4 @@
-package io.reactivelocks.internal.grant;
+package io.reactivelocks.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

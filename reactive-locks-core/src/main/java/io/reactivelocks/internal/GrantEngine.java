@@ -1,4 +1,4 @@
-package io.reactivelocks.internal.grant;
+package io.reactivelocks.internal;
 
 import io.reactivelocks.Lease;
 import io.reactivelocks.LockClientMetrics;
@@ -7,17 +7,11 @@ import io.reactivelocks.LockException;
 import io.reactivelocks.LockLostException;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.LockTimeoutException;
-import io.reactivelocks.internal.Backoff;
-import io.reactivelocks.internal.CleanUpBook;
-import io.reactivelocks.internal.OwnSchedulers;
-import io.reactivelocks.internal.SafeListener;
 import io.reactivelocks.spi.BackendErrors;
 import io.reactivelocks.spi.GrantRequest;
 import io.reactivelocks.spi.GrantStore;
 import io.reactivelocks.spi.HeldLock;
 import io.reactivelocks.spi.LockEvent;
-import io.reactivelocks.spi.RenewOutcome;
-import io.reactivelocks.spi.RenewRequest;
 import io.reactivelocks.spi.semaphore.PermitGrant;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -25,7 +19,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 import java.util.function.ToLongFunction;
 import reactor.core.publisher.Flux;
@@ -43,7 +36,7 @@ import reactor.util.retry.Retry;
  * use, hold streams, observation and close. The concept's engine (the semaphore, the read-write
  * lock) checks arguments and says how one attempt asks its store. Not API.
  */
-public final class GrantEngine {
+public final class GrantEngine extends LeaseOwner {
 
     private static final Logger LOG = Loggers.getLogger(GrantEngine.class);
 
@@ -64,7 +57,7 @@ public final class GrantEngine {
     private final LockOptions defaults;
     private final Scheduler ownScheduler;
     private final Waiters waiters;
-    private final Set<GrantHandle> grants = ConcurrentHashMap.newKeySet();
+    private final Set<LeaseHandle> grants = ConcurrentHashMap.newKeySet();
     private final Set<AcquireOp> operations = ConcurrentHashMap.newKeySet();
     /** Releases under way and requests of ended acquires still in flight: close() waits for them. */
     private final CleanUpBook cleanUps = new CleanUpBook();
@@ -73,6 +66,9 @@ public final class GrantEngine {
     private final SafeListener listener;
     private final java.util.concurrent.atomic.LongAdder unconfirmedReleases = new java.util.concurrent.atomic.LongAdder();
     private final LockClientMetrics metrics = new Metrics();
+    /** Request timeouts, grant deadlines and renewal batches, as the mutex engine keeps them (see {@link EngineTimers}). */
+    private final EngineTimers timers;
+    private final StoreOutage outage;
     private volatile boolean closed;
 
     /**
@@ -87,6 +83,8 @@ public final class GrantEngine {
         this.listener = SafeListener.of(defaults.listener());
         this.ownScheduler = OwnSchedulers.create("reactive-locks-" + concept + "-" + store.name());
         this.waiters = new Waiters(store::events);
+        this.timers = new EngineTimers(ownScheduler, defaults.clock(), store::renew, store.name());
+        this.outage = new StoreOutage(store.name(), concept);
         this.close = Mono.defer(this::doClose).cache();
         GrantRequest.newOwner(); // seed the generator now, not on the event loop of the first acquire
     }
@@ -107,6 +105,7 @@ public final class GrantEngine {
     }
 
     /** A release after a scoped body that the store did not confirm: counted. */
+    @Override
     void releaseUnconfirmed() {
         unconfirmedReleases.increment();
     }
@@ -116,7 +115,7 @@ public final class GrantEngine {
         @Override
         public List<Lease> heldLeases() {
             List<Lease> out = new ArrayList<>();
-            for (GrantHandle h : grants) {
+            for (LeaseHandle h : grants) {
                 out.add(h.snapshot());
             }
             return out;
@@ -167,7 +166,7 @@ public final class GrantEngine {
      *                      release may let all of them in: a waiting reader) instead of one
      * @return the grants, or empty (no waiting, busy)
      */
-    public Mono<List<GrantHandle>> acquire(String name, int count, GrantCall call, LockOptions options,
+    public Mono<List<LeaseHandle>> acquire(String name, int count, GrantCall call, LockOptions options,
             boolean wait, boolean refusalLeaves, boolean wakesAll) {
         return Mono.deferContextual(context -> {
             if (closed) {
@@ -182,12 +181,20 @@ public final class GrantEngine {
      * @param handles grants
      * @return their leases as users see them
      */
-    public static List<Lease> snapshots(List<GrantHandle> handles) {
+    public static List<Lease> snapshots(List<LeaseHandle> handles) {
         List<Lease> out = new ArrayList<>(handles.size());
-        for (GrantHandle h : handles) {
+        for (LeaseHandle h : handles) {
             out.add(h.snapshot());
         }
         return out;
+    }
+
+    /**
+     * @param handle a grant
+     * @return its lease as users see it now
+     */
+    public static Lease snapshot(LeaseHandle handle) {
+        return handle.snapshot();
     }
 
     /**
@@ -199,13 +206,13 @@ public final class GrantEngine {
      * @param <T>   the body's result type
      * @return the body's result
      */
-    public <T> Mono<T> withGrant(Mono<GrantHandle> grant, Function<? super Lease, ? extends Mono<T>> body) {
+    public <T> Mono<T> withGrant(Mono<LeaseHandle> grant, Function<? super Lease, ? extends Mono<T>> body) {
         return Mono.usingWhen(grant,
                 h -> Mono.defer(() -> body.apply(h.snapshot()))
                         .takeUntilOther(h.lost())
                         .flatMap(v -> h.confirmValid() ? Mono.just(v) : Mono.<T>error(lostError(h)))
                         .switchIfEmpty(Mono.defer(() -> h.confirmValid() ? Mono.empty() : Mono.error(lostError(h)))),
-                GrantHandle::releaseAfterWork, (h, e) -> h.releaseAfterWork(), GrantHandle::release);
+                LeaseHandle::releaseAfterWork, (h, e) -> h.releaseAfterWork(), LeaseHandle::release);
     }
 
     /**
@@ -215,8 +222,8 @@ public final class GrantEngine {
      *                that is left, when a grant was lost before delivery: {@link io.reactivelocks.internal.HoldAgain})
      * @return the hold stream: the lease, then one after each renewal; completes on loss; cancel releases
      */
-    public Flux<Lease> hold(String name, LockOptions options, Function<LockOptions, Mono<GrantHandle>> grant) {
-        return io.reactivelocks.internal.HoldAgain.hold(name, options, grant, GrantHandle::updates, GrantHandle::release);
+    public Flux<Lease> hold(String name, LockOptions options, Function<LockOptions, Mono<LeaseHandle>> grant) {
+        return HoldAgain.hold(name, options, grant, LeaseHandle::updates, LeaseHandle::release);
     }
 
     /**
@@ -245,8 +252,8 @@ public final class GrantEngine {
         });
     }
 
-    /** @return the store's events of {@code name} (a grant's {@link GrantHandle#revoked()} listens to them) */
-    Flux<LockEvent> storeEvents(String name) {
+    @Override
+    Flux<LockEvent> events(String name) {
         return store.events(name);
     }
 
@@ -262,7 +269,7 @@ public final class GrantEngine {
             op.fail(new LockClientClosedException(op.name));
         }
         waiters.closeAll();
-        for (GrantHandle h : new ArrayList<>(grants)) {
+        for (LeaseHandle h : new ArrayList<>(grants)) {
             h.release().subscribe(null, e -> { }); // tracked: drained() waits for it
         }
         // every request of an ended acquire settles within its request timeout, and its release
@@ -272,11 +279,11 @@ public final class GrantEngine {
                 .timeout(Mono.delay(bound, ownScheduler), Mono.fromRunnable(() -> LOG.warn(
                         "{} on {} closed before the store confirmed the release of {} (they stay until their lease or session ends)",
                         concept, store.name(), cleanUps.names())));
-        return OwnSchedulers.closeThenDispose(drained.then(Mono.defer(store::close)), ownScheduler);
+        return OwnSchedulers.closeThenDispose(drained.then(Mono.fromRunnable(timers::close)).then(Mono.defer(store::close)), ownScheduler);
     }
 
-    private static LockLostException lostError(GrantHandle h) {
-        return new LockLostException(h.grant.name(), h.grant.token(), String.valueOf(h.lossReason()));
+    private static LockLostException lostError(LeaseHandle h) {
+        return new LockLostException(h.lock.name(), h.lock.token(), String.valueOf(h.lossReason()));
     }
 
     /**
@@ -334,7 +341,7 @@ public final class GrantEngine {
         private boolean sent;           // a request was sent
         private int inFlight;          // requests sent and not settled
         private boolean outcomeUnknown; // a request failed: it may still have been granted
-        private List<GrantHandle> granted;
+        private List<LeaseHandle> granted;
         private Waiters.Waiter waiter;  // joined at the first busy answer
         private boolean left;           // the acquire is over: no waiter any more
         private Runnable settling;      // ended with requests in flight: close() waits for them
@@ -369,8 +376,8 @@ public final class GrantEngine {
          *
          * @return the expired handles to lose (outside the lock), or null when {@code hs} are valid
          */
-        private List<GrantHandle> retireIfExpired(List<GrantHandle> hs, long now) {
-            for (GrantHandle h : hs) {
+        private List<LeaseHandle> retireIfExpired(List<LeaseHandle> hs, long now) {
+            for (LeaseHandle h : hs) {
                 if (!h.isActive() || now - h.validUntil() >= 0) {
                     if (granted == hs) {
                         granted = null;
@@ -382,13 +389,13 @@ public final class GrantEngine {
             return null;
         }
 
-        Mono<List<GrantHandle>> run() {
+        Mono<List<LeaseHandle>> run() {
             operations.add(this);
             if (closed) {
                 operations.remove(this);
                 return Mono.error(new LockClientClosedException(name));
             }
-            Mono<List<GrantHandle>> attempts = Mono.defer(this::attempt).flatMap(this::stillValid);
+            Mono<List<LeaseHandle>> attempts = Mono.defer(this::attempt).flatMap(this::stillValid);
             if (wait) {
                 attempts = attempts.retryWhen(Retry.from(signals -> signals.concatMap(rs ->
                         rs.failure() instanceof Busy busy ? (busy.expired ? Mono.just(rs.totalRetries())
@@ -431,8 +438,8 @@ public final class GrantEngine {
                         end();
                         if (hs != null && listener.active()) {
                             Duration waited = waited();
-                            for (GrantHandle h : hs) {
-                                listener.onAcquired(name, h.grant.token(), waited);
+                            for (LeaseHandle h : hs) {
+                                listener.onAcquired(name, h.lock.token(), waited);
                             }
                         }
                     })
@@ -447,8 +454,8 @@ public final class GrantEngine {
          * not handed over: it is lost (and released), and the acquire asks again under new owner ids
          * (a try ends empty).
          */
-        private Mono<List<GrantHandle>> stillValid(List<GrantHandle> hs) {
-            List<GrantHandle> expired;
+        private Mono<List<LeaseHandle>> stillValid(List<LeaseHandle> hs) {
+            List<LeaseHandle> expired;
             synchronized (this) {
                 expired = retireIfExpired(hs, options.clock().nanoTime());
             }
@@ -514,11 +521,11 @@ public final class GrantEngine {
             }
         }
 
-        private Mono<List<GrantHandle>> attempt() {
-            Sinks.One<List<GrantHandle>> answer = Sinks.one();
+        private Mono<List<LeaseHandle>> attempt() {
+            Sinks.One<List<LeaseHandle>> answer = Sinks.one();
             long sentAt = options.clock().nanoTime();
             List<String> ids;
-            List<GrantHandle> expired = null;
+            List<LeaseHandle> expired = null;
             synchronized (this) {
                 if (ended) {
                     return Mono.empty();
@@ -573,7 +580,7 @@ public final class GrantEngine {
             s.run();
         }
 
-        private void settle(PermitGrant g, long sentAt, Sinks.One<List<GrantHandle>> answer, List<String> ids) {
+        private void settle(PermitGrant g, long sentAt, Sinks.One<List<LeaseHandle>> answer, List<String> ids) {
             if (g instanceof PermitGrant.Busy busy) {
                 boolean over;
                 synchronized (this) {
@@ -588,9 +595,9 @@ public final class GrantEngine {
             }
             var grant = (PermitGrant.Granted) g;
             long validUntil = sentAt + options.validityNanos(grant.ttl());
-            List<GrantHandle> hs = null;
-            List<GrantHandle> again = null;
-            List<GrantHandle> expired = null;
+            List<LeaseHandle> hs = null;
+            List<LeaseHandle> again = null;
+            List<LeaseHandle> expired = null;
             boolean retired = false;
             synchronized (this) {
                 inFlight--;
@@ -603,8 +610,7 @@ public final class GrantEngine {
                 } else if (!ended) {
                     hs = new ArrayList<>(ids.size());
                     for (int i = 0; i < ids.size(); i++) {
-                        hs.add(new GrantHandle(GrantEngine.this,
-                                new HeldLock(name, ids.get(i), grant.tokens().get(i)), options, scheduler, validUntil, listener));
+                        hs.add(newGrant(new HeldLock(name, ids.get(i), grant.tokens().get(i)), options, scheduler, validUntil, listener));
                     }
                     granted = hs;
                 }
@@ -638,7 +644,7 @@ public final class GrantEngine {
         }
 
         /** @return true when the handles may go to the subscriber; false when the acquire ended first (and released them) */
-        private synchronized boolean handOver(List<GrantHandle> hs) {
+        private synchronized boolean handOver(List<LeaseHandle> hs) {
             if (ended) {
                 return false;
             }
@@ -648,7 +654,7 @@ public final class GrantEngine {
 
         /** The acquire is over; what it may hold and did not hand over is released. */
         private void end() {
-            List<GrantHandle> release = null;
+            List<LeaseHandle> release = null;
             boolean releaseIds;
             synchronized (this) {
                 if (ended) {
@@ -696,19 +702,54 @@ public final class GrantEngine {
         return options.scheduler() != null ? options.scheduler() : ownScheduler;
     }
 
-    void forget(GrantHandle h) {
+    /** A grant as a lease of the one engine: its deadline and batched renewal on the timers of its scheduler. */
+    private LeaseHandle newGrant(HeldLock lock, LockOptions options, Scheduler scheduler, long validUntil, SafeListener l) {
+        return new LeaseHandle(this, lock, options, scheduler, timers.renewals(scheduler, options.clock()), validUntil, l);
+    }
+
+    @Override
+    void forget(LeaseHandle h) {
         grants.remove(h);
     }
 
-    Mono<List<RenewOutcome>> renewOnStore(List<RenewRequest> batch, LockOptions options) {
-        return within(Mono.defer(() -> store.renew(batch))
-                .switchIfEmpty(Mono.error(() -> new IllegalStateException("store answered nothing to a renewal"))), options);
+    @Override
+    DeadlineHeap leaseDeadlines(Scheduler scheduler, io.reactivelocks.LockClock clock) {
+        return timers.leaseDeadlines(scheduler, clock);
     }
 
-    Mono<Void> releaseOnStore(String name, String owner, LockOptions options) {
+    /** @return per lease: the grant stores renew every grant with {@link GrantStore#renew} */
+    @Override
+    io.reactivelocks.spi.RenewalMode renewalMode() {
+        return io.reactivelocks.spi.RenewalMode.PER_LEASE;
+    }
+
+    @Override
+    Flux<io.reactivelocks.spi.Renewal> sessionRenewals(HeldLock lock, io.reactivelocks.LockClock clock) {
+        return Flux.error(new UnsupportedOperationException("a grant store renews per lease"));
+    }
+
+    @Override
+    StoreOutage outage() {
+        return outage;
+    }
+
+    /** These grants carry no payload: fails with {@link UnsupportedOperationException}. */
+    @Override
+    Mono<Boolean> updatePayloadOnServer(HeldLock lock, @org.jspecify.annotations.Nullable String payload, LockOptions options) {
+        return Mono.error(new UnsupportedOperationException("a " + concept + " grant carries no payload"));
+    }
+
+    @Override
+    Mono<Void> trackedReleaseOnServer(String name, String owner, LockOptions options) {
         return cleanUps.tracked(name, within(Mono.defer(() -> store.release(name, owner)), options)
                 .onErrorMap(e -> mapError(name, "release", e))
                 .then());
+    }
+
+    @Override
+    Mono<Void> releaseDetached(String name, String owner, LockOptions options) {
+        releaseDetached(name, owner, options, true);
+        return Mono.empty();
     }
 
     /**
@@ -742,9 +783,7 @@ public final class GrantEngine {
      * @return the call bounded by the request timeout
      */
     public <T> Mono<T> within(Mono<T> source, LockOptions options) {
-        Duration timeout = options.requestTimeout();
-        return source.timeout(Mono.delay(timeout, schedulerFor(options)),
-                Mono.error(() -> new TimeoutException("no answer within " + timeout)));
+        return timers.deadlines(schedulerFor(options), options.clock()).within(source, options.requestTimeout());
     }
 
     static long backoffNanos(LockOptions options, long attempt) {

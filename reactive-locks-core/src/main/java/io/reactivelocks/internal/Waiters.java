@@ -1,4 +1,4 @@
-package io.reactivelocks.internal.grant;
+package io.reactivelocks.internal;
 
 import io.reactivelocks.spi.LockEvent;
 import java.util.ArrayDeque;
