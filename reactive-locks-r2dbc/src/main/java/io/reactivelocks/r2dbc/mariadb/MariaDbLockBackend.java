@@ -387,6 +387,11 @@ public final class MariaDbLockBackend implements LockBackend {
                 new NamePoller.Seen(text(row, "owner"), number(row, "token"), number(row, "live") != 0)));
     }
 
+    /** @return a connection from the backend's pool (closing it returns it) */
+    Mono<? extends Connection> connections() {
+        return Mono.from(connections.create());
+    }
+
     /** Runs {@code sql} (one statement with bind parameters) on a pooled connection, returned on any end. */
     <T> Flux<T> query(String sql, Consumer<Statement> binder, BiFunction<Row, RowMetadata, T> mapper) {
         return Flux.usingWhen(connections.create(), c -> rows(c, sql, binder, mapper), Connection::close);

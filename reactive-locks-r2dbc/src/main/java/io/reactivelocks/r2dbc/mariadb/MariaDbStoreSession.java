@@ -4,6 +4,7 @@ import io.reactivelocks.Concept;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.spi.LockBackend;
 import io.reactivelocks.spi.NameScan;
+import io.reactivelocks.spi.semaphore.SemaphoreStore;
 import io.reactivelocks.spi.store.AbstractLockStore;
 import java.util.EnumSet;
 import java.util.Objects;
@@ -20,7 +21,8 @@ import reactor.core.publisher.Mono;
 final class MariaDbStoreSession extends AbstractLockStore {
 
     /** What the MariaDB store offers so far. */
-    static final Set<Concept> OFFERED = EnumSet.of(Concept.LOCK, Concept.MULTI_LOCK, Concept.LEADER_ELECTION);
+    static final Set<Concept> OFFERED = EnumSet.of(Concept.LOCK, Concept.MULTI_LOCK, Concept.LEADER_ELECTION,
+            Concept.SEMAPHORE);
 
     private final MariaDbLockBackend backend;
 
@@ -32,6 +34,11 @@ final class MariaDbStoreSession extends AbstractLockStore {
     @Override
     protected LockBackend lockBackend(LockOptions options) {
         return leftOpen(backend);
+    }
+
+    @Override
+    protected SemaphoreStore semaphoreStore() {
+        return new MariaDbSemaphoreStore(backend);
     }
 
     /** The names with live rows in the lock table: see {@link MariaDbLockBackend#scanNames}. */
