@@ -27,7 +27,9 @@ final class MariaDbSql {
             "acquire_lock_row.sql", "acquire_read.sql", "acquire_token.sql", "acquire_take.sql", "acquire_again.sql",
             "renew.sql", "release.sql", "inspect.sql", "update_payload.sql", "held_by.sql", "poll.sql", "admin_names.sql",
             "semaphore_schema.sql", "semaphore_guard.sql", "semaphore_purge.sql", "semaphore_held.sql", "semaphore_insert.sql",
-            "semaphore_again.sql", "semaphore_holders.sql", "grant_renew.sql", "grant_release.sql", "grant_poll.sql");
+            "semaphore_again.sql", "semaphore_holders.sql", "grant_renew.sql", "grant_release.sql", "grant_poll.sql",
+            "rwlock_schema.sql", "rwlock_guard.sql", "rwlock_purge.sql", "rwlock_held.sql", "rwlock_again.sql", "rwlock_intent.sql",
+            "rwlock_drop.sql", "rwlock_insert.sql");
 
     private MariaDbSql() {
     }

@@ -4,6 +4,7 @@ import io.reactivelocks.Concept;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.spi.LockBackend;
 import io.reactivelocks.spi.NameScan;
+import io.reactivelocks.spi.rwlock.ReadWriteStore;
 import io.reactivelocks.spi.semaphore.SemaphoreStore;
 import io.reactivelocks.spi.store.AbstractLockStore;
 import java.util.EnumSet;
@@ -22,7 +23,7 @@ final class MariaDbStoreSession extends AbstractLockStore {
 
     /** What the MariaDB store offers so far. */
     static final Set<Concept> OFFERED = EnumSet.of(Concept.LOCK, Concept.MULTI_LOCK, Concept.LEADER_ELECTION,
-            Concept.SEMAPHORE);
+            Concept.SEMAPHORE, Concept.READ_WRITE_LOCK);
 
     private final MariaDbLockBackend backend;
 
@@ -39,6 +40,11 @@ final class MariaDbStoreSession extends AbstractLockStore {
     @Override
     protected SemaphoreStore semaphoreStore() {
         return new MariaDbSemaphoreStore(backend);
+    }
+
+    @Override
+    protected ReadWriteStore readWriteStore() {
+        return new MariaDbReadWriteStore(backend);
     }
 
     /** The names with live rows in the lock table: see {@link MariaDbLockBackend#scanNames}. */
