@@ -425,17 +425,19 @@ public final class MariaDbLockBackend implements LockBackend {
      */
     <T> Mono<T> inTransaction(Function<Connection, Mono<T>> work) {
         return Mono.usingWhen(connections.create(),
-                c -> Mono.from(c.beginTransaction(IsolationLevel.READ_COMMITTED))
-                        .then(work.apply(c))
-                        .flatMap(v -> Mono.from(c.commitTransaction()).thenReturn(v))
-                        .switchIfEmpty(Mono.from(c.commitTransaction()).then(Mono.empty())),
+                // the driver decides at call time whether a transaction is open: every call deferred
+                c -> Mono.defer(() -> Mono.from(c.beginTransaction(IsolationLevel.READ_COMMITTED)))
+                        .then(Mono.defer(() -> work.apply(c)))
+                        .flatMap(v -> Mono.defer(() -> Mono.from(c.commitTransaction())).thenReturn(v))
+                        .switchIfEmpty(Mono.defer(() -> Mono.from(c.commitTransaction())).then(Mono.empty())),
                 Connection::close,
                 (c, e) -> rollbackAndClose(c),
                 MariaDbLockBackend::rollbackAndClose);
     }
 
     private static Mono<Void> rollbackAndClose(Connection c) {
-        return Mono.from(c.rollbackTransaction()).onErrorResume(x -> Mono.empty()).then(Mono.from(c.close()));
+        return Mono.defer(() -> Mono.from(c.rollbackTransaction())).onErrorResume(x -> Mono.empty())
+                .then(Mono.defer(() -> Mono.from(c.close())));
     }
 
     /** The first-use step under {@link MariaDbLockOptions#schemaMode()}; cached once it succeeded. */

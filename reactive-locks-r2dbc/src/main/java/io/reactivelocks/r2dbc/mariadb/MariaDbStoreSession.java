@@ -6,6 +6,7 @@ import io.reactivelocks.spi.LockBackend;
 import io.reactivelocks.spi.NameScan;
 import io.reactivelocks.spi.rwlock.ReadWriteStore;
 import io.reactivelocks.spi.semaphore.SemaphoreStore;
+import io.reactivelocks.spi.window.WindowStore;
 import io.reactivelocks.spi.store.AbstractLockStore;
 import java.util.EnumSet;
 import java.util.Objects;
@@ -23,7 +24,7 @@ final class MariaDbStoreSession extends AbstractLockStore {
 
     /** What the MariaDB store offers so far. */
     static final Set<Concept> OFFERED = EnumSet.of(Concept.LOCK, Concept.MULTI_LOCK, Concept.LEADER_ELECTION,
-            Concept.SEMAPHORE, Concept.READ_WRITE_LOCK);
+            Concept.SEMAPHORE, Concept.READ_WRITE_LOCK, Concept.WINDOW_LOCK);
 
     private final MariaDbLockBackend backend;
 
@@ -45,6 +46,11 @@ final class MariaDbStoreSession extends AbstractLockStore {
     @Override
     protected ReadWriteStore readWriteStore() {
         return new MariaDbReadWriteStore(backend);
+    }
+
+    @Override
+    protected WindowStore windowStore() {
+        return new MariaDbWindowStore(backend);
     }
 
     /** The names with live rows in the lock table: see {@link MariaDbLockBackend#scanNames}. */
