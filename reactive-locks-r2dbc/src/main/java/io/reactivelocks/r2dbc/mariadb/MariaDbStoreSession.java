@@ -2,6 +2,7 @@ package io.reactivelocks.r2dbc.mariadb;
 
 import io.reactivelocks.Concept;
 import io.reactivelocks.LockOptions;
+import io.reactivelocks.fencing.FencedValues;
 import io.reactivelocks.spi.LockBackend;
 import io.reactivelocks.spi.NameScan;
 import io.reactivelocks.spi.rwlock.ReadWriteStore;
@@ -24,7 +25,8 @@ final class MariaDbStoreSession extends AbstractLockStore {
 
     /** What the MariaDB store offers so far. */
     static final Set<Concept> OFFERED = EnumSet.of(Concept.LOCK, Concept.MULTI_LOCK, Concept.LEADER_ELECTION,
-            Concept.SEMAPHORE, Concept.READ_WRITE_LOCK, Concept.WINDOW_LOCK);
+            Concept.SEMAPHORE, Concept.READ_WRITE_LOCK, Concept.WINDOW_LOCK,
+            Concept.FENCED_VALUES);
 
     private final MariaDbLockBackend backend;
 
@@ -51,6 +53,11 @@ final class MariaDbStoreSession extends AbstractLockStore {
     @Override
     protected WindowStore windowStore() {
         return new MariaDbWindowStore(backend);
+    }
+
+    @Override
+    protected FencedValues fencedValuesPart() {
+        return new MariaDbFencedValues(backend);
     }
 
     /** The names with live rows in the lock table: see {@link MariaDbLockBackend#scanNames}. */

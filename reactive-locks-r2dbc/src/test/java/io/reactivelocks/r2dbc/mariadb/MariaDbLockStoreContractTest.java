@@ -27,8 +27,8 @@ class MariaDbLockStoreContractTest extends LockStoreContract {
 
     @Test
     void aConceptNotOfferedYetIsRefusedNamingTheStore() {
-        assertThatThrownBy(() -> store().fencedValues()).isInstanceOf(ConceptNotOfferedException.class)
-                .hasMessageContaining("mariadb").hasMessageContaining(Concept.FENCED_VALUES.toString());
+        assertThatThrownBy(() -> store().taskQueue(io.reactivelocks.LockOptions.defaults())).isInstanceOf(ConceptNotOfferedException.class)
+                .hasMessageContaining("mariadb").hasMessageContaining(Concept.TASK_QUEUE.toString());
         assertThat(store().name()).isEqualTo("mariadb");
     }
 }
