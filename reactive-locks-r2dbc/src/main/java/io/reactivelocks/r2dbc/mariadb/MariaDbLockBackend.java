@@ -95,6 +95,7 @@ public final class MariaDbLockBackend implements LockBackend {
     private final String updatePayloadSql;
     private final String heldBySql;
     private final String namesSql;
+    private final String waitingSql;
     private final List<String> schemaStatements;
 
     private MariaDbLockBackend(ConnectionFactory factory, MariaDbLockOptions options) {
@@ -130,6 +131,7 @@ public final class MariaDbLockBackend implements LockBackend {
         this.heldBySql = MariaDbSql.render("held_by.sql", names);
         this.namesSql = MariaDbSql.render("admin_names.sql", Map.of("state_table", names.get("table")));
         this.schemaStatements = MariaDbSql.statements("schema.sql", names);
+        this.waitingSql = MariaDbSql.render("fair_waiting.sql", MariaDbFairLockBackend.names(options));
         this.schemaReady = Mono.defer(this::firstUse).cache(v -> FOREVER, e -> Duration.ZERO, () -> FOREVER);
         this.poller = new NamePoller(options.pollInterval(), options.scheduler(), this::poll);
         this.close = Mono.defer(this::doClose).cache();
@@ -335,6 +337,23 @@ public final class MariaDbLockBackend implements LockBackend {
     /**
      * {@inheritDoc}
      *
+     * <p>The live rows of the fair lock's waiters table ({@code fair_waiting.sql}); {@code -1} when
+     * there is none, or no fair lock was ever used (the table does not exist).
+     */
+    @Override
+    public Mono<Integer> waiting(String name) {
+        Objects.requireNonNull(name, "name");
+        return Mono.defer(() -> query(waitingSql, st -> st.bind(0, StoredText.encode(name)), (row, md) -> number(row, "waiting"))
+                .next()
+                .map(n -> n == 0 ? -1 : (int) Math.min(Integer.MAX_VALUE, n))
+                .defaultIfEmpty(-1)
+                .onErrorResume(MariaDbErrors::noSuchTable, e -> Mono.just(-1))
+                .onErrorMap(e -> MariaDbErrors.map(name, "waiting count", e)));
+    }
+
+    /**
+     * {@inheritDoc}
+     *
      * <p>{@link LockEvent.Subscribed} at once; then the changes the backend's poller reads (every
      * {@link MariaDbLockOptions#pollInterval()}, one statement for every name watched) and the
      * releases and grants made through this backend, at once. Completes when the backend closes.
@@ -385,6 +404,24 @@ public final class MariaDbLockBackend implements LockBackend {
             }
         }, (row, md) -> Map.entry(new String(bytes(row, "name"), StandardCharsets.UTF_8),
                 new NamePoller.Seen(text(row, "owner"), number(row, "token"), number(row, "live") != 0)));
+    }
+
+    /** Tells this backend's waiters and observers at once of a change made through another part of the session. */
+    void announce(LockEvent event) {
+        poller.announce(event);
+    }
+
+    /** @return the statements of a grant, for the fair lock: lock row, read, token, take, again, release */
+    String sql(String which) {
+        return switch (which) {
+            case "lock_row" -> lockRowSql;
+            case "read" -> readSql;
+            case "token" -> tokenSql;
+            case "take" -> takeSql;
+            case "again" -> againSql;
+            case "release" -> releaseSql;
+            default -> throw new IllegalArgumentException(which);
+        };
     }
 
     /** @return a connection from the backend's pool (closing it returns it) */

@@ -79,7 +79,7 @@ final class MariaDbSemaphoreStore implements SemaphoreStore {
                     .retryWhen(Retry.max(ROLLED_BACK_RETRIES).filter(MariaDbErrors::rolledBack))
                     .doOnNext(g -> {
                         if (g instanceof PermitGrant.Granted) {
-                            grants.announce(new LockEvent.Acquired(name, null, 0));
+                            grants.announce(new LockEvent.Acquired(name, owners.get(0), 0));
                         }
                     });
         }).onErrorMap(e -> MariaDbErrors.map(name, "semaphore grant", e));

@@ -26,7 +26,7 @@ final class MariaDbStoreSession extends AbstractLockStore {
     /** What the MariaDB store offers so far. */
     static final Set<Concept> OFFERED = EnumSet.of(Concept.LOCK, Concept.MULTI_LOCK, Concept.LEADER_ELECTION,
             Concept.SEMAPHORE, Concept.READ_WRITE_LOCK, Concept.WINDOW_LOCK,
-            Concept.FENCED_VALUES);
+            Concept.FENCED_VALUES, Concept.FAIR_LOCK);
 
     private final MariaDbLockBackend backend;
 
@@ -38,6 +38,11 @@ final class MariaDbStoreSession extends AbstractLockStore {
     @Override
     protected LockBackend lockBackend(LockOptions options) {
         return leftOpen(backend);
+    }
+
+    @Override
+    protected LockBackend fairLockBackend(LockOptions options) {
+        return new MariaDbFairLockBackend(backend);
     }
 
     @Override

@@ -198,7 +198,8 @@ final class NamePoller {
             w.known = true;
             if (now == null) {
                 if (!known || before != null) {
-                    events.add(new LockEvent.Released(w.name, before == null ? null : before.owner(), row != null));
+                    // the owner is unknown when nothing was read before: "" (no owner id is empty)
+                    events.add(new LockEvent.Released(w.name, before == null ? "" : before.owner(), row != null));
                 }
             } else if (before == null || !before.owner().equals(now.owner()) || before.token() != now.token()) {
                 if (before != null) {
