@@ -7,6 +7,7 @@ import io.reactivelocks.spi.LockBackend;
 import io.reactivelocks.spi.NameScan;
 import io.reactivelocks.spi.rwlock.ReadWriteStore;
 import io.reactivelocks.spi.semaphore.SemaphoreStore;
+import io.reactivelocks.spi.task.TaskStore;
 import io.reactivelocks.spi.window.WindowStore;
 import io.reactivelocks.spi.store.AbstractLockStore;
 import java.util.EnumSet;
@@ -26,7 +27,7 @@ final class MariaDbStoreSession extends AbstractLockStore {
     /** What the MariaDB store offers so far. */
     static final Set<Concept> OFFERED = EnumSet.of(Concept.LOCK, Concept.MULTI_LOCK, Concept.LEADER_ELECTION,
             Concept.SEMAPHORE, Concept.READ_WRITE_LOCK, Concept.WINDOW_LOCK,
-            Concept.FENCED_VALUES, Concept.FAIR_LOCK);
+            Concept.FENCED_VALUES, Concept.FAIR_LOCK, Concept.TASK_QUEUE);
 
     private final MariaDbLockBackend backend;
 
@@ -63,6 +64,11 @@ final class MariaDbStoreSession extends AbstractLockStore {
     @Override
     protected FencedValues fencedValuesPart() {
         return new MariaDbFencedValues(backend);
+    }
+
+    @Override
+    protected TaskStore taskStore() {
+        return new MariaDbTaskStore(backend);
     }
 
     /** The names with live rows in the lock table: see {@link MariaDbLockBackend#scanNames}. */
