@@ -28,24 +28,29 @@ final class GrantTable {
     private final String renewSql;
     private final String releaseSql;
     private final NamePoller poller;
+    private final String kind;
 
     /**
      * @param backend    whose pool, options and first-use mode to use
      * @param concept    the concept, for messages (e.g. "semaphore")
+     * @param kind       the concept's kind of revocation requests ('s' semaphore, 'r' read-write lock)
      * @param tableName  the table's unquoted name
      * @param schema     the script that creates the table (and the sequence), a resource next to this class
      * @param names      the placeholder values of the concept's scripts; {@code grant_table} is added
      */
-    GrantTable(MariaDbLockBackend backend, String concept, String tableName, String schema, Map<String, String> names) {
+    GrantTable(MariaDbLockBackend backend, String concept, String kind, String tableName, String schema, Map<String, String> names) {
         this.backend = backend;
         this.concept = concept;
         this.table = names.get("grant_table");
         List<String> statements = MariaDbSql.statements(schema, names);
-        this.ready = Mono.defer(() -> backend.firstUse(concept, List.of(tableName, backend.options().sequence()), statements))
+        this.ready = Mono.defer(() -> backend.firstUse(concept, List.of(tableName, backend.options().sequence(),
+                        MariaDbLockBackend.revocationTable(backend.options())), statements))
                 .cache(v -> FOREVER, e -> Duration.ZERO, () -> FOREVER);
         this.renewSql = MariaDbSql.render("grant_renew.sql", names);
         this.releaseSql = MariaDbSql.render("grant_release.sql", names);
-        this.poller = new NamePoller(backend.options().pollInterval(), backend.options().scheduler(), this::poll);
+        this.kind = kind;
+        this.poller = new NamePoller(backend.options().pollInterval(), backend.options().scheduler(), this::poll,
+                backend.revocationReader(kind));
     }
 
     /** @return the table, qualified and quoted */
@@ -87,6 +92,11 @@ final class GrantTable {
     /** Tells this store's waiters and observers at once of a change made through it. */
     void announce(LockEvent event) {
         poller.announce(event);
+    }
+
+    /** A revocation request to the holder of a grant, read by its poller. */
+    Mono<Void> revoke(String name, String owner, String reason) {
+        return ready(backend.revoke(name, kind, owner, reason)).onErrorMap(e -> MariaDbErrors.map(name, concept + " revocation request", e));
     }
 
     Flux<LockEvent> events(String name) {

@@ -94,8 +94,11 @@ public final class MariaDbLockBackend implements LockBackend {
     private final String inspectSql;
     private final String updatePayloadSql;
     private final String heldBySql;
-    private final String namesSql;
+    /** The admin's name scan of the lock, permits and read-write tables and the task table, in that order. */
+    private final String[] namesSql;
     private final String waitingSql;
+    private final String revokeSql;
+    private final String revokePurgeSql;
     private final List<String> schemaStatements;
 
     private MariaDbLockBackend(ConnectionFactory factory, MariaDbLockOptions options) {
@@ -129,11 +132,20 @@ public final class MariaDbLockBackend implements LockBackend {
         this.inspectSql = MariaDbSql.render("inspect.sql", names);
         this.updatePayloadSql = MariaDbSql.render("update_payload.sql", names);
         this.heldBySql = MariaDbSql.render("held_by.sql", names);
-        this.namesSql = MariaDbSql.render("admin_names.sql", Map.of("state_table", names.get("table")));
+        this.namesSql = new String[] {
+            MariaDbSql.render("admin_names.sql", Map.of("state_table", names.get("table"))),
+            MariaDbSql.render("admin_names.sql", Map.of("state_table", MariaDbSql.qualified(options.database(),
+                    MariaDbSemaphoreStore.tableName(options)))),
+            MariaDbSql.render("admin_names.sql", Map.of("state_table", MariaDbSql.qualified(options.database(),
+                    MariaDbReadWriteStore.tableName(options)))),
+            MariaDbSql.render("admin_queues.sql", Map.of("task_table", MariaDbSql.qualified(options.database(),
+                    MariaDbTaskStore.tableName(options))))};
         this.schemaStatements = MariaDbSql.statements("schema.sql", names);
+        this.revokeSql = MariaDbSql.render("revoke.sql", names);
+        this.revokePurgeSql = MariaDbSql.render("revoke_purge.sql", names);
         this.waitingSql = MariaDbSql.render("fair_waiting.sql", MariaDbFairLockBackend.names(options));
         this.schemaReady = Mono.defer(this::firstUse).cache(v -> FOREVER, e -> Duration.ZERO, () -> FOREVER);
-        this.poller = new NamePoller(options.pollInterval(), options.scheduler(), this::poll);
+        this.poller = new NamePoller(options.pollInterval(), options.scheduler(), this::poll, revocationReader("l"));
         this.close = Mono.defer(this::doClose).cache();
     }
 
@@ -172,7 +184,7 @@ public final class MariaDbLockBackend implements LockBackend {
      *         {@link MariaDbSchemaException} naming each missing object
      */
     public Mono<Void> validateSchema() {
-        return check(List.of(options.table(), options.sequence()), "lock")
+        return check(List.of(options.table(), options.sequence(), revocationTable(options)), "lock")
                 .onErrorMap(e -> MariaDbErrors.map(null, "schema validation", e));
     }
 
@@ -378,15 +390,20 @@ public final class MariaDbLockBackend implements LockBackend {
 
     // ------------------------------------------------------------------ internals
 
-    /** The names with live rows in the lock table that start with {@code prefix}; none when the table was never created. */
+    /**
+     * The names with live rows in the lock, permits and read-write tables, and the queues with live
+     * claims in the task table, that start with {@code prefix} (compared byte for byte, never
+     * {@code LIKE}), one statement per table; a table that was never created holds nothing.
+     */
     Flux<NameScan.Named> scanNames(String prefix) {
         Objects.requireNonNull(prefix, "prefix");
         return Flux.defer(() -> {
             String stored = StoredText.encode(scanPrefix(prefix));
             int length = stored.getBytes(StandardCharsets.UTF_8).length;
-            return query(namesSql, st -> st.bind(0, length).bind(1, stored),
-                    (row, md) -> new NameScan.Named(Concept.LOCK, StoredText.decode(bytes(row, "name"))))
-                    .onErrorResume(MariaDbErrors::noSuchTable, e -> Flux.empty());
+            Concept[] concepts = {Concept.LOCK, Concept.SEMAPHORE, Concept.READ_WRITE_LOCK, Concept.TASK_QUEUE};
+            return Flux.range(0, concepts.length).concatMap(i -> query(namesSql[i], st -> st.bind(0, length).bind(1, stored),
+                            (row, md) -> new NameScan.Named(concepts[i], StoredText.decode(bytes(row, "name"))))
+                    .onErrorResume(MariaDbErrors::noSuchTable, e -> Flux.empty()));
         }).onErrorMap(e -> MariaDbErrors.map(null, "name scan", e));
     }
 
@@ -483,7 +500,7 @@ public final class MariaDbLockBackend implements LockBackend {
     }
 
     private Mono<Void> firstUse() {
-        return firstUse("lock", List.of(options.table(), options.sequence()), schemaStatements);
+        return firstUse("lock", List.of(options.table(), options.sequence(), revocationTable(options)), schemaStatements);
     }
 
     /**
@@ -563,7 +580,47 @@ public final class MariaDbLockBackend implements LockBackend {
         names.put("table", MariaDbSql.qualified(options.database(), options.table()));
         names.put("sequence", MariaDbSql.qualified(options.database(), options.sequence()));
         names.put("expires_index", MariaDbSql.quote(derived(options.table(), "_expires_at_idx")));
+        names.put("revocation_table", MariaDbSql.qualified(options.database(), revocationTable(options)));
         return names;
+    }
+
+    /** @return the revocation table's unquoted name: the lock table's with {@code _revocations} */
+    static String revocationTable(MariaDbLockOptions options) {
+        return derived(options.table(), "_revocations");
+    }
+
+    /**
+     * A revocation request: a row the holder's poller reads ({@code revoke.sql}), kept 10 seconds;
+     * the holder listening to the name receives it at its next poll.
+     */
+    @Override
+    public Mono<Void> revoke(String name, String owner, String reason) {
+        Objects.requireNonNull(name, "name");
+        return revoke(name, "l", owner, reason).onErrorMap(e -> MariaDbErrors.map(name, "revocation request", e));
+    }
+
+    /** Records a revocation request of one concept ({@code kind}: 'l', 's' or 'r') and forgets old ones. */
+    Mono<Void> revoke(String name, String kind, String owner, String reason) {
+        Objects.requireNonNull(owner, "owner");
+        Objects.requireNonNull(reason, "reason");
+        return Mono.defer(() -> schemaReady.then(Mono.usingWhen(connections(), c -> update(c, revokePurgeSql, st -> { })
+                .then(update(c, revokeSql, st -> st.bind(0, StoredText.encode(name)).bind(1, kind).bind(2, owner)
+                        .bind(3, reason.getBytes(StandardCharsets.UTF_8)))), Connection::close)).then());
+    }
+
+    /** @return the poller's reader of the revocation requests of one concept ({@code kind}) */
+    Function<List<String>, Flux<NamePoller.Revocation>> revocationReader(String kind) {
+        return stored -> {
+            String sql = MariaDbSql.render("revocations_poll.sql", Map.of("revocation_table", names.get("revocation_table"),
+                    "names", MariaDbSql.marks(stored.size())));
+            return query(sql, st -> {
+                st.bind(0, kind);
+                for (int i = 0; i < stored.size(); i++) {
+                    st.bind(i + 1, stored.get(i));
+                }
+            }, (row, md) -> new NamePoller.Revocation(new String(bytes(row, "name"), StandardCharsets.UTF_8), text(row, "owner"),
+                    new String(bytes(row, "reason"), StandardCharsets.UTF_8), number(row, "at_us")));
+        };
     }
 
     /** @return {@code base + suffix}, shortened to MariaDB's 64 characters */

@@ -51,7 +51,7 @@ final class MariaDbReadWriteStore implements ReadWriteStore {
         Map<String, String> names = new HashMap<>(MariaDbLockBackend.names(o));
         names.put("rw_table", MariaDbSql.qualified(o.database(), tableName));
         names.put("grant_table", names.get("rw_table"));
-        this.grants = new GrantTable(backend, "read-write lock", tableName, "rwlock_schema.sql", names);
+        this.grants = new GrantTable(backend, "read-write lock", "r", tableName, "rwlock_schema.sql", names);
         this.guardSql = MariaDbSql.render("rwlock_guard.sql", names);
         this.purgeSql = MariaDbSql.render("rwlock_purge.sql", names);
         this.heldSql = MariaDbSql.render("rwlock_held.sql", names);
@@ -161,6 +161,12 @@ final class MariaDbReadWriteStore implements ReadWriteStore {
                     return new ReadWriteHolders(readers, writer, intents);
                 })
                 .onErrorMap(e -> MariaDbErrors.map(name, "read-write read", e));
+    }
+
+    /** A revocation request: a row the holder's poller reads (kept 10 seconds). */
+    @Override
+    public Mono<Void> revoke(String name, String owner, String reason) {
+        return grants.revoke(name, owner, reason);
     }
 
     @Override

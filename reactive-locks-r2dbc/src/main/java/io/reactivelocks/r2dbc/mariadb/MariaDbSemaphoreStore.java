@@ -47,7 +47,7 @@ final class MariaDbSemaphoreStore implements SemaphoreStore {
         Map<String, String> names = new HashMap<>(MariaDbLockBackend.names(o));
         names.put("permit_table", MariaDbSql.qualified(o.database(), tableName));
         names.put("grant_table", names.get("permit_table"));
-        this.grants = new GrantTable(backend, "semaphore", tableName, "semaphore_schema.sql", names);
+        this.grants = new GrantTable(backend, "semaphore", "s", tableName, "semaphore_schema.sql", names);
         this.guardSql = MariaDbSql.render("semaphore_guard.sql", names);
         this.purgeSql = MariaDbSql.render("semaphore_purge.sql", names);
         this.heldSql = MariaDbSql.render("semaphore_held.sql", names);
@@ -132,6 +132,12 @@ final class MariaDbSemaphoreStore implements SemaphoreStore {
                                 Duration.ofNanos(Math.max(0, MariaDbLockBackend.number(row, "remaining_us")) * 1000)))
                 .collectList()))
                 .onErrorMap(e -> MariaDbErrors.map(name, "semaphore read", e));
+    }
+
+    /** A revocation request: a row the holder's poller reads (kept 10 seconds). */
+    @Override
+    public Mono<Void> revoke(String name, String owner, String reason) {
+        return grants.revoke(name, owner, reason);
     }
 
     @Override

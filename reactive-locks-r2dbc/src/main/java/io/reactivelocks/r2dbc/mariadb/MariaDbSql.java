@@ -35,7 +35,7 @@ final class MariaDbSql {
             "fair_ahead.sql", "fair_leave.sql", "fair_waiting.sql", "task_schema.sql", "task_register.sql", "task_pick.sql",
             "task_claim.sql", "task_claimed.sql", "task_next_expiry.sql", "task_renew.sql", "task_complete.sql", "task_fail.sql",
             "task_release.sql", "task_release_owner.sql", "task_status.sql", "task_remove.sql", "task_claims.sql", "task_poll.sql",
-            "admin_queues.sql");
+            "admin_queues.sql", "revocations_schema.sql", "revoke.sql", "revoke_purge.sql", "revocations_poll.sql");
 
     private MariaDbSql() {
     }

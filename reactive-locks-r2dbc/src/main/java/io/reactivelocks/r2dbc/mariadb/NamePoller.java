@@ -34,11 +34,16 @@ final class NamePoller {
     record Seen(String owner, long token, boolean live) {
     }
 
+    /** A revocation request read for a watched name (stored form), asked at {@code atUs} by the server's clock. */
+    record Revocation(String stored, String owner, String reason, long atUs) {
+    }
+
     private static final int CHUNK = 200;
 
     private final Duration interval;
     private final Scheduler scheduler;
     private final Function<List<String>, Flux<Map.Entry<String, Seen>>> read;
+    private final @Nullable Function<List<String>, Flux<Revocation>> revocations;
     private final Map<String, Watch> watched = new HashMap<>(); // guarded by this, keyed by name
     private @Nullable Disposable ticker; // guarded by this
     private boolean closed; // guarded by this
@@ -50,9 +55,22 @@ final class NamePoller {
      * @param read      reads the state of the given names (stored form), one entry per row found, keyed by stored name
      */
     NamePoller(Duration interval, Scheduler scheduler, Function<List<String>, Flux<Map.Entry<String, Seen>>> read) {
+        this(interval, scheduler, read, null);
+    }
+
+    /**
+     * @param interval    how often to read
+     * @param scheduler   the timer's scheduler
+     * @param read        reads the state of the given names (stored form), one entry per row found, keyed by stored name
+     * @param revocations reads the revocation requests for the given names (stored form), or {@code null} for none;
+     *                    each request is announced once as {@link LockEvent.Revoked} (again when it is renewed)
+     */
+    NamePoller(Duration interval, Scheduler scheduler, Function<List<String>, Flux<Map.Entry<String, Seen>>> read,
+               @Nullable Function<List<String>, Flux<Revocation>> revocations) {
         this.interval = Objects.requireNonNull(interval, "interval");
         this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
         this.read = Objects.requireNonNull(read, "read");
+        this.revocations = revocations;
     }
 
     /** The subscribers of one name and what the last read saw. */
@@ -64,6 +82,8 @@ final class NamePoller {
         /** null: unknown (nothing read yet); FREE: no live holder. */
         @Nullable Seen last;
         boolean known;
+        /** The time of the last revocation request announced, per owner asked. */
+        final Map<String, Long> asked = new HashMap<>();
 
         Watch(String name) {
             this.name = name;
@@ -180,12 +200,38 @@ final class NamePoller {
                             for (Watch w : chunk) {
                                 seen(w, found.get(w.stored), recovered);
                             }
-                        }))
+                        })
+                        .then(revocations == null ? Mono.empty() : revocations.apply(chunk.stream().map(w -> w.stored).toList())
+                                .collectList()
+                                .doOnNext(requests -> asked(chunk, requests))
+                                .onErrorResume(e -> Mono.empty()) // a request is asked again; the state read decides "failing"
+                                .then()))
                 .then()
                 .onErrorResume(e -> {
                     failing = true;
                     return Mono.empty();
                 });
+    }
+
+    private void asked(List<Watch> chunk, List<Revocation> requests) {
+        for (Revocation r : requests) {
+            for (Watch w : chunk) {
+                if (!w.stored.equals(r.stored())) {
+                    continue;
+                }
+                boolean fresh;
+                synchronized (this) {
+                    Long before = w.asked.get(r.owner());
+                    fresh = before == null || before < r.atUs();
+                    if (fresh) {
+                        w.asked.put(r.owner(), r.atUs());
+                    }
+                }
+                if (fresh) {
+                    w.emit(new LockEvent.Revoked(w.name, r.owner(), r.reason()));
+                }
+            }
+        }
     }
 
     private void seen(Watch w, @Nullable Seen row, boolean recovered) {

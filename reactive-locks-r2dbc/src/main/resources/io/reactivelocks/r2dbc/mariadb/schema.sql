@@ -3,6 +3,7 @@
 -- statement at a time on one connection, serialized between processes by GET_LOCK.
 -- Placeholders are filled with validated identifiers ([A-Za-z_][A-Za-z0-9_]{0,63}), backquoted:
 --   ${sequence}       the fencing-token sequence  (default `reactive_locks_token_seq`)
+--   ${revocation_table}  revocation requests (see revocations_schema.sql)
 --   ${table}          the lock table              (default `reactive_locks`)
 --   ${expires_index}  its index on expires_at
 
@@ -26,4 +27,13 @@ CREATE TABLE IF NOT EXISTS ${table} (
     payload    VARBINARY(8192) NULL,
     PRIMARY KEY (name),
     KEY ${expires_index} (expires_at)
+) ENGINE=InnoDB;
+
+CREATE TABLE IF NOT EXISTS ${revocation_table} (
+    name     VARBINARY(2048) NOT NULL,
+    kind     CHAR(1)         CHARACTER SET ascii NOT NULL,
+    owner    VARBINARY(255)  NOT NULL,
+    reason   VARBINARY(4096) NOT NULL,
+    asked_at DATETIME(6)     NOT NULL,
+    PRIMARY KEY (name, kind, owner)
 ) ENGINE=InnoDB;

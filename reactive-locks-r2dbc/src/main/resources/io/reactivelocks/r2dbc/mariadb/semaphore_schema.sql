@@ -17,3 +17,12 @@ CREATE TABLE IF NOT EXISTS ${permit_table} (
     expires_at DATETIME(6)     NOT NULL,
     PRIMARY KEY (name, owner)
 ) ENGINE=InnoDB;
+
+CREATE TABLE IF NOT EXISTS ${revocation_table} (
+    name     VARBINARY(2048) NOT NULL,
+    kind     CHAR(1)         CHARACTER SET ascii NOT NULL,
+    owner    VARBINARY(255)  NOT NULL,
+    reason   VARBINARY(4096) NOT NULL,
+    asked_at DATETIME(6)     NOT NULL,
+    PRIMARY KEY (name, kind, owner)
+) ENGINE=InnoDB;
