@@ -69,7 +69,7 @@ final class GrantTable {
                 return Mono.just(List.<RenewOutcome>of());
             }
             return ready(Mono.usingWhen(backend.connections(), c -> Flux.fromIterable(batch)
-                    .concatMap(r -> MariaDbLockBackend.update(c, renewSql, st -> st.bind(0, MariaDbLockBackend.micros(r.leaseTime()))
+                    .concatMap(r -> Statements.update(c, renewSql, st -> st.bind(0, Statements.micros(r.leaseTime()))
                             .bind(1, StoredText.encode(r.lock().name())).bind(2, r.lock().owner()).bind(3, r.lock().token()))
                             .map(updated -> updated > 0 ? RenewOutcome.renewed(r.leaseTime()) : RenewOutcome.notHeld()))
                     .collectList(), Connection::close));
@@ -78,7 +78,7 @@ final class GrantTable {
 
     Mono<Boolean> release(String name, String owner) {
         return Mono.defer(() -> ready(Mono.usingWhen(backend.connections(),
-                        c -> MariaDbLockBackend.update(c, releaseSql, st -> st.bind(0, StoredText.encode(name)).bind(1, owner)),
+                        c -> Statements.update(c, releaseSql, st -> st.bind(0, StoredText.encode(name)).bind(1, owner)),
                         Connection::close))
                 .map(deleted -> deleted > 0)
                 .doOnNext(deleted -> {
@@ -113,8 +113,8 @@ final class GrantTable {
             for (int i = 0; i < stored.size(); i++) {
                 st.bind(i, stored.get(i));
             }
-        }, (row, md) -> Map.entry(new String(MariaDbLockBackend.bytes(row, "name"), StandardCharsets.UTF_8),
-                new NamePoller.Seen(new String(MariaDbLockBackend.bytes(row, "owner"), StandardCharsets.UTF_8),
-                        MariaDbLockBackend.number(row, "token"), true)));
+        }, (row, md) -> Map.entry(new String(Statements.bytes(row, "name"), StandardCharsets.UTF_8),
+                new NamePoller.Seen(new String(Statements.bytes(row, "owner"), StandardCharsets.UTF_8),
+                        Statements.number(row, "token"), true)));
     }
 }

@@ -96,26 +96,26 @@ final class MariaDbFairLockBackend implements LockBackend {
 
     private Mono<Object> grant(Connection c, String n, GrantRequest request, long sentAt) {
         String o = request.owner();
-        long ttl = MariaDbLockBackend.micros(request.leaseTime());
-        return MariaDbLockBackend.update(c, mutex.sql("lock_row"), st -> st.bind(0, n))
-                .then(MariaDbLockBackend.update(c, purgeSql, st -> st.bind(0, n)))
-                .then(MariaDbLockBackend.first(c, mutex.sql("read"), st -> st.bind(0, n), (row, md) -> new Holder(
-                        MariaDbLockBackend.text(row, "owner"), MariaDbLockBackend.number(row, "token"),
-                        Duration.ofNanos(Math.max(0, MariaDbLockBackend.number(row, "remaining_us")) * 1000),
-                        row.get("payload") == null ? null : MariaDbLockBackend.text(row, "payload"))))
+        long ttl = Statements.micros(request.leaseTime());
+        return Statements.update(c, mutex.sql("lock_row"), st -> st.bind(0, n))
+                .then(Statements.update(c, purgeSql, st -> st.bind(0, n)))
+                .then(Statements.first(c, mutex.sql("read"), st -> st.bind(0, n), (row, md) -> new Holder(
+                        Statements.text(row, "owner"), Statements.number(row, "token"),
+                        Duration.ofNanos(Math.max(0, Statements.number(row, "remaining_us")) * 1000),
+                        row.get("payload") == null ? null : Statements.text(row, "payload"))))
                 .flatMap(h -> {
                     boolean live = h.remaining() != null && !h.remaining().isZero();
                     if (live && h.owner().equals(o)) { // a retried request
-                        return MariaDbLockBackend.update(c, mutex.sql("again"), st -> st.bind(0, ttl).bind(1, n))
-                                .then(MariaDbLockBackend.update(c, leaveSql, st -> st.bind(0, n).bind(1, o)))
+                        return Statements.update(c, mutex.sql("again"), st -> st.bind(0, ttl).bind(1, n))
+                                .then(Statements.update(c, leaveSql, st -> st.bind(0, n).bind(1, o)))
                                 .thenReturn((Object) new Attempt.Granted(h.token(), request.leaseTime(), sentAt));
                     }
                     if (live) {
                         return request.queue() ? enqueue(c, n, o, request, h.remaining())
                                 : Mono.just((Object) Attempt.busy(h));
                     }
-                    return MariaDbLockBackend.first(c, firstSql, st -> st.bind(0, n), (row, md) -> Map.entry(
-                                    MariaDbLockBackend.text(row, "owner"), MariaDbLockBackend.number(row, "remaining_us")))
+                    return Statements.first(c, firstSql, st -> st.bind(0, n), (row, md) -> Map.entry(
+                                    Statements.text(row, "owner"), Statements.number(row, "remaining_us")))
                             .map(head -> head.getKey().equals(o) ? Map.entry("", 0L) : head)
                             .defaultIfEmpty(Map.entry("", 0L))
                             .flatMap(head -> {
@@ -131,21 +131,21 @@ final class MariaDbFairLockBackend implements LockBackend {
 
     private Mono<Object> take(Connection c, String n, String o, long ttl, GrantRequest request, long sentAt) {
         String payload = request.payload() == null ? null : StoredText.encode(request.payload());
-        return MariaDbLockBackend.first(c, mutex.sql("token"), st -> { }, (row, md) -> MariaDbLockBackend.number(row, "token"))
-                .flatMap(t -> MariaDbLockBackend.update(c, mutex.sql("take"), st -> {
+        return Statements.first(c, mutex.sql("token"), st -> { }, (row, md) -> Statements.number(row, "token"))
+                .flatMap(t -> Statements.update(c, mutex.sql("take"), st -> {
                     st.bind(0, o).bind(1, t).bind(2, ttl);
-                    MariaDbLockBackend.bindText(st, 3, payload);
+                    Statements.bindText(st, 3, payload);
                     st.bind(4, n);
-                }).then(MariaDbLockBackend.update(c, leaveSql, st -> st.bind(0, n).bind(1, o)))
+                }).then(Statements.update(c, leaveSql, st -> st.bind(0, n).bind(1, o)))
                         .thenReturn((Object) new Attempt.Granted(t, request.leaseTime(), sentAt)));
     }
 
     private Mono<Object> enqueue(Connection c, String n, String o, GrantRequest request, @Nullable Duration hint) {
-        long deadline = MariaDbLockBackend.micros(WaiterLine.waiterDeadline(request.leaseTime()));
-        return MariaDbLockBackend.first(c, mutex.sql("token"), st -> { }, (row, md) -> MariaDbLockBackend.number(row, "token"))
-                .flatMap(seq -> MariaDbLockBackend.update(c, enqueueSql, st -> st.bind(0, n).bind(1, o).bind(2, seq).bind(3, deadline)))
-                .then(MariaDbLockBackend.first(c, aheadSql, st -> st.bind(0, n).bind(1, n).bind(2, o),
-                        (row, md) -> MariaDbLockBackend.number(row, "ahead")))
+        long deadline = Statements.micros(WaiterLine.waiterDeadline(request.leaseTime()));
+        return Statements.first(c, mutex.sql("token"), st -> { }, (row, md) -> Statements.number(row, "token"))
+                .flatMap(seq -> Statements.update(c, enqueueSql, st -> st.bind(0, n).bind(1, o).bind(2, seq).bind(3, deadline)))
+                .then(Statements.first(c, aheadSql, st -> st.bind(0, n).bind(1, n).bind(2, o),
+                        (row, md) -> Statements.number(row, "ahead")))
                 // the place is not handed on: the poller may fold several handoffs into one change, which
                 // would leave a waiter counting itself further back than it is; so every release wakes it
                 .map(ahead -> (Object) new WaiterLine.StillQueued(hint == null ? -1 : hint.toMillis(), -1));
@@ -159,8 +159,8 @@ final class MariaDbFairLockBackend implements LockBackend {
         return Mono.defer(() -> {
             String n = StoredText.encode(name);
             return mutex.schemaReady().then(ready).then(Mono.usingWhen(mutex.connections(),
-                    c -> MariaDbLockBackend.update(c, leaveSql, st -> st.bind(0, n).bind(1, owner))
-                            .zipWith(MariaDbLockBackend.update(c, mutex.sql("release"), st -> st.bind(0, n).bind(1, owner))),
+                    c -> Statements.update(c, leaveSql, st -> st.bind(0, n).bind(1, owner))
+                            .zipWith(Statements.update(c, mutex.sql("release"), st -> st.bind(0, n).bind(1, owner))),
                     Connection::close))
                     .map(t -> {
                         if (t.getT2() > 0 || t.getT1() > 0) {

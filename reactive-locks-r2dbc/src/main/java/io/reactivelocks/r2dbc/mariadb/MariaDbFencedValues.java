@@ -74,9 +74,9 @@ final class MariaDbFencedValues implements FencedValues {
     }
 
     private Mono<Boolean> write(Connection c, String k, long token, byte @Nullable [] value) {
-        return MariaDbLockBackend.update(c, lockRowSql, st -> st.bind(0, k))
-                .then(MariaDbLockBackend.first(c, fenceSql, st -> st.bind(0, k), (row, md) -> MariaDbLockBackend.number(row, "fence")))
-                .flatMap(fence -> fence > token ? Mono.just(false) : MariaDbLockBackend.update(c, writeSql, st -> {
+        return Statements.update(c, lockRowSql, st -> st.bind(0, k))
+                .then(Statements.first(c, fenceSql, st -> st.bind(0, k), (row, md) -> Statements.number(row, "fence")))
+                .flatMap(fence -> fence > token ? Mono.just(false) : Statements.update(c, writeSql, st -> {
                     if (value == null) {
                         st.bindNull(0, byte[].class);
                     } else {
@@ -92,8 +92,8 @@ final class MariaDbFencedValues implements FencedValues {
         return Mono.defer(() -> ready.then(backend.query(readSql, st -> st.bind(0, StoredText.encode(key)), (row, md) -> {
                     Object v = row.get("value");
                     return v == null ? Optional.<FencedValue>empty() : Optional.of(new FencedValue(
-                            new String(MariaDbLockBackend.bytes(row, "value"), StandardCharsets.UTF_8),
-                            MariaDbLockBackend.number(row, "fence")));
+                            new String(Statements.bytes(row, "value"), StandardCharsets.UTF_8),
+                            Statements.number(row, "fence")));
                 }).next()))
                 .flatMap(Mono::justOrEmpty)
                 .onErrorMap(e -> MariaDbErrors.map(key, "fenced read", e));

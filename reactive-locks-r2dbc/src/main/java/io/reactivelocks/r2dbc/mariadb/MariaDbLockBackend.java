@@ -11,7 +11,6 @@ import io.r2dbc.spi.Statement;
 import io.r2dbc.spi.Wrapped;
 import io.reactivelocks.Concept;
 import io.reactivelocks.LockBackendException;
-import io.reactivelocks.r2dbc.SchemaMode;
 import io.reactivelocks.spi.Attempt;
 import io.reactivelocks.spi.GrantRequest;
 import io.reactivelocks.spi.HeldLock;
@@ -30,7 +29,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import java.util.function.Function;
@@ -70,12 +68,12 @@ public final class MariaDbLockBackend implements LockBackend {
     private static final Duration CLOSE_POOL_TIMEOUT = Duration.ofSeconds(1);
     /** A grant whose transaction was chosen as a deadlock victim is repeated at once, this often. */
     private static final int ROLLED_BACK_RETRIES = 3;
-    private static final String SCHEMA_LOCK = "reactive_locks_schema";
 
     private final ConnectionFactory connections;
     private final @Nullable ConnectionPool ownedPool;
     private final MariaDbLockOptions options;
     private final NamePoller poller;
+    private final SchemaSteps schema;
     private final Mono<Void> schemaReady;
     private final Mono<Void> close;
     private final Set<StoredKey> outstanding = ConcurrentHashMap.newKeySet();
@@ -144,6 +142,7 @@ public final class MariaDbLockBackend implements LockBackend {
         this.revokeSql = MariaDbSql.render("revoke.sql", names);
         this.revokePurgeSql = MariaDbSql.render("revoke_purge.sql", names);
         this.waitingSql = MariaDbSql.render("fair_waiting.sql", MariaDbFairLockBackend.names(options));
+        this.schema = new SchemaSteps(this);
         this.schemaReady = Mono.defer(this::firstUse).cache(v -> FOREVER, e -> Duration.ZERO, () -> FOREVER);
         this.poller = new NamePoller(options.pollInterval(), options.scheduler(), this::poll, revocationReader("l"));
         this.close = Mono.defer(this::doClose).cache();
@@ -184,7 +183,7 @@ public final class MariaDbLockBackend implements LockBackend {
      *         {@link MariaDbSchemaException} naming each missing object
      */
     public Mono<Void> validateSchema() {
-        return check(List.of(options.table(), options.sequence(), revocationTable(options)), "lock")
+        return schema.check(List.of(options.table(), options.sequence(), revocationTable(options)), "lock")
                 .onErrorMap(e -> MariaDbErrors.map(null, "schema validation", e));
     }
 
@@ -211,7 +210,7 @@ public final class MariaDbLockBackend implements LockBackend {
             StoredKey key = new StoredKey(n, o);
             outstanding.add(key);
             unsettled.add(key);
-            long ttl = micros(request.leaseTime());
+            long ttl = Statements.micros(request.leaseTime());
             String payload = request.payload() == null ? null : StoredText.encode(request.payload());
             return schemaReady.then(inTransaction(c -> grant(c, n, o, ttl, payload, request)))
                     .retryWhen(Retry.max(ROLLED_BACK_RETRIES).filter(MariaDbErrors::rolledBack))
@@ -228,22 +227,22 @@ public final class MariaDbLockBackend implements LockBackend {
     }
 
     private Mono<Attempt> grant(Connection c, String n, String o, long ttl, @Nullable String payload, GrantRequest request) {
-        return update(c, lockRowSql, st -> st.bind(0, n))
-                .then(first(c, readSql, st -> st.bind(0, n), (row, md) -> new Holder(text(row, "owner"),
-                        number(row, "token"), Duration.ofNanos(Math.max(0, number(row, "remaining_us")) * 1000), payloadOf(row))))
+        return Statements.update(c, lockRowSql, st -> st.bind(0, n))
+                .then(Statements.first(c, readSql, st -> st.bind(0, n), (row, md) -> new Holder(Statements.text(row, "owner"),
+                        Statements.number(row, "token"), Duration.ofNanos(Math.max(0, Statements.number(row, "remaining_us")) * 1000), payloadOf(row))))
                 .flatMap(h -> {
                     boolean live = h.remaining() != null && !h.remaining().isZero();
                     if (live && h.owner().equals(o)) {
-                        return update(c, againSql, st -> st.bind(0, ttl).bind(1, n))
+                        return Statements.update(c, againSql, st -> st.bind(0, ttl).bind(1, n))
                                 .thenReturn((Attempt) Attempt.granted(h.token(), request.leaseTime()));
                     }
                     if (live) {
                         return Mono.just((Attempt) Attempt.busy(h));
                     }
-                    return first(c, tokenSql, st -> { }, (row, md) -> number(row, "token"))
-                            .flatMap(token -> update(c, takeSql, st -> {
+                    return Statements.first(c, tokenSql, st -> { }, (row, md) -> Statements.number(row, "token"))
+                            .flatMap(token -> Statements.update(c, takeSql, st -> {
                                 st.bind(0, o).bind(1, token).bind(2, ttl);
-                                bindText(st, 3, payload);
+                                Statements.bindText(st, 3, payload);
                                 st.bind(4, n);
                             }).thenReturn((Attempt) Attempt.granted(token, request.leaseTime())));
                 });
@@ -263,7 +262,7 @@ public final class MariaDbLockBackend implements LockBackend {
                 return Mono.just(List.<RenewOutcome>of());
             }
             return schemaReady.then(Mono.usingWhen(connections.create(), c -> Flux.fromIterable(batch)
-                    .concatMap(r -> update(c, renewSql, st -> st.bind(0, micros(r.leaseTime()))
+                    .concatMap(r -> Statements.update(c, renewSql, st -> st.bind(0, Statements.micros(r.leaseTime()))
                             .bind(1, StoredText.encode(r.lock().name())).bind(2, r.lock().owner()).bind(3, r.lock().token()))
                             .map(updated -> updated > 0 ? RenewOutcome.renewed(r.leaseTime()) : RenewOutcome.notHeld()))
                     .collectList(), Connection::close))
@@ -286,7 +285,7 @@ public final class MariaDbLockBackend implements LockBackend {
             String n = StoredText.encode(name);
             StoredKey key = new StoredKey(n, owner);
             return schemaReady.then(Mono.usingWhen(connections.create(),
-                            c -> update(c, releaseSql, st -> st.bind(0, n).bind(1, owner)), Connection::close))
+                            c -> Statements.update(c, releaseSql, st -> st.bind(0, n).bind(1, owner)), Connection::close))
                     .map(deleted -> deleted > 0)
                     .doOnNext(deleted -> {
                         if (deleted || !unsettled.contains(key)) {
@@ -311,9 +310,9 @@ public final class MariaDbLockBackend implements LockBackend {
         Objects.requireNonNull(name, "name");
         return Mono.defer(() -> {
             String n = StoredText.encode(name);
-            return schemaReady.then(Mono.usingWhen(connections.create(), c -> first(c, inspectSql, st -> st.bind(0, n),
-                    (row, md) -> new Holder(text(row, "owner"), number(row, "token"),
-                            Duration.ofNanos(Math.max(0, number(row, "remaining_us")) * 1000), payloadOf(row))), Connection::close))
+            return schemaReady.then(Mono.usingWhen(connections.create(), c -> Statements.first(c, inspectSql, st -> st.bind(0, n),
+                    (row, md) -> new Holder(Statements.text(row, "owner"), Statements.number(row, "token"),
+                            Duration.ofNanos(Math.max(0, Statements.number(row, "remaining_us")) * 1000), payloadOf(row))), Connection::close))
                     .onErrorMap(e -> MariaDbErrors.map(name, "inspect", e));
         });
     }
@@ -330,12 +329,12 @@ public final class MariaDbLockBackend implements LockBackend {
         return Mono.defer(() -> {
             String n = StoredText.encode(lock.name());
             String stored = payload == null ? null : StoredText.encode(payload);
-            return schemaReady.then(Mono.usingWhen(connections.create(), c -> update(c, updatePayloadSql, st -> {
-                bindText(st, 0, stored);
+            return schemaReady.then(Mono.usingWhen(connections.create(), c -> Statements.update(c, updatePayloadSql, st -> {
+                Statements.bindText(st, 0, stored);
                 st.bind(1, n).bind(2, lock.owner()).bind(3, lock.token());
-            }).flatMap(updated -> updated > 0 ? Mono.just(true) : first(c, heldBySql, st -> {
+            }).flatMap(updated -> updated > 0 ? Mono.just(true) : Statements.first(c, heldBySql, st -> {
                 st.bind(0, n).bind(1, lock.owner()).bind(2, lock.token());
-                bindText(st, 3, stored);
+                Statements.bindText(st, 3, stored);
             }, (row, md) -> true).defaultIfEmpty(false)), Connection::close))
                     .doOnNext(written -> {
                         if (written) {
@@ -355,7 +354,7 @@ public final class MariaDbLockBackend implements LockBackend {
     @Override
     public Mono<Integer> waiting(String name) {
         Objects.requireNonNull(name, "name");
-        return Mono.defer(() -> query(waitingSql, st -> st.bind(0, StoredText.encode(name)), (row, md) -> number(row, "waiting"))
+        return Mono.defer(() -> query(waitingSql, st -> st.bind(0, StoredText.encode(name)), (row, md) -> Statements.number(row, "waiting"))
                 .next()
                 .map(n -> n == 0 ? -1 : (int) Math.min(Integer.MAX_VALUE, n))
                 .defaultIfEmpty(-1)
@@ -402,7 +401,7 @@ public final class MariaDbLockBackend implements LockBackend {
             int length = stored.getBytes(StandardCharsets.UTF_8).length;
             Concept[] concepts = {Concept.LOCK, Concept.SEMAPHORE, Concept.READ_WRITE_LOCK, Concept.TASK_QUEUE};
             return Flux.range(0, concepts.length).concatMap(i -> query(namesSql[i], st -> st.bind(0, length).bind(1, stored),
-                            (row, md) -> new NameScan.Named(concepts[i], StoredText.decode(bytes(row, "name"))))
+                            (row, md) -> new NameScan.Named(concepts[i], StoredText.decode(Statements.bytes(row, "name"))))
                     .onErrorResume(MariaDbErrors::noSuchTable, e -> Flux.empty()));
         }).onErrorMap(e -> MariaDbErrors.map(null, "name scan", e));
     }
@@ -419,8 +418,8 @@ public final class MariaDbLockBackend implements LockBackend {
             for (int i = 0; i < stored.size(); i++) {
                 st.bind(i, stored.get(i));
             }
-        }, (row, md) -> Map.entry(new String(bytes(row, "name"), StandardCharsets.UTF_8),
-                new NamePoller.Seen(text(row, "owner"), number(row, "token"), number(row, "live") != 0)));
+        }, (row, md) -> Map.entry(new String(Statements.bytes(row, "name"), StandardCharsets.UTF_8),
+                new NamePoller.Seen(Statements.text(row, "owner"), Statements.number(row, "token"), Statements.number(row, "live") != 0)));
     }
 
     /** Tells this backend's waiters and observers at once of a change made through another part of the session. */
@@ -448,29 +447,7 @@ public final class MariaDbLockBackend implements LockBackend {
 
     /** Runs {@code sql} (one statement with bind parameters) on a pooled connection, returned on any end. */
     <T> Flux<T> query(String sql, Consumer<Statement> binder, BiFunction<Row, RowMetadata, T> mapper) {
-        return Flux.usingWhen(connections.create(), c -> rows(c, sql, binder, mapper), Connection::close);
-    }
-
-    static <T> Flux<T> rows(Connection c, String sql, Consumer<Statement> binder, BiFunction<Row, RowMetadata, T> mapper) {
-        return Flux.defer(() -> {
-            Statement st = c.createStatement(sql);
-            binder.accept(st);
-            return Flux.from(st.execute()).concatMap(r -> r.map(mapper));
-        });
-    }
-
-    /** The first row of a statement's result, once the whole result was read. */
-    static <T> Mono<T> first(Connection c, String sql, Consumer<Statement> binder, BiFunction<Row, RowMetadata, T> mapper) {
-        return rows(c, sql, binder, mapper).collectList().flatMap(all -> all.isEmpty() ? Mono.empty() : Mono.just(all.get(0)));
-    }
-
-    /** Runs one statement and answers the number of rows it changed (found rows, with the driver's defaults). */
-    static Mono<Long> update(Connection c, String sql, Consumer<Statement> binder) {
-        return Flux.defer(() -> {
-            Statement st = c.createStatement(sql);
-            binder.accept(st);
-            return Flux.from(st.execute()).concatMap(r -> r.getRowsUpdated());
-        }).reduce(0L, Long::sum);
+        return Flux.usingWhen(connections.create(), c -> Statements.rows(c, sql, binder, mapper), Connection::close);
     }
 
     /**
@@ -504,7 +481,7 @@ public final class MariaDbLockBackend implements LockBackend {
     }
 
     /**
-     * The first-use step of one concept: create what is missing, check that nothing is, or nothing.
+     * The first-use step of one concept under {@link MariaDbLockOptions#schemaMode()} (see {@link SchemaSteps}).
      *
      * @param concept    the concept, for messages
      * @param objects    the tables and sequences it needs
@@ -512,45 +489,12 @@ public final class MariaDbLockBackend implements LockBackend {
      * @return the step
      */
     Mono<Void> firstUse(String concept, List<String> objects, List<String> statements) {
-        return switch (options.schemaMode()) {
-            case CREATE -> existing(objects).flatMap(found -> found.containsAll(objects) ? Mono.empty() : runSchema(statements));
-            case VALIDATE -> check(objects, concept);
-            case NONE -> Mono.empty();
-        };
-    }
-
-    /** @return a step that errors with a {@link MariaDbSchemaException} naming the missing objects */
-    Mono<Void> check(List<String> objects, String concept) {
-        return existing(objects).flatMap(found -> {
-            List<String> missing = objects.stream().filter(o -> !found.contains(o)).toList();
-            return missing.isEmpty() ? Mono.empty() : Mono.error(MariaDbSchemaException.missing(concept, options.database(), missing));
-        });
-    }
-
-    private Mono<List<String>> existing(List<String> objects) {
-        String sql = MariaDbSql.render("schema_check.sql", Map.of("objects", MariaDbSql.marks(objects.size())));
-        return query(sql, st -> {
-            if (options.database() == null) {
-                st.bindNull(0, String.class);
-            } else {
-                st.bind(0, options.database());
-            }
-            for (int i = 0; i < objects.size(); i++) {
-                st.bind(i + 1, objects.get(i));
-            }
-        }, (row, md) -> text(row, "name")).collectList();
+        return schema.firstUse(concept, objects, statements);
     }
 
     /** Runs schema statements on one connection, serialized between processes by {@code GET_LOCK}. */
     Mono<Void> runSchema(List<String> statements) {
-        return Mono.usingWhen(connections.create(), c -> {
-            Mono<Void> unlock = first(c, "SELECT RELEASE_LOCK(?) AS released", st -> st.bind(0, SCHEMA_LOCK), (row, md) -> 1L).then();
-            return first(c, "SELECT GET_LOCK(?, 10) AS got", st -> st.bind(0, SCHEMA_LOCK), (row, md) -> number(row, "got"))
-                    .thenMany(Flux.fromIterable(statements).concatMap(s -> update(c, s, st -> { })))
-                    .then(unlock)
-                    // the lock belongs to the connection, which goes back to the pool: never leave it held
-                    .onErrorResume(e -> unlock.onErrorResume(x -> Mono.empty()).then(Mono.error(e)));
-        }, Connection::close);
+        return schema.run(statements);
     }
 
     private Mono<Void> doClose() {
@@ -559,7 +503,7 @@ public final class MariaDbLockBackend implements LockBackend {
         outstanding.clear();
         unsettled.clear();
         Mono<Void> sweep = left.isEmpty() ? Mono.empty() : Mono.usingWhen(connections.create(),
-                        c -> Flux.fromIterable(left).concatMap(k -> update(c, releaseSql, st -> st.bind(0, k.name()).bind(1, k.owner()))).then(),
+                        c -> Flux.fromIterable(left).concatMap(k -> Statements.update(c, releaseSql, st -> st.bind(0, k.name()).bind(1, k.owner()))).then(),
                         Connection::close)
                 .timeout(CLOSE_SWEEP_TIMEOUT, options.scheduler())
                 .onErrorResume(e -> Mono.empty());
@@ -603,8 +547,8 @@ public final class MariaDbLockBackend implements LockBackend {
     Mono<Void> revoke(String name, String kind, String owner, String reason) {
         Objects.requireNonNull(owner, "owner");
         Objects.requireNonNull(reason, "reason");
-        return Mono.defer(() -> schemaReady.then(Mono.usingWhen(connections(), c -> update(c, revokePurgeSql, st -> { })
-                .then(update(c, revokeSql, st -> st.bind(0, StoredText.encode(name)).bind(1, kind).bind(2, owner)
+        return Mono.defer(() -> schemaReady.then(Mono.usingWhen(connections(), c -> Statements.update(c, revokePurgeSql, st -> { })
+                .then(Statements.update(c, revokeSql, st -> st.bind(0, StoredText.encode(name)).bind(1, kind).bind(2, owner)
                         .bind(3, reason.getBytes(StandardCharsets.UTF_8)))), Connection::close)).then());
     }
 
@@ -618,8 +562,8 @@ public final class MariaDbLockBackend implements LockBackend {
                 for (int i = 0; i < stored.size(); i++) {
                     st.bind(i + 1, stored.get(i));
                 }
-            }, (row, md) -> new NamePoller.Revocation(new String(bytes(row, "name"), StandardCharsets.UTF_8), text(row, "owner"),
-                    new String(bytes(row, "reason"), StandardCharsets.UTF_8), number(row, "at_us")));
+            }, (row, md) -> new NamePoller.Revocation(new String(Statements.bytes(row, "name"), StandardCharsets.UTF_8), Statements.text(row, "owner"),
+                    new String(Statements.bytes(row, "reason"), StandardCharsets.UTF_8), Statements.number(row, "at_us")));
         };
     }
 
@@ -629,50 +573,8 @@ public final class MariaDbLockBackend implements LockBackend {
         return s.length() <= 64 ? s : s.substring(0, 64);
     }
 
-    static long micros(Duration d) {
-        return Math.max(1, TimeUnit.MICROSECONDS.convert(d));
-    }
-
-    static void bindText(Statement st, int index, @Nullable String value) {
-        if (value == null) {
-            st.bindNull(index, String.class);
-        } else {
-            st.bind(index, value);
-        }
-    }
-
-    /** @return a binary or text column as bytes */
-    static byte[] bytes(Row row, String column) {
-        Object v = row.get(column);
-        if (v instanceof byte[] b) {
-            return b;
-        }
-        if (v instanceof java.nio.ByteBuffer bb) {
-            byte[] b = new byte[bb.remaining()];
-            bb.duplicate().get(b);
-            return b;
-        }
-        return String.valueOf(v).getBytes(StandardCharsets.UTF_8);
-    }
-
-    /** @return a column in stored form, decoded */
-    static String text(Row row, String column) {
-        return StoredText.decode(bytes(row, column));
-    }
-
-    static long number(Row row, String column) {
-        Object v = row.get(column);
-        if (v instanceof Number num) {
-            return num.longValue();
-        }
-        if (v instanceof Boolean b) {
-            return b ? 1 : 0;
-        }
-        return v == null ? 0 : Long.parseLong(String.valueOf(v));
-    }
-
     private static @Nullable String payloadOf(Row row) {
-        return row.get("payload") == null ? null : text(row, "payload");
+        return row.get("payload") == null ? null : Statements.text(row, "payload");
     }
 
     private static boolean isPool(ConnectionFactory factory) {
@@ -693,10 +595,5 @@ public final class MariaDbLockBackend implements LockBackend {
     @Override
     public String toString() {
         return "MariaDbLockBackend{" + options + "}";
-    }
-
-    /** @return whether the schema mode creates missing objects (for the concepts' stores) */
-    boolean creates() {
-        return options.schemaMode() == SchemaMode.CREATE;
     }
 }

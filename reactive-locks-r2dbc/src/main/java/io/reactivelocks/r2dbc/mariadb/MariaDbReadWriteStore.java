@@ -83,7 +83,7 @@ final class MariaDbReadWriteStore implements ReadWriteStore {
                                       Duration leaseTime) {
         return Mono.defer(() -> {
             String n = StoredText.encode(name);
-            long ttl = MariaDbLockBackend.micros(leaseTime);
+            long ttl = Statements.micros(leaseTime);
             return grants.ready(backend.inTransaction(c -> grant(c, n, owner, mode == LockMode.WRITE, writerPreferring, waiting,
                             ttl, leaseTime)))
                     .retryWhen(Retry.max(ROLLED_BACK_RETRIES).filter(MariaDbErrors::rolledBack))
@@ -97,14 +97,14 @@ final class MariaDbReadWriteStore implements ReadWriteStore {
 
     private Mono<PermitGrant> grant(Connection c, String n, String owner, boolean write, boolean writerPreferring,
                                     boolean waiting, long ttl, Duration leaseTime) {
-        return MariaDbLockBackend.update(c, guardSql, st -> st.bind(0, n))
-                .then(MariaDbLockBackend.update(c, purgeSql, st -> st.bind(0, n)))
+        return Statements.update(c, guardSql, st -> st.bind(0, n))
+                .then(Statements.update(c, purgeSql, st -> st.bind(0, n)))
                 .thenMany(rows(c, n))
                 .collectList()
                 .flatMap(rows -> {
                     for (Row r : rows) {
                         if (r.owner().equals(owner) && r.mode() != 'i') { // a retried request
-                            return MariaDbLockBackend.update(c, againSql, st -> st.bind(0, ttl).bind(1, n).bind(2, owner))
+                            return Statements.update(c, againSql, st -> st.bind(0, ttl).bind(1, n).bind(2, owner))
                                     .thenReturn((PermitGrant) new PermitGrant.Granted(List.of(r.token()), leaseTime));
                         }
                     }
@@ -116,21 +116,21 @@ final class MariaDbReadWriteStore implements ReadWriteStore {
                                 .mapToLong(Row::remainingUs).min().orElse(0);
                         PermitGrant.Busy answer = new PermitGrant.Busy(Duration.ofNanos(Math.max(0, wait) * 1000));
                         return write && writerPreferring && waiting
-                                ? MariaDbLockBackend.update(c, intentSql, st -> st.bind(0, n).bind(1, owner).bind(2, ttl)).thenReturn(answer)
+                                ? Statements.update(c, intentSql, st -> st.bind(0, n).bind(1, owner).bind(2, ttl)).thenReturn(answer)
                                 : Mono.just(answer);
                     }
-                    return MariaDbLockBackend.update(c, dropSql, st -> st.bind(0, n).bind(1, owner))
-                            .then(MariaDbLockBackend.first(c, tokenSql, st -> { }, (row, md) -> MariaDbLockBackend.number(row, "token")))
-                            .flatMap(t -> MariaDbLockBackend.update(c, insertSql, st -> st.bind(0, n).bind(1, owner)
+                    return Statements.update(c, dropSql, st -> st.bind(0, n).bind(1, owner))
+                            .then(Statements.first(c, tokenSql, st -> { }, (row, md) -> Statements.number(row, "token")))
+                            .flatMap(t -> Statements.update(c, insertSql, st -> st.bind(0, n).bind(1, owner)
                                             .bind(2, write ? "w" : "r").bind(3, t).bind(4, ttl))
                                     .thenReturn((PermitGrant) new PermitGrant.Granted(List.of(t), leaseTime)));
                 });
     }
 
     private Flux<Row> rows(Connection c, String n) {
-        return MariaDbLockBackend.rows(c, heldSql, st -> st.bind(0, n), (row, md) -> new Row(MariaDbLockBackend.text(row, "owner"),
-                String.valueOf(row.get("mode", String.class)).charAt(0), MariaDbLockBackend.number(row, "token"),
-                MariaDbLockBackend.number(row, "remaining_us")));
+        return Statements.rows(c, heldSql, st -> st.bind(0, n), (row, md) -> new Row(Statements.text(row, "owner"),
+                String.valueOf(row.get("mode", String.class)).charAt(0), Statements.number(row, "token"),
+                Statements.number(row, "remaining_us")));
     }
 
     @Override

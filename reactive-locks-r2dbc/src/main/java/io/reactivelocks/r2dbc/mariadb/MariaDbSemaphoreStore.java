@@ -74,7 +74,7 @@ final class MariaDbSemaphoreStore implements SemaphoreStore {
     public Mono<PermitGrant> tryGrant(String name, List<String> owners, int permits, Duration leaseTime) {
         return Mono.defer(() -> {
             String n = StoredText.encode(name);
-            long ttl = MariaDbLockBackend.micros(leaseTime);
+            long ttl = Statements.micros(leaseTime);
             return grants.ready(backend.inTransaction(c -> grant(c, n, owners, permits, ttl, leaseTime)))
                     .retryWhen(Retry.max(ROLLED_BACK_RETRIES).filter(MariaDbErrors::rolledBack))
                     .doOnNext(g -> {
@@ -86,18 +86,18 @@ final class MariaDbSemaphoreStore implements SemaphoreStore {
     }
 
     private Mono<PermitGrant> grant(Connection c, String n, List<String> owners, int permits, long ttl, Duration leaseTime) {
-        return MariaDbLockBackend.update(c, guardSql, st -> st.bind(0, n))
-                .then(MariaDbLockBackend.update(c, purgeSql, st -> st.bind(0, n)))
-                .thenMany(MariaDbLockBackend.rows(c, heldSql, st -> st.bind(0, n), (row, md) -> new Held(
-                        MariaDbLockBackend.text(row, "owner"), MariaDbLockBackend.number(row, "token"),
-                        MariaDbLockBackend.number(row, "remaining_us"))))
+        return Statements.update(c, guardSql, st -> st.bind(0, n))
+                .then(Statements.update(c, purgeSql, st -> st.bind(0, n)))
+                .thenMany(Statements.rows(c, heldSql, st -> st.bind(0, n), (row, md) -> new Held(
+                        Statements.text(row, "owner"), Statements.number(row, "token"),
+                        Statements.number(row, "remaining_us"))))
                 .collectList()
                 .flatMap(held -> {
                     Map<String, Long> tokens = new HashMap<>();
                     held.forEach(h -> tokens.put(h.owner(), h.token()));
                     if (tokens.containsKey(owners.get(0))) { // a retried request: its owners hold already
                         return Flux.fromIterable(owners)
-                                .concatMap(o -> MariaDbLockBackend.update(c, againSql, st -> st.bind(0, ttl).bind(1, n).bind(2, o)))
+                                .concatMap(o -> Statements.update(c, againSql, st -> st.bind(0, ttl).bind(1, n).bind(2, o)))
                                 .then(Mono.fromCallable(() -> (PermitGrant) new PermitGrant.Granted(
                                         owners.stream().map(tokens::get).toList(), leaseTime)));
                     }
@@ -107,9 +107,9 @@ final class MariaDbSemaphoreStore implements SemaphoreStore {
                     }
                     List<Long> granted = new ArrayList<>(owners.size());
                     return Flux.fromIterable(owners)
-                            .concatMap(o -> MariaDbLockBackend.first(c, tokenSql, st -> { },
-                                            (row, md) -> MariaDbLockBackend.number(row, "token"))
-                                    .flatMap(t -> MariaDbLockBackend.update(c, insertSql, st -> st.bind(0, n).bind(1, o).bind(2, t).bind(3, ttl))
+                            .concatMap(o -> Statements.first(c, tokenSql, st -> { },
+                                            (row, md) -> Statements.number(row, "token"))
+                                    .flatMap(t -> Statements.update(c, insertSql, st -> st.bind(0, n).bind(1, o).bind(2, t).bind(3, ttl))
                                             .doOnNext(x -> granted.add(t))))
                             .then(Mono.fromCallable(() -> (PermitGrant) new PermitGrant.Granted(List.copyOf(granted), leaseTime)));
                 });
@@ -128,8 +128,8 @@ final class MariaDbSemaphoreStore implements SemaphoreStore {
     @Override
     public Mono<List<Holder>> holders(String name) {
         return Mono.defer(() -> grants.ready(backend.query(holdersSql, st -> st.bind(0, StoredText.encode(name)),
-                        (row, md) -> new Holder(MariaDbLockBackend.text(row, "owner"), MariaDbLockBackend.number(row, "token"),
-                                Duration.ofNanos(Math.max(0, MariaDbLockBackend.number(row, "remaining_us")) * 1000)))
+                        (row, md) -> new Holder(Statements.text(row, "owner"), Statements.number(row, "token"),
+                                Duration.ofNanos(Math.max(0, Statements.number(row, "remaining_us")) * 1000)))
                 .collectList()))
                 .onErrorMap(e -> MariaDbErrors.map(name, "semaphore read", e));
     }

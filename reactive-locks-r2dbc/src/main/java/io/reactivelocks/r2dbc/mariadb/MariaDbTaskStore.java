@@ -113,12 +113,12 @@ final class MariaDbTaskStore implements TaskStore {
                     "(?, ?, 'pending', ?, ?, UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))"));
             String statement = MariaDbSql.render("task_register.sql", Map.of("task_table", table, "rows", rows));
             long base = chunk.getT1() * REGISTER_CHUNK;
-            return MariaDbLockBackend.update(c, statement, st -> {
+            return Statements.update(c, statement, st -> {
                 int p = 0;
                 for (int i = 0; i < chunk.getT2().size(); i++) {
                     NewTask t = chunk.getT2().get(i);
                     st.bind(p++, q).bind(p++, StoredText.encode(t.taskId())).bind(p++, retries);
-                    MariaDbLockBackend.bindText(st, p++, t.payload() == null ? null : StoredText.encode(t.payload()));
+                    Statements.bindText(st, p++, t.payload() == null ? null : StoredText.encode(t.payload()));
                     st.bind(p++, base + i);
                 }
             });
@@ -134,24 +134,24 @@ final class MariaDbTaskStore implements TaskStore {
     @Override
     public Mono<Capture> capture(String queue, String owner, int limit, Duration claimTime) {
         String q = StoredText.encode(queue);
-        long claimUs = MariaDbLockBackend.micros(claimTime);
-        return work(queue, "task capture", backend.inTransaction(c -> MariaDbLockBackend.rows(c, sql.get("task_pick"),
-                        st -> st.bind(0, q).bind(1, limit), (row, md) -> MariaDbLockBackend.bytes(row, "task_id"))
+        long claimUs = Statements.micros(claimTime);
+        return work(queue, "task capture", backend.inTransaction(c -> Statements.rows(c, sql.get("task_pick"),
+                        st -> st.bind(0, q).bind(1, limit), (row, md) -> Statements.bytes(row, "task_id"))
                 .collectList()
                 .flatMap(picked -> Flux.fromIterable(picked).concatMap(idBytes -> {
                     String id = new String(idBytes, StandardCharsets.UTF_8);
-                    return MariaDbLockBackend.first(c, sql.get("acquire_token"), st -> { },
-                                    (row, md) -> MariaDbLockBackend.number(row, "token"))
-                            .flatMap(token -> MariaDbLockBackend.update(c, sql.get("task_claim"), st -> st.bind(0, owner).bind(1, token)
+                    return Statements.first(c, sql.get("acquire_token"), st -> { },
+                                    (row, md) -> Statements.number(row, "token"))
+                            .flatMap(token -> Statements.update(c, sql.get("task_claim"), st -> st.bind(0, owner).bind(1, token)
                                             .bind(2, claimUs).bind(3, claimUs).bind(4, q).bind(5, id))
-                                    .then(MariaDbLockBackend.first(c, sql.get("task_claimed"), st -> st.bind(0, q).bind(1, id),
+                                    .then(Statements.first(c, sql.get("task_claimed"), st -> st.bind(0, q).bind(1, id),
                                             (row, md) -> new CapturedTask(StoredText.decode(id), token,
-                                                    (int) MariaDbLockBackend.number(row, "attempts"),
-                                                    (int) MariaDbLockBackend.number(row, "retries_left"), text(row, "payload")))));
+                                                    (int) Statements.number(row, "attempts"),
+                                                    (int) Statements.number(row, "retries_left"), text(row, "payload")))));
                 }).collectList())
                 .flatMap(tasks -> tasks.size() >= limit ? Mono.just(new Capture(tasks, claimTime, null))
-                        : MariaDbLockBackend.first(c, sql.get("task_next_expiry"), st -> st.bind(0, q),
-                                        (row, md) -> row.get("next_us") == null ? -1L : MariaDbLockBackend.number(row, "next_us"))
+                        : Statements.first(c, sql.get("task_next_expiry"), st -> st.bind(0, q),
+                                        (row, md) -> row.get("next_us") == null ? -1L : Statements.number(row, "next_us"))
                                 .defaultIfEmpty(-1L)
                                 .map(next -> new Capture(tasks, claimTime, next < 0 ? null : Duration.ofNanos(next * 1000)))))
                 .retryWhen(Retry.max(ROLLED_BACK_RETRIES).filter(MariaDbErrors::rolledBack)));
@@ -160,15 +160,15 @@ final class MariaDbTaskStore implements TaskStore {
     @Override
     public Mono<List<Boolean>> renew(String queue, List<ClaimRef> claims, Duration claimTime) {
         String q = StoredText.encode(queue);
-        long claimUs = MariaDbLockBackend.micros(claimTime);
+        long claimUs = Statements.micros(claimTime);
         return work(queue, "claim renewal", onConnection(c -> Flux.fromIterable(claims)
-                .concatMap(r -> MariaDbLockBackend.update(c, sql.get("task_renew"), st -> st.bind(0, claimUs).bind(1, claimUs)
+                .concatMap(r -> Statements.update(c, sql.get("task_renew"), st -> st.bind(0, claimUs).bind(1, claimUs)
                         .bind(2, q).bind(3, StoredText.encode(r.taskId())).bind(4, r.owner()).bind(5, r.token())).map(n -> n > 0))
                 .collectList()));
     }
 
     private Mono<Long> claimStatement(String queue, String operation, String statement, ClaimRef claim) {
-        return work(queue, operation, onConnection(c -> MariaDbLockBackend.update(c, statement, st -> st
+        return work(queue, operation, onConnection(c -> Statements.update(c, statement, st -> st
                 .bind(0, StoredText.encode(queue)).bind(1, StoredText.encode(claim.taskId())).bind(2, claim.owner())
                 .bind(3, claim.token()))));
     }
@@ -203,7 +203,7 @@ final class MariaDbTaskStore implements TaskStore {
 
     @Override
     public Mono<Integer> releaseOwner(String queue, String owner) {
-        return work(queue, "task release", onConnection(c -> MariaDbLockBackend.update(c, sql.get("task_release_owner"),
+        return work(queue, "task release", onConnection(c -> Statements.update(c, sql.get("task_release_owner"),
                 st -> st.bind(0, StoredText.encode(queue)).bind(1, owner))))
                 .map(Long::intValue)
                 .doOnNext(n -> {
@@ -215,7 +215,7 @@ final class MariaDbTaskStore implements TaskStore {
 
     @Override
     public Mono<TaskStatus> status(String queue, String taskId) {
-        return work(queue, "task status", onConnection(c -> MariaDbLockBackend.first(c, sql.get("task_status"),
+        return work(queue, "task status", onConnection(c -> Statements.first(c, sql.get("task_status"),
                 st -> st.bind(0, StoredText.encode(queue)).bind(1, StoredText.encode(taskId)), (row, md) -> toStatus(queue, taskId, row))));
     }
 
@@ -223,12 +223,12 @@ final class MariaDbTaskStore implements TaskStore {
         String status = String.valueOf(row.get("status", String.class));
         Object remainingUs = row.get("remaining_us");
         Object token = row.get("claim_token");
-        String owner = row.get("claim_owner") == null ? null : MariaDbLockBackend.text(row, "claim_owner");
+        String owner = row.get("claim_owner") == null ? null : Statements.text(row, "claim_owner");
         TaskState state;
         Duration remaining = null;
         switch (status) {
             case "in_progress" -> {
-                long r = remainingUs == null ? 0 : MariaDbLockBackend.number(row, "remaining_us");
+                long r = remainingUs == null ? 0 : Statements.number(row, "remaining_us");
                 if (r > 0) {
                     state = TaskState.IN_PROGRESS;
                     remaining = Duration.ofNanos(r * 1000);
@@ -241,23 +241,23 @@ final class MariaDbTaskStore implements TaskStore {
             case "dead" -> state = TaskState.DEAD;
             default -> state = TaskState.PENDING;
         }
-        return new TaskStatus(queue, taskId, state, (int) MariaDbLockBackend.number(row, "retries_left"),
-                (int) MariaDbLockBackend.number(row, "attempts"), token == null ? 0 : MariaDbLockBackend.number(row, "claim_token"),
+        return new TaskStatus(queue, taskId, state, (int) Statements.number(row, "retries_left"),
+                (int) Statements.number(row, "attempts"), token == null ? 0 : Statements.number(row, "claim_token"),
                 owner, remaining, text(row, "payload"));
     }
 
     @Override
     public Flux<HeldClaim> claims(String queue) {
-        return work(queue, "task claims", onConnection(c -> MariaDbLockBackend.rows(c, sql.get("task_claims"),
-                st -> st.bind(0, StoredText.encode(queue)), (row, md) -> new HeldClaim(MariaDbLockBackend.text(row, "task_id"),
-                        MariaDbLockBackend.text(row, "claim_owner"), MariaDbLockBackend.number(row, "claim_token"),
-                        Duration.ofNanos(Math.max(0, MariaDbLockBackend.number(row, "remaining_us")) * 1000))).collectList()))
+        return work(queue, "task claims", onConnection(c -> Statements.rows(c, sql.get("task_claims"),
+                st -> st.bind(0, StoredText.encode(queue)), (row, md) -> new HeldClaim(Statements.text(row, "task_id"),
+                        Statements.text(row, "claim_owner"), Statements.number(row, "claim_token"),
+                        Duration.ofNanos(Math.max(0, Statements.number(row, "remaining_us")) * 1000))).collectList()))
                 .flatMapMany(Flux::fromIterable);
     }
 
     @Override
     public Mono<Boolean> remove(String queue, String taskId) {
-        return work(queue, "task removal", onConnection(c -> MariaDbLockBackend.update(c, sql.get("task_remove"),
+        return work(queue, "task removal", onConnection(c -> Statements.update(c, sql.get("task_remove"),
                 st -> st.bind(0, StoredText.encode(queue)).bind(1, StoredText.encode(taskId))))).map(n -> n > 0);
     }
 
@@ -277,12 +277,12 @@ final class MariaDbTaskStore implements TaskStore {
             for (int i = 0; i < stored.size(); i++) {
                 st.bind(i, stored.get(i));
             }
-        }, (row, md) -> Map.entry(new String(MariaDbLockBackend.bytes(row, "name"), StandardCharsets.UTF_8),
-                new NamePoller.Seen(new String(MariaDbLockBackend.bytes(row, "owner"), StandardCharsets.UTF_8), 0, true)));
+        }, (row, md) -> Map.entry(new String(Statements.bytes(row, "name"), StandardCharsets.UTF_8),
+                new NamePoller.Seen(new String(Statements.bytes(row, "owner"), StandardCharsets.UTF_8), 0, true)));
     }
 
     private static @Nullable String text(Row row, String column) {
-        return row.get(column) == null ? null : MariaDbLockBackend.text(row, column);
+        return row.get(column) == null ? null : Statements.text(row, column);
     }
 
     @Override

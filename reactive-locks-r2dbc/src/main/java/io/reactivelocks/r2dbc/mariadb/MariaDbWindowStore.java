@@ -67,17 +67,17 @@ final class MariaDbWindowStore implements WindowStore {
     }
 
     private Mono<WindowGrant> claim(Connection c, String n, long periodUs, String owner) {
-        return MariaDbLockBackend.update(c, lockRowSql, st -> st.bind(0, n).bind(1, periodUs))
-                .then(MariaDbLockBackend.first(c, readSql, st -> st.bind(0, n).bind(1, periodUs), (row, md) -> new Stored(
-                        MariaDbLockBackend.number(row, "window_no"), MariaDbLockBackend.number(row, "now_us"))))
+        return Statements.update(c, lockRowSql, st -> st.bind(0, n).bind(1, periodUs))
+                .then(Statements.first(c, readSql, st -> st.bind(0, n).bind(1, periodUs), (row, md) -> new Stored(
+                        Statements.number(row, "window_no"), Statements.number(row, "now_us"))))
                 .flatMap(s -> {
                     long current = Math.floorDiv(s.nowUs(), periodUs);
                     if (s.window() >= current) {
                         return Mono.<WindowGrant>empty();
                     }
                     Duration remaining = Duration.ofNanos(((current + 1) * periodUs - s.nowUs()) * 1000);
-                    return MariaDbLockBackend.first(c, tokenSql, st -> { }, (row, md) -> MariaDbLockBackend.number(row, "token"))
-                            .flatMap(t -> MariaDbLockBackend.update(c, takeSql, st -> st.bind(0, current).bind(1, owner).bind(2, t)
+                    return Statements.first(c, tokenSql, st -> { }, (row, md) -> Statements.number(row, "token"))
+                            .flatMap(t -> Statements.update(c, takeSql, st -> st.bind(0, current).bind(1, owner).bind(2, t)
                                             .bind(3, n).bind(4, periodUs))
                                     .thenReturn(new WindowGrant(current, t, remaining)));
                 });
