@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the real servers that the test fixtures (reactive-locks-test, io.reactivelocks.test.server)
-# start as child processes: Redis, PostgreSQL, etcd and ZooKeeper from Debian's packages; and Debian's
+# start as child processes: Redis, PostgreSQL, MariaDB, etcd and ZooKeeper from Debian's packages; and Debian's
 # headless Chromium for the dashboard's browser test.
 # Also installs podman + runc, configures them (/etc/containers/containers.conf), starts podman's
 # Docker-API service on $PODMAN_SOCKET (default /run/podman/podman.sock) for Testcontainers and builds
@@ -16,6 +16,9 @@ have_exec redis-server || missing+=(redis-server)
 have_exec etcd || missing+=(etcd-server)
 { [ -f /usr/share/java/zookeeper.jar ] && [ -f /usr/share/java/zookeeper-jute.jar ]; } || missing+=(zookeeper)
 { [ -x /usr/lib/postgresql/15/bin/postgres ] && [ -x /usr/lib/postgresql/15/bin/initdb ]; } || missing+=(postgresql)
+# MariaDB 10.11 (reactive-locks-r2dbc's second dialect): mariadbd, mariadb-install-db and the mariadb client;
+# mariadbd refuses root too: the fixture runs it as the 'mysql' OS user the package creates
+{ [ -x /usr/sbin/mariadbd ] && have_exec mariadb-install-db && have_exec mariadb; } || missing+=(mariadb-server)
 # initdb refuses root: the fixtures run PostgreSQL as the 'postgres' OS user through setpriv
 have_exec setpriv || missing+=(util-linux)
 # containers for reactive-locks-testcontainers (rootful podman on runc; the Docker API for Testcontainers)
@@ -45,9 +48,13 @@ if ! id postgres >/dev/null 2>&1; then
   echo "install-servers: no 'postgres' OS user after installing postgresql" >&2
   exit 1
 fi
+if ! id mysql >/dev/null 2>&1; then
+  echo "install-servers: no 'mysql' OS user after installing mariadb-server" >&2
+  exit 1
+fi
 
 # stop and disable the packages' own services if anything started them (best effort, quiet)
-for svc in redis-server etcd zookeeper postgresql; do
+for svc in redis-server etcd zookeeper postgresql mariadb; do
   if [ -d /run/systemd/system ] && command -v systemctl >/dev/null 2>&1; then
     "${SUDO[@]}" systemctl disable --now "$svc" >/dev/null 2>&1 || true
   elif command -v service >/dev/null 2>&1 && [ -e "/etc/init.d/$svc" ]; then
@@ -60,7 +67,7 @@ if command -v pg_lsclusters >/dev/null 2>&1; then
   done
 fi
 
-echo "install-servers: redis-server, etcd, zookeeper and postgresql 15 are present"
+echo "install-servers: redis-server, etcd, zookeeper, postgresql 15 and mariadb-server are present"
 
 # podman: runc, cgroupfs and raised ulimits, merged into containers.conf (other settings are kept)
 "${SUDO[@]}" mkdir -p /etc/containers

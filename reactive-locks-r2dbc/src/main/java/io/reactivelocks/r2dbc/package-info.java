@@ -11,7 +11,9 @@
  *       inside the caller's transaction.</li>
  * </ul>
  *
- * <p>The lock stores themselves live in one package per dialect ({@code io.reactivelocks.r2dbc.postgresql}).
+ * <p>The lock stores themselves live in one package per dialect ({@code .postgresql}, {@code .mariadb}); the
+ * MariaDB store's {@link SchemaMode} is here too (the PostgreSQL store keeps its own {@code postgresql.SchemaMode},
+ * with the same three values).
  */
 @NullMarked
 package io.reactivelocks.r2dbc;

@@ -11,7 +11,7 @@ import java.util.stream.Collectors;
  * install. Any other value forces that one step and fails when it is not available.
  *
  * <p>Chosen by, first match wins: the fixture builder's {@code mode(..)}, the system property
- * {@code reactive-locks.fixture.mode.<kind>} (kind = {@code redis}, {@code postgres}, {@code etcd},
+ * {@code reactive-locks.fixture.mode.<kind>} (kind = {@code redis}, {@code postgres}, {@code mariadb}, {@code etcd},
  * {@code zookeeper}), the system property {@value #PROPERTY}, the environment variable
  * {@value #ENVIRONMENT_VARIABLE}, else {@link #AUTO}.
  */

@@ -66,6 +66,30 @@ final class Probes {
         }
     }
 
+    /**
+     * Reads the first packet a MariaDB (or MySQL) server sends on connect: a handshake (protocol
+     * version 10) means it accepts sessions, and so does error 1130 (no user may log in from this host
+     * yet: a fresh data dir knows only users of {@code localhost}); any other error packet (too many
+     * connections) means not yet.
+     */
+    static boolean mariaDbReady(String host, int port) {
+        try (Socket s = connect(host, port)) {
+            DataInputStream in = new DataInputStream(s.getInputStream());
+            byte[] header = in.readNBytes(4);
+            if (header.length < 4) {
+                return false;
+            }
+            int first = in.read();
+            if (first == 0xff) {
+                int code = in.read() | (in.read() << 8);
+                return code == 1130;
+            }
+            return first == 10;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
     /** A protocol 3.0 StartupMessage for the given user and database. */
     static byte[] startupMessage(String user, String database) {
         ByteArrayOutputStream params = new ByteArrayOutputStream();

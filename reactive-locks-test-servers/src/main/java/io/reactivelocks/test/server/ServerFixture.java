@@ -4,7 +4,7 @@ import java.util.Objects;
 
 /**
  * Common base of the server fixtures ({@link RedisServer}, {@link PostgresServer},
- * {@link EtcdServer}, {@link ZooKeeperServer}): it forwards the {@link ServerHandle} methods to the
+ * {@link EtcdServer}, {@link ZooKeeperServer}, {@link MariaDbServer}): it forwards the {@link ServerHandle} methods to the
  * server the resolution chain found, so a test treats every origin alike and only fault methods
  * differ (see {@link #supportsFaults()}).
  */

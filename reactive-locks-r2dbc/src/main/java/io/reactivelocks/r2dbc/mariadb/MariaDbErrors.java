@@ -1,0 +1,94 @@
+package io.reactivelocks.r2dbc.mariadb;
+
+import io.r2dbc.spi.R2dbcBadGrammarException;
+import io.r2dbc.spi.R2dbcDataIntegrityViolationException;
+import io.r2dbc.spi.R2dbcException;
+import io.r2dbc.spi.R2dbcNonTransientResourceException;
+import io.r2dbc.spi.R2dbcPermissionDeniedException;
+import io.r2dbc.spi.R2dbcTransientException;
+import io.reactivelocks.LockBackendException;
+import io.reactivelocks.LockException;
+import io.reactivelocks.spi.BackendErrors;
+import java.io.IOException;
+import java.util.concurrent.TimeoutException;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The one place where driver errors become {@link LockBackendException}s, and where it is decided
+ * whether repeating the operation may succeed: SQLSTATE class {@code 08} (connection) and {@code 40}
+ * (deadlock, serialization), and the server errors 1205 (lock wait timeout), 1040 (too many
+ * connections), 1053 (server shutdown) and 1927 (connection killed) are transient; so are R2DBC transient
+ * and non-transient <em>resource</em> exceptions, I/O errors and timeouts. Bad grammar, missing tables,
+ * permissions and data errors are not.
+ */
+final class MariaDbErrors {
+
+    static final String BACKEND = "mariadb";
+    private static final BackendErrors ERRORS = BackendErrors.of(BACKEND, MariaDbErrors::isTransient)
+            .describedBy(MariaDbErrors::describe);
+
+    private MariaDbErrors() {
+    }
+
+    static LockException map(@Nullable String name, String operation, Throwable error) {
+        return ERRORS.map(name, operation, error);
+    }
+
+    static boolean isTransient(Throwable error) {
+        if (error instanceof LockBackendException be) {
+            return be.isTransient();
+        }
+        for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof R2dbcException r) {
+                String state = r.getSqlState();
+                int code = r.getErrorCode();
+                if (code == 1205 || code == 1213 || code == 1040 || code == 1053 || code == 1927) {
+                    return true;
+                }
+                if (state != null && (state.startsWith("08") || state.startsWith("40"))) {
+                    return true;
+                }
+            }
+            if (t instanceof R2dbcBadGrammarException || t instanceof R2dbcPermissionDeniedException
+                    || t instanceof R2dbcDataIntegrityViolationException) {
+                return false;
+            }
+            if (t instanceof R2dbcTransientException || t instanceof R2dbcNonTransientResourceException
+                    || t instanceof IOException || t instanceof TimeoutException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** @return whether the error is the server's "no such table" (1146): the concept was never used */
+    static boolean noSuchTable(Throwable error) {
+        return errorCode(error) == 1146;
+    }
+
+    /** @return whether the error is a deadlock (1213) or a lock wait timeout (1205): the transaction was rolled back */
+    static boolean rolledBack(Throwable error) {
+        int code = errorCode(error);
+        return code == 1213 || code == 1205;
+    }
+
+    static int errorCode(Throwable error) {
+        for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof R2dbcException r && r.getErrorCode() != 0) {
+                return r.getErrorCode();
+            }
+        }
+        return 0;
+    }
+
+    private static String describe(Throwable error) {
+        int code = errorCode(error);
+        String m = error.getMessage();
+        String text = m == null || m.isBlank() ? error.getClass().getName() : m;
+        Throwable cause = error.getCause();
+        if (cause != null && cause != error && cause.getMessage() != null && !text.contains(cause.getMessage())) {
+            text += " (" + cause.getClass().getSimpleName() + ": " + cause.getMessage() + ")";
+        }
+        return (code == 0 ? "" : "[" + code + "] ") + text;
+    }
+}

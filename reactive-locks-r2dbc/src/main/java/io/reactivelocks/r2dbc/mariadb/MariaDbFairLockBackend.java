@@ -1,0 +1,208 @@
+package io.reactivelocks.r2dbc.mariadb;
+
+import io.r2dbc.spi.Connection;
+import io.reactivelocks.spi.Attempt;
+import io.reactivelocks.spi.GrantRequest;
+import io.reactivelocks.spi.HeldLock;
+import io.reactivelocks.spi.Holder;
+import io.reactivelocks.spi.LockBackend;
+import io.reactivelocks.spi.LockEvent;
+import io.reactivelocks.spi.RenewOutcome;
+import io.reactivelocks.spi.RenewRequest;
+import io.reactivelocks.spi.WaiterLine;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.util.retry.Retry;
+
+/**
+ * Fair locks on MariaDB: the holder is a row of the lock table (renewed, released, inspected and
+ * observed as the mutex's), and the waiters wait in line in a table beside it
+ * ({@code <lock table>_waiters}), ordered by a number from the lock sequence, each entry with a
+ * deadline by the server's clock that its waiter refreshes when it asks again ({@link WaiterLine}).
+ * A grant is one {@code READ COMMITTED} transaction that locks the name's row of the lock table: the
+ * holder is asked again, or the head of the line (or the first caller when nobody waits) is granted,
+ * or the caller is put in line. Uses the pool and poller of its {@link MariaDbLockBackend}, which it
+ * does not close.
+ */
+final class MariaDbFairLockBackend implements LockBackend {
+
+    private static final Duration FOREVER = Duration.ofMillis(Long.MAX_VALUE);
+    private static final int ROLLED_BACK_RETRIES = 3;
+
+    private final MariaDbLockBackend mutex;
+    private final Mono<Void> ready;
+    private final WaiterLine line;
+    private final String purgeSql;
+    private final String firstSql;
+    private final String enqueueSql;
+    private final String aheadSql;
+    private final String leaveSql;
+
+    MariaDbFairLockBackend(MariaDbLockBackend mutex) {
+        this.mutex = Objects.requireNonNull(mutex, "backend");
+        MariaDbLockOptions o = mutex.options();
+        Map<String, String> names = names(o);
+        List<String> statements = MariaDbSql.statements("fair_schema.sql", names);
+        String tableName = MariaDbLockBackend.derived(o.table(), "_waiters");
+        this.ready = Mono.defer(() -> mutex.firstUse("fair lock", List.of(tableName, o.sequence()), statements))
+                .cache(v -> FOREVER, e -> Duration.ZERO, () -> FOREVER);
+        this.purgeSql = MariaDbSql.render("fair_purge.sql", names);
+        this.firstSql = MariaDbSql.render("fair_first.sql", names);
+        this.enqueueSql = MariaDbSql.render("fair_enqueue.sql", names);
+        this.aheadSql = MariaDbSql.render("fair_ahead.sql", names);
+        this.leaveSql = MariaDbSql.render("fair_leave.sql", names);
+        this.line = new WaiterLine(this::ask, mutex::events, this::release, o.scheduler());
+    }
+
+    /** @return the placeholder values of the fair lock's scripts */
+    static Map<String, String> names(MariaDbLockOptions o) {
+        String waiters = MariaDbLockBackend.derived(o.table(), "_waiters");
+        Map<String, String> names = new HashMap<>(MariaDbLockBackend.names(o));
+        names.put("waiter_table", MariaDbSql.qualified(o.database(), waiters));
+        names.put("waiter_index", MariaDbSql.quote(MariaDbLockBackend.derived(waiters, "_seq_idx")));
+        return names;
+    }
+
+    @Override
+    public String name() {
+        return MariaDbErrors.BACKEND;
+    }
+
+    @Override
+    public Mono<Attempt> tryGrant(GrantRequest request) {
+        Objects.requireNonNull(request, "request");
+        return line.tryGrant(request);
+    }
+
+    private Mono<Object> ask(GrantRequest request) {
+        return Mono.defer(() -> {
+            String n = StoredText.encode(request.name());
+            long sentAt = request.clock().nanoTime();
+            return mutex.schemaReady().then(ready).then(mutex.inTransaction(c -> grant(c, n, request, sentAt)))
+                    .retryWhen(Retry.max(ROLLED_BACK_RETRIES).filter(MariaDbErrors::rolledBack))
+                    .doOnNext(a -> {
+                        if (a instanceof Attempt.Granted g) {
+                            mutex.announce(new LockEvent.Acquired(request.name(), request.owner(), g.token()));
+                        }
+                    });
+        }).onErrorMap(e -> MariaDbErrors.map(request.name(), "acquire", e));
+    }
+
+    private Mono<Object> grant(Connection c, String n, GrantRequest request, long sentAt) {
+        String o = request.owner();
+        long ttl = Statements.micros(request.leaseTime());
+        return Statements.update(c, mutex.sql("lock_row"), st -> st.bind(0, n))
+                .then(Statements.update(c, purgeSql, st -> st.bind(0, n)))
+                .then(Statements.first(c, mutex.sql("read"), st -> st.bind(0, n), (row, md) -> new Holder(
+                        Statements.text(row, "owner"), Statements.number(row, "token"),
+                        Duration.ofNanos(Math.max(0, Statements.number(row, "remaining_us")) * 1000),
+                        row.get("payload") == null ? null : Statements.text(row, "payload"))))
+                .flatMap(h -> {
+                    boolean live = h.remaining() != null && !h.remaining().isZero();
+                    if (live && h.owner().equals(o)) { // a retried request
+                        return Statements.update(c, mutex.sql("again"), st -> st.bind(0, ttl).bind(1, n))
+                                .then(Statements.update(c, leaveSql, st -> st.bind(0, n).bind(1, o)))
+                                .thenReturn((Object) new Attempt.Granted(h.token(), request.leaseTime(), sentAt));
+                    }
+                    if (live) {
+                        return request.queue() ? enqueue(c, n, o, request, h.remaining())
+                                : Mono.just((Object) Attempt.busy(h));
+                    }
+                    return Statements.first(c, firstSql, st -> st.bind(0, n), (row, md) -> Map.entry(
+                                    Statements.text(row, "owner"), Statements.number(row, "remaining_us")))
+                            .map(head -> head.getKey().equals(o) ? Map.entry("", 0L) : head)
+                            .defaultIfEmpty(Map.entry("", 0L))
+                            .flatMap(head -> {
+                                if (!head.getKey().isEmpty()) { // free, but others are in line before the caller
+                                    return request.queue()
+                                            ? enqueue(c, n, o, request, Duration.ofNanos(Math.max(0, head.getValue()) * 1000))
+                                            : Mono.just((Object) Attempt.busy(null));
+                                }
+                                return take(c, n, o, ttl, request, sentAt);
+                            });
+                });
+    }
+
+    private Mono<Object> take(Connection c, String n, String o, long ttl, GrantRequest request, long sentAt) {
+        String payload = request.payload() == null ? null : StoredText.encode(request.payload());
+        return Statements.first(c, mutex.sql("token"), st -> { }, (row, md) -> Statements.number(row, "token"))
+                .flatMap(t -> Statements.update(c, mutex.sql("take"), st -> {
+                    st.bind(0, o).bind(1, t).bind(2, ttl);
+                    Statements.bindText(st, 3, payload);
+                    st.bind(4, n);
+                }).then(Statements.update(c, leaveSql, st -> st.bind(0, n).bind(1, o)))
+                        .thenReturn((Object) new Attempt.Granted(t, request.leaseTime(), sentAt)));
+    }
+
+    private Mono<Object> enqueue(Connection c, String n, String o, GrantRequest request, @Nullable Duration hint) {
+        long deadline = Statements.micros(WaiterLine.waiterDeadline(request.leaseTime()));
+        return Statements.first(c, mutex.sql("token"), st -> { }, (row, md) -> Statements.number(row, "token"))
+                .flatMap(seq -> Statements.update(c, enqueueSql, st -> st.bind(0, n).bind(1, o).bind(2, seq).bind(3, deadline)))
+                .then(Statements.first(c, aheadSql, st -> st.bind(0, n).bind(1, n).bind(2, o),
+                        (row, md) -> Statements.number(row, "ahead")))
+                // the place is not handed on: the poller may fold several handoffs into one change, which
+                // would leave a waiter counting itself further back than it is; so every release wakes it
+                .map(ahead -> (Object) new WaiterLine.StillQueued(hint == null ? -1 : hint.toMillis(), -1));
+    }
+
+    /** Owner-checked: removes the owner's entry in line and its hold, if any; announced at once to the session's waiters. */
+    @Override
+    public Mono<Boolean> release(String name, String owner) {
+        Objects.requireNonNull(name, "name");
+        Objects.requireNonNull(owner, "owner");
+        return Mono.defer(() -> {
+            String n = StoredText.encode(name);
+            return mutex.schemaReady().then(ready).then(Mono.usingWhen(mutex.connections(),
+                    c -> Statements.update(c, leaveSql, st -> st.bind(0, n).bind(1, owner))
+                            .zipWith(Statements.update(c, mutex.sql("release"), st -> st.bind(0, n).bind(1, owner))),
+                    Connection::close))
+                    .map(t -> {
+                        if (t.getT2() > 0 || t.getT1() > 0) {
+                            mutex.announce(new LockEvent.Released(name, owner, false));
+                        }
+                        return t.getT1() + t.getT2() > 0;
+                    });
+        }).onErrorMap(e -> MariaDbErrors.map(name, "release", e));
+    }
+
+    @Override
+    public Mono<Integer> waiting(String name) {
+        return mutex.waiting(name);
+    }
+
+    @Override
+    public Mono<List<RenewOutcome>> renew(List<RenewRequest> batch) {
+        return mutex.renew(batch);
+    }
+
+    @Override
+    public Mono<Boolean> updatePayload(HeldLock lock, @Nullable String payload) {
+        return mutex.updatePayload(lock, payload);
+    }
+
+    @Override
+    public Mono<Holder> inspect(String name) {
+        return mutex.inspect(name);
+    }
+
+    @Override
+    public Flux<LockEvent> events(String name) {
+        return mutex.events(name);
+    }
+
+    @Override
+    public Mono<Void> close() {
+        return Mono.empty();
+    }
+
+    @Override
+    public String toString() {
+        return "MariaDbFairLockBackend{" + mutex + "}";
+    }
+}

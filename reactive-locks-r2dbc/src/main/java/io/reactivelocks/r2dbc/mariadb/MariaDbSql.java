@@ -1,0 +1,134 @@
+package io.reactivelocks.r2dbc.mariadb;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Loads the SQL resources next to this class and fills in their {@code ${placeholders}} — only ever
+ * with checked, backquoted identifiers or lists of {@code ?}; data is always bound. Whole-line
+ * {@code --} comments are dropped (the driver would count a {@code ?} in them as a parameter).
+ */
+final class MariaDbSql {
+
+    private static final Pattern PLACEHOLDER = Pattern.compile("\\$\\{([a-z_]+)}");
+
+    /** Every script, read once when this class initializes (never on an event loop later). */
+    private static final Map<String, String> TEMPLATES = loadAll("schema.sql", "schema_check.sql",
+            "acquire_lock_row.sql", "acquire_read.sql", "acquire_token.sql", "acquire_take.sql", "acquire_again.sql",
+            "renew.sql", "release.sql", "inspect.sql", "update_payload.sql", "held_by.sql", "poll.sql", "admin_names.sql",
+            "semaphore_schema.sql", "semaphore_guard.sql", "semaphore_purge.sql", "semaphore_held.sql", "semaphore_insert.sql",
+            "semaphore_again.sql", "semaphore_holders.sql", "grant_renew.sql", "grant_release.sql", "grant_poll.sql",
+            "rwlock_schema.sql", "rwlock_guard.sql", "rwlock_purge.sql", "rwlock_held.sql", "rwlock_again.sql", "rwlock_intent.sql",
+            "rwlock_drop.sql", "rwlock_insert.sql", "window_schema.sql", "window_lock_row.sql", "window_read.sql", "window_take.sql",
+            "fenced_values_schema.sql", "fenced_values_lock_row.sql", "fenced_values_fence.sql", "fenced_values_write.sql",
+            "fenced_values_read.sql", "fair_schema.sql", "fair_purge.sql", "fair_first.sql", "fair_enqueue.sql",
+            "fair_ahead.sql", "fair_leave.sql", "fair_waiting.sql", "task_schema.sql", "task_register.sql", "task_pick.sql",
+            "task_claim.sql", "task_claimed.sql", "task_next_expiry.sql", "task_renew.sql", "task_complete.sql", "task_fail.sql",
+            "task_release.sql", "task_release_owner.sql", "task_status.sql", "task_remove.sql", "task_claims.sql", "task_poll.sql",
+            "admin_queues.sql", "revocations_schema.sql", "revoke.sql", "revoke_purge.sql", "revocations_poll.sql");
+
+    private MariaDbSql() {
+    }
+
+    /**
+     * @param name an identifier already checked against {@code [A-Za-z_][A-Za-z0-9_]{0,63}}
+     * @return it backquoted
+     */
+    static String quote(String name) {
+        return "`" + name + "`";
+    }
+
+    /**
+     * @param database the database, or {@code null} for the connection's own
+     * @param name     the object's name
+     * @return the backquoted, qualified name
+     */
+    static String qualified(@Nullable String database, String name) {
+        return database == null ? quote(name) : quote(database) + "." + quote(name);
+    }
+
+    /** @return {@code n} comma-separated {@code ?} */
+    static String marks(int n) {
+        return String.join(", ", Collections.nCopies(n, "?"));
+    }
+
+    /**
+     * @param resource the file name next to this class
+     * @param values   placeholder values (quoted identifiers, or lists of {@code ?})
+     * @return the statement, without comments
+     */
+    static String render(String resource, Map<String, String> values) {
+        String text = TEMPLATES.get(resource);
+        if (text == null) {
+            throw new IllegalStateException("unknown script " + resource);
+        }
+        Matcher m = PLACEHOLDER.matcher(text);
+        StringBuilder out = new StringBuilder(text.length());
+        while (m.find()) {
+            String v = values.get(m.group(1));
+            if (v == null) {
+                throw new IllegalStateException("no value for ${" + m.group(1) + "} in " + resource);
+            }
+            m.appendReplacement(out, Matcher.quoteReplacement(v));
+        }
+        m.appendTail(out);
+        StringBuilder sql = new StringBuilder(out.length());
+        for (String line : out.toString().split("\n")) {
+            if (!line.isBlank() && !line.stripLeading().startsWith("--")) {
+                sql.append(line).append('\n');
+            }
+        }
+        return sql.toString().trim();
+    }
+
+    /**
+     * @param resource a script of several statements, each ending with {@code ;} at the end of a line
+     * @param values   placeholder values
+     * @return its statements, without comments and without the {@code ;}
+     */
+    static List<String> statements(String resource, Map<String, String> values) {
+        List<String> out = new ArrayList<>();
+        StringBuilder current = new StringBuilder();
+        for (String line : render(resource, values).split("\n")) {
+            current.append(line).append('\n');
+            if (line.stripTrailing().endsWith(";")) {
+                String s = current.toString().trim();
+                out.add(s.substring(0, s.length() - 1));
+                current.setLength(0);
+            }
+        }
+        if (!current.toString().isBlank()) {
+            out.add(current.toString().trim());
+        }
+        return out;
+    }
+
+    private static Map<String, String> loadAll(String... resources) {
+        Map<String, String> all = new HashMap<>();
+        for (String r : resources) {
+            all.put(r, load(r));
+        }
+        return Map.copyOf(all);
+    }
+
+    private static String load(String resource) {
+        try (InputStream in = MariaDbSql.class.getResourceAsStream(resource)) {
+            if (in == null) {
+                throw new IllegalStateException("missing resource " + resource + " next to " + MariaDbSql.class.getName());
+            }
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read " + resource, e);
+        }
+    }
+}

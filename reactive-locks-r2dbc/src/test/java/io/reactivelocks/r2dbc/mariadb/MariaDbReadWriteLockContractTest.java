@@ -1,0 +1,22 @@
+package io.reactivelocks.r2dbc.mariadb;
+
+import io.reactivelocks.spi.rwlock.ReadWriteStore;
+import io.reactivelocks.test.ReadWriteLockContract;
+import org.junit.jupiter.api.AfterAll;
+
+/** The read-write lock contract against a real MariaDB. */
+class MariaDbReadWriteLockContractTest extends ReadWriteLockContract {
+
+    private static final MariaDbLockOptions OPTIONS = MariaDbTestSupport.options("rwlocks");
+    private static final MariaDbLockBackend BACKEND = MariaDbLockBackend.create(MariaDbTestSupport.factory(), OPTIONS);
+
+    @AfterAll
+    static void closeBackend() {
+        BACKEND.close().block(MariaDbTestSupport.TIMEOUT);
+    }
+
+    @Override
+    protected ReadWriteStore newStore() {
+        return new MariaDbReadWriteStore(BACKEND);
+    }
+}
