@@ -25,7 +25,11 @@ import reactor.blockhound.integration.BlockHoundIntegration;
  *       submitting thread starts one under the pool's lock, and 24 requests sent at once from
  *       Reactor's parallel threads met there (a read-write race failed in CI);</li>
  *   <li>closing a jetcd client closes its Vert.x instance, whose worker pool is shut down on a
- *       Vert.x event loop under the pool's lock.</li>
+ *       Vert.x event loop under the pool's lock;</li>
+ *   <li>r2dbc-mariadb looks each new connection's authentication plugin up through a {@code ServiceLoader}
+ *       and reads its version file once (resources of the driver's jar), and guards each connection's
+ *       command queue with a {@code ReentrantLock} held for in-memory work (the event loop reading answers
+ *       and a thread sending the next command may meet there for a moment).</li>
  * </ul>
  * And one call marked blocking, so that every test catches it on a non-blocking thread, not only a
  * contended one: closing a jetcd client ({@code ClientImpl.close}) shuts its executors down
@@ -48,6 +52,13 @@ public final class DriverBlockHoundIntegration implements BlockHoundIntegration 
         builder.allowBlockingCallsInside("io.netty.buffer.AdaptivePoolingAllocator$MagazineGroup", "free");
         builder.allowBlockingCallsInside("dev.failsafe.internal.util.DelegatingScheduler", "schedule");
         builder.allowBlockingCallsInside("io.vertx.core.internal.WorkerPool", "close");
+        builder.allowBlockingCallsInside("org.mariadb.r2dbc.authentication.AuthenticationFlowPluginLoader", "get");
+        builder.allowBlockingCallsInside("org.mariadb.r2dbc.util.VersionFactory", "getInstance");
+        for (String method : new String[] {"executeWhenNotInTransaction", "executeWhenTransaction", "setAutoCommit",
+            "sendCommandWithoutResult", "lambda$receive$15", "lambda$sendCommand$17", "lambda$sendCommand$20"}) {
+            builder.allowBlockingCallsInside("org.mariadb.r2dbc.client.SimpleClient", method);
+        }
+        builder.allowBlockingCallsInside("org.mariadb.r2dbc.client.SimpleClient$ServerMessageSubscriber", "tryDrainQueue");
         builder.markAsBlocking("io.etcd.jetcd.impl.ClientImpl", "close", "()V");
     }
 }

@@ -11,18 +11,19 @@ import org.springframework.core.type.AnnotatedTypeMetadata;
 /** Matches when {@code reactive-locks.backend} is {@code auto} (or unset) or names this condition's backend. */
 abstract class OnBackendCondition extends SpringBootCondition {
 
-    private final Backend backend;
+    private final java.util.List<Backend> backends;
 
-    OnBackendCondition(Backend backend) {
-        this.backend = backend;
+    OnBackendCondition(Backend... backends) {
+        this.backends = java.util.List.of(backends);
     }
 
     @Override
     public ConditionOutcome getMatchOutcome(ConditionContext context, AnnotatedTypeMetadata metadata) {
         Backend chosen = Binder.get(context.getEnvironment())
                 .bind(ReactiveLocksProperties.PREFIX + ".backend", Backend.class).orElse(Backend.AUTO);
-        ConditionMessage.Builder message = ConditionMessage.forCondition("reactive-locks backend " + backend.name().toLowerCase());
-        if (chosen == Backend.AUTO || chosen == backend) {
+        ConditionMessage.Builder message = ConditionMessage.forCondition("reactive-locks backend "
+                + String.join(" or ", backends.stream().map(b -> b.name().toLowerCase()).toList()));
+        if (chosen == Backend.AUTO || backends.contains(chosen)) {
             return ConditionOutcome.match(message.because(ReactiveLocksProperties.PREFIX + ".backend is " + chosen.name().toLowerCase()));
         }
         return ConditionOutcome.noMatch(message.because(ReactiveLocksProperties.PREFIX + ".backend is " + chosen.name().toLowerCase()));
@@ -39,6 +40,13 @@ abstract class OnBackendCondition extends SpringBootCondition {
     static final class Postgres extends OnBackendCondition {
         Postgres() {
             super(Backend.POSTGRES);
+        }
+    }
+
+    /** {@code auto}, {@code postgres} or {@code mariadb}: a store on the R2DBC {@code ConnectionFactory} bean. */
+    static final class Sql extends OnBackendCondition {
+        Sql() {
+            super(Backend.POSTGRES, Backend.MARIADB);
         }
     }
 

@@ -47,7 +47,7 @@ import org.springframework.context.annotation.Import;
 @ConditionalOnClass(LockClient.class)
 @EnableConfigurationProperties(ReactiveLocksProperties.class)
 @Import({RedisLockClientConfiguration.class, SpringDataRedisLockClientConfiguration.class,
-        PostgresLockClientConfiguration.class, EtcdLockClientConfiguration.class, ZooKeeperLockClientConfiguration.class,
+        R2dbcLockClientConfiguration.class, EtcdLockClientConfiguration.class, ZooKeeperLockClientConfiguration.class,
         LockStoreConceptsConfiguration.class, LockMetricsConfiguration.class, LeaderElectionConfiguration.class, MultiLockConfiguration.class,
         LockObservationConfiguration.class, ReactiveLocksActuatorConfiguration.class})
 public class ReactiveLocksAutoConfiguration {

@@ -59,6 +59,8 @@ public class ReactiveLocksProperties implements Validator {
 
     private final Postgres postgres = new Postgres();
 
+    private final MariaDb mariadb = new MariaDb();
+
     private final Etcd etcd = new Etcd();
 
     private final ZooKeeper zookeeper = new ZooKeeper();
@@ -84,6 +86,8 @@ public class ReactiveLocksProperties implements Validator {
         REDIS,
         /** The R2DBC {@code ConnectionFactory} bean, which must be PostgreSQL. */
         POSTGRES,
+        /** The R2DBC {@code ConnectionFactory} bean, which must be MariaDB (or MySQL). */
+        MARIADB,
         /** The jetcd {@code Client} bean, or one made from {@code reactive-locks.etcd.*}. */
         ETCD,
         /** The Curator {@code CuratorFramework} bean, or one made from {@code reactive-locks.zookeeper.*}. */
@@ -197,6 +201,11 @@ public class ReactiveLocksProperties implements Validator {
     /** @return the PostgreSQL settings, {@code reactive-locks.postgres.*} */
     public Postgres getPostgres() {
         return postgres;
+    }
+
+    /** @return the MariaDB settings, {@code reactive-locks.mariadb.*} */
+    public MariaDb getMariadb() {
+        return mariadb;
     }
 
     /** @return the etcd settings, {@code reactive-locks.etcd.*} */
@@ -365,6 +374,52 @@ public class ReactiveLocksProperties implements Validator {
             VALIDATE,
             /** Create nothing, check nothing. */
             NONE
+        }
+    }
+
+    /** MariaDB (and MySQL) settings, {@code reactive-locks.mariadb.*}. */
+    public static class MariaDb {
+
+        /** Database of the lock tables; unset: the connection's own. */
+        private @Nullable String database;
+
+        /** Name of the lock table. */
+        private String table = "reactive_locks";
+
+        /** What the store does about its tables: create the missing ones on first use, validate them, or nothing. */
+        private Postgres.SchemaMode schemaMode = Postgres.SchemaMode.CREATE;
+
+        /** @return the database, or {@code null} for the connection's own */
+        public @Nullable String getDatabase() {
+            return database;
+        }
+
+        /** @param database the database, a plain SQL identifier, or {@code null} for the connection's own */
+        public void setDatabase(@Nullable String database) {
+            this.database = database;
+        }
+
+        /** @return the lock table */
+        public String getTable() {
+            return table;
+        }
+
+        /** @param table the lock table, a plain SQL identifier */
+        public void setTable(String table) {
+            this.table = table;
+        }
+
+        /** @return what the store does about its schema */
+        public Postgres.SchemaMode getSchemaMode() {
+            return schemaMode;
+        }
+
+        /**
+         * @param schemaMode what the store does about its schema: create, validate or none
+         * @throws NullPointerException when {@code schemaMode} is null (the message names the property)
+         */
+        public void setSchemaMode(Postgres.SchemaMode schemaMode) {
+            this.schemaMode = Objects.requireNonNull(schemaMode, "reactive-locks.mariadb.schema-mode");
         }
     }
 

@@ -192,7 +192,7 @@ class ReactiveLocksAutoConfigurationTest {
                     .contains("did not find any beans of type io.lettuce.core.RedisClient")
                     .contains("SpringDataRedisLockClientConfiguration#reactiveLocksStore")
                     .contains("did not find any beans of type org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory")
-                    .contains("PostgresLockClientConfiguration#reactiveLocksStore")
+                    .contains("R2dbcLockClientConfiguration#reactiveLocksStore")
                     .contains("did not find any beans of type io.r2dbc.spi.ConnectionFactory")
                     .contains("LockStoreConceptsConfiguration#reactiveLocksClient")
                     .contains("did not find any beans of type io.reactivelocks.LockStore");

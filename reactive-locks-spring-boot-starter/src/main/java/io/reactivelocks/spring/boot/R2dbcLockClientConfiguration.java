@@ -4,6 +4,8 @@ import io.r2dbc.spi.ConnectionFactory;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockListener;
 import io.reactivelocks.LockStore;
+import io.reactivelocks.r2dbc.mariadb.MariaDbLockOptions;
+import io.reactivelocks.r2dbc.mariadb.MariaDbLocks;
 import io.reactivelocks.r2dbc.postgresql.PostgresLockOptions;
 import io.reactivelocks.r2dbc.postgresql.PostgresLocks;
 import io.reactivelocks.r2dbc.postgresql.PostgresTaskQueue;
@@ -24,36 +26,64 @@ import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * One store session on the application's R2DBC {@link ConnectionFactory} bean, which must be PostgreSQL, the task
- * queue from it and the startup schema check, each unless the application defines its own; the other concepts come
- * from the session through {@link LockStoreConceptsConfiguration}.
+ * One store session on the application's R2DBC {@link ConnectionFactory} bean — PostgreSQL or MariaDB/MySQL, as the
+ * driver says ({@code reactive-locks.backend=postgres|mariadb} insists on one) — the task queue from it and, on
+ * PostgreSQL, the startup schema check, each unless the application defines its own; the other concepts come from
+ * the session through {@link LockStoreConceptsConfiguration}.
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnClass({ConnectionFactory.class, PostgresLocks.class})
-@Conditional(OnBackendCondition.Postgres.class)
-class PostgresLockClientConfiguration {
+@Conditional(OnBackendCondition.Sql.class)
+class R2dbcLockClientConfiguration {
 
-    /** The session with PostgreSQL every concept below comes from: one pool and one {@code LISTEN} connection. */
+    /**
+     * The session every concept comes from: on PostgreSQL one pool and one {@code LISTEN} connection, on MariaDB one
+     * pool (and one poller of the names waited for).
+     */
     @Bean
     @ConditionalOnMissingBean(LockStore.class)
     @ConditionalOnBean(ConnectionFactory.class)
     ClosingFactoryBean.Phased<LockStore> reactiveLocksStore(ConnectionFactory factory, ReactiveLocksProperties properties) {
-        return ClosingFactoryBean.store(PostgresLocks.connect(postgres(factory, LockClient.class, properties),
-                postgresOptions(properties)), properties.getShutdownTimeout());
+        LockStore store = isMariaDb(factory, properties)
+                ? MariaDbLocks.connect(factory, mariaDbOptions(properties))
+                : PostgresLocks.connect(postgres(factory, LockClient.class, properties), postgresOptions(properties));
+        return ClosingFactoryBean.store(store, properties.getShutdownTimeout());
     }
 
+    /** The task queue: on PostgreSQL a {@link PostgresTaskQueue} (which adds {@code migrate()}), else a {@link TaskQueue}. */
     @Bean
     @ConditionalOnMissingBean(TaskQueue.class)
     @ConditionalOnBean(ConnectionFactory.class)
-    ClosingFactoryBean.Phased<PostgresTaskQueue> reactiveLocksTaskQueue(LockStore store, ReactiveLocksProperties properties, ConceptOptions options) {
-        // a PostgreSQL session hands out PostgresTaskQueues; another store's session bean (the application's) cannot
-        TaskQueue queue = store.taskQueue(options.forStore(store.name()));
-        if (!(queue instanceof PostgresTaskQueue postgresQueue)) {
-            queue.close().subscribe();
-            throw new IllegalStateException("the LockStore bean is " + store.name() + ", not PostgreSQL: define your own"
+    ClosingFactoryBean.Phased<TaskQueue> reactiveLocksTaskQueue(LockStore store, ReactiveLocksProperties properties, ConceptOptions options) {
+        if (!store.offers(io.reactivelocks.Concept.TASK_QUEUE)) {
+            throw new IllegalStateException("the LockStore bean is " + store.name() + ", which has no task queue: define your own"
                     + " TaskQueue bean or set " + ReactiveLocksProperties.PREFIX + ".backend to " + store.name());
         }
-        return ClosingFactoryBean.taskQueue(postgresQueue, PostgresTaskQueue.class, properties.getShutdownTimeout());
+        TaskQueue queue = store.taskQueue(options.forStore(store.name()));
+        @SuppressWarnings({"unchecked", "rawtypes"})
+        Class<TaskQueue> type = (Class) (queue instanceof PostgresTaskQueue ? PostgresTaskQueue.class : TaskQueue.class);
+        return ClosingFactoryBean.taskQueue(queue, type, properties.getShutdownTimeout());
+    }
+
+    /** @return whether the factory is MariaDB or MySQL (the backend property, if it names one, must agree) */
+    private static boolean isMariaDb(ConnectionFactory factory, ReactiveLocksProperties properties) {
+        String database = String.valueOf(factory.getMetadata().getName()).toLowerCase(Locale.ROOT);
+        boolean mariaDb = database.contains("mariadb") || database.contains("mysql");
+        if (properties.getBackend() == ReactiveLocksProperties.Backend.MARIADB && !mariaDb) {
+            throw InvalidProperty.invalid("backend", "mariadb", "reactive-locks.backend is mariadb, but the R2DBC ConnectionFactory"
+                    + " bean is " + factory.getMetadata().getName() + ": set " + ReactiveLocksProperties.PREFIX
+                    + ".backend to postgres (or auto), or define your own LockStore bean");
+        }
+        return mariaDb && properties.getBackend() != ReactiveLocksProperties.Backend.POSTGRES;
+    }
+
+    /** The MariaDB options from the properties. */
+    static MariaDbLockOptions mariaDbOptions(ReactiveLocksProperties properties) {
+        ReactiveLocksProperties.MariaDb mariadb = properties.getMariadb();
+        MariaDbLockOptions.Builder options = MariaDbLockOptions.builder()
+                .schemaMode(io.reactivelocks.r2dbc.SchemaMode.valueOf(mariadb.getSchemaMode().name()));
+        InvalidProperty.check("mariadb.database", mariadb.getDatabase(), () -> options.database(mariadb.getDatabase()));
+        return InvalidProperty.check("mariadb.table", mariadb.getTable(), () -> options.table(mariadb.getTable()).build());
     }
 
     /**
@@ -64,6 +94,7 @@ class PostgresLockClientConfiguration {
     @Bean
     @ConditionalOnProperty(prefix = ReactiveLocksProperties.PREFIX + ".postgres", name = "schema-mode", havingValue = "validate")
     @ConditionalOnBean(ConnectionFactory.class)
+    @Conditional(OnBackendCondition.Postgres.class)
     PostgresSchemaStartupCheck reactiveLocksPostgresSchemaCheck(ConnectionFactory factory, ReactiveLocksProperties properties) {
         return new PostgresSchemaStartupCheck(postgres(factory, LockClient.class, properties), postgresOptions(properties));
     }
