@@ -6,8 +6,11 @@ import io.reactivelocks.spi.RenewOutcome;
 import io.reactivelocks.spi.RenewRequest;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -20,6 +23,7 @@ import reactor.core.publisher.Mono;
 final class GrantTable {
 
     private static final Duration FOREVER = Duration.ofMillis(Long.MAX_VALUE);
+    private static final Duration CLOSE_SWEEP_TIMEOUT = Duration.ofSeconds(2);
 
     private final MariaDbLockBackend backend;
     private final String concept;
@@ -29,6 +33,13 @@ final class GrantTable {
     private final String releaseSql;
     private final NamePoller poller;
     private final String kind;
+    /** Rows this store's owners may have (grants, intents), deleted owner-checked on close. */
+    private final Set<Key> outstanding = ConcurrentHashMap.newKeySet();
+    /** Grants that got no answer yet or never (timed out, cancelled): they may still commit. */
+    private final Set<Key> unsettled = ConcurrentHashMap.newKeySet();
+
+    private record Key(String name, String owner) {
+    }
 
     /**
      * @param backend    whose pool, options and first-use mode to use
@@ -58,6 +69,11 @@ final class GrantTable {
         return table;
     }
 
+    /** @return the table's first-use step: in {@link io.reactivelocks.r2dbc.SchemaMode#CREATE} it creates what is missing */
+    Mono<Void> migrate() {
+        return ready;
+    }
+
     /** Prefixes {@code work} with the table's first-use step. */
     <T> Mono<T> ready(Mono<T> work) {
         return ready.then(work);
@@ -76,12 +92,38 @@ final class GrantTable {
         }).onErrorMap(e -> MariaDbErrors.map(batch.size() == 1 ? batch.get(0).lock().name() : null, concept + " renewal", e));
     }
 
+    /** Notes owners about to be granted: until answered, they may leave rows behind. */
+    void asking(String name, List<String> owners) {
+        for (String o : owners) {
+            outstanding.add(new Key(name, o));
+            unsettled.add(new Key(name, o));
+        }
+    }
+
+    /**
+     * Notes an answer.
+     *
+     * @param left whether the owners have rows now (granted, or a waiting writer's intent)
+     */
+    void answered(String name, List<String> owners, boolean left) {
+        for (String o : owners) {
+            unsettled.remove(new Key(name, o));
+            if (!left) {
+                outstanding.remove(new Key(name, o));
+            }
+        }
+    }
+
     Mono<Boolean> release(String name, String owner) {
         return Mono.defer(() -> ready(Mono.usingWhen(backend.connections(),
                         c -> Statements.update(c, releaseSql, st -> st.bind(0, StoredText.encode(name)).bind(1, owner)),
                         Connection::close))
                 .map(deleted -> deleted > 0)
                 .doOnNext(deleted -> {
+                    Key k = new Key(name, owner);
+                    if (deleted || !unsettled.contains(k)) {
+                        outstanding.remove(k);
+                    }
                     if (deleted) {
                         poller.announce(new LockEvent.Released(name, owner, false));
                     }
@@ -103,8 +145,20 @@ final class GrantTable {
         return poller.events(name);
     }
 
-    void close() {
+    /**
+     * Stops the poller and deletes (owner-checked) what this store's owners may have left — grants
+     * lost and never released, grants whose answer never came; bounded, errors ignored (such rows expire).
+     */
+    Mono<Void> close() {
         poller.close();
+        List<Key> left = new ArrayList<>(outstanding);
+        outstanding.clear();
+        unsettled.clear();
+        return left.isEmpty() ? Mono.empty() : Mono.usingWhen(backend.connections(), c -> Flux.fromIterable(left)
+                        .concatMap(k -> Statements.update(c, releaseSql, st -> st.bind(0, StoredText.encode(k.name())).bind(1, k.owner())))
+                        .then(), Connection::close)
+                .timeout(CLOSE_SWEEP_TIMEOUT, backend.options().scheduler())
+                .onErrorResume(e -> Mono.empty());
     }
 
     private Flux<Map.Entry<String, NamePoller.Seen>> poll(List<String> stored) {

@@ -69,6 +69,11 @@ final class MariaDbFairLockBackend implements LockBackend {
         return names;
     }
 
+    /** @return the first-use step of the table (creates it in {@code SchemaMode.CREATE}), e.g. before tests */
+    Mono<Void> migrate() {
+        return ready;
+    }
+
     @Override
     public String name() {
         return MariaDbErrors.BACKEND;
@@ -84,9 +89,11 @@ final class MariaDbFairLockBackend implements LockBackend {
         return Mono.defer(() -> {
             String n = StoredText.encode(request.name());
             long sentAt = request.clock().nanoTime();
+            mutex.asking(n, request.owner());
             return mutex.schemaReady().then(ready).then(mutex.inTransaction(c -> grant(c, n, request, sentAt)))
                     .retryWhen(Retry.max(ROLLED_BACK_RETRIES).filter(MariaDbErrors::rolledBack))
                     .doOnNext(a -> {
+                        mutex.answered(n, request.owner(), a instanceof Attempt.Granted);
                         if (a instanceof Attempt.Granted g) {
                             mutex.announce(new LockEvent.Acquired(request.name(), request.owner(), g.token()));
                         }
@@ -163,6 +170,7 @@ final class MariaDbFairLockBackend implements LockBackend {
                             .zipWith(Statements.update(c, mutex.sql("release"), st -> st.bind(0, n).bind(1, owner))),
                     Connection::close))
                     .map(t -> {
+                        mutex.released(n, owner, t.getT2() > 0);
                         if (t.getT2() > 0 || t.getT1() > 0) {
                             mutex.announce(new LockEvent.Released(name, owner, false));
                         }

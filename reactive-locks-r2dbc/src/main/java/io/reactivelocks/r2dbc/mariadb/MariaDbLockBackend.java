@@ -422,6 +422,28 @@ public final class MariaDbLockBackend implements LockBackend {
                 new NamePoller.Seen(Statements.text(row, "owner"), Statements.number(row, "token"), Statements.number(row, "live") != 0)));
     }
 
+    /** Notes an owner about to be granted the lock row of {@code stored} (another part of the session: the fair lock). */
+    void asking(String stored, String owner) {
+        outstanding.add(new StoredKey(stored, owner));
+        unsettled.add(new StoredKey(stored, owner));
+    }
+
+    /** Notes the answer to {@link #asking}: a row of the owner is left only when it was granted. */
+    void answered(String stored, String owner, boolean granted) {
+        unsettled.remove(new StoredKey(stored, owner));
+        if (!granted) {
+            outstanding.remove(new StoredKey(stored, owner));
+        }
+    }
+
+    /** Notes a release made by another part of the session (the fair lock). */
+    void released(String stored, String owner, boolean deleted) {
+        StoredKey k = new StoredKey(stored, owner);
+        if (deleted || !unsettled.contains(k)) {
+            outstanding.remove(k);
+        }
+    }
+
     /** Tells this backend's waiters and observers at once of a change made through another part of the session. */
     void announce(LockEvent event) {
         poller.announce(event);

@@ -5,7 +5,8 @@ import io.reactivelocks.LockStore;
 import java.util.Objects;
 
 /**
- * Entry point: a store session on MariaDB (10.3 or later) through R2DBC, which hands out every
+ * Entry point: a store session on MariaDB (10.6 or later: the task queue needs {@code SKIP LOCKED}, the
+ * rest 10.3) through R2DBC, which hands out every
  * concept the store offers.
  *
  * <pre>{@code

@@ -67,6 +67,11 @@ final class MariaDbReadWriteStore implements ReadWriteStore {
         return MariaDbLockBackend.derived(o.table(), "_rw");
     }
 
+    /** @return the first-use step of the table (creates it in {@code SchemaMode.CREATE}), e.g. before tests */
+    Mono<Void> migrate() {
+        return grants.migrate();
+    }
+
     @Override
     public String name() {
         return MariaDbErrors.BACKEND;
@@ -84,10 +89,13 @@ final class MariaDbReadWriteStore implements ReadWriteStore {
         return Mono.defer(() -> {
             String n = StoredText.encode(name);
             long ttl = Statements.micros(leaseTime);
+            grants.asking(name, List.of(owner));
+            boolean intent = mode == LockMode.WRITE && writerPreferring && waiting;
             return grants.ready(backend.inTransaction(c -> grant(c, n, owner, mode == LockMode.WRITE, writerPreferring, waiting,
                             ttl, leaseTime)))
                     .retryWhen(Retry.max(ROLLED_BACK_RETRIES).filter(MariaDbErrors::rolledBack))
                     .doOnNext(g -> {
+                        grants.answered(name, List.of(owner), intent || g instanceof PermitGrant.Granted);
                         if (g instanceof PermitGrant.Granted) {
                             grants.announce(new LockEvent.Acquired(name, owner, 0));
                         }
@@ -176,7 +184,7 @@ final class MariaDbReadWriteStore implements ReadWriteStore {
 
     @Override
     public Mono<Void> close() {
-        return Mono.fromRunnable(grants::close);
+        return Mono.defer(grants::close);
     }
 
     @Override

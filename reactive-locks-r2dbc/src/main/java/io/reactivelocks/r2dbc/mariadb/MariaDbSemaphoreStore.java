@@ -62,6 +62,11 @@ final class MariaDbSemaphoreStore implements SemaphoreStore {
         return MariaDbLockBackend.derived(o.table(), "_permits");
     }
 
+    /** @return the first-use step of the table (creates it in {@code SchemaMode.CREATE}), e.g. before tests */
+    Mono<Void> migrate() {
+        return grants.migrate();
+    }
+
     @Override
     public String name() {
         return MariaDbErrors.BACKEND;
@@ -75,9 +80,11 @@ final class MariaDbSemaphoreStore implements SemaphoreStore {
         return Mono.defer(() -> {
             String n = StoredText.encode(name);
             long ttl = Statements.micros(leaseTime);
+            grants.asking(name, owners);
             return grants.ready(backend.inTransaction(c -> grant(c, n, owners, permits, ttl, leaseTime)))
                     .retryWhen(Retry.max(ROLLED_BACK_RETRIES).filter(MariaDbErrors::rolledBack))
                     .doOnNext(g -> {
+                        grants.answered(name, owners, g instanceof PermitGrant.Granted);
                         if (g instanceof PermitGrant.Granted) {
                             grants.announce(new LockEvent.Acquired(name, owners.get(0), 0));
                         }
@@ -147,7 +154,7 @@ final class MariaDbSemaphoreStore implements SemaphoreStore {
 
     @Override
     public Mono<Void> close() {
-        return Mono.fromRunnable(grants::close);
+        return Mono.defer(grants::close);
     }
 
     @Override

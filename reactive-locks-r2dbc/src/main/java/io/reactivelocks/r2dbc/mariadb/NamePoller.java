@@ -47,7 +47,7 @@ final class NamePoller {
     private final Map<String, Watch> watched = new HashMap<>(); // guarded by this, keyed by name
     private @Nullable Disposable ticker; // guarded by this
     private boolean closed; // guarded by this
-    private boolean failing;
+    private volatile boolean failing; // reads run one at a time, on whichever thread answers
 
     /**
      * @param interval  how often to read
@@ -191,12 +191,11 @@ final class NamePoller {
         for (int i = 0; i < all.size(); i += CHUNK) {
             chunks.add(all.subList(i, Math.min(all.size(), i + CHUNK)));
         }
+        boolean recovered = failing; // every watch re-checks after reads failed: a change may have been missed
         return Flux.fromIterable(chunks)
                 .concatMap(chunk -> read.apply(chunk.stream().map(w -> w.stored).toList())
                         .collectMap(Map.Entry::getKey, Map.Entry::getValue)
                         .doOnNext(found -> {
-                            boolean recovered = failing;
-                            failing = false;
                             for (Watch w : chunk) {
                                 seen(w, found.get(w.stored), recovered);
                             }
@@ -206,11 +205,12 @@ final class NamePoller {
                                 .doOnNext(requests -> asked(chunk, requests))
                                 .onErrorResume(e -> Mono.empty()) // a request is asked again; the state read decides "failing"
                                 .then()))
-                .then()
+                .then(Mono.fromRunnable(() -> failing = false))
                 .onErrorResume(e -> {
                     failing = true;
                     return Mono.empty();
-                });
+                })
+                .then();
     }
 
     private void asked(List<Watch> chunk, List<Revocation> requests) {

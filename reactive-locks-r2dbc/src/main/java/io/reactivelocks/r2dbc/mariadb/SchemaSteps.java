@@ -60,15 +60,35 @@ final class SchemaSteps {
         }, (row, md) -> Statements.text(row, "name")).collectList();
     }
 
-    /** Runs schema statements on one connection, serialized between processes by {@code GET_LOCK}. */
+    /**
+     * Runs schema statements on one connection, serialized between processes by {@code GET_LOCK} on a
+     * name of the database. The lock belongs to the connection, which goes back to the pool: it is
+     * released on every end — completion, error and cancel (a request timeout).
+     */
     Mono<Void> run(List<String> statements) {
-        return Mono.usingWhen(backend.connections(), c -> {
-            Mono<Void> unlock = Statements.first(c, "SELECT RELEASE_LOCK(?) AS released", st -> st.bind(0, SCHEMA_LOCK), (row, md) -> 1L).then();
-            return Statements.first(c, "SELECT GET_LOCK(?, 10) AS got", st -> st.bind(0, SCHEMA_LOCK), (row, md) -> Statements.number(row, "got"))
-                    .thenMany(Flux.fromIterable(statements).concatMap(s -> Statements.update(c, s, st -> { })))
-                    .then(unlock)
-                    // the lock belongs to the connection, which goes back to the pool: never leave it held
-                    .onErrorResume(e -> unlock.onErrorResume(x -> Mono.empty()).then(Mono.error(e)));
-        }, Connection::close);
+        return Mono.usingWhen(backend.connections(),
+                c -> Statements.first(c, "SELECT GET_LOCK(CONCAT(?, COALESCE(?, DATABASE())), 10) AS got", this::bindLock,
+                                (row, md) -> Statements.number(row, "got"))
+                        .thenMany(Flux.fromIterable(statements).concatMap(s -> Statements.update(c, s, st -> { })))
+                        .then(),
+                c -> unlock(c).then(Mono.defer(() -> Mono.from(c.close()))),
+                (c, e) -> unlock(c).then(Mono.defer(() -> Mono.from(c.close()))),
+                c -> unlock(c).then(Mono.defer(() -> Mono.from(c.close()))));
+    }
+
+    private Mono<Void> unlock(Connection c) {
+        return Statements.first(c, "SELECT RELEASE_LOCK(CONCAT(?, COALESCE(?, DATABASE()))) AS released", this::bindLock,
+                        (row, md) -> 1L)
+                .then()
+                .onErrorResume(e -> Mono.empty());
+    }
+
+    private void bindLock(io.r2dbc.spi.Statement st) {
+        st.bind(0, SCHEMA_LOCK + ":");
+        if (backend.options().database() == null) {
+            st.bindNull(1, String.class);
+        } else {
+            st.bind(1, backend.options().database());
+        }
     }
 }
