@@ -154,12 +154,18 @@ public final class WaiterLine {
             }
             if (e instanceof LockEvent.Acquired a) {
                 holder = a.owner();
-                if (!a.owner().equals(owner)) {
+                if (!owner.equals(a.owner())) { // an unknown owner is someone else: this waiter still waits
                     countDown();
                 }
                 return false;
             }
             if (e instanceof LockEvent.Released r) {
+                if (r.owner() == null) {
+                    // a store that cannot say who released (a poller that folded changes): ask, never miss a turn
+                    holder = null;
+                    countDown();
+                    return true;
+                }
                 boolean head = ahead <= 0;
                 if (r.owner().equals(holder)) {
                     holder = null; // the holder left: the line did not move
