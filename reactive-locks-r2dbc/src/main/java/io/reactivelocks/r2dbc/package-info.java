@@ -12,8 +12,7 @@
  * </ul>
  *
  * <p>The lock stores themselves live in one package per dialect ({@code .postgresql}, {@code .mariadb}); the
- * MariaDB store's {@link SchemaMode} is here too (the PostgreSQL store keeps its own {@code postgresql.SchemaMode},
- * with the same three values).
+ * {@link SchemaMode} both take is here.
  */
 @NullMarked
 package io.reactivelocks.r2dbc;

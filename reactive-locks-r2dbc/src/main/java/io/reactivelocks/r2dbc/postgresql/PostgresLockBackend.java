@@ -10,6 +10,7 @@ import io.r2dbc.spi.Statement;
 import io.r2dbc.spi.Wrapped;
 import io.reactivelocks.Concept;
 import io.reactivelocks.LockBackendException;
+import io.reactivelocks.r2dbc.SchemaMode;
 import io.reactivelocks.spi.Attempt;
 import io.reactivelocks.spi.GrantRequest;
 import io.reactivelocks.spi.HeldLock;

@@ -1,6 +1,7 @@
 package io.reactivelocks.r2dbc.postgresql;
 
 import io.r2dbc.spi.ConnectionFactory;
+import io.reactivelocks.r2dbc.SchemaMode;
 import java.time.Duration;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;

@@ -1,6 +1,7 @@
 package io.reactivelocks.r2dbc.postgresql;
 
 import io.reactivelocks.LockBackendException;
+import io.reactivelocks.r2dbc.SchemaMode;
 import java.util.List;
 
 /**

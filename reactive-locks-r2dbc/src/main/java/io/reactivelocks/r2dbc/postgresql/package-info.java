@@ -10,7 +10,7 @@
  *   <li>{@link io.reactivelocks.r2dbc.postgresql.PostgresLockBackend} — the {@code LockBackend}; {@code migrate()},
  *       {@code validateSchema()}, {@code purgeExpired()}.</li>
  *   <li>{@link io.reactivelocks.r2dbc.postgresql.PostgresLockOptions} — schema and table names, channel, pool and listener settings,
- *       and the {@link io.reactivelocks.r2dbc.postgresql.SchemaMode} (create, validate or leave alone the tables; a failed
+ *       and the {@link io.reactivelocks.r2dbc.SchemaMode} (create, validate or leave alone the tables; a failed
  *       check or refused creation is a {@link io.reactivelocks.r2dbc.postgresql.PostgresSchemaException}).</li>
  *   <li>the session's {@code windowLocks} — the core {@code WindowLock}: at most one claim per name and period.</li>
  *   <li>the session's {@code fencedValues} — the core {@code FencedValues}: a fenced key/value table.</li>

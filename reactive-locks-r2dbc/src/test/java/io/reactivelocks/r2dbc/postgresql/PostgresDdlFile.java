@@ -1,5 +1,6 @@
 package io.reactivelocks.r2dbc.postgresql;
 
+import io.reactivelocks.r2dbc.SchemaMode;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

@@ -9,6 +9,7 @@ import io.reactivelocks.LockOptions;
 import io.reactivelocks.LockStore;
 import io.reactivelocks.admin.HeldGrant;
 import io.reactivelocks.admin.LockAdmin;
+import io.reactivelocks.r2dbc.SchemaMode;
 import io.reactivelocks.test.LockAdminContract;
 import java.time.Duration;
 import java.util.UUID;

@@ -12,6 +12,7 @@ import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.LockStore;
 import io.reactivelocks.fencing.FencedValues;
+import io.reactivelocks.r2dbc.SchemaMode;
 import io.reactivelocks.rwlock.ReadWriteLock;
 import io.reactivelocks.rwlock.ReadWriteLockOptions;
 import io.reactivelocks.semaphore.Semaphore;

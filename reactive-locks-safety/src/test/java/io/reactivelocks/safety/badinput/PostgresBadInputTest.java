@@ -21,7 +21,7 @@ import io.reactivelocks.r2dbc.postgresql.PostgresLockStore;
 import io.reactivelocks.r2dbc.postgresql.PostgresSchemaException;
 import io.reactivelocks.r2dbc.postgresql.PostgresLocks;
 import io.reactivelocks.r2dbc.postgresql.PostgresTaskQueue;
-import io.reactivelocks.r2dbc.postgresql.SchemaMode;
+import io.reactivelocks.r2dbc.SchemaMode;
 import io.reactivelocks.task.TaskQueue;
 import io.reactivelocks.test.fault.FaultProxy;
 import io.reactivelocks.test.server.PostgresServer;

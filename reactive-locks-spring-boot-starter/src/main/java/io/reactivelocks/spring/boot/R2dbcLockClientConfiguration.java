@@ -9,7 +9,7 @@ import io.reactivelocks.r2dbc.mariadb.MariaDbLocks;
 import io.reactivelocks.r2dbc.postgresql.PostgresLockOptions;
 import io.reactivelocks.r2dbc.postgresql.PostgresLocks;
 import io.reactivelocks.r2dbc.postgresql.PostgresTaskQueue;
-import io.reactivelocks.r2dbc.postgresql.SchemaMode;
+import io.reactivelocks.r2dbc.SchemaMode;
 import io.reactivelocks.rwlock.ReadWriteLock;
 import io.reactivelocks.rwlock.ReadWriteLockOptions;
 import io.reactivelocks.semaphore.Semaphore;
