@@ -4,7 +4,7 @@
 # embedded PostgreSQL whose binaries come from Maven Central (run as the user nobody when this runs
 # as root, since PostgreSQL refuses root); --backend=memory needs no server at all.
 #   ./demo.sh [--duration=10s] [--workers=4] [--resources=3]
-#             [--backend=embedded|memory|redis://host:port|postgresql://user:pw@host:port/db|etcd://host:port|zookeeper://host:port]
+#             [--backend=embedded|memory|redis://host:port|postgresql://user:pw@host:port/db|mariadb://user:pw@host:port/db|etcd://host:port|zookeeper://host:port]
 set -euo pipefail
 cd "$(dirname "$0")"
 ./mvnw -q -B -pl examples/demo -am install -DskipTests

@@ -6,6 +6,7 @@
 #   localhost/reactivelocks-postgres:15     for postgres:15
 #   localhost/reactivelocks-etcd:3.4        for quay.io/coreos/etcd
 #   localhost/reactivelocks-zookeeper:3.8   for zookeeper:3.8
+#   localhost/reactivelocks-mariadb:10.11   for mariadb:10.11
 # No download: the root file system is the installed files of the servers' packages and their
 # dependencies (dpkg's file lists), imported once as localhost/reactivelocks-debian, then one small
 # image per store adds an entrypoint that behaves like the official image's. Does nothing when the
@@ -13,9 +14,9 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-IMAGES_VERSION=2
+IMAGES_VERSION=3
 LABEL=io.reactivelocks.images
-STORES=(redis:7 postgres:15 etcd:3.4 zookeeper:3.8)
+STORES=(redis:7 postgres:15 etcd:3.4 zookeeper:3.8 mariadb:10.11)
 
 current() {
   local image=$1
@@ -40,7 +41,8 @@ mkdir -p "$root"
 
 # the packages whose files make the root file system (and, recursively, what they depend on)
 ROOTS=(base-files bash dash coreutils util-linux grep sed findutils procps netbase tzdata libc-bin
-       redis-server postgresql-15 etcd-server libzookeeper-java libslf4j-java openjdk-17-jre-headless)
+       redis-server postgresql-15 etcd-server libzookeeper-java libslf4j-java openjdk-17-jre-headless
+       mariadb-server-core mariadb-client-core)
 # not needed to run the servers: the full desktop JRE, PostgreSQL's JIT (jit=off), package tooling
 EXCLUDE=(default-jre default-jre-headless openjdk-17-jre zookeeper java-common ca-certificates-java
          libllvm14 libz3-4 locales postgresql-common ssl-cert adduser debconf perl perl-base
@@ -105,24 +107,27 @@ open(os.path.join(work, 'packages'), 'w').write('\n'.join(sorted(seen)) + '\n')
 open(os.path.join(work, 'files'), 'w').write('\n'.join(files) + '\n')
 PY
 for d in bin sbin lib lib64; do ln -s "usr/$d" "$root/$d"; done
-mkdir -p "$root"/{usr/bin,usr/sbin,usr/lib,usr/lib64,etc,tmp,data,var/tmp,var/lib/postgresql,var/run,run,proc,sys,dev,root}
+mkdir -p "$root"/{usr/bin,usr/sbin,usr/lib,usr/lib64,etc,tmp,data,var/tmp,var/lib/postgresql,var/lib/mysql,var/run,run/mysqld,proc,sys,dev,root}
 chmod 1777 "$root/tmp" "$root/var/tmp"
 tar -C / --no-recursion -cf - -T "$work/files" | tar -C "$root" -xf - --keep-directory-symlink
 cat > "$root/etc/passwd" <<'PW'
 root:x:0:0:root:/root:/bin/sh
 postgres:x:999:999:PostgreSQL administrator:/var/lib/postgresql:/bin/sh
+mysql:x:998:998:MariaDB Server:/nonexistent:/bin/false
 nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin
 PW
 cat > "$root/etc/group" <<'GR'
 root:x:0:
 postgres:x:999:
+mysql:x:998:
 nogroup:x:65534:
 GR
 chown 999:999 "$root/var/lib/postgresql"
+chown 998:998 "$root/var/lib/mysql" "$root/run/mysqld"
 ldconfig -r "$root"
 mkdir -p "$root/usr/local/bin"
 install -m 755 images/redis-entrypoint.sh images/postgres-entrypoint.sh images/zookeeper-entrypoint.sh \
-  "$root/usr/local/bin/"
+  images/mariadb-entrypoint.sh "$root/usr/local/bin/"
 echo "build-images: $(( $(date +%s) - start )) s: $(wc -l < "$work/packages") packages, $(du -sm "$root" | cut -f1) MB; importing"
 
 base=localhost/reactivelocks-debian:bookworm
@@ -142,5 +147,7 @@ build localhost/reactivelocks-postgres:15 'ENV PGDATA=/var/lib/postgresql/data' 
 build localhost/reactivelocks-etcd:3.4 'EXPOSE 2379 2380' 'CMD ["/usr/bin/etcd"]'
 build localhost/reactivelocks-zookeeper:3.8 'EXPOSE 2181' \
   'ENTRYPOINT ["/usr/local/bin/zookeeper-entrypoint.sh"]' 'CMD ["zkServer.sh", "start-foreground"]'
+build localhost/reactivelocks-mariadb:10.11 'EXPOSE 3306' \
+  'ENTRYPOINT ["/usr/local/bin/mariadb-entrypoint.sh"]' 'CMD ["mariadbd"]'
 podman image prune -f >/dev/null 2>&1 || true  # the previous version's images, now untagged
 echo "build-images: built ${STORES[*]/#/localhost/reactivelocks-} in $(( $(date +%s) - start )) s"

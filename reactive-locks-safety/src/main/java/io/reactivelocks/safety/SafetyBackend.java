@@ -16,6 +16,9 @@ import io.reactivelocks.LockStore;
 import io.reactivelocks.admin.LockAdmin;
 import io.reactivelocks.etcd.EtcdLockOptions;
 import io.reactivelocks.etcd.EtcdLocks;
+import io.reactivelocks.r2dbc.mariadb.MariaDbLockBackend;
+import io.reactivelocks.r2dbc.mariadb.MariaDbLockOptions;
+import io.reactivelocks.r2dbc.mariadb.MariaDbLocks;
 import io.reactivelocks.r2dbc.postgresql.PostgresLockOptions;
 import io.reactivelocks.r2dbc.postgresql.PostgresLocks;
 import io.reactivelocks.redis.RedisLockOptions;
@@ -26,12 +29,14 @@ import io.reactivelocks.rwlock.ReadWriteLockOptions;
 import io.reactivelocks.semaphore.Semaphore;
 import io.reactivelocks.spi.LockBackend;
 import io.reactivelocks.test.server.EtcdServer;
+import io.reactivelocks.test.server.MariaDbServer;
 import io.reactivelocks.test.server.PostgresServer;
 import io.reactivelocks.test.server.RedisServer;
 import io.reactivelocks.test.server.ServerFixture;
 import io.reactivelocks.test.server.ZooKeeperServer;
 import io.reactivelocks.zookeeper.ZooKeeperLockOptions;
 import io.reactivelocks.zookeeper.ZooKeeperLocks;
+import java.net.URLDecoder;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -41,10 +46,12 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryNTimes;
 import org.apache.zookeeper.data.Stat;
+import org.mariadb.r2dbc.MariadbConnectionConfiguration;
+import org.mariadb.r2dbc.MariadbConnectionFactory;
 import reactor.core.publisher.Mono;
 
 /**
- * The four stores as the harness sees them: how the harness starts one (the test fixtures), how a
+ * The stores as the harness sees them: how the harness starts one (the test fixtures), how a
  * worker connects to it (through its own fault proxy), and how the harness counts what a run left
  * held on it. Every run gets its own namespace (key prefix, table, root) so runs never see each
  * other's locks.
@@ -164,6 +171,73 @@ public enum SafetyBackend implements SafetyStore {
         private PostgresLockOptions pgOptions(String namespace) {
             return PostgresLockOptions.builder().table(namespace).sequence(namespace + "_seq")
                     .channel(namespace).createSchemaOnFirstUse(true).build();
+        }
+    },
+
+    /**
+     * MariaDB, a fresh data dir from the Debian binaries (InnoDB log written to the OS at each
+     * commit, so a SIGKILL of the server keeps what was committed). Every run has its own tables
+     * and sequence in the fixture's database; waiters are woken by the store's poller every 50 ms.
+     */
+    MARIADB {
+        @Override
+        ServerFixture start() {
+            return MariaDbServer.start();
+        }
+
+        @Override
+        String extra(ServerFixture server) {
+            MariaDbServer db = (MariaDbServer) server;
+            return enc(db.username()) + ":" + enc(db.password()) + ":" + enc(db.database());
+        }
+
+        @Override
+        public Connection connect(String host, int port, String extra, String namespace, LockOptions options, LockListener listener) {
+            String[] e = extra.split(":");
+            LockStore store = MariaDbLocks.connect(mariaDbFactory(host, port, dec(e[0]), dec(e[1]), dec(e[2])), mariaDbOptions(namespace));
+            LockClient client = store.locks(options, listener);
+            return new Connection(client, ObservedFairBackend.watching(store.fairLocks(options), options, listener),
+                    store.semaphores(options),
+                    store.readWriteLocks(ReadWriteLockOptions.of(options)), store.admin(), () -> store.close().block(Duration.ofSeconds(10)));
+        }
+
+        @Override
+        void prepare(ServerFixture server, String namespace) {
+            MariaDbServer db = (MariaDbServer) server;
+            MariaDbLockBackend backend = MariaDbLocks.backend(
+                    mariaDbFactory(db.host(), db.port(), db.username(), db.password(), db.database()), mariaDbOptions(namespace));
+            backend.migrate().block(Duration.ofSeconds(30));
+            // the concept tables are created on first use: once here, not by the workers at the same moment
+            LockOptions options = LockOptions.defaults();
+            String name = namespace + "-prepare";
+            LockStore store = MariaDbLocks.connect(backend);
+            try {
+                store.semaphores(options).tryAcquire(name, 1).flatMap(l -> l.release()).block(Duration.ofSeconds(30));
+                store.readWriteLocks(ReadWriteLockOptions.of(options)).write().tryAcquire(name)
+                        .flatMap(l -> l.release()).block(Duration.ofSeconds(30));
+                store.fairLocks(options).tryAcquire(name).flatMap(l -> l.release()).block(Duration.ofSeconds(30));
+            } finally {
+                store.close().block(Duration.ofSeconds(30));
+            }
+        }
+
+        @Override
+        long held(ServerFixture server, String namespace) {
+            MariaDbServer db = (MariaDbServer) server;
+            ConnectionFactory factory = mariaDbFactory(db.host(), db.port(), db.username(), db.password(), db.database());
+            // rows whose lease is still live by the server's clock (guard rows are written already expired)
+            String sql = "SELECT " + String.join(" + ", List.of(namespace, namespace + "_permits", namespace + "_rw", namespace + "_waiters")
+                    .stream().map(t -> "(SELECT count(*) FROM `" + t + "` WHERE expires_at > UTC_TIMESTAMP(6))").toList());
+            Long n = Mono.usingWhen(Mono.from(factory.create()),
+                    c -> Mono.from(c.createStatement(sql).execute())
+                            .flatMap(r -> Mono.from(r.map((row, m) -> row.get(0, Long.class)))),
+                    c -> Mono.from(c.close())).block(Duration.ofSeconds(30));
+            return n == null ? 0 : n;
+        }
+
+        private MariaDbLockOptions mariaDbOptions(String namespace) {
+            return MariaDbLockOptions.builder().table(namespace).sequence(namespace + "_seq")
+                    .pollInterval(Duration.ofMillis(50)).connectTimeout(Duration.ofSeconds(2)).build();
         }
     },
 
@@ -346,5 +420,15 @@ public enum SafetyBackend implements SafetyStore {
 
     static String enc(String s) {
         return URLEncoder.encode(s, StandardCharsets.UTF_8);
+    }
+
+    static String dec(String s) {
+        return URLDecoder.decode(s, StandardCharsets.UTF_8);
+    }
+
+    /** An unpooled r2dbc-mariadb factory (the store session pools it). */
+    static ConnectionFactory mariaDbFactory(String host, int port, String user, String password, String database) {
+        return MariadbConnectionFactory.from(MariadbConnectionConfiguration.builder().host(host).port(port)
+                .username(user).password(password).database(database).connectTimeout(Duration.ofSeconds(2)).build());
     }
 }

@@ -67,7 +67,7 @@ public final class SafetyReport {
         Duration maxDuration = Duration.parse(a.getOrDefault("max-duration", duration.multipliedBy(3).toString()));
         long minAcquisitions = Long.parseLong(a.getOrDefault("min-acquisitions", "10000"));
         List<SafetyStore> backends = new ArrayList<>();
-        String backendList = a.getOrDefault("backends", "REDIS,POSTGRESQL,ETCD,ZOOKEEPER");
+        String backendList = a.getOrDefault("backends", "REDIS,POSTGRESQL,MARIADB,ETCD,ZOOKEEPER");
         for (String b : backendList.equals("none") ? new String[0] : backendList.split(",")) {
             backends.add(SafetyBackend.valueOf(b.trim()));
         }

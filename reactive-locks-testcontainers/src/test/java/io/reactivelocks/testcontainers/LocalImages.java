@@ -25,6 +25,8 @@ final class LocalImages {
     static final DockerImageName REDIS = image("localhost/reactivelocks-redis:7", "redis", RedisLockContainer.DEFAULT_IMAGE);
     static final DockerImageName POSTGRES = image("localhost/reactivelocks-postgres:15", "postgres",
             PostgresLockContainer.DEFAULT_IMAGE);
+    static final DockerImageName MARIADB = image("localhost/reactivelocks-mariadb:10.11", "mariadb",
+            MariaDbLockContainer.DEFAULT_IMAGE);
     static final DockerImageName ETCD = image("localhost/reactivelocks-etcd:3.4", "quay.io/coreos/etcd",
             EtcdLockContainer.DEFAULT_IMAGE);
     static final DockerImageName ZOOKEEPER = image("localhost/reactivelocks-zookeeper:3.8", "zookeeper",
@@ -63,7 +65,7 @@ final class LocalImages {
     }
 
     private static boolean localImagesPresent() {
-        for (DockerImageName image : List.of(REDIS, POSTGRES, ETCD, ZOOKEEPER)) {
+        for (DockerImageName image : List.of(REDIS, POSTGRES, MARIADB, ETCD, ZOOKEEPER)) {
             try {
                 DockerClientFactory.lazyClient().inspectImageCmd(image.asCanonicalNameString()).exec();
             } catch (RuntimeException e) {

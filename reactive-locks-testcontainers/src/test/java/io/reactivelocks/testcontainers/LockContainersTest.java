@@ -38,13 +38,15 @@ class LockContainersTest {
     @Container
     static final PostgresLockContainer POSTGRES = new PostgresLockContainer(LocalImages.POSTGRES);
     @Container
+    static final MariaDbLockContainer MARIADB = new MariaDbLockContainer(LocalImages.MARIADB);
+    @Container
     static final EtcdLockContainer ETCD = new EtcdLockContainer(LocalImages.ETCD);
     @Container
     static final ZooKeeperLockContainer ZOOKEEPER = new ZooKeeperLockContainer(LocalImages.ZOOKEEPER);
 
     @BeforeAll
     static void containersAreRunning() {
-        assertThat(REDIS.isRunning() && POSTGRES.isRunning() && ETCD.isRunning() && ZOOKEEPER.isRunning()).isTrue();
+        assertThat(REDIS.isRunning() && POSTGRES.isRunning() && MARIADB.isRunning() && ETCD.isRunning() && ZOOKEEPER.isRunning()).isTrue();
     }
 
     /** Acquires twice in a row on {@code locks}: strictly increasing tokens, nothing held afterwards. */
@@ -82,6 +84,18 @@ class LockContainersTest {
     }
 
     @Test
+    void mariaDbHandsOutAConnectionFactoryAndALockClient() {
+        String user = Mono.usingWhen(Mono.from(MARIADB.connectionFactory().create()),
+                (Connection c) -> Flux.from(c.createStatement("SELECT CURRENT_USER()").execute())
+                        .flatMap(r -> r.map((row, meta) -> row.get(0, String.class))).next(),
+                Connection::close).block(TIMEOUT);
+        assertThat(user).isEqualTo(MariaDbLockContainer.DEFAULT_NAME + "@%");
+        assertThat(MARIADB.getR2dbcUrl()).isEqualTo("r2dbc:mariadb://test:test@" + MARIADB.getHost() + ":"
+                + MARIADB.getMappedPort(MariaDbLockContainer.MARIADB_PORT) + "/test");
+        grantsFencesAndReleases(MARIADB.lockClient());
+    }
+
+    @Test
     void etcdHandsOutItsClientAndALockClient() throws Exception {
         ByteSequence key = ByteSequence.from("tc-check", StandardCharsets.UTF_8);
         ETCD.etcdClient().getKVClient().put(key, ByteSequence.from("1", StandardCharsets.UTF_8)).get();
@@ -101,6 +115,8 @@ class LockContainersTest {
         assertThatThrownBy(() -> new RedisLockContainer("localhost/reactivelocks-redis:7"))
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("compatible");
         assertThatThrownBy(() -> new EtcdLockContainer(DockerImageName.parse("redis:7")))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("compatible");
+        assertThatThrownBy(() -> new MariaDbLockContainer("localhost/reactivelocks-mariadb:10.11"))
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("compatible");
         assertThatThrownBy(() -> new RedisLockContainer((String) null))
                 .isInstanceOf(NullPointerException.class).hasMessageContaining("image");

@@ -35,7 +35,8 @@ import reactor.util.retry.Retry;
  * takes over, and the frozen one's late write is rejected by its stale fencing token.
  *
  * <p>Usage: {@code Demo [--duration=10s] [--workers=4] [--resources=3] [--backend=embedded|memory|
- * redis://host:port|postgresql://user:password@host:port/database|etcd://host:port|zookeeper://host:port]}.
+ * redis://host:port|postgresql://user:password@host:port/database|mariadb://user:password@host:port/database|
+ * etcd://host:port|zookeeper://host:port]}.
  * The default backend is an embedded PostgreSQL whose binaries come from Maven Central
  * ({@link EmbeddedPostgres}; as root it runs as {@code nobody}). On a server the frozen instance
  * reaches it through a TCP proxy that goes silent while it is frozen.
@@ -50,7 +51,7 @@ public final class Demo {
 
     static final String USAGE = "usage: Demo [--duration=10s] [--workers=4] [--resources=3] "
             + "[--backend=embedded|memory|redis://host:port|postgresql://user:password@host:port/database"
-            + "|etcd://host:port|zookeeper://host:port]";
+            + "|mariadb://user:password@host:port/database|etcd://host:port|zookeeper://host:port]";
 
     /** Demo settings. */
     public record Config(Duration duration, int workers, int resources, Duration lease, Duration pause, boolean live,

@@ -10,6 +10,8 @@ import io.reactivelocks.LockStore;
 import io.reactivelocks.etcd.EtcdLocks;
 import io.reactivelocks.local.LocalLockBackend;
 import io.reactivelocks.local.LocalLockStore;
+import io.reactivelocks.r2dbc.mariadb.MariaDbLockOptions;
+import io.reactivelocks.r2dbc.mariadb.MariaDbLocks;
 import io.reactivelocks.r2dbc.postgresql.PostgresLocks;
 import io.reactivelocks.redis.RedisLockOptions;
 import io.reactivelocks.redis.RedisLocks;
@@ -27,7 +29,7 @@ import org.apache.curator.retry.RetryNTimes;
  * The stores the demo can run on: {@code embedded} (the default: a throwaway PostgreSQL from
  * Maven Central, see {@link EmbeddedPostgres}), {@code memory} (one JVM, no server),
  * {@code redis://host:port}, {@code postgresql://user:password@host:port/database},
- * {@code etcd://host:port} and {@code zookeeper://host:port}. On a server (the embedded one too),
+ * {@code mariadb://user:password@host:port/database}, {@code etcd://host:port} and {@code zookeeper://host:port}. On a server (the embedded one too),
  * the instance that freezes talks to it through a TCP proxy that goes silent while it is frozen
  * — as a process paused by a long GC would be — so the server lets its lease expire.
  */
@@ -37,7 +39,8 @@ final class DemoBackends implements AutoCloseable {
     static final String DEFAULT = "embedded";
 
     static final String USAGE = "--backend must be embedded (default), memory, redis://host:port, "
-            + "postgresql://user:password@host:port/database, etcd://host:port or zookeeper://host:port";
+            + "postgresql://user:password@host:port/database, mariadb://user:password@host:port/database, "
+            + "etcd://host:port or zookeeper://host:port";
 
     private final String kind;
     private final URI uri;
@@ -67,7 +70,7 @@ final class DemoBackends implements AutoCloseable {
             throw new IllegalArgumentException(USAGE + "; was " + backend, e);
         }
         this.kind = String.valueOf(uri.getScheme());
-        if (!List.of("redis", "postgresql", "etcd", "zookeeper").contains(kind) || uri.getHost() == null || uri.getPort() < 0) {
+        if (!List.of("redis", "postgresql", "mariadb", "etcd", "zookeeper").contains(kind) || uri.getHost() == null || uri.getPort() < 0) {
             throw new IllegalArgumentException(USAGE + "; was " + backend);
         }
         this.label = kind + " at " + uri.getHost() + ":" + uri.getPort();
@@ -121,6 +124,13 @@ final class DemoBackends implements AutoCloseable {
                 String url = "r2dbc:postgresql://" + (uri.getRawUserInfo() == null ? "" : uri.getRawUserInfo() + "@")
                         + host + ":" + port + uri.getRawPath();
                 return session(PostgresLocks.connect(ConnectionFactories.get(url)), options);
+            }
+            case "mariadb": {
+                String url = "r2dbc:mariadb://" + (uri.getRawUserInfo() == null ? "" : uri.getRawUserInfo() + "@")
+                        + host + ":" + port + uri.getRawPath();
+                // no notifications on MariaDB: a waiter learns of a release from its session's poller
+                return session(MariaDbLocks.connect(ConnectionFactories.get(url),
+                        MariaDbLockOptions.builder().pollInterval(Duration.ofMillis(50)).build()), options);
             }
             case "etcd": {
                 Client etcd = Client.builder().endpoints("http://" + host + ":" + port).build();

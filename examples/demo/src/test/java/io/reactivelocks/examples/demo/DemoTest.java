@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.reactivelocks.test.server.EtcdServer;
+import io.reactivelocks.test.server.MariaDbServer;
 import io.reactivelocks.test.server.PostgresServer;
 import io.reactivelocks.test.server.RedisServer;
 import io.reactivelocks.test.server.ServerFixture;
@@ -64,11 +65,12 @@ class DemoTest {
     }
 
     @ParameterizedTest(name = "{0}")
-    @ValueSource(strings = {"redis", "postgresql", "zookeeper", "etcd"})
+    @ValueSource(strings = {"redis", "postgresql", "mariadb", "zookeeper", "etcd"})
     void onARealServerTheFrozenInstanceIsCutOffAndItsLateWriteRejected(String kind) throws Exception {
         ServerFixture server = switch (kind) {
             case "redis" -> RedisServer.start();
             case "postgresql" -> PostgresServer.start();
+            case "mariadb" -> MariaDbServer.start();
             case "etcd" -> EtcdServer.start();
             default -> ZooKeeperServer.start();
         };
@@ -76,6 +78,10 @@ class DemoTest {
             String backend = switch (kind) {
                 case "redis" -> ((RedisServer) server).url();
                 case "postgresql" -> ((PostgresServer) server).url();
+                case "mariadb" -> {
+                    MariaDbServer db = (MariaDbServer) server;
+                    yield "mariadb://" + db.username() + ":" + db.password() + "@" + db.host() + ":" + db.port() + "/" + db.database();
+                }
                 default -> kind + "://" + server.host() + ":" + server.port();
             };
             // sessions (etcd, ZooKeeper) have a 2 s minimum lease, so the freeze is longer
