@@ -19,7 +19,10 @@ import org.jspecify.annotations.Nullable;
  * (deadlock, serialization), and the server errors 1205 (lock wait timeout), 1040 (too many
  * connections), 1053 (server shutdown) and 1927 (connection killed) are transient; so are R2DBC transient
  * and non-transient <em>resource</em> exceptions, I/O errors and timeouts. Bad grammar, missing tables,
- * permissions and data errors are not.
+ * permissions and data errors are not — nor is a refused login or an unknown database (1044, 1045, 1049,
+ * 1698, SQLSTATE class {@code 28}), which r2dbc-mariadb reports inside its "[9000] Fail to establish
+ * connection" (a connection-class error): looked for first, so that a mistake fails an acquire at once
+ * instead of being retried until the wait timeout.
  */
 final class MariaDbErrors {
 
@@ -38,6 +41,9 @@ final class MariaDbErrors {
         if (error instanceof LockBackendException be) {
             return be.isTransient();
         }
+        if (refusedLogin(error)) {
+            return false;
+        }
         for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
             if (t instanceof R2dbcException r) {
                 String state = r.getSqlState();
@@ -55,6 +61,27 @@ final class MariaDbErrors {
             }
             if (t instanceof R2dbcTransientException || t instanceof R2dbcNonTransientResourceException
                     || t instanceof IOException || t instanceof TimeoutException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** The server's errors that no retry can mend: wrong credentials, no such database, no access to it. */
+    private static final java.util.Set<Integer> REFUSED = java.util.Set.of(1044, 1045, 1049, 1698);
+
+    /**
+     * @return whether the error is a refused login or an unknown database, by its code or SQLSTATE anywhere in the
+     *     cause chain, or by the server's words where the driver wrapped them into a connection error of its own
+     */
+    static boolean refusedLogin(Throwable error) {
+        for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof R2dbcException r && (REFUSED.contains(r.getErrorCode())
+                    || (r.getSqlState() != null && r.getSqlState().startsWith("28")))) {
+                return true;
+            }
+            String m = t.getMessage();
+            if (m != null && (m.contains("Access denied for user") || m.contains("Unknown database '"))) {
                 return true;
             }
         }

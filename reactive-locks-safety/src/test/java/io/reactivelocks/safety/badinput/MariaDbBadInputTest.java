@@ -89,27 +89,22 @@ class MariaDbBadInputTest {
 
     // ------------------------------------------------------------------ credentials, database, schema
 
-    /*
-     * A known gap of the MariaDB store (its error mapping, MariaDbErrors, is not changed here): r2dbc-mariadb
-     * reports a refused login or an unknown database as "[9000] Fail to establish connection", which the
-     * store classifies as transient like a refused connection, so a waiting acquire retries it until its
-     * wait timeout instead of failing at once (PostgreSQL: not transient, ends even an unbounded wait).
-     * These two tests pin today's behaviour: when the mapping is fixed they fail, and BAD-INPUT.md changes.
-     */
 
     @Test
-    void wrongPasswordIsReportedTransientWithTheServersReason() {
+    void wrongPasswordIsAPermanentErrorThatEndsEvenAnUnboundedWait() {
         LockClient locks = lockClient(factory("app", "wrong", db.host(), db.port(), "locks"), dbOptions);
-        backendErrorWithin(locks.tryAcquire("wrongpass"), true, CONNECT_BOUND,
+        backendErrorWithin(locks.tryAcquire("wrongpass"), false, CONNECT_BOUND,
                 "mariadb failed acquire of lock 'wrongpass'", "Access denied for user 'app'");
+        backendErrorWithin(locks.acquire("wrongpass"), false, CONNECT_BOUND, "Access denied for user 'app'");
         assertFree(good, "wrongpass");
     }
 
     @Test
-    void unknownDatabaseIsReportedTransientWithTheServersReason() {
+    void unknownDatabaseIsAPermanentErrorThatEndsEvenAnUnboundedWait() {
         LockClient locks = lockClient(factory("app", PASSWORD, db.host(), db.port(), "no_such_db"), dbOptions);
-        backendErrorWithin(locks.tryAcquire("nodb"), true, CONNECT_BOUND, "mariadb failed acquire of lock 'nodb'",
+        backendErrorWithin(locks.tryAcquire("nodb"), false, CONNECT_BOUND, "mariadb failed acquire of lock 'nodb'",
                 "Unknown database 'no_such_db'");
+        backendErrorWithin(locks.acquire("nodb"), false, CONNECT_BOUND, "Unknown database 'no_such_db'");
     }
 
     @Test
