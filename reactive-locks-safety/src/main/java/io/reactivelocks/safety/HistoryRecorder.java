@@ -41,7 +41,21 @@ final class HistoryRecorder {
      */
     static Path write(Path dir, SafetyRun.Settings settings, String namespace, List<WorkerProcess.Event> events,
                       List<SafetyRun.Applied> applied, long start, long end) {
-        History history = record(settings, namespace, events, applied, start, end);
+        return write(dir, settings, namespace, events, List.of(), applied, start, end);
+    }
+
+    /**
+     * Writes a run's history under {@code dir}, completed from the arbiter's log (see {@link #record(SafetyRun.Settings,
+     * String, List, List, List, long, long)}).
+     *
+     * @param dir       the directory of the histories ({@link #directory()} for a run)
+     * @param namespace the run's namespace (unique per run of this JVM)
+     * @param decided   the arbiter's decisions
+     * @return the file written
+     */
+    static Path write(Path dir, SafetyRun.Settings settings, String namespace, List<WorkerProcess.Event> events,
+                      List<Arbiter.Op> decided, List<SafetyRun.Applied> applied, long start, long end) {
+        History history = record(settings, namespace, events, decided, applied, start, end);
         String primitives = String.join("+", settings.primitives().stream().map(Primitive::label).toList());
         String file = settings.backend().name().toLowerCase(java.util.Locale.ROOT) + "-" + settings.fault().label() + "-" + primitives
                 + "-" + namespace + ".jsonl";
@@ -51,6 +65,16 @@ final class HistoryRecorder {
     /** The history of a run (see the class documentation). */
     static History record(SafetyRun.Settings settings, String namespace, List<WorkerProcess.Event> events,
                           List<SafetyRun.Applied> applied, long start, long end) {
+        return record(settings, namespace, events, List.of(), applied, start, end);
+    }
+
+    /**
+     * The history of a run, completed from the arbiter's log: a request the arbiter decided that its worker never
+     * reported — a worker killed after it sent the request, whose last lines its parent did not get — is an operation
+     * of the history too, its outcome unknown to its client (invoked when the arbiter decided it, answered never).
+     */
+    static History record(SafetyRun.Settings settings, String namespace, List<WorkerProcess.Event> events,
+                          List<Arbiter.Op> decided, List<SafetyRun.Applied> applied, long start, long end) {
         Map<String, Object> run = new LinkedHashMap<>();
         run.put("store", settings.backend().name());
         run.put("fault", settings.fault().label());
@@ -143,6 +167,30 @@ final class HistoryRecorder {
                 out.add(event(Type.INFO, "w" + e.worker(), "section", op, e.name(), e.type() == 'Q' ? null : e.token(), Math.max(t, e.nanos()),
                         null, null, null, null, null, killedAt.containsKey(e.worker()) ? "worker killed" : "run ended"));
             }
+        }
+        // requests only the arbiter saw: not answered to a worker (no K with their order) and not left open (no O)
+        java.util.Set<Long> answeredOrders = new java.util.HashSet<>();
+        java.util.Set<String> openRequests = new java.util.HashSet<>();
+        for (WorkerProcess.Event e : events) {
+            if (e.type() == 'K') {
+                String[] w = e.how().split(" ");
+                answeredOrders.add(Long.valueOf(w[3]));
+            }
+        }
+        for (WorkerProcess.Event e : asking.values()) {
+            openRequests.add(e.worker() + " " + e.name() + " " + e.token());
+        }
+        for (Arbiter.Op op : decided) {
+            if (answeredOrders.contains(op.seq()) || openRequests.contains(op.worker() + " " + op.name() + " " + op.token())) {
+                continue;
+            }
+            String kind = op.mode() == 'd' ? "d" : op.write() ? "w" : "r";
+            String c = "w" + op.worker();
+            out.add(event(Type.INVOKE, c, "section", op(kind), op.name(), op.token(), op.nanos(), op.write() ? op.value() : null,
+                    null, null, null, null, null));
+            long t = killedAt.getOrDefault(op.worker(), end);
+            out.add(event(Type.INFO, c, "section", op(kind), op.name(), op.token(), Math.max(t, op.nanos()), null, null, null, null,
+                    null, "decided by the arbiter, never answered to its worker"));
         }
         out.sort(Comparator.comparingLong(HistoryEvent::t)); // stable: a worker's own lines keep their order
         return new History(run, names, settings.permits(), settings.lease().toNanos(), out);

@@ -359,7 +359,7 @@ public final class SafetyRun {
             }
             java.nio.file.Path history = null;
             try {
-                history = HistoryRecorder.write(HistoryRecorder.directory(), settings, namespace, copy, applied, start, stopAt);
+                history = HistoryRecorder.write(HistoryRecorder.directory(), settings, namespace, copy, arbiter.log(), applied, start, stopAt);
             } catch (RuntimeException e) {
                 problems.add("could not write the run's history: " + e);
             }
