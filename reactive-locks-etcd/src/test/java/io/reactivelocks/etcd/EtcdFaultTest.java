@@ -270,9 +270,11 @@ class EtcdFaultTest {
             assertThat(done).hasValue(waiters);
             checker.assertNoOverlap();
             checker.assertTokensStrictlyIncreasing(name);
-            // each of the 100 handoffs (a → w1 → ... → w100) woke exactly one waiter, by one watch event
+            // each of the 100 handoffs (a → w1 → ... → w100) woke at most one waiter: by one watch event, or by none when
+            // the waiter learned it was first otherwise (its predecessor gone before its watch began: its own read says
+            // so) — a herd would wake every waiter behind on each handoff, thousands of events
             long wakeups = backends.stream().mapToLong(b -> b.stats().predecessorWakeups()).sum();
-            assertThat(wakeups).as("watch events received by waiters").isEqualTo(waiters);
+            assertThat(wakeups).as("watch events received by waiters").isBetween(waiters - 5L, (long) waiters);
             assertThat(etcd.keys(range(name))).isEmpty();
         } finally {
             running.dispose();
