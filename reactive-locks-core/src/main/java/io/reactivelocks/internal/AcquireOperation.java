@@ -297,7 +297,8 @@ final class AcquireOperation extends Registry.Member implements Subscription {
             }
         }
         client.deadlines(scheduler, options.clock())
-                .subscribe(client.backend().tryGrant(request), options.requestTimeout(), new AttemptAnswer(sentAt));
+                .subscribe(client.backend().tryGrant(request), options.requestTimeout(),
+                        new AttemptAnswer(sentAt, client.outage().epoch()));
     }
 
     /**
@@ -306,10 +307,13 @@ final class AcquireOperation extends Registry.Member implements Subscription {
      */
     private final class AttemptAnswer implements CoreSubscriber<Attempt> {
         private final long sentAt;
+        /** The store outage's epoch when sent ({@link StoreOutage#failed(Throwable, int)}). */
+        private final int epoch;
         private boolean answered;
 
-        AttemptAnswer(long sentAt) {
+        AttemptAnswer(long sentAt, int epoch) {
             this.sentAt = sentAt;
+            this.epoch = epoch;
         }
 
         @Override
@@ -327,7 +331,7 @@ final class AcquireOperation extends Registry.Member implements Subscription {
             try {
                 onAnswer(a, sentAt);
             } catch (RuntimeException e) {
-                onAttemptError(e);
+                onAttemptError(e, epoch);
             }
         }
 
@@ -338,14 +342,14 @@ final class AcquireOperation extends Registry.Member implements Subscription {
                 return;
             }
             answered = true;
-            onAttemptError(e);
+            onAttemptError(e, epoch);
         }
 
         @Override
         public void onComplete() {
             if (!answered) {
                 answered = true;
-                onAttemptError(new IllegalStateException("store answered nothing"));
+                onAttemptError(new IllegalStateException("store answered nothing"), epoch);
             }
         }
     }
@@ -540,9 +544,10 @@ final class AcquireOperation extends Registry.Member implements Subscription {
             return;
         }
         armWaitTimeout(); // ends the operation when the wait is spent: finish() then releases the entry
+        int epoch = client.outage().epoch();
         Disposable d = q.turn()
                 .switchIfEmpty(NO_QUEUE_ANSWER)
-                .subscribe(a -> onAnswer(a, firstSentAt()), this::onAttemptError);
+                .subscribe(a -> onAnswer(a, firstSentAt()), e -> onAttemptError(e, epoch));
         synchronized (this) {
             if (!done && turnWaiting) {
                 turn = d; // still waiting for its answer
@@ -552,9 +557,10 @@ final class AcquireOperation extends Registry.Member implements Subscription {
         d.dispose(); // answered already, or finish() ran meanwhile and released the entry
     }
 
-    private void onAttemptError(Throwable error) {
+    /** @param epoch the store outage's epoch when the request was sent */
+    private void onAttemptError(Throwable error, int epoch) {
         LockException e = BackendErrors.map(client.backend().name(), name, "acquire", error);
-        client.outage().failed(e);
+        client.outage().failed(e, epoch);
         boolean late;
         synchronized (this) {
             if (turnWaiting && done) {

@@ -361,9 +361,10 @@ public final class DefaultLockClient extends LeaseOwner implements LockClient {
      *                is down: the outage is logged once, see {@link StoreOutage})
      */
     Mono<Void> releaseDetached(String name, String owner, LockOptions options, boolean granted) {
+        int epoch = outage.epoch();
         Mono<Void> release = tracked(name, giveBackOnServer(name, owner, options)
                 .onErrorResume(e -> {
-                    outage.failed(e);
+                    outage.failed(e, epoch);
                     if (granted) {
                         LOG.warn("could not release lock '{}' on the store (it stays until its lease or session ends): {}",
                                 name, e.toString());

@@ -40,6 +40,8 @@ public final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapsho
     private static final int RELEASED = 2;
 
     final LeaseOwner client;
+    /** The store outage's epoch when the release was sent ({@link StoreOutage#failed(Throwable, int)}). */
+    private volatile int releaseEpoch;
     final HeldLock lock;
     final LockOptions options;
     final Scheduler scheduler;
@@ -312,8 +314,9 @@ public final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapsho
         return onRenewed(sentAt, outcome.ttl());
     }
 
-    void onRenewFailed(LockException error) {
-        client.outage().failed(error);
+    /** @param epoch the store outage's epoch when the renewal was sent */
+    void onRenewFailed(LockException error, int epoch) {
+        client.outage().failed(error, epoch);
         listener.onRenewalFailed(lock.name(), lock.token(), error);
         if (!BackendErrors.isTransient(error)) {
             lose("renewal failed: " + error.getMessage());
@@ -516,7 +519,7 @@ public final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapsho
     void releaseUnconfirmed(Throwable error) {
         client.releaseUnconfirmed();
         listener.onReleaseUnconfirmed(lock.name(), lock.token(), error);
-        client.outage().failed(error);
+        client.outage().failed(error, releaseEpoch);
         if (BackendErrors.isTransient(error)) {
             LOG.debug("lock '{}': the store did not confirm the release after the body ended ({}); the lease expires by itself",
                     lock.name(), error.getMessage());
@@ -569,6 +572,7 @@ public final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapsho
             }
             wasLost = state == LOST;
             state = RELEASED;
+            releaseEpoch = client.outage().epoch();
             session = stopTimers();
             ended = endSink;
         }

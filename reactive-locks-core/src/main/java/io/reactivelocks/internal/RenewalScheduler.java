@@ -178,7 +178,9 @@ final class RenewalScheduler {
             return;
         }
         List<RenewRequest> requests = new ArrayList<>(leases.size());
+        int[] epochs = new int[leases.size()]; // each owner's store outage epoch when sent
         for (LeaseHandle h : leases) {
+            epochs[requests.size()] = h.client.outage().epoch();
             requests.add(new RenewRequest(h.lock, h.options.leaseTime()));
             h.listener.onRenewalStarted(h.lock.name(), h.lock.token());
         }
@@ -198,8 +200,8 @@ final class RenewalScheduler {
                     scheduleAll(again, sentAt);
                 }, error -> {
                     var mapped = BackendErrors.map(backendName, null, "renewal", error);
-                    for (LeaseHandle h : leases) {
-                        h.onRenewFailed(mapped);
+                    for (int i = 0; i < leases.size(); i++) {
+                        leases.get(i).onRenewFailed(mapped, epochs[i]);
                     }
                 });
     }

@@ -42,4 +42,22 @@ class StoreOutageTest {
         assertThat(outage.down()).isFalse();
         assertThat(log.getErrContent() + log.getOutContent()).isEmpty();
     }
+
+    @Test
+    void aRequestOfTheOutageThatFailsAfterTheStoreAnswersAgainStartsNoNewOutage() {
+        int during = outage.epoch();
+        outage.failed(new LockBackendException("a", "redis did not answer within 1 s", null, true), during);
+        // the store answers again: the first answers of the recovery ...
+        outage.answered();
+        // ... and a request sent during the outage times out a moment later (a loaded machine's timer)
+        outage.failed(new LockBackendException("b", "redis did not answer within 1 s", null, true), during);
+        outage.answered();
+        assertThat(outage.down()).isFalse();
+        assertThat(lines("WARN")).isOne();
+        assertThat(lines("INFO")).isOne();
+        // a request sent after the recovery that fails is a new outage
+        outage.failed(new LockBackendException("c", "connection refused", null, true), outage.epoch());
+        assertThat(outage.down()).isTrue();
+        assertThat(lines("WARN")).isEqualTo(2);
+    }
 }
