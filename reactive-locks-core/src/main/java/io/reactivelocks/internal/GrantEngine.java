@@ -543,12 +543,15 @@ public final class GrantEngine extends LeaseOwner {
             if (expired != null) {
                 expired.forEach(h -> h.lose("its grant arrived after the request timeout and expired before it was handed over"));
             }
+            int epoch = outage.epoch();
             Mono.defer(() -> call.tryGrant(ids, options.leaseTime()))
                     .switchIfEmpty(Mono.error(() -> new IllegalStateException("store answered nothing to a grant")))
                     .subscribe(g -> {
+                        outage.answered();
                         settle(g, sentAt, answer, ids);
                         settled();
                     }, e -> {
+                        outage.failed(mapError(name, "acquire", e), epoch);
                         boolean over;
                         synchronized (this) {
                             inFlight--;
@@ -760,11 +763,13 @@ public final class GrantEngine extends LeaseOwner {
         // bounded by the lease time (the grant expires by then anyway), not the request timeout: close() waits
         // for it up to its own bound, so a release a loaded store is still working on is not forgotten and the
         // store closed under it
+        int epoch = outage.epoch();
         cleanUps.tracked(name, Mono.defer(() -> store.release(name, owner))
                         .timeout(options.leaseTime(), schedulerFor(options))
                         .onErrorMap(e -> mapError(name, "release", e))
                         .then())
                 .onErrorResume(e -> {
+                    outage.failed(e, epoch);
                     if (granted) {
                         LOG.warn("could not release a grant of {} '{}' (it expires by its TTL): {}", concept, name, e.toString());
                     } else {

@@ -243,6 +243,44 @@ class SemaphoreVirtualTimeTest {
     }
 
     @Test
+    void anOutageOfTheStoreIsOneWarnLineWhenItStartsAndOneInfoLineWhenItEndsAsForLocks() {
+        reactor.test.util.TestLogger log = new reactor.test.util.TestLogger(false);
+        reactor.test.util.LoggerUtils.useCurrentLoggersWithCapture();
+        reactor.test.util.LoggerUtils.enableCaptureWith(log);
+        java.util.concurrent.atomic.AtomicInteger refusals = new java.util.concurrent.atomic.AtomicInteger(6);
+        io.reactivelocks.spi.semaphore.SemaphoreStore down = new io.reactivelocks.spi.semaphore.SemaphoreStore() {
+            @Override public String name() { return "flaky"; }
+            @Override public Mono<io.reactivelocks.spi.semaphore.PermitGrant> tryGrant(String n, List<String> o, int p, Duration t) {
+                return refusals.getAndDecrement() > 0 ? Mono.error(new java.io.IOException("Connection refused"))
+                        : store.tryGrant(n, o, p, t);
+            }
+            @Override public Mono<List<io.reactivelocks.spi.RenewOutcome>> renew(List<io.reactivelocks.spi.RenewRequest> b) { return store.renew(b); }
+            @Override public Mono<Boolean> release(String n, String o) { return store.release(n, o); }
+            @Override public Mono<List<io.reactivelocks.spi.Holder>> holders(String n) { return store.holders(n); }
+            @Override public reactor.core.publisher.Flux<io.reactivelocks.spi.LockEvent> events(String n) { return store.events(n); }
+            @Override public Mono<Void> close() { return Mono.empty(); }
+        };
+        Semaphore c = Semaphore.create(down, options.mutate()
+                .backoff(Retry.backoff(Long.MAX_VALUE, Duration.ofMillis(100)).maxBackoff(Duration.ofMillis(100)).jitter(0)).build());
+        try {
+            AtomicReference<Lease> lease = new AtomicReference<>();
+            Disposable acquire = c.acquire("s", 1).subscribe(lease::set);
+            for (int i = 0; i < 20 && lease.get() == null; i++) {
+                vts.advanceTimeBy(Duration.ofMillis(100));
+            }
+            assertThat(lease.get()).as("granted once the store answers").isNotNull();
+            acquire.dispose();
+            lease.get().release().block(VERIFY);
+            String out = log.getOutContent() + log.getErrContent();
+            assertThat(out.split("\n")).filteredOn(l -> l.contains("flaky is unreachable (semaphore)")).hasSize(1);
+            assertThat(out.split("\n")).filteredOn(l -> l.contains("flaky answers again (semaphore)")).hasSize(1);
+        } finally {
+            reactor.test.util.LoggerUtils.disableCapture();
+            c.close().block(VERIFY);
+        }
+    }
+
+    @Test
     void aGrantThatArrivedAfterTheRequestTimeoutAndExpiredMeanwhileIsNotHandedOverAsALease() {
         // found by the safety harness (I4 under load): the first request grants after its request
         // timeout, and that grant is lost (its renewal refused) before the retry 5 s later; the retry
