@@ -3,7 +3,8 @@
 #
 #   benchmarks/run.sh                       everything (B1, B3, B4, B5, B7, B8 on all backends), about 25 min on 2 cores
 #   benchmarks/run.sh --quick               a smoke run of everything, about 5 min (fewer, shorter rounds)
-#   benchmarks/run.sh --only b1,b3 --backends redis,postgres      a part (b1, b3, b4 with b7, b5, b8)
+#   benchmarks/run.sh --only b1,b3 --backends redis,postgres      a part (b1, b3, b4 with b7, b5, b8); backends: redis,
+#                                           postgres, etcd, zookeeper (the default set) and mariadb (only when named)
 #   benchmarks/run.sh --quick --only b8     B8, the new primitives (semaphore, read-write lock, fair lock) against
 #                                           Redisson and Curator, a few minutes
 #   benchmarks/run.sh ... --out DIR         where BENCHMARKS.md and the PNGs go
@@ -11,7 +12,7 @@
 #
 # A complete run writes to docs/; a partial run writes to benchmarks/target/report/ unless --out is given.
 # The servers are started like the tests start them: the reactive-locks-test fixtures run the Debian-packaged
-# redis-server, postgres, etcd and zookeeper as child processes on random loopback ports (.ci/install-servers.sh
+# redis-server, postgres, etcd, zookeeper and mariadbd as child processes on random loopback ports (.ci/install-servers.sh
 # installs them). Nothing is left running afterwards.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,7 +32,7 @@ while [ $# -gt 0 ]; do
     --out) out="$2"; shift ;;
     --offline) offline=(-o) ;;
     --contenders) extra+=(--contenders "$2"); shift ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift

@@ -13,7 +13,7 @@ import java.util.Set;
  * B5 (JMH) runs in its own JVM first; its CSV is read here. Run it through {@code benchmarks/run.sh}.
  *
  * <pre>
- * LoadHarness [--quick] [--only b1,b3,b4,b8] [--backends redis,postgres,etcd,zookeeper]
+ * LoadHarness [--quick] [--only b1,b3,b4,b8] [--backends redis,postgres,etcd,zookeeper,mariadb]
  *             [--out docs] [--jmh target/b5.csv] [--command "benchmarks/run.sh"] [--started EPOCH_SECONDS]
  *             [--contenders raw,ours,...]   (ids, for profiling one contender)
  * </pre>
@@ -68,6 +68,7 @@ public final class LoadHarness {
             BackendBench bench = switch (key) {
                 case "redis" -> new RedisBench();
                 case "postgres", "postgresql" -> new PostgresBench();
+                case "mariadb" -> new MariaDbBench();
                 case "etcd" -> new EtcdBench();
                 case "zookeeper", "zk" -> new ZooKeeperBench();
                 default -> throw new IllegalArgumentException("unknown backend " + key);

@@ -99,7 +99,7 @@ final class PostgresBench extends BackendBench {
 
     @Override
     List<Contender> contenders() {
-        return List.of(new Raw(pool()), ours(pool(), base), new ShedLock(pool()), new SimpleLocks.Postgres(pool()));
+        return List.of(new Raw(pool()), ours(pool(), base), new ShedLock("postgres", pool()), new SimpleLocks.Postgres(pool()));
     }
 
     @Override
@@ -272,14 +272,19 @@ final class PostgresBench extends BackendBench {
     /**
      * ShedLock's R2DBC provider: {@code lock(...)} is a one-shot tryLock that blocks its thread
      * (it is a scheduled-task lock: no waiting, no renewal, client-clock expiry), so it takes
-     * part in B1 only, driven by as many threads as the concurrency.
+     * part in B1 only, driven by as many threads as the concurrency. It picks its SQL dialect from
+     * the driver's metadata name (PostgreSQL, MariaDB, MySQL, ...), so one class serves both stores.
      */
     static final class ShedLock extends Contender {
         private final ConnectionPool pool;
         private final R2dbcLockProvider provider;
 
-        ShedLock(ConnectionPool pool) {
-            super("postgres", "shedlock", "ShedLock R2DBC", Role.COMPETITOR);
+        /**
+         * @param backend the backend key
+         * @param pool    the pool its {@code shedlock} table is reached through (closed with this contender)
+         */
+        ShedLock(String backend, ConnectionPool pool) {
+            super(backend, "shedlock", "ShedLock R2DBC", Role.COMPETITOR);
             this.pool = pool;
             this.provider = new R2dbcLockProvider(pool);
         }

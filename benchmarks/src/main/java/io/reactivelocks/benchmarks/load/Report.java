@@ -123,7 +123,8 @@ final class Report {
                 + "random owner id per grant) with nothing around them; *reactive-locks* with its defaults (30 s lease, "
                 + "renewal every 10 s, request timeout 5 s); the competitors; and in B1 the *simplest two-request lock* a "
                 + "user would write by hand (Redis `SET NX PX` + compare-and-delete, PostgreSQL `INSERT ... ON CONFLICT DO "
-                + "NOTHING` + `DELETE`, etcd put-if-absent txn + delete, ZooKeeper ephemeral create + delete: no token, "
+                + "NOTHING` + `DELETE`, MariaDB `INSERT ... ON DUPLICATE KEY UPDATE` taking an expired row, `RETURNING` its owner, "
+                + "+ `DELETE`, etcd put-if-absent txn + delete, ZooKeeper ephemeral create + delete: no token, "
                 + "no renewal, no waiting). Every contender has its own client "
                 + "object (own connections or pool, same settings) and they all run in one JVM, one after the other.\n");
         md.append("- **Interleaving.** For each concurrency level, every contender first gets a warm-up run, then ")
@@ -512,7 +513,7 @@ final class Report {
                         + "**fair lock**: a name per worker (no contention, as B1). `req/op` = the server's request count "
                         + "÷ pairs (as B1); `alloc/op` = bytes allocated by this JVM (all threads) ÷ pairs. Handoff: B3's chain "
                         + "of ").append(settings.waiters()[0]).append(" waiters (one holder, then each waiter released at once "
-                        + "on its grant), the semaphore at N = 1; the RTT is the backend's B3 probe. PostgreSQL and etcd have "
+                        + "on its grant), the semaphore at N = 1; the RTT is the backend's B3 probe. PostgreSQL, MariaDB and etcd have "
                         + "no anchor: their rows are context. Reproduce: `benchmarks/run.sh --only b8` (`--quick` for a short run, "
                         + "`--backends redis,zookeeper` for the anchored part).\n\n");
         for (Primitives.Result r : b8) {

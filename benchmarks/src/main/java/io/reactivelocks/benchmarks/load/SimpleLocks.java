@@ -35,6 +35,8 @@ import reactor.core.publisher.Mono;
  * <ul>
  *   <li>Redis: {@code SET key owner NX PX 30000}, then a compare-and-delete script (EVALSHA).</li>
  *   <li>PostgreSQL: {@code INSERT ... ON CONFLICT DO NOTHING}, then {@code DELETE ... WHERE owner = $2}.</li>
+ *   <li>MariaDB: {@code INSERT ... ON DUPLICATE KEY UPDATE} that takes the row only when its lease has
+ *       expired, {@code RETURNING} the row's owner, then {@code DELETE ... WHERE owner = ?}.</li>
  *   <li>etcd: a transaction putting the key on a lease if its create revision is 0, then a delete.</li>
  *   <li>ZooKeeper: an ephemeral node created (parents as containers), then deleted.</li>
  * </ul>
@@ -113,6 +115,62 @@ final class SimpleLocks {
                 String owner = GrantRequest.newOwner();
                 return update(INSERT, name, owner)
                         .flatMap(n -> n == 1L ? update(DELETE, name, owner) : Mono.error(new IllegalStateException("busy")))
+                        .flatMap(n -> n == 1L ? Mono.<Void>empty() : Mono.error(new IllegalStateException("not released")));
+            });
+        }
+
+        @Override
+        public void close() {
+            pool.close().block(Duration.ofSeconds(10));
+        }
+    }
+
+    /**
+     * MariaDB: one upsert that inserts the name, or takes its row over when its lease has expired by
+     * the server's clock, and returns the row's owner (it is ours when the lock was taken: the driver
+     * reports found rows, not changed rows, so the row count cannot tell); then an owner-checked
+     * {@code DELETE}. On the same kind of pool as ours.
+     */
+    static final class MariaDb extends Contender {
+        private static final String TAKE = "INSERT INTO bench_simple_locks(name, owner, locked_until) "
+                + "VALUES (?, ?, UTC_TIMESTAMP(6) + INTERVAL 30 SECOND) ON DUPLICATE KEY UPDATE "
+                + "owner = IF(locked_until < UTC_TIMESTAMP(6), VALUES(owner), owner), "
+                + "locked_until = IF(owner = VALUES(owner), VALUES(locked_until), locked_until) RETURNING owner";
+        private static final String DELETE = "DELETE FROM bench_simple_locks WHERE name = ? AND owner = ?";
+        private final ConnectionPool pool;
+
+        MariaDb(ConnectionPool pool) {
+            super("mariadb", "simple", "simple upsert-if-expired + DELETE", Role.SIMPLE);
+            this.pool = pool;
+            Flux.usingWhen(pool.create(), c -> Flux.from(c.createStatement("CREATE TABLE IF NOT EXISTS bench_simple_locks("
+                                    + "name VARCHAR(255) PRIMARY KEY, owner VARCHAR(64) NOT NULL, locked_until DATETIME(6) NOT NULL)")
+                            .execute()).concatMap(r -> r.getRowsUpdated()), Connection::close)
+                    .blockLast(Duration.ofSeconds(30));
+        }
+
+        /** @return whether {@code owner} holds {@code name} now (taken, or taken over from an expired holder) */
+        Mono<Boolean> take(String name, String owner) {
+            return Flux.usingWhen(pool.create(),
+                            c -> Flux.from(c.createStatement(TAKE).bind(0, name).bind(1, owner).execute())
+                                    .concatMap(r -> r.map((row, md) -> owner.equals(row.get("owner", String.class)))),
+                            Connection::close)
+                    .reduce(false, (a, b) -> a || b);
+        }
+
+        private Mono<Long> delete(String name, String owner) {
+            return Flux.usingWhen(pool.create(),
+                            c -> Flux.from(c.createStatement(DELETE).bind(0, name).bind(1, owner).execute())
+                                    .concatMap(r -> r.getRowsUpdated()),
+                            Connection::close)
+                    .reduce(0L, Long::sum);
+        }
+
+        @Override
+        Mono<Void> cycle(String name, int worker) {
+            return Mono.defer(() -> {
+                String owner = GrantRequest.newOwner();
+                return take(name, owner)
+                        .flatMap(taken -> taken ? delete(name, owner) : Mono.error(new IllegalStateException("busy")))
                         .flatMap(n -> n == 1L ? Mono.<Void>empty() : Mono.error(new IllegalStateException("not released")));
             });
         }
