@@ -41,9 +41,10 @@ import reactor.util.retry.Retry;
  * The MariaDB {@link LockBackend} over R2DBC: one row per lock in an InnoDB table, fencing tokens
  * from a {@code SEQUENCE} drawn while the name's row is locked, expiry decided by the server's clock
  * ({@code UTC_TIMESTAMP(6)}), wake-ups by a poller of the names waited for ({@link NamePoller}) and,
- * for releases through this backend, at once. A grant is one short {@code READ COMMITTED}
- * transaction on a pooled connection (lock the name's row, read it, take it or answer busy, commit);
- * renewal, release, inspection and payload updates are single statements. Nothing depends on
+ * for releases through this backend, at once. A grant is one statement on a pooled connection
+ * ({@code INSERT ... ON DUPLICATE KEY UPDATE ... RETURNING}: lock the name's row, take it or leave
+ * it, answer with it); renewal, release, inspection and payload updates are single statements too.
+ * Nothing depends on
  * session state between operations, so it works through any pool.
  *
  * <pre>{@code
@@ -82,6 +83,7 @@ public final class MariaDbLockBackend implements LockBackend {
     private final Set<StoredKey> unsettled = ConcurrentHashMap.newKeySet();
 
     private final Map<String, String> names;
+    private final String acquireSql;
     private final String lockRowSql;
     private final String readSql;
     private final String tokenSql;
@@ -120,6 +122,7 @@ public final class MariaDbLockBackend implements LockBackend {
             this.connections = ownedPool;
         }
         this.names = names(options);
+        this.acquireSql = MariaDbSql.render("acquire.sql", names);
         this.lockRowSql = MariaDbSql.render("acquire_lock_row.sql", names);
         this.readSql = MariaDbSql.render("acquire_read.sql", names);
         this.tokenSql = MariaDbSql.render("acquire_token.sql", names);
@@ -195,11 +198,12 @@ public final class MariaDbLockBackend implements LockBackend {
     /**
      * {@inheritDoc}
      *
-     * <p>One {@code READ COMMITTED} transaction: lock the name's row (inserting an expired
-     * placeholder when there is none, {@code acquire_lock_row.sql}), read it, then either answer busy
-     * with the holder and its remaining lease, extend the lease of the same owner (same token), or
-     * draw a token from the sequence and take the row; the answer comes after the commit. A deadlock
-     * victim is repeated at once (everything was rolled back).
+     * <p>One autocommit statement ({@code acquire.sql}): an {@code INSERT ... ON DUPLICATE KEY UPDATE}
+     * that locks the name's row (inserting an expired placeholder when there is none), then takes it
+     * with a token drawn from the sequence under that lock when its lease has expired, or sets the
+     * lease again for the same owner (same token), or leaves another owner's live lease; its
+     * {@code RETURNING} row is the grant or the holder to answer busy with. A deadlock victim is
+     * repeated at once (the statement was rolled back).
      */
     @Override
     public Mono<Attempt> tryGrant(GrantRequest request) {
@@ -212,7 +216,7 @@ public final class MariaDbLockBackend implements LockBackend {
             unsettled.add(key);
             long ttl = Statements.micros(request.leaseTime());
             String payload = request.payload() == null ? null : StoredText.encode(request.payload());
-            return schemaReady.then(inTransaction(c -> grant(c, n, o, ttl, payload, request)))
+            return schemaReady.then(Mono.usingWhen(connections.create(), c -> grant(c, n, o, ttl, payload, request), Connection::close))
                     .retryWhen(Retry.max(ROLLED_BACK_RETRIES).filter(MariaDbErrors::rolledBack))
                     .doOnNext(a -> {
                         unsettled.remove(key);
@@ -227,25 +231,13 @@ public final class MariaDbLockBackend implements LockBackend {
     }
 
     private Mono<Attempt> grant(Connection c, String n, String o, long ttl, @Nullable String payload, GrantRequest request) {
-        return Statements.update(c, lockRowSql, st -> st.bind(0, n))
-                .then(Statements.first(c, readSql, st -> st.bind(0, n), (row, md) -> new Holder(Statements.text(row, "owner"),
-                        Statements.number(row, "token"), Duration.ofNanos(Math.max(0, Statements.number(row, "remaining_us")) * 1000), payloadOf(row))))
-                .flatMap(h -> {
-                    boolean live = h.remaining() != null && !h.remaining().isZero();
-                    if (live && h.owner().equals(o)) {
-                        return Statements.update(c, againSql, st -> st.bind(0, ttl).bind(1, n))
-                                .thenReturn((Attempt) Attempt.granted(h.token(), request.leaseTime()));
-                    }
-                    if (live) {
-                        return Mono.just((Attempt) Attempt.busy(h));
-                    }
-                    return Statements.first(c, tokenSql, st -> { }, (row, md) -> Statements.number(row, "token"))
-                            .flatMap(token -> Statements.update(c, takeSql, st -> {
-                                st.bind(0, o).bind(1, token).bind(2, ttl);
-                                Statements.bindText(st, 3, payload);
-                                st.bind(4, n);
-                            }).thenReturn((Attempt) Attempt.granted(token, request.leaseTime())));
-                });
+        return Statements.rows(c, acquireSql, st -> {
+            st.bind(0, n).bind(1, n).bind(2, o).bind(3, ttl);
+            Statements.bindText(st, 4, payload);
+        }, (row, md) -> new Holder(Statements.text(row, "owner"), Statements.number(row, "token"),
+                Duration.ofNanos(Math.max(0, Statements.number(row, "remaining_us")) * 1000), payloadOf(row)))
+                .last()
+                .map(h -> h.owner().equals(o) ? (Attempt) Attempt.granted(h.token(), request.leaseTime()) : (Attempt) Attempt.busy(h));
     }
 
     /**

@@ -24,7 +24,7 @@ final class MariaDbSql {
 
     /** Every script, read once when this class initializes (never on an event loop later). */
     private static final Map<String, String> TEMPLATES = loadAll("schema.sql", "schema_check.sql",
-            "acquire_lock_row.sql", "acquire_read.sql", "acquire_token.sql", "acquire_take.sql", "acquire_again.sql",
+            "acquire.sql", "acquire_lock_row.sql", "acquire_read.sql", "acquire_token.sql", "acquire_take.sql", "acquire_again.sql",
             "renew.sql", "release.sql", "inspect.sql", "update_payload.sql", "held_by.sql", "poll.sql", "admin_names.sql",
             "semaphore_schema.sql", "semaphore_guard.sql", "semaphore_purge.sql", "semaphore_held.sql", "semaphore_insert.sql",
             "semaphore_again.sql", "semaphore_holders.sql", "grant_renew.sql", "grant_release.sql", "grant_poll.sql",
