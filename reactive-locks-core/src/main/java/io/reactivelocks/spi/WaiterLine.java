@@ -5,6 +5,7 @@ import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiFunction;
 import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
@@ -37,11 +38,21 @@ public final class WaiterLine {
      *               lease or the head waiter's entry expiring), or {@code -1} when nothing will
      * @param ahead  how many waiters are in line before this one, or {@code -1} when the store does
      *               not say (then every release wakes this waiter to ask)
+     * @param holder the owner that held the lock when the store answered, or {@code null} when the
+     *               store does not say; its release then moves nobody in line, as once its grant was seen
      */
-    public record StillQueued(long hintMs, long ahead) {
-        /** @param hintMs as above; the place in line unknown */
+    public record StillQueued(long hintMs, long ahead, @Nullable String holder) {
+        /** @param hintMs as above; the place in line and the holder unknown */
         public StillQueued(long hintMs) {
-            this(hintMs, -1);
+            this(hintMs, -1, null);
+        }
+
+        /**
+         * @param hintMs as above
+         * @param ahead  as above; the holder unknown
+         */
+        public StillQueued(long hintMs, long ahead) {
+            this(hintMs, ahead, null);
         }
     }
 
@@ -105,7 +116,7 @@ public final class WaiterLine {
                         long seen = place.asking();
                         return followedAsk(request).doOnNext(answer -> {
                             if (answer instanceof StillQueued q) {
-                                place.answered(q.ahead(), seen);
+                                place.answered(q.ahead(), q.holder(), seen);
                                 delays.tryEmitNext(delay(q.hintMs(), refreshMs));
                             }
                         });
@@ -126,21 +137,29 @@ public final class WaiterLine {
         private long ahead;      // guarded by this; -1: unknown (every release wakes)
         private long seen;       // guarded by this: count-downs so far
         private boolean asking;  // guarded by this
-        private String holder;   // guarded by this: the owner of the last grant seen, until its release
+        private @Nullable String holder; // guarded by this: the owner of the last grant seen, until its release
+        private long changes;    // guarded by this: grants and releases seen so far
 
         Place(long ahead) {
             this.ahead = ahead;
         }
 
+        private long changesAtAsk; // guarded by this
+
         /** @return the count-downs seen when an ask is sent */
         synchronized long asking() {
             asking = true;
+            changesAtAsk = changes;
             return seen;
         }
 
-        synchronized void answered(long rank, long seenAtAsk) {
+        /** The answer's place, less what was counted since the ask; its holder, when nothing changed since. */
+        synchronized void answered(long rank, @Nullable String holderNow, long seenAtAsk) {
             asking = false;
             ahead = rank < 0 ? -1 : Math.max(0, rank - (seen - seenAtAsk));
+            if (holderNow != null && changes == changesAtAsk) {
+                holder = holderNow;
+            }
         }
 
         /**
@@ -153,6 +172,7 @@ public final class WaiterLine {
                 return true;
             }
             if (e instanceof LockEvent.Acquired a) {
+                changes++;
                 holder = a.owner();
                 if (!owner.equals(a.owner())) { // an unknown owner is someone else: this waiter still waits
                     countDown();
@@ -160,6 +180,7 @@ public final class WaiterLine {
                 return false;
             }
             if (e instanceof LockEvent.Released r) {
+                changes++;
                 if (r.owner() == null) {
                     // a store that cannot say who released (a poller that folded changes): ask, never miss a turn
                     holder = null;

@@ -57,7 +57,7 @@ final class MariaDbFairLockBackend implements LockBackend {
         this.enqueueSql = MariaDbSql.render("fair_enqueue.sql", names);
         this.aheadSql = MariaDbSql.render("fair_ahead.sql", names);
         this.leaveSql = MariaDbSql.render("fair_leave.sql", names);
-        this.line = new WaiterLine(this::ask, mutex::events, this::release, o.scheduler());
+        this.line = new WaiterLine(this::ask, mutex::waiterEvents, this::release, o.scheduler());
     }
 
     /** @return the placeholder values of the fair lock's scripts */
@@ -118,7 +118,7 @@ final class MariaDbFairLockBackend implements LockBackend {
                                 .thenReturn((Object) new Attempt.Granted(h.token(), request.leaseTime(), sentAt));
                     }
                     if (live) {
-                        return request.queue() ? enqueue(c, n, o, request, h.remaining())
+                        return request.queue() ? enqueue(c, n, o, request, h.remaining(), h.owner())
                                 : Mono.just((Object) Attempt.busy(h));
                     }
                     return Statements.first(c, firstSql, st -> st.bind(0, n), (row, md) -> Map.entry(
@@ -128,7 +128,7 @@ final class MariaDbFairLockBackend implements LockBackend {
                             .flatMap(head -> {
                                 if (!head.getKey().isEmpty()) { // free, but others are in line before the caller
                                     return request.queue()
-                                            ? enqueue(c, n, o, request, Duration.ofNanos(Math.max(0, head.getValue()) * 1000))
+                                            ? enqueue(c, n, o, request, Duration.ofNanos(Math.max(0, head.getValue()) * 1000), null)
                                             : Mono.just((Object) Attempt.busy(null));
                                 }
                                 return take(c, n, o, ttl, request, sentAt);
@@ -147,15 +147,17 @@ final class MariaDbFairLockBackend implements LockBackend {
                         .thenReturn((Object) new Attempt.Granted(t, request.leaseTime(), sentAt)));
     }
 
-    private Mono<Object> enqueue(Connection c, String n, String o, GrantRequest request, @Nullable Duration hint) {
+    private Mono<Object> enqueue(Connection c, String n, String o, GrantRequest request, @Nullable Duration hint,
+                                 @Nullable String holder) {
         long deadline = Statements.micros(WaiterLine.waiterDeadline(request.leaseTime()));
         return Statements.first(c, mutex.sql("token"), st -> { }, (row, md) -> Statements.number(row, "token"))
                 .flatMap(seq -> Statements.update(c, enqueueSql, st -> st.bind(0, n).bind(1, o).bind(2, seq).bind(3, deadline)))
                 .then(Statements.first(c, aheadSql, st -> st.bind(0, n).bind(1, n).bind(2, o),
                         (row, md) -> Statements.number(row, "ahead")))
-                // the place is not handed on: the poller may fold several handoffs into one change, which
-                // would leave a waiter counting itself further back than it is; so every release wakes it
-                .map(ahead -> (Object) new WaiterLine.StillQueued(hint == null ? -1 : hint.toMillis(), -1));
+                // the place is handed on, so a release wakes only the waiters it may have made head: the
+                // waiters' events name the owner only of changes announced one by one (a release a read
+                // found may fold several handoffs, and comes without its owner: every waiter asks then)
+                .map(ahead -> (Object) new WaiterLine.StillQueued(hint == null ? -1 : hint.toMillis(), ahead, holder));
     }
 
     /** Owner-checked: removes the owner's entry in line and its hold, if any; announced at once to the session's waiters. */

@@ -147,7 +147,7 @@ public final class MariaDbLockBackend implements LockBackend {
         this.waitingSql = MariaDbSql.render("fair_waiting.sql", MariaDbFairLockBackend.names(options));
         this.schema = new SchemaSteps(this);
         this.schemaReady = Mono.defer(this::firstUse).cache(v -> FOREVER, e -> Duration.ZERO, () -> FOREVER);
-        this.poller = new NamePoller(options.pollInterval(), options.scheduler(), this::poll, revocationReader("l"));
+        this.poller = new NamePoller(options.pollInterval(), options.scheduler(), this::poll, revocationReader("l"), true);
         this.close = Mono.defer(this::doClose).cache();
     }
 
@@ -434,6 +434,11 @@ public final class MariaDbLockBackend implements LockBackend {
         if (deleted || !unsettled.contains(k)) {
             outstanding.remove(k);
         }
+    }
+
+    /** @return the events of a name for a fair lock's waiters ({@link NamePoller#waiterEvents}) */
+    Flux<LockEvent> waiterEvents(String name) {
+        return poller.waiterEvents(name);
     }
 
     /** Tells this backend's waiters and observers at once of a change made through another part of the session. */

@@ -44,6 +44,8 @@ final class NamePoller {
     private final Scheduler scheduler;
     private final Function<List<String>, Flux<Map.Entry<String, Seen>>> read;
     private final @Nullable Function<List<String>, Flux<Revocation>> revocations;
+    /** Whether reads find each name's holder (owner and token), as an announced grant names it. */
+    private final boolean holders;
     private final Map<String, Watch> watched = new HashMap<>(); // guarded by this, keyed by name
     private @Nullable Disposable ticker; // guarded by this
     private boolean closed; // guarded by this
@@ -67,17 +69,35 @@ final class NamePoller {
      */
     NamePoller(Duration interval, Scheduler scheduler, Function<List<String>, Flux<Map.Entry<String, Seen>>> read,
                @Nullable Function<List<String>, Flux<Revocation>> revocations) {
+        this(interval, scheduler, read, revocations, false);
+    }
+
+    /**
+     * @param interval    how often to read
+     * @param scheduler   the timer's scheduler
+     * @param read        reads the state of the given names (stored form), one entry per row found, keyed by stored name
+     * @param revocations reads the revocation requests for the given names (stored form), or {@code null} for none
+     * @param holders     whether {@code read} finds each name's holder (its owner and token): then an announced
+     *                    grant is taken as read, and the next read that finds it announces nothing again
+     */
+    NamePoller(Duration interval, Scheduler scheduler, Function<List<String>, Flux<Map.Entry<String, Seen>>> read,
+               @Nullable Function<List<String>, Flux<Revocation>> revocations, boolean holders) {
+        this.holders = holders;
         this.interval = Objects.requireNonNull(interval, "interval");
         this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
         this.read = Objects.requireNonNull(read, "read");
         this.revocations = revocations;
     }
 
+    /** An event and whether a read found it (rather than an announcement of this backend). */
+    private record Emitted(LockEvent event, boolean polled) {
+    }
+
     /** The subscribers of one name and what the last read saw. */
     private static final class Watch {
         final String name;
         final String stored;
-        final Sinks.Many<LockEvent> sink = Sinks.many().multicast().directBestEffort();
+        final Sinks.Many<Emitted> sink = Sinks.many().multicast().directBestEffort();
         int subscribers;
         /** null: unknown (nothing read yet); FREE: no live holder. */
         @Nullable Seen last;
@@ -90,9 +110,9 @@ final class NamePoller {
             this.stored = StoredText.encode(name);
         }
 
-        void emit(LockEvent event) {
+        void emit(LockEvent event, boolean polled) {
             synchronized (this) {
-                sink.tryEmitNext(event);
+                sink.tryEmitNext(new Emitted(event, polled));
             }
         }
     }
@@ -103,12 +123,31 @@ final class NamePoller {
      *         find; completes when the poller closes
      */
     Flux<LockEvent> events(String name) {
+        return emitted(name).map(Emitted::event);
+    }
+
+    /**
+     * The events of a name for a fair lock's waiters, who count their place in line down on each
+     * change: a release found by a read (not announced by this backend) may stand for several
+     * handoffs folded between two reads, so it comes without its owner ("the store does not say"),
+     * which makes every waiter ask again rather than miss its turn. Announced changes keep their
+     * owners: each one is one change.
+     *
+     * @param name the lock name
+     * @return as {@link #events(String)}, with the owners of released holders found by reads left out
+     */
+    Flux<LockEvent> waiterEvents(String name) {
+        return emitted(name).map(e -> e.polled() && e.event() instanceof LockEvent.Released r
+                ? new LockEvent.Released(r.name(), null, r.expired()) : e.event());
+    }
+
+    private Flux<Emitted> emitted(String name) {
         return Flux.defer(() -> {
             Watch w = register(name);
             if (w == null) {
                 return Flux.empty();
             }
-            return Flux.merge(w.sink.asFlux(), Mono.just(new LockEvent.Subscribed(name)))
+            return Flux.merge(w.sink.asFlux(), Mono.just(new Emitted(new LockEvent.Subscribed(name), false)))
                     .doFinally(s -> unregister(w));
         });
     }
@@ -128,9 +167,13 @@ final class NamePoller {
             if (event instanceof LockEvent.Released) {
                 w.last = null;
                 w.known = true;
+            } else if (holders && event instanceof LockEvent.Acquired a && a.owner() != null) {
+                // the next read finds this grant known: no second Acquired for it
+                w.last = new Seen(a.owner(), a.token(), true);
+                w.known = true;
             }
         }
-        w.emit(event);
+        w.emit(event, false);
     }
 
     /** Stops the timer and completes every subscriber. */
@@ -228,7 +271,7 @@ final class NamePoller {
                     }
                 }
                 if (fresh) {
-                    w.emit(new LockEvent.Revoked(w.name, r.owner(), r.reason()));
+                    w.emit(new LockEvent.Revoked(w.name, r.owner(), r.reason()), true);
                 }
             }
         }
@@ -255,8 +298,8 @@ final class NamePoller {
             }
         }
         if (recovered) {
-            w.emit(new LockEvent.Subscribed(w.name));
+            w.emit(new LockEvent.Subscribed(w.name), true);
         }
-        events.forEach(w::emit);
+        events.forEach(e -> w.emit(e, true));
     }
 }
