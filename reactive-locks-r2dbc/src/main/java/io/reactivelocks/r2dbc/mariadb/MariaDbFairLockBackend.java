@@ -15,6 +15,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -25,10 +27,13 @@ import reactor.util.retry.Retry;
  * observed as the mutex's), and the waiters wait in line in a table beside it
  * ({@code <lock table>_waiters}), ordered by a number from the lock sequence, each entry with a
  * deadline by the server's clock that its waiter refreshes when it asks again ({@link WaiterLine}).
- * A grant is one {@code READ COMMITTED} transaction that locks the name's row of the lock table: the
- * holder is asked again, or the head of the line (or the first caller when nobody waits) is granted,
- * or the caller is put in line. Uses the pool and poller of its {@link MariaDbLockBackend}, which it
- * does not close.
+ * A grant is first one statement that takes the name's row of the lock table when it is free and
+ * nobody waits before the caller, or sets the lease again for its holder ({@code fair_acquire.sql});
+ * when that does not grant and the caller waits, one {@code READ COMMITTED} transaction that locks the
+ * name's row decides again: the holder is asked again, or the head of the line (or the first caller
+ * when nobody waits) is granted, or the caller is put in line. A release wakes the head of the line
+ * only: each waiter is told its place and the holder. Uses the pool and poller of its
+ * {@link MariaDbLockBackend}, which it does not close.
  */
 final class MariaDbFairLockBackend implements LockBackend {
 
@@ -43,6 +48,17 @@ final class MariaDbFairLockBackend implements LockBackend {
     private final String enqueueSql;
     private final String aheadSql;
     private final String leaveSql;
+    private final String acquireSql;
+    private final String leavePurgeSql;
+    /**
+     * The owners that may have an entry in line (from just before a transaction that may put them
+     * there until they leave it): only their grants and releases remove an entry, the others' send
+     * nothing for it.
+     */
+    private final Set<Key> inLine = ConcurrentHashMap.newKeySet();
+
+    private record Key(String name, String owner) {
+    }
 
     MariaDbFairLockBackend(MariaDbLockBackend mutex) {
         this.mutex = Objects.requireNonNull(mutex, "backend");
@@ -57,6 +73,8 @@ final class MariaDbFairLockBackend implements LockBackend {
         this.enqueueSql = MariaDbSql.render("fair_enqueue.sql", names);
         this.aheadSql = MariaDbSql.render("fair_ahead.sql", names);
         this.leaveSql = MariaDbSql.render("fair_leave.sql", names);
+        this.acquireSql = MariaDbSql.render("fair_acquire.sql", names);
+        this.leavePurgeSql = MariaDbSql.render("fair_leave_purge.sql", names);
         this.line = new WaiterLine(this::ask, mutex::waiterEvents, this::release, o.scheduler());
     }
 
@@ -90,7 +108,7 @@ final class MariaDbFairLockBackend implements LockBackend {
             String n = StoredText.encode(request.name());
             long sentAt = request.clock().nanoTime();
             mutex.asking(n, request.owner());
-            return mutex.schemaReady().then(ready).then(mutex.inTransaction(c -> grant(c, n, request, sentAt)))
+            return mutex.schemaReady().then(ready).then(takeOrQueue(n, request, sentAt))
                     .retryWhen(Retry.max(ROLLED_BACK_RETRIES).filter(MariaDbErrors::rolledBack))
                     .doOnNext(a -> {
                         mutex.answered(n, request.owner(), a instanceof Attempt.Granted);
@@ -99,6 +117,49 @@ final class MariaDbFairLockBackend implements LockBackend {
                         }
                     });
         }).onErrorMap(e -> MariaDbErrors.map(request.name(), "acquire", e));
+    }
+
+    /**
+     * First the one statement that takes the lock when it is free and nobody waits before the caller
+     * ({@code fair_acquire.sql}), then, granted, the caller leaves the line if it may be in it; not
+     * granted, a transaction that decides again and puts the caller in line (or answers busy).
+     */
+    private Mono<Object> takeOrQueue(String n, GrantRequest request, long sentAt) {
+        String o = request.owner();
+        Key k = new Key(n, o);
+        String payload = request.payload() == null ? null : StoredText.encode(request.payload());
+        Mono<Object> fast = Mono.usingWhen(mutex.connections(), c -> Statements.rows(c, acquireSql, st -> {
+            st.bind(0, n).bind(1, n).bind(2, o).bind(3, Statements.micros(request.leaseTime()));
+            Statements.bindText(st, 4, payload);
+            for (int i = 5; i < 11; i++) {
+                st.bind(i, o);
+            }
+            st.bind(11, n).bind(12, o);
+        }, (row, md) -> Map.entry(new Holder(Statements.text(row, "owner"), Statements.number(row, "token"),
+                Duration.ofNanos(Math.max(0, Statements.number(row, "remaining_us")) * 1000),
+                row.get("payload") == null ? null : Statements.text(row, "payload")), Statements.number(row, "leaving") != 0))
+                .last().flatMap(answer -> {
+                    Holder h = answer.getKey();
+                    if (h.owner().equals(o)) {
+                        Object granted = new Attempt.Granted(h.token(), request.leaseTime(), sentAt);
+                        return answer.getValue()
+                                ? Statements.update(c, leavePurgeSql, st -> st.bind(0, n).bind(1, o)).doOnNext(x -> inLine.remove(k)).thenReturn(granted)
+                                : Mono.fromRunnable(() -> inLine.remove(k)).thenReturn(granted);
+                    }
+                    if (request.queue()) {
+                        return Mono.empty();
+                    }
+                    boolean live = h.remaining() != null && !h.remaining().isZero();
+                    return Mono.just((Object) Attempt.busy(live ? h : null));
+                }), Connection::close);
+        return fast.switchIfEmpty(Mono.defer(() -> {
+            inLine.add(k); // before the transaction: a release from now on removes the entry it may leave
+            return mutex.inTransaction(c -> grant(c, n, request, sentAt)).doOnNext(a -> {
+                if (a instanceof Attempt.Granted) {
+                    inLine.remove(k); // the transaction removed the entry
+                }
+            });
+        }));
     }
 
     private Mono<Object> grant(Connection c, String n, GrantRequest request, long sentAt) {
@@ -118,17 +179,17 @@ final class MariaDbFairLockBackend implements LockBackend {
                                 .thenReturn((Object) new Attempt.Granted(h.token(), request.leaseTime(), sentAt));
                     }
                     if (live) {
-                        return request.queue() ? enqueue(c, n, o, request, h.remaining(), h.owner())
+                        return request.queue() ? enqueue(c, n, o, request, h.remaining(), h.owner(), h.owner())
                                 : Mono.just((Object) Attempt.busy(h));
                     }
-                    return Statements.first(c, firstSql, st -> st.bind(0, n), (row, md) -> Map.entry(
+                    return Statements.first(c, firstSql, st -> st.bind(0, n).bind(1, h.owner()), (row, md) -> Map.entry(
                                     Statements.text(row, "owner"), Statements.number(row, "remaining_us")))
                             .map(head -> head.getKey().equals(o) ? Map.entry("", 0L) : head)
                             .defaultIfEmpty(Map.entry("", 0L))
                             .flatMap(head -> {
                                 if (!head.getKey().isEmpty()) { // free, but others are in line before the caller
                                     return request.queue()
-                                            ? enqueue(c, n, o, request, Duration.ofNanos(Math.max(0, head.getValue()) * 1000), null)
+                                            ? enqueue(c, n, o, request, Duration.ofNanos(Math.max(0, head.getValue()) * 1000), h.owner(), null)
                                             : Mono.just((Object) Attempt.busy(null));
                                 }
                                 return take(c, n, o, ttl, request, sentAt);
@@ -147,12 +208,16 @@ final class MariaDbFairLockBackend implements LockBackend {
                         .thenReturn((Object) new Attempt.Granted(t, request.leaseTime(), sentAt)));
     }
 
+    /**
+     * @param lastHolder the owner of the name's row (its entry is not counted as ahead), or {@code ''}
+     * @param holder     the live holder, told to the waiter, or {@code null} when the lock is free
+     */
     private Mono<Object> enqueue(Connection c, String n, String o, GrantRequest request, @Nullable Duration hint,
-                                 @Nullable String holder) {
+                                 String lastHolder, @Nullable String holder) {
         long deadline = Statements.micros(WaiterLine.waiterDeadline(request.leaseTime()));
         return Statements.first(c, mutex.sql("token"), st -> { }, (row, md) -> Statements.number(row, "token"))
                 .flatMap(seq -> Statements.update(c, enqueueSql, st -> st.bind(0, n).bind(1, o).bind(2, seq).bind(3, deadline)))
-                .then(Statements.first(c, aheadSql, st -> st.bind(0, n).bind(1, n).bind(2, o),
+                .then(Statements.first(c, aheadSql, st -> st.bind(0, n).bind(1, lastHolder).bind(2, n).bind(3, o),
                         (row, md) -> Statements.number(row, "ahead")))
                 // the place is handed on, so a release wakes only the waiters it may have made head: the
                 // waiters' events name the owner only of changes announced one by one (a release a read
@@ -167,11 +232,16 @@ final class MariaDbFairLockBackend implements LockBackend {
         Objects.requireNonNull(owner, "owner");
         return Mono.defer(() -> {
             String n = StoredText.encode(name);
+            Key k = new Key(n, owner);
+            boolean queued = inLine.contains(k);
             return mutex.schemaReady().then(ready).then(Mono.usingWhen(mutex.connections(),
-                    c -> Statements.update(c, leaveSql, st -> st.bind(0, n).bind(1, owner))
+                    c -> (queued ? Statements.update(c, leaveSql, st -> st.bind(0, n).bind(1, owner)) : Mono.just(0L))
                             .zipWith(Statements.update(c, mutex.sql("release"), st -> st.bind(0, n).bind(1, owner))),
                     Connection::close))
                     .map(t -> {
+                        if (queued) {
+                            inLine.remove(k);
+                        }
                         mutex.released(n, owner, t.getT2() > 0);
                         if (t.getT2() > 0 || t.getT1() > 0) {
                             mutex.announce(new LockEvent.Released(name, owner, false));
