@@ -40,9 +40,7 @@ final class MariaDbReadWriteStore implements ReadWriteStore {
     private final String heldSql;
     private final String againSql;
     private final String intentSql;
-    private final String dropSql;
     private final String insertSql;
-    private final String tokenSql;
 
     MariaDbReadWriteStore(MariaDbLockBackend backend) {
         this.backend = Objects.requireNonNull(backend, "backend");
@@ -57,9 +55,7 @@ final class MariaDbReadWriteStore implements ReadWriteStore {
         this.heldSql = MariaDbSql.render("rwlock_held.sql", names);
         this.againSql = MariaDbSql.render("rwlock_again.sql", names);
         this.intentSql = MariaDbSql.render("rwlock_intent.sql", names);
-        this.dropSql = MariaDbSql.render("rwlock_drop.sql", names);
         this.insertSql = MariaDbSql.render("rwlock_insert.sql", names);
-        this.tokenSql = MariaDbSql.render("acquire_token.sql", names);
     }
 
     /** @return the read-write table's unquoted name: the lock table's with {@code _rw} */
@@ -127,11 +123,9 @@ final class MariaDbReadWriteStore implements ReadWriteStore {
                                 ? Statements.update(c, intentSql, st -> st.bind(0, n).bind(1, owner).bind(2, ttl)).thenReturn(answer)
                                 : Mono.just(answer);
                     }
-                    return Statements.update(c, dropSql, st -> st.bind(0, n).bind(1, owner))
-                            .then(Statements.first(c, tokenSql, st -> { }, (row, md) -> Statements.number(row, "token")))
-                            .flatMap(t -> Statements.update(c, insertSql, st -> st.bind(0, n).bind(1, owner)
-                                            .bind(2, write ? "w" : "r").bind(3, t).bind(4, ttl))
-                                    .thenReturn((PermitGrant) new PermitGrant.Granted(List.of(t), leaseTime)));
+                    return Statements.first(c, insertSql, st -> st.bind(0, n).bind(1, owner).bind(2, write ? "w" : "r").bind(3, ttl),
+                                    (row, md) -> Statements.number(row, "token"))
+                            .map(t -> (PermitGrant) new PermitGrant.Granted(List.of(t), leaseTime));
                 });
     }
 

@@ -38,7 +38,6 @@ final class MariaDbSemaphoreStore implements SemaphoreStore {
     private final String insertSql;
     private final String againSql;
     private final String holdersSql;
-    private final String tokenSql;
 
     MariaDbSemaphoreStore(MariaDbLockBackend backend) {
         this.backend = Objects.requireNonNull(backend, "backend");
@@ -54,7 +53,6 @@ final class MariaDbSemaphoreStore implements SemaphoreStore {
         this.insertSql = MariaDbSql.render("semaphore_insert.sql", names);
         this.againSql = MariaDbSql.render("semaphore_again.sql", names);
         this.holdersSql = MariaDbSql.render("semaphore_holders.sql", names);
-        this.tokenSql = MariaDbSql.render("acquire_token.sql", names);
     }
 
     /** @return the permits table's unquoted name: the lock table's with {@code _permits} */
@@ -114,10 +112,9 @@ final class MariaDbSemaphoreStore implements SemaphoreStore {
                     }
                     List<Long> granted = new ArrayList<>(owners.size());
                     return Flux.fromIterable(owners)
-                            .concatMap(o -> Statements.first(c, tokenSql, st -> { },
+                            .concatMap(o -> Statements.first(c, insertSql, st -> st.bind(0, n).bind(1, o).bind(2, ttl),
                                             (row, md) -> Statements.number(row, "token"))
-                                    .flatMap(t -> Statements.update(c, insertSql, st -> st.bind(0, n).bind(1, o).bind(2, t).bind(3, ttl))
-                                            .doOnNext(x -> granted.add(t))))
+                                    .doOnNext(granted::add))
                             .then(Mono.fromCallable(() -> (PermitGrant) new PermitGrant.Granted(List.copyOf(granted), leaseTime)));
                 });
     }

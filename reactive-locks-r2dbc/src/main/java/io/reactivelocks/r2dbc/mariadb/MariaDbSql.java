@@ -29,7 +29,7 @@ final class MariaDbSql {
             "semaphore_schema.sql", "semaphore_guard.sql", "semaphore_purge.sql", "semaphore_held.sql", "semaphore_insert.sql",
             "semaphore_again.sql", "semaphore_holders.sql", "grant_renew.sql", "grant_release.sql", "grant_poll.sql",
             "rwlock_schema.sql", "rwlock_guard.sql", "rwlock_purge.sql", "rwlock_held.sql", "rwlock_again.sql", "rwlock_intent.sql",
-            "rwlock_drop.sql", "rwlock_insert.sql", "window_schema.sql", "window_lock_row.sql", "window_read.sql", "window_take.sql",
+            "rwlock_insert.sql", "window_schema.sql", "window_lock_row.sql", "window_read.sql", "window_take.sql",
             "fenced_values_schema.sql", "fenced_values_lock_row.sql", "fenced_values_fence.sql", "fenced_values_write.sql",
             "fenced_values_read.sql", "fair_schema.sql", "fair_acquire.sql", "fair_leave_purge.sql", "fair_purge.sql", "fair_first.sql", "fair_enqueue.sql",
             "fair_ahead.sql", "fair_leave.sql", "fair_waiting.sql", "task_schema.sql", "task_register.sql", "task_pick.sql",
