@@ -101,7 +101,7 @@ public final class WaiterLine {
     private Mono<Attempt> turn(GrantRequest request, StillQueued first) {
         long refreshMs = Math.max(1L, waiterDeadline(request.leaseTime()).toMillis() / 2);
         return Mono.defer(() -> {
-            Place place = new Place(first.ahead());
+            Place place = new Place(first.ahead(), first.holder());
             Sinks.Many<Long> delays = Sinks.many().unicast().onBackpressureBuffer();
             Flux<Object> timer = delays.asFlux()
                     .switchMap(ms -> Mono.delay(Duration.ofMillis(ms), timers))
@@ -140,8 +140,9 @@ public final class WaiterLine {
         private @Nullable String holder; // guarded by this: the owner of the last grant seen, until its release
         private long changes;    // guarded by this: grants and releases seen so far
 
-        Place(long ahead) {
+        Place(long ahead, @Nullable String holder) {
             this.ahead = ahead;
+            this.holder = holder;
         }
 
         private long changesAtAsk; // guarded by this
