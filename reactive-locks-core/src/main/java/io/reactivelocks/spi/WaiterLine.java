@@ -129,7 +129,7 @@ public final class WaiterLine {
 
     /**
      * A waiter's estimate of its place in line, kept at or below the true one: counted down on every
-     * grant to another owner (a waiter ahead became the holder) and every release of an owner that
+     * grant to another owner than the holder known (a waiter ahead became the holder) and every release of an owner that
      * is not the holder last seen (a waiter ahead left, or unknown), reset by each answer minus what
      * was counted while that answer was on its way.
      */
@@ -174,8 +174,10 @@ public final class WaiterLine {
             }
             if (e instanceof LockEvent.Acquired a) {
                 changes++;
+                // the grant of the holder already known (told in an answer, or seen again) moved nobody
+                boolean known = a.owner() != null && a.owner().equals(holder);
                 holder = a.owner();
-                if (!owner.equals(a.owner())) { // an unknown owner is someone else: this waiter still waits
+                if (!known && !owner.equals(a.owner())) { // an unknown owner is someone else: this waiter still waits
                     countDown();
                 }
                 return false;

@@ -102,6 +102,10 @@ final class NamePoller {
         /** null: unknown (nothing read yet); FREE: no live holder. */
         @Nullable Seen last;
         boolean known;
+        /** Announcements so far: a read sent before the last one may predate it. */
+        long announced;
+        /** Whether the last read was set aside as older than an announcement. */
+        boolean setAside;
         /** The time of the last revocation request announced, per owner asked. */
         final Map<String, Long> asked = new HashMap<>();
 
@@ -164,6 +168,7 @@ final class NamePoller {
             if (w == null) {
                 return;
             }
+            w.announced++;
             if (event instanceof LockEvent.Released) {
                 w.last = null;
                 w.known = true;
@@ -236,14 +241,21 @@ final class NamePoller {
         }
         boolean recovered = failing; // every watch re-checks after reads failed: a change may have been missed
         return Flux.fromIterable(chunks)
-                .concatMap(chunk -> read.apply(chunk.stream().map(w -> w.stored).toList())
-                        .collectMap(Map.Entry::getKey, Map.Entry::getValue)
-                        .doOnNext(found -> {
-                            for (Watch w : chunk) {
-                                seen(w, found.get(w.stored), recovered);
-                            }
-                        })
-                        .then(revocations == null ? Mono.empty() : revocations.apply(chunk.stream().map(w -> w.stored).toList())
+                .concatMap(chunk -> Flux.defer(() -> {
+                    long[] announced = new long[chunk.size()];
+                    synchronized (this) {
+                        for (int i = 0; i < chunk.size(); i++) {
+                            announced[i] = chunk.get(i).announced;
+                        }
+                    }
+                    return read.apply(chunk.stream().map(w -> w.stored).toList())
+                            .collectMap(Map.Entry::getKey, Map.Entry::getValue)
+                            .doOnNext(found -> {
+                                for (int i = 0; i < chunk.size(); i++) {
+                                    seen(chunk.get(i), found.get(chunk.get(i).stored), recovered, announced[i]);
+                                }
+                            });
+                }).then(revocations == null ? Mono.empty() : revocations.apply(chunk.stream().map(w -> w.stored).toList())
                                 .collectList()
                                 .doOnNext(requests -> asked(chunk, requests))
                                 .onErrorResume(e -> Mono.empty()) // a request is asked again; the state read decides "failing"
@@ -277,29 +289,45 @@ final class NamePoller {
         }
     }
 
-    private void seen(Watch w, @Nullable Seen row, boolean recovered) {
+    /**
+     * What a read found for one name. A read sent before this backend's last announcement for the name
+     * may show a state older than the one announced (a handoff announced while the read was on its way
+     * would be announced again, backwards): it is set aside, unless the one before was too (changes made
+     * elsewhere are seen by the next read even while this backend keeps announcing).
+     */
+    private void seen(Watch w, @Nullable Seen row, boolean recovered, long announcedAtRead) {
         Seen now = row != null && row.live() ? row : null;
         List<LockEvent> events = new ArrayList<>(2);
         synchronized (this) {
-            Seen before = w.last;
-            boolean known = w.known;
-            w.last = now;
-            w.known = true;
-            if (now == null) {
-                if (!known || before != null) {
-                    // the owner is unknown when nothing was read before: "" (no owner id is empty)
-                    events.add(new LockEvent.Released(w.name, before == null ? "" : before.owner(), row != null));
-                }
-            } else if (before == null || !before.owner().equals(now.owner()) || before.token() != now.token()) {
-                if (before != null) {
-                    events.add(new LockEvent.Released(w.name, before.owner(), false));
-                }
-                events.add(new LockEvent.Acquired(w.name, now.owner(), now.token()));
+            if (w.announced != announcedAtRead && !w.setAside) {
+                w.setAside = true; // nothing from this read
+            } else {
+                w.setAside = false;
+                changes(w, now, row != null, events);
             }
         }
         if (recovered) {
             w.emit(new LockEvent.Subscribed(w.name), true);
         }
         events.forEach(e -> w.emit(e, true));
+    }
+
+    /** The events of a change from {@code w.last} to {@code now}, which becomes the last seen; under this poller's lock. */
+    private static void changes(Watch w, @Nullable Seen now, boolean rowFound, List<LockEvent> events) {
+        Seen before = w.last;
+        boolean known = w.known;
+        w.last = now;
+        w.known = true;
+        if (now == null) {
+            if (!known || before != null) {
+                // the owner is unknown when nothing was read before: "" (no owner id is empty)
+                events.add(new LockEvent.Released(w.name, before == null ? "" : before.owner(), rowFound));
+            }
+        } else if (before == null || !before.owner().equals(now.owner()) || before.token() != now.token()) {
+            if (before != null) {
+                events.add(new LockEvent.Released(w.name, before.owner(), false));
+            }
+            events.add(new LockEvent.Acquired(w.name, now.owner(), now.token()));
+        }
     }
 }

@@ -117,14 +117,13 @@ class MariaDbRequestCountTest {
             Mono<Void> turn = fair.acquire(name).flatMap(Lease::release).cache();
             turn.subscribe(null, e -> { });
             turns.add(turn);
-            // each waiter in line before the next comes: a known order, and the asks of joining are over
-            int queued = i + 1;
-            Awaitility.await().atMost(STEP).until(() -> waiting(name) == queued);
         }
+        // all in line at once (their places are the server's order); the asks of joining end before the count
+        Awaitility.await().atMost(STEP).until(() -> waiting(name) == WAITERS);
         long before = settled();
         long readsBefore = reads;
         holder.release().block(STEP);
-        Flux.concat(turns).blockLast(STEP);
+        Flux.merge(turns).blockLast(STEP);
         long statements = sent(before, readsBefore);
         System.out.printf("statements per fair handoff with %d waiters: %.2f%n", WAITERS, (double) statements / WAITERS);
         // the holder's release (DELETE); then per waiter: its grant (fair_acquire.sql), its leaving the line
