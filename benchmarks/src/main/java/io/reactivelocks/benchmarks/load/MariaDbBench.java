@@ -6,7 +6,6 @@ import io.r2dbc.spi.Connection;
 import io.r2dbc.spi.ConnectionFactories;
 import io.r2dbc.spi.ConnectionFactory;
 import io.r2dbc.spi.ConnectionFactoryOptions;
-import io.r2dbc.spi.IsolationLevel;
 import io.r2dbc.spi.Statement;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
@@ -16,17 +15,20 @@ import io.reactivelocks.r2dbc.mariadb.MariaDbLockOptions;
 import io.reactivelocks.r2dbc.mariadb.MariaDbLocks;
 import io.reactivelocks.spi.GrantRequest;
 import io.reactivelocks.test.server.MariaDbServer;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import org.HdrHistogram.Histogram;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
- * MariaDB: the raw r2dbc-mariadb floor (our grant transaction and release statement, same binds,
+ * MariaDB: the raw r2dbc-mariadb floor (our grant and release statements, same binds,
  * same pool settings), reactive-locks, ShedLock's R2DBC provider on its MariaDB dialect (a blocking
  * tryLock: B1 only) and the simplest upsert lock. Every contender gets its own r2dbc-pool of
  * {@value #POOL_SIZE} connections. Requests are counted by the server ({@code Questions} of
@@ -188,28 +190,21 @@ final class MariaDbBench extends BackendBench {
     // ------------------------------------------------------------------ contenders
 
     /**
-     * The floor: our grant transaction and release with the same binds (no lock payload: NULL), on
-     * the same kind of pool, through the same R2DBC transaction calls — {@code READ COMMITTED}: lock
-     * the name's row ({@code acquire_lock_row.sql}), read it ({@code acquire_read.sql}), draw a token
-     * ({@code acquire_token.sql}), take the row ({@code acquire_take.sql}), commit; then the
-     * owner-checked {@code DELETE} ({@code release.sql}). No poller, no events, no retry.
+     * The floor: our grant statement and release with the same binds (no lock payload: NULL), on the
+     * same kind of pool — the {@code INSERT ... ON DUPLICATE KEY UPDATE ... RETURNING} that locks the
+     * name's row and takes it with a token from the sequence ({@code acquire.sql}), autocommit; then
+     * the owner-checked {@code DELETE} ({@code release.sql}). No poller, no events, no retry.
      */
     static final class Raw extends Contender {
         private static final long TTL_US = Duration.ofSeconds(30).toNanos() / 1000;
         private final ConnectionPool pool;
-        private final String lockRow;
-        private final String read;
-        private final String token;
-        private final String take;
+        private final String acquire;
         private final String release;
 
         Raw(ConnectionPool pool) {
             super("mariadb", "raw", "raw r2dbc-mariadb statements (floor)", Role.FLOOR);
             this.pool = pool;
-            this.lockRow = render("acquire_lock_row.sql");
-            this.read = render("acquire_read.sql");
-            this.token = render("acquire_token.sql");
-            this.take = render("acquire_take.sql");
+            this.acquire = render("acquire.sql");
             this.release = render("release.sql");
         }
 
@@ -235,32 +230,27 @@ final class MariaDbBench extends BackendBench {
             }).reduce(0L, Long::sum);
         }
 
-        private static Mono<Long> number(Connection c, String sql, Consumer<Statement> binder, String column) {
-            return Flux.defer(() -> {
-                Statement st = c.createStatement(sql);
-                binder.accept(st);
-                return Flux.from(st.execute()).concatMap(r -> r.map((row, md) -> ((Number) row.get(column)).longValue()));
-            }).collectList().flatMap(all -> all.isEmpty() ? Mono.empty() : Mono.just(all.get(0)));
-        }
-
-        private static Mono<Void> rollbackAndClose(Connection c) {
-            return Mono.defer(() -> Mono.from(c.rollbackTransaction())).onErrorResume(x -> Mono.empty())
-                    .then(Mono.defer(() -> Mono.from(c.close())));
-        }
-
+        /** The grant's token, or an error when the row is another owner's (the last RETURNING row names the holder). */
         private Mono<Long> grant(String name, String owner) {
-            return Mono.usingWhen(pool.create(),
-                    c -> Mono.defer(() -> Mono.from(c.beginTransaction(IsolationLevel.READ_COMMITTED)))
-                            .then(Mono.defer(() -> update(c, lockRow, st -> st.bind(0, name))))
-                            .then(Mono.defer(() -> number(c, read, st -> st.bind(0, name), "remaining_us")))
-                            .flatMap(remaining -> remaining > 0 ? Mono.<Long>error(new IllegalStateException("busy"))
-                                    : number(c, token, st -> { }, "token"))
-                            .flatMap(t -> update(c, take, st -> st.bind(0, owner).bind(1, t).bind(2, TTL_US)
-                                    .bindNull(3, String.class).bind(4, name)).thenReturn(t))
-                            .flatMap(t -> Mono.defer(() -> Mono.from(c.commitTransaction())).thenReturn(t)),
-                    Connection::close,
-                    (c, e) -> rollbackAndClose(c),
-                    Raw::rollbackAndClose);
+            return Mono.usingWhen(pool.create(), c -> Flux.defer(() -> {
+                Statement st = c.createStatement(acquire).bind(0, name).bind(1, name).bind(2, owner).bind(3, TTL_US)
+                        .bindNull(4, String.class);
+                return Flux.from(st.execute()).concatMap(r -> r.map((row, md) -> Map.entry(
+                        new String(bytes(row.get("owner")), StandardCharsets.UTF_8), ((Number) row.get("token")).longValue())));
+            }).last().flatMap(e -> e.getKey().equals(owner) ? Mono.just(e.getValue())
+                    : Mono.<Long>error(new IllegalStateException("busy"))), Connection::close);
+        }
+
+        private static byte[] bytes(@Nullable Object v) {
+            if (v instanceof byte[] b) {
+                return b;
+            }
+            if (v instanceof ByteBuffer bb) {
+                byte[] b = new byte[bb.remaining()];
+                bb.duplicate().get(b);
+                return b;
+            }
+            return String.valueOf(v).getBytes(StandardCharsets.UTF_8);
         }
 
         @Override
