@@ -1,0 +1,71 @@
+package io.reactivelocks.zookeeper;
+
+import io.reactivelocks.LockStore;
+import io.reactivelocks.test.RequestCountContract;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import org.apache.curator.framework.CuratorFramework;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+
+/**
+ * Requests per operation as ZooKeeper counts them, on a server of this class alone: {@code mntr}'s
+ * {@code zk_packets_received}, less the four-letter words that read it (each counts as one). Every
+ * client here has a 60-second session, so an idle one pings only after 20 s: no ping falls inside
+ * a counted window.
+ */
+class ZooKeeperRequestCountTest extends RequestCountContract {
+
+    private static ZooKeeperTestSupport zk;
+    private static CuratorFramework client;
+    private static long reads;
+
+    @BeforeAll
+    static void startServer() throws InterruptedException {
+        zk = ZooKeeperTestSupport.startOwn(LONG);
+        client = ZooKeeperTestSupport.curator(zk.server.connectString(), LONG);
+        client.blockUntilConnected(20, TimeUnit.SECONDS);
+    }
+
+    @AfterAll
+    static void stopServer() {
+        if (client != null) {
+            client.close();
+        }
+        if (zk != null) {
+            zk.close();
+        }
+    }
+
+    /** The lease is the session's; each held lock's node is confirmed every third of {@code leaseTime}. */
+    @Override
+    protected LockStore connect(Duration leaseTime) {
+        return ZooKeeperLocks.connect(client, zk.options().mutate().confirmationInterval(leaseTime.dividedBy(3)).build());
+    }
+
+    @Override
+    protected synchronized long serverRequests() {
+        reads++;
+        for (String line : zk.fourLetterWord("mntr").split("\n")) {
+            String[] kv = line.split("\t");
+            if (kv.length == 2 && kv[0].trim().equals("zk_packets_received")) {
+                return Long.parseLong(kv[1].trim()) - reads;
+            }
+        }
+        throw new IllegalStateException("no zk_packets_received in mntr");
+    }
+
+    @Override
+    protected double requestsPer(Operation operation) {
+        return switch (operation) {
+            // every concept: create the owner's sequential node, list the children (first in line: granted),
+            // delete the node
+            case LOCK_PAIR, SEMAPHORE_PAIR, READ_PAIR, WRITE_PAIR, FAIR_PAIR -> 3;
+            // one exists on the held lock's node (pings are not needed while confirmations flow)
+            case RENEWAL_TICK -> 1;
+            // per handoff the release's delete only: each waiter watches the node before it, whose deletion
+            // makes it first; the chain adds the last grantee's delete: 6 + 1 = 7
+            case HANDOFF -> (WAITERS + 1.0) / WAITERS;
+        };
+    }
+}
