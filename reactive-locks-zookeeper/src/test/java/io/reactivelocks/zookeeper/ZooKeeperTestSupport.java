@@ -38,11 +38,11 @@ final class ZooKeeperTestSupport implements AutoCloseable {
 
     private final boolean ownsServer;
 
-    private ZooKeeperTestSupport(ZooKeeperServer server, boolean ownsServer, Duration checkerSession) {
+    private ZooKeeperTestSupport(ZooKeeperServer server, boolean ownsServer) {
         this.server = server;
         this.ownsServer = ownsServer;
         this.root = "/rltest-" + UUID.randomUUID().toString().substring(0, 8);
-        this.checker = curator(server.connectString(), checkerSession);
+        this.checker = curator(server.connectString(), SESSION);
     }
 
     /**
@@ -55,22 +55,13 @@ final class ZooKeeperTestSupport implements AutoCloseable {
             if (shared == null) {
                 shared = ZooKeeperServer.start();
             }
-            return new ZooKeeperTestSupport(shared, false, SESSION);
+            return new ZooKeeperTestSupport(shared, false);
         }
     }
 
     /** @return a fixture on a server of its own, closed with it: for classes that hurt it or count its totals */
     static ZooKeeperTestSupport startOwn() {
-        return startOwn(SESSION);
-    }
-
-    /**
-     * @param checkerSession the session timeout of the fixture's own checking client (an idle client
-     *                       pings every third of it)
-     * @return a fixture on a server of its own, closed with it
-     */
-    static ZooKeeperTestSupport startOwn(Duration checkerSession) {
-        return new ZooKeeperTestSupport(ZooKeeperServer.start(), true, checkerSession);
+        return new ZooKeeperTestSupport(ZooKeeperServer.start(), true);
     }
 
     /** @return options with this fixture's root */
