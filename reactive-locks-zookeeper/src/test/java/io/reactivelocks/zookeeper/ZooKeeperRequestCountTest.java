@@ -45,6 +45,22 @@ class ZooKeeperRequestCountTest extends RequestCountContract {
         return ZooKeeperLocks.connect(client, zk.options().mutate().confirmationInterval(leaseTime.dividedBy(3)).build());
     }
 
+    /**
+     * A name's node emptied by a release is deleted {@link LockNodeJanitor#PRUNE_DELAY} later (up to
+     * twice that while the name is being used again), a timer a window may or may not hold: the prune
+     * after a test's last release (1), and the prune of the name after the warm-up pair racing the
+     * first counted acquire (the prune, the acquire's create refused for want of its parent, the
+     * parent's create: 3).
+     */
+    @Override
+    protected long allowance(Operation operation) {
+        return switch (operation) {
+            case LOCK_PAIR, SEMAPHORE_PAIR, READ_PAIR, WRITE_PAIR, FAIR_PAIR -> 1 + 3;
+            case HANDOFF -> 1;
+            case RENEWAL_TICK -> 0;
+        };
+    }
+
     @Override
     protected synchronized long serverRequests() {
         reads++;
