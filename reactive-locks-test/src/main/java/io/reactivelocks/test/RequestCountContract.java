@@ -37,7 +37,8 @@ import reactor.util.retry.Retry;
  * <p>Nothing else may count: every lease and session is long enough ({@link #LONG}) that no renewal,
  * keep-alive or ping falls inside a counted window, except in the renewal test, whose short lease is
  * the point; each window starts and ends when the server's count has stopped moving, so no request
- * of the set-up and none still in flight is counted or missed.
+ * of the set-up and none still in flight is counted or missed. What a store's client sends on a
+ * timer of its own that a window cannot always keep out is bounded by {@link #allowance}.
  */
 public abstract class RequestCountContract {
 
@@ -45,12 +46,13 @@ public abstract class RequestCountContract {
     protected static final Duration STEP = Duration.ofSeconds(20);
     /** Lease (or session TTL) of the counted clients: no renewal, keep-alive or ping inside a test. */
     protected static final Duration LONG = Duration.ofSeconds(60);
-    /** Lease (or session TTL) of the renewal test: a renewal tick every 2 s, a quiet moment between two. */
-    protected static final Duration SHORT = Duration.ofSeconds(6);
+    /** Lease (or session TTL) of the renewal test: a renewal tick every second, a quiet moment between two. */
+    protected static final Duration SHORT = Duration.ofSeconds(3);
     /** Acquire + release pairs counted per concept. */
     protected static final int PAIRS = 40;
     /** Waiters queued behind the holder: a chain of that many handoffs. */
     protected static final int WAITERS = 6;
+
     /** The operations counted, each with the number of times one test repeats it. */
     public enum Operation {
         /** An uncontended acquire + release of a lock ({@link LockStore#locks}). */
@@ -234,7 +236,7 @@ public abstract class RequestCountContract {
     }
 
     /**
-     * A lease of {@link #SHORT} renewed every 2 s, on a session that does nothing else: the requests
+     * A lease of {@link #SHORT} renewed every second, on a session that does nothing else: the requests
      * from a quiet moment after one renewal to a quiet moment after the next, per renewal confirmed
      * in between (a store that renews by session confirms its session or the lease's node).
      */
