@@ -36,7 +36,7 @@ public final class Main implements Runnable {
     }
 
     @Option(names = "--store", paramLabel = "URL",
-            description = "The store: redis://host:port, postgresql://user:password@host:port/database, etcd://host:port, "
+            description = "The store: redis://host:port, postgresql://user:password@host:port/database, mariadb://user:password@host:port/database, etcd://host:port, "
                     + "zookeeper://host:port (or env REACTIVE_LOCKS_STORE).")
     String store;
 

@@ -15,7 +15,7 @@ abstract class StoreCommand implements Callable<Integer> {
     Main main;
 
     @Option(names = "--store", paramLabel = "URL",
-            description = "The store: redis://host:port, postgresql://user:password@host:port/database, etcd://host:port, "
+            description = "The store: redis://host:port, postgresql://user:password@host:port/database, mariadb://user:password@host:port/database, etcd://host:port, "
                     + "zookeeper://host:port (or env REACTIVE_LOCKS_STORE). Credentials may also come from "
                     + "REACTIVE_LOCKS_USER and REACTIVE_LOCKS_PASSWORD.")
     String store;

@@ -13,6 +13,7 @@ import io.r2dbc.spi.ConnectionFactory;
 import io.reactivelocks.LockStore;
 import io.reactivelocks.etcd.EtcdLocks;
 import io.reactivelocks.local.LocalLocks;
+import io.reactivelocks.r2dbc.mariadb.MariaDbLocks;
 import io.reactivelocks.r2dbc.postgresql.PostgresLocks;
 import io.reactivelocks.redis.RedisLocks;
 import io.reactivelocks.zookeeper.ZooKeeperLocks;
@@ -33,7 +34,8 @@ import reactor.core.publisher.Mono;
 
 /**
  * Store URLs to store sessions: {@code redis://[user:password@]host[:port][/db]},
- * {@code postgresql://user:password@host[:port]/database}, {@code etcd://[user:password@]host[:port]},
+ * {@code postgresql://user:password@host[:port]/database}, {@code mariadb://user:password@host[:port]/database}
+ * (or {@code mysql://}), {@code etcd://[user:password@]host[:port]},
  * {@code zookeeper://[user:password@]host[:port]} and {@code memory}. Credentials not in the URL come
  * from {@code REACTIVE_LOCKS_USER} and {@code REACTIVE_LOCKS_PASSWORD}. Opening checks that the
  * server answers within {@link #CONNECT_TIMEOUT}.
@@ -44,10 +46,10 @@ final class StoreUrls {
     static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
 
     static final String USAGE = "use redis://host:port, postgresql://user:password@host:port/database, "
-            + "etcd://host:port, zookeeper://host:port or memory";
+            + "mariadb://user:password@host:port/database, etcd://host:port, zookeeper://host:port or memory";
 
     private static final Map<String, Integer> DEFAULT_PORTS = Map.of(
-            "redis", 6379, "postgresql", 5432, "etcd", 2379, "zookeeper", 2181);
+            "redis", 6379, "postgresql", 5432, "mariadb", 3306, "etcd", 2379, "zookeeper", 2181);
 
     private StoreUrls() {
     }
@@ -85,6 +87,7 @@ final class StoreUrls {
         String kind = switch (scheme.toLowerCase(java.util.Locale.ROOT)) {
             case "redis" -> "redis";
             case "postgresql", "postgres" -> "postgresql";
+            case "mariadb", "mysql" -> "mariadb";
             case "etcd" -> "etcd";
             case "zookeeper", "zk" -> "zookeeper";
             default -> throw CliException.badInput("--store: unknown scheme '" + scheme + "' in '" + url + "'; " + USAGE);
@@ -111,8 +114,8 @@ final class StoreUrls {
             password = blankToNull(env.get("REACTIVE_LOCKS_PASSWORD"));
         }
         String path = uri.getRawPath() == null ? "" : uri.getRawPath();
-        if (kind.equals("postgresql") && (path.isEmpty() || path.equals("/"))) {
-            throw CliException.badInput("--store: no database in '" + url + "'; use postgresql://user:password@host:port/database");
+        if ((kind.equals("postgresql") || kind.equals("mariadb")) && (path.isEmpty() || path.equals("/"))) {
+            throw CliException.badInput("--store: no database in '" + url + "'; use " + scheme + "://user:password@host:port/database");
         }
         return new StoreUrl(kind, uri.getHost(), port, user, password, path);
     }
@@ -143,7 +146,8 @@ final class StoreUrls {
             LockStore store = switch (url.kind()) {
                 case "memory" -> LocalLocks.open();
                 case "redis" -> redis(url, resources);
-                case "postgresql" -> postgresql(url);
+                case "postgresql" -> sql(url, "postgresql");
+                case "mariadb" -> sql(url, "mariadb");
                 case "etcd" -> etcd(url, resources);
                 default -> zookeeper(url, lease, resources);
             };
@@ -206,14 +210,15 @@ final class StoreUrls {
         return RedisLocks.connect(client);
     }
 
-    private static LockStore postgresql(StoreUrl url) {
+    /** @param driver the R2DBC driver: {@code postgresql} or {@code mariadb} */
+    private static LockStore sql(StoreUrl url, String driver) {
         String credentials = url.user() == null ? "" : encode(url.user()) + (url.password() == null ? "" : ":" + encode(url.password())) + "@";
-        String r2dbc = "r2dbc:postgresql://" + credentials + url.host() + ":" + url.port() + url.path()
+        String r2dbc = "r2dbc:" + driver + "://" + credentials + url.host() + ":" + url.port() + url.path()
                 + "?connectTimeout=PT" + CONNECT_TIMEOUT.toSeconds() + "S";
         ConnectionFactory factory = ConnectionFactories.get(r2dbc);
         Mono.from(factory.create()).flatMap(c -> Mono.from(c.close())).timeout(CONNECT_TIMEOUT)
                 .block(CONNECT_TIMEOUT.plusSeconds(1));
-        return PostgresLocks.connect(factory);
+        return driver.equals("mariadb") ? MariaDbLocks.connect(factory) : PostgresLocks.connect(factory);
     }
 
     private static LockStore etcd(StoreUrl url, List<AutoCloseable> resources) {

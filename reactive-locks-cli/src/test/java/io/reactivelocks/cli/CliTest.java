@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.reactivelocks.test.server.EtcdServer;
+import io.reactivelocks.test.server.MariaDbServer;
 import io.reactivelocks.test.server.PostgresServer;
 import io.reactivelocks.test.server.RedisServer;
 import io.reactivelocks.test.server.ServerFixture;
@@ -288,15 +289,17 @@ class CliTest {
     }
 
     @ParameterizedTest(name = "{0}")
-    @ValueSource(strings = {"postgresql", "etcd", "zookeeper"})
+    @ValueSource(strings = {"postgresql", "mariadb", "etcd", "zookeeper"})
     void lockRunsTheCommandWithTheTokenAndListShowsItOn(String kind) throws IOException {
         ServerFixture server = switch (kind) {
             case "postgresql" -> PostgresServer.start();
+            case "mariadb" -> MariaDbServer.start();
             case "etcd" -> EtcdServer.start();
             default -> ZooKeeperServer.start();
         };
         try (server) {
-            String url = kind.equals("postgresql") ? ((PostgresServer) server).url() : kind + "://" + server.host() + ":" + server.port();
+            String url = server instanceof PostgresServer pg ? pg.url() : server instanceof MariaDbServer maria ? maria.url()
+                    : kind + "://" + server.host() + ":" + server.port();
             Path stop = dir.resolve("stop");
             CliProcess p = cli(Map.of(), "--store", url, "lock", name, "--", "sh", "-c",
                     "echo token $REACTIVE_LOCKS_TOKEN; while [ ! -f " + stop + " ]; do sleep 0.1; done");
@@ -312,7 +315,7 @@ class CliTest {
 
     @Test
     void badInputIsOneLineNamingTheOptionAndExitCode2() {
-        CliProcess scheme = cli(Map.of(), "--store", "mysql://localhost:3306", "lock", name, "--", "true");
+        CliProcess scheme = cli(Map.of(), "--store", "mongodb://localhost:27017", "lock", name, "--", "true");
         CliProcess duration = cli("lock", name, "--lease", "ten", "--", "true");
         CliProcess noStore = cli(Map.of(), "lock", name, "--", "true");
         CliProcess noName = cli("inspect");

@@ -22,6 +22,9 @@ class ParsingTest {
         assertThat(pg.label()).isEqualTo("postgresql at db:6543");
         StoreUrls.StoreUrl redis = StoreUrls.parse("redis://cache", Map.of("REACTIVE_LOCKS_USER", "ops", "REACTIVE_LOCKS_PASSWORD", "pw"));
         assertThat(redis).isEqualTo(new StoreUrls.StoreUrl("redis", "cache", 6379, "ops", "pw", ""));
+        assertThat(StoreUrls.parse("mariadb://app:pw@db/locks", Map.of()))
+                .isEqualTo(new StoreUrls.StoreUrl("mariadb", "db", 3306, "app", "pw", "/locks"));
+        assertThat(StoreUrls.parse("mysql://app:pw@db:3307/locks", Map.of()).label()).isEqualTo("mariadb at db:3307");
         assertThat(StoreUrls.parse("etcd://e1", Map.of()).port()).isEqualTo(2379);
         assertThat(StoreUrls.parse("zookeeper://z1:2182", Map.of()).port()).isEqualTo(2182);
         assertThat(StoreUrls.parse("memory", Map.of()).kind()).isEqualTo("memory");
@@ -29,7 +32,7 @@ class ParsingTest {
 
     @Test
     void badStoreUrlsNameTheOption() {
-        for (String bad : List.of("mysql://db:3306", "redis//x", "redis://", "postgresql://u:p@db:5432", "http://[x")) {
+        for (String bad : List.of("mongodb://db:27017", "mariadb://u:p@db:3306", "redis//x", "redis://", "postgresql://u:p@db:5432", "http://[x")) {
             assertThatThrownBy(() -> StoreUrls.parse(bad, Map.of())).as(bad).isInstanceOf(CliException.class)
                     .hasMessageStartingWith("--store").satisfies(e -> assertThat(((CliException) e).exitCode()).isEqualTo(2));
         }

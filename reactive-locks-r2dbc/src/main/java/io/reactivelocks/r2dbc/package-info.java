@@ -12,7 +12,8 @@
  * </ul>
  *
  * <p>The lock stores themselves live in one package per dialect ({@code .postgresql}, {@code .mariadb}); the
- * {@link SchemaMode} both take is here.
+ * {@link SchemaMode} both take is here, and the code they share without users calling it (the stored form of
+ * names) is in {@code io.reactivelocks.r2dbc.internal}.
  */
 @NullMarked
 package io.reactivelocks.r2dbc;

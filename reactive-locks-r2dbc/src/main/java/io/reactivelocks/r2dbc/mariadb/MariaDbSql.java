@@ -1,16 +1,10 @@
 package io.reactivelocks.r2dbc.mariadb;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
+import io.reactivelocks.r2dbc.internal.SqlTemplates;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -20,10 +14,8 @@ import org.jspecify.annotations.Nullable;
  */
 final class MariaDbSql {
 
-    private static final Pattern PLACEHOLDER = Pattern.compile("\\$\\{([a-z_]+)}");
-
     /** Every script, read once when this class initializes (never on an event loop later). */
-    private static final Map<String, String> TEMPLATES = loadAll("schema.sql", "schema_check.sql",
+    private static final SqlTemplates TEMPLATES = SqlTemplates.load(MariaDbSql.class, "schema.sql", "schema_check.sql",
             "acquire.sql", "acquire_lock_row.sql", "acquire_read.sql", "acquire_token.sql", "acquire_take.sql", "acquire_again.sql",
             "renew.sql", "release.sql", "inspect.sql", "update_payload.sql", "held_by.sql", "poll.sql", "admin_names.sql",
             "semaphore_schema.sql", "semaphore_guard.sql", "semaphore_purge.sql", "semaphore_held.sql", "semaphore_insert.sql",
@@ -68,27 +60,7 @@ final class MariaDbSql {
      * @return the statement, without comments
      */
     static String render(String resource, Map<String, String> values) {
-        String text = TEMPLATES.get(resource);
-        if (text == null) {
-            throw new IllegalStateException("unknown script " + resource);
-        }
-        Matcher m = PLACEHOLDER.matcher(text);
-        StringBuilder out = new StringBuilder(text.length());
-        while (m.find()) {
-            String v = values.get(m.group(1));
-            if (v == null) {
-                throw new IllegalStateException("no value for ${" + m.group(1) + "} in " + resource);
-            }
-            m.appendReplacement(out, Matcher.quoteReplacement(v));
-        }
-        m.appendTail(out);
-        StringBuilder sql = new StringBuilder(out.length());
-        for (String line : out.toString().split("\n")) {
-            if (!line.isBlank() && !line.stripLeading().startsWith("--")) {
-                sql.append(line).append('\n');
-            }
-        }
-        return sql.toString().trim();
+        return TEMPLATES.render(resource, values, false);
     }
 
     /**
@@ -111,24 +83,5 @@ final class MariaDbSql {
             out.add(current.toString().trim());
         }
         return out;
-    }
-
-    private static Map<String, String> loadAll(String... resources) {
-        Map<String, String> all = new HashMap<>();
-        for (String r : resources) {
-            all.put(r, load(r));
-        }
-        return Map.copyOf(all);
-    }
-
-    private static String load(String resource) {
-        try (InputStream in = MariaDbSql.class.getResourceAsStream(resource)) {
-            if (in == null) {
-                throw new IllegalStateException("missing resource " + resource + " next to " + MariaDbSql.class.getName());
-            }
-            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot read " + resource, e);
-        }
     }
 }

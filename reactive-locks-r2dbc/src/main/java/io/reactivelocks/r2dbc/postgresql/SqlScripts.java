@@ -1,12 +1,7 @@
 package io.reactivelocks.r2dbc.postgresql;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
+import io.reactivelocks.r2dbc.internal.SqlTemplates;
 import java.util.Map;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * Loads the SQL resources next to this class and fills in their {@code ${placeholders}} — only
@@ -15,10 +10,8 @@ import java.util.regex.Pattern;
  */
 final class SqlScripts {
 
-    private static final Pattern PLACEHOLDER = Pattern.compile("\\$\\{([a-z_]+)}");
-
     /** Every script, read once when this class initializes (never on an event loop later). */
-    private static final Map<String, String> TEMPLATES = loadAll("schema.sql", "schema_check.sql", "acquire.sql",
+    private static final SqlTemplates TEMPLATES = SqlTemplates.load(SqlScripts.class, "schema.sql", "schema_check.sql", "acquire.sql",
             "release.sql", "renew.sql", "inspect.sql", "update_payload.sql", "purge.sql", "release_owners.sql", "window_claim.sql",
             "task_schema.sql", "task_schema_check.sql", "task_register.sql", "task_capture.sql", "task_renew.sql",
             "task_complete.sql", "task_fail.sql", "task_release.sql", "task_status.sql", "task_remove.sql",
@@ -40,48 +33,6 @@ final class SqlScripts {
      * @throws IllegalStateException when the resource is missing or a placeholder has no value
      */
     static String render(String resource, Map<String, String> values, boolean keepComments) {
-        String text = TEMPLATES.get(resource);
-        if (text == null) {
-            throw new IllegalStateException("unknown script " + resource);
-        }
-        Matcher m = PLACEHOLDER.matcher(text);
-        StringBuilder out = new StringBuilder(text.length());
-        while (m.find()) {
-            String v = values.get(m.group(1));
-            if (v == null) {
-                throw new IllegalStateException("no value for ${" + m.group(1) + "} in " + resource);
-            }
-            m.appendReplacement(out, Matcher.quoteReplacement(v));
-        }
-        m.appendTail(out);
-        if (keepComments) {
-            return out.toString().trim();
-        }
-        StringBuilder sql = new StringBuilder(out.length());
-        for (String line : out.toString().split("\n")) {
-            if (!line.isBlank() && !line.stripLeading().startsWith("--")) {
-                sql.append(line).append('\n');
-            }
-        }
-        return sql.toString().trim();
-    }
-
-    private static Map<String, String> loadAll(String... resources) {
-        Map<String, String> all = new java.util.HashMap<>();
-        for (String r : resources) {
-            all.put(r, load(r));
-        }
-        return Map.copyOf(all);
-    }
-
-    private static String load(String resource) {
-        try (InputStream in = SqlScripts.class.getResourceAsStream(resource)) {
-            if (in == null) {
-                throw new IllegalStateException("missing resource " + resource + " next to " + SqlScripts.class.getName());
-            }
-            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot read " + resource, e);
-        }
+        return TEMPLATES.render(resource, values, keepComments);
     }
 }

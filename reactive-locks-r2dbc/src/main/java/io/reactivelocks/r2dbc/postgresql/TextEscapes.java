@@ -1,13 +1,11 @@
 package io.reactivelocks.r2dbc.postgresql;
 
+import io.reactivelocks.r2dbc.internal.StoredText;
+
 /**
- * The escaping of lock names, owner ids and other strings stored in {@code text} columns. PostgreSQL text cannot hold
- * the NUL character, and a lone UTF-16 surrogate cannot be encoded as UTF-8, yet both are valid in
- * a Java string and in a lock name. So the stored form escapes exactly those, plus the escape
- * character itself: {@code \} becomes {@code \\}, NUL becomes {@code \0} and a lone surrogate
- * becomes {@code \}{@code uXXXX}. Every other name is stored unchanged, so the table stays
- * readable. The mapping is injective (distinct names never share a row) and at most doubles the
- * UTF-8 length (a 1024-byte name stays under 2048 bytes, well within a b-tree entry).
+ * The escaping of lock names, owner ids and other strings stored in {@code text} columns, which
+ * cannot hold NUL: {@link StoredText#TEXT} (shared with the MariaDB dialect, which differs in NUL only).
+ * A 1024-byte name stays under 2048 bytes, well within a b-tree entry.
  */
 final class TextEscapes {
 
@@ -15,67 +13,10 @@ final class TextEscapes {
     }
 
     static String encode(String s) {
-        int i = 0;
-        int n = s.length();
-        while (i < n && !special(s, i)) {
-            i++;
-        }
-        if (i == n) {
-            return s;
-        }
-        StringBuilder b = new StringBuilder(n + 16).append(s, 0, i);
-        for (; i < n; i++) {
-            char c = s.charAt(i);
-            if (c == '\\') {
-                b.append("\\\\");
-            } else if (c == 0) {
-                b.append("\\0");
-            } else if (Character.isSurrogate(c) && !paired(s, i)) {
-                b.append(String.format("\\u%04X", (int) c));
-            } else if (Character.isHighSurrogate(c)) {
-                b.append(c).append(s.charAt(++i));
-            } else {
-                b.append(c);
-            }
-        }
-        return b.toString();
+        return StoredText.TEXT.encode(s);
     }
 
     static String decode(String s) {
-        int first = s.indexOf('\\');
-        if (first < 0) {
-            return s;
-        }
-        StringBuilder b = new StringBuilder(s.length()).append(s, 0, first);
-        for (int i = first; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (c != '\\' || i + 1 >= s.length()) {
-                b.append(c);
-                continue;
-            }
-            char e = s.charAt(++i);
-            if (e == '0') {
-                b.append('\0');
-            } else if (e == 'u' && i + 4 < s.length()) {
-                b.append((char) Integer.parseInt(s.substring(i + 1, i + 5), 16));
-                i += 4;
-            } else {
-                b.append(e);
-            }
-        }
-        return b.toString();
-    }
-
-    private static boolean special(String s, int i) {
-        char c = s.charAt(i);
-        return c == '\\' || c == 0 || (Character.isSurrogate(c) && !paired(s, i));
-    }
-
-    private static boolean paired(String s, int i) {
-        char c = s.charAt(i);
-        if (Character.isHighSurrogate(c)) {
-            return i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1));
-        }
-        return Character.isLowSurrogate(c) && i > 0 && Character.isHighSurrogate(s.charAt(i - 1));
+        return StoredText.TEXT.decode(s);
     }
 }

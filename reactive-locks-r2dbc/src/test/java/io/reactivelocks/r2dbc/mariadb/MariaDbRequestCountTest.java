@@ -1,180 +1,135 @@
 package io.reactivelocks.r2dbc.mariadb;
 
+import static io.reactivelocks.r2dbc.mariadb.MariaDbTestSupport.TIMEOUT;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.r2dbc.spi.Connection;
+import io.r2dbc.spi.ConnectionFactory;
 import io.reactivelocks.Lease;
 import io.reactivelocks.LockClient;
-import io.reactivelocks.LockOptions;
 import io.reactivelocks.LockStore;
-import io.reactivelocks.rwlock.ReadWriteLock;
-import io.reactivelocks.rwlock.ReadWriteLockOptions;
-import io.reactivelocks.semaphore.Semaphore;
+import io.reactivelocks.test.RequestCountContract;
+import io.reactivelocks.test.server.MariaDbServer;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
-import java.util.function.Function;
-import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.parallel.Isolated;
+import org.mariadb.r2dbc.MariadbConnectionConfiguration;
+import org.mariadb.r2dbc.MariadbConnectionFactory;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
- * How many statements the server receives per operation, counted by the server itself
- * ({@code Questions} of {@code SHOW GLOBAL STATUS}, which counts every statement a client sends,
- * transaction control included). Each bound is the count of today's statements, written out where
- * the statements are named; a change that adds a round trip fails here. The class runs alone
- * ({@link Isolated}: the counter is the whole server's), its poller never ticks during a count (an
- * hour's interval: releases through the session wake its waiters at once), and every count is the
- * mean over several operations after a warm-up (schema, pooled connections).
+ * Requests per operation as MariaDB counts them, on a server of this class alone: its
+ * {@code Questions} status (every statement a client sends), less the reads of it, made on one
+ * connection opened before anything is counted. Besides the contract: a fair lock's chain of
+ * handoffs with several waiters in line, which must wake the head of the line only.
  */
-@Isolated
-class MariaDbRequestCountTest {
+class MariaDbRequestCountTest extends RequestCountContract {
 
-    private static final Duration STEP = Duration.ofSeconds(30);
-    private static final int PAIRS = 20;
-    private static final int WAITERS = 8;
+    /** Waiters of the fair-lock chain. */
+    private static final int FAIR_WAITERS = 8;
 
-    private static MariaDbLockOptions options;
-    private static LockStore store;
-    /** One connection kept open for reading the counter: opening one sends statements of its own. */
-    private static Connection probe;
-    /** What reading the counter adds to it (the {@code SHOW GLOBAL STATUS} itself). */
-    private static long probeCost;
-    /** How often the counter was read. */
+    private static MariaDbServer db;
+    private static ConnectionFactory factory;
+    private static Connection counter;
     private static long reads;
 
     @BeforeAll
-    static void open() {
-        options = MariaDbTestSupport.options("requestcounts").mutate().pollInterval(Duration.ofHours(1)).build();
-        store = MariaDbLocks.connect(MariaDbTestSupport.factory(), options);
-        probe = Mono.from(MariaDbTestSupport.factory().create()).block(STEP);
-        long a = questions();
-        long b = questions();
-        long c = questions();
-        probeCost = Math.max(b - a, c - b);
-        assertThat(probeCost).isBetween(0L, 1L);
+    static void startServer() {
+        db = MariaDbServer.start();
+        factory = MariadbConnectionFactory.from(MariadbConnectionConfiguration.builder()
+                .host(db.host()).port(db.port()).username(db.username()).password(db.password())
+                .database(db.database()).connectTimeout(Duration.ofSeconds(3)).build());
+        counter = Mono.from(factory.create()).block(TIMEOUT);
+        Mono.from(counter.createStatement("CREATE DATABASE request_counts").execute())
+                .flatMap(r -> Mono.from(r.getRowsUpdated())).block(TIMEOUT);
     }
 
     @AfterAll
-    static void close() {
-        store.close().block(STEP);
-        Mono.from(probe.close()).block(STEP);
+    static void stopServer() {
+        if (counter != null) {
+            Mono.from(counter.close()).block(TIMEOUT);
+        }
+        if (db != null) {
+            db.close();
+        }
     }
 
-    /** Mutex, uncontended: acquire + release. */
-    @Test
-    void mutexPair() {
-        LockClient locks = store.locks(LockOptions.defaults());
-        // the grant's INSERT .. ON DUPLICATE KEY UPDATE .. RETURNING (acquire.sql, autocommit); the release's DELETE
-        assertThat(perPair("mutex", locks::acquire)).isLessThanOrEqualTo(2.0);
+    @Override
+    protected LockStore connect(Duration leaseTime) {
+        return MariaDbLocks.connect(factory, MariaDbLockOptions.builder().database("request_counts").poolMaxSize(4)
+                .pollInterval(Duration.ofMinutes(10)).build());
     }
 
-    /** Semaphore of 3 permits, uncontended: one permit acquired + released. */
-    @Test
-    void semaphorePair() {
-        Semaphore permits = store.semaphores(LockOptions.defaults());
-        // SET TRANSACTION ISOLATION LEVEL and START TRANSACTION (the driver's), the guard row's INSERT .. ON DUPLICATE
-        // KEY UPDATE, the purge's DELETE, the permits' SELECT .. FOR UPDATE, the permit's INSERT .. RETURNING (its
-        // token drawn there), COMMIT; the release's DELETE
-        assertThat(perPair("semaphore", n -> permits.acquire(n, 3))).isLessThanOrEqualTo(8.0);
+    @Override
+    protected synchronized long serverRequests() {
+        long questions = Mono.from(counter.createStatement("SHOW GLOBAL STATUS LIKE 'Questions'").execute())
+                .flatMap(r -> Mono.from(r.map((row, md) -> Long.parseLong(row.get(1, String.class)))))
+                .block(TIMEOUT);
+        reads++; // the SHOW itself is a question, counted before it answers
+        return questions - reads;
     }
 
-    /** Read-write lock, uncontended: a read acquired + released, a write acquired + released. */
-    @Test
-    void readWritePairs() {
-        ReadWriteLock rw = store.readWriteLocks(ReadWriteLockOptions.defaults());
-        // SET TRANSACTION ISOLATION LEVEL and START TRANSACTION (the driver's), the guard row's INSERT .. ON DUPLICATE
-        // KEY UPDATE, the purge's DELETE, the grants' SELECT, the grant's INSERT .. ON DUPLICATE KEY UPDATE ..
-        // RETURNING (in place of an intent; its token drawn there), COMMIT; the release's DELETE
-        assertThat(perPair("read", n -> rw.read().acquire(n))).isLessThanOrEqualTo(8.0);
-        assertThat(perPair("write", n -> rw.write().acquire(n))).isLessThanOrEqualTo(8.0);
-    }
-
-    /** Fair lock, uncontended: acquire + release. */
-    @Test
-    void fairPair() {
-        LockClient fair = store.fairLocks(LockOptions.defaults());
-        // the grant's fair_acquire.sql (nobody in line: nothing to leave); the release's DELETE of the lock row
-        assertThat(perPair("fair", fair::acquire)).isLessThanOrEqualTo(2.0);
+    @Override
+    protected double requestsPer(Operation operation) {
+        return switch (operation) {
+            // acquire: one autocommit INSERT .. ON DUPLICATE KEY UPDATE .. RETURNING (acquire.sql); release: one DELETE
+            case LOCK_PAIR -> 2;
+            // a READ COMMITTED transaction of 7 (SET TRANSACTION ISOLATION LEVEL and START TRANSACTION, the driver's; the
+            // guard row's INSERT .. ON DUPLICATE KEY UPDATE, the DELETE of expired permits, SELECT .. FOR UPDATE of the
+            // permits, the permit's INSERT .. RETURNING with its token drawn there, COMMIT); release: one DELETE
+            case SEMAPHORE_PAIR -> 8;
+            // as the semaphore; the grant's INSERT .. ON DUPLICATE KEY UPDATE .. RETURNING takes the place of an intent
+            case READ_PAIR, WRITE_PAIR -> 8;
+            // acquire: fair_acquire.sql, the lock's statement with the line checked in it (nobody in line: nothing to
+            // leave); release: the lock row's DELETE (the owner was never in line: no waiter row to delete)
+            case FAIR_PAIR -> 2;
+            // one UPDATE renews every lease due in the tick
+            case RENEWAL_TICK -> 1;
+            // per handoff the release (announced to the waiters of this backend without a statement) and the woken
+            // waiter's grant statement; the chain adds the last grantee's release: 2 * 6 + 1 = 13
+            case HANDOFF -> (2.0 * WAITERS + 1) / WAITERS;
+        };
     }
 
     /**
-     * Fair lock with {@value #WAITERS} waiters in line: the holder releases, and each waiter in turn is
-     * granted and releases. Per handoff (a release and the next grant).
+     * A fair lock with {@value #FAIR_WAITERS} waiters put in line at once: the holder releases, and each
+     * waiter, once granted, releases at once. Only the head of the line asks on each release (no herd):
+     * the holder's release, then per waiter its grant, its leaving the line and its release.
      */
     @Test
-    void fairHandoffs() {
-        LockClient fair = store.fairLocks(LockOptions.defaults());
-        String name = "handoff";
-        fair.acquire(name).flatMap(Lease::release).block(STEP); // warm-up
+    void aFairLockHandoffWakesTheHeadOfTheLineOnly() {
+        LockClient fair = store(LONG).fairLocks(options(LONG));
+        String name = name("fair-handoff");
+        fair.acquire(name).flatMap(Lease::release).block(STEP); // connections, tables
         Lease holder = fair.acquire(name).block(STEP);
+        assertThat(holder).isNotNull();
+        List<Long> tokens = Collections.synchronizedList(new ArrayList<>());
         List<Mono<Void>> turns = new ArrayList<>();
-        for (int i = 0; i < WAITERS; i++) {
-            Mono<Void> turn = fair.acquire(name).flatMap(Lease::release).cache();
+        for (int i = 0; i < FAIR_WAITERS; i++) {
+            Mono<Void> turn = fair.acquire(name).flatMap(l -> {
+                tokens.add(l.token());
+                return l.release();
+            }).cache();
             turn.subscribe(null, e -> { });
             turns.add(turn);
         }
-        // all in line at once (their places are the server's order); the asks of joining end before the count
-        Awaitility.await().atMost(STEP).until(() -> waiting(name) == WAITERS);
-        long before = settled();
-        long readsBefore = reads;
+        // all in line (their places are the server's order); the asks of joining end before the count
+        await().atMost(STEP).until(() -> fair.metrics().pendingAcquireCount() == FAIR_WAITERS);
+        long before = quietCount();
         holder.release().block(STEP);
         Flux.merge(turns).blockLast(STEP);
-        long statements = sent(before, readsBefore);
-        System.out.printf("statements per fair handoff with %d waiters: %.2f%n", WAITERS, (double) statements / WAITERS);
-        // the holder's release (DELETE); then per waiter: its grant (fair_acquire.sql), its leaving the line
-        // (fair_leave_purge.sql) and its release (DELETE) — only the head of the line asks on each release
-        assertThat(statements).isLessThanOrEqualTo(1 + 3 * WAITERS);
-    }
-
-    private static double perPair(String label, Function<String, Mono<Lease>> acquire) {
-        String name = "pair-" + label;
-        for (int i = 0; i < 3; i++) { // warm-up: tables, pooled connections
-            acquire.apply(name).flatMap(Lease::release).block(STEP);
-        }
-        long before = settled();
-        long readsBefore = reads;
-        for (int i = 0; i < PAIRS; i++) {
-            acquire.apply(name).flatMap(Lease::release).block(STEP);
-        }
-        double perPair = (double) sent(before, readsBefore) / PAIRS;
-        System.out.printf("statements per %s pair: %.2f%n", label, perPair);
-        return perPair;
-    }
-
-    /** The statements sent since the counter read {@code before}, the counter's own reads since then taken off. */
-    private static long sent(long before, long readsBefore) {
-        long after = settled();
-        return after - before - probeCost * (reads - readsBefore);
-    }
-
-    private static long waiting(String name) {
-        return ((Number) MariaDbTestSupport.sql("SELECT COUNT(*) AS n FROM requestcounts.reactive_locks_waiters WHERE name = ?",
-                StoredText.encode(name)).get(0).get("n")).longValue();
-    }
-
-    /** The counter once nothing else is sent: two reads 100 ms apart that differ by the reads alone. */
-    private static long settled() {
-        long[] last = {questions()};
-        Awaitility.await().atMost(STEP).pollInterval(Duration.ofMillis(100)).until(() -> {
-            long now = questions();
-            boolean quiet = now - last[0] <= probeCost;
-            last[0] = now;
-            return quiet;
-        });
-        return last[0];
-    }
-
-    private static long questions() {
-        reads++;
-        Long q = Flux.from(probe.createStatement("SHOW GLOBAL STATUS LIKE 'Questions'").execute())
-                .concatMap(r -> r.map((row, md) -> Long.parseLong(String.valueOf(row.get(1)))))
-                .blockFirst(STEP);
-        assertThat(q).isNotNull();
-        return q;
+        long requests = quietCount() - before;
+        System.out.printf("%s fair handoffs: %d requests for %d = %.2f each%n", getClass().getSimpleName(), requests,
+                FAIR_WAITERS, (double) requests / FAIR_WAITERS);
+        assertThat(tokens).hasSize(FAIR_WAITERS).isSorted().doesNotHaveDuplicates();
+        assertThat(tokens.get(0)).isGreaterThan(holder.token());
+        assertThat(requests).as("fair handoffs (the holder's release, then grant + leaving the line + release per waiter)")
+                .isBetween((long) FAIR_WAITERS, 1 + 3L * FAIR_WAITERS);
     }
 }

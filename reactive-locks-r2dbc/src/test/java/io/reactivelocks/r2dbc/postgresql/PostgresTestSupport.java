@@ -27,10 +27,14 @@ final class PostgresTestSupport {
     private PostgresTestSupport() {
     }
 
-    /** @return the shared server, started on first use; it dies with the JVM (the fixture's shutdown hook) */
+    /**
+     * @return the shared server, started on first use with {@code pg_stat_statements} loaded (for
+     *         {@link PostgresRequestCountTest}; it costs a counter update per statement); it dies with
+     *         the JVM (the fixture's shutdown hook)
+     */
     static synchronized PostgresServer shared() {
         if (shared == null) {
-            shared = PostgresServer.start();
+            shared = PostgresServer.builder().setting("shared_preload_libraries", "pg_stat_statements").start();
         }
         return shared;
     }
@@ -41,12 +45,22 @@ final class PostgresTestSupport {
     }
 
     static PostgresqlConnectionFactory factory(PostgresServer pg, String user, String password, String host, int port) {
+        return factory(pg, pg.database(), user, password, host, port);
+    }
+
+    /** @return an unpooled r2dbc-postgresql factory for one database of {@code pg} */
+    static PostgresqlConnectionFactory factory(PostgresServer pg, String database) {
+        return factory(pg, database, pg.username(), pg.password(), pg.host(), pg.port());
+    }
+
+    private static PostgresqlConnectionFactory factory(PostgresServer pg, String database, String user, String password,
+                                                       String host, int port) {
         return new PostgresqlConnectionFactory(PostgresqlConnectionConfiguration.builder()
                 .host(host)
                 .port(port)
                 .username(user)
                 .password(password)
-                .database(pg.database())
+                .database(database)
                 .connectTimeout(Duration.ofSeconds(3))
                 .applicationName("reactive-locks-test")
                 .build());

@@ -94,10 +94,15 @@ public final class MariaDbServer extends ServerFixture {
         return Optional.ofNullable(socket);
     }
 
+    /** @return a URL, {@code mariadb://user:password@host:port/database} (the CLI's form) */
+    public String url() {
+        return "mariadb://" + Probes.encode(username) + ":" + Probes.encode(password) + "@" + host() + ":" + port()
+                + "/" + Probes.encode(database);
+    }
+
     /** @return an R2DBC URL, {@code r2dbc:mariadb://user:password@host:port/database} */
     public String r2dbcUrl() {
-        return "r2dbc:mariadb://" + Probes.encode(username) + ":" + Probes.encode(password) + "@" + host() + ":" + port()
-                + "/" + Probes.encode(database);
+        return "r2dbc:" + url();
     }
 
     /** @return a JDBC URL without credentials, {@code jdbc:mariadb://host:port/database} */

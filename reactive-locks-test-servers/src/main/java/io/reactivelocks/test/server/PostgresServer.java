@@ -131,8 +131,29 @@ public final class PostgresServer extends ServerFixture {
         private boolean passwordAuthentication;
         private FixtureMode mode;
         private Duration startTimeout = Duration.ofSeconds(60);
+        private final Map<String, String> settings = new LinkedHashMap<>();
 
         private Builder() {
+        }
+
+        /**
+         * Adds a server setting, given to the server at start ({@code -c name=value}), e.g.
+         * {@code shared_preload_libraries} = {@code pg_stat_statements}; an external server keeps its
+         * own configuration.
+         *
+         * @param name  the setting's name
+         * @param value its value
+         * @return this builder
+         */
+        public Builder setting(String name, String value) {
+            settings.put(requireText(name, "name"), Objects.requireNonNull(value, "value"));
+            return this;
+        }
+
+        private List<String> withSettings(List<String> command) {
+            List<String> cmd = new ArrayList<>(command);
+            settings.forEach((name, value) -> cmd.addAll(List.of("-c", name + "=" + value)));
+            return cmd;
         }
 
         /**
@@ -392,7 +413,7 @@ public final class PostgresServer extends ServerFixture {
             Path bin = binDirectory().orElseThrow();
             ServerProcess process = ServerProcess.builder("postgres")
                     .prepare(layout -> prepare(bin, layout))
-                    .command(layout -> command(bin, layout))
+                    .command(layout -> withSettings(command(bin, layout)))
                     .readiness(layout -> Probes.postgresReady(layout.host(), layout.port(), username, "postgres"))
                     .afterFirstStart(layout -> createDatabase(bin, layout))
                     .startTimeout(startTimeout)
@@ -408,7 +429,7 @@ public final class PostgresServer extends ServerFixture {
             env.put("POSTGRES_DB", database);
             env.put("POSTGRES_HOST_AUTH_METHOD", passwordAuthentication ? "scram-sha-256" : "trust");
             DockerContainer c = DockerContainer.start("postgres", "postgres:15", 5432, env,
-                    List.of("-c", "fsync=off"),
+                    withSettings(List.of("-c", "fsync=off")),
                     port -> Probes.postgresReady(Loopback.HOST, port, username, database), startTimeout);
             return new PostgresServer(c, username, password, database, passwordAuthentication, null);
         }

@@ -1,0 +1,75 @@
+package io.reactivelocks.r2dbc.postgresql;
+
+import static io.reactivelocks.r2dbc.postgresql.PostgresTestSupport.TIMEOUT;
+
+import io.r2dbc.postgresql.PostgresqlConnectionFactory;
+import io.r2dbc.postgresql.api.PostgresqlConnection;
+import io.reactivelocks.LockStore;
+import io.reactivelocks.test.RequestCountContract;
+import io.reactivelocks.test.server.PostgresServer;
+import java.time.Duration;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import reactor.core.publisher.Mono;
+
+/**
+ * Requests per operation as PostgreSQL counts them: the calls of every top-level statement run in a
+ * database of this class alone, from {@code pg_stat_statements} (loaded by the shared server), each
+ * counted when it ends — so a statement answered is a statement counted — but the reads of the count
+ * itself, made on one connection opened before anything is counted.
+ */
+class PostgresRequestCountTest extends RequestCountContract {
+
+    private static final String DATABASE = "counts_" + UUID.randomUUID().toString().substring(0, 8);
+
+    private static PostgresqlConnectionFactory factory;
+    private static PostgresqlConnection counter;
+
+    @BeforeAll
+    static void createDatabase() {
+        PostgresServer pg = PostgresTestSupport.shared();
+        PostgresTestSupport.exec(PostgresTestSupport.factory(pg), "CREATE DATABASE " + DATABASE);
+        factory = PostgresTestSupport.factory(pg, DATABASE);
+        counter = factory.create().block(TIMEOUT);
+        run("CREATE EXTENSION pg_stat_statements");
+    }
+
+    @AfterAll
+    static void closeCounter() {
+        if (counter != null) {
+            counter.close().block(TIMEOUT);
+        }
+    }
+
+    private static void run(String sql) {
+        Mono.from(counter.createStatement(sql).execute()).flatMap(r -> Mono.from(r.getRowsUpdated())).block(TIMEOUT);
+    }
+
+    @Override
+    protected LockStore connect(Duration leaseTime) {
+        return PostgresLocks.connect(factory, PostgresLockOptions.builder().schema("request_counts").poolMaxSize(4).build());
+    }
+
+    @Override
+    protected long serverRequests() {
+        return Mono.from(counter.createStatement("SELECT coalesce(sum(calls), 0)::bigint AS n FROM pg_stat_statements"
+                        + " WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())"
+                        + " AND query NOT LIKE '%pg_stat_statements%'").execute())
+                .flatMap(r -> Mono.from(r.map((row, md) -> row.get("n", Long.class))))
+                .block(TIMEOUT);
+    }
+
+    @Override
+    protected double requestsPer(Operation operation) {
+        return switch (operation) {
+            // every concept: one statement to acquire, one to release (NOTIFY only where a client watches the name)
+            case LOCK_PAIR, SEMAPHORE_PAIR, READ_PAIR, WRITE_PAIR, FAIR_PAIR -> 2;
+            // one statement renews every lease due in the tick
+            case RENEWAL_TICK -> 1;
+            // per handoff the release and the notified waiter's grant; the chain adds the last grantee's release
+            // and the DELETE of the client's watcher row when its last waiter leaves: 2 * 6 + 2 = 14
+            case HANDOFF -> (2.0 * WAITERS + 2) / WAITERS;
+        };
+    }
+}

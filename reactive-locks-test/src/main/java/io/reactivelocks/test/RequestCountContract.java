@@ -1,0 +1,308 @@
+package io.reactivelocks.test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.reactivelocks.Lease;
+import io.reactivelocks.LockClient;
+import io.reactivelocks.LockListener;
+import io.reactivelocks.LockOptions;
+import io.reactivelocks.LockStore;
+import io.reactivelocks.rwlock.ReadWriteLock;
+import io.reactivelocks.semaphore.Semaphore;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.util.retry.Retry;
+
+/**
+ * Requests per operation as the server under test counts them (its own counter, never a timing, so
+ * the figures hold on a loaded machine): an uncontended acquire + release of each concept, one
+ * renewal tick of one lease, and a handoff to the next of several queued waiters. A store's test
+ * extends it, supplies a session to a server of its own ({@link #connect}), the server's count
+ * ({@link #serverRequests}) and today's count of each operation ({@link #requestsPer}) as an upper
+ * bound, so that a change that makes an operation send more requests fails the build.
+ *
+ * <p>Nothing else may count: every lease and session is long enough ({@link #LONG}) that no renewal,
+ * keep-alive or ping falls inside a counted window, except in the renewal test, whose short lease is
+ * the point; each window starts and ends when the server's count has stopped moving, so no request
+ * of the set-up and none still in flight is counted or missed. What a store's client sends on a
+ * timer of its own that a window cannot always keep out is bounded by {@link #allowance}.
+ */
+public abstract class RequestCountContract {
+
+    /** Generous bound for one step against a real store on a busy machine. */
+    protected static final Duration STEP = Duration.ofSeconds(20);
+    /** Lease (or session TTL) of the counted clients: no renewal, keep-alive or ping inside a test. */
+    protected static final Duration LONG = Duration.ofSeconds(60);
+    /** Lease (or session TTL) of the renewal test: a renewal tick every second, a quiet moment between two. */
+    protected static final Duration SHORT = Duration.ofSeconds(3);
+    /** Acquire + release pairs counted per concept. */
+    protected static final int PAIRS = 40;
+    /** Waiters queued behind the holder: a chain of that many handoffs. */
+    protected static final int WAITERS = 6;
+
+    /** The operations counted, each with the number of times one test repeats it. */
+    public enum Operation {
+        /** An uncontended acquire + release of a lock ({@link LockStore#locks}). */
+        LOCK_PAIR(PAIRS),
+        /** One renewal tick of one held lease. */
+        RENEWAL_TICK(1),
+        /** One handoff in a chain: a release and the next waiter's grant (each grantee releases at once). */
+        HANDOFF(WAITERS),
+        /** An uncontended acquire + release of one permit ({@link LockStore#semaphores}). */
+        SEMAPHORE_PAIR(PAIRS),
+        /** An uncontended acquire + release of a read lock ({@link LockStore#readWriteLocks}). */
+        READ_PAIR(PAIRS),
+        /** An uncontended acquire + release of a write lock. */
+        WRITE_PAIR(PAIRS),
+        /** An uncontended acquire + release of a fair lock ({@link LockStore#fairLocks}). */
+        FAIR_PAIR(PAIRS);
+
+        private final int times;
+
+        Operation(int times) {
+            this.times = times;
+        }
+
+        /** @return how many times a test repeats the operation */
+        public int times() {
+            return times;
+        }
+    }
+
+    private final List<LockStore> opened = new ArrayList<>();
+
+    /**
+     * @param leaseTime the lease time of the session's clients; a store that renews by session makes
+     *                  its session last that long (or confirms it every third of it)
+     * @return a new session (its own connections) to the server under test
+     */
+    protected abstract LockStore connect(Duration leaseTime);
+
+    /**
+     * @return the requests the server has received so far, by its own counter; the reads of the
+     *         counter itself are not among them
+     */
+    protected abstract long serverRequests();
+
+    /**
+     * @param operation an operation
+     * @return the requests one such operation sends today (an average where a chain shares them):
+     *         the bound each test asserts
+     */
+    protected abstract double requestsPer(Operation operation);
+
+    /**
+     * @param operation an operation
+     * @return requests a test of it may count besides the operations themselves, where the store's
+     *         client sends something on a timer that a window cannot always keep out (bounded, and
+     *         said why by the store's test); 0 by default
+     */
+    protected long allowance(Operation operation) {
+        return 0;
+    }
+
+    /**
+     * @param leaseTime the lease time
+     * @return the options of every counted client: that lease, and a backoff of 10 minutes, so that
+     *         only the store's notification can wake a waiter
+     */
+    protected LockOptions options(Duration leaseTime) {
+        return LockOptions.builder().leaseTime(leaseTime).requestTimeout(Duration.ofSeconds(5))
+                .waitTimeout(Duration.ofSeconds(30))
+                .backoff(Retry.backoff(Long.MAX_VALUE, Duration.ofMinutes(10)).maxBackoff(Duration.ofMinutes(10)).jitter(0))
+                .build();
+    }
+
+    /**
+     * @param prefix a readable prefix
+     * @return a name unique to this run
+     */
+    protected static String name(String prefix) {
+        return prefix + "-" + UUID.randomUUID();
+    }
+
+    /**
+     * @param leaseTime the lease time of its clients
+     * @return a new session, closed after the test
+     */
+    protected LockStore store(Duration leaseTime) {
+        LockStore s = connect(leaseTime);
+        opened.add(s);
+        return s;
+    }
+
+    /** Closes the sessions of the test (a subclass that checks what is left after them calls it first). */
+    @AfterEach
+    protected void closeSessions() {
+        for (LockStore s : opened) {
+            s.close().block(STEP);
+        }
+        opened.clear();
+    }
+
+    /**
+     * Waits until the server's count has not moved for two reads in a row, 200 ms apart: what was
+     * sent before has arrived, and nothing runs in the background.
+     *
+     * @return the count then
+     */
+    protected long quietCount() {
+        AtomicLong seen = new AtomicLong(-1);
+        await().atMost(STEP).pollDelay(Duration.ofMillis(200)).pollInterval(Duration.ofMillis(200))
+                .until(() -> {
+                    long now = serverRequests();
+                    return seen.getAndSet(now) == now;
+                });
+        return seen.get();
+    }
+
+    /**
+     * Checks the requests counted for {@link Operation#times()} operations against today's bound,
+     * and that each operation was counted at all (at least one request each).
+     */
+    private void check(Operation op, long requests) {
+        check(op, requests, op.times());
+    }
+
+    private void check(Operation op, long requests, int times) {
+        double per = requestsPer(op);
+        long bound = Math.round(per * times) + allowance(op);
+        System.out.printf("%s %s: %d requests for %d = %.2f each (bound %d)%n", getClass().getSimpleName(), op,
+                requests, times, (double) requests / times, bound);
+        assertThat(requests).as("%s: requests for %d (today %.2f each)", op, times, per)
+                .isBetween((long) times, bound);
+    }
+
+    /** Counts {@link #PAIRS} acquire + release pairs, after one that opens what the session opens once. */
+    private void countPairs(Operation op, Supplier<Lease> acquire) {
+        acquire.get().release().block(STEP); // connections, subscriptions, schema: once per session
+        long before = quietCount();
+        long lastToken = 0;
+        for (int i = 0; i < PAIRS; i++) {
+            Lease l = acquire.get();
+            assertThat(l.token()).as("fencing token of pair %d", i).isGreaterThan(lastToken);
+            lastToken = l.token();
+            l.release().block(STEP);
+        }
+        check(op, quietCount() - before);
+    }
+
+    @Test
+    void anUncontendedLockAcquireAndRelease() {
+        LockClient locks = store(LONG).locks(options(LONG));
+        String name = name("pair");
+        countPairs(Operation.LOCK_PAIR, () -> locks.acquire(name).block(STEP));
+    }
+
+    @Test
+    void anUncontendedSemaphorePermitAcquireAndRelease() {
+        Semaphore semaphores = store(LONG).semaphores(options(LONG));
+        String name = name("permit");
+        countPairs(Operation.SEMAPHORE_PAIR, () -> semaphores.acquire(name, 3).block(STEP));
+    }
+
+    @Test
+    void anUncontendedReadLockAcquireAndRelease() {
+        ReadWriteLock rw = store(LONG).readWriteLocks(options(LONG));
+        String name = name("read");
+        countPairs(Operation.READ_PAIR, () -> rw.read().acquire(name).block(STEP));
+    }
+
+    @Test
+    void anUncontendedWriteLockAcquireAndRelease() {
+        ReadWriteLock rw = store(LONG).readWriteLocks(options(LONG));
+        String name = name("write");
+        countPairs(Operation.WRITE_PAIR, () -> rw.write().acquire(name).block(STEP));
+    }
+
+    @Test
+    void anUncontendedFairLockAcquireAndRelease() {
+        LockClient fair = store(LONG).fairLocks(options(LONG));
+        String name = name("fair");
+        countPairs(Operation.FAIR_PAIR, () -> fair.acquire(name).block(STEP));
+    }
+
+    /**
+     * A lease of {@link #SHORT} renewed every second, on a session that does nothing else: the requests
+     * from a quiet moment after one renewal to a quiet moment after the next, per renewal confirmed
+     * in between (a store that renews by session confirms its session or the lease's node).
+     */
+    @Test
+    void aRenewalTickOfOneLease() {
+        AtomicInteger renewed = new AtomicInteger();
+        LockClient locks = store(SHORT).locks(options(SHORT), new LockListener() {
+            @Override
+            public void onRenewed(String name, long token) {
+                renewed.incrementAndGet();
+            }
+        });
+        Lease lease = locks.acquire(name("renewed")).block(STEP);
+        await().atMost(STEP).pollInterval(Duration.ofMillis(10)).until(() -> renewed.get() >= 1);
+        long before = quietCount();
+        int from = renewed.get();
+        await().atMost(STEP).pollInterval(Duration.ofMillis(10)).until(() -> renewed.get() > from);
+        long requests = quietCount() - before;
+        int ticks = renewed.get() - from;
+        assertThat(lease.isValid()).isTrue();
+        lease.release().block(STEP);
+        check(Operation.RENEWAL_TICK, requests, ticks);
+    }
+
+    /**
+     * One holder and {@link #WAITERS} waiters on one client, queued one at a time; then the holder
+     * releases and each waiter, once granted, releases at once: the requests of the chain. Only
+     * notifications can wake a waiter (a 10-minute backoff), so the chain ending proves that none
+     * needed the backoff.
+     */
+    @Test
+    void aHandoffToTheNextOfSeveralQueuedWaiters() throws InterruptedException {
+        LockClient locks = store(LONG).locks(options(LONG));
+        // connections, subscriptions: as many at once as the chain may use (a pool opens them as needed)
+        String warm = name("warm");
+        Flux.range(0, WAITERS + 1).flatMap(i -> locks.acquire(warm + i)).collectList().block(STEP)
+                .forEach(l -> l.release().block(STEP));
+        String name = name("handoff");
+        Lease holder = locks.acquire(name).block(STEP);
+        CountDownLatch granted = new CountDownLatch(WAITERS);
+        List<Long> tokens = Collections.synchronizedList(new ArrayList<>());
+        List<Throwable> errors = Collections.synchronizedList(new ArrayList<>());
+        List<Disposable> waits = new ArrayList<>();
+        try {
+            for (int i = 0; i < WAITERS; i++) {
+                waits.add(locks.acquire(name)
+                        .flatMap(l -> {
+                            tokens.add(l.token());
+                            return l.release();
+                        })
+                        .subscribe(null, errors::add, granted::countDown));
+                // queue one at a time, each behind the one before it
+                quietCount();
+            }
+            assertThat(locks.metrics().pendingAcquireCount()).as("waiting").isEqualTo(WAITERS);
+            long before = quietCount();
+            holder.release().block(STEP);
+            assertThat(granted.await(STEP.toMillis(), TimeUnit.MILLISECONDS))
+                    .as("every waiter granted by notification alone (errors %s)", errors).isTrue();
+            long requests = quietCount() - before;
+            assertThat(errors).isEmpty();
+            assertThat(tokens).hasSize(WAITERS).isSorted().doesNotHaveDuplicates();
+            assertThat(tokens.get(0)).isGreaterThan(holder.token());
+            check(Operation.HANDOFF, requests);
+        } finally {
+            waits.forEach(Disposable::dispose);
+        }
+    }
+}
