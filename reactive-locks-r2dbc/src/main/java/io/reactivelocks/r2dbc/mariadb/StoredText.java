@@ -1,16 +1,17 @@
 package io.reactivelocks.r2dbc.mariadb;
 
+import io.reactivelocks.r2dbc.internal.StoredForm;
 import java.nio.charset.StandardCharsets;
 
 /**
  * The stored form of lock names, owner ids and payloads: {@code VARBINARY} columns holding UTF-8, in
- * the escaping both SQL dialects share ({@link io.reactivelocks.r2dbc.internal.StoredText#BINARY}: NUL
+ * the escaping both SQL dialects share ({@link StoredForm#BINARY}: NUL
  * is stored as it is, binary columns hold it). Binary columns also compare byte for byte: no
  * collation folds case or pads trailing spaces.
  */
 final class StoredText {
 
-    private static final io.reactivelocks.r2dbc.internal.StoredText FORM = io.reactivelocks.r2dbc.internal.StoredText.BINARY;
+    private static final StoredForm FORM = StoredForm.BINARY;
 
     private StoredText() {
     }

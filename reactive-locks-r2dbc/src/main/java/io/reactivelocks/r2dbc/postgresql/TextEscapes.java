@@ -1,10 +1,10 @@
 package io.reactivelocks.r2dbc.postgresql;
 
-import io.reactivelocks.r2dbc.internal.StoredText;
+import io.reactivelocks.r2dbc.internal.StoredForm;
 
 /**
  * The escaping of lock names, owner ids and other strings stored in {@code text} columns, which
- * cannot hold NUL: {@link StoredText#TEXT} (shared with the MariaDB dialect, which differs in NUL only).
+ * cannot hold NUL: {@link StoredForm#TEXT} (shared with the MariaDB dialect, which differs in NUL only).
  * A 1024-byte name stays under 2048 bytes, well within a b-tree entry.
  */
 final class TextEscapes {
@@ -13,10 +13,10 @@ final class TextEscapes {
     }
 
     static String encode(String s) {
-        return StoredText.TEXT.encode(s);
+        return StoredForm.TEXT.encode(s);
     }
 
     static String decode(String s) {
-        return StoredText.TEXT.decode(s);
+        return StoredForm.TEXT.decode(s);
     }
 }

@@ -9,16 +9,16 @@ package io.reactivelocks.r2dbc.internal;
  * unchanged, so the tables stay readable. The mapping is injective (distinct names never share a
  * row) and at most doubles the UTF-8 length. Not API: the dialect packages' code.
  */
-public final class StoredText {
+public final class StoredForm {
 
     /** For PostgreSQL {@code text} columns: NUL is escaped. */
-    public static final StoredText TEXT = new StoredText(true);
+    public static final StoredForm TEXT = new StoredForm(true);
     /** For binary ({@code VARBINARY}) columns holding UTF-8: NUL is stored as it is. */
-    public static final StoredText BINARY = new StoredText(false);
+    public static final StoredForm BINARY = new StoredForm(false);
 
     private final boolean escapeNul;
 
-    private StoredText(boolean escapeNul) {
+    private StoredForm(boolean escapeNul) {
         this.escapeNul = escapeNul;
     }
 

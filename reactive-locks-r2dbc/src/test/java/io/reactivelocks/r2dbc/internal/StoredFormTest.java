@@ -8,14 +8,14 @@ import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /** The stored form both SQL dialects share: a round trip and no collision, in the text form and the binary form. */
-class StoredTextTest {
+class StoredFormTest {
 
     private static final List<String> TRICKY = List.of("a\u0000", "a\\0", "a\\\\0", "a\\", "a\\\\", "\uD800", "\\uD800",
             "\uDC00\uD800", "\uD800\uDC00", "\\u0000", "\u0000\u0000", "\\0\\0", "a", "order:42 ünï 🔒 '\"%_*");
 
     @Test
     void bothFormsRoundTripEveryNameAndNeverCollide() {
-        for (StoredText form : List.of(StoredText.TEXT, StoredText.BINARY)) {
+        for (StoredForm form : List.of(StoredForm.TEXT, StoredForm.BINARY)) {
             Set<String> stored = new HashSet<>();
             for (String n : TRICKY) {
                 String e = form.encode(n);
@@ -29,12 +29,12 @@ class StoredTextTest {
 
     @Test
     void nulIsEscapedInTextAndKeptInBinaryAndOtherNamesAreUnchanged() {
-        assertThat(StoredText.TEXT.encode("a\u0000b")).isEqualTo("a\\0b");
-        assertThat(StoredText.BINARY.encode("a\u0000b")).isEqualTo("a\u0000b");
+        assertThat(StoredForm.TEXT.encode("a\u0000b")).isEqualTo("a\\0b");
+        assertThat(StoredForm.BINARY.encode("a\u0000b")).isEqualTo("a\u0000b");
         String plain = "order:42 🔒";
-        assertThat(StoredText.TEXT.encode(plain)).isSameAs(plain);
-        assertThat(StoredText.BINARY.encode(plain)).isSameAs(plain);
-        assertThat(StoredText.BINARY.encode("a\\b")).isEqualTo("a\\\\b");
+        assertThat(StoredForm.TEXT.encode(plain)).isSameAs(plain);
+        assertThat(StoredForm.BINARY.encode(plain)).isSameAs(plain);
+        assertThat(StoredForm.BINARY.encode("a\\b")).isEqualTo("a\\\\b");
     }
 
     private static boolean loneSurrogate(String s) {
