@@ -131,10 +131,7 @@ final class MariaDbFairLockBackend implements LockBackend {
         Mono<Object> fast = Mono.usingWhen(mutex.connections(), c -> Statements.rows(c, acquireSql, st -> {
             st.bind(0, n).bind(1, n).bind(2, o).bind(3, Statements.micros(request.leaseTime()));
             Statements.bindText(st, 4, payload);
-            for (int i = 5; i < 11; i++) {
-                st.bind(i, o);
-            }
-            st.bind(11, n).bind(12, o);
+            st.bind(5, o).bind(6, o).bind(7, n).bind(8, o);
         }, (row, md) -> Map.entry(new Holder(Statements.text(row, "owner"), Statements.number(row, "token"),
                 Duration.ofNanos(Math.max(0, Statements.number(row, "remaining_us")) * 1000),
                 row.get("payload") == null ? null : Statements.text(row, "payload")), Statements.number(row, "leaving") != 0))
