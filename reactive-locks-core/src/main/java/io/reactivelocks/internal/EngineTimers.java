@@ -26,8 +26,9 @@ public final class EngineTimers {
 
     private final Scheduler ownScheduler;
     private final LockClock ownClock;
+    /** The store's renewal of leases and its error mapping; none for the task queue. */
     private final RenewalScheduler.@Nullable Renewer<RenewRequest> renewer;
-    private final Function<Throwable, LockException> renewalErrors;
+    private final @Nullable Function<Throwable, LockException> renewalErrors;
     private final RequestDeadlines ownDeadlines;
     private final DeadlineHeap ownLeaseDeadlines;
     private final @Nullable RenewalScheduler<RenewRequest> ownRenewals;
@@ -49,10 +50,11 @@ public final class EngineTimers {
         this.ownScheduler = ownScheduler;
         this.ownClock = ownClock;
         this.renewer = renewer;
-        this.renewalErrors = e -> BackendErrors.map(storeName, null, "renewal", e);
+        Function<Throwable, LockException> errors = e -> BackendErrors.map(storeName, null, "renewal", e);
+        this.renewalErrors = errors;
         this.ownDeadlines = new RequestDeadlines(ownScheduler, ownClock);
         this.ownLeaseDeadlines = new DeadlineHeap(ownScheduler, ownClock);
-        this.ownRenewals = new RenewalScheduler<>(renewer, renewalErrors, Integer.MAX_VALUE, ownScheduler, ownClock,
+        this.ownRenewals = new RenewalScheduler<>(renewer, errors, Integer.MAX_VALUE, ownScheduler, ownClock,
                 ownDeadlines);
     }
 
@@ -67,7 +69,7 @@ public final class EngineTimers {
         this.ownScheduler = Objects.requireNonNull(ownScheduler, "ownScheduler");
         this.ownClock = Objects.requireNonNull(ownClock, "ownClock");
         this.renewer = null;
-        this.renewalErrors = e -> BackendErrors.map("store", null, "renewal", e);
+        this.renewalErrors = null;
         this.ownDeadlines = new RequestDeadlines(ownScheduler, ownClock);
         this.ownLeaseDeadlines = new DeadlineHeap(ownScheduler, ownClock);
         this.ownRenewals = null;
@@ -103,7 +105,8 @@ public final class EngineTimers {
         RenewalScheduler<RenewRequest> r = renewals.get(key(scheduler, clock));
         if (r == null) { // no capturing lambda per lease once the scheduler has one
             RenewalScheduler.Renewer<RenewRequest> leases = Objects.requireNonNull(renewer, "these timers renew no leases");
-            r = renewals.computeIfAbsent(key(scheduler, clock), k -> new RenewalScheduler<>(leases, renewalErrors,
+            Function<Throwable, LockException> errors = Objects.requireNonNull(renewalErrors, "renewalErrors");
+            r = renewals.computeIfAbsent(key(scheduler, clock), k -> new RenewalScheduler<>(leases, errors,
                     Integer.MAX_VALUE, scheduler, clock, deadlines(scheduler, clock)));
         }
         return r;
