@@ -213,7 +213,7 @@ public final class DefaultLockClient extends LeaseOwner implements LockClient {
     @Override
     LeaseHandle newLease(String name, String owner, long token, LockOptions options, Scheduler scheduler, long validUntil,
                          SafeListener leaseListener) {
-        RenewalScheduler renewals = timers.renewals(scheduler, options.clock());
+        var renewals = timers.renewals(scheduler, options.clock());
         LeaseHandle h = new LeaseHandle(this, new HeldLock(name, owner, token), options, scheduler, renewals, validUntil,
                 leaseListener);
         h.payload = options.payload();
