@@ -9,7 +9,12 @@ import io.reactivelocks.spi.BackendErrors;
 import io.reactivelocks.spi.GrantRequest;
 import io.reactivelocks.spi.Holder;
 import io.reactivelocks.spi.LockEvent;
+import io.reactivelocks.spi.semaphore.PermitGrant;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
 import reactor.core.Disposable;
@@ -18,7 +23,13 @@ import reactor.core.publisher.Operators;
 import reactor.core.scheduler.Scheduler;
 
 /**
- * One acquire: a small state machine driven by store answers, timers and release notifications.
+ * One acquire of any concept — a lock, a fair lock, semaphore permits, a read or write grant: a small
+ * state machine driven by store answers, timers and release notifications. The engine's one acquire
+ * loop: every rule of waiting, request deadlines, late and expired grants, the outage log, cancel and
+ * close exists here once. A lock asks its {@link io.reactivelocks.spi.LockBackend} with a
+ * {@link GrantRequest}; a grant store is asked through the concept's {@link GrantEngine.GrantCall}
+ * for several owners at once (permits), and may leave something of a refused request (a waiting
+ * writer's intent), which the end of the acquire then gives back.
  *
  * <ul>
  *   <li>one attempt = one {@code tryGrant} call; its subscription is never cancelled by the
@@ -42,12 +53,26 @@ final class AcquireOperation extends Registry.Member implements Subscription {
 
     private static final reactor.util.Logger LOG = reactor.util.Loggers.getLogger(AcquireOperation.class);
 
+    private static final long ONE_MS = TimeUnit.MILLISECONDS.toNanos(1);
+
     private static final Mono<Attempt> NO_QUEUE_ANSWER =
             Mono.error(() -> new IllegalStateException("store ended the queue wait without an answer"));
 
-    private final DefaultLockClient client;
+    /** An unknown expiry of what stands in the way (a busy answer without one). */
+    private static final long UNKNOWN = Long.MIN_VALUE;
+
+    private final LeaseOwner site;
     private final String name;
+    /** The owner id of a lock acquire, or of the first grant of a grant acquire. */
     private final String owner;
+    /** The owner ids of a grant acquire (one per grant), fixed before the first request; null for a lock. */
+    private final @Nullable List<String> owners;
+    /** How one attempt of a grant acquire asks its store; null for a lock. */
+    private final GrantEngine.@Nullable GrantCall call;
+    /** Whether a refused request may leave something of its owners on the store (a waiting writer's intent). */
+    private final boolean refusalLeaves;
+    /** Whether a release wakes every local waiter of the name while this one waits (a waiting reader). */
+    private final boolean wakesAll;
     private final LockOptions options;
     private final boolean wait;
     private final Scheduler scheduler;
@@ -74,9 +99,10 @@ final class AcquireOperation extends Registry.Member implements Subscription {
     private Disposable timeoutTimer;
     private Disposable events;
     private Disposable turn;
+    private Disposable turnWake;      // a queueing grant store's wake-up of this acquire's turn
     private boolean requested;
     private boolean cancelled;
-    private LeaseHandle granted;      // granted, not yet handed over
+    private Object granted;           // granted, not yet handed over: a lease, or a list of them
     private Runnable settling; // ended with a request in flight: close() waits for it to settle
 
     /**
@@ -109,24 +135,51 @@ final class AcquireOperation extends Registry.Member implements Subscription {
     /** Runs one acquire for {@code actual} (what {@link #mono} does on subscribe; {@code WithLock} calls it directly). */
     static void run(DefaultLockClient client, String name, LockOptions options, boolean wait,
                             CoreSubscriber<Object> actual, boolean deliverSnapshot) {
-        AcquireOperation op = new AcquireOperation(client, name, options, wait, client.schedulerFor(options), actual,
+        AcquireOperation op = new AcquireOperation(client, name, null, null, false, false, options, wait, actual,
                 deliverSnapshot);
         actual.onSubscribe(op);
         client.register(op);
     }
 
-    private AcquireOperation(DefaultLockClient client, String name, LockOptions options, boolean wait,
-                             Scheduler scheduler, CoreSubscriber<Object> actual, boolean deliverSnapshot) {
-        this.client = client;
+    /**
+     * @return a {@code Mono} that runs one acquire of {@code count} grants per subscription (all or none)
+     * @see GrantEngine#acquire
+     */
+    static Mono<List<LeaseHandle>> grants(GrantEngine engine, String name, int count, GrantEngine.GrantCall call,
+            LockOptions options, boolean wait, boolean refusalLeaves, boolean wakesAll) {
+        return new Mono<>() {
+            @Override
+            @SuppressWarnings("unchecked")
+            public void subscribe(CoreSubscriber<? super List<LeaseHandle>> actual) {
+                List<String> ids = new ArrayList<>(count);
+                for (int i = 0; i < count; i++) {
+                    ids.add(GrantRequest.newOwner());
+                }
+                AcquireOperation op = new AcquireOperation(engine, name, List.copyOf(ids), call, refusalLeaves, wakesAll,
+                        options, wait, (CoreSubscriber<Object>) actual, false);
+                actual.onSubscribe(op);
+                engine.register(op);
+            }
+        };
+    }
+
+    private AcquireOperation(LeaseOwner site, String name, @Nullable List<String> owners,
+                             GrantEngine.@Nullable GrantCall call, boolean refusalLeaves, boolean wakesAll,
+                             LockOptions options, boolean wait, CoreSubscriber<Object> actual, boolean deliverSnapshot) {
+        this.site = site;
         this.deliverSnapshot = deliverSnapshot;
         this.name = name;
-        this.owner = GrantRequest.newOwner();
+        this.owners = owners;
+        this.owner = owners == null ? GrantRequest.newOwner() : owners.get(0);
+        this.call = call;
+        this.refusalLeaves = refusalLeaves;
+        this.wakesAll = wakesAll;
         this.options = options;
         this.wait = wait;
-        this.scheduler = scheduler;
+        this.scheduler = site.schedulerFor(options);
         this.actual = actual;
         this.startedAt = options.clock().nanoTime();
-        this.listener = client.listener().forAcquire(name, actual.currentContext());
+        this.listener = site.acquireListener(name, actual.currentContext());
     }
 
     /** @return the lock this acquire is for */
@@ -134,8 +187,8 @@ final class AcquireOperation extends Registry.Member implements Subscription {
         return name;
     }
 
-    private java.time.Duration waited() {
-        return java.time.Duration.ofNanos(Math.max(0, options.clock().nanoTime() - startedAt));
+    private Duration waited() {
+        return Duration.ofNanos(Math.max(0, options.clock().nanoTime() - startedAt));
     }
 
     // ---- Subscription
@@ -145,21 +198,21 @@ final class AcquireOperation extends Registry.Member implements Subscription {
         if (!Operators.validate(n)) {
             return;
         }
-        LeaseHandle deliver;
+        Object deliver;
         synchronized (this) {
             requested = true;
             deliver = granted;
             granted = null;
         }
         if (deliver != null) {
-            actual.onNext(deliverSnapshot ? deliver.snapshot() : deliver);
+            actual.onNext(deliverSnapshot ? ((LeaseHandle) deliver).snapshot() : deliver);
             actual.onComplete();
         }
     }
 
     @Override
     public void cancel() {
-        LeaseHandle undelivered;
+        Object undelivered;
         synchronized (this) {
             if (cancelled) {
                 return;
@@ -170,7 +223,7 @@ final class AcquireOperation extends Registry.Member implements Subscription {
         }
         if (undelivered != null) {
             // granted but not handed over yet: ours to give back
-            undelivered.release().subscribe(null, e -> { });
+            release(undelivered);
             return;
         }
         if (finish(null, false)) {
@@ -178,22 +231,52 @@ final class AcquireOperation extends Registry.Member implements Subscription {
         }
     }
 
-    private void emitGranted(LeaseHandle lease) {
+    /** @param value the lease, or the list of leases of a grant acquire */
+    private void emitGranted(Object value) {
         boolean deliver;
         boolean giveBack;
         synchronized (this) {
             giveBack = cancelled;
             deliver = !cancelled && requested;
             if (!deliver && !cancelled) {
-                granted = lease; // handed over on request
+                granted = value; // handed over on request
             }
         }
         if (giveBack) {
-            lease.release().subscribe(null, e -> { });
+            release(value);
         } else if (deliver) {
-            actual.onNext(deliverSnapshot ? lease.snapshot() : lease);
+            actual.onNext(deliverSnapshot ? ((LeaseHandle) value).snapshot() : value);
             actual.onComplete();
         }
+    }
+
+    /** Gives back granted leases that were not handed over. */
+    @SuppressWarnings("unchecked")
+    private static void release(Object value) {
+        if (value instanceof LeaseHandle h) {
+            h.release().subscribe(null, e -> { });
+        } else {
+            for (LeaseHandle h : (List<LeaseHandle>) value) {
+                h.release().subscribe(null, e -> { });
+            }
+        }
+    }
+
+    /**
+     * @param granted whether the store granted to these owners (a grant given back), else a clean-up of what
+     *                a request may have left
+     * @return the owner-checked release of everything this acquire's owners may have on the store, already
+     *         sent; completes when the store answered (errors are logged, not signalled)
+     */
+    private Mono<Void> giveBack(boolean granted) {
+        if (owners == null || owners.size() == 1) {
+            return site.releaseDetached(name, owner, options, granted);
+        }
+        List<Mono<Void>> all = new ArrayList<>(owners.size());
+        for (String o : owners) {
+            all.add(site.releaseDetached(name, o, options, granted));
+        }
+        return Mono.when(all);
     }
 
     private void emitEmpty() {
@@ -218,7 +301,7 @@ final class AcquireOperation extends Registry.Member implements Subscription {
 
     void start() {
         if (isDone()) { // cancelled from within onSubscribe
-            client.operationEnded(this);
+            site.operationEnded(this);
             return;
         }
         // the wait timeout counts from startedAt (the operation's creation); the wait timer is armed when the operation first has to wait (busy, queued, failed, given back):
@@ -278,17 +361,20 @@ final class AcquireOperation extends Registry.Member implements Subscription {
         if (again && !armWaitTimeout()) {
             return;
         }
-        GrantRequest request;
+        GrantRequest request = null;
         synchronized (this) {
             if (done || inFlight) {
                 return;
             }
             waiting = false;
             disposeWaitTimer();
+            disposeTurnWake();
             attempts++;
             inFlight = true;
             mayHoldKey = true; // the request may create a key of ours, whatever we hear back
-            request = new GrantRequest(name, owner, options.leaseTime(), wait, options.clock(), options.payload());
+            if (call == null) {
+                request = new GrantRequest(name, owner, options.leaseTime(), wait, options.clock(), options.payload());
+            }
         }
         long sentAt = options.clock().nanoTime();
         synchronized (this) {
@@ -296,16 +382,21 @@ final class AcquireOperation extends Registry.Member implements Subscription {
                 firstSentAt = sentAt;
             }
         }
-        client.deadlines(scheduler, options.clock())
-                .subscribe(client.backend().tryGrant(request), options.requestTimeout(),
-                        new AttemptAnswer(sentAt, client.outage().epoch()));
+        Mono<?> ask;
+        try {
+            ask = call == null ? site.tryGrant(request) : call.tryGrant(owners, options.leaseTime());
+        } catch (RuntimeException e) {
+            ask = Mono.error(e);
+        }
+        site.deadlines(scheduler, options.clock())
+                .subscribe(ask, options.requestTimeout(), new AttemptAnswer(sentAt, site.outage().epoch()));
     }
 
     /**
      * The answer to one attempt: one object instead of {@code switchIfEmpty}, a lambda subscriber
      * and its two lambdas. Requests everything at once; an empty answer breaks the store's contract.
      */
-    private final class AttemptAnswer implements CoreSubscriber<Attempt> {
+    private final class AttemptAnswer implements CoreSubscriber<Object> {
         private final long sentAt;
         /** The store outage's epoch when sent ({@link StoreOutage#failed(Throwable, int)}). */
         private final int epoch;
@@ -322,12 +413,12 @@ final class AcquireOperation extends Registry.Member implements Subscription {
         }
 
         @Override
-        public void onNext(Attempt a) {
+        public void onNext(Object a) {
             if (answered) {
                 return;
             }
             answered = true;
-            client.outage().answered();
+            site.outage().answered();
             try {
                 onAnswer(a, sentAt);
             } catch (RuntimeException e) {
@@ -354,27 +445,44 @@ final class AcquireOperation extends Registry.Member implements Subscription {
         }
     }
 
-    private void onAnswer(Attempt answer, long sentAt) {
+    /** @param answer a lock store's {@link Attempt} or a grant store's {@link PermitGrant} */
+    private void onAnswer(Object answer, long sentAt) {
         if (answer instanceof Attempt.Granted g) {
-            onGranted(g, sentAt);
+            onGranted(null, g.token(), g.ttl(), g.validFromNanos() == Attempt.SENT_TIME ? sentAt : g.validFromNanos());
         } else if (answer instanceof Attempt.Busy b) {
-            onBusy(b.holder());
+            Holder h = b.holder();
+            onBusy(h == null || h.remaining() == null ? UNKNOWN : h.remaining().toNanos());
         } else if (answer instanceof Attempt.Queued q) {
             onQueued(q);
+        } else if (answer instanceof PermitGrant.Granted g) {
+            if (owners == null || g.tokens().size() != owners.size()) {
+                throw new IllegalStateException("the store granted " + g.tokens().size() + " tokens to "
+                        + (owners == null ? 1 : owners.size()) + " owners");
+            }
+            onGranted(g.tokens(), 0, g.ttl(), sentAt);
+        } else if (answer instanceof PermitGrant.Busy b) {
+            onBusy(b.earliestExpiry() == null ? UNKNOWN : b.earliestExpiry().toNanos());
+        } else {
+            throw new IllegalStateException("the store answered " + answer);
         }
     }
 
-    private void onGranted(Attempt.Granted g, long sentAt) {
+    /**
+     * @param tokens    the tokens of a grant acquire's owners, in order; null for a lock ({@code token})
+     * @param token     a lock's token
+     * @param ttl       the TTL granted
+     * @param validFrom when the grant's validity starts (its request's send time, or the store's)
+     */
+    private void onGranted(@Nullable List<Long> tokens, long token, Duration ttl, long validFrom) {
         synchronized (this) {
             if (turnWaiting && done) {
                 return; // the turn was disposed and its entry released by finish()
             }
             turnWaiting = false;
         }
-        long validFrom = g.validFromNanos() == Attempt.SENT_TIME ? sentAt : g.validFromNanos();
-        long validUntil = validFrom + options.validityNanos(g.ttl());
+        long validUntil = validFrom + options.validityNanos(ttl);
         if (validUntil - options.clock().nanoTime() <= 0) {
-            onExpiredGrant(g);
+            onExpiredGrant(ttl);
             return;
         }
         boolean late;
@@ -394,13 +502,31 @@ final class AcquireOperation extends Registry.Member implements Subscription {
             settleLate(true);
             return;
         }
-        LeaseHandle lease = client.newLease(name, owner, g.token(), options, scheduler, validUntil, listener);
-        client.operationEnded(this);
-        if (listener.active()) {
-            listener.onAcquired(name, g.token(), waited());
+        if (tokens == null) {
+            LeaseHandle lease = site.newLease(name, owner, token, options, scheduler, validUntil, listener);
+            site.operationEnded(this);
+            if (listener.active()) {
+                listener.onAcquired(name, token, waited());
+            }
+            lease.start(validFrom);
+            emitGranted(lease);
+            return;
         }
-        lease.start(validFrom);
-        emitGranted(lease);
+        List<LeaseHandle> leases = new ArrayList<>(tokens.size());
+        for (int i = 0; i < tokens.size(); i++) {
+            leases.add(site.newLease(name, owners.get(i), tokens.get(i), options, scheduler, validUntil, listener));
+        }
+        site.operationEnded(this);
+        if (listener.active()) {
+            Duration waited = waited();
+            for (long t : tokens) {
+                listener.onAcquired(name, t, waited);
+            }
+        }
+        for (LeaseHandle h : leases) {
+            h.start(validFrom);
+        }
+        emitGranted(leases);
     }
 
     /**
@@ -409,7 +535,7 @@ final class AcquireOperation extends Registry.Member implements Subscription {
      * the same owner) the acquire asks again — while its wait budget lasts (the wait-timeout timer
      * keeps running); a {@code tryAcquire} asks once more, then answers as for a busy lock.
      */
-    private void onExpiredGrant(Attempt.Granted g) {
+    private void onExpiredGrant(Duration ttl) {
         boolean late;
         boolean again;
         synchronized (this) {
@@ -427,9 +553,9 @@ final class AcquireOperation extends Registry.Member implements Subscription {
             settleLate(true);
             return;
         }
-        LOG.debug("grant of lock '{}' arrived after its validity ({}) had passed; given back{}", name, g.ttl(),
+        LOG.debug("grant of '{}' arrived after its validity ({}) had passed; given back{}", name, ttl,
                 again ? ", asking again" : "");
-        client.releaseDetached(name, owner, options).subscribe(null, e -> { }, () -> afterGiveBack(again));
+        giveBack(true).subscribe(null, e -> { }, () -> afterGiveBack(again));
     }
 
     private void afterGiveBack(boolean again) {
@@ -449,30 +575,39 @@ final class AcquireOperation extends Registry.Member implements Subscription {
         } else if (again) {
             attempt();
         } else {
-            client.operationEnded(this);
+            site.operationEnded(this);
             listener.onContended(name);
             emitEmpty();
         }
     }
 
-    private void onBusy(Holder holder) {
+    /**
+     * @param remainingNanos how long what stands in the way has left at most (the holder's TTL, the
+     *                       earliest expiry of the grants in the way), {@link #UNKNOWN} when the store did not say
+     */
+    private void onBusy(long remainingNanos) {
         boolean subscribe;
         boolean now;
+        boolean late;
         synchronized (this) {
             inFlight = false;
             turnWaiting = false;
-            mayHoldKey = false;
-            if (done) {
-                settleLate(false);
-                return;
-            }
-            if (!wait) {
+            mayHoldKey = refusalLeaves; // a definite no holds nothing, but may have left an intent
+            late = done;
+            if (!late && !wait) {
                 done = true;
                 disposeAll();
             }
         }
+        if (late) {
+            settleLate(refusalLeaves);
+            return;
+        }
         if (!wait) {
-            client.operationEnded(this);
+            if (refusalLeaves) {
+                giveBack(false);
+            }
+            site.operationEnded(this);
             listener.onContended(name);
             emitEmpty();
             return;
@@ -485,9 +620,17 @@ final class AcquireOperation extends Registry.Member implements Subscription {
             return;
         }
         long delay = Backoff.delayNanos(options.backoff(), attempts);
-        if (holder != null && holder.remaining() != null) {
-            // the holder's key expires by then at the latest (+1 ms to land after it)
-            delay = Math.min(delay, holder.remaining().toNanos() + TimeUnit.MILLISECONDS.toNanos(1));
+        boolean byTurn = call != null && site.queuesGrants();
+        if (byTurn) {
+            // the store keeps this acquire's place and wakes it when what stands before it goes: no
+            // shared change stream that would wake every waiting client on each change. The timer is
+            // only a safety net then (a watch the store lost): not before the backoff's cap or a third
+            // of the lease time, so waiters in line do not poll the store
+            long safety = Math.max(options.backoff().maxBackoff.toNanos(), options.leaseTime().toNanos() / 3);
+            delay = remainingNanos == UNKNOWN ? safety : Math.min(safety, Math.max(ONE_MS, remainingNanos));
+        } else if (remainingNanos != UNKNOWN) {
+            // what stands in the way expires by then at the latest (+1 ms to land after it)
+            delay = Math.min(delay, Math.max(0, remainingNanos) + ONE_MS);
         }
         synchronized (this) {
             if (done) {
@@ -496,11 +639,23 @@ final class AcquireOperation extends Registry.Member implements Subscription {
             waiting = true;
             now = wakePending;
             wakePending = false;
-            subscribe = !eventsRequested;
-            eventsRequested = true;
+            subscribe = !byTurn && !eventsRequested;
+            eventsRequested |= subscribe;
+        }
+        if (byTurn) {
+            Disposable d = site.awaitTurn(name, owners).subscribe(null, e -> { /* the safety timer wakes us */ }, this::onWake);
+            synchronized (this) {
+                if (!done && waiting) {
+                    turnWake = d;
+                    d = null;
+                }
+            }
+            if (d != null) {
+                d.dispose(); // woken already, or ended meanwhile
+            }
         }
         if (subscribe) {
-            Disposable d = client.hub().wakes(name).subscribe(this::onEvent, e -> { /* timers still wake us */ });
+            Disposable d = site.wakes(name, wakesAll, this);
             synchronized (this) {
                 if (!done) {
                     events = d;
@@ -544,7 +699,7 @@ final class AcquireOperation extends Registry.Member implements Subscription {
             return;
         }
         armWaitTimeout(); // ends the operation when the wait is spent: finish() then releases the entry
-        int epoch = client.outage().epoch();
+        int epoch = site.outage().epoch();
         Disposable d = q.turn()
                 .switchIfEmpty(NO_QUEUE_ANSWER)
                 .subscribe(a -> onAnswer(a, firstSentAt()), e -> onAttemptError(e, epoch));
@@ -559,8 +714,8 @@ final class AcquireOperation extends Registry.Member implements Subscription {
 
     /** @param epoch the store outage's epoch when the request was sent */
     private void onAttemptError(Throwable error, int epoch) {
-        LockException e = BackendErrors.map(client.backend().name(), name, "acquire", error);
-        client.outage().failed(e, epoch);
+        LockException e = site.acquireError(name, error);
+        site.outage().failed(e, epoch);
         boolean late;
         synchronized (this) {
             if (turnWaiting && done) {
@@ -602,15 +757,27 @@ final class AcquireOperation extends Registry.Member implements Subscription {
 
     // ---- wake-ups
 
-    private void onEvent(NotificationHub.Wake w) {
+    /** A store event of the name, shared by the lock client's local waiters ({@link NotificationHub}). */
+    void onEvent(NotificationHub.Wake w) {
+        LockEvent event = w.event;
+        // Subscribed: re-check, a release may have slipped in before the subscription went live.
+        // Released: the first interested local waiter claims it, the others keep their timers.
+        if (event instanceof LockEvent.Subscribed || event instanceof LockEvent.Released) {
+            wakeUp(w);
+        }
+    }
+
+    /** A wake-up picked for this acquire ({@link Waiters}: one waiter per release, or all). */
+    void wakeUp() {
+        wakeUp(null);
+    }
+
+    /** @param claim the release to claim first, or null when this acquire was picked already */
+    private void wakeUp(NotificationHub.@Nullable Wake claim) {
         boolean retry;
         synchronized (this) {
-            LockEvent event = w.event;
-            boolean wake = event instanceof LockEvent.Subscribed || event instanceof LockEvent.Released;
             boolean interested = waiting || (inFlight && !turnWaiting);
-            // Subscribed: re-check, a release may have slipped in before the subscription went live.
-            // Released: the first interested local waiter claims it, the others keep their timers.
-            if (!wake || !interested || !w.claim()) {
+            if (!interested || (claim != null && !claim.claim())) {
                 return;
             }
             retry = waiting;
@@ -672,14 +839,14 @@ final class AcquireOperation extends Registry.Member implements Subscription {
             // with a request in flight, its answer (seeing done) releases; otherwise release now
             releaseNow = mayHoldKey && (!inFlight || turnWaiting);
             if (inFlight && !turnWaiting && settling == null) {
-                // registered before this operation leaves the client's books: close() waits for it
-                settling = client.pendingCleanUp(name);
+                // registered before this operation leaves the engine's books: close() waits for it
+                settling = site.pendingCleanUp(name);
             }
         }
         if (releaseNow) {
-            client.releaseDetached(name, owner, options, false);
+            giveBack(false);
         }
-        client.operationEnded(this);
+        site.operationEnded(this);
         return true;
     }
 
@@ -693,7 +860,7 @@ final class AcquireOperation extends Registry.Member implements Subscription {
             s = settling;
             settling = null;
         }
-        Mono<Void> release = mayHold ? client.releaseDetached(name, owner, options, false) : Mono.empty();
+        Mono<Void> release = mayHold ? giveBack(false) : Mono.empty();
         if (s != null) {
             release.doFinally(x -> s.run()).subscribe(null, e -> { });
         }
@@ -726,8 +893,17 @@ final class AcquireOperation extends Registry.Member implements Subscription {
     }
 
     // guarded by this
+    private void disposeTurnWake() {
+        if (turnWake != null) {
+            turnWake.dispose();
+            turnWake = null;
+        }
+    }
+
+    // guarded by this
     private void disposeAll() {
         disposeWaitTimer();
+        disposeTurnWake();
         if (timeoutTimer != null) {
             timeoutTimer.dispose();
             timeoutTimer = null;

@@ -196,6 +196,7 @@ public final class DefaultLockClient extends LeaseOwner implements LockClient {
     }
 
     /** Called by a new acquire once its subscriber has its subscription. */
+    @Override
     void register(AcquireOperation op) {
         if (closed) {
             op.closed();
@@ -209,9 +210,10 @@ public final class DefaultLockClient extends LeaseOwner implements LockClient {
         op.start();
     }
 
+    @Override
     LeaseHandle newLease(String name, String owner, long token, LockOptions options, Scheduler scheduler, long validUntil,
                          SafeListener leaseListener) {
-        RenewalScheduler renewals = timers.renewals(scheduler, options.clock());
+        var renewals = timers.renewals(scheduler, options.clock());
         LeaseHandle h = new LeaseHandle(this, new HeldLock(name, owner, token), options, scheduler, renewals, validUntil,
                 leaseListener);
         h.payload = options.payload();
@@ -222,8 +224,29 @@ public final class DefaultLockClient extends LeaseOwner implements LockClient {
         return h;
     }
 
+    @Override
     Scheduler schedulerFor(LockOptions options) {
         return options.scheduler() != null ? options.scheduler() : ownScheduler;
+    }
+
+    @Override
+    SafeListener acquireListener(String name, reactor.util.context.ContextView context) {
+        return listener.forAcquire(name, context);
+    }
+
+    @Override
+    reactor.core.Disposable wakes(String name, boolean wakesAll, AcquireOperation op) {
+        return hub.wakes(name).subscribe(op::onEvent, e -> { /* timers still wake it */ });
+    }
+
+    @Override
+    io.reactivelocks.LockException acquireError(String name, Throwable error) {
+        return BackendErrors.map(backend.name(), name, "acquire", error);
+    }
+
+    @Override
+    Mono<io.reactivelocks.spi.Attempt> tryGrant(GrantRequest request) {
+        return backend.tryGrant(request);
     }
 
     LockBackend backend() {
@@ -264,6 +287,7 @@ public final class DefaultLockClient extends LeaseOwner implements LockClient {
         leases.remove(h);
     }
 
+    @Override
     void operationEnded(AcquireOperation op) {
         operations.remove(op);
     }
@@ -272,6 +296,7 @@ public final class DefaultLockClient extends LeaseOwner implements LockClient {
      * @return the request timeouts of requests timed on {@code scheduler} with {@code clock}
      *     (a clock other than the one the scheduler was first used with gets its own structure)
      */
+    @Override
     RequestDeadlines deadlines(Scheduler scheduler, LockClock clock) {
         return timers.deadlines(scheduler, clock);
     }
@@ -360,6 +385,7 @@ public final class DefaultLockClient extends LeaseOwner implements LockClient {
      *                clean-up of a key its request may have left is not worth a WARN line when it fails (the store
      *                is down: the outage is logged once, see {@link StoreOutage})
      */
+    @Override
     Mono<Void> releaseDetached(String name, String owner, LockOptions options, boolean granted) {
         int epoch = outage.epoch();
         Mono<Void> release = tracked(name, giveBackOnServer(name, owner, options)
@@ -397,6 +423,7 @@ public final class DefaultLockClient extends LeaseOwner implements LockClient {
      * {@link #close()} waits until the returned runnable is run (the request settled and, if it
      * may have taken the lock, its release was answered).
      */
+    @Override
     Runnable pendingCleanUp(String name) {
         return cleanUps.pending(name);
     }

@@ -8,6 +8,7 @@ import io.reactivelocks.spi.BackendErrors;
 import io.reactivelocks.spi.HeldLock;
 import io.reactivelocks.spi.LockEvent;
 import io.reactivelocks.spi.RenewOutcome;
+import io.reactivelocks.spi.RenewRequest;
 import io.reactivelocks.spi.Renewal;
 import io.reactivelocks.spi.RenewalMode;
 import java.time.Duration;
@@ -29,9 +30,10 @@ import reactor.util.Loggers;
  * The live state of one grant of any concept — a lock, a fair lock, a semaphore permit, a read or
  * write grant: deadline, renewal, loss and release, the same rules for all of them. Its engine
  * ({@link LeaseOwner}: the mutex engine or the grant engine) supplies the store calls. {@link Lease}
- * values handed to users are snapshots ({@link LeaseSnapshot}) that share this handle. Not API.
+ * values handed to users are snapshots ({@link LeaseSnapshot}) that share this handle; it renews in
+ * {@link RenewalScheduler} batches. Not API.
  */
-public final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapshot.Source {
+public final class LeaseHandle extends RenewalScheduler.Member<RenewRequest> implements LeaseSnapshot.Source {
 
     private static final Logger LOG = Loggers.getLogger(LeaseHandle.class);
 
@@ -46,8 +48,6 @@ public final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapsho
     final LockOptions options;
     final Scheduler scheduler;
     final LockClock clock;
-    final RenewalScheduler renewals;
-    private final DeadlineHeap deadlines;
     /** The listener of the acquire that granted this lease. */
     final SafeListener listener;
 
@@ -72,21 +72,15 @@ public final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapsho
     /** The payload stored with the grant, as last confirmed by the store. */
     volatile String payload;
 
-    /** The renewal batch this lease waits in and its neighbours there; guarded by the {@link RenewalScheduler}. */
-    Object renewalBatch;
-    LeaseHandle renewalPrev;
-    LeaseHandle renewalNext;
-
     LeaseHandle(LeaseOwner client, HeldLock lock, LockOptions options, Scheduler scheduler,
-                RenewalScheduler renewals, long validUntil, SafeListener listener) {
+                RenewalScheduler<RenewRequest> renewals, long validUntil, SafeListener listener) {
+        super(renewals, client.leaseDeadlines(scheduler, options.clock()));
         this.client = client;
         this.listener = listener;
         this.lock = lock;
         this.options = options;
         this.scheduler = scheduler;
         this.clock = options.clock();
-        this.renewals = renewals;
-        this.deadlines = client.leaseDeadlines(scheduler, clock);
         this.validUntil = validUntil;
         this.current = new LeaseSnapshot(this, validUntil);
         this.grantedAt = clock.nanoTime();
@@ -304,8 +298,32 @@ public final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapsho
 
     // ---- renewal
 
+    @Override
+    protected RenewRequest renewRequest() {
+        return new RenewRequest(lock, options.leaseTime());
+    }
+
+    @Override
+    protected long renewalIntervalNanos() {
+        return options.renewalInterval().toNanos();
+    }
+
+    @Override
+    protected Duration requestTimeout() {
+        return options.requestTimeout();
+    }
+
+    /** @return the store outage's epoch now, given back to {@link #onRenewFailed} */
+    @Override
+    protected int onRenewalSent() {
+        int epoch = client.outage().epoch();
+        listener.onRenewalStarted(lock.name(), lock.token());
+        return epoch;
+    }
+
     /** @return true when the lease is still active and must be renewed again (the caller schedules it) */
-    boolean onRenewOutcome(long sentAt, RenewOutcome outcome) {
+    @Override
+    protected boolean onRenewOutcome(long sentAt, @Nullable RenewOutcome outcome) {
         client.outage().answered();
         if (outcome == null || !outcome.renewed()) {
             lose("the store says the lock is no longer ours");
@@ -315,7 +333,8 @@ public final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapsho
     }
 
     /** @param epoch the store outage's epoch when the renewal was sent */
-    void onRenewFailed(LockException error, int epoch) {
+    @Override
+    protected void onRenewFailed(LockException error, int epoch) {
         client.outage().failed(error, epoch);
         listener.onRenewalFailed(lock.name(), lock.token(), error);
         if (!BackendErrors.isTransient(error)) {
@@ -370,13 +389,13 @@ public final class LeaseHandle extends DeadlineHeap.Node implements LeaseSnapsho
     }
 
     @Override
-    void onUnwatched() {
+    protected void onUnwatched() {
         // no timer can watch this lease: end it now rather than let it outlive its deadline unseen
         Schedulers.parallel().schedule(() -> lose("the lock scheduler refused the deadline timer"));
     }
 
     @Override
-    void onDeadline() {
+    protected void onDeadline() {
         boolean expired;
         synchronized (this) {
             if (state != ACTIVE) {

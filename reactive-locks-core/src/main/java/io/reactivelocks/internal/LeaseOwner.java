@@ -1,15 +1,21 @@
 package io.reactivelocks.internal;
 
 import io.reactivelocks.LockClock;
+import io.reactivelocks.LockException;
 import io.reactivelocks.LockOptions;
+import io.reactivelocks.spi.Attempt;
+import io.reactivelocks.spi.GrantRequest;
 import io.reactivelocks.spi.HeldLock;
 import io.reactivelocks.spi.LockEvent;
 import io.reactivelocks.spi.Renewal;
 import io.reactivelocks.spi.RenewalMode;
+import java.util.List;
 import org.jspecify.annotations.Nullable;
+import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
+import reactor.util.context.ContextView;
 
 /**
  * The engine a {@link LeaseHandle} belongs to: the mutex engine ({@link DefaultLockClient}: lock and fair lock) or
@@ -48,4 +54,56 @@ abstract class LeaseOwner {
 
     /** A release after a scoped body that the store did not confirm: counted. */
     abstract void releaseUnconfirmed();
+
+    // ---- what an acquire ({@link AcquireOperation}, the one acquire loop of every concept) asks of its engine
+
+    /** A new acquire whose subscriber has its subscription: registered and started, or failed when closed. */
+    abstract void register(AcquireOperation op);
+
+    /** The acquire ended: out of the engine's registry. */
+    abstract void operationEnded(AcquireOperation op);
+
+    /** @return to run once the request in flight of an ended acquire settled ({@code close()} waits for it) */
+    abstract Runnable pendingCleanUp(String name);
+
+    /**
+     * @param granted whether the store granted to {@code owner} (else a clean-up of what a request may have left:
+     *                not worth a WARN line when the store is down)
+     * @return the owner-checked release, already sent; completes when answered (failures are logged, not signalled)
+     */
+    abstract Mono<Void> releaseDetached(String name, String owner, LockOptions options, boolean granted);
+
+    /** @return the request timeouts of requests timed on {@code scheduler} with {@code clock} */
+    abstract RequestDeadlines deadlines(Scheduler scheduler, LockClock clock);
+
+    /** @return the scheduler of a call's timers: the options' one, else the engine's own */
+    abstract Scheduler schedulerFor(LockOptions options);
+
+    /** @return the listener of one acquire of {@code name} (scoped to the subscriber's context) */
+    abstract SafeListener acquireListener(String name, ContextView context);
+
+    /** @return a new held lease of this engine, registered (and released at once if the engine closed meanwhile) */
+    abstract LeaseHandle newLease(String name, String owner, long token, LockOptions options, Scheduler scheduler,
+                                  long validUntil, SafeListener leaseListener);
+
+    /** @return the subscription that wakes {@code op} when what stands in its way may have gone */
+    abstract Disposable wakes(String name, boolean wakesAll, AcquireOperation op);
+
+    /** @return the typed error of a failed acquire request */
+    abstract LockException acquireError(String name, Throwable error);
+
+    /** @return one attempt of a lock acquire (lock stores only) */
+    Mono<Attempt> tryGrant(GrantRequest request) {
+        return Mono.error(new UnsupportedOperationException("not a lock store"));
+    }
+
+    /** @return whether a grant store keeps the place of a refused request and wakes it ({@code GrantStore#queues}) */
+    boolean queuesGrants() {
+        return false;
+    }
+
+    /** @return completes when what stands before {@code owners} in the store's line went ({@code GrantStore#awaitTurn}) */
+    Mono<Void> awaitTurn(String name, List<String> owners) {
+        return Mono.empty();
+    }
 }

@@ -10,8 +10,6 @@ import java.util.function.Function;
 import reactor.core.Disposable;
 import reactor.core.Disposables;
 import reactor.core.publisher.Flux;
-import reactor.core.publisher.Mono;
-import reactor.core.publisher.Sinks;
 
 /**
  * The local waiters of each name and one shared store subscription per name while any waits. For
@@ -36,12 +34,14 @@ final class Waiters {
     /**
      * @param name     the name
      * @param wakesAll whether a release wakes every waiter of the name while this one waits (else one)
+     * @param onWake   called at each wake-up (on the thread of the store's event, or at once from here when the
+     *                 name's subscription is live already: the waiter re-checks once)
      * @return a new waiter, registered until {@link Waiter#leave()}
      */
-    Waiter join(String name, boolean wakesAll) {
+    Waiter join(String name, boolean wakesAll, Runnable onWake) {
         while (true) {
             Channel c = channels.computeIfAbsent(name, Channel::new);
-            Waiter w = c.add(wakesAll);
+            Waiter w = c.add(wakesAll, onWake);
             if (w != null) {
                 return w;
             }
@@ -55,47 +55,20 @@ final class Waiters {
         }
     }
 
-    /** One caller waiting for a grant of one name. */
+    /** One caller waiting for a grant of one name: woken by a call of its {@code onWake}. */
     final class Waiter {
         private final Channel channel;
         private final boolean wakesAll;
-        // guarded by this
-        private boolean pending;
-        private Sinks.Empty<Void> signal;
+        private final Runnable onWake;
 
-        Waiter(Channel channel, boolean wakesAll) {
+        Waiter(Channel channel, boolean wakesAll, Runnable onWake) {
             this.channel = channel;
             this.wakesAll = wakesAll;
-        }
-
-        /** @return a {@code Mono} that completes at the next wake-up (at once if one came since the last call) */
-        synchronized Mono<Void> next() {
-            if (pending) {
-                pending = false;
-                signal = null;
-                return Mono.empty();
-            }
-            Sinks.Empty<Void> s = Sinks.empty();
-            signal = s;
-            return s.asMono().doOnSuccess(x -> consumed(s));
-        }
-
-        private synchronized void consumed(Sinks.Empty<Void> s) {
-            if (signal == s) {
-                pending = false;
-                signal = null;
-            }
+            this.onWake = onWake;
         }
 
         void wake() {
-            Sinks.Empty<Void> s;
-            synchronized (this) {
-                pending = true;
-                s = signal;
-            }
-            if (s != null) {
-                s.tryEmitEmpty();
-            }
+            onWake.run();
         }
 
         void leave() {
@@ -114,8 +87,8 @@ final class Waiters {
             this.name = name;
         }
 
-        Waiter add(boolean wakesAll) {
-            Waiter w = new Waiter(this, wakesAll);
+        Waiter add(boolean wakesAll, Runnable onWake) {
+            Waiter w = new Waiter(this, wakesAll, onWake);
             boolean subscribe;
             synchronized (this) {
                 if (closed) {
@@ -126,25 +99,24 @@ final class Waiters {
                     wakingAll++;
                 }
                 subscribe = subscription == null;
-                if (!subscribe) {
-                    w.pending = true; // the subscription may be live already: no Subscribed will come for this one
-                }
                 if (subscribe) {
                     subscription = Disposables.composite();
                 }
             }
-            if (subscribe) {
-                Disposable d = events.apply(name).subscribe(this::on, e -> wakeAll(), this::wakeAll);
-                boolean dispose;
-                synchronized (this) {
-                    dispose = closed;
-                    if (!closed) {
-                        subscription.add(d);
-                    }
+            if (!subscribe) {
+                w.wake(); // the subscription may be live already: no Subscribed will come for this one
+                return w;
+            }
+            Disposable d = events.apply(name).subscribe(this::on, e -> wakeAll(), this::wakeAll);
+            boolean dispose;
+            synchronized (this) {
+                dispose = closed;
+                if (!closed) {
+                    subscription.add(d);
                 }
-                if (dispose) {
-                    d.dispose();
-                }
+            }
+            if (dispose) {
+                d.dispose();
             }
             return w;
         }

@@ -188,7 +188,7 @@ public interface TaskQueue {
      * queue due within a quarter interval of each other share one store call, renewed a little
      * early) and emits the renewed claim; completes when the claim is lost — the store said it is not held any more,
      * or its local deadline passed without a confirmed renewal (transient failures are retried with
-     * the backoff until then). Cancelling stops the renewals; it does not release.
+     * the backoff until then) — or when the queue closes. Cancelling stops the renewals; it does not release.
      *
      * @param claim the claim
      * @return the renewed claims

@@ -1,13 +1,15 @@
 package io.reactivelocks.internal.task;
 
-import io.reactivelocks.internal.CleanUpBook;
-
-import io.reactivelocks.spi.BackendErrors;
 import io.reactivelocks.LockClientClosedException;
 import io.reactivelocks.LockLostException;
+import io.reactivelocks.LockNames;
 import io.reactivelocks.LockOptions;
 import io.reactivelocks.internal.Backoff;
-import io.reactivelocks.LockNames;
+import io.reactivelocks.internal.CleanUpBook;
+import io.reactivelocks.internal.EngineTimers;
+import io.reactivelocks.internal.RenewalScheduler;
+import io.reactivelocks.spi.BackendErrors;
+import io.reactivelocks.spi.RenewOutcome;
 import io.reactivelocks.spi.task.Capture;
 import io.reactivelocks.spi.task.CapturedTask;
 import io.reactivelocks.spi.task.ClaimRef;
@@ -21,24 +23,29 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import reactor.core.CoreSubscriber;
 import reactor.core.publisher.Flux;
+import reactor.core.publisher.FluxSink;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 import reactor.util.Logger;
 import reactor.util.Loggers;
-import reactor.util.retry.Retry;
 
 /**
  * The one {@link TaskQueue} implementation: argument checks, request timeouts, error mapping,
- * renewal and scoped processing over a {@link TaskStore}; capture is {@link TaskCapture}.
+ * renewal and scoped processing over a {@link TaskStore}; capture is {@link TaskCapture}, a held
+ * claim {@link ClaimHold}, renewed in batches by the engine's {@link RenewalScheduler} (one per
+ * queue and claim time) under the queue's {@link EngineTimers}.
  */
 public final class DefaultTaskQueue implements TaskQueue {
 
@@ -50,7 +57,12 @@ public final class DefaultTaskQueue implements TaskQueue {
     private final AtomicBoolean closed = new AtomicBoolean();
     private final Sinks.One<Boolean> closedSignal = Sinks.one();
     private final Mono<Void> close;
-    private final ClaimRenewals renewals = new ClaimRenewals(this);
+    /** Renewal batches, claim deadlines and renewal timeouts, closed with the queue. */
+    private final EngineTimers timers;
+    /** The renewal batches of each queue and claim time. */
+    private final Map<ClaimGroup, RenewalScheduler<ClaimRef>> renewals = new ConcurrentHashMap<>();
+    /** The holds running: the queue's close ends them. */
+    private final Set<ClaimHold> holds = ConcurrentHashMap.newKeySet();
     /** Capture calls in flight and the releases of what they captured for nobody: close() waits for them. */
     private final CleanUpBook cleanUps = new CleanUpBook();
     /** Told of each claim delivered, renewed by {@link #hold}, lost, completed, failed or released (a claim is a lease on a task). */
@@ -65,9 +77,13 @@ public final class DefaultTaskQueue implements TaskQueue {
         this.options = Objects.requireNonNull(options, "options");
         this.listener = io.reactivelocks.internal.SafeListener.of(options.listener());
         this.scheduler = options.scheduler() != null ? options.scheduler() : Schedulers.parallel();
+        this.timers = new EngineTimers(scheduler, options.clock());
         this.close = Mono.defer(() -> {
             closed.set(true);
             closedSignal.emitValue(true, Sinks.EmitFailureHandler.busyLooping(Duration.ofMillis(100)));
+            // a held claim can no longer be renewed: its hold ends; then no timer is left
+            holds.forEach(h -> h.end("the task queue closed"));
+            timers.close();
             // capture calls still in flight settle within their request timeout, and the release of
             // what they captured for a subscriber that had gone within another: then the store closes
             Duration bound = options.requestTimeout().multipliedBy(2).plusSeconds(1);
@@ -226,18 +242,39 @@ public final class DefaultTaskQueue implements TaskQueue {
     public Flux<TaskClaim> hold(TaskClaim claim) {
         Objects.requireNonNull(claim, "claim");
         Duration interval = renewalInterval(claim.claimTime());
-        return Mono.just(claim)
-                .expand(c -> renewNext(c, interval))
-                .skip(1);
+        return Flux.create(sink -> new ClaimHold(this, timers, renewals(claim), claim, interval, sink).start(),
+                FluxSink.OverflowStrategy.LATEST);
     }
 
-    /** One renewal call for claims of one queue, timed and mapped (see {@link ClaimRenewals}). */
-    Mono<List<Boolean>> renewCall(String queue, List<ClaimRef> claims, Duration claimTime) {
+    /** One renewal call for claims of one queue, timed and mapped. */
+    private Mono<List<Boolean>> renewCall(String queue, List<ClaimRef> claims, Duration claimTime) {
         return call(queue, "claim renewal", () -> store.renew(queue, claims, claimTime));
     }
 
-    int storeMaxBatch() {
-        return store.maxBatch();
+    /** The claims of one queue with one claim time: what one {@link TaskStore#renew} call renews. */
+    private record ClaimGroup(String queue, Duration claimTime) {
+    }
+
+    /**
+     * @return the renewal batches of the claim's queue and claim time: each batch is one
+     *         {@link TaskStore#renew} call (split at the store's {@link TaskStore#maxBatch()}), timed
+     *         by the batches' request timeouts
+     */
+    private RenewalScheduler<ClaimRef> renewals(TaskClaim claim) {
+        return renewals.computeIfAbsent(new ClaimGroup(claim.queue(), claim.claimTime()), g -> {
+            RenewOutcome renewed = RenewOutcome.renewed(g.claimTime());
+            BackendErrors errors = BackendErrors.of(store.name(), BackendErrors::isIoOrTimeout);
+            return timers.renewals(
+                    refs -> Mono.defer(() -> closed.get() ? Mono.<List<Boolean>>error(new LockClientClosedException(g.queue()))
+                                    : store.renew(g.queue(), refs, g.claimTime()))
+                            .map(answers -> {
+                                List<RenewOutcome> out = new ArrayList<>(answers.size());
+                                answers.forEach(a -> out.add(Boolean.TRUE.equals(a) ? renewed : RenewOutcome.notHeld()));
+                                return out;
+                            }),
+                    store.maxBatch(),
+                    e -> errors.mapQueue(g.queue(), "claim renewal", e));
+        });
     }
 
     /** @return the renewal interval scaled to {@code claimTime} (a third of it by default) */
@@ -249,34 +286,23 @@ public final class DefaultTaskQueue implements TaskQueue {
         return Duration.ofNanos(Math.max(1, (long) (claimTime.toNanos() * ratio)));
     }
 
-    /**
-     * The next renewal of a held claim, one interval from now, in a batch with the claims due about
-     * then; a transient failure is retried alone with the backoff while the local deadline allows.
-     * The renewed claim, or empty when it is lost.
-     */
-    private Mono<TaskClaim> renewNext(TaskClaim c, Duration interval) {
-        return Mono.defer(() -> {
-            long now = options.clock().nanoTime();
-            long left = c.validUntilNanos() - now;
-            if (left <= 0) {
-                return Mono.empty();
-            }
-            long validity = options.validityNanos(c.claimTime());
-            return renewals.renewAt(c, now + interval.toNanos(), interval.toNanos() / 4)
-                    .map(sentAt -> c.withValidUntil(sentAt + validity))
-                    .doOnNext(r -> listener.onRenewed(c.queue(), c.token()))
-                    .onErrorResume(BackendErrors::isTransient, e -> Mono.delay(Duration.ofNanos(backoffNanos(1)), scheduler)
-                            .then(renew(c))
-                            .retryWhen(Retry.from(signals -> signals.concatMap(s -> BackendErrors.isTransient(s.failure())
-                                    ? Mono.delay(Duration.ofNanos(backoffNanos(s.totalRetries() + 2)), scheduler)
-                                    : Mono.error(s.failure())))))
-                    .timeout(Duration.ofNanos(left), Mono.empty(), scheduler)
-                    .onErrorResume(e -> {
-                        LOG.debug("renewal of the claim on task '{}' of queue '{}' failed; treating it as lost: {}",
-                                c.taskId(), c.queue(), e.toString());
-                        return Mono.empty();
-                    });
-        });
+    /** @return false, and {@code hold} not kept, when the queue is closed */
+    boolean held(ClaimHold hold) {
+        holds.add(hold);
+        if (closed.get()) {
+            holds.remove(hold);
+            return false;
+        }
+        return true;
+    }
+
+    void unheld(ClaimHold hold) {
+        holds.remove(hold);
+    }
+
+    /** A held claim was renewed. */
+    void renewed(TaskClaim c) {
+        listener.onRenewed(c.queue(), c.token());
     }
 
     @Override

@@ -10,18 +10,24 @@ import io.reactivelocks.spi.task.TaskWakeUp;
 import io.reactivelocks.task.TaskStatus;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
 
-/** A {@link LocalTaskStore} with switches: failing renewals or captures, silent wake-ups, slow captures, call counters. */
+/**
+ * A {@link LocalTaskStore} with switches: failing renewals or captures, silent wake-ups, slow captures, a batch size,
+ * call counters and the sizes of the renewal calls.
+ */
 final class ScriptedTaskStore implements TaskStore {
 
     final LocalTaskStore store;
     final Scheduler scheduler;
     final AtomicInteger captureCalls = new AtomicInteger();
     final AtomicInteger renewCalls = new AtomicInteger();
+    final List<Integer> renewBatches = new CopyOnWriteArrayList<>();
+    volatile int maxBatch = 1000;
     final AtomicInteger releaseOwnerCalls = new AtomicInteger();
     volatile boolean failRenewals;
     volatile boolean silentWakeUps;
@@ -37,6 +43,11 @@ final class ScriptedTaskStore implements TaskStore {
     @Override
     public String name() {
         return "scripted";
+    }
+
+    @Override
+    public int maxBatch() {
+        return maxBatch;
     }
 
     @Override
@@ -61,6 +72,7 @@ final class ScriptedTaskStore implements TaskStore {
     public Mono<List<Boolean>> renew(String queue, List<ClaimRef> claims, Duration claimTime) {
         return Mono.defer(() -> {
             renewCalls.incrementAndGet();
+            renewBatches.add(claims.size());
             return failRenewals ? Mono.error(new LockBackendException(queue, "scripted renewal failure", null, true))
                     : store.renew(queue, claims, claimTime);
         });
