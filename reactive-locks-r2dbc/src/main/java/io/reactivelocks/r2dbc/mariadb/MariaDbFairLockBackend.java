@@ -1,14 +1,11 @@
 package io.reactivelocks.r2dbc.mariadb;
 
 import io.r2dbc.spi.Connection;
+import io.reactivelocks.r2dbc.internal.FairLockBackend;
 import io.reactivelocks.spi.Attempt;
 import io.reactivelocks.spi.GrantRequest;
-import io.reactivelocks.spi.HeldLock;
 import io.reactivelocks.spi.Holder;
-import io.reactivelocks.spi.LockBackend;
 import io.reactivelocks.spi.LockEvent;
-import io.reactivelocks.spi.RenewOutcome;
-import io.reactivelocks.spi.RenewRequest;
 import io.reactivelocks.spi.WaiterLine;
 import java.time.Duration;
 import java.util.HashMap;
@@ -18,7 +15,6 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.jspecify.annotations.Nullable;
-import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.util.retry.Retry;
 
@@ -35,14 +31,13 @@ import reactor.util.retry.Retry;
  * only: each waiter is told its place and the holder. Uses the pool and poller of its
  * {@link MariaDbLockBackend}, which it does not close.
  */
-final class MariaDbFairLockBackend implements LockBackend {
+final class MariaDbFairLockBackend extends FairLockBackend {
 
     private static final Duration FOREVER = Duration.ofMillis(Long.MAX_VALUE);
     private static final int ROLLED_BACK_RETRIES = 3;
 
     private final MariaDbLockBackend mutex;
     private final Mono<Void> ready;
-    private final WaiterLine line;
     private final String purgeSql;
     private final String firstSql;
     private final String enqueueSql;
@@ -61,7 +56,8 @@ final class MariaDbFairLockBackend implements LockBackend {
     }
 
     MariaDbFairLockBackend(MariaDbLockBackend mutex) {
-        this.mutex = Objects.requireNonNull(mutex, "backend");
+        super(Objects.requireNonNull(mutex, "backend"), mutex::waiterEvents, mutex.options().scheduler());
+        this.mutex = mutex;
         MariaDbLockOptions o = mutex.options();
         Map<String, String> names = names(o);
         List<String> statements = MariaDbSql.statements("fair_schema.sql", names);
@@ -75,7 +71,6 @@ final class MariaDbFairLockBackend implements LockBackend {
         this.leaveSql = MariaDbSql.render("fair_leave.sql", names);
         this.acquireSql = MariaDbSql.render("fair_acquire.sql", names);
         this.leavePurgeSql = MariaDbSql.render("fair_leave_purge.sql", names);
-        this.line = new WaiterLine(this::ask, mutex::waiterEvents, this::release, o.scheduler());
     }
 
     /** @return the placeholder values of the fair lock's scripts */
@@ -98,12 +93,7 @@ final class MariaDbFairLockBackend implements LockBackend {
     }
 
     @Override
-    public Mono<Attempt> tryGrant(GrantRequest request) {
-        Objects.requireNonNull(request, "request");
-        return line.tryGrant(request);
-    }
-
-    private Mono<Object> ask(GrantRequest request) {
+    protected Mono<Object> ask(GrantRequest request) {
         return Mono.defer(() -> {
             String n = StoredText.encode(request.name());
             long sentAt = request.clock().nanoTime();
@@ -246,31 +236,6 @@ final class MariaDbFairLockBackend implements LockBackend {
                         return t.getT1() + t.getT2() > 0;
                     });
         }).onErrorMap(e -> MariaDbErrors.map(name, "release", e));
-    }
-
-    @Override
-    public Mono<Integer> waiting(String name) {
-        return mutex.waiting(name);
-    }
-
-    @Override
-    public Mono<List<RenewOutcome>> renew(List<RenewRequest> batch) {
-        return mutex.renew(batch);
-    }
-
-    @Override
-    public Mono<Boolean> updatePayload(HeldLock lock, @Nullable String payload) {
-        return mutex.updatePayload(lock, payload);
-    }
-
-    @Override
-    public Mono<Holder> inspect(String name) {
-        return mutex.inspect(name);
-    }
-
-    @Override
-    public Flux<LockEvent> events(String name) {
-        return mutex.events(name);
     }
 
     @Override
