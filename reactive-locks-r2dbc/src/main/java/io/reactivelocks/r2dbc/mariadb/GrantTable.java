@@ -1,6 +1,7 @@
 package io.reactivelocks.r2dbc.mariadb;
 
 import io.r2dbc.spi.Connection;
+import io.reactivelocks.r2dbc.internal.Micros;
 import io.reactivelocks.r2dbc.internal.OutstandingRows;
 import io.reactivelocks.spi.LockEvent;
 import io.reactivelocks.spi.RenewOutcome;
@@ -78,7 +79,7 @@ final class GrantTable {
                 return Mono.just(List.<RenewOutcome>of());
             }
             return ready(Mono.usingWhen(backend.connections(), c -> Flux.fromIterable(batch)
-                    .concatMap(r -> Statements.update(c, renewSql, st -> st.bind(0, Statements.micros(r.leaseTime()))
+                    .concatMap(r -> Statements.update(c, renewSql, st -> st.bind(0, Micros.of(r.leaseTime()))
                             .bind(1, StoredText.encode(r.lock().name())).bind(2, r.lock().owner()).bind(3, r.lock().token()))
                             .map(updated -> updated > 0 ? RenewOutcome.renewed(r.leaseTime()) : RenewOutcome.notHeld()))
                     .collectList(), Connection::close));

@@ -2,6 +2,7 @@ package io.reactivelocks.r2dbc.mariadb;
 
 import io.r2dbc.spi.Connection;
 import io.reactivelocks.r2dbc.internal.FairLockBackend;
+import io.reactivelocks.r2dbc.internal.Micros;
 import io.reactivelocks.spi.Attempt;
 import io.reactivelocks.spi.GrantRequest;
 import io.reactivelocks.spi.Holder;
@@ -119,11 +120,11 @@ final class MariaDbFairLockBackend extends FairLockBackend {
         Key k = new Key(n, o);
         String payload = request.payload() == null ? null : StoredText.encode(request.payload());
         Mono<Object> fast = Mono.usingWhen(mutex.connections(), c -> Statements.rows(c, acquireSql, st -> {
-            st.bind(0, n).bind(1, n).bind(2, o).bind(3, Statements.micros(request.leaseTime()));
+            st.bind(0, n).bind(1, n).bind(2, o).bind(3, Micros.of(request.leaseTime()));
             Statements.bindText(st, 4, payload);
             st.bind(5, o).bind(6, o).bind(7, n).bind(8, o);
         }, (row, md) -> Map.entry(new Holder(Statements.text(row, "owner"), Statements.number(row, "token"),
-                Duration.ofNanos(Math.max(0, Statements.number(row, "remaining_us")) * 1000),
+                Micros.remaining(Statements.number(row, "remaining_us")),
                 row.get("payload") == null ? null : Statements.text(row, "payload")), Statements.number(row, "leaving") != 0))
                 .last().flatMap(answer -> {
                     Holder h = answer.getKey();
@@ -151,12 +152,12 @@ final class MariaDbFairLockBackend extends FairLockBackend {
 
     private Mono<Object> grant(Connection c, String n, GrantRequest request, long sentAt) {
         String o = request.owner();
-        long ttl = Statements.micros(request.leaseTime());
+        long ttl = Micros.of(request.leaseTime());
         return Statements.update(c, mutex.sql("lock_row"), st -> st.bind(0, n))
                 .then(Statements.update(c, purgeSql, st -> st.bind(0, n)))
                 .then(Statements.first(c, mutex.sql("read"), st -> st.bind(0, n), (row, md) -> new Holder(
                         Statements.text(row, "owner"), Statements.number(row, "token"),
-                        Duration.ofNanos(Math.max(0, Statements.number(row, "remaining_us")) * 1000),
+                        Micros.remaining(Statements.number(row, "remaining_us")),
                         row.get("payload") == null ? null : Statements.text(row, "payload"))))
                 .flatMap(h -> {
                     boolean live = h.remaining() != null && !h.remaining().isZero();
@@ -176,7 +177,7 @@ final class MariaDbFairLockBackend extends FairLockBackend {
                             .flatMap(head -> {
                                 if (!head.getKey().isEmpty()) { // free, but others are in line before the caller
                                     return request.queue()
-                                            ? enqueue(c, n, o, request, Duration.ofNanos(Math.max(0, head.getValue()) * 1000), h.owner(), null)
+                                            ? enqueue(c, n, o, request, Micros.remaining(head.getValue()), h.owner(), null)
                                             : Mono.just((Object) Attempt.busy(null));
                                 }
                                 return take(c, n, o, ttl, request, sentAt);
@@ -201,7 +202,7 @@ final class MariaDbFairLockBackend extends FairLockBackend {
      */
     private Mono<Object> enqueue(Connection c, String n, String o, GrantRequest request, @Nullable Duration hint,
                                  String lastHolder, @Nullable String holder) {
-        long deadline = Statements.micros(WaiterLine.waiterDeadline(request.leaseTime()));
+        long deadline = Micros.of(WaiterLine.waiterDeadline(request.leaseTime()));
         return Statements.first(c, mutex.sql("token"), st -> { }, (row, md) -> Statements.number(row, "token"))
                 .flatMap(seq -> Statements.update(c, enqueueSql, st -> st.bind(0, n).bind(1, o).bind(2, seq).bind(3, deadline)))
                 .then(Statements.first(c, aheadSql, st -> st.bind(0, n).bind(1, lastHolder).bind(2, n).bind(3, o),

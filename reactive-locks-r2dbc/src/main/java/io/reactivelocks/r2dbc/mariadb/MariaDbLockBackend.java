@@ -9,6 +9,7 @@ import io.r2dbc.spi.Statement;
 import io.reactivelocks.Concept;
 import io.reactivelocks.LockBackendException;
 import io.reactivelocks.r2dbc.internal.BackendPool;
+import io.reactivelocks.r2dbc.internal.Micros;
 import io.reactivelocks.r2dbc.internal.OutstandingRows;
 import io.reactivelocks.r2dbc.internal.StoredForm;
 import io.reactivelocks.spi.Attempt;
@@ -191,7 +192,7 @@ public final class MariaDbLockBackend implements LockBackend {
             String n = StoredText.encode(request.name());
             String o = request.owner();
             outstanding.asking(n, o);
-            long ttl = Statements.micros(request.leaseTime());
+            long ttl = Micros.of(request.leaseTime());
             String payload = request.payload() == null ? null : StoredText.encode(request.payload());
             return schemaReady.then(Mono.usingWhen(connections.create(), c -> grant(c, n, o, ttl, payload, request), Connection::close))
                     .retryWhen(Retry.max(ROLLED_BACK_RETRIES).filter(MariaDbErrors::rolledBack))
@@ -210,7 +211,7 @@ public final class MariaDbLockBackend implements LockBackend {
             st.bind(0, n).bind(1, n).bind(2, o).bind(3, ttl);
             Statements.bindText(st, 4, payload);
         }, (row, md) -> new Holder(Statements.text(row, "owner"), Statements.number(row, "token"),
-                Duration.ofNanos(Math.max(0, Statements.number(row, "remaining_us")) * 1000), payloadOf(row)))
+                Micros.remaining(Statements.number(row, "remaining_us")), payloadOf(row)))
                 .last()
                 .map(h -> h.owner().equals(o) ? (Attempt) Attempt.granted(h.token(), request.leaseTime()) : (Attempt) Attempt.busy(h));
     }
@@ -229,7 +230,7 @@ public final class MariaDbLockBackend implements LockBackend {
                 return Mono.just(List.<RenewOutcome>of());
             }
             return schemaReady.then(Mono.usingWhen(connections.create(), c -> Flux.fromIterable(batch)
-                    .concatMap(r -> Statements.update(c, renewSql, st -> st.bind(0, Statements.micros(r.leaseTime()))
+                    .concatMap(r -> Statements.update(c, renewSql, st -> st.bind(0, Micros.of(r.leaseTime()))
                             .bind(1, StoredText.encode(r.lock().name())).bind(2, r.lock().owner()).bind(3, r.lock().token()))
                             .map(updated -> updated > 0 ? RenewOutcome.renewed(r.leaseTime()) : RenewOutcome.notHeld()))
                     .collectList(), Connection::close))
@@ -276,7 +277,7 @@ public final class MariaDbLockBackend implements LockBackend {
             String n = StoredText.encode(name);
             return schemaReady.then(Mono.usingWhen(connections.create(), c -> Statements.first(c, inspectSql, st -> st.bind(0, n),
                     (row, md) -> new Holder(Statements.text(row, "owner"), Statements.number(row, "token"),
-                            Duration.ofNanos(Math.max(0, Statements.number(row, "remaining_us")) * 1000), payloadOf(row))), Connection::close))
+                            Micros.remaining(Statements.number(row, "remaining_us")), payloadOf(row))), Connection::close))
                     .onErrorMap(e -> MariaDbErrors.map(name, "inspect", e));
         });
     }

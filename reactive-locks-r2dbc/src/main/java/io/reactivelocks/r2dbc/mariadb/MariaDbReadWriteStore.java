@@ -1,6 +1,7 @@
 package io.reactivelocks.r2dbc.mariadb;
 
 import io.r2dbc.spi.Connection;
+import io.reactivelocks.r2dbc.internal.Micros;
 import io.reactivelocks.rwlock.LockMode;
 import io.reactivelocks.spi.Holder;
 import io.reactivelocks.spi.rwlock.ReadWriteHolders;
@@ -62,7 +63,7 @@ final class MariaDbReadWriteStore extends MariaDbGrantStore implements ReadWrite
 
     private record Row(String owner, char mode, long token, long remainingUs) {
         Holder holder() {
-            return new Holder(owner, token, Duration.ofNanos(Math.max(0, remainingUs) * 1000));
+            return new Holder(owner, token, Micros.remaining(remainingUs));
         }
     }
 
@@ -71,7 +72,7 @@ final class MariaDbReadWriteStore extends MariaDbGrantStore implements ReadWrite
                                       Duration leaseTime) {
         return Mono.defer(() -> {
             String n = StoredText.encode(name);
-            long ttl = Statements.micros(leaseTime);
+            long ttl = Micros.of(leaseTime);
             boolean intent = mode == LockMode.WRITE && writerPreferring && waiting;
             return grant(name, List.of(owner), intent, c -> grant(c, n, owner, mode == LockMode.WRITE, writerPreferring, waiting,
                     ttl, leaseTime));
@@ -97,7 +98,7 @@ final class MariaDbReadWriteStore extends MariaDbGrantStore implements ReadWrite
                     if (busy) {
                         long wait = rows.stream().filter(r -> r.mode() != 'i' || (!write && !writer))
                                 .mapToLong(Row::remainingUs).min().orElse(0);
-                        PermitGrant.Busy answer = new PermitGrant.Busy(Duration.ofNanos(Math.max(0, wait) * 1000));
+                        PermitGrant.Busy answer = new PermitGrant.Busy(Micros.remaining(wait));
                         return write && writerPreferring && waiting
                                 ? Statements.update(c, intentSql, st -> st.bind(0, n).bind(1, owner).bind(2, ttl)).thenReturn(answer)
                                 : Mono.just(answer);

@@ -1,6 +1,7 @@
 package io.reactivelocks.r2dbc.mariadb;
 
 import io.r2dbc.spi.Connection;
+import io.reactivelocks.r2dbc.internal.Micros;
 import io.reactivelocks.spi.Holder;
 import io.reactivelocks.spi.semaphore.PermitGrant;
 import io.reactivelocks.spi.semaphore.SemaphoreStore;
@@ -64,7 +65,7 @@ final class MariaDbSemaphoreStore extends MariaDbGrantStore implements Semaphore
     public Mono<PermitGrant> tryGrant(String name, List<String> owners, int permits, Duration leaseTime) {
         return Mono.defer(() -> {
             String n = StoredText.encode(name);
-            long ttl = Statements.micros(leaseTime);
+            long ttl = Micros.of(leaseTime);
             return grant(name, owners, false, c -> grant(c, n, owners, permits, ttl, leaseTime));
         }).onErrorMap(e -> MariaDbErrors.map(name, "semaphore grant", e));
     }
@@ -87,7 +88,7 @@ final class MariaDbSemaphoreStore extends MariaDbGrantStore implements Semaphore
                     }
                     if (held.size() + owners.size() > permits) {
                         long wait = held.stream().mapToLong(Held::remainingUs).min().orElse(0);
-                        return Mono.just((PermitGrant) new PermitGrant.Busy(Duration.ofNanos(Math.max(0, wait) * 1000)));
+                        return Mono.just((PermitGrant) new PermitGrant.Busy(Micros.remaining(wait)));
                     }
                     List<Long> granted = new ArrayList<>(owners.size());
                     return Flux.fromIterable(owners)
@@ -102,7 +103,7 @@ final class MariaDbSemaphoreStore extends MariaDbGrantStore implements Semaphore
     public Mono<List<Holder>> holders(String name) {
         return Mono.defer(() -> grants.ready(backend.query(holdersSql, st -> st.bind(0, StoredText.encode(name)),
                         (row, md) -> new Holder(Statements.text(row, "owner"), Statements.number(row, "token"),
-                                Duration.ofNanos(Math.max(0, Statements.number(row, "remaining_us")) * 1000)))
+                                Micros.remaining(Statements.number(row, "remaining_us"))))
                 .collectList()))
                 .onErrorMap(e -> MariaDbErrors.map(name, "semaphore read", e));
     }

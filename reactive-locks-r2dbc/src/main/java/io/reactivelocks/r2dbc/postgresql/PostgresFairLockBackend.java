@@ -1,6 +1,7 @@
 package io.reactivelocks.r2dbc.postgresql;
 
 import io.reactivelocks.r2dbc.internal.FairLockBackend;
+import io.reactivelocks.r2dbc.internal.Micros;
 import io.reactivelocks.spi.Attempt;
 import io.reactivelocks.spi.GrantRequest;
 import io.reactivelocks.spi.Holder;
@@ -102,8 +103,8 @@ final class PostgresFairLockBackend extends FairLockBackend {
             String owner = TextEscapes.encode(request.owner());
             long sentAt = request.clock().nanoTime();
             Flux<Object> rows = mutex.query(grantSql, st -> st.bind(0, name).bind(1, owner)
-                            .bind(2, PostgresLockBackend.micros(request.leaseTime())).bind(3, request.queue())
-                            .bind(4, PostgresLockBackend.micros(WaiterLine.waiterDeadline(request.leaseTime())))
+                            .bind(2, Micros.of(request.leaseTime())).bind(3, request.queue())
+                            .bind(4, Micros.of(WaiterLine.waiterDeadline(request.leaseTime())))
                             .bind(5, PostgresLockBackend.storedPayload(request.payload()))
                             .bind(6, mutex.options().channel()).bind(7, NotificationPayload.suffix(owner, name)),
                     (row, md) -> toAnswer(row.get("r_kind", Integer.class), row.get("r_token", Long.class),
@@ -149,7 +150,7 @@ final class PostgresFairLockBackend extends FairLockBackend {
         if (owner == null) {
             return Attempt.busy(null); // free, but waiters are in line
         }
-        return Attempt.busy(new Holder(TextEscapes.decode(owner), token, Duration.ofNanos(Math.max(0, remaining) * 1000),
+        return Attempt.busy(new Holder(TextEscapes.decode(owner), token, Micros.remaining(remaining),
                 payload == null ? null : TextEscapes.decode(payload)));
     }
 

@@ -9,6 +9,7 @@ import io.reactivelocks.Concept;
 import io.reactivelocks.LockBackendException;
 import io.reactivelocks.r2dbc.SchemaMode;
 import io.reactivelocks.r2dbc.internal.BackendPool;
+import io.reactivelocks.r2dbc.internal.Micros;
 import io.reactivelocks.r2dbc.internal.OutstandingRows;
 import io.reactivelocks.r2dbc.internal.StoredForm;
 import io.reactivelocks.spi.Attempt;
@@ -241,7 +242,7 @@ public final class PostgresLockBackend implements LockBackend {
         return Mono.defer(() -> {
             String name = TextEscapes.encode(request.name());
             String owner = TextEscapes.encode(request.owner());
-            long ttlUs = micros(request.leaseTime());
+            long ttlUs = Micros.of(request.leaseTime());
             outstanding.asking(name, owner);
             return firstOfAll(withSchema(query(acquireSql, st -> st
                             .bind(0, name).bind(1, owner).bind(2, ttlUs).bind(3, options.channel())
@@ -278,7 +279,7 @@ public final class PostgresLockBackend implements LockBackend {
                 names[i] = TextEscapes.encode(r.lock().name());
                 owners[i] = TextEscapes.encode(r.lock().owner());
                 tokens[i] = r.lock().token();
-                ttls[i] = micros(r.leaseTime());
+                ttls[i] = Micros.of(r.leaseTime());
             }
             return withSchema(query(renewSql, st -> st.bind(0, names).bind(1, owners).bind(2, tokens).bind(3, ttls),
                     (row, md) -> new RenewedKey(row.get("name", String.class), row.get("owner", String.class),
@@ -609,7 +610,7 @@ public final class PostgresLockBackend implements LockBackend {
         }
         Long remainingUs = row.get("remaining_us", Long.class);
         return Attempt.busy(new Holder(TextEscapes.decode(row.get("owner", String.class)), token,
-                Duration.ofNanos(Math.max(0, remainingUs == null ? 0 : remainingUs) * 1000), payloadOf(row)));
+                Micros.remaining(remainingUs == null ? 0 : remainingUs), payloadOf(row)));
     }
 
     private Mono<Void> doClose() {
@@ -630,10 +631,6 @@ public final class PostgresLockBackend implements LockBackend {
                 .timeout(CLOSE_SWEEP_TIMEOUT, options.scheduler())
                 .onErrorResume(e -> Mono.empty());
         return listener.close().then(listener.startedEver() ? unwatch : Mono.empty()).then(sweep).then(pool);
-    }
-
-    static long micros(Duration d) {
-        return Math.max(1, TimeUnit.MICROSECONDS.convert(d));
     }
 
     /** A renewed row, in stored form. */

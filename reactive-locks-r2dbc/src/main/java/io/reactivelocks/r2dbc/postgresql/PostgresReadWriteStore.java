@@ -1,5 +1,6 @@
 package io.reactivelocks.r2dbc.postgresql;
 
+import io.reactivelocks.r2dbc.internal.Micros;
 import io.reactivelocks.rwlock.LockMode;
 import io.reactivelocks.spi.Holder;
 import io.reactivelocks.spi.rwlock.ReadWriteHolders;
@@ -79,7 +80,7 @@ final class PostgresReadWriteStore extends PostgresGrantStore implements ReadWri
         })).onErrorMap(e -> PostgresErrors.map(name, "read-write lock grant", e))
                 .switchIfEmpty(Mono.error(() -> new IllegalStateException("grant of read-write lock '" + name + "' returned no row")))
                 .map(r -> r.granted() ? new PermitGrant.Granted(List.of(r.token()), leaseTime)
-                        : new PermitGrant.Busy(Duration.ofNanos(Math.max(0, r.waitUs()) * 1000)));
+                        : new PermitGrant.Busy(Micros.remaining(r.waitUs())));
     }
 
     private record Row(String owner, String mode, long token, long remainingUs) {
@@ -97,7 +98,7 @@ final class PostgresReadWriteStore extends PostgresGrantStore implements ReadWri
                     List<Holder> waiting = new ArrayList<>();
                     Holder writer = null;
                     for (Row r : rows) {
-                        Holder h = new Holder(r.owner(), r.token(), Duration.ofNanos(Math.max(0, r.remainingUs()) * 1000));
+                        Holder h = new Holder(r.owner(), r.token(), Micros.remaining(r.remainingUs()));
                         switch (r.mode()) {
                             case "w" -> writer = h;
                             case "i" -> waiting.add(h);

@@ -1,5 +1,6 @@
 package io.reactivelocks.r2dbc.postgresql;
 
+import io.reactivelocks.r2dbc.internal.Micros;
 import io.reactivelocks.spi.Holder;
 import io.reactivelocks.spi.semaphore.PermitGrant;
 import io.reactivelocks.spi.semaphore.SemaphoreStore;
@@ -95,7 +96,7 @@ final class PostgresSemaphoreStore extends PostgresGrantStore implements Semapho
     public Mono<List<Holder>> holders(String name) {
         return schema.ready(Mono.defer(() -> backend.query(holdersSql, st -> st.bind(0, TextEscapes.encode(name)),
                         (row, md) -> new Holder(TextEscapes.decode(row.get("owner", String.class)), row.get("token", Long.class),
-                                Duration.ofNanos(Math.max(0, row.get("remaining_us", Long.class)) * 1000)))
+                                Micros.remaining(row.get("remaining_us", Long.class))))
                 .collectList()))
                 .onErrorMap(e -> PostgresErrors.map(name, "semaphore read", e));
     }
