@@ -83,6 +83,16 @@ public final class StoredForm {
         return b.toString();
     }
 
+    /**
+     * @param prefix a name prefix to scan stored names for
+     * @return the prefix without a trailing high surrogate: alone it is stored escaped, while the
+     *         names it starts keep the pair as it is (the caller compares literally afterwards)
+     */
+    public static String scanPrefix(String prefix) {
+        int n = prefix.length();
+        return n > 0 && Character.isHighSurrogate(prefix.charAt(n - 1)) ? prefix.substring(0, n - 1) : prefix;
+    }
+
     private boolean special(String s, int i) {
         char c = s.charAt(i);
         return c == '\\' || (c == 0 && escapeNul) || (Character.isSurrogate(c) && !paired(s, i));

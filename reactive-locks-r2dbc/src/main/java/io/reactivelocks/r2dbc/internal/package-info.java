@@ -1,7 +1,13 @@
 /**
  * Code the SQL dialect packages share and users do not call: the stored form of names
- * ({@link io.reactivelocks.r2dbc.internal.StoredForm}) and the loading and filling of SQL templates
- * ({@link io.reactivelocks.r2dbc.internal.SqlTemplates}). Not API: it may change in any release.
+ * ({@link io.reactivelocks.r2dbc.internal.StoredForm}), the loading and filling of SQL templates
+ * ({@link io.reactivelocks.r2dbc.internal.SqlTemplates}), a backend's pool
+ * ({@link io.reactivelocks.r2dbc.internal.BackendPool}), the rows to delete on close
+ * ({@link io.reactivelocks.r2dbc.internal.OutstandingRows}), the driver errors' common ground
+ * ({@link io.reactivelocks.r2dbc.internal.DriverErrors}), durations in the statements' microseconds
+ * ({@link io.reactivelocks.r2dbc.internal.Micros}), the options builders' argument checks
+ * ({@link io.reactivelocks.r2dbc.internal.OptionChecks}) and the fair lock over a dialect's mutex
+ * ({@link io.reactivelocks.r2dbc.internal.FairLockBackend}). Not API: it may change in any release.
  */
 @NullMarked
 package io.reactivelocks.r2dbc.internal;

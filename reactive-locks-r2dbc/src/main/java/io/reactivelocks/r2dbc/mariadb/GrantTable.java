@@ -1,16 +1,15 @@
 package io.reactivelocks.r2dbc.mariadb;
 
 import io.r2dbc.spi.Connection;
+import io.reactivelocks.r2dbc.internal.Micros;
+import io.reactivelocks.r2dbc.internal.OutstandingRows;
 import io.reactivelocks.spi.LockEvent;
 import io.reactivelocks.spi.RenewOutcome;
 import io.reactivelocks.spi.RenewRequest;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -34,12 +33,7 @@ final class GrantTable {
     private final NamePoller poller;
     private final String kind;
     /** Rows this store's owners may have (grants, intents), deleted owner-checked on close. */
-    private final Set<Key> outstanding = ConcurrentHashMap.newKeySet();
-    /** Grants that got no answer yet or never (timed out, cancelled): they may still commit. */
-    private final Set<Key> unsettled = ConcurrentHashMap.newKeySet();
-
-    private record Key(String name, String owner) {
-    }
+    private final OutstandingRows outstanding = new OutstandingRows();
 
     /**
      * @param backend    whose pool, options and first-use mode to use
@@ -85,7 +79,7 @@ final class GrantTable {
                 return Mono.just(List.<RenewOutcome>of());
             }
             return ready(Mono.usingWhen(backend.connections(), c -> Flux.fromIterable(batch)
-                    .concatMap(r -> Statements.update(c, renewSql, st -> st.bind(0, Statements.micros(r.leaseTime()))
+                    .concatMap(r -> Statements.update(c, renewSql, st -> st.bind(0, Micros.of(r.leaseTime()))
                             .bind(1, StoredText.encode(r.lock().name())).bind(2, r.lock().owner()).bind(3, r.lock().token()))
                             .map(updated -> updated > 0 ? RenewOutcome.renewed(r.leaseTime()) : RenewOutcome.notHeld()))
                     .collectList(), Connection::close));
@@ -95,8 +89,7 @@ final class GrantTable {
     /** Notes owners about to be granted: until answered, they may leave rows behind. */
     void asking(String name, List<String> owners) {
         for (String o : owners) {
-            outstanding.add(new Key(name, o));
-            unsettled.add(new Key(name, o));
+            outstanding.asking(name, o);
         }
     }
 
@@ -107,10 +100,7 @@ final class GrantTable {
      */
     void answered(String name, List<String> owners, boolean left) {
         for (String o : owners) {
-            unsettled.remove(new Key(name, o));
-            if (!left) {
-                outstanding.remove(new Key(name, o));
-            }
+            outstanding.answered(name, o, left);
         }
     }
 
@@ -120,10 +110,7 @@ final class GrantTable {
                         Connection::close))
                 .map(deleted -> deleted > 0)
                 .doOnNext(deleted -> {
-                    Key k = new Key(name, owner);
-                    if (deleted || !unsettled.contains(k)) {
-                        outstanding.remove(k);
-                    }
+                    outstanding.released(name, owner, deleted);
                     if (deleted) {
                         poller.announce(new LockEvent.Released(name, owner, false));
                     }
@@ -151,9 +138,7 @@ final class GrantTable {
      */
     Mono<Void> close() {
         poller.close();
-        List<Key> left = new ArrayList<>(outstanding);
-        outstanding.clear();
-        unsettled.clear();
+        List<OutstandingRows.Row> left = outstanding.drain();
         return left.isEmpty() ? Mono.empty() : Mono.usingWhen(backend.connections(), c -> Flux.fromIterable(left)
                         .concatMap(k -> Statements.update(c, releaseSql, st -> st.bind(0, StoredText.encode(k.name())).bind(1, k.owner())))
                         .then(), Connection::close)

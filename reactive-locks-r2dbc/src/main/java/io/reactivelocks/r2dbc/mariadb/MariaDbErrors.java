@@ -1,16 +1,10 @@
 package io.reactivelocks.r2dbc.mariadb;
 
-import io.r2dbc.spi.R2dbcBadGrammarException;
-import io.r2dbc.spi.R2dbcDataIntegrityViolationException;
 import io.r2dbc.spi.R2dbcException;
-import io.r2dbc.spi.R2dbcNonTransientResourceException;
-import io.r2dbc.spi.R2dbcPermissionDeniedException;
-import io.r2dbc.spi.R2dbcTransientException;
 import io.reactivelocks.LockBackendException;
 import io.reactivelocks.LockException;
+import io.reactivelocks.r2dbc.internal.DriverErrors;
 import io.reactivelocks.spi.BackendErrors;
-import java.io.IOException;
-import java.util.concurrent.TimeoutException;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -55,12 +49,10 @@ final class MariaDbErrors {
                     return true;
                 }
             }
-            if (t instanceof R2dbcBadGrammarException || t instanceof R2dbcPermissionDeniedException
-                    || t instanceof R2dbcDataIntegrityViolationException) {
+            if (DriverErrors.permanentType(t)) {
                 return false;
             }
-            if (t instanceof R2dbcTransientException || t instanceof R2dbcNonTransientResourceException
-                    || t instanceof IOException || t instanceof TimeoutException) {
+            if (DriverErrors.transientType(t)) {
                 return true;
             }
         }
@@ -110,12 +102,6 @@ final class MariaDbErrors {
 
     private static String describe(Throwable error) {
         int code = errorCode(error);
-        String m = error.getMessage();
-        String text = m == null || m.isBlank() ? error.getClass().getName() : m;
-        Throwable cause = error.getCause();
-        if (cause != null && cause != error && cause.getMessage() != null && !text.contains(cause.getMessage())) {
-            text += " (" + cause.getClass().getSimpleName() + ": " + cause.getMessage() + ")";
-        }
-        return (code == 0 ? "" : "[" + code + "] ") + text;
+        return DriverErrors.describe(error, code == 0 ? null : String.valueOf(code));
     }
 }

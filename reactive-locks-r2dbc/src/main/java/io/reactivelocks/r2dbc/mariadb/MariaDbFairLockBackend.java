@@ -1,14 +1,12 @@
 package io.reactivelocks.r2dbc.mariadb;
 
 import io.r2dbc.spi.Connection;
+import io.reactivelocks.r2dbc.internal.FairLockBackend;
+import io.reactivelocks.r2dbc.internal.Micros;
 import io.reactivelocks.spi.Attempt;
 import io.reactivelocks.spi.GrantRequest;
-import io.reactivelocks.spi.HeldLock;
 import io.reactivelocks.spi.Holder;
-import io.reactivelocks.spi.LockBackend;
 import io.reactivelocks.spi.LockEvent;
-import io.reactivelocks.spi.RenewOutcome;
-import io.reactivelocks.spi.RenewRequest;
 import io.reactivelocks.spi.WaiterLine;
 import java.time.Duration;
 import java.util.HashMap;
@@ -18,7 +16,6 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.jspecify.annotations.Nullable;
-import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.util.retry.Retry;
 
@@ -35,14 +32,13 @@ import reactor.util.retry.Retry;
  * only: each waiter is told its place and the holder. Uses the pool and poller of its
  * {@link MariaDbLockBackend}, which it does not close.
  */
-final class MariaDbFairLockBackend implements LockBackend {
+final class MariaDbFairLockBackend extends FairLockBackend {
 
     private static final Duration FOREVER = Duration.ofMillis(Long.MAX_VALUE);
     private static final int ROLLED_BACK_RETRIES = 3;
 
     private final MariaDbLockBackend mutex;
     private final Mono<Void> ready;
-    private final WaiterLine line;
     private final String purgeSql;
     private final String firstSql;
     private final String enqueueSql;
@@ -61,7 +57,8 @@ final class MariaDbFairLockBackend implements LockBackend {
     }
 
     MariaDbFairLockBackend(MariaDbLockBackend mutex) {
-        this.mutex = Objects.requireNonNull(mutex, "backend");
+        super(Objects.requireNonNull(mutex, "backend"), mutex::waiterEvents, mutex.options().scheduler());
+        this.mutex = mutex;
         MariaDbLockOptions o = mutex.options();
         Map<String, String> names = names(o);
         List<String> statements = MariaDbSql.statements("fair_schema.sql", names);
@@ -75,7 +72,6 @@ final class MariaDbFairLockBackend implements LockBackend {
         this.leaveSql = MariaDbSql.render("fair_leave.sql", names);
         this.acquireSql = MariaDbSql.render("fair_acquire.sql", names);
         this.leavePurgeSql = MariaDbSql.render("fair_leave_purge.sql", names);
-        this.line = new WaiterLine(this::ask, mutex::waiterEvents, this::release, o.scheduler());
     }
 
     /** @return the placeholder values of the fair lock's scripts */
@@ -98,12 +94,7 @@ final class MariaDbFairLockBackend implements LockBackend {
     }
 
     @Override
-    public Mono<Attempt> tryGrant(GrantRequest request) {
-        Objects.requireNonNull(request, "request");
-        return line.tryGrant(request);
-    }
-
-    private Mono<Object> ask(GrantRequest request) {
+    protected Mono<Object> ask(GrantRequest request) {
         return Mono.defer(() -> {
             String n = StoredText.encode(request.name());
             long sentAt = request.clock().nanoTime();
@@ -129,11 +120,11 @@ final class MariaDbFairLockBackend implements LockBackend {
         Key k = new Key(n, o);
         String payload = request.payload() == null ? null : StoredText.encode(request.payload());
         Mono<Object> fast = Mono.usingWhen(mutex.connections(), c -> Statements.rows(c, acquireSql, st -> {
-            st.bind(0, n).bind(1, n).bind(2, o).bind(3, Statements.micros(request.leaseTime()));
+            st.bind(0, n).bind(1, n).bind(2, o).bind(3, Micros.of(request.leaseTime()));
             Statements.bindText(st, 4, payload);
             st.bind(5, o).bind(6, o).bind(7, n).bind(8, o);
         }, (row, md) -> Map.entry(new Holder(Statements.text(row, "owner"), Statements.number(row, "token"),
-                Duration.ofNanos(Math.max(0, Statements.number(row, "remaining_us")) * 1000),
+                Micros.remaining(Statements.number(row, "remaining_us")),
                 row.get("payload") == null ? null : Statements.text(row, "payload")), Statements.number(row, "leaving") != 0))
                 .last().flatMap(answer -> {
                     Holder h = answer.getKey();
@@ -161,12 +152,12 @@ final class MariaDbFairLockBackend implements LockBackend {
 
     private Mono<Object> grant(Connection c, String n, GrantRequest request, long sentAt) {
         String o = request.owner();
-        long ttl = Statements.micros(request.leaseTime());
+        long ttl = Micros.of(request.leaseTime());
         return Statements.update(c, mutex.sql("lock_row"), st -> st.bind(0, n))
                 .then(Statements.update(c, purgeSql, st -> st.bind(0, n)))
                 .then(Statements.first(c, mutex.sql("read"), st -> st.bind(0, n), (row, md) -> new Holder(
                         Statements.text(row, "owner"), Statements.number(row, "token"),
-                        Duration.ofNanos(Math.max(0, Statements.number(row, "remaining_us")) * 1000),
+                        Micros.remaining(Statements.number(row, "remaining_us")),
                         row.get("payload") == null ? null : Statements.text(row, "payload"))))
                 .flatMap(h -> {
                     boolean live = h.remaining() != null && !h.remaining().isZero();
@@ -186,7 +177,7 @@ final class MariaDbFairLockBackend implements LockBackend {
                             .flatMap(head -> {
                                 if (!head.getKey().isEmpty()) { // free, but others are in line before the caller
                                     return request.queue()
-                                            ? enqueue(c, n, o, request, Duration.ofNanos(Math.max(0, head.getValue()) * 1000), h.owner(), null)
+                                            ? enqueue(c, n, o, request, Micros.remaining(head.getValue()), h.owner(), null)
                                             : Mono.just((Object) Attempt.busy(null));
                                 }
                                 return take(c, n, o, ttl, request, sentAt);
@@ -211,7 +202,7 @@ final class MariaDbFairLockBackend implements LockBackend {
      */
     private Mono<Object> enqueue(Connection c, String n, String o, GrantRequest request, @Nullable Duration hint,
                                  String lastHolder, @Nullable String holder) {
-        long deadline = Statements.micros(WaiterLine.waiterDeadline(request.leaseTime()));
+        long deadline = Micros.of(WaiterLine.waiterDeadline(request.leaseTime()));
         return Statements.first(c, mutex.sql("token"), st -> { }, (row, md) -> Statements.number(row, "token"))
                 .flatMap(seq -> Statements.update(c, enqueueSql, st -> st.bind(0, n).bind(1, o).bind(2, seq).bind(3, deadline)))
                 .then(Statements.first(c, aheadSql, st -> st.bind(0, n).bind(1, lastHolder).bind(2, n).bind(3, o),
@@ -246,31 +237,6 @@ final class MariaDbFairLockBackend implements LockBackend {
                         return t.getT1() + t.getT2() > 0;
                     });
         }).onErrorMap(e -> MariaDbErrors.map(name, "release", e));
-    }
-
-    @Override
-    public Mono<Integer> waiting(String name) {
-        return mutex.waiting(name);
-    }
-
-    @Override
-    public Mono<List<RenewOutcome>> renew(List<RenewRequest> batch) {
-        return mutex.renew(batch);
-    }
-
-    @Override
-    public Mono<Boolean> updatePayload(HeldLock lock, @Nullable String payload) {
-        return mutex.updatePayload(lock, payload);
-    }
-
-    @Override
-    public Mono<Holder> inspect(String name) {
-        return mutex.inspect(name);
-    }
-
-    @Override
-    public Flux<LockEvent> events(String name) {
-        return mutex.events(name);
     }
 
     @Override

@@ -1,16 +1,17 @@
 package io.reactivelocks.r2dbc.mariadb;
 
-import io.r2dbc.pool.ConnectionPool;
-import io.r2dbc.pool.ConnectionPoolConfiguration;
 import io.r2dbc.spi.Connection;
 import io.r2dbc.spi.ConnectionFactory;
 import io.r2dbc.spi.IsolationLevel;
 import io.r2dbc.spi.Row;
 import io.r2dbc.spi.RowMetadata;
 import io.r2dbc.spi.Statement;
-import io.r2dbc.spi.Wrapped;
 import io.reactivelocks.Concept;
 import io.reactivelocks.LockBackendException;
+import io.reactivelocks.r2dbc.internal.BackendPool;
+import io.reactivelocks.r2dbc.internal.Micros;
+import io.reactivelocks.r2dbc.internal.OutstandingRows;
+import io.reactivelocks.r2dbc.internal.StoredForm;
 import io.reactivelocks.spi.Attempt;
 import io.reactivelocks.spi.GrantRequest;
 import io.reactivelocks.spi.HeldLock;
@@ -22,13 +23,10 @@ import io.reactivelocks.spi.RenewOutcome;
 import io.reactivelocks.spi.RenewRequest;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import java.util.function.Function;
@@ -71,16 +69,14 @@ public final class MariaDbLockBackend implements LockBackend {
     private static final int ROLLED_BACK_RETRIES = 3;
 
     private final ConnectionFactory connections;
-    private final @Nullable ConnectionPool ownedPool;
+    private final BackendPool backendPool;
     private final MariaDbLockOptions options;
     private final NamePoller poller;
     private final SchemaSteps schema;
     private final Mono<Void> schemaReady;
     private final Mono<Void> close;
-    private final Set<StoredKey> outstanding = ConcurrentHashMap.newKeySet();
-    // grants that got no answer (timed out, cancelled, failed): they may still commit later, so a
-    // release that found nothing does not strike them from `outstanding`
-    private final Set<StoredKey> unsettled = ConcurrentHashMap.newKeySet();
+    /** Lock rows this backend's owners may have left, by stored name: deleted owner-checked on close. */
+    private final OutstandingRows outstanding = new OutstandingRows();
 
     private final Map<String, String> names;
     private final String acquireSql;
@@ -103,24 +99,8 @@ public final class MariaDbLockBackend implements LockBackend {
 
     private MariaDbLockBackend(ConnectionFactory factory, MariaDbLockOptions options) {
         this.options = Objects.requireNonNull(options, "options");
-        Objects.requireNonNull(factory, "factory");
-        if (isPool(factory)) {
-            this.connections = factory;
-            this.ownedPool = null;
-        } else {
-            this.ownedPool = new ConnectionPool(ConnectionPoolConfiguration.builder(factory)
-                    .name("reactive-locks-mariadb")
-                    .initialSize(0)
-                    .minIdle(0)
-                    .maxSize(options.poolMaxSize())
-                    // an idle connection found dead when handed out fails validation before any
-                    // statement was sent on it: take the next, or a new one, at once
-                    .acquireRetry(options.poolMaxSize())
-                    .maxIdleTime(Duration.ofMinutes(5))
-                    .maxCreateConnectionTime(options.connectTimeout())
-                    .build());
-            this.connections = ownedPool;
-        }
+        this.backendPool = BackendPool.of(factory, "reactive-locks-mariadb", options.poolMaxSize(), options.connectTimeout());
+        this.connections = backendPool.connections();
         this.names = names(options);
         this.acquireSql = MariaDbSql.render("acquire.sql", names);
         this.lockRowSql = MariaDbSql.render("acquire_lock_row.sql", names);
@@ -211,18 +191,14 @@ public final class MariaDbLockBackend implements LockBackend {
         return Mono.defer(() -> {
             String n = StoredText.encode(request.name());
             String o = request.owner();
-            StoredKey key = new StoredKey(n, o);
-            outstanding.add(key);
-            unsettled.add(key);
-            long ttl = Statements.micros(request.leaseTime());
+            outstanding.asking(n, o);
+            long ttl = Micros.of(request.leaseTime());
             String payload = request.payload() == null ? null : StoredText.encode(request.payload());
             return schemaReady.then(Mono.usingWhen(connections.create(), c -> grant(c, n, o, ttl, payload, request), Connection::close))
                     .retryWhen(Retry.max(ROLLED_BACK_RETRIES).filter(MariaDbErrors::rolledBack))
                     .doOnNext(a -> {
-                        unsettled.remove(key);
-                        if (a instanceof Attempt.Busy) {
-                            outstanding.remove(key);
-                        } else {
+                        outstanding.answered(n, o, !(a instanceof Attempt.Busy));
+                        if (!(a instanceof Attempt.Busy)) {
                             poller.announce(new LockEvent.Acquired(request.name(), o, ((Attempt.Granted) a).token()));
                         }
                     })
@@ -235,7 +211,7 @@ public final class MariaDbLockBackend implements LockBackend {
             st.bind(0, n).bind(1, n).bind(2, o).bind(3, ttl);
             Statements.bindText(st, 4, payload);
         }, (row, md) -> new Holder(Statements.text(row, "owner"), Statements.number(row, "token"),
-                Duration.ofNanos(Math.max(0, Statements.number(row, "remaining_us")) * 1000), payloadOf(row)))
+                Micros.remaining(Statements.number(row, "remaining_us")), payloadOf(row)))
                 .last()
                 .map(h -> h.owner().equals(o) ? (Attempt) Attempt.granted(h.token(), request.leaseTime()) : (Attempt) Attempt.busy(h));
     }
@@ -254,7 +230,7 @@ public final class MariaDbLockBackend implements LockBackend {
                 return Mono.just(List.<RenewOutcome>of());
             }
             return schemaReady.then(Mono.usingWhen(connections.create(), c -> Flux.fromIterable(batch)
-                    .concatMap(r -> Statements.update(c, renewSql, st -> st.bind(0, Statements.micros(r.leaseTime()))
+                    .concatMap(r -> Statements.update(c, renewSql, st -> st.bind(0, Micros.of(r.leaseTime()))
                             .bind(1, StoredText.encode(r.lock().name())).bind(2, r.lock().owner()).bind(3, r.lock().token()))
                             .map(updated -> updated > 0 ? RenewOutcome.renewed(r.leaseTime()) : RenewOutcome.notHeld()))
                     .collectList(), Connection::close))
@@ -275,14 +251,11 @@ public final class MariaDbLockBackend implements LockBackend {
         Objects.requireNonNull(owner, "owner");
         return Mono.defer(() -> {
             String n = StoredText.encode(name);
-            StoredKey key = new StoredKey(n, owner);
             return schemaReady.then(Mono.usingWhen(connections.create(),
                             c -> Statements.update(c, releaseSql, st -> st.bind(0, n).bind(1, owner)), Connection::close))
                     .map(deleted -> deleted > 0)
                     .doOnNext(deleted -> {
-                        if (deleted || !unsettled.contains(key)) {
-                            outstanding.remove(key);
-                        }
+                        outstanding.released(n, owner, deleted);
                         if (deleted) {
                             poller.announce(new LockEvent.Released(name, owner, false));
                         }
@@ -304,7 +277,7 @@ public final class MariaDbLockBackend implements LockBackend {
             String n = StoredText.encode(name);
             return schemaReady.then(Mono.usingWhen(connections.create(), c -> Statements.first(c, inspectSql, st -> st.bind(0, n),
                     (row, md) -> new Holder(Statements.text(row, "owner"), Statements.number(row, "token"),
-                            Duration.ofNanos(Math.max(0, Statements.number(row, "remaining_us")) * 1000), payloadOf(row))), Connection::close))
+                            Micros.remaining(Statements.number(row, "remaining_us")), payloadOf(row))), Connection::close))
                     .onErrorMap(e -> MariaDbErrors.map(name, "inspect", e));
         });
     }
@@ -389,18 +362,13 @@ public final class MariaDbLockBackend implements LockBackend {
     Flux<NameScan.Named> scanNames(String prefix) {
         Objects.requireNonNull(prefix, "prefix");
         return Flux.defer(() -> {
-            String stored = StoredText.encode(scanPrefix(prefix));
+            String stored = StoredText.encode(StoredForm.scanPrefix(prefix));
             int length = stored.getBytes(StandardCharsets.UTF_8).length;
             Concept[] concepts = {Concept.LOCK, Concept.SEMAPHORE, Concept.READ_WRITE_LOCK, Concept.TASK_QUEUE};
             return Flux.range(0, concepts.length).concatMap(i -> query(namesSql[i], st -> st.bind(0, length).bind(1, stored),
                             (row, md) -> new NameScan.Named(concepts[i], StoredText.decode(Statements.bytes(row, "name"))))
                     .onErrorResume(MariaDbErrors::noSuchTable, e -> Flux.empty()));
         }).onErrorMap(e -> MariaDbErrors.map(null, "name scan", e));
-    }
-
-    private static String scanPrefix(String prefix) {
-        int n = prefix.length();
-        return n > 0 && Character.isHighSurrogate(prefix.charAt(n - 1)) ? prefix.substring(0, n - 1) : prefix;
     }
 
     /** Reads the state of watched names for the poller ({@code poll.sql}). */
@@ -416,24 +384,17 @@ public final class MariaDbLockBackend implements LockBackend {
 
     /** Notes an owner about to be granted the lock row of {@code stored} (another part of the session: the fair lock). */
     void asking(String stored, String owner) {
-        outstanding.add(new StoredKey(stored, owner));
-        unsettled.add(new StoredKey(stored, owner));
+        outstanding.asking(stored, owner);
     }
 
     /** Notes the answer to {@link #asking}: a row of the owner is left only when it was granted. */
     void answered(String stored, String owner, boolean granted) {
-        unsettled.remove(new StoredKey(stored, owner));
-        if (!granted) {
-            outstanding.remove(new StoredKey(stored, owner));
-        }
+        outstanding.answered(stored, owner, granted);
     }
 
     /** Notes a release made by another part of the session (the fair lock). */
     void released(String stored, String owner, boolean deleted) {
-        StoredKey k = new StoredKey(stored, owner);
-        if (deleted || !unsettled.contains(k)) {
-            outstanding.remove(k);
-        }
+        outstanding.released(stored, owner, deleted);
     }
 
     /** @return the events of a name for a fair lock's waiters ({@link NamePoller#waiterEvents}) */
@@ -518,19 +479,13 @@ public final class MariaDbLockBackend implements LockBackend {
 
     private Mono<Void> doClose() {
         poller.close();
-        List<StoredKey> left = new ArrayList<>(outstanding);
-        outstanding.clear();
-        unsettled.clear();
+        List<OutstandingRows.Row> left = outstanding.drain();
         Mono<Void> sweep = left.isEmpty() ? Mono.empty() : Mono.usingWhen(connections.create(),
                         c -> Flux.fromIterable(left).concatMap(k -> Statements.update(c, releaseSql, st -> st.bind(0, k.name()).bind(1, k.owner()))).then(),
                         Connection::close)
                 .timeout(CLOSE_SWEEP_TIMEOUT, options.scheduler())
                 .onErrorResume(e -> Mono.empty());
-        Mono<Void> pool = ownedPool == null ? Mono.empty() : Mono.defer(() -> {
-            Mono<Void> disposal = ownedPool.close().cache();
-            disposal.subscribe(null, e -> { });
-            return disposal.timeout(CLOSE_POOL_TIMEOUT, options.scheduler()).onErrorResume(e -> Mono.empty());
-        });
+        Mono<Void> pool = backendPool.close(CLOSE_POOL_TIMEOUT, options.scheduler());
         return sweep.then(pool);
     }
 
@@ -594,21 +549,6 @@ public final class MariaDbLockBackend implements LockBackend {
 
     private static @Nullable String payloadOf(Row row) {
         return row.get("payload") == null ? null : Statements.text(row, "payload");
-    }
-
-    private static boolean isPool(ConnectionFactory factory) {
-        Object f = factory;
-        for (int i = 0; i < 10 && f != null; i++) {
-            if (f instanceof ConnectionPool) {
-                return true;
-            }
-            f = f instanceof Wrapped<?> w ? w.unwrap() : null;
-        }
-        return false;
-    }
-
-    /** A name in stored form and an owner: a row this backend may have created. */
-    private record StoredKey(String name, String owner) {
     }
 
     @Override

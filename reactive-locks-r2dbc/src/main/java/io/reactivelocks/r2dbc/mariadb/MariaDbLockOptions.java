@@ -1,6 +1,7 @@
 package io.reactivelocks.r2dbc.mariadb;
 
 import io.reactivelocks.r2dbc.SchemaMode;
+import io.reactivelocks.r2dbc.internal.OptionChecks;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.regex.Pattern;
@@ -172,10 +173,7 @@ public final class MariaDbLockOptions {
          * @return this builder
          */
         public Builder poolMaxSize(int size) {
-            if (size < 1) {
-                throw new IllegalArgumentException("poolMaxSize must be at least 1: " + size);
-            }
-            this.poolMaxSize = size;
+            this.poolMaxSize = OptionChecks.poolMaxSize(size);
             return this;
         }
 
@@ -184,7 +182,7 @@ public final class MariaDbLockOptions {
          * @return this builder
          */
         public Builder connectTimeout(Duration timeout) {
-            this.connectTimeout = positive(timeout, "connectTimeout");
+            this.connectTimeout = OptionChecks.positive(timeout, "connectTimeout");
             return this;
         }
 
@@ -193,7 +191,7 @@ public final class MariaDbLockOptions {
          * @return this builder
          */
         public Builder pollInterval(Duration interval) {
-            this.pollInterval = positive(interval, "pollInterval");
+            this.pollInterval = OptionChecks.positive(interval, "pollInterval");
             return this;
         }
 
@@ -217,14 +215,6 @@ public final class MariaDbLockOptions {
                 throw new IllegalArgumentException(name + " must match [A-Za-z_][A-Za-z0-9_]{0,63}: " + value);
             }
             return value;
-        }
-
-        private static Duration positive(Duration d, String name) {
-            Objects.requireNonNull(d, name);
-            if (d.isNegative() || d.isZero()) {
-                throw new IllegalArgumentException(name + " must be positive: " + d);
-            }
-            return d;
         }
     }
 }

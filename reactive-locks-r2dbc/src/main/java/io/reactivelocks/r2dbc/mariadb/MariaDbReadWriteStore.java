@@ -1,11 +1,9 @@
 package io.reactivelocks.r2dbc.mariadb;
 
 import io.r2dbc.spi.Connection;
+import io.reactivelocks.r2dbc.internal.Micros;
 import io.reactivelocks.rwlock.LockMode;
 import io.reactivelocks.spi.Holder;
-import io.reactivelocks.spi.LockEvent;
-import io.reactivelocks.spi.RenewOutcome;
-import io.reactivelocks.spi.RenewRequest;
 import io.reactivelocks.spi.rwlock.ReadWriteHolders;
 import io.reactivelocks.spi.rwlock.ReadWriteStore;
 import io.reactivelocks.spi.semaphore.PermitGrant;
@@ -17,7 +15,6 @@ import java.util.Map;
 import java.util.Objects;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import reactor.util.retry.Retry;
 
 /**
  * Read-write locks on MariaDB: one table of grants and waiting writers' intents
@@ -29,12 +26,8 @@ import reactor.util.retry.Retry;
  * reader's before it and a reader's the last writer's. Waiters are woken by this store's poller and at
  * once by releases through it. Uses the pool of its {@link MariaDbLockBackend}, which it does not close.
  */
-final class MariaDbReadWriteStore implements ReadWriteStore {
+final class MariaDbReadWriteStore extends MariaDbGrantStore implements ReadWriteStore {
 
-    private static final int ROLLED_BACK_RETRIES = 3;
-
-    private final MariaDbLockBackend backend;
-    private final GrantTable grants;
     private final String guardSql;
     private final String purgeSql;
     private final String heldSql;
@@ -43,13 +36,11 @@ final class MariaDbReadWriteStore implements ReadWriteStore {
     private final String insertSql;
 
     MariaDbReadWriteStore(MariaDbLockBackend backend) {
-        this.backend = Objects.requireNonNull(backend, "backend");
-        MariaDbLockOptions o = backend.options();
-        String tableName = tableName(o);
-        Map<String, String> names = new HashMap<>(MariaDbLockBackend.names(o));
-        names.put("rw_table", MariaDbSql.qualified(o.database(), tableName));
-        names.put("grant_table", names.get("rw_table"));
-        this.grants = new GrantTable(backend, "read-write lock", "r", tableName, "rwlock_schema.sql", names);
+        this(backend, names(Objects.requireNonNull(backend, "backend").options()));
+    }
+
+    private MariaDbReadWriteStore(MariaDbLockBackend backend, Map<String, String> names) {
+        super(backend, "read-write lock", "r", tableName(backend.options()), "rwlock_schema.sql", names);
         this.guardSql = MariaDbSql.render("rwlock_guard.sql", names);
         this.purgeSql = MariaDbSql.render("rwlock_purge.sql", names);
         this.heldSql = MariaDbSql.render("rwlock_held.sql", names);
@@ -63,19 +54,16 @@ final class MariaDbReadWriteStore implements ReadWriteStore {
         return MariaDbLockBackend.derived(o.table(), "_rw");
     }
 
-    /** @return the first-use step of the table (creates it in {@code SchemaMode.CREATE}), e.g. before tests */
-    Mono<Void> migrate() {
-        return grants.migrate();
-    }
-
-    @Override
-    public String name() {
-        return MariaDbErrors.BACKEND;
+    private static Map<String, String> names(MariaDbLockOptions o) {
+        Map<String, String> names = new HashMap<>(MariaDbLockBackend.names(o));
+        names.put("rw_table", MariaDbSql.qualified(o.database(), tableName(o)));
+        names.put("grant_table", names.get("rw_table"));
+        return names;
     }
 
     private record Row(String owner, char mode, long token, long remainingUs) {
         Holder holder() {
-            return new Holder(owner, token, Duration.ofNanos(Math.max(0, remainingUs) * 1000));
+            return new Holder(owner, token, Micros.remaining(remainingUs));
         }
     }
 
@@ -84,18 +72,10 @@ final class MariaDbReadWriteStore implements ReadWriteStore {
                                       Duration leaseTime) {
         return Mono.defer(() -> {
             String n = StoredText.encode(name);
-            long ttl = Statements.micros(leaseTime);
-            grants.asking(name, List.of(owner));
+            long ttl = Micros.of(leaseTime);
             boolean intent = mode == LockMode.WRITE && writerPreferring && waiting;
-            return grants.ready(backend.inTransaction(c -> grant(c, n, owner, mode == LockMode.WRITE, writerPreferring, waiting,
-                            ttl, leaseTime)))
-                    .retryWhen(Retry.max(ROLLED_BACK_RETRIES).filter(MariaDbErrors::rolledBack))
-                    .doOnNext(g -> {
-                        grants.answered(name, List.of(owner), intent || g instanceof PermitGrant.Granted);
-                        if (g instanceof PermitGrant.Granted) {
-                            grants.announce(new LockEvent.Acquired(name, owner, 0));
-                        }
-                    });
+            return grant(name, List.of(owner), intent, c -> grant(c, n, owner, mode == LockMode.WRITE, writerPreferring, waiting,
+                    ttl, leaseTime));
         }).onErrorMap(e -> MariaDbErrors.map(name, "read-write grant", e));
     }
 
@@ -118,7 +98,7 @@ final class MariaDbReadWriteStore implements ReadWriteStore {
                     if (busy) {
                         long wait = rows.stream().filter(r -> r.mode() != 'i' || (!write && !writer))
                                 .mapToLong(Row::remainingUs).min().orElse(0);
-                        PermitGrant.Busy answer = new PermitGrant.Busy(Duration.ofNanos(Math.max(0, wait) * 1000));
+                        PermitGrant.Busy answer = new PermitGrant.Busy(Micros.remaining(wait));
                         return write && writerPreferring && waiting
                                 ? Statements.update(c, intentSql, st -> st.bind(0, n).bind(1, owner).bind(2, ttl)).thenReturn(answer)
                                 : Mono.just(answer);
@@ -133,16 +113,6 @@ final class MariaDbReadWriteStore implements ReadWriteStore {
         return Statements.rows(c, heldSql, st -> st.bind(0, n), (row, md) -> new Row(Statements.text(row, "owner"),
                 String.valueOf(row.get("mode", String.class)).charAt(0), Statements.number(row, "token"),
                 Statements.number(row, "remaining_us")));
-    }
-
-    @Override
-    public Mono<List<RenewOutcome>> renew(List<RenewRequest> batch) {
-        return grants.renew(batch);
-    }
-
-    @Override
-    public Mono<Boolean> release(String name, String owner) {
-        return grants.release(name, owner);
     }
 
     @Override
@@ -165,24 +135,4 @@ final class MariaDbReadWriteStore implements ReadWriteStore {
                 .onErrorMap(e -> MariaDbErrors.map(name, "read-write read", e));
     }
 
-    /** A revocation request: a row the holder's poller reads (kept 10 seconds). */
-    @Override
-    public Mono<Void> revoke(String name, String owner, String reason) {
-        return grants.revoke(name, owner, reason);
-    }
-
-    @Override
-    public Flux<LockEvent> events(String name) {
-        return grants.events(name);
-    }
-
-    @Override
-    public Mono<Void> close() {
-        return Mono.defer(grants::close);
-    }
-
-    @Override
-    public String toString() {
-        return "MariaDbReadWriteStore{" + grants.table() + "}";
-    }
 }

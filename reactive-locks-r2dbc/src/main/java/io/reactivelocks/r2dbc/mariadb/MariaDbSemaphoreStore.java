@@ -1,10 +1,8 @@
 package io.reactivelocks.r2dbc.mariadb;
 
 import io.r2dbc.spi.Connection;
+import io.reactivelocks.r2dbc.internal.Micros;
 import io.reactivelocks.spi.Holder;
-import io.reactivelocks.spi.LockEvent;
-import io.reactivelocks.spi.RenewOutcome;
-import io.reactivelocks.spi.RenewRequest;
 import io.reactivelocks.spi.semaphore.PermitGrant;
 import io.reactivelocks.spi.semaphore.SemaphoreStore;
 import java.time.Duration;
@@ -15,7 +13,6 @@ import java.util.Map;
 import java.util.Objects;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import reactor.util.retry.Retry;
 
 /**
  * Semaphores on MariaDB: a table of permits {@code (name, owner, token, expires_at)} beside the lock
@@ -26,12 +23,8 @@ import reactor.util.retry.Retry;
  * waited for, and at once by releases through this store. Uses the pool of its
  * {@link MariaDbLockBackend}, which it does not close.
  */
-final class MariaDbSemaphoreStore implements SemaphoreStore {
+final class MariaDbSemaphoreStore extends MariaDbGrantStore implements SemaphoreStore {
 
-    private static final int ROLLED_BACK_RETRIES = 3;
-
-    private final MariaDbLockBackend backend;
-    private final GrantTable grants;
     private final String guardSql;
     private final String purgeSql;
     private final String heldSql;
@@ -40,13 +33,11 @@ final class MariaDbSemaphoreStore implements SemaphoreStore {
     private final String holdersSql;
 
     MariaDbSemaphoreStore(MariaDbLockBackend backend) {
-        this.backend = Objects.requireNonNull(backend, "backend");
-        MariaDbLockOptions o = backend.options();
-        String tableName = tableName(o);
-        Map<String, String> names = new HashMap<>(MariaDbLockBackend.names(o));
-        names.put("permit_table", MariaDbSql.qualified(o.database(), tableName));
-        names.put("grant_table", names.get("permit_table"));
-        this.grants = new GrantTable(backend, "semaphore", "s", tableName, "semaphore_schema.sql", names);
+        this(backend, names(Objects.requireNonNull(backend, "backend").options()));
+    }
+
+    private MariaDbSemaphoreStore(MariaDbLockBackend backend, Map<String, String> names) {
+        super(backend, "semaphore", "s", tableName(backend.options()), "semaphore_schema.sql", names);
         this.guardSql = MariaDbSql.render("semaphore_guard.sql", names);
         this.purgeSql = MariaDbSql.render("semaphore_purge.sql", names);
         this.heldSql = MariaDbSql.render("semaphore_held.sql", names);
@@ -60,14 +51,11 @@ final class MariaDbSemaphoreStore implements SemaphoreStore {
         return MariaDbLockBackend.derived(o.table(), "_permits");
     }
 
-    /** @return the first-use step of the table (creates it in {@code SchemaMode.CREATE}), e.g. before tests */
-    Mono<Void> migrate() {
-        return grants.migrate();
-    }
-
-    @Override
-    public String name() {
-        return MariaDbErrors.BACKEND;
+    private static Map<String, String> names(MariaDbLockOptions o) {
+        Map<String, String> names = new HashMap<>(MariaDbLockBackend.names(o));
+        names.put("permit_table", MariaDbSql.qualified(o.database(), tableName(o)));
+        names.put("grant_table", names.get("permit_table"));
+        return names;
     }
 
     private record Held(String owner, long token, long remainingUs) {
@@ -77,16 +65,8 @@ final class MariaDbSemaphoreStore implements SemaphoreStore {
     public Mono<PermitGrant> tryGrant(String name, List<String> owners, int permits, Duration leaseTime) {
         return Mono.defer(() -> {
             String n = StoredText.encode(name);
-            long ttl = Statements.micros(leaseTime);
-            grants.asking(name, owners);
-            return grants.ready(backend.inTransaction(c -> grant(c, n, owners, permits, ttl, leaseTime)))
-                    .retryWhen(Retry.max(ROLLED_BACK_RETRIES).filter(MariaDbErrors::rolledBack))
-                    .doOnNext(g -> {
-                        grants.answered(name, owners, g instanceof PermitGrant.Granted);
-                        if (g instanceof PermitGrant.Granted) {
-                            grants.announce(new LockEvent.Acquired(name, owners.get(0), 0));
-                        }
-                    });
+            long ttl = Micros.of(leaseTime);
+            return grant(name, owners, false, c -> grant(c, n, owners, permits, ttl, leaseTime));
         }).onErrorMap(e -> MariaDbErrors.map(name, "semaphore grant", e));
     }
 
@@ -108,7 +88,7 @@ final class MariaDbSemaphoreStore implements SemaphoreStore {
                     }
                     if (held.size() + owners.size() > permits) {
                         long wait = held.stream().mapToLong(Held::remainingUs).min().orElse(0);
-                        return Mono.just((PermitGrant) new PermitGrant.Busy(Duration.ofNanos(Math.max(0, wait) * 1000)));
+                        return Mono.just((PermitGrant) new PermitGrant.Busy(Micros.remaining(wait)));
                     }
                     List<Long> granted = new ArrayList<>(owners.size());
                     return Flux.fromIterable(owners)
@@ -120,42 +100,12 @@ final class MariaDbSemaphoreStore implements SemaphoreStore {
     }
 
     @Override
-    public Mono<List<RenewOutcome>> renew(List<RenewRequest> batch) {
-        return grants.renew(batch);
-    }
-
-    @Override
-    public Mono<Boolean> release(String name, String owner) {
-        return grants.release(name, owner);
-    }
-
-    @Override
     public Mono<List<Holder>> holders(String name) {
         return Mono.defer(() -> grants.ready(backend.query(holdersSql, st -> st.bind(0, StoredText.encode(name)),
                         (row, md) -> new Holder(Statements.text(row, "owner"), Statements.number(row, "token"),
-                                Duration.ofNanos(Math.max(0, Statements.number(row, "remaining_us")) * 1000)))
+                                Micros.remaining(Statements.number(row, "remaining_us"))))
                 .collectList()))
                 .onErrorMap(e -> MariaDbErrors.map(name, "semaphore read", e));
     }
 
-    /** A revocation request: a row the holder's poller reads (kept 10 seconds). */
-    @Override
-    public Mono<Void> revoke(String name, String owner, String reason) {
-        return grants.revoke(name, owner, reason);
-    }
-
-    @Override
-    public Flux<LockEvent> events(String name) {
-        return grants.events(name);
-    }
-
-    @Override
-    public Mono<Void> close() {
-        return Mono.defer(grants::close);
-    }
-
-    @Override
-    public String toString() {
-        return "MariaDbSemaphoreStore{" + grants.table() + "}";
-    }
 }

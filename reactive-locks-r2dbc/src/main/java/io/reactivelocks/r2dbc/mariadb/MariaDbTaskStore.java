@@ -3,6 +3,7 @@ package io.reactivelocks.r2dbc.mariadb;
 import io.r2dbc.spi.Connection;
 import io.r2dbc.spi.Row;
 import io.reactivelocks.LockNames;
+import io.reactivelocks.r2dbc.internal.Micros;
 import io.reactivelocks.spi.LockEvent;
 import io.reactivelocks.spi.task.Capture;
 import io.reactivelocks.spi.task.CapturedTask;
@@ -139,7 +140,7 @@ final class MariaDbTaskStore implements TaskStore {
     @Override
     public Mono<Capture> capture(String queue, String owner, int limit, Duration claimTime) {
         String q = StoredText.encode(queue);
-        long claimUs = Statements.micros(claimTime);
+        long claimUs = Micros.of(claimTime);
         return work(queue, "task capture", backend.inTransaction(c -> Statements.rows(c, sql.get("task_pick"),
                         st -> st.bind(0, q).bind(1, limit), (row, md) -> Statements.bytes(row, "task_id"))
                 .collectList()
@@ -165,7 +166,7 @@ final class MariaDbTaskStore implements TaskStore {
     @Override
     public Mono<List<Boolean>> renew(String queue, List<ClaimRef> claims, Duration claimTime) {
         String q = StoredText.encode(queue);
-        long claimUs = Statements.micros(claimTime);
+        long claimUs = Micros.of(claimTime);
         return work(queue, "claim renewal", onConnection(c -> Flux.fromIterable(claims)
                 .concatMap(r -> Statements.update(c, sql.get("task_renew"), st -> st.bind(0, claimUs).bind(1, claimUs)
                         .bind(2, q).bind(3, StoredText.encode(r.taskId())).bind(4, r.owner()).bind(5, r.token())).map(n -> n > 0))
@@ -256,7 +257,7 @@ final class MariaDbTaskStore implements TaskStore {
         return work(queue, "task claims", onConnection(c -> Statements.rows(c, sql.get("task_claims"),
                 st -> st.bind(0, StoredText.encode(queue)), (row, md) -> new HeldClaim(Statements.text(row, "task_id"),
                         Statements.text(row, "claim_owner"), Statements.number(row, "claim_token"),
-                        Duration.ofNanos(Math.max(0, Statements.number(row, "remaining_us")) * 1000))).collectList()))
+                        Micros.remaining(Statements.number(row, "remaining_us")))).collectList()))
                 .flatMapMany(Flux::fromIterable);
     }
 

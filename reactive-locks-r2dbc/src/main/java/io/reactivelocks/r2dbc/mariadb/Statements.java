@@ -5,8 +5,6 @@ import io.r2dbc.spi.Row;
 import io.r2dbc.spi.RowMetadata;
 import io.r2dbc.spi.Statement;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
-import java.util.concurrent.TimeUnit;
 import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
@@ -42,10 +40,6 @@ final class Statements {
             binder.accept(st);
             return Flux.from(st.execute()).concatMap(r -> r.getRowsUpdated());
         }).reduce(0L, Long::sum);
-    }
-
-    static long micros(Duration d) {
-        return Math.max(1, TimeUnit.MICROSECONDS.convert(d));
     }
 
     static void bindText(Statement st, int index, @Nullable String value) {

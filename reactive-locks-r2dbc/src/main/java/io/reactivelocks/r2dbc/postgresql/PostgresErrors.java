@@ -1,17 +1,11 @@
 package io.reactivelocks.r2dbc.postgresql;
 
 import io.netty.handler.codec.DecoderException;
-import io.r2dbc.spi.R2dbcBadGrammarException;
-import io.r2dbc.spi.R2dbcDataIntegrityViolationException;
 import io.r2dbc.spi.R2dbcException;
-import io.r2dbc.spi.R2dbcNonTransientResourceException;
-import io.r2dbc.spi.R2dbcPermissionDeniedException;
-import io.r2dbc.spi.R2dbcTransientException;
 import io.reactivelocks.LockBackendException;
 import io.reactivelocks.LockException;
+import io.reactivelocks.r2dbc.internal.DriverErrors;
 import io.reactivelocks.spi.BackendErrors;
-import java.io.IOException;
-import java.util.concurrent.TimeoutException;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -87,12 +81,10 @@ final class PostgresErrors {
             if (t instanceof LockBackendException be) {
                 return be.isTransient();
             }
-            if (t instanceof R2dbcBadGrammarException || t instanceof R2dbcPermissionDeniedException
-                    || t instanceof R2dbcDataIntegrityViolationException) {
+            if (DriverErrors.permanentType(t)) {
                 return false;
             }
-            if (t instanceof R2dbcTransientException || t instanceof R2dbcNonTransientResourceException
-                    || t instanceof IOException || t instanceof TimeoutException) {
+            if (DriverErrors.transientType(t)) {
                 return true;
             }
         }
@@ -133,13 +125,6 @@ final class PostgresErrors {
 
     /** @return the SQLSTATE in brackets, when there is one, then the error's message and its cause's */
     private static String describe(Throwable error) {
-        String state = sqlState(error);
-        String m = error.getMessage();
-        String text = m == null || m.isBlank() ? error.getClass().getName() : m;
-        Throwable cause = error.getCause();
-        if (cause != null && cause != error && cause.getMessage() != null && !text.contains(cause.getMessage())) {
-            text += " (" + cause.getClass().getSimpleName() + ": " + cause.getMessage() + ")";
-        }
-        return (state == null ? "" : "[" + state + "] ") + text;
+        return DriverErrors.describe(error, sqlState(error));
     }
 }

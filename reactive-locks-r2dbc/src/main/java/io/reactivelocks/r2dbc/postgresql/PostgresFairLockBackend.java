@@ -1,23 +1,19 @@
 package io.reactivelocks.r2dbc.postgresql;
 
+import io.reactivelocks.r2dbc.internal.FairLockBackend;
+import io.reactivelocks.r2dbc.internal.Micros;
 import io.reactivelocks.spi.Attempt;
 import io.reactivelocks.spi.GrantRequest;
-import io.reactivelocks.spi.HeldLock;
 import io.reactivelocks.spi.Holder;
 import io.reactivelocks.spi.LockBackend;
-import io.reactivelocks.spi.LockEvent;
-import io.reactivelocks.spi.RenewOutcome;
-import io.reactivelocks.spi.RenewRequest;
 import io.reactivelocks.spi.WaiterLine;
 import java.time.Duration;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import reactor.core.scheduler.Scheduler;
 
 /**
  * A queueing {@link LockBackend} on PostgreSQL: a fair (FIFO) lock. The held lock is a row of the
@@ -37,31 +33,28 @@ import reactor.core.scheduler.Scheduler;
  * joins the line and is busy while anyone waits. A release deletes the owner's lock row or place
  * in line and notifies, so that a cancelled waiter leaves at once.
  */
-final class PostgresFairLockBackend implements LockBackend {
+final class PostgresFairLockBackend extends FairLockBackend {
 
     private final PostgresLockBackend mutex;
     private final boolean owned;
     private final ConceptSchema schema;
     private final String grantSql;
     private final String releaseSql;
-    private final Scheduler timers;
-    private final WaiterLine line;
 
     /**
      * @param mutex whose pool, listener, lock table and sequence to use
      * @param owned whether {@link #close()} closes {@code mutex}
      */
     PostgresFairLockBackend(PostgresLockBackend mutex, boolean owned) {
-        this.mutex = Objects.requireNonNull(mutex, "backend");
+        super(Objects.requireNonNull(mutex, "backend"), mutex::events, mutex.options().scheduler());
+        this.mutex = mutex;
         this.owned = owned;
         PostgresLockOptions o = mutex.options();
-        this.timers = o.scheduler(); // the backend's timer scheduler (PostgresLockOptions.Builder#scheduler)
         Map<String, String> names = names(o);
         this.schema = new ConceptSchema(mutex, "fair lock", names.get("waiter_table"), names.get("grant_fn"),
                 SqlScripts.render("fair_schema.sql", names, true), SqlScripts.render("fair_check.sql", names, false));
         this.grantSql = SqlScripts.render("fair_grant.sql", names, false);
         this.releaseSql = SqlScripts.render("fair_release.sql", names, false);
-        this.line = new WaiterLine(this::ask, mutex::events, this::release, timers);
     }
 
     /**
@@ -102,24 +95,16 @@ final class PostgresFairLockBackend implements LockBackend {
         return "postgresql";
     }
 
-    /**
-     * One grant attempt; a waiting request that is not granted answers {@link Attempt.Queued}.
-     * Answered after the statement committed. Errors with a {@link io.reactivelocks.LockBackendException}.
-     */
+    /** One grant statement, answered after it committed. */
     @Override
-    public Mono<Attempt> tryGrant(GrantRequest request) {
-        Objects.requireNonNull(request, "request");
-        return line.tryGrant(request);
-    }
-
-    private Mono<Object> ask(GrantRequest request) {
+    protected Mono<Object> ask(GrantRequest request) {
         return Mono.defer(() -> {
             String name = TextEscapes.encode(request.name());
             String owner = TextEscapes.encode(request.owner());
             long sentAt = request.clock().nanoTime();
             Flux<Object> rows = mutex.query(grantSql, st -> st.bind(0, name).bind(1, owner)
-                            .bind(2, PostgresLockBackend.micros(request.leaseTime())).bind(3, request.queue())
-                            .bind(4, PostgresLockBackend.micros(WaiterLine.waiterDeadline(request.leaseTime())))
+                            .bind(2, Micros.of(request.leaseTime())).bind(3, request.queue())
+                            .bind(4, Micros.of(WaiterLine.waiterDeadline(request.leaseTime())))
                             .bind(5, PostgresLockBackend.storedPayload(request.payload()))
                             .bind(6, mutex.options().channel()).bind(7, NotificationPayload.suffix(owner, name)),
                     (row, md) -> toAnswer(row.get("r_kind", Integer.class), row.get("r_token", Long.class),
@@ -147,36 +132,6 @@ final class PostgresFairLockBackend implements LockBackend {
         }).onErrorMap(e -> PostgresErrors.map(name, "release", e));
     }
 
-    /** As the mutex's: the live rows of the waiters table. */
-    @Override
-    public Mono<Integer> waiting(String name) {
-        return mutex.waiting(name);
-    }
-
-    /** As the mutex's: the held lock is a row of the lock table. */
-    @Override
-    public Mono<List<RenewOutcome>> renew(List<RenewRequest> batch) {
-        return mutex.renew(batch);
-    }
-
-    /** As the mutex's: the held lock is a row of the lock table. */
-    @Override
-    public Mono<Boolean> updatePayload(HeldLock lock, @Nullable String payload) {
-        return mutex.updatePayload(lock, payload);
-    }
-
-    /** As the mutex's: the holder, never a waiter. */
-    @Override
-    public Mono<Holder> inspect(String name) {
-        return mutex.inspect(name);
-    }
-
-    /** As the mutex's: the name's notifications on the listening connection. */
-    @Override
-    public Flux<LockEvent> events(String name) {
-        return mutex.events(name);
-    }
-
     /** Closes the underlying backend when this one owns it. Idempotent. */
     @Override
     public Mono<Void> close() {
@@ -195,7 +150,7 @@ final class PostgresFairLockBackend implements LockBackend {
         if (owner == null) {
             return Attempt.busy(null); // free, but waiters are in line
         }
-        return Attempt.busy(new Holder(TextEscapes.decode(owner), token, Duration.ofNanos(Math.max(0, remaining) * 1000),
+        return Attempt.busy(new Holder(TextEscapes.decode(owner), token, Micros.remaining(remaining),
                 payload == null ? null : TextEscapes.decode(payload)));
     }
 

@@ -1,16 +1,17 @@
 package io.reactivelocks.r2dbc.postgresql;
 
-import io.r2dbc.pool.ConnectionPool;
-import io.r2dbc.pool.ConnectionPoolConfiguration;
 import io.r2dbc.spi.Connection;
 import io.r2dbc.spi.ConnectionFactory;
 import io.r2dbc.spi.Row;
 import io.r2dbc.spi.RowMetadata;
 import io.r2dbc.spi.Statement;
-import io.r2dbc.spi.Wrapped;
 import io.reactivelocks.Concept;
 import io.reactivelocks.LockBackendException;
 import io.reactivelocks.r2dbc.SchemaMode;
+import io.reactivelocks.r2dbc.internal.BackendPool;
+import io.reactivelocks.r2dbc.internal.Micros;
+import io.reactivelocks.r2dbc.internal.OutstandingRows;
+import io.reactivelocks.r2dbc.internal.StoredForm;
 import io.reactivelocks.spi.Attempt;
 import io.reactivelocks.spi.GrantRequest;
 import io.reactivelocks.spi.HeldLock;
@@ -28,7 +29,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiFunction;
 import java.util.function.Consumer;
@@ -75,15 +75,13 @@ public final class PostgresLockBackend implements LockBackend {
     private static final Duration CLOSE_POOL_TIMEOUT = Duration.ofSeconds(1);
 
     private final ConnectionFactory connections;
-    private final ConnectionPool ownedPool;
+    private final BackendPool backendPool;
     private final PostgresLockOptions options;
     private final NotificationListener listener;
     private final Mono<Void> schemaReady;
     private final Mono<Void> close;
-    private final Set<StoredKey> outstanding = ConcurrentHashMap.newKeySet();
-    // grants that got no answer (timed out, cancelled, failed): they may still commit later, so a
-    // release that found nothing does not strike them from `outstanding`; only as many as timeouts
-    private final Set<StoredKey> unsettled = ConcurrentHashMap.newKeySet();
+    /** Lock rows this backend's owners may have left, in stored form: deleted owner-checked on close. */
+    private final OutstandingRows outstanding = new OutstandingRows();
 
     final String acquireSql;
     final String releaseSql;
@@ -108,25 +106,8 @@ public final class PostgresLockBackend implements LockBackend {
 
     private PostgresLockBackend(ConnectionFactory factory, PostgresLockOptions options) {
         this.options = Objects.requireNonNull(options, "options");
-        Objects.requireNonNull(factory, "factory");
-        if (isPool(factory)) {
-            this.connections = factory;
-            this.ownedPool = null;
-        } else {
-            this.ownedPool = new ConnectionPool(ConnectionPoolConfiguration.builder(factory)
-                    .name("reactive-locks")
-                    .initialSize(0)
-                    .minIdle(0)
-                    .maxSize(options.poolMaxSize())
-                    // an idle connection found dead when handed out (the server restarted meanwhile)
-                    // fails validation before any statement was sent on it: take the next, or a
-                    // new one, at once — all idle ones may be dead, hence one retry per pooled connection
-                    .acquireRetry(options.poolMaxSize())
-                    .maxIdleTime(Duration.ofMinutes(5))
-                    .maxCreateConnectionTime(options.connectTimeout())
-                    .build());
-            this.connections = ownedPool;
-        }
+        this.backendPool = BackendPool.of(factory, "reactive-locks", options.poolMaxSize(), options.connectTimeout());
+        this.connections = backendPool.connections();
         Map<String, String> names = names(options);
         this.acquireSql = SqlScripts.render("acquire.sql", names, false);
         this.releaseSql = SqlScripts.render("release.sql", names, false);
@@ -154,7 +135,7 @@ public final class PostgresLockBackend implements LockBackend {
         this.schemaReady = Mono.defer(() -> firstUse("lock", lockSchema, ensureSchema()))
                 .cache(v -> FOREVER, e -> Duration.ZERO, () -> FOREVER);
         ConnectionFactory listenerFactory = options.listenerConnectionFactory() != null
-                ? options.listenerConnectionFactory() : unpooled(factory);
+                ? options.listenerConnectionFactory() : BackendPool.unpooled(factory);
         this.listener = new NotificationListener(listenerFactory, options, listenerId,
                 SqlScripts.render("watch.sql", names, false), SqlScripts.render("unwatch.sql", names, false), schemaReady);
         this.close = Mono.defer(this::doClose).cache();
@@ -261,10 +242,8 @@ public final class PostgresLockBackend implements LockBackend {
         return Mono.defer(() -> {
             String name = TextEscapes.encode(request.name());
             String owner = TextEscapes.encode(request.owner());
-            long ttlUs = micros(request.leaseTime());
-            StoredKey key = new StoredKey(name, owner);
-            outstanding.add(key); // a row of this owner may exist from now on, whatever we hear back
-            unsettled.add(key);   // until an answer arrives: a grant cut off by a timeout may still commit
+            long ttlUs = Micros.of(request.leaseTime());
+            outstanding.asking(name, owner);
             return firstOfAll(withSchema(query(acquireSql, st -> st
                             .bind(0, name).bind(1, owner).bind(2, ttlUs).bind(3, options.channel())
                             .bind(4, NotificationPayload.suffix(owner, name))
@@ -272,10 +251,8 @@ public final class PostgresLockBackend implements LockBackend {
                     (row, md) -> toAttempt(row, request))))
                     .defaultIfEmpty(Attempt.busy(null)) // the holder committed after our snapshot
                     .doOnNext(a -> {
-                        unsettled.remove(key);
-                        if (a instanceof Attempt.Busy) {
-                            outstanding.remove(key); // busy: this owner has no row (it would have been granted)
-                        }
+                        // busy: this owner has no row (it would have been granted)
+                        outstanding.answered(name, owner, !(a instanceof Attempt.Busy));
                     })
                     .onErrorMap(e -> PostgresErrors.map(request.name(), "acquire", e));
         });
@@ -302,7 +279,7 @@ public final class PostgresLockBackend implements LockBackend {
                 names[i] = TextEscapes.encode(r.lock().name());
                 owners[i] = TextEscapes.encode(r.lock().owner());
                 tokens[i] = r.lock().token();
-                ttls[i] = micros(r.leaseTime());
+                ttls[i] = Micros.of(r.leaseTime());
             }
             return withSchema(query(renewSql, st -> st.bind(0, names).bind(1, owners).bind(2, tokens).bind(3, ttls),
                     (row, md) -> new RenewedKey(row.get("name", String.class), row.get("owner", String.class),
@@ -339,9 +316,7 @@ public final class PostgresLockBackend implements LockBackend {
                     .count() // the whole result: the DELETE is committed when it ends
                     .map(deleted -> deleted > 0)
                     .doOnNext(deleted -> {
-                        if (deleted || !unsettled.contains(new StoredKey(n, o))) {
-                            outstanding.remove(new StoredKey(n, o));
-                        }
+                        outstanding.released(n, o, deleted);
                     })
                     .onErrorMap(e -> PostgresErrors.map(name, "release", e));
         });
@@ -450,22 +425,12 @@ public final class PostgresLockBackend implements LockBackend {
     Flux<NameScan.Named> scanNames(String prefix) {
         Objects.requireNonNull(prefix, "prefix");
         return Flux.defer(() -> {
-            String stored = TextEscapes.encode(scanPrefix(prefix));
+            String stored = TextEscapes.encode(StoredForm.scanPrefix(prefix));
             Concept[] concepts = {Concept.LOCK, Concept.SEMAPHORE, Concept.READ_WRITE_LOCK, Concept.TASK_QUEUE};
             return Flux.range(0, concepts.length).concatMap(i -> query(namesSql[i], st -> st.bind(0, stored),
                             (row, md) -> new NameScan.Named(concepts[i], TextEscapes.decode(row.get("name", String.class))))
                     .onErrorResume(PostgresLockBackend::undefinedTable, e -> Flux.empty()));
         }).onErrorMap(e -> PostgresErrors.map(null, "name scan", e));
-    }
-
-    /**
-     * @param prefix a name prefix
-     * @return the prefix without a trailing high surrogate: alone it is stored escaped, while the
-     *         names it starts keep the pair as it is (the admin compares literally afterwards)
-     */
-    private static String scanPrefix(String prefix) {
-        int n = prefix.length();
-        return n > 0 && Character.isHighSurrogate(prefix.charAt(n - 1)) ? prefix.substring(0, n - 1) : prefix;
     }
 
     /** @return whether {@code e} is SQLSTATE 42P01: the table does not exist (the concept was never used) */
@@ -645,65 +610,27 @@ public final class PostgresLockBackend implements LockBackend {
         }
         Long remainingUs = row.get("remaining_us", Long.class);
         return Attempt.busy(new Holder(TextEscapes.decode(row.get("owner", String.class)), token,
-                Duration.ofNanos(Math.max(0, remainingUs == null ? 0 : remainingUs) * 1000), payloadOf(row)));
+                Micros.remaining(remainingUs == null ? 0 : remainingUs), payloadOf(row)));
     }
 
     private Mono<Void> doClose() {
-        List<StoredKey> left = new ArrayList<>(outstanding);
-        outstanding.clear();
-        unsettled.clear();
+        List<OutstandingRows.Row> left = outstanding.drain();
         Mono<Void> sweep = left.isEmpty() ? Mono.empty() : query(releaseOwnersSql, st -> st
-                        .bind(0, left.stream().map(StoredKey::name).toArray(String[]::new))
-                        .bind(1, left.stream().map(StoredKey::owner).toArray(String[]::new))
+                        .bind(0, left.stream().map(OutstandingRows.Row::name).toArray(String[]::new))
+                        .bind(1, left.stream().map(OutstandingRows.Row::owner).toArray(String[]::new))
                         .bind(2, options.channel()),
                 (row, md) -> row.get("released", Long.class))
                 .then()
                 .timeout(CLOSE_SWEEP_TIMEOUT, options.scheduler())
                 .onErrorResume(e -> Mono.empty());
         // the pool's disposal goes on in the background if it takes longer than we wait for it
-        Mono<Void> pool = ownedPool == null ? Mono.empty() : Mono.defer(() -> {
-            Mono<Void> disposal = ownedPool.close().cache();
-            disposal.subscribe(null, e -> { });
-            return disposal.timeout(CLOSE_POOL_TIMEOUT, options.scheduler()).onErrorResume(e -> Mono.empty());
-        });
+        Mono<Void> pool = backendPool.close(CLOSE_POOL_TIMEOUT, options.scheduler());
         // this client's watcher rows: nobody here waits any more (else they expire by their TTL)
         Mono<Void> unwatch = query(unwatchAllSql, st -> st.bind(0, listenerId), (row, md) -> 1)
                 .then()
                 .timeout(CLOSE_SWEEP_TIMEOUT, options.scheduler())
                 .onErrorResume(e -> Mono.empty());
         return listener.close().then(listener.startedEver() ? unwatch : Mono.empty()).then(sweep).then(pool);
-    }
-
-    static long micros(Duration d) {
-        return Math.max(1, TimeUnit.MICROSECONDS.convert(d));
-    }
-
-    private static boolean isPool(ConnectionFactory factory) {
-        Object f = factory;
-        for (int i = 0; i < 10 && f != null; i++) {
-            if (f instanceof ConnectionPool) {
-                return true;
-            }
-            f = f instanceof Wrapped<?> w ? w.unwrap() : null;
-        }
-        return false;
-    }
-
-    /** The factory under any pool wrappers: the listening connection must not be pooled. */
-    private static ConnectionFactory unpooled(ConnectionFactory factory) {
-        ConnectionFactory f = factory;
-        for (int i = 0; i < 10; i++) {
-            if (f instanceof Wrapped<?> w && w.unwrap() instanceof ConnectionFactory inner && inner != f) {
-                f = inner;
-            } else {
-                break;
-            }
-        }
-        return f;
-    }
-
-    /** A name and an owner in stored form: a row this backend may have created. */
-    private record StoredKey(String name, String owner) {
     }
 
     /** A renewed row, in stored form. */

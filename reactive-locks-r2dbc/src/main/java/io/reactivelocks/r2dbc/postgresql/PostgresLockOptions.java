@@ -2,6 +2,7 @@ package io.reactivelocks.r2dbc.postgresql;
 
 import io.r2dbc.spi.ConnectionFactory;
 import io.reactivelocks.r2dbc.SchemaMode;
+import io.reactivelocks.r2dbc.internal.OptionChecks;
 import java.time.Duration;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
@@ -294,10 +295,7 @@ public final class PostgresLockOptions {
          * @return this builder
          */
         public Builder poolMaxSize(int size) {
-            if (size < 1) {
-                throw new IllegalArgumentException("poolMaxSize must be at least 1, was " + size);
-            }
-            this.poolMaxSize = size;
+            this.poolMaxSize = OptionChecks.poolMaxSize(size);
             return this;
         }
 
@@ -309,7 +307,7 @@ public final class PostgresLockOptions {
          * @return this builder
          */
         public Builder connectTimeout(Duration timeout) {
-            this.connectTimeout = positive(timeout, "connectTimeout");
+            this.connectTimeout = OptionChecks.positive(timeout, "connectTimeout");
             return this;
         }
 
@@ -329,8 +327,8 @@ public final class PostgresLockOptions {
          * @return this builder
          */
         public Builder reconnectBackoff(Duration min, Duration max) {
-            positive(min, "reconnectBackoff.min");
-            positive(max, "reconnectBackoff.max");
+            OptionChecks.positive(min, "reconnectBackoff.min");
+            OptionChecks.positive(max, "reconnectBackoff.max");
             if (max.compareTo(min) < 0) {
                 throw new IllegalArgumentException("reconnectBackoff.max must be at least reconnectBackoff.min");
             }
@@ -345,8 +343,8 @@ public final class PostgresLockOptions {
          * @return this builder
          */
         public Builder healthCheck(Duration interval, Duration timeout) {
-            this.healthCheckInterval = positive(interval, "healthCheck.interval");
-            this.healthCheckTimeout = positive(timeout, "healthCheck.timeout");
+            this.healthCheckInterval = OptionChecks.positive(interval, "healthCheck.interval");
+            this.healthCheckTimeout = OptionChecks.positive(timeout, "healthCheck.timeout");
             return this;
         }
 
@@ -371,14 +369,6 @@ public final class PostgresLockOptions {
                 throw new IllegalArgumentException("taskTable must differ from table and windowTable, was '" + taskTable + "'");
             }
             return new PostgresLockOptions(this);
-        }
-
-        private static Duration positive(Duration d, String name) {
-            Objects.requireNonNull(d, name);
-            if (d.isZero() || d.isNegative()) {
-                throw new IllegalArgumentException(name + " must be positive, was " + d);
-            }
-            return d;
         }
     }
 }

@@ -1,20 +1,16 @@
 package io.reactivelocks.r2dbc.postgresql;
 
+import io.reactivelocks.r2dbc.internal.Micros;
 import io.reactivelocks.rwlock.LockMode;
 import io.reactivelocks.spi.Holder;
-import io.reactivelocks.spi.LockEvent;
-import io.reactivelocks.spi.RenewOutcome;
-import io.reactivelocks.spi.RenewRequest;
 import io.reactivelocks.spi.rwlock.ReadWriteHolders;
 import io.reactivelocks.spi.rwlock.ReadWriteStore;
 import io.reactivelocks.spi.semaphore.PermitGrant;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
@@ -28,13 +24,9 @@ import reactor.core.publisher.Mono;
  * has), so waiters wake without polling. Uses the pool and listening connection of its
  * {@link PostgresLockBackend}, which {@link #close()} closes when the store owns it.
  */
-final class PostgresReadWriteStore implements ReadWriteStore {
+final class PostgresReadWriteStore extends PostgresGrantStore implements ReadWriteStore {
 
-    private final PostgresLockBackend backend;
-    private final boolean ownsBackend;
-    private final ConceptSchema schema;
     private final String grantSql;
-    private final GrantRows grantRows;
     private final String holdersSql;
 
     /**
@@ -42,13 +34,12 @@ final class PostgresReadWriteStore implements ReadWriteStore {
      * @param ownsBackend whether {@link #close()} closes the backend (not when it is shared)
      */
     PostgresReadWriteStore(PostgresLockBackend backend, boolean ownsBackend) {
-        this.backend = Objects.requireNonNull(backend, "backend");
-        this.ownsBackend = ownsBackend;
-        Map<String, String> names = names(backend.options());
-        this.schema = new ConceptSchema(backend, "read-write lock", names.get("rw_table"), names.get("grant_fn"),
-                SqlScripts.render("rwlock_schema.sql", names, true), SqlScripts.render("semaphore_check.sql", names, false));
+        this(backend, ownsBackend, names(Objects.requireNonNull(backend, "backend").options()));
+    }
+
+    private PostgresReadWriteStore(PostgresLockBackend backend, boolean ownsBackend, Map<String, String> names) {
+        super(backend, ownsBackend, "read-write lock", "rw_table", "rwlock_schema.sql", names, PostgresReadWriteStore::key);
         this.grantSql = SqlScripts.render("rwlock_grant.sql", names, false);
-        this.grantRows = new GrantRows(backend, schema, "read-write lock", names, PostgresReadWriteStore::key);
         this.holdersSql = SqlScripts.render("rwlock_holders.sql", names, false);
     }
 
@@ -57,16 +48,8 @@ final class PostgresReadWriteStore implements ReadWriteStore {
      * @return the placeholder values of this store's scripts
      */
     static Map<String, String> names(PostgresLockOptions o) {
-        String tableName = SqlIdentifiers.derived(o.table(), "_rw");
-        Map<String, String> names = new HashMap<>();
-        names.put("schema", SqlIdentifiers.quote(o.schema()));
-        names.put("schema_name", o.schema());
-        names.put("sequence", SqlIdentifiers.qualified(o.schema(), o.sequence()));
-        names.put("rw_table", SqlIdentifiers.qualified(o.schema(), tableName));
+        Map<String, String> names = grantNames(o, "_rw", "rw_table", "rw_pkey");
         names.put("permit_table", names.get("rw_table")); // the semaphore's renew and release statements run on this table
-        names.put("rw_pkey", SqlIdentifiers.quote(SqlIdentifiers.derived(tableName, "_pkey")));
-        names.put("grant_fn", SqlIdentifiers.qualified(o.schema(), SqlIdentifiers.derived(tableName, "_grant")));
-        PostgresLockBackend.watcherNames(o, names);
         return names;
     }
 
@@ -75,23 +58,9 @@ final class PostgresReadWriteStore implements ReadWriteStore {
         return schema.table();
     }
 
-    /**
-     * Creates the grants table and the grant function if missing; idempotent.
-     *
-     * @return a {@code Mono} that completes when they exist
-     */
-    Mono<Void> migrate() {
-        return schema.migrate();
-    }
-
     /** The listener's dispatch key of a read-write lock: {@code \w} and the stored name (no lock name starts so). */
     private static String key(String storedName) {
         return "\\w" + storedName;
-    }
-
-    @Override
-    public String name() {
-        return "postgresql";
     }
 
     private record GrantRow(boolean granted, long token, long waitUs) {
@@ -111,17 +80,7 @@ final class PostgresReadWriteStore implements ReadWriteStore {
         })).onErrorMap(e -> PostgresErrors.map(name, "read-write lock grant", e))
                 .switchIfEmpty(Mono.error(() -> new IllegalStateException("grant of read-write lock '" + name + "' returned no row")))
                 .map(r -> r.granted() ? new PermitGrant.Granted(List.of(r.token()), leaseTime)
-                        : new PermitGrant.Busy(Duration.ofNanos(Math.max(0, r.waitUs()) * 1000)));
-    }
-
-    @Override
-    public Mono<List<RenewOutcome>> renew(List<RenewRequest> batch) {
-        return grantRows.renew(batch);
-    }
-
-    @Override
-    public Mono<Boolean> release(String name, String owner) {
-        return grantRows.release(name, owner);
+                        : new PermitGrant.Busy(Micros.remaining(r.waitUs())));
     }
 
     private record Row(String owner, String mode, long token, long remainingUs) {
@@ -139,7 +98,7 @@ final class PostgresReadWriteStore implements ReadWriteStore {
                     List<Holder> waiting = new ArrayList<>();
                     Holder writer = null;
                     for (Row r : rows) {
-                        Holder h = new Holder(r.owner(), r.token(), Duration.ofNanos(Math.max(0, r.remainingUs()) * 1000));
+                        Holder h = new Holder(r.owner(), r.token(), Micros.remaining(r.remainingUs()));
                         switch (r.mode()) {
                             case "w" -> writer = h;
                             case "i" -> waiting.add(h);
@@ -150,24 +109,4 @@ final class PostgresReadWriteStore implements ReadWriteStore {
                 });
     }
 
-    /** A revocation request: a {@code NOTIFY} under the name's key, as its releases. */
-    @Override
-    public Mono<Void> revoke(String name, String owner, String reason) {
-        return backend.notifyRevocation(name, key(TextEscapes.encode(name)), owner, reason);
-    }
-
-    @Override
-    public Flux<LockEvent> events(String name) {
-        return backend.semaphoreEvents(name, key(TextEscapes.encode(name)));
-    }
-
-    @Override
-    public Mono<Void> close() {
-        return ownsBackend ? backend.close() : Mono.empty();
-    }
-
-    @Override
-    public String toString() {
-        return "PostgresReadWriteStore{" + schema.table() + "}";
-    }
 }

@@ -1,9 +1,7 @@
 package io.reactivelocks.r2dbc.postgresql;
 
+import io.reactivelocks.r2dbc.internal.Micros;
 import io.reactivelocks.spi.Holder;
-import io.reactivelocks.spi.LockEvent;
-import io.reactivelocks.spi.RenewOutcome;
-import io.reactivelocks.spi.RenewRequest;
 import io.reactivelocks.spi.semaphore.PermitGrant;
 import io.reactivelocks.spi.semaphore.SemaphoreStore;
 import java.time.Duration;
@@ -12,7 +10,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
@@ -25,13 +22,9 @@ import reactor.core.publisher.Mono;
  * polling. Uses the pool and listening connection of its {@link PostgresLockBackend}, which
  * {@link #close()} closes when the store owns it.
  */
-final class PostgresSemaphoreStore implements SemaphoreStore {
+final class PostgresSemaphoreStore extends PostgresGrantStore implements SemaphoreStore {
 
-    private final PostgresLockBackend backend;
-    private final boolean ownsBackend;
-    private final ConceptSchema schema;
     private final String grantSql;
-    private final GrantRows grantRows;
     private final String holdersSql;
 
     /**
@@ -39,13 +32,12 @@ final class PostgresSemaphoreStore implements SemaphoreStore {
      * @param ownsBackend whether {@link #close()} closes the backend (not when it is shared)
      */
     PostgresSemaphoreStore(PostgresLockBackend backend, boolean ownsBackend) {
-        this.backend = Objects.requireNonNull(backend, "backend");
-        this.ownsBackend = ownsBackend;
-        Map<String, String> names = names(backend.options());
-        this.schema = new ConceptSchema(backend, "semaphore", names.get("permit_table"), names.get("grant_fn"),
-                SqlScripts.render("semaphore_schema.sql", names, true), SqlScripts.render("semaphore_check.sql", names, false));
+        this(backend, ownsBackend, names(Objects.requireNonNull(backend, "backend").options()));
+    }
+
+    private PostgresSemaphoreStore(PostgresLockBackend backend, boolean ownsBackend, Map<String, String> names) {
+        super(backend, ownsBackend, "semaphore", "permit_table", "semaphore_schema.sql", names, PostgresSemaphoreStore::key);
         this.grantSql = SqlScripts.render("semaphore_grant.sql", names, false);
-        this.grantRows = new GrantRows(backend, schema, "semaphore", names, PostgresSemaphoreStore::key);
         this.holdersSql = SqlScripts.render("semaphore_holders.sql", names, false);
     }
 
@@ -54,16 +46,7 @@ final class PostgresSemaphoreStore implements SemaphoreStore {
      * @return the placeholder values of this store's scripts
      */
     static Map<String, String> names(PostgresLockOptions o) {
-        String tableName = SqlIdentifiers.derived(o.table(), "_permits");
-        Map<String, String> names = new HashMap<>();
-        names.put("schema", SqlIdentifiers.quote(o.schema()));
-        names.put("schema_name", o.schema());
-        names.put("sequence", SqlIdentifiers.qualified(o.schema(), o.sequence()));
-        names.put("permit_table", SqlIdentifiers.qualified(o.schema(), tableName));
-        names.put("permit_pkey", SqlIdentifiers.quote(SqlIdentifiers.derived(tableName, "_pkey")));
-        names.put("grant_fn", SqlIdentifiers.qualified(o.schema(), SqlIdentifiers.derived(tableName, "_grant")));
-        PostgresLockBackend.watcherNames(o, names);
-        return names;
+        return grantNames(o, "_permits", "permit_table", "permit_pkey");
     }
 
     /** @return the permits table, qualified and quoted (for tests) */
@@ -71,27 +54,9 @@ final class PostgresSemaphoreStore implements SemaphoreStore {
         return schema.table();
     }
 
-    /**
-     * Creates the permits table and the grant function if missing; idempotent.
-     *
-     * @return a {@code Mono} that completes when they exist
-     */
-    Mono<Void> migrate() {
-        return schema.migrate();
-    }
-
-    private <T> Mono<T> ready(Mono<T> work) {
-        return schema.ready(work);
-    }
-
     /** The listener's dispatch key of a semaphore: {@code \s} and the stored name (no lock name starts so). */
     private static String key(String storedName) {
         return "\\s" + storedName;
-    }
-
-    @Override
-    public String name() {
-        return "postgresql";
     }
 
     private record GrantRow(boolean granted, String owner, long token, long waitUs) {
@@ -99,7 +64,7 @@ final class PostgresSemaphoreStore implements SemaphoreStore {
 
     @Override
     public Mono<PermitGrant> tryGrant(String name, List<String> owners, int permits, Duration leaseTime) {
-        return ready(Mono.defer(() -> {
+        return schema.ready(Mono.defer(() -> {
             String stored = TextEscapes.encode(name);
             String[] storedOwners = owners.stream().map(TextEscapes::encode).toArray(String[]::new);
             long ttlUs = Math.max(1, leaseTime.toNanos() / 1000);
@@ -128,42 +93,12 @@ final class PostgresSemaphoreStore implements SemaphoreStore {
     }
 
     @Override
-    public Mono<List<RenewOutcome>> renew(List<RenewRequest> batch) {
-        return grantRows.renew(batch);
-    }
-
-    @Override
-    public Mono<Boolean> release(String name, String owner) {
-        return grantRows.release(name, owner);
-    }
-
-    @Override
     public Mono<List<Holder>> holders(String name) {
-        return ready(Mono.defer(() -> backend.query(holdersSql, st -> st.bind(0, TextEscapes.encode(name)),
+        return schema.ready(Mono.defer(() -> backend.query(holdersSql, st -> st.bind(0, TextEscapes.encode(name)),
                         (row, md) -> new Holder(TextEscapes.decode(row.get("owner", String.class)), row.get("token", Long.class),
-                                Duration.ofNanos(Math.max(0, row.get("remaining_us", Long.class)) * 1000)))
+                                Micros.remaining(row.get("remaining_us", Long.class))))
                 .collectList()))
                 .onErrorMap(e -> PostgresErrors.map(name, "semaphore read", e));
     }
 
-    /** A revocation request: a {@code NOTIFY} under the name's key, as its releases. */
-    @Override
-    public Mono<Void> revoke(String name, String owner, String reason) {
-        return backend.notifyRevocation(name, key(TextEscapes.encode(name)), owner, reason);
-    }
-
-    @Override
-    public Flux<LockEvent> events(String name) {
-        return backend.semaphoreEvents(name, key(TextEscapes.encode(name)));
-    }
-
-    @Override
-    public Mono<Void> close() {
-        return ownsBackend ? backend.close() : Mono.empty();
-    }
-
-    @Override
-    public String toString() {
-        return "PostgresSemaphoreStore{" + schema.table() + "}";
-    }
 }

@@ -3,6 +3,7 @@ package io.reactivelocks.r2dbc.postgresql;
 import io.r2dbc.spi.Row;
 import io.r2dbc.spi.RowMetadata;
 import io.r2dbc.spi.Statement;
+import io.reactivelocks.r2dbc.internal.Micros;
 import io.reactivelocks.spi.LockEvent;
 import io.reactivelocks.spi.task.Capture;
 import io.reactivelocks.spi.task.CapturedTask;
@@ -159,7 +160,7 @@ final class PostgresTaskStore implements TaskStore {
     @Override
     public Mono<Capture> capture(String queue, String owner, int limit, Duration claimTime) {
         String storedQueue = TextEscapes.encode(queue);
-        long claimUs = PostgresLockBackend.micros(claimTime);
+        long claimUs = Micros.of(claimTime);
         return statement(queue, "task capture", captureSql, st -> st
                         .bind(0, storedQueue).bind(1, limit).bind(2, TextEscapes.encode(owner)).bind(3, claimUs),
                 (row, md) -> {
@@ -199,7 +200,7 @@ final class PostgresTaskStore implements TaskStore {
         }
         return statement(queue, "claim renewal", renewSql, st -> st
                         .bind(0, TextEscapes.encode(queue)).bind(1, ids).bind(2, owners).bind(3, tokens)
-                        .bind(4, PostgresLockBackend.micros(claimTime)),
+                        .bind(4, Micros.of(claimTime)),
                 (row, md) -> row.get("task_id", String.class) + '\u0000' + row.get("claim_token", Long.class), false)
                 .collect(java.util.stream.Collectors.toSet())
                 .map(renewed -> {

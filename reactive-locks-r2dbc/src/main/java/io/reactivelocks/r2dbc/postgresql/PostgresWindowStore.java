@@ -1,5 +1,6 @@
 package io.reactivelocks.r2dbc.postgresql;
 
+import io.reactivelocks.r2dbc.internal.Micros;
 import io.reactivelocks.spi.GrantRequest;
 
 
@@ -40,7 +41,7 @@ final class PostgresWindowStore implements WindowStore {
             return PostgresLockBackend.firstOfAll(backend.withSchema(backend.query(backend.windowClaimSql,
                             st -> st.bind(0, stored).bind(1, periodUs).bind(2, owner),
                             (row, md) -> new WindowGrant(row.get("window_no", Long.class), row.get("token", Long.class),
-                                    Duration.ofNanos(Math.max(0, row.get("remaining_us", Long.class)) * 1000)))))
+                                    Micros.remaining(row.get("remaining_us", Long.class))))))
                     .onErrorMap(e -> PostgresErrors.map(name, "window claim", e));
         });
     }
