@@ -70,11 +70,6 @@ final class PostgresReadWriteStore implements ReadWriteStore {
         return names;
     }
 
-    /** @return the grants table, qualified and quoted (for tests) */
-    String table() {
-        return schema.table();
-    }
-
     /**
      * Creates the grants table and the grant function if missing; idempotent.
      *

@@ -66,11 +66,6 @@ final class PostgresSemaphoreStore implements SemaphoreStore {
         return names;
     }
 
-    /** @return the permits table, qualified and quoted (for tests) */
-    String table() {
-        return schema.table();
-    }
-
     /**
      * Creates the permits table and the grant function if missing; idempotent.
      *
