@@ -63,11 +63,6 @@ final class MariaDbReadWriteStore implements ReadWriteStore {
         return MariaDbLockBackend.derived(o.table(), "_rw");
     }
 
-    /** @return the first-use step of the table (creates it in {@code SchemaMode.CREATE}), e.g. before tests */
-    Mono<Void> migrate() {
-        return grants.migrate();
-    }
-
     @Override
     public String name() {
         return MariaDbErrors.BACKEND;

@@ -60,11 +60,6 @@ final class MariaDbSemaphoreStore implements SemaphoreStore {
         return MariaDbLockBackend.derived(o.table(), "_permits");
     }
 
-    /** @return the first-use step of the table (creates it in {@code SchemaMode.CREATE}), e.g. before tests */
-    Mono<Void> migrate() {
-        return grants.migrate();
-    }
-
     @Override
     public String name() {
         return MariaDbErrors.BACKEND;
