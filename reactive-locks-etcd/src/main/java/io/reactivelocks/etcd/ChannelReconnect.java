@@ -85,23 +85,11 @@ final class ChannelReconnect implements Disposable {
         r.start();
     }
 
-    /** @return the follower {@link #follow(Client, Duration, Scheduler)} started for {@code client}, or null */
-    static @Nullable ChannelReconnect followerOf(Client client) {
-        synchronized (SHARED) {
-            return SHARED.get(client);
-        }
-    }
-
     /** Starts following the channel's state (idempotent; lazily, with the first operation). */
     void start() {
         if (channel != null && started.compareAndSet(false, true)) {
             follow();
         }
-    }
-
-    /** @return whether the channel could be read from the client (else this does nothing) */
-    boolean isActive() {
-        return channel != null;
     }
 
     private void follow() {

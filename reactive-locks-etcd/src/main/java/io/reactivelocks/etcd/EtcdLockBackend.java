@@ -28,7 +28,6 @@ import io.reactivelocks.spi.RenewalMode;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
-import java.util.OptionalLong;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
@@ -128,7 +127,6 @@ public final class EtcdLockBackend implements LockBackend {
     private final EtcdKeys keys;
     private final KV kv;
     private final Watch watch;
-    private final EtcdLockStats stats = new EtcdLockStats();
     private final SessionLeases sessions;
     private final AbandonedTransactions txns;
     private final EtcdLockQueue queue;
@@ -144,10 +142,10 @@ public final class EtcdLockBackend implements LockBackend {
         this.kv = client.getKVClient();
         this.watch = client.getWatchClient();
         LockKeys requests = new LockKeys(kv);
-        this.sessions = new SessionLeases(client.getLeaseClient(), options, stats);
+        this.sessions = new SessionLeases(client.getLeaseClient(), options);
         this.txns = new AbandonedTransactions(keys, requests, options, sessions::isClosed);
         this.heldKeys = new HeldKeyWatch(kv, watch, keys, options);
-        this.queue = new EtcdLockQueue(kv, watch, keys, requests, sessions, txns, stats, options, heldKeys);
+        this.queue = new EtcdLockQueue(kv, watch, keys, requests, sessions, txns, options, heldKeys);
         this.reconnect = new ChannelReconnect(client, options.reconnectInterval(), options.scheduler());
         this.close = Mono.defer(this::doClose).cache();
     }
@@ -381,30 +379,6 @@ public final class EtcdLockBackend implements LockBackend {
                 client.close();
             }
         }).subscribeOn(Schedulers.boundedElastic())).then();
-    }
-
-    // ---------------------------------------------------------------- for tests
-
-    /** @return the live session, granting a lease when there is none (one grant shared by concurrent callers) */
-    Mono<EtcdSession> session() {
-        return sessions.session();
-    }
-
-    /** @return the counts of queue wake-ups and session leases */
-    EtcdLockStats stats() {
-        return stats;
-    }
-
-    /** @return completes when the live session ends (lost or closed); empty at once without one */
-    Mono<Void> sessionEnd() {
-        EtcdSession s = sessions.current();
-        return s == null ? Mono.empty() : s.whenOver();
-    }
-
-    /** @return the id of the live session lease, or empty */
-    OptionalLong sessionLeaseId() {
-        EtcdSession s = sessions.current();
-        return s == null || s.isOver() ? OptionalLong.empty() : OptionalLong.of(s.leaseId);
     }
 
     @Override

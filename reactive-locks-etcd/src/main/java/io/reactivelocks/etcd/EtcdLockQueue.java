@@ -38,21 +38,19 @@ final class EtcdLockQueue {
     private final LockKeys requests;
     private final SessionLeases sessions;
     private final AbandonedTransactions txns;
-    private final EtcdLockStats stats;
     private final EtcdLockOptions options;
     private final HeldKeyWatch heldKeys;
     /** The keys queued owners of this backend watch for deletion, each with what is known of it. */
     private final ConcurrentHashMap<ByteSequence, Predecessor> waitingOn = new ConcurrentHashMap<>();
 
     EtcdLockQueue(KV kv, Watch watch, EtcdKeys keys, LockKeys requests, SessionLeases sessions, AbandonedTransactions txns,
-              EtcdLockStats stats, EtcdLockOptions options, HeldKeyWatch heldKeys) {
+              EtcdLockOptions options, HeldKeyWatch heldKeys) {
         this.kv = kv;
         this.watch = watch;
         this.keys = keys;
         this.requests = requests;
         this.sessions = sessions;
         this.txns = txns;
-        this.stats = stats;
         this.options = options;
         this.heldKeys = heldKeys;
     }
@@ -151,7 +149,6 @@ final class EtcdLockQueue {
                             .flatMap(deleted -> {
                                 if (deleted && wait.first) {
                                     // the only key before ours was deleted: ours is the lowest, no read needed
-                                    stats.grantedOnDeletion();
                                     return granted(request, s, myRev);
                                 }
                                 return awaitTurn(request, s, myRev);
@@ -174,7 +171,6 @@ final class EtcdLockQueue {
             Watch.Watcher w = watch.watch(key, option, Watch.listener(
                     response -> {
                         if (!response.getEvents().isEmpty()) {
-                            stats.predecessorWokeUp();
                             sink.success(true);
                         }
                     },

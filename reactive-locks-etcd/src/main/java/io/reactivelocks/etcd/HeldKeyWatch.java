@@ -97,19 +97,6 @@ final class HeldKeyWatch {
         }
     }
 
-    /**
-     * @param key a key under the prefix
-     * @return whether the watch remembers a deletion of {@code key} (for tests)
-     */
-    synchronized boolean remembersDeletionOf(ByteSequence key) {
-        return deleted.containsKey(key);
-    }
-
-    /** @return whether the shared watch is open (for tests) */
-    synchronized boolean isWatching() {
-        return watcher != null;
-    }
-
     private void register(Held h, long fromRevision) {
         boolean check;
         boolean endNow = false;

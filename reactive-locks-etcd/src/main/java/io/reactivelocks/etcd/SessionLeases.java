@@ -20,7 +20,6 @@ final class SessionLeases {
 
     private final Lease leases;
     private final EtcdLockOptions options;
-    private final EtcdLockStats stats;
     /** The session each granted key is on, by held key ({@link EtcdKeys#heldKey}). */
     private final Map<String, EtcdSession> grantedSessions = new ConcurrentHashMap<>();
     private final Object sessionLock = new Object();
@@ -30,10 +29,9 @@ final class SessionLeases {
     private Mono<EtcdSession> granting;
     private boolean closed;
 
-    SessionLeases(Lease leases, EtcdLockOptions options, EtcdLockStats stats) {
+    SessionLeases(Lease leases, EtcdLockOptions options) {
         this.leases = leases;
         this.options = options;
-        this.stats = stats;
     }
 
     /** @return the live session, granting a lease when there is none (one grant shared by concurrent callers) */
@@ -75,7 +73,6 @@ final class SessionLeases {
                     session = s;
                 }
             }
-            stats.sessionGranted();
             if (revoke) {
                 s.close().subscribe();
             } else {
@@ -108,9 +105,6 @@ final class SessionLeases {
         synchronized (sessionLock) {
             if (session == s) {
                 session = null;
-            }
-            if (!closed) {
-                stats.sessionLost();
             }
         }
         grantedSessions.values().removeIf(x -> x == s);

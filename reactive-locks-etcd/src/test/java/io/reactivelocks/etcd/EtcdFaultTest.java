@@ -125,12 +125,13 @@ class EtcdFaultTest {
             await().atMost(STEP).until(() -> hold.updates().size() >= 2); // granted and renewed once
             waiter = Waiter.of(b, name);
             await().atMost(STEP).until(() -> etcd.keys(range(name)).size() == 2); // b queued behind a
-            long bLost = bBackend.stats().sessionsLost();
+            EtcdCalls bCalls = etcd.callsOf(bBackend);
+            int bLost = bCalls.revoked().size();
             etcd.server.pause();
             await().atMost(STEP).until(() -> hold.ended().get() != 0);
             assertThat(hold.ended().get()).as("the hold stream completed, not errored").isPositive();
             // frozen past the TTL: every session, b's too, is lost on the client side
-            await().atMost(STEP).until(() -> bBackend.stats().sessionsLost() > bLost);
+            await().atMost(STEP).until(() -> bCalls.revoked().size() > bLost); // a lost session revokes its lease
             etcd.server.resume();
             Waiter w = waiter;
             await().atMost(Duration.ofSeconds(20)).until(() -> w.lease().get() != null);
@@ -166,7 +167,7 @@ class EtcdFaultTest {
             // and the client that lost its session takes locks again, on a new session
             Lease again = b.acquire(name).block(Duration.ofSeconds(30));
             assertThat(again.token()).isGreaterThan(next.token());
-            assertThat(bBackend.stats().sessionsGranted()).isGreaterThanOrEqualTo(2);
+            assertThat(etcd.callsOf(bBackend).granted()).as("session leases granted to b").hasSizeGreaterThanOrEqualTo(2);
             again.release().block(STEP);
         } finally {
             hold.subscription().dispose();
@@ -222,14 +223,14 @@ class EtcdFaultTest {
                 holds.add(Hold.of(b, n));
             }
             await().atMost(STEP).until(() -> holds.stream().allMatch(h -> !h.updates().isEmpty()));
-            long lease = bBackend.sessionLeaseId().orElseThrow();
+            long lease = etcd.callsOf(bBackend).liveLease().orElseThrow();
             etcd.checker().getLeaseClient().revoke(lease).get(10, TimeUnit.SECONDS);
             // the next keep-alive hears "lease not found": every hold stream completes
             await().atMost(STEP).until(() -> holds.stream().allMatch(h -> h.ended().get() != 0));
             assertThat(holds).allSatisfy(h -> assertThat(h.ended().get()).isPositive());
             assertThat(etcd.keys()).isEmpty();
             Lease again = b.acquire(names.get(0)).block(STEP);
-            assertThat(bBackend.sessionLeaseId()).isPresent().isNotEqualTo(java.util.OptionalLong.of(lease));
+            assertThat(etcd.callsOf(bBackend).liveLease()).isPresent().isNotEqualTo(java.util.OptionalLong.of(lease));
             assertThat(again.token()).isGreaterThan(holds.get(0).updates().get(0).token());
             again.release().block(STEP);
         } finally {
@@ -263,7 +264,7 @@ class EtcdFaultTest {
         Disposable running = Flux.merge(all).collectList().subscribe(results::set);
         try {
             await().atMost(Duration.ofSeconds(30)).until(() -> etcd.keys(range(name)).size() == waiters + 1);
-            long wakeupsBefore = backends.stream().mapToLong(b -> b.stats().predecessorWakeups()).sum();
+            long wakeupsBefore = backends.stream().mapToLong(b -> etcd.callsOf(b).predecessorWatchEvents()).sum();
             assertThat(wakeupsBefore).isZero();
             first.release().block(STEP);
             await().atMost(Duration.ofSeconds(30)).until(() -> results.get() != null);
@@ -273,7 +274,7 @@ class EtcdFaultTest {
             // each of the 100 handoffs (a → w1 → ... → w100) woke at most one waiter: by one watch event, or by none when
             // the waiter learned it was first otherwise (its predecessor gone before its watch began: its own read says
             // so) — a herd would wake every waiter behind on each handoff, thousands of events
-            long wakeups = backends.stream().mapToLong(b -> b.stats().predecessorWakeups()).sum();
+            long wakeups = backends.stream().mapToLong(b -> etcd.callsOf(b).predecessorWatchEvents()).sum();
             assertThat(wakeups).as("watch events received by waiters").isBetween(waiters - 5L, (long) waiters);
             assertThat(etcd.keys(range(name))).isEmpty();
         } finally {

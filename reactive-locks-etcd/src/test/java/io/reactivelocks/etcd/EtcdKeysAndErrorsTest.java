@@ -2,18 +2,22 @@ package io.reactivelocks.etcd;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import io.etcd.jetcd.common.exception.ErrorCode;
 import io.etcd.jetcd.common.exception.EtcdExceptionFactory;
 import io.grpc.Status;
 import io.reactivelocks.LockBackendException;
+import io.reactivelocks.LockClock;
 import io.reactivelocks.LockOptions;
+import io.reactivelocks.spi.GrantRequest;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.Test;
+import reactor.test.StepVerifier;
 
 /** Key layout, error mapping and option checks, without a server. */
 class EtcdKeysAndErrorsTest {
@@ -116,12 +120,49 @@ class EtcdKeysAndErrorsTest {
     void theReconnectReadsTheChannelOfJetcdsClient() {
         io.etcd.jetcd.Client client = io.etcd.jetcd.Client.builder().endpoints("http://127.0.0.1:2379").build();
         try {
-            assertThat(new ChannelReconnect(client, Duration.ofMillis(500), reactor.core.scheduler.Schedulers.parallel())
-                    .isActive()).as("the gRPC channel of jetcd's client is found").isTrue();
-            assertThat(new ChannelReconnect(client, Duration.ZERO, reactor.core.scheduler.Schedulers.parallel())
-                    .isActive()).as("zero: left to gRPC").isFalse();
+            assertThat(ChannelReconnect.channelOf(client)).as("the gRPC channel of jetcd's client is found").isNotNull();
         } finally {
             client.close();
+        }
+    }
+
+    /**
+     * The backend follows its client's channel from its first operation: when the channel fails it
+     * arms one reconnect timer of the interval (counted, never run, by a {@link HoldingScheduler});
+     * with a zero interval it leaves reconnecting to gRPC and arms none.
+     */
+    @Test
+    void theBackendArmsAReconnectTimerWhenTheChannelFailsUnlessTheIntervalIsZero() {
+        Duration interval = Duration.ofMillis(777);
+        assertThat(reconnectTimersAfterAFailedAcquire(interval, interval)).as("timers of the interval").isEqualTo(1);
+        assertThat(reconnectTimersAfterAFailedAcquire(Duration.ZERO, Duration.ZERO)).as("zero: left to gRPC").isZero();
+    }
+
+    /** @return the timers of delay {@code held} armed within a while after an acquire failed (nothing listens on its port) */
+    private static int reconnectTimersAfterAFailedAcquire(Duration interval, Duration held) {
+        io.etcd.jetcd.Client client = EtcdTestSupport.client("127.0.0.1", 9);
+        HoldingScheduler timers = new HoldingScheduler(held);
+        EtcdLockBackend backend = EtcdLockBackend.create(client, EtcdLockOptions.builder().reconnectInterval(interval)
+                .requestTimeout(Duration.ofSeconds(1)).scheduler(timers).build());
+        try {
+            StepVerifier.create(backend.tryGrant(new GrantRequest("n", "owner", Duration.ofSeconds(2), false, LockClock.system())))
+                    .expectError()
+                    .verify(Duration.ofSeconds(10));
+            if (!interval.isZero()) {
+                await().atMost(Duration.ofSeconds(10)).until(() -> timers.held() >= 1);
+            }
+            int[] seen = new int[1];
+            await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(10)).until(() -> {
+                int now = timers.held();
+                boolean same = now == seen[0];
+                seen[0] = now;
+                return same;
+            });
+            return timers.held();
+        } finally {
+            backend.close().block(Duration.ofSeconds(10));
+            client.close();
+            timers.dispose();
         }
     }
 }

@@ -85,7 +85,7 @@ class EtcdLockBackendTest {
         assertThat(etcd.keys()).containsExactly(key);
         KeyValue kv = get(key);
         assertThat(kv.getValue().toString(StandardCharsets.UTF_8)).isEqualTo(lease.owner());
-        assertThat(kv.getLease()).isEqualTo(backend.sessionLeaseId().orElseThrow());
+        assertThat(kv.getLease()).as("the session lease granted to the backend").isEqualTo(etcd.callsOf(backend).liveLease().orElseThrow());
         assertThat(kv.getCreateRevision()).isEqualTo(lease.token());
         lease.release().block(STEP);
         assertThat(etcd.keys()).isEmpty();
@@ -99,11 +99,11 @@ class EtcdLockBackendTest {
         for (int i = 0; i < 20; i++) {
             leases.add(locks.acquire(name("shared")).block(STEP));
         }
-        long session = backend.sessionLeaseId().orElseThrow();
+        List<Long> granted = etcd.callsOf(backend).granted();
+        assertThat(granted).as("session leases granted to the backend").hasSize(1);
         for (String k : etcd.keys()) {
-            assertThat(get(k).getLease()).as("lease of %s", k).isEqualTo(session);
+            assertThat(get(k).getLease()).as("lease of %s", k).isEqualTo(granted.get(0));
         }
-        assertThat(backend.stats().sessionsGranted()).isEqualTo(1);
         for (Lease l : leases) {
             l.release().block(STEP);
         }
@@ -169,13 +169,15 @@ class EtcdLockBackendTest {
         Disposable successor = locks.acquire(name).subscribe(last::set);
         await().atMost(STEP).until(() -> etcd.keys(range).size() == 3);
         try {
+            EtcdCalls calls = etcd.callsOf(backend);
+            assertThat(calls.predecessorWatchEvents()).isZero();
             middle.dispose(); // its key goes: only the last waiter, which watched it, is woken
-            await().atMost(STEP).until(() -> backend.stats().predecessorWakeups() == 1);
+            await().atMost(STEP).until(() -> calls.predecessorWatchEvents() == 1);
             await().atMost(STEP).until(() -> etcd.keys(range).size() == 2);
             assertThat(last.get()).as("still waiting for the holder").isNull();
             holder.release().block(STEP);
             await().atMost(STEP).until(() -> last.get() != null);
-            assertThat(backend.stats().predecessorWakeups()).isEqualTo(2);
+            assertThat(calls.predecessorWatchEvents()).isEqualTo(2);
             assertThat(last.get().token()).isGreaterThan(holder.token());
             last.get().release().block(STEP);
         } finally {
@@ -244,7 +246,8 @@ class EtcdLockBackendTest {
             await().atMost(Duration.ofSeconds(1)).until(() -> ended.get() != 0);
             assertThat(ended.get()).as("completed, not errored").isPositive();
             assertThat(updates.get(0).isValid()).isFalse();
-            assertThat(backend.stats().sessionsLost()).isZero();
+            assertThat(etcd.callsOf(backend).revoked()).as("session leases revoked (a lost session revokes its lease)").isEmpty();
+            assertThat(etcd.callsOf(backend).granted()).as("session leases granted").hasSize(1);
             assertThat(other.isValid()).as("the other lock of the session").isTrue();
         } finally {
             hold.dispose();

@@ -2,7 +2,6 @@ package io.reactivelocks.etcd;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.etcd.jetcd.Client;
 import io.etcd.jetcd.Lease;
 import io.etcd.jetcd.lease.LeaseGrantResponse;
 import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
@@ -14,7 +13,6 @@ import io.grpc.stub.StreamObserver;
 import io.reactivelocks.LockBackendException;
 import io.reactivelocks.LockClientClosedException;
 import io.reactivelocks.LockClock;
-import java.lang.reflect.Proxy;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -36,7 +34,8 @@ class EtcdSessionGrantTest {
     private static final Duration TTL = Duration.ofSeconds(2);
     private final VirtualTimeScheduler vts = VirtualTimeScheduler.create();
     private final ScriptedGrants lease = new ScriptedGrants();
-    private final EtcdLockBackend backend = EtcdLockBackend.create(clientWith(lease), EtcdLockOptions.builder()
+    /** The backend's session leases (what {@link EtcdLockBackend} grants its sessions through) on the scripted lease client. */
+    private final SessionLeases sessions = new SessionLeases(lease, EtcdLockOptions.builder()
             .sessionTtl(TTL).requestTimeout(Duration.ofSeconds(10)).scheduler(vts).clock(LockClock.of(vts)).build());
 
     @AfterEach
@@ -47,17 +46,18 @@ class EtcdSessionGrantTest {
     @Test
     void aGrantAnsweredAfterItsTtlIsATransientFailureAndTheNextAttemptGrantsANewLease() {
         List<Throwable> errors = new ArrayList<>();
-        backend.session().subscribe(s -> { }, errors::add);
+        sessions.session().subscribe(s -> { }, errors::add);
         vts.advanceTimeBy(Duration.ofMillis(2500)); // the answer comes a whole TTL after the request was sent
         lease.answer(1, TTL);
         assertThat(errors).singleElement().isInstanceOfSatisfying(LockBackendException.class, e -> {
             assertThat(e.isTransient()).isTrue();
             assertThat(e.getMessage()).contains("over at once");
         });
-        assertThat(backend.sessionLeaseId()).isEmpty();
+        EtcdSession none = sessions.current();
+        assertThat(none == null || none.isOver()).as("no live session after a grant over at once").isTrue();
 
         List<EtcdSession> granted = new ArrayList<>();
-        backend.session().subscribe(granted::add);
+        sessions.session().subscribe(granted::add);
         lease.answer(2, TTL);
         assertThat(granted).singleElement().satisfies(s -> {
             assertThat(s.leaseId).isEqualTo(2);
@@ -68,22 +68,11 @@ class EtcdSessionGrantTest {
     @Test
     void aGrantAnsweredAfterTheBackendClosedIsStillClientClosed() {
         List<Throwable> errors = new ArrayList<>();
-        backend.session().subscribe(s -> { }, errors::add);
-        backend.close().subscribe();
+        sessions.session().subscribe(s -> { }, errors::add);
+        assertThat(sessions.close()).as("no session was live yet").isNull(); // what the backend's close does first
         lease.answer(1, TTL);
         assertThat(errors).singleElement().isInstanceOf(LockClientClosedException.class);
         assertThat(lease.revokes).containsExactly(1L);
-    }
-
-    private static Client clientWith(Lease lease) {
-        return (Client) Proxy.newProxyInstance(Client.class.getClassLoader(), new Class<?>[] {Client.class},
-                (proxy, method, args) -> switch (method.getName()) {
-                    case "getLeaseClient" -> lease;
-                    case "toString" -> "scripted etcd client";
-                    case "hashCode" -> System.identityHashCode(proxy);
-                    case "equals" -> proxy == args[0];
-                    default -> null; // KV and Watch are not used by these tests
-                });
     }
 
     /** A jetcd Lease whose grants the test answers by hand; keep-alives are never answered. */

@@ -2,6 +2,7 @@ package io.reactivelocks.etcd;
 
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
+import io.etcd.jetcd.ClientBuilder;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.options.GetOption;
 import io.reactivelocks.test.fault.FaultProxy;
@@ -33,6 +34,7 @@ final class EtcdTestSupport implements AutoCloseable {
     private final Client checker;
     private final List<FaultProxy> proxies = new ArrayList<>();
     private final Map<EtcdLockBackend, FaultProxy> proxyOf = new ConcurrentHashMap<>();
+    private final Map<EtcdLockBackend, EtcdCalls> callsOf = new ConcurrentHashMap<>();
 
     private EtcdTestSupport(EtcdServer server) {
         this.server = server;
@@ -50,11 +52,34 @@ final class EtcdTestSupport implements AutoCloseable {
     }
 
     static Client client(String host, int port) {
+        return builder(host, port).build();
+    }
+
+    private static ClientBuilder builder(String host, int port) {
         return Client.builder().endpoints("http://" + host + ":" + port)
                 .connectTimeout(Duration.ofSeconds(2))
                 .retryMaxAttempts(1)
-                .retryDelay(100)
-                .build();
+                .retryDelay(100);
+    }
+
+    /** @return a backend owning a new jetcd client to {@code host:port} whose calls {@link #callsOf} records */
+    private EtcdLockBackend observed(String host, int port, EtcdLockOptions options) {
+        EtcdCalls calls = new EtcdCalls();
+        EtcdLockBackend b = EtcdLockBackend.owning(builder(host, port).interceptor(calls).build(), options);
+        callsOf.put(b, calls);
+        return b;
+    }
+
+    /**
+     * @param backend a backend from {@link #backend()} or {@link #proxiedBackend()}
+     * @return what its jetcd client exchanged with etcd: session leases granted and revoked, predecessor wake-ups
+     */
+    EtcdCalls callsOf(EtcdLockBackend backend) {
+        EtcdCalls c = callsOf.get(backend);
+        if (c == null) {
+            throw new IllegalArgumentException("not a backend of this fixture: " + backend);
+        }
+        return c;
     }
 
     /** @return a new backend with its own jetcd client, straight to the server */
@@ -67,7 +92,7 @@ final class EtcdTestSupport implements AutoCloseable {
      * @return a new backend with its own jetcd client, straight to the server
      */
     EtcdLockBackend backend(EtcdLockOptions options) {
-        return EtcdLockBackend.owning(client(server.host(), server.port()), options);
+        return observed(server.host(), server.port(), options);
     }
 
     /** @return a new backend whose own jetcd client talks to the server through a new fault proxy ({@link #proxyOf}) */
@@ -84,7 +109,7 @@ final class EtcdTestSupport implements AutoCloseable {
         synchronized (proxies) {
             proxies.add(proxy);
         }
-        EtcdLockBackend b = EtcdLockBackend.owning(client(proxy.host(), proxy.port()), options);
+        EtcdLockBackend b = observed(proxy.host(), proxy.port(), options);
         proxyOf.put(b, proxy);
         return b;
     }
@@ -103,7 +128,8 @@ final class EtcdTestSupport implements AutoCloseable {
 
     /**
      * Partitions {@code backend} from etcd (its proxy blackholes both directions) until its session
-     * is lost on the client side, then cuts its connections (what was held is dropped, as after a
+     * is lost on the client side (it then revokes the session lease, best effort: its client sends the
+     * revoke, {@link EtcdCalls#liveLeaseRevoked()}), then cuts its connections (what was held is dropped, as after a
      * long partition) and heals, on a helper thread, so that the rest of the test can use the
      * backend again. The server-side lease is not renewed meanwhile: it runs out by its TTL, or is
      * revoked when the backend's best-effort revoke gets through after the heal.
@@ -112,7 +138,7 @@ final class EtcdTestSupport implements AutoCloseable {
      */
     void partitionUntilSessionLost(EtcdLockBackend backend) {
         FaultProxy proxy = proxyOf(backend);
-        Mono<Void> end = backend.sessionEnd();
+        Mono<Void> end = callsOf(backend).liveLeaseRevoked();
         proxy.blackhole();
         end.timeout(Duration.ofSeconds(30))
                 .publishOn(Schedulers.boundedElastic()) // the proxy's socket work may block

@@ -261,9 +261,9 @@ public final class FencedWrites {
      * The write: on PostgreSQL the update in a data-modifying {@code WITH}, whose outer query reads
      * the row's fence from the statement's snapshot in the same round trip; on MariaDB the update alone.
      *
-     * @return the statement for these columns (visible for tests)
+     * @return the statement for these columns
      */
-    String updateSql(List<String> columns) {
+    private String updateSql(List<String> columns) {
         String target = target();
         String fence = dialect.quote(fenceColumn);
         String key = dialect.quote(keyColumn);
@@ -286,8 +286,8 @@ public final class FencedWrites {
                 + " FROM " + target + " WHERE " + key + " = " + keyMarker;
     }
 
-    /** @return the statement that reads the rows with a key and their highest fence (visible for tests) */
-    String readSql() {
+    /** @return the statement that reads the rows with a key and their highest fence */
+    private String readSql() {
         return "SELECT COUNT(*) AS found, MAX(" + dialect.quote(fenceColumn) + ") AS fence FROM " + target()
                 + " WHERE " + dialect.quote(keyColumn) + " = " + dialect.bindMarker(0);
     }

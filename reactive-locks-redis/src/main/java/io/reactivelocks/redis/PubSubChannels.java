@@ -108,11 +108,6 @@ final class PubSubChannels {
                 && impl.getConnectionState().getNegotiatedProtocolVersion() == io.lettuce.core.protocol.ProtocolVersion.RESP3 ? c : null;
     }
 
-    /** @return how many channels are subscribed or being (un)subscribed (for tests) */
-    synchronized int channelCount() {
-        return channels.size();
-    }
-
     /**
      * Completes every subscriber's stream (later subscribers complete at once), then closes the
      * connection if owned, else removes the listener and unsubscribes what this subscribed.

@@ -87,17 +87,13 @@ final class RedisKeys {
         return base(name) + "semaphore:tokens";
     }
 
-    String semaphoreFence(String name) {
-        return base(name) + "semaphore:fence";
-    }
-
     String semaphoreChannel(String name) {
         return base(name) + "semaphore:events";
     }
 
     /**
      * @param name a semaphore name
-     * @return its holders, tokens, fence and channel keys (as the four methods above), the name encoded once
+     * @return its holders, tokens, fence and channel keys (see the layout above), the name encoded once
      */
     String[] semaphoreKeys(String name) {
         String base = base(name);

@@ -562,11 +562,6 @@ public final class RedisLockBackend implements LockBackend {
         return channels.events(name, keys.readWriteChannel(name));
     }
 
-    /** @return how many channels are subscribed or being (un)subscribed now (for tests) */
-    int channelCount() {
-        return channels.channelCount();
-    }
-
     /** @return the commands of the connection (one server, or the cluster), opened on first use */
     Mono<RedisClusterReactiveCommands<String, String>> commands() {
         return commands.get().map(RedisLockBackend::reactive);

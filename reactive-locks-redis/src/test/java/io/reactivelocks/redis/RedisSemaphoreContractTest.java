@@ -54,7 +54,8 @@ class RedisSemaphoreContractTest extends SemaphoreContract {
             a.release().block(STEP);
             b.release().block(STEP);
             assertThat(c.sync().exists(keys.semaphore(name), keys.semaphoreTokens(name))).isZero();
-            assertThat(c.sync().pttl(keys.semaphoreFence(name))).as("the counter has the fence TTL").isPositive();
+            // the fencing counter's key, as RedisKeys lays it out: {prefix}{<tag>}:semaphore:fence
+            assertThat(c.sync().pttl(keys.semaphore(name) + ":fence")).as("the counter has the fence TTL").isPositive();
         } finally {
             sStore.close().block(STEP);
         }

@@ -39,7 +39,6 @@ final class LockNodeJanitor {
     /** The prune timers not fired yet, by lock name: close() cancels them (and prunes their names itself). */
     private final ConcurrentHashMap<String, Disposable> pruneTimers = new ConcurrentHashMap<>();
     private final Set<String> deletePending = ConcurrentHashMap.newKeySet();
-    private final java.util.concurrent.atomic.AtomicLong prunesSent = new java.util.concurrent.atomic.AtomicLong();
 
     /**
      * @param nodes   the requests on the lock nodes
@@ -131,11 +130,6 @@ final class LockNodeJanitor {
         }
     }
 
-    /** @return how many prunes (deletes of a lock's node) were sent so far */
-    long prunesSent() {
-        return prunesSent.get();
-    }
-
     /** Cancels the prune timers not fired yet; their names stay pending, for the {@link #sweep} of close(). */
     void cancelTimers() {
         for (Disposable timer : new ArrayList<>(pruneTimers.values())) {
@@ -151,10 +145,7 @@ final class LockNodeJanitor {
 
     /** Like {@link #prune}, but fails when ZooKeeper could not be asked (the name stays pending). */
     private Mono<Void> pruneOrFail(String name) {
-        return Mono.fromCompletionStage(() -> {
-                    prunesSent.incrementAndGet();
-                    return nodes.async().delete().forPath(nodes.paths().lockPath(name));
-                })
+        return Mono.fromCompletionStage(() -> nodes.async().delete().forPath(nodes.paths().lockPath(name)))
                 .then()
                 .doOnSuccess(v -> prunePending.remove(name))
                 .onErrorResume(e -> {

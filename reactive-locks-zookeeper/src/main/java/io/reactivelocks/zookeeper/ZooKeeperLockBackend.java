@@ -360,26 +360,6 @@ public final class ZooKeeperLockBackend implements LockBackend {
                 .then(ownsClient ? Mono.fromRunnable(client::close).subscribeOn(Schedulers.boundedElastic()).then() : Mono.empty());
     }
 
-    // ---------------------------------------------------------------- for tests
-
-    /** @return the queue's counts of predecessor watches and wake-ups */
-    LockQueueStats stats() {
-        return queue.stats();
-    }
-
-    ZooKeeperSession session() {
-        return session;
-    }
-
-    /** @return how many prunes of lock nodes this backend sent */
-    long prunesSent() {
-        return janitor.prunesSent();
-    }
-
-    CuratorFramework client() {
-        return client;
-    }
-
     @Override
     public String toString() {
         return "ZooKeeperLockBackend{root='" + options.root() + "'}";

@@ -44,7 +44,6 @@ final class ZooKeeperLockQueue {
     private final ZooKeeperSession session;
     private final LockNodeJanitor janitor;
     private final BooleanSupplier closed;
-    private final LockQueueStats stats = new LockQueueStats();
     private final ConcurrentHashMap<String, OwnerNode> owners = new ConcurrentHashMap<>();
 
     /**
@@ -64,10 +63,6 @@ final class ZooKeeperLockQueue {
         this.session = session;
         this.janitor = janitor;
         this.closed = closed;
-    }
-
-    LockQueueStats stats() {
-        return stats;
     }
 
     // ---------------------------------------------------------------- grant
@@ -167,13 +162,8 @@ final class ZooKeeperLockQueue {
             AsyncStage<Stat> exists = watching.watched().checkExists()
                     .forPath(paths.lockPath(request.name()) + "/" + predecessor.node());
             Mono<Void> gone = Mono.fromCompletionStage(exists)
-                    .flatMap(stat -> {
-                        stats.predecessorWatchSet();
-                        return Mono.fromCompletionStage(exists.event()).doOnNext(e -> {
-                            stats.predecessorWatchFired();
-                            deleted.set(e.getType() == Watcher.Event.EventType.NodeDeleted);
-                        });
-                    })
+                    .flatMap(stat -> Mono.fromCompletionStage(exists.event())
+                            .doOnNext(e -> deleted.set(e.getType() == Watcher.Event.EventType.NodeDeleted)))
                     .then();
             Mono<Void> lost = session.lost().then(Mono.error(() -> new LockBackendException(request.name(),
                     "the zookeeper session was lost while queued for lock '" + request.name() + "'", null, true)));
@@ -186,7 +176,6 @@ final class ZooKeeperLockQueue {
                                 return Mono.just(granted);
                             }
                         }
-                        stats.queueChecked();
                         return decide(request, node, c);
                     }))
                     .doFinally(s -> watchers.removeWatchers());
@@ -209,7 +198,6 @@ final class ZooKeeperLockQueue {
                 || request.clock().nanoTime() - sentAt > TimeUnit.MILLISECONDS.toNanos(ttl) / 3) {
             return null;
         }
-        stats.grantedOnDeletion();
         node.granted = true;
         return new Attempt.Granted(c.czxid(), Duration.ofMillis(ttl), sentAt);
     }

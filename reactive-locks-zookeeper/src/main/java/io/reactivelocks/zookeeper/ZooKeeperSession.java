@@ -1,6 +1,5 @@
 package io.reactivelocks.zookeeper;
 
-import java.util.concurrent.atomic.AtomicLong;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.ConnectionStateListener;
@@ -26,10 +25,6 @@ final class ZooKeeperSession implements ConnectionStateListener {
 
     private final CuratorFramework client;
     private final Sinks.Many<ConnectionState> states = Sinks.many().multicast().directBestEffort();
-    private final AtomicLong suspensions = new AtomicLong();
-    private final AtomicLong losses = new AtomicLong();
-    private final AtomicLong reconnections = new AtomicLong();
-    private volatile ConnectionState last;
 
     ZooKeeperSession(CuratorFramework client) {
         this.client = client;
@@ -37,13 +32,6 @@ final class ZooKeeperSession implements ConnectionStateListener {
 
     @Override
     public void stateChanged(CuratorFramework c, ConnectionState newState) {
-        last = newState;
-        switch (newState) {
-            case SUSPENDED -> suspensions.incrementAndGet();
-            case LOST -> losses.incrementAndGet();
-            case RECONNECTED -> reconnections.incrementAndGet();
-            default -> { }
-        }
         LOG.debug("zookeeper connection {} (session 0x{})", newState, Long.toHexString(sessionId()));
         Sinks.EmitResult r = states.tryEmitNext(newState);
         if (r.isFailure() && r != Sinks.EmitResult.FAIL_ZERO_SUBSCRIBER && r != Sinks.EmitResult.FAIL_TERMINATED) {
@@ -82,22 +70,6 @@ final class ZooKeeperSession implements ConnectionStateListener {
     /** @return the session timeout the server granted at the last connection, in ms; 0 before the first */
     long negotiatedTimeoutMillis() {
         return client.getZookeeperClient().getLastNegotiatedSessionTimeoutMs();
-    }
-
-    ConnectionState last() {
-        return last;
-    }
-
-    long suspensions() {
-        return suspensions.get();
-    }
-
-    long losses() {
-        return losses.get();
-    }
-
-    long reconnections() {
-        return reconnections.get();
     }
 
     void close() {

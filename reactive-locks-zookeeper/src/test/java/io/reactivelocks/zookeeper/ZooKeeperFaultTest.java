@@ -12,7 +12,12 @@ import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.listen.StandardListenerManager;
+import org.apache.curator.framework.listen.UnaryListenerManager;
 import org.apache.curator.framework.state.ConnectionState;
+import org.apache.curator.framework.state.ConnectionStateListener;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -156,15 +161,19 @@ class ZooKeeperFaultTest {
     @Test
     void lostEndsEveryHoldStreamOfTheClientAtOnce() {
         // a 20 s session: only the LOST signal, not the local deadline, can end these holds quickly
-        ZooKeeperLockBackend backend = ZooKeeperLockBackend.owning(
-                ZooKeeperTestSupport.curator(zk.server.connectString(), Duration.ofSeconds(20)), zk.options());
+        // the client's connection-state listeners, so that the test can tell them what Curator tells them on expiry
+        UnaryListenerManager<ConnectionStateListener> listeners = StandardListenerManager.standard();
+        CuratorFramework curator = ZooKeeperTestSupport.curator(CuratorFrameworkFactory.builder()
+                .connectString(zk.server.connectString())
+                .connectionStateListenerManagerFactory(c -> listeners), Duration.ofSeconds(20));
+        ZooKeeperLockBackend backend = ZooKeeperLockBackend.owning(curator, zk.options());
         LockClient a = client(backend);
         Holding one = new Holding(a, "lost-one-" + UUID.randomUUID());
         Holding two = new Holding(a, "lost-two-" + UUID.randomUUID());
         assertThat(one.first.get().remaining()).isGreaterThan(Duration.ofSeconds(10));
 
         long lostAt = System.nanoTime();
-        backend.session().stateChanged(backend.client(), ConnectionState.LOST); // what Curator reports on expiry
+        listeners.forEach(l -> l.stateChanged(curator, ConnectionState.LOST)); // what Curator reports on expiry
         await().atMost(Duration.ofSeconds(5)).until(() -> one.endedAt.get() != 0 && two.endedAt.get() != 0);
         assertThat(one.endedAt.get()).isPositive();
         assertThat(two.endedAt.get()).isPositive();
@@ -176,8 +185,7 @@ class ZooKeeperFaultTest {
     void aPartitionedClientIsSuspendedThenLosesItsSessionAndItsHoldEndsBeforeAnotherIsGranted() {
         String name = "partition-" + UUID.randomUUID();
         ZooKeeperLockBackend partitioned = zk.proxiedBackend();
-        List<ConnectionState> states = new CopyOnWriteArrayList<>();
-        Disposable watching = partitioned.session().changes().subscribe(states::add);
+        CuratorCalls calls = ZooKeeperTestSupport.callsOf(partitioned);
         LockClient a = client(partitioned);
         LockClient b = client(zk.backend());
         Holding hold = new Holding(a, name);
@@ -193,18 +201,20 @@ class ZooKeeperFaultTest {
         assertThat(waiter.lease.get().token()).isGreaterThan(hold.first.get().token());
 
         // Curator: SUSPENDED first, LOST once a whole session timeout passed without the server
-        await().atMost(STEP).until(() -> states.contains(ConnectionState.LOST));
-        assertThat(states).containsSubsequence(ConnectionState.SUSPENDED, ConnectionState.LOST);
+        await().atMost(STEP).until(() -> calls.states().contains(ConnectionState.LOST));
+        assertThat(calls.states()).containsSubsequence(ConnectionState.SUSPENDED, ConnectionState.LOST);
 
         zk.proxyOf(partitioned).cutConnections();
         zk.proxyOf(partitioned).heal();
-        await().atMost(STEP).until(() -> states.contains(ConnectionState.RECONNECTED));
+        await().atMost(STEP).until(() -> {
+            List<ConnectionState> states = calls.states();
+            return states.subList(states.indexOf(ConnectionState.LOST), states.size()).contains(ConnectionState.RECONNECTED);
+        });
         hold.subscription.dispose();
         waiter.lease.get().release().block(STEP);
         // on its new session the partitioned client takes the lock again
         Lease again = a.acquire(name).block(STEP);
         assertThat(again.token()).isGreaterThan(waiter.lease.get().token());
         again.release().block(STEP);
-        watching.dispose();
     }
 }

@@ -66,9 +66,11 @@ class ZooKeeperLockBackendContractTest extends LockBackendContract {
     @Override
     protected void awaitParkedWaiter(TestClient waiter, String name, long grantCallsBefore) {
         // one attempt enqueues the waiter behind the holder (two nodes), and it watches its
-        // predecessor: only that node's deletion wakes it
+        // predecessor: only that node's deletion wakes it (the server holds the waiter's session's watch on it)
         ZooKeeperLockBackend backend = (ZooKeeperLockBackend) waiter.faults().delegate();
-        await().atMost(STEP).until(() -> zk.children(name).size() >= 2 && backend.stats().predecessorWatches() >= 1);
+        long session = ZooKeeperTestSupport.callsOf(backend).sessionId();
+        await().atMost(STEP).until(() -> zk.children(name).size() >= 2
+                && zk.watchesOnQueueOf(name).values().stream().anyMatch(s -> s.contains(session)));
         assertThat(waiter.faults().grantCalls()).as("attempts of the queued waiter").isEqualTo(grantCallsBefore + 1);
     }
 

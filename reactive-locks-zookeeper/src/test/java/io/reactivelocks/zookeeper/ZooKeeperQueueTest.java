@@ -10,10 +10,11 @@ import io.reactivelocks.test.MutualExclusionChecker;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.ToLongFunction;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -63,10 +64,6 @@ class ZooKeeperQueueTest {
         return c;
     }
 
-    private long sum(ToLongFunction<ZooKeeperLockBackend> counter) {
-        return backends.stream().mapToLong(counter).sum();
-    }
-
     @Test
     void aLockUsedInALoopKeepsItsNodeBetweenUsesAndIsPrunedAfterwards() {
         String name = "loop-" + UUID.randomUUID();
@@ -86,7 +83,8 @@ class ZooKeeperQueueTest {
     /**
      * Like Curator's InterProcessMutex: create, list, delete per pair, counted by the server
      * ({@code mntr}); the lock's node is pruned once, when the name is left alone, never while it is
-     * used (a prune fires only after a gap of a whole prune delay between two releases: counted).
+     * used (a prune fires only after a gap of a whole prune delay between two releases: the deletes
+     * of the lock's node the client sent are counted by its {@link CuratorCalls}).
      */
     @Test
     void aNameInUseCostsThreeRequestsPerPairAndIsPrunedOnlyOnceLeftAlone() {
@@ -94,6 +92,9 @@ class ZooKeeperQueueTest {
         LockClient c = client();
         ZooKeeperLockBackend b = backends.get(backends.size() - 1);
         c.acquire(name).block(STEP).release().block(STEP); // creates the lock's node
+        CuratorCalls calls = ZooKeeperTestSupport.callsOf(b);
+        String lockPath = new ZNodeNames(zk.root).lockPath(name);
+        long prunesBefore = calls.deletesOf(lockPath);
         long delay = LockNodeJanitor.PRUNE_DELAY.toNanos();
         long before = packetsReceived();
         long start = System.nanoTime();
@@ -115,26 +116,26 @@ class ZooKeeperQueueTest {
             pairs++;
         }
         long requests = packetsReceived() - before;
-        long prunes = b.prunesSent();
+        long prunes = calls.deletesOf(lockPath) - prunesBefore;
         assertThat(prunes).as("prunes while in use (%d long gaps)", longGaps).isLessThanOrEqualTo(longGaps);
         // each prune may cost the next acquire a container create and a second create; plus pings and the counter read
         assertThat(requests).as("requests for %d pairs", pairs).isBetween(3L * pairs, 3L * pairs + 3 * prunes + 6);
         await().atMost(STEP).untilAsserted(() -> assertThat(zk.nodes()).isEmpty());
-        assertThat(b.prunesSent()).isEqualTo(prunes + 1);
+        assertThat(calls.deletesOf(lockPath) - prunesBefore).as("prunes sent").isEqualTo(prunes + 1);
     }
 
     /**
      * Waiters of one client queued one after another: each one's predecessor was first when it
      * queued (the holder) or was granted by the same client, so its deletion alone makes the
      * waiter first — a hand-over is the release's delete, no listing (counted by the server, with
-     * a spare for pings). The session is 9 s here (the server's most): a grant without a listing
+     * a spare for pings; and no read at all under the fixture's root: a listing would be one). The session is 9 s here (the server's most): a grant without a listing
      * is timed from the waiter's watch request, used only while that is younger than a third of it.
      */
     @Test
     void aHandOverWithinOneClientIsOneRequest() {
         String name = "handoff-" + UUID.randomUUID();
         Duration session = Duration.ofSeconds(9);
-        ZooKeeperLockBackend b = ZooKeeperLockBackend.owning(ZooKeeperTestSupport.curator(zk.server.connectString(), session),
+        ZooKeeperLockBackend b = ZooKeeperTestSupport.owning(ZooKeeperTestSupport.curator(zk.server.connectString(), session),
                 zk.options());
         backends.add(b);
         LockClient c = LockClient.create(b, LockOptions.builder().leaseTime(session).requestTimeout(Duration.ofSeconds(5)).build());
@@ -151,28 +152,33 @@ class ZooKeeperQueueTest {
             }).subscribe(null, e -> { }, done::incrementAndGet));
             long watches = i + 1;
             await().atMost(STEP).pollInterval(Duration.ofMillis(10))
-                    .until(() -> b.stats().predecessorWatches() == watches); // in this order
+                    .until(() -> zk.watchCountOnQueueOf(name) == watches); // in this order
         }
+        long readsBefore = zk.readsUnderRoot();
+        assertThat(readsBefore).as("reads under the root so far (the waiters' listings and watches)").isPositive();
         long before = packetsReceived();
         holder.release().block(STEP);
         await().atMost(STEP).until(() -> done.get() == waiters);
         long requests = packetsReceived() - before - 1; // the mntr itself
         waits.forEach(Disposable::dispose);
-        assertThat(b.stats().grantsOnDeletion()).isEqualTo(waiters);
-        assertThat(b.stats().queueChecks()).isZero();
+        // every waiter granted on its predecessor's deletion alone: no listing (nor any other read) after a wake-up
+        assertThat(zk.readsUnderRoot() - readsBefore).as("reads during %d hand-overs", waiters).isZero();
         assertThat(requests).as("requests for %d hand-overs", waiters).isBetween((long) waiters, waiters + 3L);
         assertThat(tokens).hasSize(waiters).isSorted().doesNotHaveDuplicates();
         assertThat(tokens.get(0)).isGreaterThan(holder.token());
     }
 
+    /** @return the nodes in the lock's queue, by sequence: the holder's first */
+    private static List<String> inLine(String name) {
+        return zk.children(name).stream().map(ZNodeNames::parse).sorted(ZNodeNames.BY_SEQUENCE).map(ZNodeNames.Child::node).toList();
+    }
+
     private static long packetsReceived() {
-        for (String line : zk.fourLetterWord("mntr").split("\n")) {
-            String[] kv = line.split("\t");
-            if (kv.length == 2 && kv[0].equals("zk_packets_received")) {
-                return Long.parseLong(kv[1].trim());
-            }
+        long n = zk.mntr("zk_packets_received");
+        if (n == 0) {
+            throw new IllegalStateException("no zk_packets_received in mntr");
         }
-        throw new IllegalStateException("no zk_packets_received in mntr");
+        return n;
     }
 
     @Test
@@ -194,12 +200,18 @@ class ZooKeeperQueueTest {
             }));
         }
         AtomicReference<Throwable> failed = new AtomicReference<>();
+        long firedBefore = zk.deletionWatchesFired();
+        AtomicLong readsBefore = new AtomicLong();
         Disposable running = Flux.merge(all).subscribe(null, failed::set);
         try {
             // everyone is in line and watches its predecessor before the first hand-over
             await().atMost(STEP).until(() -> zk.children(name).size() == waiters + 1);
-            await().atMost(STEP).until(() -> sum(b -> b.stats().predecessorWatches()) == waiters);
-            assertThat(sum(b -> b.stats().predecessorWatchEvents())).isZero();
+            await().atMost(STEP).until(() -> zk.watchCountOnQueueOf(name) == waiters);
+            assertThat(zk.watchesOnQueueOf(name)).as("one watch per node but the last").hasSize(waiters)
+                    .allSatisfy((node, sessions) -> assertThat(sessions).hasSize(1));
+            assertThat(zk.deletionWatchesFired() - firedBefore).isZero();
+            readsBefore.set(zk.readsUnderRoot());
+            assertThat(readsBefore.get()).as("reads under the root so far (the waiters' listings and watches)").isPositive();
 
             first.release().block(STEP);
             await().atMost(Duration.ofSeconds(60)).until(() -> done.get() == waiters || failed.get() != null);
@@ -210,12 +222,13 @@ class ZooKeeperQueueTest {
         checker.assertNoOverlap();
         checker.assertTokensStrictlyIncreasing(name);
         // a children watch on the lock would have fired ~waiters²/2 times; the predecessor watch fires once per hand-over
-        assertThat(sum(b -> b.stats().predecessorWatchEvents())).as("watch events").isEqualTo(waiters);
+        assertThat(zk.deletionWatchesFired() - firedBefore).as("watch events").isEqualTo(waiters);
         // (a reconnection would add a look and a watch per waiter, never a herd)
-        // each wake-up lists the children again, unless the predecessor is known to have been first (then none)
-        assertThat(sum(b -> b.stats().queueChecks()) + sum(b -> b.stats().grantsOnDeletion()))
-                .as("listings after a wake-up, and grants without one").isBetween((long) waiters, 2L * waiters);
-        assertThat(sum(b -> b.stats().predecessorWatches())).as("watches set").isBetween((long) waiters, 2L * waiters);
+        // each wake-up lists the children again (one read), unless the predecessor is known to have been first
+        // (then none), and may watch a new predecessor (one read): a herd would read ~waiters²/2 times
+        assertThat(zk.readsUnderRoot() - readsBefore.get()).as("listings and watches set after the first hand-over")
+                .isLessThanOrEqualTo(2L * waiters);
+        await().atMost(STEP).until(() -> zk.watchCountOnQueueOf(name) == 0); // every watch fired or removed
     }
 
     @Test
@@ -233,11 +246,16 @@ class ZooKeeperQueueTest {
             int entries = i + 2;
             await().atMost(STEP).until(() -> zk.children(name).size() == entries); // in this order
         }
-        await().atMost(STEP).until(() -> backend.stats().predecessorWatches() == 3);
+        List<String> queue = inLine(name); // the holder, then the three waiters
+        long session = ZooKeeperTestSupport.callsOf(backend).sessionId();
+        await().atMost(STEP).until(() -> zk.watchesOnQueueOf(name).equals(Map.of(
+                queue.get(0), List.of(session), queue.get(1), List.of(session), queue.get(2), List.of(session))));
+        long firedBefore = zk.deletionWatchesFired();
 
         waiting.get(1).dispose(); // the middle one leaves: only the last one wakes, and watches the first waiter
-        await().atMost(STEP).until(() -> backend.stats().predecessorWatches() == 4);
-        assertThat(backend.stats().predecessorWatchEvents()).isEqualTo(1);
+        await().atMost(STEP).until(() -> zk.watchesOnQueueOf(name).equals(Map.of(
+                queue.get(0), List.of(session), queue.get(1), List.of(session))));
+        assertThat(zk.deletionWatchesFired() - firedBefore).as("watches fired").isEqualTo(1);
         assertThat(zk.children(name)).hasSize(3);
         assertThat(got).allSatisfy(r -> assertThat(r.get()).isNull());
 
@@ -247,7 +265,7 @@ class ZooKeeperQueueTest {
         got.get(0).get().release().block(STEP);
         await().atMost(STEP).until(() -> got.get(2).get() != null);
         assertThat(got.get(2).get().token()).isGreaterThan(got.get(0).get().token());
-        assertThat(backend.stats().predecessorWatchEvents()).isEqualTo(3);
+        assertThat(zk.deletionWatchesFired() - firedBefore).as("watches fired").isEqualTo(3);
         got.get(2).get().release().block(STEP);
         waiting.forEach(Disposable::dispose);
     }

@@ -33,6 +33,9 @@ final class ZooKeeperTestSupport implements AutoCloseable {
     private final List<FaultProxy> proxies = new ArrayList<>();
     private final Map<ZooKeeperLockBackend, FaultProxy> proxyOf = new ConcurrentHashMap<>();
 
+    /** The calls of each Curator client made by {@link #curator}, and of each backend made by {@link #owning}. */
+    private static final Map<Object, CuratorCalls> CALLS = new ConcurrentHashMap<>();
+
     /** The server shared by the classes that do not hurt it or count its totals; it dies with the JVM (the fixture's shutdown hook). */
     private static ZooKeeperServer shared;
 
@@ -84,7 +87,32 @@ final class ZooKeeperTestSupport implements AutoCloseable {
                 .connectionTimeoutMs(5_000)
                 .retryPolicy(new ExponentialBackoffRetry(50, 3))
                 .build();
+        CuratorCalls calls = CuratorCalls.attach(c);
+        CALLS.put(c, calls);
         c.start();
+        return c;
+    }
+
+    /**
+     * @param client  a client from {@link #curator}, which the backend takes over
+     * @param options the backend's options
+     * @return a backend owning {@code client}, whose calls {@link #callsOf} knows
+     */
+    static ZooKeeperLockBackend owning(CuratorFramework client, ZooKeeperLockOptions options) {
+        ZooKeeperLockBackend b = ZooKeeperLockBackend.owning(client, options);
+        CALLS.put(b, callsOf(client));
+        return b;
+    }
+
+    /**
+     * @param clientOrBackend a client from {@link #curator}, or a backend from {@link #owning} (or this fixture)
+     * @return what that client saw and sent
+     */
+    static CuratorCalls callsOf(Object clientOrBackend) {
+        CuratorCalls c = CALLS.get(clientOrBackend);
+        if (c == null) {
+            throw new IllegalArgumentException("not a client or backend of the test support: " + clientOrBackend);
+        }
         return c;
     }
 
@@ -98,7 +126,7 @@ final class ZooKeeperTestSupport implements AutoCloseable {
      * @return a new backend with its own Curator client straight to the server
      */
     ZooKeeperLockBackend backend(ZooKeeperLockOptions options) {
-        return ZooKeeperLockBackend.owning(curator(server.connectString(), SESSION), options);
+        return owning(curator(server.connectString(), SESSION), options);
     }
 
     /** @return a new backend whose own Curator client talks to the server through a new fault proxy ({@link #proxyOf}) */
@@ -115,7 +143,7 @@ final class ZooKeeperTestSupport implements AutoCloseable {
         synchronized (proxies) {
             proxies.add(proxy);
         }
-        ZooKeeperLockBackend b = ZooKeeperLockBackend.owning(curator(proxy.host() + ":" + proxy.port(), SESSION), options);
+        ZooKeeperLockBackend b = owning(curator(proxy.host() + ":" + proxy.port(), SESSION), options);
         proxyOf.put(b, proxy);
         return b;
     }
@@ -133,20 +161,22 @@ final class ZooKeeperTestSupport implements AutoCloseable {
      * server has ended its session (the session's connection is gone from the server's
      * {@code cons} list: it expired there), then cuts its connections and heals, on a helper
      * thread, so that the rest of the test can use the backend again: Curator learns of the
-     * expiry when it reconnects (LOST) and moves to a new session. Returns at once.
+     * expiry when it reconnects (LOST) and moves to a new session. Returns at once. The backend's
+     * client is watched through its {@link CuratorCalls}.
      *
      * @param backend a backend from {@link #proxiedBackend()}
      */
     void partitionUntilSessionLost(ZooKeeperLockBackend backend) {
         FaultProxy proxy = proxyOf(backend);
-        long lost = backend.session().losses();
-        long sessionId = backend.session().sessionId();
+        CuratorCalls calls = callsOf(backend);
+        long lost = calls.losses();
+        long sessionId = calls.sessionId();
         proxy.blackhole();
         Thread healer = new Thread(() -> {
             try {
                 org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30))
                         .pollInterval(java.time.Duration.ofMillis(20))
-                        .until(() -> backend.session().losses() != lost || (sessionId != 0 && !serverKnowsSession(sessionId)));
+                        .until(() -> calls.losses() != lost || (sessionId != 0 && !serverKnowsSession(sessionId)));
             } catch (org.awaitility.core.ConditionTimeoutException e) {
                 // heal anyway: the test's own assertions report what did not happen
             }
@@ -176,6 +206,60 @@ final class ZooKeeperTestSupport implements AutoCloseable {
         } catch (java.io.IOException e) {
             throw new java.io.UncheckedIOException("four-letter word " + word + " failed", e);
         }
+    }
+
+    /**
+     * @param key a key of the four-letter word {@code mntr}
+     * @return its value, 0 when the server does not list it (yet)
+     */
+    long mntr(String key) {
+        for (String line : fourLetterWord("mntr").split("\n")) {
+            String[] kv = line.split("\t");
+            if (kv.length == 2 && kv[0].equals(key)) {
+                return (long) Double.parseDouble(kv[1].trim());
+            }
+        }
+        return 0;
+    }
+
+    /**
+     * @return the reads (exists, getChildren, getData) the server answered under this fixture's root
+     *         so far: {@code mntr}'s count of reads of the root's namespace (the first path segment)
+     */
+    long readsUnderRoot() {
+        return mntr("zk_cnt_" + root.substring(1) + "_read_per_namespace");
+    }
+
+    /** @return how many watches node deletions fired on the server so far ({@code mntr}, server-wide) */
+    long deletionWatchesFired() {
+        return mntr("zk_sum_node_deleted_watch_count");
+    }
+
+    /**
+     * @param name a lock name
+     * @return the watches the server holds on the nodes of the lock's queue (four-letter word
+     *         {@code wchp}): the watched node's name, with the id of each session watching it
+     */
+    Map<String, List<Long>> watchesOnQueueOf(String name) {
+        String lock = new ZNodeNames(root).lockPath(name) + "/";
+        Map<String, List<Long>> out = new java.util.TreeMap<>();
+        List<Long> current = null;
+        for (String line : fourLetterWord("wchp").split("\n")) {
+            if (line.startsWith("/")) {
+                current = line.startsWith(lock) ? out.computeIfAbsent(line.substring(lock.length()), k -> new ArrayList<>()) : null;
+            } else if (current != null && line.trim().startsWith("0x")) {
+                current.add(Long.parseUnsignedLong(line.trim().substring(2), 16));
+            }
+        }
+        return out;
+    }
+
+    /**
+     * @param name a lock name
+     * @return how many watches the server holds on the nodes of the lock's queue
+     */
+    long watchCountOnQueueOf(String name) {
+        return watchesOnQueueOf(name).values().stream().mapToLong(List::size).sum();
     }
 
     /** Closes the fault proxies made so far (after their backends were closed). */

@@ -1,11 +1,13 @@
 package io.reactivelocks.zookeeper;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.reactivelocks.spi.LockBackend;
 import io.reactivelocks.test.UnconfirmedReleaseContract;
 import java.time.Duration;
 import java.util.List;
+import org.apache.curator.framework.state.ConnectionState;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 
@@ -36,7 +38,7 @@ class ZooKeeperUnconfirmedReleaseContractTest extends UnconfirmedReleaseContract
 
     @Override
     protected LockBackend newBackend() {
-        return ZooKeeperLockBackend.owning(ZooKeeperTestSupport.curator(zk.server.connectString(), SESSION), zk.options());
+        return ZooKeeperTestSupport.owning(ZooKeeperTestSupport.curator(zk.server.connectString(), SESSION), zk.options());
     }
 
     @Override
@@ -57,8 +59,13 @@ class ZooKeeperUnconfirmedReleaseContractTest extends UnconfirmedReleaseContract
 
     @Override
     protected void assertSessionKept(LockBackend backend) {
-        ZooKeeperSession session = ((ZooKeeperLockBackend) backend).session();
-        assertThat(session.losses()).as("sessions the holder lost").isZero();
-        assertThat(session.sessionId()).as("the holder's session").isNotZero();
+        CuratorCalls calls = ZooKeeperTestSupport.callsOf(backend);
+        assertThat(calls.states()).as("what the holder's client reported").doesNotContain(ConnectionState.LOST);
+        long session = calls.sessionId();
+        assertThat(session).as("the holder's session").isNotZero();
+        // (the server lists a session's connection once the client is reconnected after the pause)
+        await().atMost(Duration.ofSeconds(10)).until(() -> zk.serverKnowsSession(session));
+        assertThat(calls.sessionId()).as("the holder's session after the server listed it").isEqualTo(session);
+        assertThat(calls.states()).as("what the holder's client reported").doesNotContain(ConnectionState.LOST);
     }
 }

@@ -63,11 +63,6 @@ final class GrantTable {
         return table;
     }
 
-    /** @return the table's first-use step: in {@link io.reactivelocks.r2dbc.SchemaMode#CREATE} it creates what is missing */
-    Mono<Void> migrate() {
-        return ready;
-    }
-
     /** Prefixes {@code work} with the table's first-use step. */
     <T> Mono<T> ready(Mono<T> work) {
         return ready.then(work);

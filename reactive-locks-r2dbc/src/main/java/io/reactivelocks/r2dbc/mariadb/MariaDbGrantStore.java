@@ -41,11 +41,6 @@ abstract class MariaDbGrantStore {
         this.grants = new GrantTable(backend, concept, kind, tableName, schema, names);
     }
 
-    /** @return the first-use step of the table (creates it in {@code SchemaMode.CREATE}), e.g. before tests */
-    Mono<Void> migrate() {
-        return grants.migrate();
-    }
-
     /**
      * One grant transaction, tried again when the server rolls it back, with the owners noted as
      * asking until it answers and a grant announced to this store's waiters and observers.

@@ -79,11 +79,6 @@ final class MariaDbTaskStore implements TaskStore {
         return names;
     }
 
-    /** @return the first-use step of the table (creates it in {@code SchemaMode.CREATE}), e.g. before tests */
-    Mono<Void> migrate() {
-        return ready;
-    }
-
     @Override
     public String name() {
         return MariaDbErrors.BACKEND;

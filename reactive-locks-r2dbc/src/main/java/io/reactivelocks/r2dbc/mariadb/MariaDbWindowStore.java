@@ -55,11 +55,6 @@ final class MariaDbWindowStore implements WindowStore {
     private record Stored(long window, long nowUs) {
     }
 
-    /** @return the first-use step of the table (creates it in {@code SchemaMode.CREATE}), e.g. before tests */
-    Mono<Void> migrate() {
-        return ready;
-    }
-
     @Override
     public Mono<WindowGrant> claim(String name, Duration period) {
         long periodUs = period.toMillis() * 1000;

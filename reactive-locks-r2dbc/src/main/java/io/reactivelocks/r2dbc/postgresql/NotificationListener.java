@@ -79,7 +79,6 @@ final class NotificationListener {
     private Sinks.Many<Boolean> kicks;                      // the live session's work queue; null when none
 
     private volatile boolean live;
-    private volatile long sessions;
 
     /**
      * @param factory     the listening connection's factory (unpooled)
@@ -158,21 +157,11 @@ final class NotificationListener {
         });
     }
 
-    /** @return whether the LISTEN is active now (for tests and metrics) */
-    boolean isLive() {
-        return live;
-    }
-
     /** @return whether a listening session was ever started (so this client may have watcher rows) */
     boolean startedEver() {
         synchronized (lock) {
             return everStarted;
         }
-    }
-
-    /** @return how many listening sessions were established so far (for tests and metrics) */
-    long sessions() {
-        return sessions;
     }
 
     /** Stops listening: closes the connection and completes every subscriber's stream. Idempotent. */
@@ -388,7 +377,6 @@ final class NotificationListener {
         List<Sub> now = new ArrayList<>();
         synchronized (lock) {
             live = true;
-            sessions++;
             registered.clear(); // rows of an earlier session may have lapsed: register all again
             kicks = work;
             for (Set<Sub> set : subscribers.values()) {

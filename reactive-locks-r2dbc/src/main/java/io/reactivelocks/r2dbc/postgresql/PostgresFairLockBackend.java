@@ -76,11 +76,6 @@ final class PostgresFairLockBackend extends FairLockBackend {
         return names;
     }
 
-    /** @return the waiters table, qualified and quoted (for tests) */
-    String waiterTable() {
-        return schema.table();
-    }
-
     /**
      * Creates the lock schema, then the waiters table and the grant function, if missing; idempotent.
      *

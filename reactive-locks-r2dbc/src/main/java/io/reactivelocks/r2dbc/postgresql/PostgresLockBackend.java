@@ -470,16 +470,6 @@ public final class PostgresLockBackend implements LockBackend {
 
     // ------------------------------------------------------------------ internals
 
-    /** @return whether the listening connection is active (for tests) */
-    boolean listening() {
-        return listener.isLive();
-    }
-
-    /** @return how many listening sessions were established (for tests) */
-    long listenerSessions() {
-        return listener.sessions();
-    }
-
     /**
      * The wake-ups of a task queue ({@link PostgresTaskQueue}) on the backend's one listening
      * connection: {@link LockEvent.Released} when tasks became capturable, {@link LockEvent.Subscribed}

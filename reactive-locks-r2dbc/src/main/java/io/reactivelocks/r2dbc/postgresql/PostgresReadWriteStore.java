@@ -53,11 +53,6 @@ final class PostgresReadWriteStore extends PostgresGrantStore implements ReadWri
         return names;
     }
 
-    /** @return the grants table, qualified and quoted (for tests) */
-    String table() {
-        return schema.table();
-    }
-
     /** The listener's dispatch key of a read-write lock: {@code \w} and the stored name (no lock name starts so). */
     private static String key(String storedName) {
         return "\\w" + storedName;

@@ -49,11 +49,6 @@ final class PostgresSemaphoreStore extends PostgresGrantStore implements Semapho
         return grantNames(o, "_permits", "permit_table", "permit_pkey");
     }
 
-    /** @return the permits table, qualified and quoted (for tests) */
-    String table() {
-        return schema.table();
-    }
-
     /** The listener's dispatch key of a semaphore: {@code \s} and the stored name (no lock name starts so). */
     private static String key(String storedName) {
         return "\\s" + storedName;

@@ -273,7 +273,8 @@ class PostgresLockBackendTest {
     @Test
     void eventsStartWithSubscribedThenCarryOwnerAndTokenOfEachChange() {
         PostgresLockBackend holder = backend();
-        PostgresLockBackend watcher = backend();
+        CountingConnectionFactory listening = new CountingConnectionFactory(factory);
+        PostgresLockBackend watcher = backend(options.mutate().listenerConnectionFactory(listening).build());
         String name = unique("events");
         String other = unique("other");
         AtomicReference<Long> token = new AtomicReference<>();
@@ -296,7 +297,7 @@ class PostgresLockBackendTest {
         holder.release(other, "x").block(TIMEOUT);
         // a second subscriber of a live listener gets its own Subscribed at once; one connection serves both
         StepVerifier.create(watcher.events(name).take(1)).expectNext(new LockEvent.Subscribed(name)).expectComplete().verify(TIMEOUT);
-        assertThat(watcher.listenerSessions()).isEqualTo(1);
+        assertThat(listening.created()).as("listening connections opened").isEqualTo(1);
     }
 
     @Test
@@ -317,7 +318,8 @@ class PostgresLockBackendTest {
         PostgresqlConnectionFactory listenerFactory = new PostgresqlConnectionFactory(PostgresqlConnectionConfiguration.builder()
                 .host(pg.host()).port(pg.port()).username(pg.username()).password(pg.password()).database(pg.database())
                 .applicationName(app).build());
-        PostgresLockOptions slowReconnect = options.mutate().listenerConnectionFactory(listenerFactory)
+        CountingConnectionFactory listening = new CountingConnectionFactory(listenerFactory);
+        PostgresLockOptions slowReconnect = options.mutate().listenerConnectionFactory(listening)
                 .reconnectBackoff(Duration.ofSeconds(1), Duration.ofSeconds(1)).build();
         // only a notification (or the re-check after a reconnect) can wake the waiter: 10-minute backoff, 60 s lease
         LockOptions slow = LockOptions.builder().leaseTime(Duration.ofSeconds(60))
@@ -336,16 +338,18 @@ class PostgresLockBackendTest {
         try {
             await().atMost(TIMEOUT).until(() -> states.stream().anyMatch(s -> s instanceof LockState.Held h
                     && h.token() == first.token()));
-            await().atMost(TIMEOUT).until(waiterBackend::listening);
+            awaitListening(waiterBackend, name);
+            assertThat(listening.created()).as("listening connections opened").isEqualTo(1);
 
             // 1. kill the listening connection; release while nobody listens: that NOTIFY is lost
             assertThat(terminate(app)).isEqualTo(1);
-            await().atMost(TIMEOUT).until(() -> !waiterBackend.listening());
+            await().atMost(TIMEOUT).until(() -> sessions(app) == 0);
             first.release().block(TIMEOUT);
             // ... the reconnect's Subscribed makes the waiter and the observer re-check
             await().atMost(Duration.ofSeconds(8)).until(() -> got.get() != null);
             assertThat(got.get().token()).isGreaterThan(first.token());
-            assertThat(waiterBackend.listenerSessions()).isEqualTo(2);
+            assertThat(listening.created()).as("listening connections opened").isEqualTo(2);
+            assertThat(sessions(app)).as("listening sessions on the server").isEqualTo(1);
             await().atMost(TIMEOUT).until(() -> states.stream().anyMatch(s -> s instanceof LockState.Held h
                     && h.token() == got.get().token()));
 
@@ -354,7 +358,10 @@ class PostgresLockBackendTest {
             Disposable waitingAgain = holder.acquire(name).subscribe(got::set);
             try {
                 assertThat(terminate(app)).isEqualTo(1);
-                await().atMost(TIMEOUT).until(() -> waiterBackend.listenerSessions() == 3 && waiterBackend.listening());
+                await().atMost(TIMEOUT).until(() -> listening.created() == 3);
+                awaitListening(waiterBackend, name);
+                assertThat(listening.created()).as("listening connections opened").isEqualTo(3);
+                assertThat(sessions(app)).as("listening sessions on the server").isEqualTo(1);
                 second.release().block(TIMEOUT);
                 await().atMost(Duration.ofSeconds(5)).until(() -> got.get() != null);
                 await().atMost(TIMEOUT).until(() -> states.stream().anyMatch(s -> s instanceof LockState.Held h
@@ -368,6 +375,20 @@ class PostgresLockBackendTest {
             waiting.dispose();
             observing.dispose();
         }
+    }
+
+    /**
+     * Waits until the backend listens (through the SPI: a new subscriber's {@link LockEvent.Subscribed}
+     * comes only once the LISTEN is active and the name's watcher row registered).
+     */
+    private static void awaitListening(PostgresLockBackend backend, String name) {
+        StepVerifier.create(backend.events(name).take(1)).expectNext(new LockEvent.Subscribed(name)).expectComplete().verify(TIMEOUT);
+    }
+
+    /** @return how many server sessions have this application name (the listening connection's) */
+    private static int sessions(String applicationName) {
+        return PostgresTestSupport.sql(factory, "SELECT pid FROM pg_stat_activity WHERE application_name = $1",
+                applicationName).size();
     }
 
     private static int terminate(String applicationName) {

@@ -168,7 +168,7 @@ class PostgresReplicaTopologyTest {
             }
             assertThat(woken.get().token()).isGreaterThan(next.token());
             // Not asserted: that this client's LISTEN connection is live on the promoted primary. A check
-            // of it (PostgresLockBackend.listening() within 30 s) failed in full-build runs; until that is
+            // of it (the backend reporting its listener live within 30 s) failed in full-build runs; until that is
             // understood the waiter above may have been woken by its timer rather than the notification.
             woken.get().release().block(TIMEOUT);
         } finally {

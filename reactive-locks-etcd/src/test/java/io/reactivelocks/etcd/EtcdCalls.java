@@ -1,0 +1,107 @@
+package io.reactivelocks.etcd;
+
+import io.etcd.jetcd.api.LeaseGrantResponse;
+import io.etcd.jetcd.api.LeaseRevokeRequest;
+import io.etcd.jetcd.api.WatchCreateRequest;
+import io.etcd.jetcd.api.WatchRequest;
+import io.etcd.jetcd.api.WatchResponse;
+import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientCall;
+import io.grpc.ClientInterceptor;
+import io.grpc.ForwardingClientCall;
+import io.grpc.ForwardingClientCallListener;
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicLong;
+import reactor.core.publisher.Mono;
+
+/**
+ * A test double on one backend's jetcd client: a gRPC interceptor that sees the messages the
+ * client exchanges with etcd, so that tests know the backend's session leases and who was woken
+ * without asking the backend. It records the leases granted to the client (each
+ * {@code LeaseGrant} answer), the leases it revoked (each {@code LeaseRevoke} sent: the backend
+ * revokes its session lease, best effort, whenever the session ends, lost or closed) and the
+ * events received on single-key deletion watches (the predecessor watch of a queued owner: one
+ * key, puts filtered out).
+ */
+final class EtcdCalls implements ClientInterceptor {
+
+    private final List<Long> granted = new CopyOnWriteArrayList<>();
+    private final List<Long> revoked = new CopyOnWriteArrayList<>();
+    private final Map<Long, CompletableFuture<Void>> revokes = new ConcurrentHashMap<>();
+    private final AtomicLong predecessorWatchEvents = new AtomicLong();
+
+    @Override
+    public <Q, A> ClientCall<Q, A> interceptCall(MethodDescriptor<Q, A> method, CallOptions options, Channel next) {
+        return new ForwardingClientCall.SimpleForwardingClientCall<>(next.newCall(method, options)) {
+            private volatile boolean predecessorWatch;
+
+            @Override
+            public void start(Listener<A> listener, Metadata headers) {
+                super.start(new ForwardingClientCallListener.SimpleForwardingClientCallListener<>(listener) {
+                    @Override
+                    public void onMessage(A message) {
+                        if (message instanceof LeaseGrantResponse g) {
+                            granted.add(g.getID());
+                        } else if (message instanceof WatchResponse w && predecessorWatch && w.getEventsCount() > 0) {
+                            predecessorWatchEvents.incrementAndGet();
+                        }
+                        super.onMessage(message);
+                    }
+                }, headers);
+            }
+
+            @Override
+            public void sendMessage(Q message) {
+                if (message instanceof LeaseRevokeRequest r) {
+                    revoked.add(r.getID());
+                    revokes.computeIfAbsent(r.getID(), id -> new CompletableFuture<>()).complete(null);
+                } else if (message instanceof WatchRequest w && w.hasCreateRequest()) {
+                    WatchCreateRequest c = w.getCreateRequest();
+                    predecessorWatch = c.getRangeEnd().isEmpty()
+                            && c.getFiltersList().equals(List.of(WatchCreateRequest.FilterType.NOPUT));
+                }
+                super.sendMessage(message);
+            }
+        };
+    }
+
+    /** @return the ids of the leases granted to the client so far, in order */
+    List<Long> granted() {
+        return List.copyOf(granted);
+    }
+
+    /** @return the ids of the leases the client revoked so far, in order */
+    List<Long> revoked() {
+        return List.copyOf(revoked);
+    }
+
+    /** @return the lease granted last, unless the client revoked it since (the backend's live session lease) */
+    OptionalLong liveLease() {
+        List<Long> g = granted();
+        if (g.isEmpty()) {
+            return OptionalLong.empty();
+        }
+        long last = g.get(g.size() - 1);
+        return revoked.contains(last) ? OptionalLong.empty() : OptionalLong.of(last);
+    }
+
+    /** @return completes when the client revokes its live lease (its session ended); empty at once without one */
+    Mono<Void> liveLeaseRevoked() {
+        OptionalLong live = liveLease();
+        return live.isEmpty() ? Mono.empty()
+                : Mono.fromFuture(() -> revokes.computeIfAbsent(live.getAsLong(), id -> new CompletableFuture<>()));
+    }
+
+    /** @return how many answers carrying events the client's single-key deletion watches received */
+    long predecessorWatchEvents() {
+        return predecessorWatchEvents.get();
+    }
+}
