@@ -56,7 +56,6 @@ public final class DefaultLockClient extends LeaseOwner implements LockClient {
     private final NotificationHub hub;
     private final StateObserver observer;
     private final Registry<LeaseHandle> leases = new Registry<>();
-    private final Registry<AcquireOperation> operations = new Registry<>();
     /** Store clean-ups under way (releases, and requests of ended acquires still in flight): close() waits for them. */
     private final CleanUpBook cleanUps = new CleanUpBook();
     private final ClientMetrics metrics = new ClientMetrics(leases, operations);
@@ -195,19 +194,9 @@ public final class DefaultLockClient extends LeaseOwner implements LockClient {
         return AcquireOperation.mono(this, name, options, wait);
     }
 
-    /** Called by a new acquire once its subscriber has its subscription. */
     @Override
-    void register(AcquireOperation op) {
-        if (closed) {
-            op.closed();
-            return;
-        }
-        operations.add(op);
-        if (closed) {
-            op.closed();
-            return;
-        }
-        op.start();
+    boolean isClosed() {
+        return closed;
     }
 
     @Override
@@ -285,11 +274,6 @@ public final class DefaultLockClient extends LeaseOwner implements LockClient {
 
     void forget(LeaseHandle h) {
         leases.remove(h);
-    }
-
-    @Override
-    void operationEnded(AcquireOperation op) {
-        operations.remove(op);
     }
 
     /**

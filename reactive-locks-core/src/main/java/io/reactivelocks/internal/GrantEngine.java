@@ -56,7 +56,6 @@ public final class GrantEngine extends LeaseOwner {
     private final Scheduler ownScheduler;
     private final Waiters waiters;
     private final Set<LeaseHandle> grants = ConcurrentHashMap.newKeySet();
-    private final Registry<AcquireOperation> operations = new Registry<>();
     /** Releases under way and requests of ended acquires still in flight: close() waits for them. */
     private final CleanUpBook cleanUps = new CleanUpBook();
     private final Sinks.Empty<Void> closedSink = Sinks.empty();
@@ -172,22 +171,8 @@ public final class GrantEngine extends LeaseOwner {
     // ---- what an acquire asks of its engine (LeaseOwner)
 
     @Override
-    void register(AcquireOperation op) {
-        if (closed) {
-            op.closed();
-            return;
-        }
-        operations.add(op);
-        if (closed) {
-            op.closed();
-            return;
-        }
-        op.start();
-    }
-
-    @Override
-    void operationEnded(AcquireOperation op) {
-        operations.remove(op);
+    boolean isClosed() {
+        return closed;
     }
 
     @Override

@@ -57,11 +57,30 @@ abstract class LeaseOwner {
 
     // ---- what an acquire ({@link AcquireOperation}, the one acquire loop of every concept) asks of its engine
 
+    /** The engine's acquires in progress: counted by its metrics, failed by its close. */
+    final Registry<AcquireOperation> operations = new Registry<>();
+
+    /** @return whether the engine was closed */
+    abstract boolean isClosed();
+
     /** A new acquire whose subscriber has its subscription: registered and started, or failed when closed. */
-    abstract void register(AcquireOperation op);
+    final void register(AcquireOperation op) {
+        if (isClosed()) {
+            op.closed();
+            return;
+        }
+        operations.add(op);
+        if (isClosed()) { // closed meanwhile: its close may not have seen this acquire
+            op.closed();
+            return;
+        }
+        op.start();
+    }
 
     /** The acquire ended: out of the engine's registry. */
-    abstract void operationEnded(AcquireOperation op);
+    final void operationEnded(AcquireOperation op) {
+        operations.remove(op);
+    }
 
     /** @return to run once the request in flight of an ended acquire settled ({@code close()} waits for it) */
     abstract Runnable pendingCleanUp(String name);
