@@ -138,23 +138,33 @@ final class LockNodeJanitor {
         pruneTimers.clear();
     }
 
-    /** Deletes the lock's node if it is empty; best effort (someone in it, or already gone, is fine). */
+    /**
+     * Deletes the lock's node if it is empty; best effort (someone in it, or already gone, is fine). A node
+     * someone is in stays pending: that owner's release marks it pending again before its delete, but this
+     * answer may come after that mark — forgetting the name then would leave the node once the owner leaves
+     * and the backend closes before the next prune fires (seen under load: an empty lock node after close).
+     */
     private Mono<Void> prune(String name) {
-        return pruneOrFail(name).onErrorResume(e -> Mono.empty());
+        return pruneOrFail(name, false).onErrorResume(e -> Mono.empty());
     }
 
-    /** Like {@link #prune}, but fails when ZooKeeper could not be asked (the name stays pending). */
-    private Mono<Void> pruneOrFail(String name) {
+    /**
+     * Like {@link #prune}, but fails when ZooKeeper could not be asked (the name stays pending).
+     *
+     * @param forgetInUse whether a node someone is in is forgotten (the close's sweep: another backend's owner
+     *                    prunes it when it leaves)
+     */
+    private Mono<Void> pruneOrFail(String name, boolean forgetInUse) {
         return Mono.fromCompletionStage(() -> nodes.async().delete().forPath(nodes.paths().lockPath(name)))
                 .then()
                 .doOnSuccess(v -> prunePending.remove(name))
                 .onErrorResume(e -> {
                     KeeperException.Code code = ZooKeeperErrors.code(e);
-                    if (code == KeeperException.Code.NONODE || code == KeeperException.Code.NOTEMPTY) {
+                    if (code == KeeperException.Code.NONODE || (forgetInUse && code == KeeperException.Code.NOTEMPTY)) {
                         prunePending.remove(name);
                         return Mono.empty();
                     }
-                    return Mono.error(e);
+                    return code == KeeperException.Code.NOTEMPTY ? Mono.empty() : Mono.error(e);
                 });
     }
 
@@ -173,7 +183,7 @@ final class LockNodeJanitor {
                 .then();
         return deletes.thenMany(Flux.fromIterable(new ArrayList<>(prunePending)))
                 .filter(n -> !inUse.test(n))
-                .concatMap(n -> pruneOrFail(n)
+                .concatMap(n -> pruneOrFail(n, true)
                         .retryWhen(Retry.fixedDelay(Long.MAX_VALUE, ZooKeeperLockBackend.RETRY_DELAY).filter(ZooKeeperErrors::isTransient))
                         .onErrorResume(e -> Mono.empty()))
                 .then();
