@@ -2,25 +2,19 @@ package io.reactivelocks.redis;
 
 import io.lettuce.core.ScriptOutputType;
 import io.reactivelocks.spi.Attempt;
+import io.reactivelocks.spi.FairLockBackend;
 import io.reactivelocks.spi.GrantRequest;
-import io.reactivelocks.spi.HeldLock;
 import io.reactivelocks.spi.Holder;
 import io.reactivelocks.spi.LockBackend;
-import io.reactivelocks.spi.LockEvent;
-import io.reactivelocks.spi.RenewOutcome;
-import io.reactivelocks.spi.RenewRequest;
 import io.reactivelocks.spi.WaiterLine;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
-import org.jspecify.annotations.Nullable;
-import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
 /**
- * A queueing {@link LockBackend} on Redis: a fair (FIFO) lock. The held lock is the mutex's
+ * A queueing {@link LockBackend} on Redis: a fair (FIFO) lock ({@link FairLockBackend} over the mutex). The held lock is the mutex's
  * ({@link RedisLockBackend}: same lock and fence keys, renewal, inspect, payload and events);
  * waiting owners queue in a per-name sorted set by arrival, each with a deadline (by the
  * server's {@code TIME}) that its waiting client refreshes, so that an abandoned waiter expires
@@ -34,22 +28,19 @@ import reactor.core.scheduler.Schedulers;
  * removes the owner's hold or queue entry and publishes it, so that a cancelled waiter leaves
  * the queue at once.
  */
-final class RedisFairLockBackend implements LockBackend {
+final class RedisFairLockBackend extends FairLockBackend {
 
     private final RedisLockBackend mutex;
     private final boolean owned;
-    private final Scheduler timers;
-    private final WaiterLine line;
 
     /**
      * @param mutex the backend whose connections, keys and held-lock scripts this one uses
      * @param owned whether {@link #close()} closes {@code mutex}
      */
     RedisFairLockBackend(RedisLockBackend mutex, boolean owned) {
-        this.mutex = Objects.requireNonNull(mutex, "mutex");
+        super(mutex, mutex::events, Schedulers.parallel());
+        this.mutex = mutex;
         this.owned = owned;
-        this.timers = Schedulers.parallel();
-        this.line = new WaiterLine(this::ask, mutex::events, this::release, timers);
     }
 
     @Override
@@ -66,18 +57,9 @@ final class RedisFairLockBackend implements LockBackend {
         return WaiterLine.waiterDeadline(leaseTime);
     }
 
-    /**
-     * One grant attempt; a waiting request that is not granted answers {@link Attempt.Queued}.
-     * Errors with a {@link io.reactivelocks.LockBackendException}.
-     */
-    @Override
-    public Mono<Attempt> tryGrant(GrantRequest request) {
-        Objects.requireNonNull(request, "request");
-        return line.tryGrant(request);
-    }
-
     /** The answer of one script call: an attempt, or {@link WaiterLine.StillQueued} with its hint. */
-    private Mono<Object> ask(GrantRequest request) {
+    @Override
+    protected Mono<Object> ask(GrantRequest request) {
         return Mono.defer(() -> {
             String name = request.name();
             RedisKeys keys = mutex.keys();
@@ -111,35 +93,10 @@ final class RedisFairLockBackend implements LockBackend {
         });
     }
 
-    /** As the mutex's: the held lock has the same key layout. */
-    @Override
-    public Mono<List<RenewOutcome>> renew(List<RenewRequest> batch) {
-        return mutex.renew(batch);
-    }
 
-    /** As the mutex's: the held lock has the same key layout. */
-    @Override
-    public Mono<Boolean> updatePayload(HeldLock lock, @Nullable String payload) {
-        return mutex.updatePayload(lock, payload);
-    }
 
-    /** As the mutex's: the holder, never a waiter. */
-    @Override
-    public Mono<Holder> inspect(String name) {
-        return mutex.inspect(name);
-    }
 
-    /** As the mutex's: the live waiters of the queue. */
-    @Override
-    public Mono<Integer> waiting(String name) {
-        return mutex.waiting(name);
-    }
 
-    /** As the mutex's: the lock's pub/sub channel. */
-    @Override
-    public Flux<LockEvent> events(String name) {
-        return mutex.events(name);
-    }
 
     /** Closes the underlying backend when this one owns it. Idempotent. */
     @Override

@@ -1,9 +1,9 @@
 package io.reactivelocks.r2dbc.mariadb;
 
 import io.r2dbc.spi.Connection;
-import io.reactivelocks.r2dbc.internal.FairLockBackend;
 import io.reactivelocks.r2dbc.internal.Micros;
 import io.reactivelocks.spi.Attempt;
+import io.reactivelocks.spi.FairLockBackend;
 import io.reactivelocks.spi.GrantRequest;
 import io.reactivelocks.spi.Holder;
 import io.reactivelocks.spi.LockEvent;

@@ -1,14 +1,5 @@
-package io.reactivelocks.r2dbc.internal;
+package io.reactivelocks.spi;
 
-import io.reactivelocks.spi.Attempt;
-import io.reactivelocks.spi.GrantRequest;
-import io.reactivelocks.spi.HeldLock;
-import io.reactivelocks.spi.Holder;
-import io.reactivelocks.spi.LockBackend;
-import io.reactivelocks.spi.LockEvent;
-import io.reactivelocks.spi.RenewOutcome;
-import io.reactivelocks.spi.RenewRequest;
-import io.reactivelocks.spi.WaiterLine;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.Function;
@@ -18,11 +9,12 @@ import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
 
 /**
- * What the SQL dialects' fair (FIFO) locks share: the held lock is a row of the mutex's lock table,
- * so renewal, payload updates, inspection, the count of waiters and the events are the mutex's;
- * waiting requests wait in a {@link WaiterLine} that asks the dialect's grant again on their turn.
- * A dialect brings its grant ({@link #ask}) and its owner-checked release of the lock row or the
- * place in line. Not API: the dialect packages' code.
+ * A fair (FIFO) lock over a store's mutex: the held lock is the mutex's (its key or row), so renewal,
+ * payload updates, inspection, the count of waiters and the events are the mutex's; waiting requests
+ * wait in a {@link WaiterLine} that asks the store's grant again on their turn. A store brings its grant
+ * ({@link #ask}: take the lock, refresh the caller's place in line or put it in line), its owner-checked
+ * release of the lock or the place in line, its name and its close. Redis, PostgreSQL and MariaDB build
+ * their fair locks on it.
  */
 public abstract class FairLockBackend implements LockBackend {
 
