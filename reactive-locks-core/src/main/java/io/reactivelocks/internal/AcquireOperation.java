@@ -772,17 +772,22 @@ final class AcquireOperation extends Registry.Member implements Subscription {
         wakeUp(null);
     }
 
-    /** @param claim the release to claim first, or null when this acquire was picked already */
+    /**
+     * @param claim the release to claim first, or null when this acquire was picked already ({@link Waiters} picks
+     *              one waiter per release: a wake it drops is lost for every waiter)
+     */
     private void wakeUp(NotificationHub.@Nullable Wake claim) {
         boolean retry;
         synchronized (this) {
-            boolean interested = waiting || (inFlight && !turnWaiting);
+            // anything but ended (or waiting on a store's queue turn) takes the wake: waiting, a request in flight
+            // (its answer may predate this release), or between a busy answer and the wait it starts
+            boolean interested = !done && !turnWaiting;
             if (!interested || (claim != null && !claim.claim())) {
                 return;
             }
             retry = waiting;
-            if (inFlight && !turnWaiting) {
-                wakePending = true; // the answer in flight may predate this release
+            if (!retry) {
+                wakePending = true; // the next busy answer asks again at once
             }
         }
         if (retry) {
