@@ -45,20 +45,29 @@ CREATE SEQUENCE IF NOT EXISTS "public"."reactive_locks_token_seq" AS bigint NO C
 --   token       the fencing token of the grant, from "public"."reactive_locks_token_seq"
 --   expires_at  when the lease ends, by the SERVER's clock (now() + TTL at grant/renewal)
 --   payload     the holder's payload (at most 4096 UTF-8 bytes, stored form as names), NULL for none
+--   watched_until  until when a client watches the name ("public"."reactive_locks_watch" sets it, with the watchers
+--               table's row): a grant or release of the row notifies only while it is in the future
+-- A release does not delete the row: it clears the owner (''), so the next grant of the name is
+-- one UPDATE of the same row, a HOT update (no indexed column changes: no index on expires_at).
+-- Free rows (released, expired, or a watcher's placeholder with token 0) are deleted by
+-- PostgresLockBackend.purgeExpired, which each backend also runs every 10 minutes.
 CREATE TABLE IF NOT EXISTS "public"."reactive_locks" (
     name       text        NOT NULL,
     owner      text        NOT NULL,
     token      bigint      NOT NULL,
     expires_at timestamptz NOT NULL,
     payload    text,
+    watched_until timestamptz NOT NULL DEFAULT '-infinity',
     CONSTRAINT "reactive_locks_pkey" PRIMARY KEY (name)
 );
 
--- Tables created before lock payloads existed get the column (a catalog-only change, no rewrite).
+-- Tables created by older versions get the columns (catalog-only changes, no rewrite).
 ALTER TABLE "public"."reactive_locks" ADD COLUMN IF NOT EXISTS payload text;
+ALTER TABLE "public"."reactive_locks" ADD COLUMN IF NOT EXISTS watched_until timestamptz NOT NULL DEFAULT '-infinity';
 
--- For purging expired rows (PostgresLockBackend.purgeExpired) without a full scan.
-CREATE INDEX IF NOT EXISTS "reactive_locks_expires_at_idx" ON "public"."reactive_locks" (expires_at);
+-- Older versions indexed expires_at: every grant and release then wrote both indexes; without it
+-- they are HOT updates. The purge scans the table (one row per name in use).
+DROP INDEX IF EXISTS "public"."reactive_locks_expires_at_idx";
 
 -- Window locks ("run once per period across the fleet"): one row per name and period, holding
 -- the last claimed window number floor(server epoch / period).
@@ -131,7 +140,48 @@ BEGIN
                 ON CONFLICT ON CONSTRAINT "reactive_locks_watchers_pkey" DO UPDATE SET expires_at = excluded.expires_at;
             RETURN NEXT v_key;
         END IF;
+        -- A lock's grant and release (acquire.sql, release.sql) read the watch from the lock row
+        -- itself: the row is updated here under its row lock, so a grant or release either runs
+        -- after this committed and notifies, or committed before it and the waiters' re-check sees
+        -- it. A name without a row gets a free placeholder row (token 0, never a grant's token).
+        -- Keys of the other concepts start with a backslash and a letter (semaphore, read-write
+        -- lock, task queue), which no stored lock name does.
+        IF left(v_key, 2) NOT IN ('\s', '\w', '\q') THEN
+            INSERT INTO "public"."reactive_locks" AS l (name, owner, token, expires_at, watched_until)
+                VALUES (v_key, '', 0, '-infinity', now() + p_ttl_us * interval '1 microsecond')
+                ON CONFLICT (name) DO UPDATE SET watched_until = GREATEST(l.watched_until, excluded.watched_until);
+        END IF;
     END LOOP;
+END
+$fn$;
+
+-- Deletes a client's rows of the keys p_keys (nobody there waits for them any more) and lowers the
+-- watch of the lock rows among them to the end of the other clients' live rows ('-infinity' when
+-- none is left): from then on their grants and releases notify nobody. Each key under its
+-- advisory lock taken EXCLUSIVELY, like a registration, and read after it (a fresh snapshot per
+-- statement): a registration of another client either committed before (and is counted) or
+-- comes after (and raises the watch again).
+CREATE OR REPLACE FUNCTION "public"."reactive_locks_unwatch"(p_keys text[], p_listener text)
+RETURNS integer
+LANGUAGE plpgsql VOLATILE AS $fn$
+DECLARE
+    v_key text;
+    n integer := 0;
+BEGIN
+    FOR v_key IN SELECT DISTINCT u.k FROM unnest(p_keys) AS u(k) ORDER BY u.k LOOP
+        PERFORM pg_advisory_xact_lock(hashtextextended(v_key, 7305467431562270023));
+        DELETE FROM "public"."reactive_locks_watchers" w WHERE w.key = v_key AND w.listener = p_listener;
+        IF FOUND THEN
+            n := n + 1;
+        END IF;
+        IF left(v_key, 2) NOT IN ('\s', '\w', '\q') THEN
+            UPDATE "public"."reactive_locks" l
+            SET watched_until = COALESCE((SELECT max(w.expires_at) FROM "public"."reactive_locks_watchers" w
+                                          WHERE w.key = v_key AND w.expires_at > now()), '-infinity')
+            WHERE l.name = v_key AND l.watched_until > now();
+        END IF;
+    END LOOP;
+    RETURN n;
 END
 $fn$;
 
@@ -236,12 +286,22 @@ BEGIN
             (SELECT count(*) FROM "public"."reactive_locks_waiters" x WHERE x.name = p_name AND x.seq < v_seq);
         RETURN;
     END IF;
-    t := nextval('"public"."reactive_locks_token_seq"');
+    -- The row may have been taken since the read above by a plain lock grant of the same name
+    -- (acquire_row.sql takes no advisory lock): take it only if still free, with a token drawn
+    -- under its row lock (the insert's draw is under the name's advisory lock, see acquire.sql).
     INSERT INTO "public"."reactive_locks" AS l (name, owner, token, expires_at, payload)
-        VALUES (p_name, p_owner, t, now() + p_ttl_us * interval '1 microsecond', p_payload)
+        VALUES (p_name, p_owner, nextval('"public"."reactive_locks_token_seq"'), now() + p_ttl_us * interval '1 microsecond', p_payload)
         ON CONFLICT (name) DO UPDATE
-            SET owner = excluded.owner, token = excluded.token, expires_at = excluded.expires_at,
-                payload = excluded.payload;
+            SET owner = excluded.owner, token = nextval('"public"."reactive_locks_token_seq"'), expires_at = excluded.expires_at,
+                payload = excluded.payload
+            WHERE l.expires_at <= now()
+        RETURNING l.token INTO t;
+    IF t IS NULL THEN
+        SELECT l.owner, l.token, l.expires_at, l.payload INTO h FROM "public"."reactive_locks" l WHERE l.name = p_name;
+        RETURN QUERY SELECT 0, h.token, h.owner,
+            GREATEST(0, floor(extract(epoch FROM h.expires_at - now()) * 1000000))::bigint, h.payload, NULL::bigint;
+        RETURN;
+    END IF;
     DELETE FROM "public"."reactive_locks_waiters" x WHERE x.name = p_name AND x.owner = p_owner;
     PERFORM "public"."reactive_locks_notify"(p_channel, p_name, 'A ' || t || ' ' || p_suffix);
     RETURN QUERY SELECT 1, t, NULL::text, NULL::bigint, NULL::text, NULL::bigint;

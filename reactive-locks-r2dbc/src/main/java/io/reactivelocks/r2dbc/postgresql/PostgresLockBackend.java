@@ -29,9 +29,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiFunction;
 import java.util.function.Consumer;
+import reactor.core.Disposable;
+import reactor.core.Disposables;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -73,6 +77,12 @@ public final class PostgresLockBackend implements LockBackend {
     private static final Duration FOREVER = Duration.ofMillis(Long.MAX_VALUE);
     private static final Duration CLOSE_SWEEP_TIMEOUT = Duration.ofSeconds(2);
     private static final Duration CLOSE_POOL_TIMEOUT = Duration.ofSeconds(1);
+    /** How often each backend purges free rows, and how long a lease must have ended before. */
+    static final Duration PURGE_EVERY = Duration.ofMinutes(10);
+    /** At most this many rows per purge statement ({@code purge.sql}). */
+    private static final long PURGE_BATCH = 1000;
+    /** The names remembered in {@link #lastGranted} before it starts over. */
+    private static final int KNOWN_NAMES = 4096;
 
     private final ConnectionFactory connections;
     private final BackendPool backendPool;
@@ -82,8 +92,18 @@ public final class PostgresLockBackend implements LockBackend {
     private final Mono<Void> close;
     /** Lock rows this backend's owners may have left, in stored form: deleted owner-checked on close. */
     private final OutstandingRows outstanding = new OutstandingRows();
+    /**
+     * Names whose row this backend saw lately, and whether its last attempt on the name was
+     * granted: then the next one sends {@code acquire_row.sql} (one UPDATE), else {@code acquire.sql}
+     * (which also inserts a missing row and answers who holds a busy one). Bounded: cleared when full.
+     */
+    private final Map<String, Boolean> lastGranted = new ConcurrentHashMap<>();
+    /** The periodic purge of free rows ({@link #PURGE_EVERY}), started by the first acquire. */
+    private final Disposable.Swap janitor = Disposables.swap();
+    private final AtomicBoolean janitorStarted = new AtomicBoolean();
 
     final String acquireSql;
+    final String acquireRowSql;
     final String releaseSql;
     final String renewSql;
     final String inspectSql;
@@ -110,6 +130,7 @@ public final class PostgresLockBackend implements LockBackend {
         this.connections = backendPool.connections();
         Map<String, String> names = names(options);
         this.acquireSql = SqlScripts.render("acquire.sql", names, false);
+        this.acquireRowSql = SqlScripts.render("acquire_row.sql", names, false);
         this.releaseSql = SqlScripts.render("release.sql", names, false);
         this.renewSql = SqlScripts.render("renew.sql", names, false);
         this.inspectSql = SqlScripts.render("inspect.sql", names, false);
@@ -215,9 +236,12 @@ public final class PostgresLockBackend implements LockBackend {
             throw new IllegalArgumentException("olderThan must not be negative, was " + olderThan);
         }
         long us = TimeUnit.MICROSECONDS.convert(olderThan);
-        return firstOfAll(withSchema(query(purgeSql, st -> st.bind(0, us).bind(1, options.channel()),
-                (row, md) -> row.get("purged", Long.class))))
-                .defaultIfEmpty(0L)
+        // batches of PURGE_BATCH candidates, repeated while a batch was full
+        Mono<long[]> batch = firstOfAll(withSchema(query(purgeSql, st -> st.bind(0, us).bind(1, options.channel()),
+                (row, md) -> new long[] {row.get("purged", Long.class), row.get("candidates", Long.class)})))
+                .defaultIfEmpty(new long[2]);
+        return batch.expand(b -> b[1] >= PURGE_BATCH && b[0] > 0 ? batch : Mono.empty())
+                .reduce(0L, (sum, b) -> sum + b[0])
                 .onErrorMap(e -> PostgresErrors.map(null, "purge", e));
     }
 
@@ -232,8 +256,11 @@ public final class PostgresLockBackend implements LockBackend {
     /**
      * {@inheritDoc}
      *
-     * <p>One statement ({@code acquire.sql}): insert, take over an expired row, or grant again to
-     * the same owner; the holder comes back in the same round trip when busy. The answer is
+     * <p>One statement: when this backend's last attempt on the name was granted, one
+     * {@code UPDATE} of the name's row ({@code acquire_row.sql}: take it when free, or grant again
+     * to the same owner); else, or when that found the row busy or gone, {@code acquire.sql}, which
+     * also inserts a missing row and answers the holder of a busy one in the same round trip. A
+     * release leaves the row (freed), so a name's next grant is that one {@code UPDATE}. The answer is
      * emitted only after the statement committed. Subscribing sends it; cancelling returns the
      * connection but cannot recall a statement already sent (the engine releases such grants).
      */
@@ -244,18 +271,38 @@ public final class PostgresLockBackend implements LockBackend {
             String owner = TextEscapes.encode(request.owner());
             long ttlUs = Micros.of(request.leaseTime());
             outstanding.asking(name, owner);
-            return firstOfAll(withSchema(query(acquireSql, st -> st
-                            .bind(0, name).bind(1, owner).bind(2, ttlUs).bind(3, options.channel())
-                            .bind(4, NotificationPayload.suffix(owner, name))
-                            .bind(5, storedPayload(request.payload())),
-                    (row, md) -> toAttempt(row, request))))
-                    .defaultIfEmpty(Attempt.busy(null)) // the holder committed after our snapshot
+            startJanitor();
+            Consumer<Statement> binds = st -> st
+                    .bind(0, name).bind(1, owner).bind(2, ttlUs).bind(3, options.channel())
+                    .bind(4, NotificationPayload.suffix(owner, name))
+                    .bind(5, storedPayload(request.payload()));
+            Mono<Attempt> full = firstOfAll(query(acquireSql, binds, (row, md) -> toAttempt(row, request)))
+                    .defaultIfEmpty(Attempt.busy(null)); // the holder committed after our snapshot
+            Mono<Attempt> ask = Boolean.TRUE.equals(lastGranted.get(name))
+                    ? firstOfAll(query(acquireRowSql, binds, (row, md) -> toAttempt(row, request))).switchIfEmpty(full)
+                    : full;
+            return withSchema(ask.flux()).next()
                     .doOnNext(a -> {
+                        boolean granted = a instanceof Attempt.Granted;
+                        if (lastGranted.size() >= KNOWN_NAMES && !lastGranted.containsKey(name)) {
+                            lastGranted.clear();
+                        }
+                        lastGranted.put(name, granted);
                         // busy: this owner has no row (it would have been granted)
                         outstanding.answered(name, owner, !(a instanceof Attempt.Busy));
                     })
                     .onErrorMap(e -> PostgresErrors.map(request.name(), "acquire", e));
         });
+    }
+
+    /** Starts the periodic purge of free rows ({@code purge.sql}) once; errors wait for the next run. */
+    private void startJanitor() {
+        if (!janitorStarted.get() && janitorStarted.compareAndSet(false, true)) {
+            janitor.update(Flux.interval(PURGE_EVERY, PURGE_EVERY, options.scheduler())
+                    .onBackpressureDrop()
+                    .concatMap(t -> purgeExpired(PURGE_EVERY).onErrorResume(e -> Mono.empty()), 1)
+                    .subscribe());
+        }
     }
 
     /**
@@ -300,8 +347,9 @@ public final class PostgresLockBackend implements LockBackend {
     /**
      * {@inheritDoc}
      *
-     * <p>{@code DELETE ... WHERE name = $1 AND owner = $2} ({@code release.sql}), announced to
-     * waiters by {@code pg_notify} when a row went; answered after the commit.
+     * <p>{@code UPDATE ... WHERE name = $1 AND owner = $2} ({@code release.sql}: the row stays,
+     * freed, for the name's next grant), announced to waiters by {@code pg_notify} when a row was
+     * freed and a client watches the name; answered after the commit.
      */
     @Override
     public Mono<Boolean> release(String name, String owner) {
@@ -570,6 +618,7 @@ public final class PostgresLockBackend implements LockBackend {
         names.put("watcher_pkey", SqlIdentifiers.quote(SqlIdentifiers.derived(watchers, "_pkey")));
         names.put("notify_fn", SqlIdentifiers.qualified(options.schema(), SqlIdentifiers.derived(options.table(), "_notify")));
         names.put("watch_fn", SqlIdentifiers.qualified(options.schema(), SqlIdentifiers.derived(options.table(), "_watch")));
+        names.put("unwatch_fn", SqlIdentifiers.qualified(options.schema(), SqlIdentifiers.derived(options.table(), "_unwatch")));
     }
 
     /** @return the first-use schema step (lock table, watchers), cached once it succeeded */
@@ -604,6 +653,8 @@ public final class PostgresLockBackend implements LockBackend {
     }
 
     private Mono<Void> doClose() {
+        janitorStarted.set(true);
+        janitor.dispose();
         List<OutstandingRows.Row> left = outstanding.drain();
         Mono<Void> sweep = left.isEmpty() ? Mono.empty() : query(releaseOwnersSql, st -> st
                         .bind(0, left.stream().map(OutstandingRows.Row::name).toArray(String[]::new))

@@ -12,7 +12,7 @@ final class SqlScripts {
 
     /** Every script, read once when this class initializes (never on an event loop later). */
     private static final SqlTemplates TEMPLATES = SqlTemplates.load(SqlScripts.class, "schema.sql", "schema_check.sql", "acquire.sql",
-            "release.sql", "renew.sql", "inspect.sql", "update_payload.sql", "purge.sql", "release_owners.sql", "window_claim.sql",
+            "acquire_row.sql", "release.sql", "renew.sql", "inspect.sql", "update_payload.sql", "purge.sql", "release_owners.sql", "window_claim.sql",
             "task_schema.sql", "task_schema_check.sql", "task_register.sql", "task_capture.sql", "task_renew.sql",
             "task_complete.sql", "task_fail.sql", "task_release.sql", "task_status.sql", "task_remove.sql",
             "fenced_values_schema.sql", "fenced_values_check.sql", "fenced_values_write.sql", "fenced_values_read.sql",

@@ -107,12 +107,22 @@ BEGIN
             (SELECT count(*) FROM ${waiter_table} x WHERE x.name = p_name AND x.seq < v_seq);
         RETURN;
     END IF;
-    t := nextval('${sequence}');
+    -- The row may have been taken since the read above by a plain lock grant of the same name
+    -- (acquire_row.sql takes no advisory lock): take it only if still free, with a token drawn
+    -- under its row lock (the insert's draw is under the name's advisory lock, see acquire.sql).
     INSERT INTO ${table} AS l (name, owner, token, expires_at, payload)
-        VALUES (p_name, p_owner, t, now() + p_ttl_us * interval '1 microsecond', p_payload)
+        VALUES (p_name, p_owner, nextval('${sequence}'), now() + p_ttl_us * interval '1 microsecond', p_payload)
         ON CONFLICT (name) DO UPDATE
-            SET owner = excluded.owner, token = excluded.token, expires_at = excluded.expires_at,
-                payload = excluded.payload;
+            SET owner = excluded.owner, token = nextval('${sequence}'), expires_at = excluded.expires_at,
+                payload = excluded.payload
+            WHERE l.expires_at <= now()
+        RETURNING l.token INTO t;
+    IF t IS NULL THEN
+        SELECT l.owner, l.token, l.expires_at, l.payload INTO h FROM ${table} l WHERE l.name = p_name;
+        RETURN QUERY SELECT 0, h.token, h.owner,
+            GREATEST(0, floor(extract(epoch FROM h.expires_at - now()) * 1000000))::bigint, h.payload, NULL::bigint;
+        RETURN;
+    END IF;
     DELETE FROM ${waiter_table} x WHERE x.name = p_name AND x.owner = p_owner;
     PERFORM ${notify_fn}(p_channel, p_name, 'A ' || t || ' ' || p_suffix);
     RETURN QUERY SELECT 1, t, NULL::text, NULL::bigint, NULL::text, NULL::bigint;

@@ -35,20 +35,29 @@ CREATE SEQUENCE IF NOT EXISTS ${sequence} AS bigint NO CYCLE;
 --   token       the fencing token of the grant, from ${sequence}
 --   expires_at  when the lease ends, by the SERVER's clock (now() + TTL at grant/renewal)
 --   payload     the holder's payload (at most 4096 UTF-8 bytes, stored form as names), NULL for none
+--   watched_until  until when a client watches the name (${watch_fn} sets it, with the watchers
+--               table's row): a grant or release of the row notifies only while it is in the future
+-- A release does not delete the row: it clears the owner (''), so the next grant of the name is
+-- one UPDATE of the same row, a HOT update (no indexed column changes: no index on expires_at).
+-- Free rows (released, expired, or a watcher's placeholder with token 0) are deleted by
+-- PostgresLockBackend.purgeExpired, which each backend also runs every 10 minutes.
 CREATE TABLE IF NOT EXISTS ${table} (
     name       text        NOT NULL,
     owner      text        NOT NULL,
     token      bigint      NOT NULL,
     expires_at timestamptz NOT NULL,
     payload    text,
+    watched_until timestamptz NOT NULL DEFAULT '-infinity',
     CONSTRAINT ${table_pkey} PRIMARY KEY (name)
 );
 
--- Tables created before lock payloads existed get the column (a catalog-only change, no rewrite).
+-- Tables created by older versions get the columns (catalog-only changes, no rewrite).
 ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS payload text;
+ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS watched_until timestamptz NOT NULL DEFAULT '-infinity';
 
--- For purging expired rows (PostgresLockBackend.purgeExpired) without a full scan.
-CREATE INDEX IF NOT EXISTS ${expires_index} ON ${table} (expires_at);
+-- Older versions indexed expires_at: every grant and release then wrote both indexes; without it
+-- they are HOT updates. The purge scans the table (one row per name in use).
+DROP INDEX IF EXISTS ${schema}.${expires_index};
 
 -- Window locks ("run once per period across the fleet"): one row per name and period, holding
 -- the last claimed window number floor(server epoch / period).

@@ -1,2 +1,2 @@
--- Deletes every watcher row of the listener id $1 (the backend closes).
-DELETE FROM ${watcher_table} w WHERE w.listener = $1
+-- On close: deletes every watcher row of this client's listener id $1 (${unwatch_fn}).
+SELECT ${unwatch_fn}(ARRAY(SELECT w.key FROM ${watcher_table} w WHERE w.listener = $1), $1) AS unwatched

@@ -57,6 +57,47 @@ BEGIN
                 ON CONFLICT ON CONSTRAINT ${watcher_pkey} DO UPDATE SET expires_at = excluded.expires_at;
             RETURN NEXT v_key;
         END IF;
+        -- A lock's grant and release (acquire.sql, release.sql) read the watch from the lock row
+        -- itself: the row is updated here under its row lock, so a grant or release either runs
+        -- after this committed and notifies, or committed before it and the waiters' re-check sees
+        -- it. A name without a row gets a free placeholder row (token 0, never a grant's token).
+        -- Keys of the other concepts start with a backslash and a letter (semaphore, read-write
+        -- lock, task queue), which no stored lock name does.
+        IF left(v_key, 2) NOT IN ('\s', '\w', '\q') THEN
+            INSERT INTO ${table} AS l (name, owner, token, expires_at, watched_until)
+                VALUES (v_key, '', 0, '-infinity', now() + p_ttl_us * interval '1 microsecond')
+                ON CONFLICT (name) DO UPDATE SET watched_until = GREATEST(l.watched_until, excluded.watched_until);
+        END IF;
     END LOOP;
+END
+$fn$;
+
+-- Deletes a client's rows of the keys p_keys (nobody there waits for them any more) and lowers the
+-- watch of the lock rows among them to the end of the other clients' live rows ('-infinity' when
+-- none is left): from then on their grants and releases notify nobody. Each key under its
+-- advisory lock taken EXCLUSIVELY, like a registration, and read after it (a fresh snapshot per
+-- statement): a registration of another client either committed before (and is counted) or
+-- comes after (and raises the watch again).
+CREATE OR REPLACE FUNCTION ${unwatch_fn}(p_keys text[], p_listener text)
+RETURNS integer
+LANGUAGE plpgsql VOLATILE AS $fn$
+DECLARE
+    v_key text;
+    n integer := 0;
+BEGIN
+    FOR v_key IN SELECT DISTINCT u.k FROM unnest(p_keys) AS u(k) ORDER BY u.k LOOP
+        PERFORM pg_advisory_xact_lock(hashtextextended(v_key, 7305467431562270023));
+        DELETE FROM ${watcher_table} w WHERE w.key = v_key AND w.listener = p_listener;
+        IF FOUND THEN
+            n := n + 1;
+        END IF;
+        IF left(v_key, 2) NOT IN ('\s', '\w', '\q') THEN
+            UPDATE ${table} l
+            SET watched_until = COALESCE((SELECT max(w.expires_at) FROM ${watcher_table} w
+                                          WHERE w.key = v_key AND w.expires_at > now()), '-infinity')
+            WHERE l.name = v_key AND l.watched_until > now();
+        END IF;
+    END LOOP;
+    RETURN n;
 END
 $fn$;

@@ -33,9 +33,9 @@ class PostgresDdlFileTest {
                 .map(ExpectedSchema.SchemaObject::label).toList();
         assertThat(labels).startsWith("sequence public.reactive_locks_token_seq", "table public.reactive_locks",
                 "column public.reactive_locks.name");
-        assertThat(labels).contains("column public.reactive_locks.payload", "index public.reactive_locks_expires_at_idx",
+        assertThat(labels).contains("column public.reactive_locks.payload", "column public.reactive_locks.watched_until",
                 "table public.reactive_lock_windows", "table public.reactive_locks_watchers",
-                "function public.reactive_locks_notify", "function public.reactive_locks_watch",
+                "function public.reactive_locks_notify", "function public.reactive_locks_watch", "function public.reactive_locks_unwatch",
                 "table public.reactive_locks_waiters", "index public.reactive_locks_waiters_seq_idx",
                 "function public.reactive_locks_waiters_grant", "table public.reactive_locks_permits",
                 "function public.reactive_locks_permits_grant", "table public.reactive_locks_rw",

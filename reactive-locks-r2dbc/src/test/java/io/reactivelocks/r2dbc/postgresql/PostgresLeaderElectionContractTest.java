@@ -30,7 +30,8 @@ class PostgresLeaderElectionContractTest extends LeaderElectionContract {
 
     @AfterAll
     static void noRowsLeftAfterTheSuite() {
-        assertThat(PostgresTestSupport.count(factory, SCHEMA, options.table())).as("rows left in the lock table").isZero();
+        assertThat(PostgresTestSupport.owned(factory, SCHEMA, options.table())).as("rows an owner left in the lock table").isZero();
+        assertThat(PostgresTestSupport.countAfterPurge(factory, options)).as("rows left in the lock table after a purge").isZero();
     }
 
     @Override

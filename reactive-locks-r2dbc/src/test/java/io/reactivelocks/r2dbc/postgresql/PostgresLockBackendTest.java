@@ -95,6 +95,12 @@ class PostgresLockBackendTest {
                 + SqlIdentifiers.qualified(SCHEMA, options.table()) + " WHERE name = $1", TextEscapes.encode(name));
     }
 
+    /** The name's row if an owner left it (held, or expired and never released): a release frees the row, it stays. */
+    private static List<Map<String, Object>> ownedRows(String name) {
+        return PostgresTestSupport.sql(factory, "SELECT owner, token, expires_at FROM "
+                + SqlIdentifiers.qualified(SCHEMA, options.table()) + " WHERE name = $1 AND owner <> ''", TextEscapes.encode(name));
+    }
+
     // ---------------------------------------------------------------- statements
 
     @Test
@@ -120,7 +126,13 @@ class PostgresLockBackendTest {
         assertThat(b.release(name, "owner-b").block(TIMEOUT)).isFalse();
         assertThat(b.release(name, "owner-a").block(TIMEOUT)).isTrue();
         assertThat(b.release(name, "owner-a").block(TIMEOUT)).as("idempotent").isFalse();
-        assertThat(rows(name)).isEmpty();
+        assertThat(ownedRows(name)).isEmpty();
+        // the row stays, freed, and the name's next grant takes it with a greater token
+        assertThat(rows(name)).hasSize(1);
+        Attempt again = b.tryGrant(grant(name, "owner-c", LEASE)).block(TIMEOUT);
+        assertThat(again).isInstanceOf(Attempt.Granted.class);
+        assertThat(((Attempt.Granted) again).token()).isGreaterThan(token);
+        assertThat(b.release(name, "owner-c").block(TIMEOUT)).isTrue();
     }
 
     @Test
@@ -265,7 +277,7 @@ class PostgresLockBackendTest {
         } finally {
             subscriptions.forEach(Disposable::dispose);
         }
-        assertThat(PostgresTestSupport.count(factory, SCHEMA, options.table())).isZero();
+        assertThat(PostgresTestSupport.owned(factory, SCHEMA, options.table())).isZero();
     }
 
     // ---------------------------------------------------------------- notifications
@@ -437,7 +449,7 @@ class PostgresLockBackendTest {
                 "SELECT c.relname AS name, c.relkind::text AS kind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
                         + " WHERE n.nspname = $1 ORDER BY 1", schema);
         assertThat(objects).extracting(m -> m.get("name")).containsExactly(
-                "Locks_Mixed", "Locks_Mixed_expires_at_idx", "Locks_Mixed_pkey", "Locks_Mixed_watchers",
+                "Locks_Mixed", "Locks_Mixed_pkey", "Locks_Mixed_watchers",
                 "Locks_Mixed_watchers_pkey", "reactive_lock_windows",
                 "reactive_lock_windows_pkey", "reactive_locks_token_seq");
         Attempt a = many.get(1).tryGrant(grant("m", "o", LEASE)).block(TIMEOUT);
@@ -509,8 +521,8 @@ class PostgresLockBackendTest {
         b.tryGrant(grant(lost, "gone", Duration.ofMillis(1))).block(TIMEOUT);
         b.tryGrant(grant(held, "still", LEASE)).block(TIMEOUT);
         b.close().block(TIMEOUT);
-        assertThat(rows(lost)).isEmpty();
-        assertThat(rows(held)).isEmpty();
+        assertThat(ownedRows(lost)).isEmpty();
+        assertThat(ownedRows(held)).isEmpty();
 
         PostgresLockBackend other = backend();
         String expired = unique("expired");
@@ -518,11 +530,18 @@ class PostgresLockBackendTest {
         other.tryGrant(grant(expired, "o", Duration.ofMillis(1))).block(TIMEOUT);
         other.tryGrant(grant(live, "o", LEASE)).block(TIMEOUT);
         await().atMost(TIMEOUT).until(() -> other.inspect(expired).blockOptional(TIMEOUT).isEmpty());
-        assertThat(other.purgeExpired(Duration.ofHours(1)).block(TIMEOUT)).isZero();
+        other.purgeExpired(Duration.ofHours(1)).block(TIMEOUT); // deletes released rows of other tests, not these
+        assertThat(rows(expired)).as("expired a moment ago: older than an hour it is not").hasSize(1);
         assertThat(other.purgeExpired(Duration.ZERO).block(TIMEOUT)).isGreaterThanOrEqualTo(1);
         assertThat(rows(expired)).isEmpty();
         assertThat(rows(live)).hasSize(1);
         assertThat(other.release(live, "o").block(TIMEOUT)).isTrue();
+        // a released row is free: the purge deletes it
+        assertThat(rows(live)).hasSize(1);
+        assertThat(other.purgeExpired(Duration.ZERO).block(TIMEOUT)).isGreaterThanOrEqualTo(1);
+        assertThat(rows(live)).isEmpty();
+        assertThat(rows(lost)).isEmpty();
+        assertThat(rows(held)).isEmpty();
     }
 
     @Test

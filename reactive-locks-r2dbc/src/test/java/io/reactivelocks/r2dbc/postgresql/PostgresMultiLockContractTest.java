@@ -37,7 +37,7 @@ class PostgresMultiLockContractTest extends MultiLockContract {
         super.assertNothingLeft(backend, names);
         String[] stored = names.stream().map(TextEscapes::encode).toArray(String[]::new);
         List<?> rows = PostgresTestSupport.sql(factory, "SELECT name FROM "
-                + SqlIdentifiers.qualified(SCHEMA, options.table()) + " WHERE name = ANY($1::text[])", (Object) stored);
-        assertThat(rows).as("rows left in the lock table for the test's names").isEmpty();
+                + SqlIdentifiers.qualified(SCHEMA, options.table()) + " WHERE name = ANY($1::text[]) AND owner <> ''", (Object) stored);
+        assertThat(rows).as("rows an owner left in the lock table for the test's names (a released row stays, freed)").isEmpty();
     }
 }

@@ -100,4 +100,29 @@ final class PostgresTestSupport {
         return ((Number) sql(factory, "SELECT count(*) AS n FROM " + SqlIdentifiers.qualified(schema, table))
                 .get(0).get("n")).longValue();
     }
+
+    /**
+     * The rows of a lock table that an owner left: held, or expired and never released. A release
+     * leaves the row freed (owner {@code ''}) for the name's next grant; {@code purgeExpired} deletes
+     * those, see {@link #countAfterPurge}.
+     */
+    static long owned(ConnectionFactory factory, String schema, String table) {
+        return ((Number) sql(factory, "SELECT count(*) AS n FROM " + SqlIdentifiers.qualified(schema, table)
+                + " WHERE owner <> ''").get(0).get("n")).longValue();
+    }
+
+    /**
+     * Purges every free row of the lock table that nobody watches and counts what is left: zero when
+     * nothing is held, no owner left a row, and no client watches a name any more.
+     */
+    static long countAfterPurge(ConnectionFactory factory, PostgresLockOptions options) {
+        PostgresLockBackend b = PostgresLockBackend.create(factory, options);
+        try {
+            b.purgeExpired(java.time.Duration.ZERO).block(TIMEOUT);
+        } finally {
+            b.close().block(TIMEOUT);
+        }
+        return ((Number) sql(factory, "SELECT count(*) AS n FROM " + SqlIdentifiers.qualified(options.schema(), options.table())
+                + " WHERE watched_until <= now()").get(0).get("n")).longValue();
+    }
 }

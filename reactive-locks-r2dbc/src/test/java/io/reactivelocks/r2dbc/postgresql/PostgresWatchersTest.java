@@ -216,8 +216,9 @@ class PostgresWatchersTest {
     void aCrashedClientsWatcherRowStopsCountingWhenItExpiresAndIsSwept() {
         LockClient locks = client(backend());
         String name = unique("crashed");
-        PostgresTestSupport.sql(factory, "INSERT INTO " + SqlIdentifiers.qualified(SCHEMA, options.table() + "_watchers")
-                + " (key, listener, expires_at) VALUES ($1, 'crashed', now() + interval '1500 milliseconds')", name);
+        // a client that registered the name (as its listener does) and then vanished
+        PostgresTestSupport.sql(factory, "SELECT " + SqlIdentifiers.qualified(SCHEMA, options.table() + "_watch")
+                + "(ARRAY[$1], 'crashed', 1500000) AS k", name);
         Function<Void, List<String>> cycle = v -> heardUntilNow(() -> locks.acquire(name).flatMap(Lease::release).block(TIMEOUT));
         assertThat(cycle.apply(null)).hasSize(2); // counts while live
         await().atMost(TIMEOUT).until(() -> Boolean.TRUE.equals(PostgresTestSupport.sql(factory, "SELECT bool_and(expires_at <= now()) AS e FROM "

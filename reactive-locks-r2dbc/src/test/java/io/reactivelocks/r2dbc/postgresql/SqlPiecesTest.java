@@ -89,11 +89,11 @@ class SqlPiecesTest {
         PostgresLockBackend b = PostgresLockBackend.create(PostgresTestSupport.factory(PostgresTestSupport.shared()),
                 PostgresLockOptions.builder().schema("S").table("T").sequence("Q").windowTable("W").createSchemaOnFirstUse(false).build());
         try {
-            for (String sql : List.of(b.acquireSql, b.releaseSql, b.renewSql, b.inspectSql, b.purgeSql, b.releaseOwnersSql,
+            for (String sql : List.of(b.acquireSql, b.acquireRowSql, b.releaseSql, b.renewSql, b.inspectSql, b.purgeSql, b.releaseOwnersSql,
                     b.windowClaimSql, b.schemaSql, b.schemaCheckSql)) {
                 assertThat(sql).doesNotContain("${");
             }
-            assertThat(b.acquireSql).contains("INSERT INTO \"S\".\"T\" AS l").contains("nextval('\"S\".\"Q\"')")
+            assertThat(b.acquireSql).contains("INSERT INTO \"S\".\"T\" (name").contains("nextval('\"S\".\"Q\"')")
                     .doesNotContain("--");
             assertThat(b.schemaSql).contains("CREATE TABLE IF NOT EXISTS \"S\".\"W\"").contains("nspname = 'S'");
         } finally {
