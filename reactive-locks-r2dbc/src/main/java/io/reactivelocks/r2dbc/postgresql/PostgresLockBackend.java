@@ -222,10 +222,14 @@ public final class PostgresLockBackend implements LockBackend {
     }
 
     /**
-     * Deletes the rows of locks whose lease ended at least {@code olderThan} ago by the server's
-     * clock. Such rows hold nothing (an expired lock is free to take), they are only left when a
-     * holder vanished without releasing; taking the lock again reuses them anyway. Each purged
-     * lock is announced to waiters as released. Lazy; errors are {@link LockBackendException}.
+     * Deletes free rows ({@code purge.sql}): of locks whose lease ended at least {@code olderThan}
+     * ago by the server's clock, released locks (a release frees its row and leaves it, so that the
+     * name's next grant is one {@code UPDATE}), and placeholders of names nobody watches any more.
+     * Such rows hold nothing. Every backend runs it every 10 minutes with an age of 10 minutes,
+     * from its first acquire until its close; call it for more. Each name's row is deleted under
+     * the name's advisory lock (a name being inserted right then keeps its row), 1,000 rows per
+     * statement. Each purged lock that expired without a release is announced to waiters.
+     * Lazy; errors are {@link LockBackendException}.
      *
      * @param olderThan how long ago the lease must have ended; zero or positive
      * @return the number of rows deleted

@@ -38,6 +38,7 @@ import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.test.StepVerifier;
+import reactor.test.scheduler.VirtualTimeScheduler;
 import reactor.util.retry.Retry;
 
 /** What the contract does not cover: the SQL, the listener, identifiers, schema handling, pools. */
@@ -542,6 +543,35 @@ class PostgresLockBackendTest {
         assertThat(rows(live)).isEmpty();
         assertThat(rows(lost)).isEmpty();
         assertThat(rows(held)).isEmpty();
+    }
+
+    @Test
+    void everyBackendPurgesFreeRowsEveryTenMinutesFromItsFirstAcquireUntilItsClose() {
+        VirtualTimeScheduler timers = VirtualTimeScheduler.create();
+        PostgresLockBackend b = PostgresLockBackend.create(factory, options.mutate().scheduler(timers).build());
+        try {
+            String name = unique("janitor");
+            String held = unique("janitor-held");
+            assertThat(b.tryGrant(grant(name, "o", LEASE)).block(TIMEOUT)).isInstanceOf(Attempt.Granted.class);
+            assertThat(b.tryGrant(grant(held, "o", LEASE)).block(TIMEOUT)).isInstanceOf(Attempt.Granted.class);
+            assertThat(b.release(name, "o").block(TIMEOUT)).isTrue();
+            timers.advanceTimeBy(PostgresLockBackend.PURGE_EVERY.minusSeconds(1));
+            assertThat(rows(name)).as("freed, not purged yet").hasSize(1);
+            timers.advanceTimeBy(Duration.ofSeconds(1));
+            await().atMost(TIMEOUT).until(() -> rows(name).isEmpty());
+            assertThat(rows(held)).as("a held lock's row stays").hasSize(1);
+            assertThat(b.release(held, "o").block(TIMEOUT)).isTrue();
+        } finally {
+            b.close().block(TIMEOUT);
+        }
+        // closed: no purge any more
+        String after = unique("janitor-after");
+        PostgresLockBackend other = backend();
+        assertThat(other.tryGrant(grant(after, "o", LEASE)).block(TIMEOUT)).isInstanceOf(Attempt.Granted.class);
+        assertThat(other.release(after, "o").block(TIMEOUT)).isTrue();
+        timers.advanceTimeBy(PostgresLockBackend.PURGE_EVERY.multipliedBy(2));
+        assertThat(rows(after)).hasSize(1);
+        timers.dispose();
     }
 
     @Test
