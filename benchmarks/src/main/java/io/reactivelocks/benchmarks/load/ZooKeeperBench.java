@@ -75,7 +75,7 @@ final class ZooKeeperBench extends BackendBench {
     @Override
     List<Contender> contenders() {
         String cs = server.connectString();
-        return List.of(new Raw(cs), ours(cs), new Mutex(cs), new SimpleLocks.ZooKeeper(cs));
+        return List.of(new Raw(cs), ours(cs), new Mutex(cs), new SimpleLocks.ZooKeeper(cs), new RawHandoffs.ZooKeeper(cs));
     }
 
     /** B8: ours against Curator's InterProcessSemaphoreV2 and InterProcessReadWriteLock. */
