@@ -63,6 +63,8 @@ import reactor.core.publisher.Sinks;
  *       a lease if its create revision is 0; one watch per name (deletes only).</li>
  *   <li>ZooKeeper: release deletes the ephemeral node; take creates it (NodeExists = busy); one
  *       persistent watch per name (ZooKeeper 3.6+), so no watch is re-armed per handoff.</li>
+ *   <li>MariaDB (no notification): release {@code DELETE ... WHERE name = ? AND owner = ?}, announced
+ *       inside the client; take {@code INSERT IGNORE}; on a pool.</li>
  * </ul>
  *
  * <p>B3 only: {@link #cycles()} is false, so B1 leaves it out.
@@ -357,6 +359,61 @@ final class RawHandoffs {
         public void close() {
             notifications.dispose();
             Mono.from(listener.close()).block(Duration.ofSeconds(10));
+            pool.close().block(Duration.ofSeconds(10));
+        }
+    }
+
+    /**
+     * MariaDB, which has no notification: {@code DELETE ... WHERE name = ? AND owner = ?}, announced
+     * inside this client (as ours announces a release through the same backend; other clients would
+     * have to poll), then {@code INSERT IGNORE}; on a pool.
+     */
+    static final class MariaDb extends Base {
+        private static final String TAKE = "INSERT IGNORE INTO bench_raw_handoff(name, owner) VALUES (?, ?)";
+        private static final String RELEASE = "DELETE FROM bench_raw_handoff WHERE name = ? AND owner = ?";
+        private final ConnectionPool pool;
+
+        /** @param pool the pool the takes and releases run on (closed with this contender) */
+        MariaDb(ConnectionPool pool) {
+            super("mariadb", "raw r2dbc-mariadb handoff (DELETE, in-client wake, INSERT IGNORE)");
+            this.pool = pool;
+            Flux.usingWhen(pool.create(), c -> Flux.from(c.createStatement("CREATE TABLE IF NOT EXISTS bench_raw_handoff("
+                                    + "name VARCHAR(255) PRIMARY KEY, owner VARCHAR(64) NOT NULL)").execute())
+                            .concatMap(r -> r.getRowsUpdated()), Connection::close)
+                    .blockLast(Duration.ofSeconds(30));
+        }
+
+        private Mono<Long> update(String sql, String name, String owner) {
+            return Flux.usingWhen(pool.create(),
+                            c -> Flux.from(c.createStatement(sql).bind(0, name).bind(1, owner).execute())
+                                    .concatMap(r -> r.getRowsUpdated()),
+                            Connection::close)
+                    .reduce(0L, Long::sum);
+        }
+
+        @Override
+        Mono<Void> listen(String name) {
+            return Mono.empty();
+        }
+
+        @Override
+        void unlisten(String name) {
+        }
+
+        @Override
+        Mono<Boolean> take(String name, String owner) {
+            return update(TAKE, name, owner).map(n -> n == 1L);
+        }
+
+        @Override
+        Mono<Void> release(String name, String owner) {
+            return update(RELEASE, name, owner)
+                    .flatMap(n -> n == 1L ? Mono.<Void>empty() : Mono.error(new IllegalStateException("not released: " + name)))
+                    .doOnSuccess(v -> released(name));
+        }
+
+        @Override
+        public void close() {
             pool.close().block(Duration.ofSeconds(10));
         }
     }

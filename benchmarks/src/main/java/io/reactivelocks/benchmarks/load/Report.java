@@ -367,7 +367,8 @@ final class Report {
                 + "PUBLISH, then EVALSHA `SET NX PX` (a one-line script so that the request counter sees it); PostgreSQL: "
                 + "`DELETE ... RETURNING` + `pg_notify` in one statement, one LISTEN connection, `INSERT ... ON CONFLICT DO "
                 + "NOTHING RETURNING`; etcd: a txn deleting the key if its value is the owner, a delete watch, a txn "
-                + "put-if-absent on a lease; ZooKeeper: delete of the ephemeral node, a persistent watch, its create. No token, "
+                + "put-if-absent on a lease; ZooKeeper: delete of the ephemeral node, a persistent watch, its create; MariaDB (no "
+                + "notification): `DELETE ... WHERE owner = ?` announced inside the client, `INSERT IGNORE`. No token, "
                 + "no renewal, no events. A contender whose chain did not complete is shown as failed, without a ratio. "
                 + "Reproduce: `benchmarks/run.sh --only b3 --backends <backend>`.\n\n");
         List<Charts.Panel> panels = new ArrayList<>();
