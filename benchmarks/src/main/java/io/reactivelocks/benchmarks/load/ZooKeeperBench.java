@@ -57,6 +57,10 @@ final class ZooKeeperBench extends BackendBench {
         probe = curator(server.connectString());
     }
 
+    String connectString() {
+        return server.connectString();
+    }
+
     static CuratorFramework curator(String connect) {
         CuratorFramework c = CuratorFrameworkFactory.builder().connectString(connect)
                 .retryPolicy(new ExponentialBackoffRetry(100, 3)).build();
