@@ -162,7 +162,7 @@ final class Report {
         }
         if (c.incomplete() > 0) {
             return c.contender.label + " failed: " + c.incomplete() + " of " + c.chains.size() + " chains incomplete"
-                    + (c.error() != null ? " (" + c.error().replace('|', '/') + ")" : "");
+                    + (c.error() != null ? " (" + c.error().replace('|', '/').replace('\n', ' ') + ")" : "");
         }
         return null;
     }
@@ -369,7 +369,10 @@ final class Report {
                 + "NOTHING RETURNING`; etcd: a txn deleting the key if its value is the owner, a delete watch, a txn "
                 + "put-if-absent on a lease; ZooKeeper: delete of the ephemeral node, a persistent watch, its create; MariaDB (no "
                 + "notification): `DELETE ... WHERE owner = ?` announced inside the client, `INSERT IGNORE`. No token, "
-                + "no renewal, no events. A contender whose chain did not complete is shown as failed, without a ratio. "
+                + "no renewal, no events. Each raw handoff is two requests and two writes (the delete, the take); on etcd and "
+                + "ZooKeeper ours queues its waiters' keys (nodes) before the release, so a handoff there is one request (the release) and "
+                + "the ratio can fall below 1 — the queue recipes' own anchors are jetcd's Lock RPC and Curator's "
+                + "InterProcessMutex in the same tables. A contender whose chain did not complete is shown as failed, without a ratio. "
                 + "Reproduce: `benchmarks/run.sh --only b3 --backends <backend>`.\n\n");
         List<Charts.Panel> panels = new ArrayList<>();
         for (Handoff.Result r : b3) {
