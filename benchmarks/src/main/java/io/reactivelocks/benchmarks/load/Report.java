@@ -125,7 +125,9 @@ final class Report {
                 + "user would write by hand (Redis `SET NX PX` + compare-and-delete, PostgreSQL `INSERT ... ON CONFLICT DO "
                 + "NOTHING` + `DELETE`, MariaDB `INSERT ... ON DUPLICATE KEY UPDATE` taking an expired row, `RETURNING` its owner, "
                 + "+ `DELETE`, etcd put-if-absent txn + delete, ZooKeeper ephemeral create + delete: no token, "
-                + "no renewal, no waiting). Every contender has its own client "
+                + "no renewal, no waiting); and in B3 the *raw driver handoff* — the same store's driver doing the "
+                + "handoff by hand (an owner-checked delete that notifies, a listener, one conditional write as the grant; "
+                + "see B3), the yardstick of ours' handoff latency. Every contender has its own client "
                 + "object (own connections or pool, same settings) and they all run in one JVM, one after the other.\n");
         md.append("- **Interleaving.** For each concurrency level, every contender first gets a warm-up run, then ")
                 .append(settings.rounds()).append(" measured rounds of ").append(settings.round().toMillis())
