@@ -22,6 +22,8 @@ final class Charts {
     /** The hand-written two-request lock (teal). */
     static final Color SIMPLE = new Color(0x00838F);
     static final Color OURS = new Color(0x1565C0);
+    /** The raw driver's hand-written handoff, B3's yardstick (dark grey). */
+    static final Color RAW_HANDOFF = new Color(0x424242);
     static final Color[] COMPETITORS = {new Color(0xEF6C00), new Color(0x2E7D32), new Color(0xC62828), new Color(0x6A1B9A)};
 
     /**
@@ -48,6 +50,7 @@ final class Charts {
             case OURS -> OURS;
             case COMPETITOR -> COMPETITORS[competitorIndex % COMPETITORS.length];
             case SIMPLE -> SIMPLE;
+            case RAW_HANDOFF -> RAW_HANDOFF;
         };
     }
 

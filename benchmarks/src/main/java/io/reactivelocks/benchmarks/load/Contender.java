@@ -18,7 +18,7 @@ abstract class Contender implements AutoCloseable {
      * @param backend the backend key ({@code redis}, {@code postgres}, {@code etcd}, {@code zookeeper})
      * @param id      a short id, used in lock names and result files
      * @param label   the name shown in the report
-     * @param role    floor, ours or competitor
+     * @param role    floor, ours, competitor, simple or raw handoff
      */
     Contender(String backend, String id, String label, Role role) {
         this.backend = backend;
@@ -74,6 +74,11 @@ abstract class Contender implements AutoCloseable {
      */
     void cycleBlocking(String name, int worker) throws Exception {
         throw new UnsupportedOperationException(label + " is reactive");
+    }
+
+    /** @return whether this contender runs {@link #cycle} or {@link #cycleBlocking} (B1); false for B3-only ones */
+    boolean cycles() {
+        return true;
     }
 
     /** @return whether this contender can wait for a held lock (B3) */

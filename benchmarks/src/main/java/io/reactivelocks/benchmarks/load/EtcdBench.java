@@ -72,7 +72,7 @@ final class EtcdBench extends BackendBench {
 
     @Override
     List<Contender> contenders() {
-        return List.of(new Raw(url()), ours(url()), new LockRpc(url()), new SimpleLocks.Etcd(url()));
+        return List.of(new Raw(url()), ours(url()), new LockRpc(url()), new SimpleLocks.Etcd(url()), new RawHandoffs.Etcd(url()));
     }
 
     @Override

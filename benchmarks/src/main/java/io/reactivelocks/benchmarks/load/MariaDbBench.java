@@ -88,7 +88,7 @@ final class MariaDbBench extends BackendBench {
     @Override
     List<Contender> contenders() {
         return List.of(new Raw(pool()), ours(pool()), new PostgresBench.ShedLock("mariadb", pool()),
-                new SimpleLocks.MariaDb(pool()));
+                new SimpleLocks.MariaDb(pool()), new RawHandoffs.MariaDb(pool()));
     }
 
     /** B8: ours only (no anchor on MariaDB): the semaphore, both sides of the read-write lock, the fair lock. */

@@ -99,7 +99,8 @@ final class PostgresBench extends BackendBench {
 
     @Override
     List<Contender> contenders() {
-        return List.of(new Raw(pool()), ours(pool(), base), new ShedLock("postgres", pool()), new SimpleLocks.Postgres(pool()));
+        return List.of(new Raw(pool()), ours(pool(), base), new ShedLock("postgres", pool()), new SimpleLocks.Postgres(pool()),
+                new RawHandoffs.Postgres(pool(), base));
     }
 
     @Override

@@ -69,7 +69,7 @@ final class RedisBench extends BackendBench {
     @Override
     List<Contender> contenders() {
         return List.of(new Raw(url()), ours(url()), new RedissonLock(url(), false), new RedissonLock(url(), true),
-                new SimpleLocks.Redis(url()));
+                new SimpleLocks.Redis(url()), new RawHandoffs.Redis(url()));
     }
 
     /** B8: ours against Redisson's RSemaphore / RPermitExpirableSemaphore, RReadWriteLock and RFairLock. */

@@ -12,5 +12,10 @@ enum Role {
      * The simplest two-request lock a user would write by hand against the store (take if free,
      * delete if still ours): no token, no renewal, no waiting ({@link SimpleLocks}).
      */
-    SIMPLE
+    SIMPLE,
+    /**
+     * The raw driver doing B3's handoff by hand (release that notifies, notification, conditional
+     * write): the yardstick of ours' handoff latency ({@link RawHandoffs}); B3 only.
+     */
+    RAW_HANDOFF
 }

@@ -109,8 +109,9 @@ final class Uncontended {
     private Uncontended() {
     }
 
-    static Result run(BackendBench bench, List<Contender> contenders, Settings s) {
+    static Result run(BackendBench bench, List<Contender> all, Settings s) {
         Result result = new Result(bench);
+        List<Contender> contenders = all.stream().filter(Contender::cycles).toList();
         boolean first = true;
         for (int c : s.concurrencies()) {
             List<Cell> cells = new ArrayList<>();

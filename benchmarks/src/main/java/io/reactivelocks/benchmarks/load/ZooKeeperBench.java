@@ -57,6 +57,10 @@ final class ZooKeeperBench extends BackendBench {
         probe = curator(server.connectString());
     }
 
+    String connectString() {
+        return server.connectString();
+    }
+
     static CuratorFramework curator(String connect) {
         CuratorFramework c = CuratorFrameworkFactory.builder().connectString(connect)
                 .retryPolicy(new ExponentialBackoffRetry(100, 3)).build();
@@ -75,7 +79,7 @@ final class ZooKeeperBench extends BackendBench {
     @Override
     List<Contender> contenders() {
         String cs = server.connectString();
-        return List.of(new Raw(cs), ours(cs), new Mutex(cs), new SimpleLocks.ZooKeeper(cs));
+        return List.of(new Raw(cs), ours(cs), new Mutex(cs), new SimpleLocks.ZooKeeper(cs), new RawHandoffs.ZooKeeper(cs));
     }
 
     /** B8: ours against Curator's InterProcessSemaphoreV2 and InterProcessReadWriteLock. */
