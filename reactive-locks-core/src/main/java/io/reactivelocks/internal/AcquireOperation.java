@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
@@ -737,7 +738,10 @@ final class AcquireOperation extends Registry.Member implements Subscription {
             if (!armWaitTimeout()) {
                 return;
             }
-            long delay = Backoff.delayNanos(options.backoff(), attempts);
+            // a request that timed out may have been granted: ask again at once (same owners: a grant
+            // comes back as such), its own timeout already spaced the requests; the contention backoff
+            // (which may be long where wake-ups are trusted) is for busy answers and fast failures
+            long delay = e.getCause() instanceof TimeoutException ? 0 : Backoff.delayNanos(options.backoff(), attempts);
             Disposable t = schedule(this::attempt, delay);
             if (t == null) {
                 return;
