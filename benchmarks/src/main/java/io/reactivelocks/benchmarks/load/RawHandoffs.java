@@ -4,10 +4,7 @@ import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KV;
 import io.etcd.jetcd.Watch;
-import io.etcd.jetcd.op.Cmp;
-import io.etcd.jetcd.op.CmpTarget;
-import io.etcd.jetcd.op.Op;
-import io.etcd.jetcd.options.DeleteOption;
+import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.PutOption;
 import io.etcd.jetcd.options.WatchOption;
 import io.etcd.jetcd.watch.WatchEvent;
@@ -33,12 +30,13 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.x.async.AsyncCuratorFramework;
+import org.apache.curator.x.async.AsyncStage;
+import org.apache.curator.x.async.WatchMode;
 import org.apache.curator.x.async.api.CreateOption;
-import org.apache.zookeeper.AddWatchMode;
 import org.apache.zookeeper.CreateMode;
-import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.ZooDefs;
+import org.apache.zookeeper.data.Stat;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -59,10 +57,9 @@ import reactor.core.publisher.Sinks;
  *   <li>PostgreSQL: release {@code WITH d AS (DELETE ... WHERE name = $1 AND owner = $2 RETURNING name)
  *       SELECT pg_notify(channel, name) FROM d}; take {@code INSERT ... ON CONFLICT DO NOTHING RETURNING};
  *       on a pool, one {@code LISTEN} connection.</li>
- *   <li>etcd: release a txn deleting the key if its value is the owner; take a txn putting the key on
- *       a lease if its create revision is 0; one watch per name (deletes only).</li>
- *   <li>ZooKeeper: release deletes the ephemeral node; take creates it (NodeExists = busy); one
- *       persistent watch per name (ZooKeeper 3.6+), so no watch is re-armed per handoff.</li>
+ *   <li>etcd and ZooKeeper, whose locks queue natively ({@link QueueRecipe}): each waiter appends its entry
+ *       and watches the one before it; the release is one delete and the successor's watch event is
+ *       its grant — one request per handoff, like ours.</li>
  *   <li>MariaDB (no notification): release {@code DELETE ... WHERE name = ? AND owner = ?}, announced
  *       inside the client; take {@code INSERT IGNORE}; on a pool.</li>
  * </ul>
@@ -418,21 +415,41 @@ final class RawHandoffs {
         }
     }
 
-    /** etcd: txn delete-if-owner, txn put-if-absent on a lease, a delete-only watch per name. */
-    static final class Etcd extends Base {
+    /**
+     * A queue recipe's handoff, for the stores whose locks queue natively (etcd, ZooKeeper): each
+     * waiter appends its entry (a key with a larger create revision, a sequential node), finds its
+     * predecessor and watches it; the holder's release is one delete, and the successor's watch
+     * event is its grant — one request per handoff, as etcd's own lock recipe and ours. No fencing
+     * beyond the entry's revision, no renewal, no recovery of a waiter that leaves the line (B3's
+     * waiters never do): the minimal correct handoff of a queue.
+     */
+    abstract static class QueueRecipe extends Contender {
+
+        QueueRecipe(String backend, String label) {
+            super(backend, "raw-handoff", label, Role.RAW_HANDOFF);
+        }
+
+        @Override
+        final boolean cycles() {
+            return false;
+        }
+
+        @Override
+        final boolean supportsWaiting() {
+            return true;
+        }
+    }
+
+    /** etcd: put the waiter's key, read the key before it, watch its deletion; release deletes the key. */
+    static final class Etcd extends QueueRecipe {
         private final Client client;
         private final KV kv;
-        private final Map<String, Watch.Watcher> watchers = new ConcurrentHashMap<>();
         private volatile long lease;
 
         Etcd(String url) {
-            super("etcd", "raw jetcd handoff (txn delete, watch, txn put-if-absent)");
+            super("etcd", "raw jetcd queue handoff (delete, the successor's watch)");
             client = EtcdBench.client(url);
             kv = client.getKVClient();
-        }
-
-        private static ByteSequence key(String name) {
-            return EtcdBench.bytes("bench-raw-handoff/" + encoded(name));
         }
 
         @Override
@@ -442,117 +459,97 @@ final class RawHandoffs {
 
         @Override
         void finish() {
-            super.finish();
             client.getLeaseClient().revoke(lease).join();
         }
 
-        /** Watches from the revision after a read of the key, so no delete after that read is missed. */
         @Override
-        Mono<Void> listen(String name) {
-            ByteSequence key = key(name);
-            return Mono.fromFuture(() -> kv.get(key)).doOnNext(r -> {
-                WatchOption option = WatchOption.builder().withRevision(r.getHeader().getRevision() + 1).withNoPut(true).build();
-                watchers.put(name, client.getWatchClient().watch(key, option, Watch.listener(response -> {
+        Mono<Held> acquireWaiting(String name, int worker) {
+            return Mono.defer(() -> {
+                String prefix = "bench-raw-handoff/" + encoded(name) + "/";
+                ByteSequence key = EtcdBench.bytes(prefix + GrantRequest.newOwner());
+                Held held = () -> Mono.fromFuture(() -> kv.delete(key)).then();
+                return Mono.fromFuture(() -> kv.put(key, EtcdBench.bytes("w"), PutOption.builder().withLeaseId(lease).build()))
+                        .flatMap(put -> {
+                            long mine = put.getHeader().getRevision();
+                            GetOption before = GetOption.builder().isPrefix(true).withMaxCreateRevision(mine - 1)
+                                    .withSortField(GetOption.SortTarget.CREATE).withSortOrder(GetOption.SortOrder.DESCEND)
+                                    .withLimit(1).build();
+                            return Mono.fromFuture(() -> kv.get(EtcdBench.bytes(prefix), before));
+                        })
+                        .flatMap(r -> r.getKvs().isEmpty() ? Mono.just(held)
+                                : deleted(r.getKvs().get(0).getKey(), r.getHeader().getRevision()).thenReturn(held));
+            });
+        }
+
+        /** Completes on the deletion of {@code key} after {@code revision}. */
+        private Mono<Void> deleted(ByteSequence key, long revision) {
+            return Mono.create(sink -> {
+                WatchOption option = WatchOption.builder().withRevision(revision + 1).withNoPut(true).build();
+                Watch.Watcher w = client.getWatchClient().watch(key, option, Watch.listener(response -> {
                     for (WatchEvent e : response.getEvents()) {
                         if (e.getEventType() == WatchEvent.EventType.DELETE) {
-                            released(name);
+                            sink.success();
                         }
                     }
-                }, e -> Log.info("raw handoff watch on %s failed: %s", name, e))));
-            }).then();
-        }
-
-        @Override
-        void unlisten(String name) {
-            Watch.Watcher w = watchers.remove(name);
-            if (w != null) {
-                w.close();
-            }
-        }
-
-        @Override
-        Mono<Boolean> take(String name, String owner) {
-            ByteSequence key = key(name);
-            return Mono.fromFuture(() -> kv.txn()
-                            .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
-                            .Then(Op.put(key, EtcdBench.bytes(owner), PutOption.builder().withLeaseId(lease).build()))
-                            .commit())
-                    .map(r -> r.isSucceeded());
-        }
-
-        @Override
-        Mono<Void> release(String name, String owner) {
-            ByteSequence key = key(name);
-            return Mono.fromFuture(() -> kv.txn()
-                            .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.value(EtcdBench.bytes(owner))))
-                            .Then(Op.delete(key, DeleteOption.DEFAULT))
-                            .commit())
-                    .filter(r -> r.isSucceeded())
-                    .switchIfEmpty(Mono.error(() -> new IllegalStateException("not released: " + name)))
-                    .then();
+                }, sink::error));
+                sink.onDispose(w::close);
+            });
         }
 
         @Override
         public void close() {
-            watchers.values().forEach(Watch.Watcher::close);
             client.close();
         }
     }
 
     /**
-     * ZooKeeper: delete the ephemeral node; create it (NodeExists = busy); one persistent watch per
-     * name. All waiters share the contender's session, so the node path is the holder's while it
-     * holds, and the delete needs no owner check beyond the local FIFO's single grant.
+     * ZooKeeper: create the waiter's ephemeral-sequential node, list the children, put an exists
+     * watch on the node before it; release deletes the node.
      */
-    static final class ZooKeeper extends Base {
+    static final class ZooKeeper extends QueueRecipe {
         private final CuratorFramework client;
         private final AsyncCuratorFramework async;
-        private final Map<String, Watcher> watchers = new ConcurrentHashMap<>();
 
         ZooKeeper(String connect) {
-            super("zookeeper", "raw Curator handoff (delete, persistent watch, create)");
+            super("zookeeper", "raw Curator queue handoff (delete, the successor's watch)");
             client = ZooKeeperBench.curator(connect);
             async = AsyncCuratorFramework.wrap(client);
         }
 
-        private static String path(String name) {
-            return "/bench-raw-handoff/n-" + encoded(name);
+        @Override
+        Mono<Held> acquireWaiting(String name, int worker) {
+            return Mono.defer(() -> {
+                String parent = "/bench-raw-handoff/n-" + encoded(name);
+                return Mono.fromCompletionStage(() -> async.create()
+                                .withOptions(EnumSet.of(CreateOption.createParentsAsContainers), CreateMode.EPHEMERAL_SEQUENTIAL,
+                                        ZooDefs.Ids.OPEN_ACL_UNSAFE)
+                                .forPath(parent + "/w-", new byte[0]))
+                        .flatMap(path -> turn(parent, path).thenReturn((Held) () ->
+                                Mono.fromCompletionStage(() -> async.delete().forPath(path)).then()));
+            });
         }
 
-        @Override
-        Mono<Void> listen(String name) {
-            Watcher w = event -> {
-                if (event.getType() == Watcher.Event.EventType.NodeDeleted) {
-                    released(name);
+        /** Completes when no node before {@code path} is left: lists, then waits on the predecessor's deletion. */
+        private Mono<Void> turn(String parent, String path) {
+            String mine = path.substring(parent.length() + 1);
+            return Mono.fromCompletionStage(() -> async.getChildren().forPath(parent)).flatMap(children -> {
+                String predecessor = null;
+                for (String c : children) {
+                    if (c.compareTo(mine) < 0 && (predecessor == null || c.compareTo(predecessor) > 0)) {
+                        predecessor = c;
+                    }
                 }
-            };
-            watchers.put(name, w);
-            return Mono.fromCompletionStage(() -> async.addWatch().withMode(AddWatchMode.PERSISTENT).usingWatcher(w)
-                    .forPath(path(name))).then();
-        }
-
-        @Override
-        void unlisten(String name) {
-            Watcher w = watchers.remove(name);
-            if (w != null) {
-                async.removeWatches().removing(w, Watcher.WatcherType.Any).forPath(path(name))
-                        .exceptionally(e -> null);
-            }
-        }
-
-        @Override
-        Mono<Boolean> take(String name, String owner) {
-            return Mono.fromCompletionStage(() -> async.create()
-                            .withOptions(EnumSet.of(CreateOption.createParentsAsContainers), CreateMode.EPHEMERAL,
-                                    ZooDefs.Ids.OPEN_ACL_UNSAFE)
-                            .forPath(path(name), owner.getBytes(StandardCharsets.UTF_8)))
-                    .map(created -> true)
-                    .onErrorResume(KeeperException.NodeExistsException.class, e -> Mono.just(false));
-        }
-
-        @Override
-        Mono<Void> release(String name, String owner) {
-            return Mono.fromCompletionStage(() -> async.delete().forPath(path(name))).then();
+                if (predecessor == null) {
+                    return Mono.<Void>empty();
+                }
+                String before = parent + "/" + predecessor;
+                AsyncStage<Stat> exists = async.with(WatchMode.successOnly).watched().checkExists().forPath(before);
+                // exists: wait for its event (B3's entries are only ever deleted); gone already: look again
+                return Mono.fromCompletionStage(exists)
+                        .flatMap(stat -> Mono.fromCompletionStage(exists.event()).thenReturn(true))
+                        .defaultIfEmpty(false)
+                        .flatMap(waited -> waited ? Mono.<Void>empty() : turn(parent, path));
+            });
         }
 
         @Override

@@ -368,13 +368,12 @@ final class Report {
                 + "notification the head sends one conditional write, which is the grant — Redis: EVALSHA GET = owner → DEL + "
                 + "PUBLISH, then EVALSHA `SET NX PX` (a one-line script so that the request counter sees it); PostgreSQL: "
                 + "`DELETE ... RETURNING` + `pg_notify` in one statement, one LISTEN connection, `INSERT ... ON CONFLICT DO "
-                + "NOTHING RETURNING`; etcd: a txn deleting the key if its value is the owner, a delete watch, a txn "
-                + "put-if-absent on a lease; ZooKeeper: delete of the ephemeral node, a persistent watch, its create; MariaDB (no "
-                + "notification): `DELETE ... WHERE owner = ?` announced inside the client, `INSERT IGNORE`. No token, "
-                + "no renewal, no events. Each raw handoff is two requests and two writes (the delete, the take); on etcd and "
-                + "ZooKeeper ours queues its waiters' keys (nodes) before the release, so a handoff there is one request (the release) and "
-                + "the ratio can fall below 1 — the queue recipes' own anchors are jetcd's Lock RPC and Curator's "
-                + "InterProcessMutex in the same tables. A contender whose chain did not complete is shown as failed, without a ratio. "
+                + "NOTHING RETURNING`; MariaDB (no notification): `DELETE ... WHERE owner = ?` announced inside the client, "
+                + "`INSERT IGNORE` — two requests per handoff (the delete, the take). etcd and ZooKeeper, whose locks queue natively, "
+                + "get the queue recipe by hand, as ours: each waiter appends its entry before the release (a key on a lease with its "
+                + "create revision, an ephemeral-sequential node), reads the entry before it and watches its deletion; the release is "
+                + "one delete and the successor's watch event is its grant — one request per handoff. No token, no renewal, no events. "
+                + "A contender whose chain did not complete is shown as failed, without a ratio. "
                 + "Reproduce: `benchmarks/run.sh --only b3 --backends <backend>`.\n\n");
         List<Charts.Panel> panels = new ArrayList<>();
         for (Handoff.Result r : b3) {
