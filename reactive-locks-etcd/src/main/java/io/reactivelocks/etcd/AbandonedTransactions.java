@@ -1,10 +1,11 @@
 package io.reactivelocks.etcd;
 
 import io.etcd.jetcd.ByteSequence;
-import io.etcd.jetcd.kv.DeleteResponse;
+import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.kv.TxnResponse;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -13,6 +14,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import reactor.core.Disposable;
 
 /**
@@ -24,15 +26,17 @@ import reactor.core.Disposable;
  * broke with it in flight, or jetcd's own retries ran out) — whether its caller still waits or
  * gave up at its request timeout — is sent again too: otherwise the key would stay on a session
  * that outlives the outage and block the name for as long as the client lives. Both retry until
- * etcd confirms. The owner is never used again after its release (the engine draws a new owner
- * per acquire), so a late delete cannot hit a later grant. close() cancels the retries (its revoke
- * of the session lease deletes the keys).
+ * etcd confirms. Keys are reused ({@link LockSlots}): every delete is guarded by the create revision
+ * of the owner's key ({@link LockKeys#deleteOwned}), so a late one cannot hit the next owner of the
+ * slot, and the owner's slot is freed only once a delete is confirmed with no transaction of the
+ * owner left in the driver (one still there could put the key again). close() cancels the retries
+ * (its revoke of the session lease deletes the keys).
  */
 final class AbandonedTransactions {
 
     private static final Duration CLEAN_UP_RETRY = Duration.ofMillis(250);
 
-    private final EtcdKeys keys;
+    private final LockSlots slots;
     private final LockKeys requests;
     private final EtcdLockOptions options;
     private final BooleanSupplier closed;
@@ -44,13 +48,13 @@ final class AbandonedTransactions {
     private final Set<Disposable> cleanUpRetries = ConcurrentHashMap.newKeySet();
 
     /**
-     * @param keys     the key layout
+     * @param slots    the owners' keys
      * @param requests the deletes
      * @param options  the scheduler of the retries
      * @param closed   whether the backend is closed (no retry then)
      */
-    AbandonedTransactions(EtcdKeys keys, LockKeys requests, EtcdLockOptions options, BooleanSupplier closed) {
-        this.keys = keys;
+    AbandonedTransactions(LockSlots slots, LockKeys requests, EtcdLockOptions options, BooleanSupplier closed) {
+        this.slots = slots;
         this.requests = requests;
         this.options = options;
         this.closed = closed;
@@ -58,36 +62,76 @@ final class AbandonedTransactions {
 
     /**
      * Follows an acquire transaction to its real end in the driver, whatever its caller does (a
-     * timeout cancels only the caller's view of it).
+     * timeout cancels only the caller's view of it). Its answer tells the create revision of the
+     * owner's key (put, or found), noted in {@code place} for the deletes.
      *
-     * @return a view of {@code txn} for the caller; cancelling it leaves {@code txn} alone
+     * @param send sends the transaction on {@code key} (put if absent, else read it first)
+     * @return a view of the transaction for the caller; cancelling it leaves the transaction alone
      */
-    CompletableFuture<TxnResponse> tracked(String name, String owner, CompletableFuture<TxnResponse> txn) {
-        String held = EtcdKeys.heldKey(name, owner);
+    CompletableFuture<TxnResponse> tracked(LockSlots.Place place, ByteSequence key,
+                                           Supplier<CompletableFuture<TxnResponse>> send) {
+        String held = EtcdKeys.heldKey(place.name, place.owner);
         txnsInFlight.merge(held, 1, Integer::sum);
-        txn.whenComplete((r, e) -> {
-            boolean last = txnsInFlight.computeIfPresent(held, (k, n) -> n == 1 ? null : n - 1) == null;
-            if (last && releaseAfterTxns.remove(held)) {
-                deleteUntilConfirmed(name, owner);
+        CompletableFuture<TxnResponse> txn;
+        try {
+            txn = send.get();
+        } catch (RuntimeException e) {
+            settled(place, held);
+            throw e;
+        }
+        // the caller's view depends on the bookkeeping's stage, so it completes after it; it is a stage of its
+        // own, so cancelling it skips neither the bookkeeping (a cancelled stage would) nor the transaction
+        return txn.whenComplete((r, e) -> {
+            if (r != null) {
+                place.put(key, r.isSucceeded() ? r.getHeader().getRevision() : createRevisionFound(r, place.owner));
             }
-        });
-        return txn.thenApply(Function.identity());
+            settled(place, held);
+        }).thenApply(Function.identity());
+    }
+
+    private void settled(LockSlots.Place place, String held) {
+        boolean last = txnsInFlight.computeIfPresent(held, (k, n) -> n == 1 ? null : n - 1) == null;
+        if (last && releaseAfterTxns.remove(held)) {
+            deleteUntilConfirmed(place);
+        }
+    }
+
+    /** @return the create revision of the owner's key read by the else branch of an acquire transaction, or 0 */
+    private static long createRevisionFound(TxnResponse r, String owner) {
+        List<KeyValue> found = r.getGetResponses().isEmpty() ? List.of() : r.getGetResponses().get(0).getKvs();
+        return found.isEmpty() || !owner.equals(EtcdKeys.ownerOf(found.get(0).getValue())) ? 0
+                : found.get(0).getCreateRevision();
     }
 
     /**
-     * Follows a release's delete to its real end in the driver: when it fails transiently, the key
-     * is deleted again until etcd confirms, whatever its caller does (a timeout cancels only the
-     * caller's view of it).
+     * A release's delete of the owner's key, sent now and followed to its real end: when it fails
+     * transiently, the key is deleted again until etcd confirms, whatever its caller does (a timeout
+     * cancels only the caller's view of it); once confirmed, the owner's slot is freed.
      *
-     * @return a view of {@code delete} for the caller; cancelling it leaves {@code delete} alone
+     * @return a view of the delete for the caller (whether a key of the owner was deleted);
+     *         cancelling it leaves the delete alone
      */
-    CompletableFuture<DeleteResponse> trackedRelease(String name, String owner, CompletableFuture<DeleteResponse> delete) {
-        delete.whenComplete((r, e) -> {
-            if (e != null && EtcdErrors.isTransient(e) && !closed.getAsBoolean()) {
-                deleteUntilConfirmed(name, owner);
+    CompletableFuture<Boolean> trackedRelease(LockSlots.Place place, LockSlots.At at) {
+        CompletableFuture<Boolean> delete = requests.deleteOwned(at.key(), place.owner, at.token()).toFuture();
+        // as for the transactions: the view completes after the bookkeeping, and cancelling it skips nothing
+        return delete.whenComplete((r, e) -> {
+            if (e == null) {
+                gone(place);
+            } else if (EtcdErrors.isTransient(e) && !closed.getAsBoolean()) {
+                deleteUntilConfirmed(place);
             }
-        });
-        return delete.thenApply(Function.identity());
+        }).thenApply(Function.identity());
+    }
+
+    /**
+     * The owner's key is known gone: its slot is free unless a transaction of the owner is still in
+     * the driver (then a release asked for it deletes the key again once that one settled, and frees
+     * the slot then).
+     */
+    void gone(LockSlots.Place place) {
+        if (!txnsInFlight.containsKey(EtcdKeys.heldKey(place.name, place.owner))) {
+            slots.free(place);
+        }
     }
 
     /**
@@ -102,12 +146,17 @@ final class AbandonedTransactions {
     }
 
     /**
-     * Deletes the owner's key, retrying transient failures until etcd confirms, the session lease
-     * that key may be on ends, or the backend closes (its revoke deletes the key).
+     * Deletes the owner's key, retrying transient failures until etcd confirms (then frees the
+     * owner's slot), the session lease that key may be on ends, or the backend closes (its revoke
+     * deletes the key).
      */
-    private void deleteUntilConfirmed(String name, String owner) {
-        ByteSequence key = keys.owner(name, owner);
-        requests.deleteKey(key).subscribe(null, e -> {
+    private void deleteUntilConfirmed(LockSlots.Place place) {
+        LockSlots.At at = place.at();
+        if (at == null) {
+            gone(place);
+            return;
+        }
+        requests.deleteOwned(at.key(), place.owner, at.token()).subscribe(deleted -> gone(place), e -> {
             if (!EtcdErrors.isTransient(e) || closed.getAsBoolean()) {
                 return;
             }
@@ -115,7 +164,7 @@ final class AbandonedTransactions {
             try {
                 timer[0] = options.scheduler().schedule(() -> {
                     cleanUpRetries.remove(timer[0]);
-                    deleteUntilConfirmed(name, owner);
+                    deleteUntilConfirmed(place);
                 }, CLEAN_UP_RETRY.toMillis(), TimeUnit.MILLISECONDS);
                 cleanUpRetries.add(timer[0]);
                 if (closed.getAsBoolean()) {

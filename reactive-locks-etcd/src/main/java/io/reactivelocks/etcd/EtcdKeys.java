@@ -10,14 +10,18 @@ import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The key layout: {@code <prefix>/<name>/<owner>}, where {@code <name>} is the lock name's UTF-8
+ * The key layout: {@code <prefix>/<name>/<slot key>}, where {@code <name>} is the lock name's UTF-8
  * bytes (lone surrogates kept apart) in unpadded base64url ({@link LockNames#base64url}). That alphabet ({@code A-Z a-z 0-9 - _}) has no {@code '/'}, and
  * the encoding is injective, so a name is always exactly one path segment: {@code "a/../b"},
  * {@code "*"} or a NUL byte cannot reach another name's keys, and the range
- * {@code <prefix>/<name>/} holds the keys of that one name and no other. The owner id is the
- * engine's random base64url id; the key's value is the owner id too (UTF-8), then a newline and
- * the payload when the grant has one. The key {@code <prefix>/<name>} (no owner segment, outside the
- * name's range) carries the name's revocation requests for a moment ({@link #revocation}).
+ * {@code <prefix>/<name>/} holds the keys of that one name and no other. The slot key is
+ * {@code <session lease id in hex>-<slot>} ({@link #slot}): an owner of a backend takes the lowest
+ * slot of the name its backend has free ({@link LockSlots}), so a name's keys are reused from one
+ * acquire to the next instead of leaving a deleted key behind each time (etcd keeps every deleted
+ * key in its index until a compaction, and a range read visits them all). The owner, the engine's
+ * random base64url id, is in the key's value (UTF-8), then a newline and the payload when the grant
+ * has one. The key {@code <prefix>/<name>} (no last segment, outside the name's range) carries the
+ * name's revocation requests for a moment ({@link #revocation}).
  */
 final class EtcdKeys {
 
@@ -57,16 +61,24 @@ final class EtcdKeys {
         return bytes(prefix + "/" + encode(name) + "/");
     }
 
-    /** @return {@code <prefix>/<name>/<owner>}: one owner's key */
-    ByteSequence owner(String name, String owner) {
-        return bytes(prefix + "/" + encode(name) + "/" + owner);
+    /** @return {@code <prefix>/<name>/<segment>}: one key in the name's range */
+    ByteSequence key(String name, String segment) {
+        return bytes(prefix + "/" + encode(name) + "/" + segment);
+    }
+
+    /**
+     * @return {@code <prefix>/<name>/<leaseId in hex>-<slot>}: the key of slot {@code slot} of the
+     *         name for owners of the session lease {@code leaseId} (no other session's owner uses it)
+     */
+    ByteSequence slot(String name, long leaseId, int slot) {
+        return key(name, Long.toHexString(leaseId) + "-" + slot);
     }
 
     /**
      * @return {@code <prefix>/<name>}: the key of the name's revocation requests
      *         ({@link EtcdLockBackend#revoke}). It is outside the range {@code <prefix>/<name>/} of the
      *         name's owner keys, so no read of the queue (nor the name's lock events watch) ever sees it,
-     *         and it has no owner segment, so the admin's listing of names skips it.
+     *         and it has no last segment, so the admin's listing of names skips it.
      */
     ByteSequence revocation(String name) {
         return bytes(prefix + "/" + encode(name));
@@ -140,17 +152,19 @@ final class EtcdKeys {
         return bytes(payload == null ? owner : owner + '\n' + payload);
     }
 
-    /** The owner is the last segment of the key (the value holds it too, for people reading etcd). */
-    static String ownerOf(ByteSequence key) {
-        String k = string(key);
-        return k.substring(k.lastIndexOf('/') + 1);
+    /** @return the owner an owner key's value ({@link #value}) names: its first line */
+    static String ownerOf(ByteSequence value) {
+        String v = string(value);
+        int nl = v.indexOf('\n');
+        return nl < 0 ? v : v.substring(0, nl);
     }
 
     /** @return the holder an owner's key stands for: its owner, its create revision as the token, its payload */
     static Holder holder(KeyValue kv) {
         String value = string(kv.getValue());
         int nl = value.indexOf('\n');
-        return new Holder(ownerOf(kv.getKey()), kv.getCreateRevision(), null, nl < 0 ? null : value.substring(nl + 1));
+        return new Holder(nl < 0 ? value : value.substring(0, nl), kv.getCreateRevision(), null,
+                nl < 0 ? null : value.substring(nl + 1));
     }
 
     /** @return the in-memory key of one owner's hold on one lock (owner, NUL, name) */

@@ -48,8 +48,11 @@ import reactor.core.scheduler.Schedulers;
  * operator, by a revoke seen before the next keep-alive — ends that hold stream at once.
  *
  * <h2>Recipe</h2>
- * Keys are {@code <prefix>/<base64url(name)>/<owner>}, attached to the session lease, value =
- * the owner id. To acquire:
+ * Keys are {@code <prefix>/<base64url(name)>/<session lease hex>-<slot>}, attached to the session
+ * lease, value = the owner id: each owner takes the lowest slot of the name that no other owner of
+ * the backend has reserved, so acquiring and releasing a name over and over reuses one key instead
+ * of leaving a deleted one behind each time ({@link LockSlots}: etcd keeps deleted keys in its index
+ * until a compaction, and every read of the name's range visits them). To acquire:
  * <ol>
  *   <li>one transaction: if the owner's key does not exist ({@code create_revision == 0}), put it
  *       with the session lease, else read it (a retried request finds its own key: idempotent);
@@ -94,6 +97,10 @@ import reactor.core.scheduler.Schedulers;
  * and a successor's key was created after the predecessor's — its token is larger.
  * <b>Cancellation:</b> a waiter that gives up is released by the engine: its key is deleted,
  * which wakes only its successor, which watches the next key before it.
+ * <b>Reused keys:</b> every delete of an owner key is guarded by the create revision it was put
+ * with, so a late or retried delete cannot remove the next generation of the key (the next owner
+ * in its slot, whose create revision is larger); a slot is handed to another owner only once its
+ * key is known gone and no acquire transaction of its owner is left in the driver.
  * <b>Abandoned requests:</b> jetcd does not recall a transaction whose caller gave up (the
  * engine's request timeout while etcd was down): it waits in the gRPC channel and runs when etcd
  * answers again, putting the owner's key on the session lease, which outlives the outage. The
@@ -142,10 +149,11 @@ public final class EtcdLockBackend implements LockBackend {
         this.kv = client.getKVClient();
         this.watch = client.getWatchClient();
         LockKeys requests = new LockKeys(kv);
+        LockSlots slots = new LockSlots();
         this.sessions = new SessionLeases(client.getLeaseClient(), options);
-        this.txns = new AbandonedTransactions(keys, requests, options, sessions::isClosed);
+        this.txns = new AbandonedTransactions(slots, requests, options, sessions::isClosed);
         this.heldKeys = new HeldKeyWatch(kv, watch, keys, options);
-        this.queue = new EtcdLockQueue(kv, watch, keys, requests, sessions, txns, options, heldKeys);
+        this.queue = new EtcdLockQueue(kv, watch, keys, slots, requests, sessions, txns, options, heldKeys);
         this.reconnect = new ChannelReconnect(client, options.reconnectInterval(), options.scheduler());
         this.close = Mono.defer(this::doClose).cache();
     }
@@ -204,10 +212,11 @@ public final class EtcdLockBackend implements LockBackend {
     public Flux<Renewal> sessionRenewals(HeldLock lease, LockClock clock) {
         return Flux.defer(() -> {
             EtcdSession s = sessions.grantedOn(EtcdKeys.heldKey(lease.name(), lease.owner()));
-            if (s == null) {
+            LockSlots.At at = queue.keyOf(lease.name(), lease.owner());
+            if (s == null || at == null) {
                 return Flux.empty();
             }
-            return s.renewals(clock).takeUntilOther(heldKeys.keyGone(lease));
+            return s.renewals(clock).takeUntilOther(heldKeys.keyGone(at.key(), lease.token()));
         });
     }
 
@@ -218,15 +227,22 @@ public final class EtcdLockBackend implements LockBackend {
     @Override
     public Mono<List<RenewOutcome>> renew(List<RenewRequest> batch) {
         return Flux.fromIterable(batch)
-                .concatMap(r -> Mono.fromFuture(() -> kv.get(keys.owner(r.lock().name(), r.lock().owner())))
-                        .flatMap(g -> {
-                            EtcdSession s = sessions.current();
-                            if (g.getKvs().isEmpty() || s == null || g.getKvs().get(0).getLease() != s.leaseId
-                                    || g.getKvs().get(0).getCreateRevision() != r.lock().token()) {
-                                return Mono.just(RenewOutcome.notHeld());
-                            }
-                            return s.confirm(LockClock.system()).map(c -> RenewOutcome.renewed(c.ttl()));
-                        }))
+                .concatMap(r -> {
+                    LockSlots.At at = queue.keyOf(r.lock().name(), r.lock().owner());
+                    if (at == null) { // no key of this owner: not held here
+                        return Mono.just(RenewOutcome.notHeld());
+                    }
+                    return Mono.fromFuture(() -> kv.get(at.key()))
+                            .flatMap(g -> {
+                                EtcdSession s = sessions.current();
+                                if (g.getKvs().isEmpty() || s == null || g.getKvs().get(0).getLease() != s.leaseId
+                                        || g.getKvs().get(0).getCreateRevision() != r.lock().token()
+                                        || !r.lock().owner().equals(EtcdKeys.ownerOf(g.getKvs().get(0).getValue()))) {
+                                    return Mono.just(RenewOutcome.notHeld());
+                                }
+                                return s.confirm(LockClock.system()).map(c -> RenewOutcome.renewed(c.ttl()));
+                            });
+                })
                 .collectList()
                 .onErrorMap(e -> EtcdErrors.map(null, "renewal", e));
     }
@@ -299,7 +315,8 @@ public final class EtcdLockBackend implements LockBackend {
                     sink.next(new LockEvent.Subscribed(name));
                 }
             });
-            WatchOption option = WatchOption.builder().isPrefix(true).withCreateNotify(true).build();
+            // the previous value with each deletion: the owner is in the value, and a deletion has none
+            WatchOption option = WatchOption.builder().isPrefix(true).withCreateNotify(true).withPrevKV(true).build();
             Watch.Watcher w = watch.watch(keys.lock(name), option, Watch.listener(
                     response -> {
                         if (response.isCreatedNotify()) {
@@ -311,10 +328,10 @@ public final class EtcdLockBackend implements LockBackend {
                         for (WatchEvent e : response.getEvents()) {
                             KeyValue kv = e.getKeyValue();
                             if (e.getEventType() == WatchEvent.EventType.DELETE) {
-                                sink.next(new LockEvent.Released(name, EtcdKeys.ownerOf(kv.getKey()), false));
+                                sink.next(new LockEvent.Released(name, EtcdKeys.ownerOf(e.getPrevKV().getValue()), false));
                             } else if (e.getEventType() == WatchEvent.EventType.PUT) {
                                 // a new key (version 1) or a payload update of an existing one
-                                sink.next(new LockEvent.Acquired(name, EtcdKeys.ownerOf(kv.getKey()), kv.getCreateRevision()));
+                                sink.next(new LockEvent.Acquired(name, EtcdKeys.ownerOf(kv.getValue()), kv.getCreateRevision()));
                             }
                         }
                     },
@@ -344,10 +361,11 @@ public final class EtcdLockBackend implements LockBackend {
         Objects.requireNonNull(lock, "lock");
         return Mono.defer(() -> {
             EtcdSession s = sessions.grantedOn(EtcdKeys.heldKey(lock.name(), lock.owner()));
-            if (s == null || s.isOver()) {
+            LockSlots.At at = queue.keyOf(lock.name(), lock.owner());
+            if (s == null || s.isOver() || at == null) {
                 return Mono.just(false);
             }
-            ByteSequence key = keys.owner(lock.name(), lock.owner());
+            ByteSequence key = at.key();
             return Mono.fromFuture(() -> kv.txn()
                             .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(lock.token())))
                             .Then(Op.put(key, EtcdKeys.value(lock.owner(), payload), PutOption.builder().withLeaseId(s.leaseId).build()))

@@ -71,7 +71,7 @@ public final class EtcdLockOptions {
         return b;
     }
 
-    /** @return the prefix of every key: {@code <prefix>/<encoded name>/<owner>} */
+    /** @return the prefix of every key: {@code <prefix>/<encoded name>/<session lease hex>-<slot>} (lock keys) */
     public String prefix() {
         return prefix;
     }

@@ -14,17 +14,17 @@ import io.etcd.jetcd.options.WatchOption;
 import io.reactivelocks.LockBackendException;
 import io.reactivelocks.spi.Attempt;
 import io.reactivelocks.spi.GrantRequest;
-import io.reactivelocks.spi.HeldLock;
 import io.reactivelocks.spi.Holder;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 /**
  * The queue recipe of {@link EtcdLockBackend} (its javadoc states it and why it is correct): the
- * transaction that puts the owner's key on the session lease (or finds it) and reads the lowest
- * key under the name; the answer (granted after a keep-alive confirmed the lease, queued, busy);
- * the wait of a queued owner on the key just before its own only; and leaving the queue (release).
+ * transaction that puts the owner's key — its slot on the session lease ({@link LockSlots}) — on
+ * that lease (or finds it) and reads the lowest key under the name; the answer (granted after a
+ * keep-alive confirmed the lease, queued, busy); the wait of a queued owner on the key just before its own only; and leaving the queue (release).
  */
 final class EtcdLockQueue {
 
@@ -35,6 +35,7 @@ final class EtcdLockQueue {
     private final KV kv;
     private final Watch watch;
     private final EtcdKeys keys;
+    private final LockSlots slots;
     private final LockKeys requests;
     private final SessionLeases sessions;
     private final AbandonedTransactions txns;
@@ -43,11 +44,12 @@ final class EtcdLockQueue {
     /** The keys queued owners of this backend watch for deletion, each with what is known of it. */
     private final ConcurrentHashMap<ByteSequence, Predecessor> waitingOn = new ConcurrentHashMap<>();
 
-    EtcdLockQueue(KV kv, Watch watch, EtcdKeys keys, LockKeys requests, SessionLeases sessions, AbandonedTransactions txns,
-              EtcdLockOptions options, HeldKeyWatch heldKeys) {
+    EtcdLockQueue(KV kv, Watch watch, EtcdKeys keys, LockSlots slots, LockKeys requests, SessionLeases sessions,
+              AbandonedTransactions txns, EtcdLockOptions options, HeldKeyWatch heldKeys) {
         this.kv = kv;
         this.watch = watch;
         this.keys = keys;
+        this.slots = slots;
         this.requests = requests;
         this.sessions = sessions;
         this.txns = txns;
@@ -58,21 +60,33 @@ final class EtcdLockQueue {
     /** See {@link EtcdLockBackend#tryGrant}. */
     Mono<Attempt> tryGrant(GrantRequest request) {
         return sessions.session()
-                .flatMap(s -> enqueue(request, s, true).onErrorResume(EtcdErrors::isLeaseNotFound, e -> {
+                .flatMap(s -> enqueue(request, s).onErrorResume(EtcdErrors::isLeaseNotFound, e -> {
                     // the lease ended before the session heard of it (revoked, expired while the keys' own
                     // watches already saw the deletions): end it, and put the key on a new one
                     s.lose("etcd says the session lease " + Long.toHexString(s.leaseId) + " is gone");
-                    return sessions.session().flatMap(fresh -> enqueue(request, fresh, true));
+                    return sessions.session().flatMap(fresh -> enqueue(request, fresh));
                 }))
                 .onErrorMap(e -> EtcdErrors.forLock(request.name(), "acquire", EtcdErrors.map(request.name(), "acquire", e)));
     }
 
-    private Mono<Attempt> enqueue(GrantRequest request, EtcdSession s, boolean mayReplaceStale) {
-        ByteSequence key = keys.owner(request.name(), request.owner());
+    private Mono<Attempt> enqueue(GrantRequest request, EtcdSession s) {
+        return Mono.defer(() -> {
+            LockSlots.Place place = slots.place(request.name(), request.owner());
+            ByteSequence key = keys.slot(request.name(), s.leaseId, place.slot);
+            LockSlots.At before = place.use(key);
+            // the owner's key on a session lost since (a retry): gone with its lease, or soon; deleted so as
+            // not to wait behind it meanwhile
+            Mono<Boolean> stale = before == null ? Mono.just(false)
+                    : requests.deleteIfCreated(before.key(), before.token()).onErrorReturn(false);
+            return stale.then(enqueue(request, s, place, key));
+        });
+    }
+
+    private Mono<Attempt> enqueue(GrantRequest request, EtcdSession s, LockSlots.Place place, ByteSequence key) {
         ByteSequence range = keys.lock(request.name());
         Cmp absent = new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0));
         Op put = Op.put(key, EtcdKeys.value(request.owner(), request.payload()), PutOption.builder().withLeaseId(s.leaseId).build());
-        return Mono.fromFuture(() -> txns.tracked(request.name(), request.owner(), kv.txn()
+        return Mono.fromFuture(() -> txns.tracked(place, key, () -> kv.txn()
                         .If(absent)
                         .Then(put, Op.get(range, LOWEST))
                         .Else(Op.get(key, GetOption.DEFAULT), Op.get(range, LOWEST))
@@ -85,46 +99,47 @@ final class EtcdLockQueue {
                         lowest = r.getGetResponses().get(0).getKvs();
                     } else {
                         KeyValue mine = r.getGetResponses().get(0).getKvs().get(0);
-                        if (mine.getLease() != s.leaseId) {
-                            // left by a session that is gone (a retry after a lost session): replace it
-                            return mayReplaceStale
-                                    ? requests.deleteIfCreated(key, mine.getCreateRevision()).then(enqueue(request, s, false))
-                                    : Mono.error(new LockBackendException(request.name(), "the key of owner "
-                                            + request.owner() + " belongs to another etcd lease", null, true));
+                        if (mine.getLease() != s.leaseId || !request.owner().equals(EtcdKeys.ownerOf(mine.getValue()))) {
+                            // the slot is reserved for this owner on this lease until its key is known gone: not expected
+                            return Mono.error(new LockBackendException(request.name(), "the key of owner "
+                                    + request.owner() + " holds another owner or lease", null, true));
                         }
                         myRev = mine.getCreateRevision();
                         lowest = r.getGetResponses().get(1).getKvs();
                     }
                     if (!lowest.isEmpty() && lowest.get(0).getKey().equals(key)) {
-                        return granted(request, s, myRev);
+                        return granted(request, s, key, myRev);
                     }
                     if (lowest.isEmpty()) {
                         return Mono.error(new LockBackendException(request.name(), "the key of owner " + request.owner()
                                 + " vanished at once (the session lease ended)", null, true));
                     }
                     if (request.queue()) {
-                        return Mono.just(new Attempt.Queued(turn(request, s, myRev)));
+                        return Mono.just(new Attempt.Queued(turn(request, s, key, myRev)));
                     }
                     Holder holder = EtcdKeys.holder(lowest.get(0));
-                    return requests.deleteKey(key).thenReturn(Attempt.busy(holder));
+                    return requests.deleteIfCreated(key, myRev).doOnNext(deleted -> {
+                        // an acquire of this owner still in the driver may put the key again: deleted once it settled
+                        txns.released(EtcdKeys.heldKey(request.name(), request.owner()));
+                        txns.gone(place);
+                    }).thenReturn(Attempt.busy(holder));
                 });
     }
 
     /** The wait of a queued owner: until no key before ours is left, then granted. */
-    private Mono<Attempt> turn(GrantRequest request, EtcdSession s, long myRev) {
+    private Mono<Attempt> turn(GrantRequest request, EtcdSession s, ByteSequence key, long myRev) {
         Mono<Attempt> lost = s.whenOver().then(Mono.error(() -> new LockBackendException(request.name(),
                 "the session lease ended while queued for lock '" + request.name() + "': " + s.endReason(), null, true)));
         // our key deleted behind our back (an operator) while we wait: a grant on the predecessor's
         // deletion alone would not notice it, the shared watch of held keys does
-        Mono<Attempt> entryGone = heldKeys.keyGone(new HeldLock(request.name(), request.owner(), myRev))
+        Mono<Attempt> entryGone = heldKeys.keyGone(key, myRev)
                 .then(Mono.error(() -> new LockBackendException(request.name(), "the queue entry of owner "
                         + request.owner() + " was deleted while queued", null, true)));
-        return Mono.firstWithSignal(awaitTurn(request, s, myRev), lost, entryGone)
+        return Mono.firstWithSignal(awaitTurn(request, s, key, myRev), lost, entryGone)
                 .onErrorMap(e -> EtcdErrors.map(request.name(), "acquire", e));
     }
 
-    private Mono<Attempt> awaitTurn(GrantRequest request, EtcdSession s, long myRev) {
-        ByteSequence key = keys.owner(request.name(), request.owner());
+    private Mono<Attempt> awaitTurn(GrantRequest request, EtcdSession s, ByteSequence key, long myRev) {
         ByteSequence range = keys.lock(request.name());
         GetOption before = GetOption.builder().isPrefix(true).withMaxCreateRevision(myRev - 1)
                 .withSortField(GetOption.SortTarget.CREATE).withSortOrder(GetOption.SortOrder.DESCEND)
@@ -137,9 +152,15 @@ final class EtcdLockQueue {
                         return Mono.error(new LockBackendException(request.name(), "the queue entry of owner "
                                 + request.owner() + " is gone (its session lease ended)", null, true));
                     }
+                    // gone or another generation (deleted behind our back, then put again by a retry of ours)
+                    KeyValue mine = r.getGetResponses().get(0).getKvs().get(0);
+                    if (mine.getCreateRevision() != myRev) {
+                        return Mono.error(new LockBackendException(request.name(), "the queue entry of owner "
+                                + request.owner() + " was replaced while queued", null, true));
+                    }
                     List<KeyValue> predecessor = r.getGetResponses().get(1).getKvs();
                     if (predecessor.isEmpty()) {
-                        return granted(request, s, myRev);
+                        return granted(request, s, key, myRev);
                     }
                     KeyValue p = predecessor.get(0);
                     List<KeyValue> lowest = r.getGetResponses().get(2).getKvs();
@@ -149,9 +170,9 @@ final class EtcdLockQueue {
                             .flatMap(deleted -> {
                                 if (deleted && wait.first) {
                                     // the only key before ours was deleted: ours is the lowest, no read needed
-                                    return granted(request, s, myRev);
+                                    return granted(request, s, key, myRev);
                                 }
-                                return awaitTurn(request, s, myRev);
+                                return awaitTurn(request, s, key, myRev);
                             });
                 });
     }
@@ -196,11 +217,11 @@ final class EtcdLockQueue {
      * least its send time + TTL, past this answer), else from a keep-alive sent after now, shared
      * with the other grants waiting for one (see {@link EtcdSession}).
      */
-    private Mono<Attempt> granted(GrantRequest request, EtcdSession s, long token) {
+    private Mono<Attempt> granted(GrantRequest request, EtcdSession s, ByteSequence key, long token) {
         // this key was the lowest under its name at a revision before now: its successor, if it
         // watches it from this backend, needs no read once it is deleted
         if (!waitingOn.isEmpty()) { // nothing to look up (nor a key to build) when no owner of this backend waits
-            Predecessor successor = waitingOn.get(keys.owner(request.name(), request.owner()));
+            Predecessor successor = waitingOn.get(key);
             if (successor != null && successor.createRevision == token) {
                 successor.first = true;
             }
@@ -216,20 +237,55 @@ final class EtcdLockQueue {
     // ---------------------------------------------------------------- release
 
     /**
-     * Leaves the queue: deletes the owner's key (whether it holds or waits), also once more after
-     * an acquire transaction of it still in the driver settled.
+     * Leaves the queue: deletes the owner's key (whether it holds or waits), guarded by its create
+     * revision, also once more after an acquire transaction of it still in the driver settled; its
+     * slot is free once a delete is confirmed. The key of an owner with no place here (another
+     * backend's, released by an admin) is looked up by its value.
      */
     Mono<Boolean> release(String name, String owner) {
         return Mono.defer(() -> {
             String held = EtcdKeys.heldKey(name, owner);
             sessions.forget(held);
+            LockSlots.Place place = slots.find(name, owner);
+            if (place == null) { // not an owner of this backend (an admin's forced release), or gone already
+                return releaseForeign(name, owner);
+            }
             // an acquire transaction still in the driver may put the key after this delete: delete it
             // again once that transaction settled
             txns.released(held);
+            LockSlots.At at = place.at();
+            if (at == null) { // no transaction was sent
+                txns.gone(place);
+                return Mono.just(false);
+            }
             // a delete that fails transiently is sent again until etcd confirms, even after our caller gave up
-            return Mono.fromFuture(() -> txns.trackedRelease(name, owner, requests.delete(keys.owner(name, owner))))
-                    .map(d -> d.getDeleted() > 0);
+            return Mono.fromFuture(() -> txns.trackedRelease(place, at));
         }).onErrorMap(e -> EtcdErrors.map(name, "release", e));
+    }
+
+    /**
+     * The release of an owner this backend has no key of: its key is found by its value among the
+     * name's keys (one read), then deleted guarded by the create revision read.
+     */
+    private Mono<Boolean> releaseForeign(String name, String owner) {
+        return Mono.fromFuture(() -> kv.get(keys.lock(name), GetOption.builder().isPrefix(true).build()))
+                .flatMap(r -> {
+                    for (KeyValue found : r.getKvs()) {
+                        if (owner.equals(EtcdKeys.ownerOf(found.getValue()))) {
+                            return requests.deleteOwned(found.getKey(), owner, found.getCreateRevision());
+                        }
+                    }
+                    return Mono.just(false);
+                });
+    }
+
+    /**
+     * @return the key of {@code owner}'s place under {@code name} and the token it was last put with
+     *         (0 when unknown), or null when the owner has no key here
+     */
+    LockSlots.@Nullable At keyOf(String name, String owner) {
+        LockSlots.Place place = slots.find(name, owner);
+        return place == null ? null : place.at();
     }
 
     /**

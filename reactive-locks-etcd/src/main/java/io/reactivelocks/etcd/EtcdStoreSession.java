@@ -144,7 +144,7 @@ final class EtcdStoreSession extends AbstractLockStore {
         return Base64.getUrlEncoder().withoutPadding().encodeToString(Arrays.copyOf(utf8, utf8.length / 3 * 3));
     }
 
-    /** @return the name of a key {@code <head><base64url(name)>/<owner>}, or {@code null} when it is not one */
+    /** @return the name of a key {@code <head><base64url(name)>/<last segment>}, or {@code null} when it is not one */
     private static @Nullable String nameOf(String head, ByteSequence key) {
         String k = EtcdKeys.string(key);
         int slash = k.indexOf('/', head.length());

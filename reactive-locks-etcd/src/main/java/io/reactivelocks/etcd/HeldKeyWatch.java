@@ -7,7 +7,6 @@ import io.etcd.jetcd.Watch;
 import io.etcd.jetcd.options.WatchOption;
 import io.etcd.jetcd.watch.WatchEvent;
 import io.etcd.jetcd.watch.WatchResponse;
-import io.reactivelocks.spi.HeldLock;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -70,15 +69,16 @@ final class HeldKeyWatch {
     }
 
     /**
-     * @return completes when the held key of {@code lease} is deleted (or was already replaced or
+     * @param key   a held key
+     * @param token the create revision it was granted with
+     * @return completes when that generation of the key is deleted (or was already replaced or
      *         gone); cancel to stop watching it
      */
-    Mono<Void> keyGone(HeldLock lease) {
-        ByteSequence key = keys.owner(lease.name(), lease.owner());
+    Mono<Void> keyGone(ByteSequence key, long token) {
         return Mono.create(sink -> {
-            Held h = new Held(key, lease.token(), sink);
+            Held h = new Held(key, token, sink);
             sink.onDispose(() -> forget(h));
-            register(h, lease.token() + 1);
+            register(h, token + 1);
         });
     }
 

@@ -26,16 +26,16 @@ class EtcdKeysAndErrorsTest {
     void everyNameIsOneSegmentOfTheKeyAndDecodesBack() {
         EtcdKeys keys = new EtcdKeys("p");
         for (String name : List.of("a", "a/b", "/", "..", "../../etc", "*", "\u0000", "ünï-锁-🔒", "a/", " ", "\n")) {
-            String key = EtcdKeys.string(keys.owner(name, "owner"));
+            String key = EtcdKeys.string(keys.key(name, "owner"));
             assertThat(key).startsWith("p/").endsWith("/owner");
             String segment = key.substring(2, key.length() - "/owner".length());
             assertThat(segment).as("segment of %s", name).matches("[A-Za-z0-9_-]+");
-            assertThat(keys.nameOf(keys.owner(name, "owner"))).isEqualTo(name);
+            assertThat(keys.nameOf(keys.key(name, "owner"))).isEqualTo(name);
             assertThat(EtcdKeys.string(keys.lock(name))).isEqualTo("p/" + segment + "/");
         }
         // a name's range never contains another name's keys
-        assertThat(EtcdKeys.string(keys.owner("ab", "o"))).doesNotStartWith(EtcdKeys.string(keys.lock("a")));
-        assertThat(EtcdKeys.string(keys.owner("a/b", "o"))).doesNotStartWith(EtcdKeys.string(keys.lock("a")));
+        assertThat(EtcdKeys.string(keys.key("ab", "o"))).doesNotStartWith(EtcdKeys.string(keys.lock("a")));
+        assertThat(EtcdKeys.string(keys.key("a/b", "o"))).doesNotStartWith(EtcdKeys.string(keys.lock("a")));
         assertThat(keys.nameOf(EtcdKeys.bytes("other/x/y"))).isNull();
     }
 
@@ -45,7 +45,7 @@ class EtcdKeysAndErrorsTest {
         assertThat(EtcdKeys.encode("\uD800x")).isNotEqualTo(EtcdKeys.encode("?x"));
         assertThat(EtcdKeys.encode("\uDC00")).isNotEqualTo(EtcdKeys.encode("\uD800"));
         EtcdKeys keys = new EtcdKeys("p");
-        assertThat(keys.nameOf(keys.owner("\uD800x", "o"))).isEqualTo("\uD800x");
+        assertThat(keys.nameOf(keys.key("\uD800x", "o"))).isEqualTo("\uD800x");
     }
 
     @Test

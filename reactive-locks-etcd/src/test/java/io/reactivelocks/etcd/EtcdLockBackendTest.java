@@ -75,13 +75,24 @@ class EtcdLockBackendTest {
         return kvs.isEmpty() ? null : kvs.get(0);
     }
 
+    /** @return the key under the name whose value names {@code owner} (keys are slots: the owner is in the value) */
+    private static String keyOf(String name, String owner) throws Exception {
+        for (String k : etcd.keys(etcd.prefix + "/" + EtcdKeys.encode(name) + "/")) {
+            KeyValue kv = get(k);
+            if (kv != null && EtcdKeys.ownerOf(kv.getValue()).equals(owner)) {
+                return k;
+            }
+        }
+        return null;
+    }
+
     @Test
     void theOwnersKeyHoldsTheOwnerOnTheSessionLeaseAndItsCreateRevisionIsTheToken() throws Exception {
         EtcdLockBackend backend = etcd.backend();
         LockClient locks = client(backend);
         String name = name("layout");
         Lease lease = locks.acquire(name).block(STEP);
-        String key = etcd.prefix + "/" + EtcdKeys.encode(name) + "/" + lease.owner();
+        String key = keyOf(name, lease.owner());
         assertThat(etcd.keys()).containsExactly(key);
         KeyValue kv = get(key);
         assertThat(kv.getValue().toString(StandardCharsets.UTF_8)).isEqualTo(lease.owner());
@@ -240,7 +251,7 @@ class EtcdLockBackendTest {
         Lease other = locks.acquire(kept).block(STEP);
         try {
             await().atMost(STEP).until(() -> !updates.isEmpty());
-            String key = etcd.prefix + "/" + EtcdKeys.encode(deleted) + "/" + updates.get(0).owner();
+            String key = keyOf(deleted, updates.get(0).owner());
             etcd.checker().getKVClient().delete(ByteSequence.from(key, StandardCharsets.UTF_8)).get(10, TimeUnit.SECONDS);
             // the session is fine (it would renew this hold forever): the key's own watch ends it
             await().atMost(Duration.ofSeconds(1)).until(() -> ended.get() != 0);
@@ -270,7 +281,8 @@ class EtcdLockBackendTest {
         Disposable waiting = locks.acquire(name).subscribe(got::set);
         try {
             await().atMost(STEP).until(() -> etcd.keys(range).size() == 2);
-            String queued = etcd.keys(range).stream().filter(k -> !k.endsWith("/" + holder.owner())).findFirst().orElseThrow();
+            String held = keyOf(name, holder.owner());
+            String queued = etcd.keys(range).stream().filter(k -> !k.equals(held)).findFirst().orElseThrow();
             ByteSequence key = ByteSequence.from(queued, StandardCharsets.UTF_8);
             long queuedRevision = etcd.checker().getKVClient().get(key).get(10, TimeUnit.SECONDS).getKvs().get(0).getCreateRevision();
             etcd.checker().getKVClient().delete(key).get(10, TimeUnit.SECONDS);
@@ -278,11 +290,82 @@ class EtcdLockBackendTest {
             await().atMost(STEP).until(() -> got.get() != null);
             // queued again with a new key: not granted on the deleted one
             assertThat(got.get().token()).isGreaterThan(queuedRevision);
-            assertThat(etcd.keys(range)).containsExactly(range + got.get().owner());
+            assertThat(etcd.keys(range)).containsExactly(keyOf(name, got.get().owner()));
             got.get().release().block(STEP);
         } finally {
             waiting.dispose();
         }
+    }
+
+    /**
+     * etcd keeps a deleted key in its index until a compaction, and every read of the name's range
+     * visits it: a backend acquiring one name over and over reuses its key (a slot on the session
+     * lease) instead of creating a new one per acquire. Every key ever put under the name is replayed
+     * by a watch from the revision before the first acquire.
+     */
+    @Test
+    void acquiringANameOverAndOverReusesOneKeyWithAGrowingToken() throws Exception {
+        LockClient locks = client(etcd.backend());
+        String name = name("reuse");
+        String range = etcd.prefix + "/" + EtcdKeys.encode(name) + "/";
+        ByteSequence rangeKey = ByteSequence.from(range, StandardCharsets.UTF_8);
+        long from = etcd.checker().getKVClient().get(rangeKey).get(10, TimeUnit.SECONDS).getHeader().getRevision();
+        long lastToken = 0;
+        for (int i = 0; i < 200; i++) {
+            Lease l = locks.acquire(name).block(STEP);
+            assertThat(l.token()).as("token of acquire %d", i).isGreaterThan(lastToken);
+            lastToken = l.token();
+            l.release().block(STEP);
+        }
+        // a marker put after the last release: once the watch replayed it, it replayed everything before
+        ByteSequence marker = ByteSequence.from(range + "marker", StandardCharsets.UTF_8);
+        etcd.checker().getKVClient().put(marker, ByteSequence.EMPTY).get(10, TimeUnit.SECONDS);
+        etcd.checker().getKVClient().delete(marker).get(10, TimeUnit.SECONDS);
+        java.util.Set<ByteSequence> put = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        java.util.concurrent.atomic.AtomicInteger puts = new java.util.concurrent.atomic.AtomicInteger();
+        io.etcd.jetcd.Watch.Watcher w = etcd.checker().getWatchClient().watch(rangeKey,
+                io.etcd.jetcd.options.WatchOption.builder().isPrefix(true).withRevision(from + 1).withNoDelete(true).build(),
+                r -> r.getEvents().forEach(e -> {
+                    put.add(e.getKeyValue().getKey());
+                    puts.incrementAndGet();
+                }));
+        try {
+            await().atMost(STEP).until(() -> put.contains(marker));
+        } finally {
+            w.close();
+        }
+        put.remove(marker);
+        assertThat(puts.get() - 1).as("keys put (one per acquire)").isEqualTo(200);
+        assertThat(put).as("distinct keys ever put under the name").hasSize(1);
+    }
+
+    /**
+     * Keys are reused: a delete of an owner that left, sent late (a retried release, the clean-up of
+     * an abandoned transaction), is guarded by its key's create revision and leaves the key of the
+     * next owner in the same slot alone.
+     */
+    @Test
+    void aLateDeleteOfAnOwnerThatLeftCannotDeleteTheNextOwnersKeyInTheSameSlot() throws Exception {
+        EtcdLockBackend backend = etcd.backend();
+        client(backend); // closes the backend after the test
+        String name = name("late-delete");
+        Attempt.Granted first = (Attempt.Granted) backend.tryGrant(
+                new GrantRequest(name, "owner-1", Duration.ofSeconds(2), false, LockClock.system())).block(STEP);
+        String key = keyOf(name, "owner-1");
+        assertThat(backend.release(name, "owner-1").block(STEP)).isTrue();
+        Attempt.Granted next = (Attempt.Granted) backend.tryGrant(
+                new GrantRequest(name, "owner-2", Duration.ofSeconds(2), false, LockClock.system())).block(STEP);
+        assertThat(keyOf(name, "owner-2")).as("the next owner's key: the same slot").isEqualTo(key);
+        assertThat(next.token()).isGreaterThan(first.token());
+
+        LockKeys deletes = new LockKeys(etcd.checker().getKVClient());
+        assertThat(deletes.deleteOwned(ByteSequence.from(key, StandardCharsets.UTF_8), "owner-1", first.token()).block(STEP))
+                .as("the first owner's delete, late").isFalse();
+        assertThat(backend.release(name, "owner-1").block(STEP)).as("the first owner's release, again").isFalse();
+        assertThat(get(key).getCreateRevision()).isEqualTo(next.token());
+        assertThat(backend.inspect(name).block(STEP).owner()).isEqualTo("owner-2");
+        assertThat(backend.release(name, "owner-2").block(STEP)).isTrue();
+        assertThat(etcd.keys()).isEmpty();
     }
 
     @Test

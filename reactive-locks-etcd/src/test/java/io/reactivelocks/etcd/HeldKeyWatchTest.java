@@ -2,7 +2,6 @@ package io.reactivelocks.etcd;
 
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
-import io.reactivelocks.spi.HeldLock;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -45,29 +44,29 @@ class HeldKeyWatchTest {
         HeldKeyWatch watch = new HeldKeyWatch(client.getKVClient(), client.getWatchClient(), keys, etcd.options());
         try {
             // a first held key opens the shared watch
-            ByteSequence a = keys.owner("a", "owner-a");
+            ByteSequence a = keys.key("a", "owner-a");
             long tokenA = put(a);
-            Disposable first = watch.keyGone(new HeldLock("a", "owner-a", tokenA)).subscribe();
+            Disposable first = watch.keyGone(a, tokenA).subscribe();
 
             // b is granted, then deleted by someone else before the holder registers it
-            ByteSequence b = keys.owner("b", "owner-b");
+            ByteSequence b = keys.key("b", "owner-b");
             long tokenB = put(b);
             // a held key deleted after b: once its hold ends, the watch has been told of b's deletion (one
             // stream, events in revision order)
-            ByteSequence c = keys.owner("c", "owner-c");
-            Mono<Void> cGone = watch.keyGone(new HeldLock("c", "owner-c", put(c))).cache();
+            ByteSequence c = keys.key("c", "owner-c");
+            Mono<Void> cGone = watch.keyGone(c, put(c)).cache();
             cGone.subscribe();
             delete(b);
             delete(c);
             StepVerifier.create(cGone).as("the hold of the key deleted after b ends").expectComplete().verify(STEP);
-            StepVerifier.create(watch.keyGone(new HeldLock("b", "owner-b", tokenB)))
+            StepVerifier.create(watch.keyGone(b, tokenB))
                     .as("a deletion seen before registration ends the hold")
                     .expectComplete()
                     .verify(STEP);
 
             // b created again: the remembered deletion is older than the new key, which stays held until deleted
             long tokenB2 = put(b);
-            StepVerifier.create(watch.keyGone(new HeldLock("b", "owner-b", tokenB2)))
+            StepVerifier.create(watch.keyGone(b, tokenB2))
                     .expectSubscription()
                     .expectNoEvent(Duration.ofMillis(300))
                     .then(() -> delete(b))
@@ -76,7 +75,7 @@ class HeldKeyWatchTest {
             first.dispose();
         } finally {
             watch.close();
-            delete(keys.owner("a", "owner-a"));
+            delete(keys.key("a", "owner-a"));
         }
     }
 

@@ -7,6 +7,7 @@ import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.op.Cmp;
 import io.etcd.jetcd.op.CmpTarget;
 import io.etcd.jetcd.op.Op;
+import io.etcd.jetcd.options.DeleteOption;
 import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.PutOption;
 import io.reactivelocks.LockOptions;
@@ -153,7 +154,12 @@ final class EtcdBench extends BackendBench {
 
     // ------------------------------------------------------------------ contenders
 
-    /** The floor: our acquire transaction (put-if-absent with a lease + read of the lowest key) and a delete. */
+    /**
+     * The floor: our acquire transaction (put-if-absent with a lease + read of the lowest key) and our
+     * delete (guarded by the key's create revision), on a key reused per worker as ours reuses one per
+     * owner slot ({@code <lease hex>-<worker>}): a new key per acquire would leave a deleted key in
+     * etcd's index each time, which every later read of the range visits.
+     */
     static final class Raw extends Contender {
         private final Client client;
         private final KV kv;
@@ -181,7 +187,7 @@ final class EtcdBench extends BackendBench {
                 String owner = GrantRequest.newOwner();
                 String range = "bench-raw/" + Base64.getUrlEncoder().withoutPadding()
                         .encodeToString(name.getBytes(StandardCharsets.UTF_8)) + "/";
-                ByteSequence key = bytes(range + owner);
+                ByteSequence key = bytes(range + Long.toHexString(lease) + "-" + worker);
                 ByteSequence prefix = bytes(range);
                 return Mono.fromFuture(() -> kv.txn()
                                 .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
@@ -193,7 +199,11 @@ final class EtcdBench extends BackendBench {
                             if (lowest.isEmpty() || !lowest.get(0).getKey().equals(key)) {
                                 return Mono.error(new IllegalStateException("busy"));
                             }
-                            return Mono.fromFuture(() -> kv.delete(key));
+                            long token = lowest.get(0).getCreateRevision();
+                            return Mono.fromFuture(() -> kv.txn()
+                                    .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(token)))
+                                    .Then(Op.delete(key, DeleteOption.DEFAULT))
+                                    .commit());
                         })
                         .then();
             });
