@@ -3,7 +3,6 @@ package io.reactivelocks.etcd;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.KeyValue;
 import io.reactivelocks.spi.semaphore.PermitTokens;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -45,19 +44,19 @@ final class EtcdPermitKeys {
         return token(kv.getCreateRevision(), indexOf(kv.getValue()));
     }
 
-    /** @return the value of a permit's key */
-    static ByteSequence value(int permits, int index) {
-        return ByteSequence.from(PermitTokens.value(permits, index), StandardCharsets.US_ASCII);
+    /** @return the value of a permit's key: the owner, a newline, then {@code <N>:<index>} */
+    static ByteSequence value(String owner, int permits, int index) {
+        return EtcdKeys.value(owner, PermitTokens.value(permits, index));
     }
 
     /** @return the N a key was put with, or 0 when its value is not one (it then holds nothing) */
     static int permitsOf(ByteSequence value) {
-        return PermitTokens.permitsOf(value.toString(StandardCharsets.US_ASCII));
+        return PermitTokens.permitsOf(LeasedKeys.payloadOf(value));
     }
 
     /** @return the index a key was put with in its unit (0 when its value has none) */
     static int indexOf(ByteSequence value) {
-        return PermitTokens.indexOf(value.toString(StandardCharsets.US_ASCII));
+        return PermitTokens.indexOf(LeasedKeys.payloadOf(value));
     }
 
     /**

@@ -17,22 +17,24 @@ import io.reactivelocks.spi.RenewRequest;
 import io.reactivelocks.spi.rwlock.ReadWriteHolders;
 import io.reactivelocks.spi.rwlock.ReadWriteStore;
 import io.reactivelocks.spi.semaphore.PermitGrant;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
 /**
  * Read-write locks on etcd, in the order of etcd's and Curator's read-write lock recipes: each
- * request is a key {@code <prefix>-rw/<base64url(name)>/<owner>} on a lease of its own (TTL = the
- * lease time, rounded up to whole seconds, so a dead holder's key goes when its lease runs out),
- * with the value {@code r} or {@code w} (no mark is written at the grant: who holds follows from the
+ * request is a key {@code <prefix>-rw/<base64url(name)>/<id>-<slot>} ({@link LeasedKeys}: a random
+ * id of this store, and the lowest slot of the name free in it, so a name acquired over and over
+ * reuses its keys) on a lease of its own (TTL = the lease time, rounded up to whole seconds, so a
+ * dead holder's key goes when its lease runs out), with the value the owner, a newline, then
+ * {@code r} or {@code w} (no mark is written at the grant: who holds follows from the
  * keys' order, so a grant writes nothing and wakes no watcher). In
  * create-revision order, a reader holds when no write key precedes it (it waits for earlier writers
  * only) and a writer when its key is the first (it waits for every earlier key); decisions depend
@@ -69,7 +71,7 @@ final class EtcdReadWriteStore implements ReadWriteStore {
     private final Map<String, Place> places = new ConcurrentHashMap<>();
 
     /** A key this store put: its create revision (the token), its lease and when that lease was last refreshed. */
-    private record Place(long revision, long lease, long refreshedNanos) {
+    private record Place(long revision, long lease, long refreshedNanos, long ttl) {
     }
 
     /**
@@ -84,20 +86,27 @@ final class EtcdReadWriteStore implements ReadWriteStore {
         this.keys = new LeasedKeys(client, prefix); // renew, release, watch: shared with the semaphore's keys
     }
 
-    ByteSequence key(String name, String owner) {
+    /** @return the key of the owner's slot in this store, or null when it has none */
+    @Nullable ByteSequence key(String name, String owner) {
         return keys.key(name, owner);
     }
 
-    private String ownerOf(String name, ByteSequence key) {
-        return keys.ownerOf(name, key);
+    /** @return the owner's key (its slot's here, else found by its value), empty when none */
+    Mono<KeyValue> find(String name, String owner) {
+        return keys.find(name, owner, false);
     }
 
-    private static ByteSequence value(LockMode mode) {
-        return ByteSequence.from(mode == LockMode.READ ? "r" : "w", StandardCharsets.US_ASCII);
+    /** @return the store's keys ({@link LeasedKeys}) */
+    LeasedKeys keys() {
+        return keys;
+    }
+
+    private static ByteSequence value(String owner, LockMode mode) {
+        return EtcdKeys.value(owner, mode == LockMode.READ ? "r" : "w");
     }
 
     private static boolean isWrite(KeyValue kv) {
-        return kv.getValue().toString(StandardCharsets.US_ASCII).startsWith("w");
+        return LeasedKeys.payloadOf(kv.getValue()).startsWith("w");
     }
 
     @Override
@@ -124,18 +133,24 @@ final class EtcdReadWriteStore implements ReadWriteStore {
             Duration leaseTime) {
         long ttlSeconds = Math.max(1, (leaseTime.toMillis() + 999) / 1000);
         boolean keepPlace = waiting && (mode == LockMode.READ || writerPreferring);
-        ByteSequence k = key(name, owner);
         return Mono.defer(() -> {
+            LockSlots.Place slot = keys.place(name, owner);
+            ByteSequence k = keys.key(slot);
             Place known = places.get(owner);
             if (known != null) { // our place in the queue (or a retried grant): read the queue, nothing else
-                return decide(name, owner, k, mode, known, keepPlace, leaseTime);
+                return decide(name, owner, slot, mode, known, keepPlace, leaseTime);
             }
             return Mono.fromFuture(() -> client.getKVClient().get(k)).flatMap(existing -> {
-                if (!existing.getKvs().isEmpty()) { // a key of ours this store does not know (a retried put): adopt it
+                if (!existing.getKvs().isEmpty() && owner.equals(LeasedKeys.ownerOf(existing.getKvs().get(0)))) {
+                    // a key of ours this store does not know (a retried put): adopt it
                     KeyValue mine = existing.getKvs().get(0);
-                    Place adopted = new Place(mine.getCreateRevision(), mine.getLease(), System.nanoTime() - (1L << 62));
+                    Place adopted = new Place(mine.getCreateRevision(), mine.getLease(), System.nanoTime() - (1L << 62), ttlSeconds);
                     places.put(owner, adopted);
-                    return decide(name, owner, k, mode, adopted, keepPlace, leaseTime);
+                    return decide(name, owner, slot, mode, adopted, keepPlace, leaseTime);
+                }
+                if (!existing.getKvs().isEmpty()) { // another owner's key, still in the slot: nothing of ours there
+                    keys.gone(slot);
+                    return Mono.just((PermitGrant) new PermitGrant.Busy(null));
                 }
                 if (mode == LockMode.WRITE && !writerPreferring) {
                     // a reader-preferring writer does not queue behind anyone: it looks first, and puts a key
@@ -143,38 +158,45 @@ final class EtcdReadWriteStore implements ReadWriteStore {
                     return Mono.fromFuture(() -> client.getKVClient().get(keys.range(name), GetOption.builder().isPrefix(true).withCountOnly(true).build()))
                             .flatMap(r -> {
                                 if (r.getCount() == 0) {
-                                    return put(name, owner, k, mode, ttlSeconds, keepPlace, leaseTime);
+                                    return put(name, owner, slot, mode, ttlSeconds, keepPlace, leaseTime);
                                 }
+                                keys.gone(slot); // nothing put
                                 if (waiting) {
                                     before.put(owner, new Blocker(keys.range(name), true, r.getHeader().getRevision() + 1));
                                 }
                                 return Mono.just((PermitGrant) new PermitGrant.Busy(null));
                             });
                 }
-                return put(name, owner, k, mode, ttlSeconds, keepPlace, leaseTime);
+                return put(name, owner, slot, mode, ttlSeconds, keepPlace, leaseTime);
             });
         }).onErrorMap(e -> EtcdErrors.map(name, "read-write lock grant", e));
     }
 
     /** Puts our key (if it is still absent) on a lease of its own, then decides. */
-    private Mono<PermitGrant> put(String name, String owner, ByteSequence k, LockMode mode, long ttlSeconds, boolean keepPlace,
+    private Mono<PermitGrant> put(String name, String owner, LockSlots.Place slot, LockMode mode, long ttlSeconds, boolean keepPlace,
             Duration leaseTime) {
+        ByteSequence k = keys.key(slot);
         return Mono.fromFuture(() -> client.getLeaseClient().grant(ttlSeconds)).map(l -> l.getID())
                 .flatMap(lease -> {
                     long sent = System.nanoTime();
-                    return Mono.fromFuture(() -> client.getKVClient().txn()
+                    // followed to its real end: the slot stays reserved while it is in the driver
+                    return Mono.fromFuture(() -> keys.tracked(List.of(slot), () -> client.getKVClient().txn()
                                     .If(new Cmp(k, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
-                                    .Then(Op.put(k, value(mode), PutOption.builder().withLeaseId(lease).build()))
-                                    .commit())
+                                    .Then(Op.put(k, value(owner, mode), PutOption.builder().withLeaseId(lease).build()))
+                                    .commit(), () -> keys.revokeConfirmed(lease)))
                             .flatMap(put -> {
                                 if (!put.isSucceeded()) {
                                     return revoke(lease).thenReturn((PermitGrant) new PermitGrant.Busy(null));
                                 }
-                                Place p = new Place(put.getHeader().getRevision(), lease, sent);
+                                Place p = new Place(put.getHeader().getRevision(), lease, sent, ttlSeconds);
                                 places.put(owner, p);
-                                return decide(name, owner, k, mode, p, keepPlace, leaseTime);
+                                return decide(name, owner, slot, mode, p, keepPlace, leaseTime);
                             })
-                            .onErrorResume(e -> revoke(lease).then(Mono.error(e)));
+                            .onErrorResume(e -> {
+                                places.remove(owner);
+                                return keys.revokeConfirmed(lease).doOnNext(confirmed -> keys.freeWhenGone(slot, confirmed, ttlSeconds))
+                                        .then(Mono.error(e));
+                            });
                 });
     }
 
@@ -182,7 +204,7 @@ final class EtcdReadWriteStore implements ReadWriteStore {
      * Reads the keys up to ours: grants when ours is there and no key before it forbids it; else
      * keeps our place (noting what to watch) or gives it up.
      */
-    private Mono<PermitGrant> decide(String name, String owner, ByteSequence k, LockMode mode, Place mine, boolean keepPlace,
+    private Mono<PermitGrant> decide(String name, String owner, LockSlots.Place slot, LockMode mode, Place mine, boolean keepPlace,
             Duration leaseTime) {
         GetOption upToOurs = GetOption.builder().isPrefix(true).withKeysOnly(false)
                 .withSortField(GetOption.SortTarget.CREATE).withSortOrder(GetOption.SortOrder.ASCEND)
@@ -191,7 +213,9 @@ final class EtcdReadWriteStore implements ReadWriteStore {
             List<KeyValue> kvs = r.getKvs();
             if (kvs.isEmpty() || kvs.get(kvs.size() - 1).getCreateRevision() != mine.revision()) {
                 // our key is gone (its lease lapsed, or a release raced the attempt): ask anew next time
-                places.remove(owner, mine);
+                if (places.remove(owner, mine)) {
+                    keys.gone(slot);
+                }
                 before.remove(owner);
                 return Mono.just((PermitGrant) new PermitGrant.Busy(null));
             }
@@ -211,7 +235,8 @@ final class EtcdReadWriteStore implements ReadWriteStore {
                 }
                 before.remove(owner);
                 places.remove(owner, mine);
-                return revoke(mine.lease()).thenReturn((PermitGrant) new PermitGrant.Busy(null));
+                return keys.revokeConfirmed(mine.lease()).doOnNext(confirmed -> keys.freeWhenGone(slot, confirmed, mine.ttl()))
+                        .thenReturn((PermitGrant) new PermitGrant.Busy(null));
             }
             before.remove(owner);
             // no mark on the key: who holds follows from the keys' order; the TTL is what is left of the lease
@@ -223,7 +248,7 @@ final class EtcdReadWriteStore implements ReadWriteStore {
     private Mono<Void> refresh(String owner, Place p) {
         long sent = System.nanoTime();
         return Mono.fromFuture(() -> client.getLeaseClient().keepAliveOnce(p.lease()))
-                .doOnNext(x -> places.replace(owner, p, new Place(p.revision(), p.lease(), sent)))
+                .doOnNext(x -> places.replace(owner, p, new Place(p.revision(), p.lease(), sent, p.ttl())))
                 .then();
     }
 
@@ -245,9 +270,20 @@ final class EtcdReadWriteStore implements ReadWriteStore {
         return Mono.defer(() -> {
             before.remove(owner);
             Place known = places.remove(owner);
-            if (known != null) { // revoking the lease deletes the key: one request
+            if (known != null) { // revoking the lease deletes the key (and nothing else): one request
+                LockSlots.Place slot = keys.find(name, owner);
                 return Mono.fromFuture(() -> client.getLeaseClient().revoke(known.lease())).thenReturn(true)
-                        .onErrorResume(EtcdErrors::isLeaseNotFound, e -> Mono.just(false));
+                        .onErrorResume(EtcdErrors::isLeaseNotFound, e -> Mono.just(false))
+                        .doOnNext(x -> {
+                            if (slot != null) {
+                                keys.gone(slot);
+                            }
+                        })
+                        .doOnError(e -> {
+                            if (slot != null) {
+                                keys.freeWhenGone(slot, false, known.ttl());
+                            }
+                        });
             }
             return keys.release(name, owner);
         }).onErrorMap(e -> EtcdErrors.map(name, "read-write lock release", e));
@@ -276,7 +312,7 @@ final class EtcdReadWriteStore implements ReadWriteStore {
                     KeyValue kv = (KeyValue) row[0];
                     boolean holds = (Boolean) row[1];
                     return Mono.fromFuture(() -> client.getLeaseClient().timeToLive(kv.getLease(), LeaseOption.DEFAULT))
-                            .map(ttl -> new Object[] {kv, holds, new Holder(ownerOf(name, kv.getKey()), holds ? kv.getCreateRevision() : 0,
+                            .map(ttl -> new Object[] {kv, holds, new Holder(LeasedKeys.ownerOf(kv), holds ? kv.getCreateRevision() : 0,
                                     Duration.ofSeconds(Math.max(0, ttl.getTTL())))});
                 })
                 .collectList()

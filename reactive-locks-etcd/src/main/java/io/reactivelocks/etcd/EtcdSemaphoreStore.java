@@ -18,6 +18,7 @@ import io.reactivelocks.spi.semaphore.PermitGrant;
 import io.reactivelocks.spi.semaphore.SemaphoreStore;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Collections;
 import java.util.HashSet;
 import java.util.List;
@@ -25,15 +26,18 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
 /**
- * Semaphores on etcd. Each permit is a key {@code <prefix>-semaphore/<base64url(name)>/<owner>} on
- * a lease of its own (TTL = the lease time, rounded up to whole seconds), so each permit renews,
- * expires and is released on its own, and a dead holder's permit goes when its lease runs out. Its
- * value is {@code <N>:<index>}: the N of the call that put it and the permit's index in its unit.
+ * Semaphores on etcd. Each permit is a key {@code <prefix>-semaphore/<base64url(name)>/<id>-<slot>}
+ * ({@link LeasedKeys}: a random id of this store, and the lowest slot of the name free in it, so a
+ * name acquired over and over reuses its keys) on a lease of its own (TTL = the lease time, rounded
+ * up to whole seconds), so each permit renews, expires and is released on its own, and a dead
+ * holder's permit goes when its lease runs out. Its value is the owner, a newline, then
+ * {@code <N>:<index>}: the N of the call that put it and the permit's index in its unit.
  *
  * <p><b>Units.</b> The k permits of one request are put in <em>one</em> transaction, so they share
  * one create revision and take their place in line as one unit: no other request's key can fall
@@ -79,7 +83,7 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
      * A key this store put: its unit's create revision, its index in the unit, its lease and when
      * that lease was last refreshed.
      */
-    private record Place(long revision, int index, long lease, long refreshedNanos) {
+    private record Place(long revision, int index, long lease, long refreshedNanos, long ttl) {
         long token() {
             return EtcdPermitKeys.token(revision, index);
         }
@@ -107,8 +111,19 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
         return keys.range(name);
     }
 
-    ByteSequence key(String name, String owner) {
+    /** @return the key of the owner's slot in this store, or null when it has none */
+    @Nullable ByteSequence key(String name, String owner) {
         return keys.key(name, owner);
+    }
+
+    /** @return the owner's key (its slot's here, else found by its value), empty when none */
+    Mono<KeyValue> find(String name, String owner) {
+        return keys.find(name, owner, false);
+    }
+
+    /** @return the store's keys ({@link LeasedKeys}) */
+    LeasedKeys keys() {
+        return keys;
     }
 
     @Override
@@ -177,6 +192,10 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
      */
     private Mono<PermitGrant> put(String name, List<String> owners, int permits, boolean waiting, Duration leaseTime, long ttlSeconds) {
         int k = owners.size();
+        List<LockSlots.Place> slots = new ArrayList<>(k);
+        for (String o : owners) {
+            slots.add(keys.place(name, o));
+        }
         List<Long> leases = Collections.synchronizedList(new ArrayList<>(k));
         return Flux.range(0, k)
                 .flatMapSequential(i -> Mono.fromFuture(() -> client.getLeaseClient().grant(ttlSeconds)).map(l -> l.getID())
@@ -188,21 +207,24 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
                     Op[] puts = new Op[k + 1];
                     Op[] found = new Op[k];
                     for (int i = 0; i < k; i++) {
-                        ByteSequence key = key(name, owners.get(i));
+                        ByteSequence key = keys.key(slots.get(i));
                         absent[i] = new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0));
-                        puts[i] = Op.put(key, EtcdPermitKeys.value(permits, i), PutOption.builder().withLeaseId(granted.get(i)).build());
+                        puts[i] = Op.put(key, EtcdPermitKeys.value(owners.get(i), permits, i),
+                                PutOption.builder().withLeaseId(granted.get(i)).build());
                         found[i] = Op.get(key, GetOption.DEFAULT);
                     }
                     puts[k] = Op.get(range(name), newest(k, permits, 0));
-                    return Mono.fromFuture(() -> client.getKVClient().txn().If(absent).Then(puts).Else(found).commit()).flatMap(r -> {
+                    // followed to its real end: the slots stay reserved while it is in the driver
+                    return Mono.fromFuture(() -> keys.tracked(slots, () -> client.getKVClient().txn().If(absent).Then(puts).Else(found).commit(),
+                            () -> revokeAll(granted))).flatMap(r -> {
                         if (!r.isSucceeded()) { // a retried request put the unit already: adopt it, drop the new leases
                             return Flux.fromIterable(granted).concatMap(keys::revoke)
-                                    .then(adopt(name, owners, permits, waiting, leaseTime, r.getGetResponses()));
+                                    .then(adopt(name, owners, permits, waiting, leaseTime, ttlSeconds, r.getGetResponses()));
                         }
                         long revision = r.getHeader().getRevision();
                         List<Place> mine = new ArrayList<>(k);
                         for (int i = 0; i < k; i++) {
-                            Place p = new Place(revision, i, granted.get(i), sent);
+                            Place p = new Place(revision, i, granted.get(i), sent, ttlSeconds);
                             places.put(owners.get(i), p);
                             mine.add(p);
                         }
@@ -224,19 +246,30 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
                             revoke.add(p.lease());
                         }
                     }
-                    return Flux.fromIterable(revoke).flatMap(keys::revoke).then(Mono.error(e));
+                    // a slot is freed once what it held is known gone: at once when every revoke was confirmed,
+                    // else once the leases ran out
+                    return revokeAll(revoke).doOnNext(confirmed -> slots.forEach(p -> keys.freeWhenGone(p, confirmed, ttlSeconds)))
+                            .then(Mono.error(e));
                 });
+    }
+
+    /** @return revokes the leases: true when etcd confirmed every revoke */
+    private Mono<Boolean> revokeAll(Collection<Long> leases) {
+        return Flux.fromIterable(leases).flatMap(keys::revokeConfirmed).all(confirmed -> confirmed);
     }
 
     /** A retried put found keys of the owners: the whole unit is adopted, a part of one is given up. */
     private Mono<PermitGrant> adopt(String name, List<String> owners, int permits, boolean waiting, Duration leaseTime,
-            List<GetResponse> found) {
+            long ttlSeconds, List<GetResponse> found) {
         List<Place> mine = new ArrayList<>(owners.size());
-        for (GetResponse g : found) {
-            if (!g.getKvs().isEmpty()) {
+        for (int i = 0; i < found.size(); i++) {
+            GetResponse g = found.get(i);
+            // only a key whose value names the owner is its own (a slot is reused by the owners of this store)
+            if (!g.getKvs().isEmpty() && owners.get(i).equals(LeasedKeys.ownerOf(g.getKvs().get(0)))) {
                 KeyValue kv = g.getKvs().get(0);
                 // lease age unknown: refreshed before it is handed out
-                mine.add(new Place(kv.getCreateRevision(), EtcdPermitKeys.indexOf(kv.getValue()), kv.getLease(), System.nanoTime() - (1L << 62)));
+                mine.add(new Place(kv.getCreateRevision(), EtcdPermitKeys.indexOf(kv.getValue()), kv.getLease(),
+                        System.nanoTime() - (1L << 62), ttlSeconds));
             }
         }
         if (mine.size() < owners.size() || mine.stream().anyMatch(p -> p.revision() != mine.get(0).revision())) {
@@ -319,15 +352,18 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
      * waiter behind watches changes (a key gone already woke it by its deletion).
      */
     private Mono<Void> tell(String name, List<String> owners, int permits, List<Place> mine) {
-        Op[] each = new Op[owners.size()];
+        List<Op> each = new ArrayList<>(owners.size());
         for (int i = 0; i < owners.size(); i++) {
             ByteSequence k = key(name, owners.get(i));
             Place p = mine.get(i);
-            each[i] = Op.txn(new Cmp[] {new Cmp(k, Cmp.Op.EQUAL, CmpTarget.createRevision(p.revision()))},
-                    new Op[] {Op.put(k, EtcdPermitKeys.value(permits, p.index()), PutOption.builder().withLeaseId(p.lease()).build())},
-                    new Op[0]);
+            if (k != null) {
+                each.add(Op.txn(new Cmp[] {new Cmp(k, Cmp.Op.EQUAL, CmpTarget.createRevision(p.revision()))},
+                        new Op[] {Op.put(k, EtcdPermitKeys.value(owners.get(i), permits, p.index()),
+                                PutOption.builder().withLeaseId(p.lease()).build())},
+                        new Op[0]));
+            }
         }
-        return Mono.fromFuture(() -> client.getKVClient().txn().Then(each).commit()).then();
+        return Mono.fromFuture(() -> client.getKVClient().txn().Then(each.toArray(new Op[0])).commit()).then();
     }
 
     /**
@@ -361,7 +397,7 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
                             .doOnNext(ttl -> {
                                 if (ttl > 0) {
                                     places.computeIfPresent(owners.get(i), (o, q) -> q.lease() == p.lease()
-                                            ? new Place(q.revision(), q.index(), q.lease(), sent) : q);
+                                            ? new Place(q.revision(), q.index(), q.lease(), sent, q.ttl()) : q);
                                 }
                             });
                 })
@@ -409,15 +445,29 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
         return release(name, List.of(owner)).onErrorMap(e -> EtcdErrors.map(name, "semaphore release", e));
     }
 
-    /** Revokes each owner's lease (which deletes its key): the one this store put if known, else found by a read. */
+    /**
+     * Revokes each owner's lease (which deletes its key and nothing else): the one this store put if
+     * known, else found by a read; the owner's slot is freed once the revoke is confirmed.
+     */
     private Mono<Boolean> release(String name, List<String> owners) {
         return Flux.fromIterable(owners)
                 .concatMap(o -> {
                     before.remove(o);
                     Place known = places.remove(o);
                     if (known != null) {
+                        LockSlots.Place slot = keys.find(name, o);
                         return Mono.fromFuture(() -> client.getLeaseClient().revoke(known.lease())).thenReturn(true)
-                                .onErrorResume(EtcdErrors::isLeaseNotFound, e -> Mono.just(false));
+                                .onErrorResume(EtcdErrors::isLeaseNotFound, e -> Mono.just(false))
+                                .doOnNext(x -> {
+                                    if (slot != null) {
+                                        keys.gone(slot);
+                                    }
+                                })
+                                .doOnError(e -> {
+                                    if (slot != null) {
+                                        keys.freeWhenGone(slot, false, known.ttl());
+                                    }
+                                });
                     }
                     return keys.release(name, o);
                 })
@@ -432,7 +482,7 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
         return Mono.defer(() -> Mono.fromFuture(() -> client.getKVClient().get(range(name), all)))
                 .flatMapMany(r -> Flux.fromIterable(EtcdPermitKeys.holding(r.getKvs())))
                 .concatMap(kv -> Mono.fromFuture(() -> client.getLeaseClient().timeToLive(kv.getLease(), LeaseOption.DEFAULT))
-                        .map(ttl -> new Holder(keys.ownerOf(name, kv.getKey()), EtcdPermitKeys.token(kv), Duration.ofSeconds(Math.max(0, ttl.getTTL())))))
+                        .map(ttl -> new Holder(LeasedKeys.ownerOf(kv), EtcdPermitKeys.token(kv), Duration.ofSeconds(Math.max(0, ttl.getTTL())))))
                 .collectList()
                 .onErrorMap(e -> EtcdErrors.map(name, "semaphore read", e));
     }

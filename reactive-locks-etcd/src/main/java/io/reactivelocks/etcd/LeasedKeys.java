@@ -4,24 +4,45 @@ import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.Watch;
+import io.etcd.jetcd.op.Cmp;
+import io.etcd.jetcd.op.CmpTarget;
+import io.etcd.jetcd.op.Op;
 import io.etcd.jetcd.options.DeleteOption;
 import io.etcd.jetcd.options.WatchOption;
 import io.etcd.jetcd.watch.WatchEvent;
 import io.reactivelocks.spi.LockEvent;
 import io.reactivelocks.spi.RenewOutcome;
 import io.reactivelocks.spi.RenewRequest;
-import java.nio.charset.StandardCharsets;
+import io.etcd.jetcd.options.GetOption;
+import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Base64;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
+import java.util.function.Supplier;
 import java.util.function.ToLongFunction;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 
 /**
- * Keys on leases of their own, one per owner and name, {@code <prefix>/<base64url(name)>/<owner>}:
- * the layout of the semaphore's permits and of the read-write lock's requests. What both stores do
+ * Keys on leases of their own, one per owner and name, {@code <prefix>/<base64url(name)>/<id>-<slot>}:
+ * the layout of the semaphore's permits and of the read-write lock's requests. {@code <id>} is a
+ * random id of this store instance, {@code <slot>} the lowest slot of the name not reserved by
+ * another owner of this store ({@link LockSlots}): one name acquired and released over and over
+ * reuses one key instead of leaving a deleted key behind each time (etcd keeps each in its index
+ * until a compaction, and every read of the range visits them). The owner is the first line of the
+ * value ({@link EtcdKeys#value}), the store's payload the rest. Each key sits on a lease of its own,
+ * so every delete of it is a revoke of that lease, which cannot touch the next owner's key in the
+ * same slot (put on another lease); a slot is freed only once its key is known gone — its lease's
+ * revoke confirmed, or its TTL passed — with no put transaction of its owner left in the driver, and
+ * a retried put of an owner finds its own key (the value names the owner) in the same slot. What both stores do
  * the same way on it lives here — the key of an owner, renewal and release found by a read, the
  * wait for a deletion, the name's change stream and its revocation requests; each store says how a
  * key's token is read. Every method is lazy and never blocks; errors are the client's (the stores
@@ -35,8 +56,16 @@ import reactor.core.publisher.Mono;
  */
 final class LeasedKeys {
 
+    private static final SecureRandom RANDOM = new SecureRandom();
+
     private final Client client;
     private final String prefix;
+    /** This store instance's random id: the first part of its keys' last segment. */
+    private final String id;
+    private final LockSlots slots = new LockSlots();
+    // guarded by this: put transactions of each place still in the driver, and what to do once the last settled
+    private final Map<LockSlots.Place, Integer> inFlight = new IdentityHashMap<>();
+    private final Map<LockSlots.Place, Boolean> goneWhenSettled = new IdentityHashMap<>();
 
     /**
      * @param client the jetcd client (not closed here)
@@ -45,6 +74,14 @@ final class LeasedKeys {
     LeasedKeys(Client client, String prefix) {
         this.client = Objects.requireNonNull(client, "client");
         this.prefix = EtcdKeys.checkPrefix(prefix);
+        byte[] random = new byte[9];
+        RANDOM.nextBytes(random);
+        this.id = Base64.getUrlEncoder().withoutPadding().encodeToString(random);
+    }
+
+    /** @return this store instance's random id (12 base64url characters) */
+    String id() {
+        return id;
     }
 
     String prefix() {
@@ -56,9 +93,115 @@ final class LeasedKeys {
         return EtcdKeys.bytes(prefix + "/" + EtcdKeys.encode(name) + "/");
     }
 
-    /** @return {@code <prefix>/<base64url(name)>/<owner>}: one owner's key */
-    ByteSequence key(String name, String owner) {
-        return EtcdKeys.bytes(prefix + "/" + EtcdKeys.encode(name) + "/" + owner);
+    /** @return the owner's place under the name, reserving the lowest free slot of this store when it has none */
+    LockSlots.Place place(String name, String owner) {
+        return slots.place(name, owner);
+    }
+
+    /** @return the owner's place under the name, or null when it has none */
+    LockSlots.@Nullable Place find(String name, String owner) {
+        return slots.find(name, owner);
+    }
+
+    /** @return {@code <prefix>/<base64url(name)>/<id>-<slot>}: the key of a place */
+    ByteSequence key(LockSlots.Place place) {
+        return EtcdKeys.bytes(prefix + "/" + EtcdKeys.encode(place.name) + "/" + id + "-" + place.slot);
+    }
+
+    /** @return the key of the owner's place, or null when this store gave it none */
+    @Nullable ByteSequence key(String name, String owner) {
+        LockSlots.Place p = slots.find(name, owner);
+        return p == null ? null : key(p);
+    }
+
+    /** @return how many owners hold a slot (tests) */
+    int slotsInUse() {
+        return slots.size();
+    }
+
+    /**
+     * Follows a put transaction of the places' owners to its real end in the driver, whatever its
+     * caller does (a timeout cancels only the caller's view): a place is not freed while one is in
+     * flight; a place found gone meanwhile ({@link #gone}) has {@code undo} run once the last settled
+     * (it revokes what the transaction may have put), and is freed then.
+     *
+     * @return a view of the transaction for the caller; cancelling it leaves the transaction alone
+     */
+    <T> CompletableFuture<T> tracked(List<LockSlots.Place> places, Supplier<CompletableFuture<T>> send,
+            Supplier<Mono<Boolean>> undo) {
+        synchronized (this) {
+            places.forEach(p -> inFlight.merge(p, 1, Integer::sum));
+        }
+        CompletableFuture<T> txn;
+        try {
+            txn = send.get();
+        } catch (RuntimeException e) {
+            settled(places, undo);
+            throw e;
+        }
+        return txn.whenComplete((r, e) -> settled(places, undo)).thenApply(Function.identity());
+    }
+
+    private void settled(List<LockSlots.Place> places, Supplier<Mono<Boolean>> undo) {
+        List<LockSlots.Place> free = new ArrayList<>();
+        synchronized (this) {
+            for (LockSlots.Place p : places) {
+                if (inFlight.computeIfPresent(p, (k, n) -> n == 1 ? null : n - 1) == null && goneWhenSettled.remove(p) != null) {
+                    free.add(p);
+                }
+            }
+        }
+        if (!free.isEmpty()) {
+            undo.get().subscribe(confirmed -> free.forEach(p -> freeWhenGone(p, confirmed, 0)));
+        }
+    }
+
+    /**
+     * The place's key is known gone (its lease's revoke confirmed, or a read found no key of the
+     * owner in it): its slot is freed, once no put transaction of its owner is left in the driver.
+     */
+    void gone(LockSlots.Place place) {
+        synchronized (this) {
+            if (inFlight.containsKey(place)) {
+                goneWhenSettled.put(place, Boolean.TRUE);
+                return;
+            }
+        }
+        slots.free(place);
+    }
+
+    /**
+     * Frees the place when the revoke of its key's lease was confirmed, else once that lease's TTL
+     * passed twice over (an unrevoked lease runs out by then, and its key with it).
+     */
+    void freeWhenGone(LockSlots.Place place, boolean confirmed, long ttlSeconds) {
+        if (confirmed) {
+            gone(place);
+        } else {
+            Mono.delay(Duration.ofSeconds(2 * Math.max(ttlSeconds, 60)), Schedulers.parallel())
+                    .subscribe(x -> gone(place), e -> { });
+        }
+    }
+
+    /**
+     * @return the owner's key: the key of its place in this store when it has one, else the key of
+     *         the name whose value names the owner (one read either way); empty when there is none
+     */
+    Mono<KeyValue> find(String name, String owner, boolean any) {
+        LockSlots.Place p = slots.find(name, owner);
+        ByteSequence k = p != null ? key(p) : range(name);
+        GetOption option = p != null ? GetOption.DEFAULT : GetOption.builder().isPrefix(true).build();
+        return Mono.fromFuture(() -> client.getKVClient().get(k, option)).flatMap(r -> {
+            for (KeyValue kv : r.getKvs()) {
+                if (owner.equals(ownerOf(kv))) {
+                    return Mono.just(kv);
+                }
+            }
+            if (p != null && any) { // no key of the owner in its slot
+                gone(p);
+            }
+            return Mono.empty();
+        });
     }
 
     /**
@@ -86,9 +229,23 @@ final class LeasedKeys {
         return Mono.defer(() -> EtcdRevocations.request(client, revocation(name), owner, reason));
     }
 
-    /** @return the owner of a key of {@code name} */
-    String ownerOf(String name, ByteSequence key) {
-        return key.toString(StandardCharsets.UTF_8).substring(range(name).toString(StandardCharsets.UTF_8).length());
+    /** @return the owner of a key: the first line of its value */
+    static String ownerOf(KeyValue kv) {
+        return EtcdKeys.ownerOf(kv.getValue());
+    }
+
+    /** @return what a key's value holds after the owner's line (empty when nothing) */
+    static String payloadOf(ByteSequence value) {
+        String v = EtcdKeys.string(value);
+        int nl = v.indexOf('\n');
+        return nl < 0 ? "" : v.substring(nl + 1);
+    }
+
+    /** @return revokes the lease: true once etcd confirmed (or knows no such lease), false on an error */
+    Mono<Boolean> revokeConfirmed(long lease) {
+        return Mono.fromFuture(() -> client.getLeaseClient().revoke(lease)).thenReturn(true)
+                .onErrorResume(EtcdErrors::isLeaseNotFound, e -> Mono.just(true))
+                .onErrorResume(e -> Mono.just(false));
     }
 
     /** @return a {@code keepAliveOnce} of the lease: the TTL left, {@code <= 0} when it is gone */
@@ -109,13 +266,14 @@ final class LeasedKeys {
      * @return renewed for at most the TTL etcd still gives the lease, or not held
      */
     Mono<RenewOutcome> renew(RenewRequest r, ToLongFunction<KeyValue> token) {
-        return Mono.fromFuture(() -> client.getKVClient().get(key(r.lock().name(), r.lock().owner())))
-                .flatMap(got -> {
-                    if (got.getKvs().isEmpty() || token.applyAsLong(got.getKvs().get(0)) != r.lock().token()) {
+        return find(r.lock().name(), r.lock().owner(), false)
+                .flatMap(kv -> {
+                    if (token.applyAsLong(kv) != r.lock().token()) {
                         return Mono.just(RenewOutcome.notHeld());
                     }
-                    return keepAlive(got.getKvs().get(0).getLease()).map(ttl -> renewed(r, ttl));
+                    return keepAlive(kv.getLease()).map(ttl -> renewed(r, ttl));
                 })
+                .defaultIfEmpty(RenewOutcome.notHeld())
                 .onErrorResume(EtcdErrors::isLeaseNotFound, e -> Mono.just(RenewOutcome.notHeld()));
     }
 
@@ -133,23 +291,35 @@ final class LeasedKeys {
     }
 
     /**
-     * Release found by a read: revokes the lease of the owner's key (which deletes it), or deletes
-     * a key without a lease.
+     * Release found by a read ({@link #find}): revokes the lease of the owner's key (which deletes
+     * it and nothing else), or deletes a key without a lease if its create revision is still the one
+     * read; frees the owner's place once its key is gone.
      *
      * @return whether a key of the owner was there
      */
     Mono<Boolean> release(String name, String owner) {
-        return Mono.fromFuture(() -> client.getKVClient().get(key(name, owner))).flatMap(r -> {
-            if (r.getKvs().isEmpty()) {
-                return Mono.just(false);
+        return find(name, owner, true).flatMap(kv -> {
+            LockSlots.Place p = slots.find(name, owner);
+            if (kv.getLease() == 0) {
+                return Mono.fromFuture(() -> client.getKVClient().txn()
+                                .If(new Cmp(kv.getKey(), Cmp.Op.EQUAL, CmpTarget.createRevision(kv.getCreateRevision())))
+                                .Then(Op.delete(kv.getKey(), DeleteOption.DEFAULT)).commit())
+                        .doOnNext(x -> {
+                            if (p != null) {
+                                gone(p);
+                            }
+                        })
+                        .thenReturn(true);
             }
-            KeyValue kv = r.getKvs().get(0);
-            return (kv.getLease() == 0
-                    ? Mono.fromFuture(() -> client.getKVClient().delete(kv.getKey(), DeleteOption.DEFAULT)).then()
-                    : Mono.fromFuture(() -> client.getLeaseClient().revoke(kv.getLease()))
-                            .onErrorResume(EtcdErrors::isLeaseNotFound, e -> Mono.empty()).then())
+            return Mono.fromFuture(() -> client.getLeaseClient().revoke(kv.getLease()))
+                    .onErrorResume(EtcdErrors::isLeaseNotFound, e -> Mono.empty()).then()
+                    .doOnSuccess(x -> {
+                        if (p != null) {
+                            gone(p);
+                        }
+                    })
                     .thenReturn(true);
-        });
+        }).defaultIfEmpty(false);
     }
 
     /**
@@ -204,7 +374,8 @@ final class LeasedKeys {
                     sink.next(new LockEvent.Subscribed(name));
                 }
             });
-            WatchOption option = WatchOption.builder().isPrefix(true).withCreateNotify(true).build();
+            // deletions carry the key's last value (the owner is in it)
+            WatchOption option = WatchOption.builder().isPrefix(true).withCreateNotify(true).withPrevKV(true).build();
             Watch.Watcher w = client.getWatchClient().watch(range(name), option, Watch.listener(
                     response -> {
                         if (response.isCreatedNotify()) {
@@ -216,9 +387,9 @@ final class LeasedKeys {
                         for (WatchEvent e : response.getEvents()) {
                             KeyValue kv = e.getKeyValue();
                             if (e.getEventType() == WatchEvent.EventType.DELETE) {
-                                sink.next(new LockEvent.Released(name, ownerOf(name, kv.getKey()), false));
+                                sink.next(new LockEvent.Released(name, ownerOf(e.getPrevKV()), false));
                             } else if (e.getEventType() == WatchEvent.EventType.PUT) {
-                                sink.next(new LockEvent.Acquired(name, ownerOf(name, kv.getKey()), token.applyAsLong(kv)));
+                                sink.next(new LockEvent.Acquired(name, ownerOf(kv), token.applyAsLong(kv)));
                             }
                         }
                     },

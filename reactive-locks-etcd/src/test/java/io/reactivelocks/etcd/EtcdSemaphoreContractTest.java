@@ -70,16 +70,15 @@ class EtcdSemaphoreContractTest extends SemaphoreContract {
             EtcdSemaphoreStore store = new EtcdSemaphoreStore(c, false, etcd.prefix + "-semaphore");
             List<KeyValue> kvs = new ArrayList<>();
             for (Lease l : both) {
-                List<KeyValue> got = Mono.fromFuture(() -> c.getKVClient().get(store.key(name, l.owner()), GetOption.DEFAULT))
-                        .block(STEP).getKvs();
-                assertThat(got).hasSize(1);
-                kvs.add(got.get(0));
+                KeyValue got = store.find(name, l.owner()).block(STEP); // the key whose value names the owner
+                assertThat(got).isNotNull();
+                kvs.add(got);
             }
             long revision = kvs.get(0).getCreateRevision();
             assertThat(kvs.get(1).getCreateRevision()).as("put in one transaction").isEqualTo(revision);
             for (int i = 0; i < 2; i++) {
                 assertThat(both.get(i).token()).as("token of permit %d", i).isEqualTo(revision * 65536 + i);
-                assertThat(kvs.get(i).getValue().toString(StandardCharsets.US_ASCII)).isEqualTo("3:" + i);
+                assertThat(kvs.get(i).getValue().toString(StandardCharsets.US_ASCII)).isEqualTo(both.get(i).owner() + "\n3:" + i);
                 assertThat(kvs.get(i).getLease()).as("on a lease").isNotZero();
             }
             assertThat(kvs.get(0).getLease()).as("a lease each").isNotEqualTo(kvs.get(1).getLease());
