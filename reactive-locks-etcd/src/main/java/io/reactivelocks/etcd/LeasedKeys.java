@@ -171,8 +171,8 @@ final class LeasedKeys {
     }
 
     /**
-     * Frees the place when the revoke of its key's lease was confirmed, else once that lease's TTL
-     * passed twice over (an unrevoked lease runs out by then, and its key with it).
+     * Frees the place when the revoke of its key's lease was confirmed, else once twice that lease's
+     * TTL passed, and at least two minutes (an unrevoked lease runs out by then, and its key with it).
      */
     void freeWhenGone(LockSlots.Place place, boolean confirmed, long ttlSeconds) {
         if (confirmed) {
