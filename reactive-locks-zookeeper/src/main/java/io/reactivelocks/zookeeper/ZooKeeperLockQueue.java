@@ -260,9 +260,14 @@ final class ZooKeeperLockQueue {
             }
             return send(node, path, k).onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.BADVERSION
                     || ZooKeeperErrors.code(e) == KeeperException.Code.NONODE, e -> {
-                        // a create (or revocation request) since, or the lock's node gone: the multi created nothing
+                        // a create (or revocation request) since, or the lock's node gone (pruned: create it
+                        // first): the multi created nothing
                         known.remove(node.name, k);
-                        return fastOnly ? Mono.empty() : slowCreate(node, path, 0);
+                        if (fastOnly) {
+                            return Mono.empty();
+                        }
+                        return ZooKeeperErrors.code(e) == KeeperException.Code.NONODE
+                                ? nodes.ensureLockNode(node.name).then(slowCreate(node, path, 1)) : slowCreate(node, path, 0);
                     }).doOnError(e -> known.remove(node.name, k));
         });
     }

@@ -85,6 +85,23 @@ class ZooKeeperFastPathTest {
         assertThat(zk.readsUnderRoot() - reads).as("reads for 10 pairs").isLessThanOrEqualTo(2);
     }
 
+    /** A fast create refused for want of the lock's node (pruned, or the root swept too) creates it and goes on at once. */
+    @Test
+    void anAcquireAfterThePruneOfTheLockNodeTakesTheSlowPathAtOnce() throws Exception {
+        String name = "pruned-" + UUID.randomUUID();
+        LockClient c = client();
+        for (int i = 0; i < 3; i++) {
+            c.acquire(name).block(STEP).release().block(STEP); // knows the lock free
+            await().atMost(STEP).until(() -> lockNode(name) == null); // the janitor's prune
+            if (i == 2) {
+                zk.checker().delete().forPath(zk.root); // and the server's container sweep, of the root too
+            }
+            long start = System.nanoTime();
+            c.acquire(name).block(STEP).release().block(STEP);
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).as("acquire after a prune").isLessThan(Duration.ofSeconds(1));
+        }
+    }
+
     @Test
     void twoBackendsAlternatingOnOneNameEachOnItsFastPathAreNeverBothGranted() throws Exception {
         String name = "alternate-" + UUID.randomUUID();
