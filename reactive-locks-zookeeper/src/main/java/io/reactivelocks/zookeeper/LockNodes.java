@@ -47,6 +47,36 @@ final class LockNodes {
                 .onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NONODE, e -> Mono.just(List.of()));
     }
 
+    /**
+     * @return the lock's children ordered by sequence with the lock node's {@link Stat} at that listing
+     *         (its data version counts the creates of children, see {@link ZooKeeperLockQueue}); no
+     *         children and a null stat when the lock's node does not exist
+     */
+    Mono<Listing> listing(String name) {
+        // Curator's async getChildren ignores storingStatIn (its background answer carries the stat in the
+        // event only): a background call with a callback reads the event's stat
+        return Mono.create(sink -> {
+            try {
+                async.unwrap().getChildren().inBackground((client, event) -> {
+                    KeeperException.Code code = KeeperException.Code.get(event.getResultCode());
+                    if (code == KeeperException.Code.OK) {
+                        sink.success(new Listing(ZNodeNames.sorted(event.getChildren()), event.getStat()));
+                    } else if (code == KeeperException.Code.NONODE) {
+                        sink.success(new Listing(List.of(), null));
+                    } else {
+                        sink.error(KeeperException.create(code, event.getPath()));
+                    }
+                }).forPath(paths.lockPath(name));
+            } catch (Exception e) {
+                sink.error(e);
+            }
+        });
+    }
+
+    /** A listing of a lock's children and its node's stat as of that listing (null: the node does not exist). */
+    record Listing(List<ZNodeNames.Child> children, @Nullable Stat stat) {
+    }
+
     Mono<Stat> exists(String path) {
         return Mono.fromCompletionStage(() -> async.checkExists().forPath(path));
     }

@@ -38,10 +38,22 @@ import reactor.util.Loggers;
  * <h2>Recipe</h2>
  * Each lock is a container node {@code <root>/n-<base64url(name)>} (see {@link ZNodeNames});
  * each contender creates under it a <em>protected ephemeral-sequential</em> node
- * {@code _c_<uuid>-lock-<owner>-<sequence>} whose data is the owner id. To acquire:
+ * {@code _c_<uuid>-lock-<owner>-<sequence>} whose data is the owner id. Every such create is a
+ * <em>version-guarded create</em>: one {@code multi} (atomic, one request) of a {@code setData} on
+ * the lock's node and the create, so the lock node's data version counts the creates of its
+ * children (deletes leave it alone). The backend remembers per lock name what it last learned: the
+ * lock node's czxid and data version, and whether at that version its children were none (or only
+ * a node of ours whose delete has answered since) — from a listing (the parent's stat comes with
+ * the children) or from its own fast grant. To acquire:
  * <ol>
  *   <li>create the node (a retry of the same owner reuses the node it already has: one node
- *       per owner); if the lock's node is missing, create it and the root, then retry;</li>
+ *       per owner). <b>Fast path</b>, when this backend knows the lock free at version {@code v}:
+ *       {@code multi(setData(lock node, v), create)}; if it succeeds on the same lock node (the
+ *       answer's stat has the czxid it was learned on), our node is first: granted without a
+ *       listing, timed from when the multi was sent, and the backend knows (v+1, only ours).
+ *       <b>Slow path</b> (nothing known, BADVERSION, NONODE, a lock node created again):
+ *       {@code multi(setData(lock node, any version), create)} — if the lock's node is missing,
+ *       create it and the root, then retry — and step 2;</li>
  *   <li>list the children, ordered by sequence; if ours is first, the lock is ours: the fencing
  *       token is our node's {@code czxid}, the TTL is the negotiated session timeout, counted
  *       from when that listing was sent;</li>
@@ -54,10 +66,13 @@ import reactor.util.Loggers;
  *       lower sequence later and none was between it and ours, so its deletion makes ours first;
  *       that grant is timed from the send time of the watch's {@code exists} (answered on our
  *       node's session), when younger than a third of the session timeout — else we list;</li>
- *   <li>when the caller does not wait ({@code tryAcquire}): if anyone is queued already, answer
- *       {@link Attempt.Busy} without writing; else create, list, and if we are not first delete
- *       our node again and answer {@code Busy}.</li>
+ *   <li>when the caller does not wait ({@code tryAcquire}): the lock known free → the fast
+ *       path's multi alone (refused: it created nothing, go on below); else if anyone is queued
+ *       already, answer {@link Attempt.Busy} without writing; else create, list, and if we are
+ *       not first delete our node again and answer {@code Busy}.</li>
  * </ol>
+ * An uncontended acquire and release is two requests once the lock is known (multi, delete),
+ * three on the slow path; a handoff is still the release's delete alone.
  * Release deletes the owner's node (found by its remembered path, or by the owner id in the
  * children's names: never another owner's node); half a second later (once per name, so a
  * lock used in a loop keeps its node) the backend tries to delete the lock's node, which fails
@@ -77,13 +92,33 @@ import reactor.util.Loggers;
  * answered if our node is in the listing and was created by the session of Curator's current
  * handle (a node of a session that Curator gave up on may still be listed until the server
  * expires it: it is never taken for ours). <b>LOST</b> ends every hold stream at once.
+ * <b>Fast path:</b> we learned that at data version {@code v} of the lock node with czxid
+ * {@code C} the children were none but nodes of ours, deleted since (their deletes answered); a
+ * listing's children and stat are one snapshot, so this holds also when a lagging follower
+ * served it. The multi's {@code setData(v)} succeeded, so the node's version was still {@code v}
+ * right before it; the answer's stat shows czxid {@code C}, so it is the same node (a node
+ * deleted and created again starts at version 0 and a few creates bring it back to {@code v}:
+ * the version alone proves nothing then, the czxid does — such a grant lists the children).
+ * Every create of a child bumps the version, so none happened between our knowledge and our
+ * multi: the children are ours alone, and ours is first. The session bound is the same as
+ * for a listing: the multi succeeded on our node's session, so it lives until at least its
+ * send time + the session timeout. This needs every client of a lock to bump the version:
+ * all must run this version of the recipe or later. A revocation request ({@link #revoke}) is
+ * data of the same node: it bumps the version too (our next fast path is refused: harmless),
+ * and a create's bump overwrites its data with nothing — an {@link #events} stream that had not
+ * read the request yet then misses it.
  * <b>Tokens:</b> {@code czxid} is the zxid of the transaction that created the node; zxids are
  * global to the ensemble and strictly increasing, also across restarts (epoch in the high
  * bits), and a successor's node was created after its predecessor's: its token is larger.
- * <b>Connection loss during create:</b> Curator's protection mode puts a unique id into the
- * node name; its retry looks for that id among the children before creating again, so a
- * create whose answer was lost does not leave a second node behind (and Curator deletes the
- * node if every retry failed). <b>Cancellation:</b> a waiter that gives up is released by the
+ * (The czxid of a node made by the multi is the transaction's zxid, the lock node's new
+ * {@code mzxid}.) <b>Connection loss during create:</b> the node name carries Curator's
+ * protection prefix with an id, the same for every try of one owner; Curator sends a multi
+ * whose answer was lost again, which may make a second node of the same owner (the first try
+ * landed; at any version, or after the fast try's BADVERSION, the slow path creates again). The
+ * listing of step 2 deletes every node of the owner but the one the multi answered (they stand
+ * for the same owner, so keeping the later one's place is safe); a create that failed for good
+ * leaves its node to the owner's release (by the owner id in the children's names) or to the
+ * next try of the same owner, whose listing deletes it. <b>Cancellation:</b> a waiter that gives up is released by the
  * engine; a release that arrives while the create is still in flight marks the owner, and the
  * node is deleted as soon as the create completes.
  *

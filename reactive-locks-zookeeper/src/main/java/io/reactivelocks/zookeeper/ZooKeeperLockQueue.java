@@ -3,22 +3,25 @@ package io.reactivelocks.zookeeper;
 import io.reactivelocks.LockBackendException;
 import io.reactivelocks.LockClientClosedException;
 import io.reactivelocks.spi.Attempt;
+import io.reactivelocks.LockClock;
 import io.reactivelocks.spi.GrantRequest;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.EnumSet;
 import java.util.List;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.WatcherRemoveCuratorFramework;
+import org.apache.curator.framework.api.transaction.CuratorOp;
+import org.apache.curator.framework.api.transaction.CuratorTransactionResult;
+import org.apache.curator.framework.imps.ProtectedUtils;
 import org.apache.curator.x.async.AsyncCuratorFramework;
 import org.apache.curator.x.async.AsyncStage;
 import org.apache.curator.x.async.WatchMode;
 import org.apache.curator.x.async.api.AsyncCuratorFrameworkDsl;
-import org.apache.curator.x.async.api.CreateOption;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.Watcher;
@@ -28,14 +31,20 @@ import reactor.core.publisher.Mono;
 
 /**
  * The queue recipe of {@link ZooKeeperLockBackend} (its javadoc states it and why it is correct):
- * each owner's protected ephemeral-sequential node, made once per owner and remembered here; the
- * decision on a listing of the lock's children (granted, queued, busy); the wait of a queued owner
+ * each owner's protected ephemeral-sequential node, made once per owner and remembered here, always
+ * by a version-guarded create (a multi with a {@code setData} on the lock's node); what the backend
+ * knows of each lock ({@link Known}: free at a version of its node, so the next create can prove
+ * itself first); the decision on a listing of the lock's children (granted, queued, busy); the wait of a queued owner
  * on its predecessor only; and leaving the queue (release), deleting the owner's node through the
  * {@link LockNodeJanitor}.
  */
 final class ZooKeeperLockQueue {
 
     private static final int CREATE_TRIES = 5;
+    /** The lock node's data written by each create's version bump: empty, which is no revocation request. */
+    private static final byte[] BUMP = new byte[0];
+    /** Lock names whose state is remembered ({@link Known}); beyond that the memory starts over. */
+    private static final int MAX_KNOWN = 4096;
 
     private final CuratorFramework client;
     private final LockNodes nodes;
@@ -45,6 +54,7 @@ final class ZooKeeperLockQueue {
     private final LockNodeJanitor janitor;
     private final BooleanSupplier closed;
     private final ConcurrentHashMap<String, OwnerNode> owners = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, Known> known = new ConcurrentHashMap<>();
 
     /**
      * @param client  the Curator client (its watcher-removing view scopes each wait's watch)
@@ -74,36 +84,63 @@ final class ZooKeeperLockQueue {
                 return Mono.error(new LockClientClosedException(request.name()));
             }
             if (!request.queue() && !owners.containsKey(key(request.name(), request.owner()))) {
-                // tryAcquire: anyone in line means someone is ahead of us; answer without a write
-                return nodes.children(request.name()).flatMap(list -> list.isEmpty()
-                        ? enqueueAndDecide(request, true)
-                        : nodes.holderOf(request.name(), list.get(0)).map(Attempt::busy).defaultIfEmpty(Attempt.busy(null)));
+                Known k = known.get(request.name());
+                // tryAcquire: the lock known free → the version-guarded create alone (refused: list first)
+                return k != null && k.free() ? enqueueAndDecide(request, true, true) : listFirst(request);
             }
-            return enqueueAndDecide(request, true);
+            return enqueueAndDecide(request, true, false);
         }).onErrorMap(e -> ZooKeeperErrors.map(request.name(), "acquire", e));
     }
 
-    private Mono<Attempt> enqueueAndDecide(GrantRequest request, boolean mayRenew) {
+    /** tryAcquire: anyone in line means someone is ahead of us; answer without a write. */
+    private Mono<Attempt> listFirst(GrantRequest request) {
+        return nodes.listing(request.name()).flatMap(l -> {
+            learn(request.name(), l, null);
+            return l.children().isEmpty()
+                    ? enqueueAndDecide(request, true, false)
+                    : nodes.holderOf(request.name(), l.children().get(0)).map(Attempt::busy).defaultIfEmpty(Attempt.busy(null));
+        });
+    }
+
+    /**
+     * @param fastOnly create only by the fast path (tryAcquire, the lock known free): when it is
+     *                 refused, nothing was created and the children are listed first
+     */
+    private Mono<Attempt> enqueueAndDecide(GrantRequest request, boolean mayRenew, boolean fastOnly) {
         String key = key(request.name(), request.owner());
-        OwnerNode node = owners.computeIfAbsent(key, k -> new OwnerNode(request.name(), request.owner(), request.payload(), k));
+        OwnerNode node = owners.computeIfAbsent(key, k -> new OwnerNode(request.name(), request.owner(), request.payload(), k,
+                request.clock(), fastOnly));
         node.start();
         return node.creation.flatMap(c -> {
             if (c.sessionId() != session.sessionId()) {
                 // made by a session Curator has given up on: not a valid place in line any more
                 owners.remove(key, node);
                 janitor.deleteQuietly(c.path());
-                return mayRenew ? enqueueAndDecide(request, false) : Mono.error(new LockBackendException(request.name(),
+                return mayRenew ? enqueueAndDecide(request, false, false) : Mono.error(new LockBackendException(request.name(),
                         "the zookeeper session changed while enqueueing owner " + request.owner(), null, true));
             }
+            if (node.proof.compareAndSet(true, false)) {
+                // the version-guarded create proved our node first (see createNode): granted without a listing
+                long ttl = session.negotiatedTimeoutMillis();
+                if (ttl > 0) {
+                    node.granted = true;
+                    return Mono.just(new Attempt.Granted(c.czxid(), Duration.ofMillis(ttl), node.provenAt));
+                }
+            }
             return decide(request, node, c);
-        });
+        }).switchIfEmpty(Mono.defer(() -> {
+            // the fast create of a tryAcquire was refused: it created nothing
+            owners.remove(key, node);
+            return listFirst(request);
+        }));
     }
 
     /** Lists the children and answers for {@code node}: granted, queued behind its predecessor, or busy. */
     private Mono<Attempt> decide(GrantRequest request, OwnerNode node, Created c) {
         return Mono.defer(() -> {
             long sentAt = request.clock().nanoTime();
-            return nodes.children(request.name()).flatMap(list -> {
+            return nodes.listing(request.name()).flatMap(l -> {
+                List<ZNodeNames.Child> list = withoutStrays(request.name(), request.owner(), l.children(), c);
                 int i = indexOf(list, c.node());
                 if (i < 0 || c.sessionId() != session.sessionId()) {
                     owners.remove(node.key, node);
@@ -119,8 +156,10 @@ final class ZooKeeperLockQueue {
                         return Mono.error(new LockBackendException(request.name(), "no negotiated session timeout yet", null, true));
                     }
                     node.granted = true;
+                    learn(request.name(), l, c.node());
                     return Mono.just(new Attempt.Granted(c.czxid(), Duration.ofMillis(ttl), sentAt));
                 }
+                learn(request.name(), l, c.node());
                 if (request.queue()) {
                     return Mono.just(new Attempt.Queued(turn(request, node, c, list.get(i - 1), i == 1)));
                 }
@@ -202,21 +241,152 @@ final class ZooKeeperLockQueue {
         return new Attempt.Granted(c.czxid(), Duration.ofMillis(ttl), sentAt);
     }
 
-    /** Creates the owner's protected ephemeral-sequential node, creating the lock's node (and the root) when missing. */
-    private Mono<Created> createNode(String name, String owner, @Nullable String payload, int tries) {
+    /**
+     * Creates the owner's protected ephemeral-sequential node, always with the version bump of the
+     * lock's node in the same transaction (the recipe in {@link ZooKeeperLockBackend}): at the
+     * version this backend knows the lock free at, when it knows one (the fast path, which proves
+     * the node first when it succeeds on the same lock node); else at any version (the slow path),
+     * creating the lock's node (and the root) when missing. All tries of one owner use the same
+     * protected id; a node a lost answer left behind is found by {@link #withoutStrays} (same owner).
+     *
+     * @return the node; empty when {@code fastOnly} and the fast path was refused (nothing created)
+     */
+    private Mono<Created> createNode(OwnerNode node, boolean fastOnly) {
         return Mono.defer(() -> {
-            Stat stat = new Stat();
-            return Mono.fromCompletionStage(() -> nodes.async().create()
-                    .withOptions(EnumSet.of(CreateOption.doProtected), CreateMode.EPHEMERAL_SEQUENTIAL, options.acl(), stat)
-                    .forPath(paths.nodePathPrefix(name, owner), LockNodes.data(owner, payload)))
-                    .flatMap(path -> stat.getCzxid() != 0
-                            ? Mono.just(new Created(path, ZNodeNames.lastSegment(path), stat.getCzxid(), stat.getEphemeralOwner()))
-                            // found by Curator's protected-mode retry: no stat came with it
-                            : nodes.exists(path).map(s -> new Created(path, ZNodeNames.lastSegment(path), s.getCzxid(), s.getEphemeralOwner()))
-                                    .switchIfEmpty(Mono.error(() -> new LockBackendException(name,
-                                            "the node of owner " + owner + " vanished right after its create", null, true))));
-        }).onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NONODE && tries < CREATE_TRIES,
-                e -> nodes.ensureLockNode(name).then(createNode(name, owner, payload, tries + 1)));
+            String path = ProtectedUtils.toProtectedZNodePath(paths.nodePathPrefix(node.name, node.owner), node.protectedId);
+            Known k = known.get(node.name);
+            if (k == null || !k.free()) {
+                return fastOnly ? Mono.empty() : slowCreate(node, path, 0);
+            }
+            return send(node, path, k).onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.BADVERSION
+                    || ZooKeeperErrors.code(e) == KeeperException.Code.NONODE, e -> {
+                        // a create (or revocation request) since, or the lock's node gone (pruned: create it
+                        // first): the multi created nothing
+                        known.remove(node.name, k);
+                        if (fastOnly) {
+                            return Mono.empty();
+                        }
+                        return ZooKeeperErrors.code(e) == KeeperException.Code.NONODE
+                                ? nodes.ensureLockNode(node.name).then(slowCreate(node, path, 1)) : slowCreate(node, path, 0);
+                    }).doOnError(e -> known.remove(node.name, k));
+        });
+    }
+
+    private Mono<Created> slowCreate(OwnerNode node, String path, int tries) {
+        return send(node, path, null)
+                .onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NONODE && tries < CREATE_TRIES,
+                        e -> nodes.ensureLockNode(node.name).then(slowCreate(node, path, tries + 1)));
+    }
+
+    /**
+     * One transaction: {@code setData} on the lock's node at {@code expected}'s version (any version
+     * when null), and the create of the owner's node. The node's czxid is the transaction's zxid, the
+     * lock node's new {@code mzxid}. When {@code expected} held on the very lock node it was learned on
+     * (same czxid: not deleted and created again since), the node is proven first and remembered so.
+     */
+    private Mono<Created> send(OwnerNode node, String path, @Nullable Known expected) {
+        return Mono.defer(() -> {
+            String lockPath = paths.lockPath(node.name);
+            List<CuratorOp> ops = List.of(
+                    nodes.async().transactionOp().setData().withVersion(expected == null ? -1 : expected.version())
+                            .forPath(lockPath, BUMP),
+                    nodes.async().transactionOp().create().withOptions(CreateMode.EPHEMERAL_SEQUENTIAL, options.acl(), false)
+                            .forPath(path, LockNodes.data(node.owner, node.payload)));
+            long sessionId = session.sessionId();
+            long sentAt = node.clock.nanoTime();
+            return Mono.fromCompletionStage(() -> nodes.async().transaction().forOperations(ops)).flatMap(results -> {
+                Stat lock = resultStat(results);
+                String made = resultPath(results);
+                if (made == null) {
+                    return Mono.error(new LockBackendException(node.name, "no path in the answer to the create of owner "
+                            + node.owner, null, true));
+                }
+                Mono<Created> created = lock != null && sessionId != 0 && session.sessionId() == sessionId
+                        ? Mono.just(new Created(made, ZNodeNames.lastSegment(made), lock.getMzxid(), sessionId))
+                        // the session changed meanwhile (Curator sent it again on a new one?): read the node itself
+                        : nodes.exists(made).map(s -> new Created(made, ZNodeNames.lastSegment(made), s.getCzxid(), s.getEphemeralOwner()))
+                                .switchIfEmpty(Mono.error(() -> new LockBackendException(node.name,
+                                        "the node of owner " + node.owner + " vanished right after its create", null, true)));
+                return created.doOnNext(c -> {
+                    if (expected != null && lock != null && lock.getCzxid() == expected.czxid()) {
+                        node.provenAt = sentAt;
+                        node.proof.set(true);
+                        learn(node.name, new Known(lock.getCzxid(), lock.getVersion(), c.node(), true));
+                    }
+                });
+            });
+        });
+    }
+
+    private static @Nullable Stat resultStat(List<CuratorTransactionResult> results) {
+        for (CuratorTransactionResult r : results) {
+            if (r.getResultStat() != null) {
+                return r.getResultStat();
+            }
+        }
+        return null;
+    }
+
+    private static @Nullable String resultPath(List<CuratorTransactionResult> results) {
+        return results.size() < 2 ? null : results.get(1).getResultPath();
+    }
+
+    /**
+     * @return {@code list} without the other nodes of the same owner, which are deleted: left by a
+     *         transaction whose answer was lost (Curator sends it again; at any version it creates a
+     *         second node), they stand for the same owner, so the owner's place is its node's
+     */
+    private List<ZNodeNames.Child> withoutStrays(String name, String owner, List<ZNodeNames.Child> list, Created c) {
+        List<ZNodeNames.Child> kept = null;
+        for (int i = 0; i < list.size(); i++) {
+            ZNodeNames.Child child = list.get(i);
+            if (child.owner().equals(owner) && !child.node().equals(c.node())) {
+                if (kept == null) {
+                    kept = new ArrayList<>(list.subList(0, i));
+                }
+                janitor.deleteQuietly(paths.lockPath(name) + "/" + child.node());
+            } else if (kept != null) {
+                kept.add(child);
+            }
+        }
+        return kept == null ? list : kept;
+    }
+
+    // ---------------------------------------------------------------- what this backend knows of a lock
+
+    /**
+     * Remembers what {@code l} shows: the lock node's version and czxid, and whether its children were
+     * none or only {@code ours}.
+     */
+    private void learn(String name, LockNodes.Listing l, @Nullable String ours) {
+        Stat stat = l.stat();
+        if (stat == null) {
+            return;
+        }
+        List<ZNodeNames.Child> list = l.children();
+        boolean none = list.isEmpty();
+        boolean onlyOurs = ours != null && list.size() == 1 && list.get(0).node().equals(ours);
+        learn(name, new Known(stat.getCzxid(), stat.getVersion(), onlyOurs ? ours : null, none || onlyOurs));
+    }
+
+    /** Keeps the later of two states: a later lock node (czxid), or a later (or equal) version of the same node. */
+    private void learn(String name, Known k) {
+        if (known.size() >= MAX_KNOWN && !known.containsKey(name)) {
+            known.clear(); // many names: start over rather than grow
+        }
+        known.merge(name, k, (old, nw) -> nw.czxid() > old.czxid() || nw.czxid() == old.czxid() && nw.version() >= old.version()
+                ? nw : old);
+    }
+
+    /** Our node {@code node} of lock {@code name} is gone (its delete answered): a state that held only it holds nothing now. */
+    private void forgetNode(String name, String node) {
+        known.computeIfPresent(name, (n, k) -> node.equals(k.ours()) ? new Known(k.czxid(), k.version(), null, k.alone()) : k);
+    }
+
+    /** @return whether this backend knows the state of lock {@code name} to be free (for tests) */
+    boolean knownFree(String name) {
+        Known k = known.get(name);
+        return k != null && k.free();
     }
 
     // ---------------------------------------------------------------- release
@@ -240,8 +410,9 @@ final class ZooKeeperLockQueue {
                 Created c = node.created;
                 // a create still in flight: once it lands, its own completion deletes the node
                 // (released is set) and so may this; the prune below is sent after both deletes
-                deleted = c != null ? janitor.deleteTracked(c.path())
-                        : node.creation.flatMap(x -> janitor.deleteTracked(x.path())).thenReturn(true)
+                deleted = c != null ? janitor.deleteTracked(c.path()).doOnSuccess(d -> forgetNode(name, c.node()))
+                        : node.creation.flatMap(x -> janitor.deleteTracked(x.path()).doOnSuccess(d -> forgetNode(name, x.node())))
+                                .thenReturn(true)
                                 .onErrorResume(e -> nodes.deleteByOwner(name, owner));
             } else {
                 deleted = nodes.deleteByOwner(name, owner);
@@ -295,21 +466,42 @@ final class ZooKeeperLockQueue {
     record Created(String path, String node, long czxid, long sessionId) {
     }
 
+    /**
+     * What this backend learned of a lock's node: at data version {@code version} of the node created
+     * by {@code czxid}, the children were none but {@code ours} (one node of this backend, or null)
+     * when {@code alone}; nothing is known of them otherwise.
+     */
+    record Known(long czxid, int version, @Nullable String ours, boolean alone) {
+        /** @return whether the lock had no child at that version, or only nodes of ours whose deletes have answered */
+        boolean free() {
+            return alone && ours == null;
+        }
+    }
+
     private final class OwnerNode {
         final String name;
         final String owner;
         final String key;
+        final @Nullable String payload;
+        final LockClock clock;
+        /** Curator's protected id, the same for every try of this owner's create. */
+        final String protectedId = UUID.randomUUID().toString();
         final Mono<Created> creation;
+        /** Set when the fast create proved the node first; taken by the first decision. */
+        final AtomicBoolean proof = new AtomicBoolean();
+        volatile long provenAt;
         private final AtomicBoolean started = new AtomicBoolean();
         volatile Created created;
         volatile boolean released;
         volatile boolean granted;
 
-        OwnerNode(String name, String owner, @Nullable String payload, String key) {
+        OwnerNode(String name, String owner, @Nullable String payload, String key, LockClock clock, boolean fastOnly) {
             this.name = name;
             this.owner = owner;
             this.key = key;
-            this.creation = createNode(name, owner, payload, 0)
+            this.payload = payload;
+            this.clock = clock;
+            this.creation = createNode(this, fastOnly)
                     .doOnNext(c -> {
                         created = c;
                         if (released || closed.getAsBoolean()) {

@@ -76,9 +76,12 @@ class ZooKeeperRequestCountTest extends RequestCountContract {
     @Override
     protected double requestsPer(Operation operation) {
         return switch (operation) {
-            // every concept: create the owner's sequential node, list the children (first in line: granted),
-            // delete the node
-            case LOCK_PAIR, SEMAPHORE_PAIR, READ_PAIR, WRITE_PAIR, FAIR_PAIR -> 3;
+            // the lock queue (mutex, fair lock): once the backend knows the lock free at the lock node's data
+            // version, one transaction (setData at that version + create the owner's node: first, granted
+            // without a listing), then delete the node
+            case LOCK_PAIR, FAIR_PAIR -> 2;
+            // semaphore, read-write lock: create the owner's sequential node, list the children, delete the node
+            case SEMAPHORE_PAIR, READ_PAIR, WRITE_PAIR -> 3;
             // one exists on the held lock's node (pings are not needed while confirmations flow)
             case RENEWAL_TICK -> 1;
             // per handoff the release's delete only: each waiter watches the node before it, whose deletion
