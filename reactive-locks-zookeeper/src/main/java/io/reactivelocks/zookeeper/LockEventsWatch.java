@@ -14,6 +14,7 @@ import org.apache.curator.x.async.WatchMode;
 import org.apache.curator.x.async.api.AsyncCuratorFrameworkDsl;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.Stat;
+import org.jspecify.annotations.Nullable;
 import reactor.core.Disposable;
 import reactor.core.publisher.FluxSink;
 
@@ -27,17 +28,20 @@ import reactor.core.publisher.FluxSink;
  * a permanent one ends the stream with an error. {@link #dispose()} removes the watches.
  *
  * <p>Revocation requests ({@link ZooKeeperLockBackend#revoke}) are written into the data of the
- * lock's node itself: a data watch on it (set before the children watch, so the request goes first
- * on the connection and is in place once {@code Subscribed} is sent) reports each change of that
- * data made while this stream watches as {@link LockEvent.Revoked}. The data a stream finds when it
- * first reads the node is an old request, not reported; a change is told apart by the node's data
- * version (or a new node: one created while this stream watched, with data written on it), so a
- * watch set twice (after a reconnection) reports a request once.
+ * lock's revocation node {@code <root>/r-<name>} ({@link ZNodeNames#revocationPath}), a sibling of the
+ * lock's node: a data watch on it (an exists watch while it does not exist, which fires on its
+ * creation), set before the children watch so the request goes first on the connection and is in
+ * place once {@code Subscribed} is sent, reports each request found written since the stream's
+ * previous read as {@link LockEvent.Revoked}. The data a stream finds when it first reads the node
+ * is an old request, not reported; a change is told apart by the node's data version (or a new
+ * node: one created since the previous read), so a watch set twice (after a reconnection) reports a
+ * request once. The lock's node is not data-watched: its data only counts the creates of children.
  */
 final class LockEventsWatch {
 
     private final String name;
     private final String lockPath;
+    private final String revocationPath;
     private final FluxSink<LockEvent> sink;
     private final ZooKeeperSession session;
     private final ZooKeeperLockOptions options;
@@ -52,17 +56,17 @@ final class LockEventsWatch {
     private boolean subscribed;
     private boolean resubscribe;
     private ZNodeNames.Child lowest;
-    // guarded by this: the data watch on the lock's node (revocation requests)
+    // guarded by this: the watch on the revocation node, and what its last read found
     private boolean revocationsWatched;
-    private boolean lockNodeKnown;
-    private long lockNodeCzxid; // 0: the node did not exist
-    private int lockNodeVersion;
+    private boolean revocationKnown;
+    private long revocationCzxid; // 0: the node did not exist
+    private int revocationVersion;
 
     /**
      * @param name     the lock watched
      * @param sink     where the events go
      * @param client   the Curator client (a watcher-removing view of it holds this stream's watches)
-     * @param paths    where the lock's node is
+     * @param paths    where the lock's node and its revocation node are
      * @param session  the connection's states (a reconnection sets the watches again)
      * @param options  the scheduler of the retries
      * @param registry the backend's open event streams: {@link #dispose()} removes this one
@@ -71,6 +75,7 @@ final class LockEventsWatch {
                     ZooKeeperSession session, ZooKeeperLockOptions options, Set<LockEventsWatch> registry) {
         this.name = name;
         this.lockPath = paths.lockPath(name);
+        this.revocationPath = paths.revocationPath(name);
         this.sink = sink;
         this.session = session;
         this.options = options;
@@ -243,10 +248,10 @@ final class LockEventsWatch {
     }
 
     /**
-     * Sets the data watch on the lock's node unless one is set: reads its data, reports a request
-     * written since the last read ({@link #onLockNodeData}), and on the next change of its data sets
-     * the watch again. A missing node sets no watch: {@link #arm} tries again once the children
-     * watch (or the exists watch) sees it created.
+     * Sets the watch on the revocation node unless one is set: reads its data with a data watch and
+     * reports a request written since the previous read ({@link #onRevocationData}); when the node does
+     * not exist, an exists watch instead (a node found by it is read at once). Either watch, once fired,
+     * is set again.
      */
     private void armRevocations() {
         synchronized (this) {
@@ -258,7 +263,7 @@ final class LockEventsWatch {
         Stat stat = new Stat();
         AsyncStage<byte[]> stage;
         try {
-            stage = watching.watched().getData().storingStatIn(stat).forPath(lockPath);
+            stage = watching.watched().getData().storingStatIn(stat).forPath(revocationPath);
         } catch (RuntimeException e) {
             fail(e);
             return;
@@ -268,60 +273,87 @@ final class LockEventsWatch {
                 return;
             }
             if (error != null) {
-                boolean missing = ZooKeeperErrors.code(error) == KeeperException.Code.NONODE;
-                synchronized (this) {
-                    revocationsWatched = false;
-                    if (missing) {
-                        lockNodeKnown = true;
-                        lockNodeCzxid = 0;
-                        lockNodeVersion = 0;
-                    }
-                }
-                if (missing) {
-                    return; // arm() sets it once the node is there
-                }
-                if (ZooKeeperErrors.isTransient(error)) {
-                    try {
-                        options.scheduler().schedule(this::armRevocations, ZooKeeperLockBackend.RETRY_DELAY.toMillis(), TimeUnit.MILLISECONDS);
-                    } catch (java.util.concurrent.RejectedExecutionException e) {
-                        fail(e);
-                    }
+                if (ZooKeeperErrors.code(error) == KeeperException.Code.NONODE) {
+                    onRevocationData(null, null);
+                    armRevocationExists();
                 } else {
-                    fail(error);
+                    retryRevocations(error);
                 }
                 return;
             }
-            stage.event().thenAccept(e -> {
-                synchronized (this) {
-                    revocationsWatched = false;
-                }
-                if (e.getType() == org.apache.zookeeper.Watcher.Event.EventType.NodeDataChanged) {
-                    armRevocations();
-                } // NodeDeleted: the children watch fires too, and its arm() sets this again once the node is back
-            });
-            onLockNodeData(stat, data);
+            stage.event().thenAccept(e -> rearmRevocations());
+            onRevocationData(stat, data);
         });
     }
 
+    /** The revocation node does not exist (yet): an exists watch, which fires on its creation. */
+    private void armRevocationExists() {
+        AsyncStage<Stat> stage;
+        try {
+            stage = watching.watched().checkExists().forPath(revocationPath);
+        } catch (RuntimeException e) {
+            fail(e);
+            return;
+        }
+        stage.whenComplete((stat, error) -> {
+            if (done) {
+                return;
+            }
+            if (error != null) {
+                retryRevocations(error);
+            } else if (stat != null) {
+                rearmRevocations(); // created meanwhile: read it (a request written since the previous read)
+            } else {
+                stage.event().thenAccept(e -> rearmRevocations());
+            }
+        });
+    }
+
+    private void rearmRevocations() {
+        synchronized (this) {
+            revocationsWatched = false;
+        }
+        armRevocations();
+    }
+
+    private void retryRevocations(Throwable error) {
+        synchronized (this) {
+            revocationsWatched = false;
+        }
+        if (ZooKeeperErrors.isTransient(error)) {
+            try {
+                options.scheduler().schedule(this::armRevocations, ZooKeeperLockBackend.RETRY_DELAY.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                fail(e);
+            }
+        } else {
+            fail(error);
+        }
+    }
+
     /**
-     * Reports the revocation request in the lock node's data when it was written while this stream
-     * watched: a later version of the node read before, or a node created since (data version above
-     * 0); never on the stream's first read, whose data is older than the stream.
+     * Reports the revocation request in the revocation node's data when it was written since the
+     * previous read: a later version of the node read before, or a node that did not exist then (or was
+     * made again since); never on the stream's first read, whose data is older than the stream.
+     *
+     * @param stat the node's stat, or {@code null} when it does not exist
      */
-    private void onLockNodeData(Stat stat, byte[] data) {
+    private void onRevocationData(@Nullable Stat stat, byte @Nullable [] data) {
+        long czxid = stat == null ? 0 : stat.getCzxid();
+        int version = stat == null ? 0 : stat.getVersion();
         boolean changed;
         synchronized (this) {
-            if (!lockNodeKnown) {
+            if (!revocationKnown) {
                 changed = false;
-            } else if (stat.getCzxid() == lockNodeCzxid) {
-                changed = stat.getVersion() > lockNodeVersion;
+            } else if (czxid == revocationCzxid) {
+                changed = version > revocationVersion;
             } else {
-                changed = stat.getVersion() > 0;
+                changed = stat != null; // a node created since: its first data is a request too
             }
-            if (!lockNodeKnown || stat.getCzxid() != lockNodeCzxid || stat.getVersion() > lockNodeVersion) {
-                lockNodeKnown = true;
-                lockNodeCzxid = stat.getCzxid();
-                lockNodeVersion = stat.getVersion();
+            if (!revocationKnown || czxid != revocationCzxid || version > revocationVersion) {
+                revocationKnown = true;
+                revocationCzxid = czxid;
+                revocationVersion = version;
             }
         }
         LockEvent.Revoked request = changed ? LockNodes.revoked(name, data) : null;

@@ -4,6 +4,7 @@ import io.reactivelocks.spi.Holder;
 import io.reactivelocks.spi.LockEvent;
 import java.util.EnumSet;
 import java.util.List;
+import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.curator.x.async.AsyncCuratorFramework;
 import org.apache.curator.x.async.api.CreateOption;
 import org.apache.zookeeper.CreateMode;
@@ -106,20 +107,42 @@ final class LockNodes {
     }
 
     /**
-     * Writes {@code data} into the lock's own node (not a lock node under it), whatever its version.
+     * Writes a revocation request into the lock's revocation node {@code <root>/r-<name>}
+     * ({@link ZNodeNames#revocationPath}), whatever its version, provided the lock's node exists: one
+     * {@code multi(check(lock node), setData(revocation node))}; when the revocation node is missing,
+     * {@code multi(check(lock node), create(revocation node, persistent))} (a concurrent create of it:
+     * the first again). The lock's node is only checked, never written: its data version counts the
+     * creates of its children alone.
      *
      * @return {@code true} when written; {@code false} when the lock's node does not exist
      */
-    Mono<Boolean> setLockNodeData(String name, byte[] data) {
-        return Mono.fromCompletionStage(() -> async.setData().forPath(paths.lockPath(name), data))
-                .thenReturn(true)
-                .onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NONODE, e -> Mono.just(false));
+    Mono<Boolean> writeRevocation(String name, byte[] data) {
+        return writeRevocation(name, data, 3);
+    }
+
+    private Mono<Boolean> writeRevocation(String name, byte[] data, int tries) {
+        return Mono.defer(() -> {
+            String lock = paths.lockPath(name);
+            String revocation = paths.revocationPath(name);
+            List<CuratorOp> set = List.of(async.transactionOp().check().withVersion(-1).forPath(lock),
+                    async.transactionOp().setData().forPath(revocation, data));
+            List<CuratorOp> create = List.of(async.transactionOp().check().withVersion(-1).forPath(lock),
+                    async.transactionOp().create().withOptions(CreateMode.PERSISTENT, options.acl(), false).forPath(revocation, data));
+            // NONODE from the first: the lock's node or the revocation node is missing; from the second
+            // (the revocation node is a sibling of the lock's node, under the same root): the lock's node
+            return Mono.fromCompletionStage(() -> async.transaction().forOperations(set)).thenReturn(true)
+                    .onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NONODE,
+                            e -> Mono.fromCompletionStage(() -> async.transaction().forOperations(create)).thenReturn(true)
+                                    .onErrorResume(x -> ZooKeeperErrors.code(x) == KeeperException.Code.NONODE, x -> Mono.just(false))
+                                    .onErrorResume(x -> ZooKeeperErrors.code(x) == KeeperException.Code.NODEEXISTS && tries > 1,
+                                            x -> writeRevocation(name, data, tries - 1)));
+        });
     }
 
     /**
      * @param owner  the holder asked
      * @param reason why
-     * @return the data of the lock's node that stands for a revocation request: the owner's length, a
+     * @return the data of the lock's revocation node that stands for a revocation request: the owner's length, a
      *         colon, the owner, then the reason, UTF-8 (so owner and reason may hold any character)
      */
     static byte[] revocation(String owner, String reason) {
@@ -128,9 +151,8 @@ final class LockNodes {
 
     /**
      * @param name the lock name
-     * @param data the data of the lock's node
+     * @param data the data of the lock's revocation node (or an entry of {@link GrantRevocations})
      * @return the revocation request it holds ({@link #revocation}), or {@code null} when it holds none
-     *         (the empty data of a lock node no one was asked on)
      */
     static LockEvent.@Nullable Revoked revoked(String name, byte @Nullable [] data) {
         if (data == null || data.length == 0) {

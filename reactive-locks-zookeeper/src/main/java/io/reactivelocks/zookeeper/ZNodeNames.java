@@ -18,6 +18,9 @@ import org.jspecify.annotations.Nullable;
  * {@code ..}, never {@code zookeeper}, no control character; a 1024-byte name gives 1370
  * characters, far within ZooKeeper's limits (paths are bounded only by {@code jute.maxbuffer}).
  *
+ * <p>Beside each lock's node, {@code <root>/r-<base64url(name)>} holds the revocation requests to its
+ * holder ({@link #revocationPath}); only {@code n-} segments are lock names.
+ *
  * <p>A lock node is {@code <root>/<segment>/_c_<uuid>-lock-<owner>-<sequence>}: Curator's
  * protection prefix, then the owner (as is when it is base64url-safe, else {@code ~} and its
  * base64url), then the ten-digit sequence ZooKeeper appends. The owner in the node name lets a
@@ -26,6 +29,8 @@ import org.jspecify.annotations.Nullable;
 final class ZNodeNames {
 
     static final String NAME_PREFIX = "n-";
+    /** The prefix of a lock's revocation node, {@code <root>/r-<base64url(name)>}: never a lock name's segment. */
+    static final String REVOCATION_PREFIX = "r-";
     static final String NODE_PREFIX = "lock-";
     private static final int SEQUENCE_DIGITS = 10;
     private static final Base64.Encoder ENCODER = Base64.getUrlEncoder().withoutPadding();
@@ -59,6 +64,15 @@ final class ZNodeNames {
             lockPaths.put(name, p);
         }
         return p;
+    }
+
+    /**
+     * @return {@code <root>/r-<base64url(name)>}: the persistent node whose data is the last revocation
+     *         request to the lock's holder, a sibling of the lock's node (not a lock name: {@link #nameOf}
+     *         skips it)
+     */
+    String revocationPath(String name) {
+        return root + "/" + REVOCATION_PREFIX + LockNames.base64url(name);
     }
 
     /** @return the node name to create (before protection and sequence) for {@code owner} */

@@ -103,10 +103,8 @@ import reactor.util.Loggers;
  * multi: the children are ours alone, and ours is first. The session bound is the same as
  * for a listing: the multi succeeded on our node's session, so it lives until at least its
  * send time + the session timeout. This needs every client of a lock to bump the version:
- * all must run this version of the recipe or later. A revocation request ({@link #revoke}) is
- * data of the same node: it bumps the version too (our next fast path is refused: harmless),
- * and a create's bump overwrites its data with nothing — an {@link #events} stream that had not
- * read the request yet then misses it.
+ * all must run this version of the recipe or later. Nothing else writes the lock node's data:
+ * revocation requests ({@link #revoke}) live in a node of their own beside it.
  * <b>Tokens:</b> {@code czxid} is the zxid of the transaction that created the node; zxids are
  * global to the ensemble and strictly increasing, also across restarts (epoch in the high
  * bits), and a successor's node was created after its predecessor's: its token is larger.
@@ -305,8 +303,9 @@ public final class ZooKeeperLockBackend implements LockBackend {
      * child disappears, {@link LockEvent.Acquired} (token 0: read it with {@link #inspect}) when
      * another child becomes lowest — sent once a data watch on that child is set, and again on
      * each change of its data (a payload update), so a re-read never misses one; {@link LockEvent.Revoked}
-     * on each revocation request written into the lock's node while the stream watches its data
-     * ({@link #revoke}). Transient failures are retried; a permanent one (no ACL)
+     * on each revocation request ({@link #revoke}) found written into the lock's revocation node since
+     * the stream last read it (a data watch on that node, or an exists watch until it is created; never
+     * the request a stream finds on its first read). Transient failures are retried; a permanent one (no ACL)
      * ends the stream with a {@link LockBackendException}; the stream completes when the backend
      * closes. Cancelling removes the watches.
      */
@@ -325,21 +324,22 @@ public final class ZooKeeperLockBackend implements LockBackend {
     }
 
     /**
-     * A revocation request: one {@code setData} on the lock's own node {@code <root>/n-<name>}
-     * (the container of the lock nodes, whose data nothing else uses), owner and reason
-     * ({@link LockNodes#revocation}). The data watch of every {@link #events} stream on that node
-     * fires and reports it as {@link LockEvent.Revoked}; the queue, the inspection and the admin's
-     * listing read only the lock nodes under it, which are untouched (the payload stays in the
-     * holder's node). No node is created: the request lives in the lock's node until the next
-     * request overwrites it or the node is pruned with the lock, and a stream that starts later
-     * does not report it (only changes seen while watching count). A lock whose node is gone has
-     * no holder to ask: nothing is written.
+     * A revocation request: owner and reason ({@link LockNodes#revocation}) written into the lock's
+     * revocation node {@code <root>/r-<base64url(name)>}, a persistent sibling of the lock's node, in one
+     * {@code multi} that also checks that the lock's node exists (a lock whose node is gone has no holder
+     * to ask: nothing is written); the first request to a name creates the node (a second {@code multi}),
+     * which stays after use: one small node per name ever revoked. The watch of every {@link #events}
+     * stream on that node fires and reports it as {@link LockEvent.Revoked}. The lock's node and the lock
+     * nodes under it are untouched (the payload stays in the holder's node); the request stays until the
+     * next request to the name overwrites it, and a stream that starts later does not report it (only
+     * requests written while it watches count; two written before a stream read the first are reported
+     * as the last one).
      */
     @Override
     public Mono<Void> revoke(String name, String owner, String reason) {
         Objects.requireNonNull(owner, "owner");
         Objects.requireNonNull(reason, "reason");
-        return nodes.setLockNodeData(name, LockNodes.revocation(owner, reason)).then()
+        return nodes.writeRevocation(name, LockNodes.revocation(owner, reason)).then()
                 .onErrorMap(e -> ZooKeeperErrors.map(name, "revocation request", e));
     }
 

@@ -41,7 +41,7 @@ import reactor.core.publisher.Mono;
 final class ZooKeeperLockQueue {
 
     private static final int CREATE_TRIES = 5;
-    /** The lock node's data written by each create's version bump: empty, which is no revocation request. */
+    /** The lock node's data written by each create's version bump: empty (the version is what counts). */
     private static final byte[] BUMP = new byte[0];
     /** Lock names whose state is remembered ({@link Known}); beyond that the memory starts over. */
     private static final int MAX_KNOWN = 4096;
@@ -260,7 +260,7 @@ final class ZooKeeperLockQueue {
             }
             return send(node, path, k).onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.BADVERSION
                     || ZooKeeperErrors.code(e) == KeeperException.Code.NONODE, e -> {
-                        // a create (or revocation request) since, or the lock's node gone (pruned: create it
+                        // a create since, or the lock's node gone (pruned: create it
                         // first): the multi created nothing
                         known.remove(node.name, k);
                         if (fastOnly) {

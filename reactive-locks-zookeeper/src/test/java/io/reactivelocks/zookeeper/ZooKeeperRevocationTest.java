@@ -19,11 +19,13 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
+import reactor.core.publisher.Mono;
 
 /**
- * Revocation requests on ZooKeeper: written into the lock's own node, reported by the data watch of
- * each events stream that watches when they are written — once each, never the old request a new
- * stream finds — while the lock nodes (queue, payload) stay as they are and nothing is left.
+ * Revocation requests on ZooKeeper: written into the lock's revocation node {@code <root>/r-<name>},
+ * reported by the watch of each events stream that watches when they are written — once each, never
+ * the old request a new stream finds, not lost to the creates that bump the lock's node — while the
+ * lock nodes (queue, payload) stay as they are and nothing is left but the revocation nodes.
  */
 class ZooKeeperRevocationTest {
 
@@ -55,7 +57,12 @@ class ZooKeeperRevocationTest {
         for (ZooKeeperLockBackend b : backends) {
             b.close().block(STEP);
         }
-        await().atMost(STEP).untilAsserted(() -> assertThat(zk.nodes()).as("znodes left").isEmpty());
+        await().atMost(STEP).untilAsserted(() -> assertThat(zk.nodes()).as("znodes left beside the revocation nodes")
+                .allMatch(p -> p.startsWith("/" + ZNodeNames.REVOCATION_PREFIX) && p.indexOf('/', 1) < 0));
+    }
+
+    private static String revocationNode(String name) {
+        return new ZNodeNames("").revocationPath(name);
     }
 
     private LockClient client() {
@@ -85,7 +92,7 @@ class ZooKeeperRevocationTest {
     }
 
     @Test
-    void aRequestReachesEachWatchingStreamOnceAndLeavesTheQueueAndThePayloadAlone() {
+    void aRequestReachesEachWatchingStreamOnceAndLeavesTheQueueAndThePayloadAlone() throws Exception {
         String name = "revoke-" + UUID.randomUUID();
         ZooKeeperLockBackend holderSide = zk.backend();
         backends.add(holderSide);
@@ -121,9 +128,46 @@ class ZooKeeperRevocationTest {
         assertThat(revocations(later)).containsExactly(again);
 
         held.release().block(STEP);
-        await().atMost(STEP).untilAsserted(() -> assertThat(zk.nodes()).as("the lock's node pruned, request and all").isEmpty());
+        await().atMost(STEP).untilAsserted(() -> assertThat(zk.nodes()).as("the lock's node pruned, its revocation node left")
+                .containsExactly(revocationNode(name)));
         assertThat(asker.revoke(name, held.owner(), "late").then().block(STEP)).isNull();
-        assertThat(zk.nodes()).as("a free lock's node is not created by a request").isEmpty();
+        assertThat(LockNodes.revoked(name, zk.checker().getData().forPath(zk.root + revocationNode(name))))
+                .as("a free lock's holder is not asked").isEqualTo(again);
+        String free = "revoke-free-" + UUID.randomUUID();
+        assertThat(asker.revoke(free, "someone", "free").then().block(STEP)).isNull();
+        assertThat(zk.nodes()).as("a free lock's nodes are not created by a request").containsExactly(revocationNode(name));
+    }
+
+    /**
+     * Each create bumps the lock node's data version by a {@code setData} on it: a request written
+     * right before an acquire and release (sent at once after it on the same connection, so the
+     * create is written before a stream can read the request) is still reported (the requests live in a node of their
+     * own). Each round waits for its request before the next is written: two requests written before
+     * a stream reads the first are reported as the last one.
+     */
+    @Test
+    void everyRequestIsReportedThoughAnAcquireRightAfterItBumpsTheLockNode() throws Exception {
+        String name = "revoke-bumped-" + UUID.randomUUID();
+        String pin = zk.root + new ZNodeNames("").lockPath(name) + "/pin";
+        zk.checker().create().creatingParentContainersIfNeeded().forPath(pin); // no lock node: the lock's node stays
+        ZooKeeperLockBackend watcher = backend();
+        ZooKeeperLockBackend asker = backend();
+        LockClient locks = LockClient.create(asker, LockOptions.builder().leaseTime(ZooKeeperTestSupport.SESSION)
+                .requestTimeout(Duration.ofSeconds(5)).build());
+        clients.add(locks);
+        List<LockEvent> seen = watch(watcher, name);
+        int rounds = 30;
+        List<LockEvent.Revoked> asked = new ArrayList<>();
+        for (int i = 0; i < rounds; i++) {
+            LockEvent.Revoked request = new LockEvent.Revoked(name, "owner-" + i, "reason " + i);
+            asked.add(request);
+            // sent one right after the other on one connection: the create lands before the stream reads
+            Mono.when(asker.revoke(name, request.owner(), request.reason()), locks.acquire(name).flatMap(Lease::release))
+                    .block(STEP);
+            await("request " + i).atMost(STEP).until(() -> revocations(seen).contains(request));
+        }
+        assertThat(revocations(seen)).containsExactlyElementsOf(asked);
+        zk.checker().delete().forPath(pin);
     }
 
     @Test
@@ -134,7 +178,8 @@ class ZooKeeperRevocationTest {
         List<LockEvent> seen = watch(asker, name);
         Lease first = locks.acquire(name).block(STEP);
         first.release().block(STEP);
-        await().atMost(STEP).untilAsserted(() -> assertThat(zk.nodes()).isEmpty());
+        await().atMost(STEP).untilAsserted(() -> assertThat(zk.nodes()).as("the lock's node pruned")
+                .noneMatch(p -> p.startsWith(new ZNodeNames("").lockPath(name))));
 
         Lease second = locks.acquire(name).block(STEP);
         LockEvent.Revoked asked = new LockEvent.Revoked(name, second.owner(), "for the second");
