@@ -317,7 +317,9 @@ public final class LeaseHandle extends RenewalScheduler.Member<RenewRequest> imp
     @Override
     protected int onRenewalSent() {
         int epoch = client.outage().epoch();
-        listener.onRenewalStarted(lock.name(), lock.token());
+        if (listener.observesRenewalStarts()) {
+            listener.onRenewalStarted(lock.name(), lock.token());
+        }
         return epoch;
     }
 
@@ -376,7 +378,9 @@ public final class LeaseHandle extends RenewalScheduler.Member<RenewRequest> imp
                 scheduleDeadline();
             }
         }
-        listener.onRenewed(lock.name(), lock.token());
+        if (listener.observesRenewals()) {
+            listener.onRenewed(lock.name(), lock.token());
+        }
         if (next != null) {
             signal(next);
         }
