@@ -62,8 +62,8 @@ public final class LeaseHandle extends RenewalScheduler.Member<RenewRequest> imp
     // guarded by this: the withLock bodies running under this lease (see watchLoss)
     private LossWatcher watchers;
 
-    // guarded by this
-    private int state = ACTIVE;
+    // written under this; volatile so that isActive() (asked per lease and renewal tick) takes no monitor
+    private volatile int state = ACTIVE;
     private long validUntil;
     private LeaseSnapshot current;
     private Disposable sessionSubscription;
@@ -134,7 +134,7 @@ public final class LeaseHandle extends RenewalScheduler.Member<RenewRequest> imp
     }
 
     @Override
-    public synchronized boolean isActive() {
+    public boolean isActive() {
         return state == ACTIVE;
     }
 
@@ -317,7 +317,9 @@ public final class LeaseHandle extends RenewalScheduler.Member<RenewRequest> imp
     @Override
     protected int onRenewalSent() {
         int epoch = client.outage().epoch();
-        listener.onRenewalStarted(lock.name(), lock.token());
+        if (listener.observesRenewalStarts()) {
+            listener.onRenewalStarted(lock.name(), lock.token());
+        }
         return epoch;
     }
 
@@ -376,7 +378,9 @@ public final class LeaseHandle extends RenewalScheduler.Member<RenewRequest> imp
                 scheduleDeadline();
             }
         }
-        listener.onRenewed(lock.name(), lock.token());
+        if (listener.observesRenewals()) {
+            listener.onRenewed(lock.name(), lock.token());
+        }
         if (next != null) {
             signal(next);
         }

@@ -6,6 +6,7 @@ import io.reactivelocks.spi.LockBackend;
 import io.reactivelocks.spi.RenewOutcome;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -281,27 +282,34 @@ public final class RenewalScheduler<Q> {
                 }
             }
         }
-        // outside this monitor: a member's own monitor is taken before this one (stopRenewals -> cancel)
-        List<Member<Q>> members = new ArrayList<>(candidates.size());
-        for (Member<Q> m : candidates) {
+        // outside this monitor: a member's own monitor is taken before this one (stopRenewals -> cancel).
+        // One pass over the members (each one is a cold object at 100k leases): the ones still held are kept
+        // in place, told their renewal is sent and asked for their request.
+        int size = 0;
+        int[] sent = new int[candidates.size()]; // what each member asked to be given back should the call fail
+        List<Q> requests = new ArrayList<>(candidates.size());
+        for (int i = 0; i < candidates.size(); i++) {
+            Member<Q> m = candidates.get(i);
             if (m.isActive()) {
-                members.add(m);
+                candidates.set(size, m);
+                sent[size] = m.onRenewalSent();
+                requests.add(m.renewRequest());
+                size++;
             }
         }
-        int size = members.size();
+        List<Member<Q>> members = candidates.subList(0, size);
         for (int from = 0; from < size; from += maxBatch) {
-            send(size <= maxBatch ? members : members.subList(from, Math.min(size, from + maxBatch)));
+            int to = Math.min(size, from + maxBatch);
+            if (size <= maxBatch) {
+                send(members, requests, sent);
+            } else {
+                send(members.subList(from, to), requests.subList(from, to), Arrays.copyOfRange(sent, from, to));
+            }
         }
     }
 
-    /** One renewal call for {@code members}. */
-    private void send(List<Member<Q>> members) {
-        List<Q> requests = new ArrayList<>(members.size());
-        int[] sent = new int[members.size()]; // what each member asked to be given back should the call fail
-        for (Member<Q> m : members) {
-            sent[requests.size()] = m.onRenewalSent();
-            requests.add(m.renewRequest());
-        }
+    /** One renewal call for {@code members}, by their {@code requests}; {@code sent} is what they asked to be given back. */
+    private void send(List<Member<Q>> members, List<Q> requests, int[] sent) {
         long sentAt = clock.nanoTime();
         Mono.defer(() -> renewer.renew(requests))
                 .switchIfEmpty(Mono.error(() -> new IllegalStateException("store answered nothing to a renewal")))

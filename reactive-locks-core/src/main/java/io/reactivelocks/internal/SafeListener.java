@@ -20,6 +20,18 @@ public final class SafeListener implements LockListener {
     // no lambda per call: a call on the hot path allocates nothing
     private final LockListener[] delegates;
     private final boolean active;
+    /**
+     * The delegates that override {@link LockListener#onRenewalStarted} and {@link LockListener#onRenewed}
+     * (called once per lease and renewal): a lease skips the call, and reading its name and token, when
+     * no listener would do anything with it.
+     */
+    private final LockListener[] renewalStartListeners;
+    private final LockListener[] renewedListeners;
+
+    /** Per listener class: whether it overrides {@code onRenewalStarted}; looked up once per class. */
+    private static final ClassValue<Boolean> OVERRIDES_RENEWAL_STARTED = overrides("onRenewalStarted");
+    /** Per listener class: whether it overrides {@code onRenewed}; looked up once per class. */
+    private static final ClassValue<Boolean> OVERRIDES_RENEWED = overrides("onRenewed");
 
     SafeListener(LockListener delegate) {
         this(List.of(delegate));
@@ -37,6 +49,34 @@ public final class SafeListener implements LockListener {
     public SafeListener(List<LockListener> delegates) {
         this.delegates = List.copyOf(delegates).stream().filter(l -> l != LockListener.NONE).toArray(LockListener[]::new);
         this.active = this.delegates.length > 0;
+        this.renewalStartListeners = java.util.Arrays.stream(this.delegates)
+                .filter(l -> OVERRIDES_RENEWAL_STARTED.get(l.getClass())).toArray(LockListener[]::new);
+        this.renewedListeners = java.util.Arrays.stream(this.delegates)
+                .filter(l -> OVERRIDES_RENEWED.get(l.getClass())).toArray(LockListener[]::new);
+    }
+
+    private static ClassValue<Boolean> overrides(String method) {
+        return new ClassValue<>() {
+            @Override
+            protected Boolean computeValue(Class<?> type) {
+                try {
+                    // a listener that does not override it inherits the interface's no-op
+                    return type.getMethod(method, String.class, long.class).getDeclaringClass() != LockListener.class;
+                } catch (NoSuchMethodException | RuntimeException e) {
+                    return Boolean.TRUE; // when in doubt, call it
+                }
+            }
+        };
+    }
+
+    /** @return whether a listener overrides {@link #onRenewalStarted}: callers skip the call (per lease) otherwise */
+    public boolean observesRenewalStarts() {
+        return renewalStartListeners.length > 0;
+    }
+
+    /** @return whether a listener overrides {@link #onRenewed}: callers skip the call (per lease) otherwise */
+    public boolean observesRenewals() {
+        return renewedListeners.length > 0;
     }
 
     /** @return whether any listener is called (false for {@link LockListener#NONE} alone): callers skip computing arguments */
@@ -123,7 +163,7 @@ public final class SafeListener implements LockListener {
 
     @Override
     public void onRenewalStarted(String name, long token) {
-        for (LockListener l : delegates) { // an array: no iterator
+        for (LockListener l : renewalStartListeners) { // an array: no iterator
             try {
                 l.onRenewalStarted(name, token);
             } catch (RuntimeException e) {
@@ -156,7 +196,7 @@ public final class SafeListener implements LockListener {
 
     @Override
     public void onRenewed(String name, long token) {
-        for (LockListener l : delegates) { // an array: no iterator
+        for (LockListener l : renewedListeners) { // an array: no iterator
             try {
                 l.onRenewed(name, token);
             } catch (RuntimeException e) {

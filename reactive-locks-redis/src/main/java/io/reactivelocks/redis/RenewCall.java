@@ -88,9 +88,13 @@ final class RenewCall {
             crlf(buf);
             writeDecimal(buf, n);
             crlf(buf);
+            // Each argument goes into a plain byte[] first and into the buffer a few kilobytes at a time: a
+            // ByteBuf's writeByte checks its reference count and bounds on every byte, ~60 times per lease.
+            Staging out = STAGING.get().reset();
             for (int i = from; i < to; i++) {
-                writeKey(buf, lock(i).name());
+                out.key(buf, prefix, lock(i).name());
             }
+            out.flush(buf);
             buf.writeByte('$');
             writeDecimal(buf, decimalLength(leaseMs));
             crlf(buf);
@@ -98,8 +102,9 @@ final class RenewCall {
             crlf(buf);
             for (int i = from; i < to; i++) {
                 HeldLock l = lock(i);
-                writeGrant(buf, l.token(), l.owner());
+                out.grant(buf, l.token(), l.owner());
             }
+            out.flush(buf);
         }
 
         private void writeKey(ByteBuf buf, String name) {
@@ -111,22 +116,6 @@ final class RenewCall {
             buf.writeByte('{');
             writeAscii(buf, tag);
             buf.writeBytes(LOCK_SUFFIX);
-            crlf(buf);
-        }
-
-        private static void writeGrant(ByteBuf buf, long token, String owner) {
-            byte[] utf8 = isAscii(owner) ? null : owner.getBytes(StandardCharsets.UTF_8);
-            int ownerLength = utf8 == null ? owner.length() : utf8.length;
-            buf.writeByte('$');
-            writeDecimal(buf, decimalLength(token) + 1 + ownerLength);
-            crlf(buf);
-            writeDecimal(buf, token);
-            buf.writeByte(':');
-            if (utf8 == null) {
-                writeAscii(buf, owner);
-            } else {
-                buf.writeBytes(utf8);
-            }
             crlf(buf);
         }
 
@@ -150,6 +139,115 @@ final class RenewCall {
         @Override
         public String toCommandString() {
             return toString();
+        }
+    }
+
+    /** One staging array per encoding thread (Lettuce encodes on the connection's event loop). */
+    private static final ThreadLocal<Staging> STAGING = ThreadLocal.withInitial(Staging::new);
+
+    /**
+     * RESP bulk strings of the keys and grants, written into a plain array and copied into the
+     * buffer when it is nearly full ({@link #flush}): the same bytes as writing them into the
+     * buffer one by one, at one bounds check per few kilobytes instead of one per byte.
+     */
+    static final class Staging {
+        /** Large enough for dozens of typical arguments; an argument longer than it grows it. */
+        private byte[] bytes = new byte[8192];
+        private int at;
+
+        /** Stages {@code $<len>\r\n<prefix>{<tag>}:lock\r\n}. */
+        void key(ByteBuf buf, byte[] prefix, String name) {
+            String tag = RedisKeys.isPlain(name) ? name : RedisKeys.tag(name); // ASCII either way
+            int length = prefix.length + 1 + tag.length() + LOCK_SUFFIX.length;
+            byte[] b = room(buf, 1 + 20 + 2 + length + 2);
+            int p = at;
+            b[p++] = '$';
+            p = decimal(b, p, length);
+            b[p++] = '\r';
+            b[p++] = '\n';
+            System.arraycopy(prefix, 0, b, p, prefix.length);
+            p += prefix.length;
+            b[p++] = '{';
+            p = ascii(tag, b, p);
+            System.arraycopy(LOCK_SUFFIX, 0, b, p, LOCK_SUFFIX.length);
+            p += LOCK_SUFFIX.length;
+            b[p++] = '\r';
+            b[p++] = '\n';
+            at = p;
+        }
+
+        /** Stages {@code $<len>\r\n<token>:<owner>\r\n}, the owner in UTF-8. */
+        void grant(ByteBuf buf, long token, String owner) {
+            byte[] utf8 = isAscii(owner) ? null : owner.getBytes(StandardCharsets.UTF_8);
+            int ownerLength = utf8 == null ? owner.length() : utf8.length;
+            int length = decimalLength(token) + 1 + ownerLength;
+            byte[] b = room(buf, 1 + 20 + 2 + length + 2);
+            int p = at;
+            b[p++] = '$';
+            p = decimal(b, p, length);
+            b[p++] = '\r';
+            b[p++] = '\n';
+            p = decimal(b, p, token);
+            b[p++] = ':';
+            if (utf8 == null) {
+                p = ascii(owner, b, p);
+            } else {
+                System.arraycopy(utf8, 0, b, p, ownerLength);
+                p += ownerLength;
+            }
+            b[p++] = '\r';
+            b[p++] = '\n';
+            at = p;
+        }
+
+        /** @return this, emptied (an encoding that failed half way left nothing to flush into the next one) */
+        Staging reset() {
+            at = 0;
+            return this;
+        }
+
+        /** Copies what is staged into {@code buf}; called after the last argument of a run. */
+        void flush(ByteBuf buf) {
+            if (at > 0) {
+                buf.writeBytes(bytes, 0, at);
+                at = 0;
+            }
+        }
+
+        private byte[] room(ByteBuf buf, int need) {
+            if (at + need > bytes.length) {
+                flush(buf);
+                if (need > bytes.length) {
+                    bytes = new byte[need];
+                }
+            }
+            return bytes;
+        }
+
+        /**
+         * Copies an ASCII string's characters as bytes at {@code p}; returns the end. The deprecated
+         * {@code String.getBytes(int, int, byte[], int)} keeps the low byte of each character, exact for
+         * ASCII, and is one array copy for a Latin-1 string instead of a loop over {@code charAt}.
+         */
+        @SuppressWarnings("deprecation")
+        private static int ascii(String s, byte[] b, int p) {
+            s.getBytes(0, s.length(), b, p);
+            return p + s.length();
+        }
+
+        /** Writes {@code v} in decimal at {@code p}; returns the end. */
+        private static int decimal(byte[] b, int p, long v) {
+            if (v < 0) {
+                byte[] s = Long.toString(v).getBytes(StandardCharsets.US_ASCII);
+                System.arraycopy(s, 0, b, p, s.length);
+                return p + s.length;
+            }
+            int n = decimalLength(v);
+            for (int i = p + n - 1; i >= p; i--) {
+                b[i] = (byte) ('0' + v % 10);
+                v /= 10;
+            }
+            return p + n;
         }
     }
 
