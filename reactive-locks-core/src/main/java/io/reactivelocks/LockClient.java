@@ -201,7 +201,8 @@ public interface LockClient {
     /**
      * Streams the lock's state: first the current state, then each change of holder (acquired,
      * handed over, released, expired) or of the holder's payload. Renewals by the same holder are
-     * not changes. All
+     * not changes. Each change is read from the store, and a newer one replaces a read in flight:
+     * changes closer together than a read come as the latest state. All
      * subscribers of one name share one upstream subscription per client; the stream ends only
      * when cancelled or the client closes (completes), or with a {@link LockBackendException}.
      * Subscribed after the client was closed, it fails with {@link LockClientClosedException}.
