@@ -43,9 +43,11 @@ import reactor.core.scheduler.Schedulers;
  * renewal of every held lock, timed from when its request was sent. Losing the lease (etcd says
  * it expired or was revoked, or no keep-alive was confirmed for a whole TTL) ends every hold
  * stream of the backend at once; the next acquire grants a new lease. One watch of deletions under
- * the backend's prefix, opened with the first held lock and kept (an idle stream, no round trips),
- * watches every held key ({@link HeldKeyWatch}): a key deleted behind the client's back — by an
- * operator, by a revoke seen before the next keep-alive — ends that hold stream at once.
+ * the backend's prefix, opened when a lock has been held for {@link #HELD_KEY_WATCH_DELAY} and kept
+ * while any is (an idle stream, no round trips; closed after {@link HeldKeyWatch#IDLE_CLOSE} with no
+ * held key), watches every held key ({@link HeldKeyWatch}): a key deleted behind the client's back —
+ * by an operator, by a revoke seen before the next keep-alive — ends that hold stream at once, or,
+ * within the first {@code HELD_KEY_WATCH_DELAY} of the hold, when that delay ends.
  *
  * <h2>Recipe</h2>
  * Keys are {@code <prefix>/<base64url(name)>/<session lease hex>-<slot>}, attached to the session
@@ -127,6 +129,15 @@ public final class EtcdLockBackend implements LockBackend {
 
     /** How long a failed watch waits before it looks again (never a spin on a failing watch). */
     static final Duration WATCH_RETRY = Duration.ofMillis(100);
+    /**
+     * How long a held key goes unwatched after its grant. The backend's deletions watch sends an
+     * event for every deletion under its prefix while it is open — each release of every lock,
+     * ours included; registering a key only once it has been held this long lets a backend whose
+     * locks are held briefly keep the watch closed ({@link HeldKeyWatch#IDLE_CLOSE}), at no cost to
+     * what a hold learns: a key registered later is watched from its own create revision on (or
+     * read once), so a deletion in the meantime ends its hold when it registers.
+     */
+    static final Duration HELD_KEY_WATCH_DELAY = Duration.ofMillis(250);
 
     private final Client client;
     private final boolean ownsClient;
@@ -138,6 +149,7 @@ public final class EtcdLockBackend implements LockBackend {
     private final AbandonedTransactions txns;
     private final EtcdLockQueue queue;
     private final HeldKeyWatch heldKeys;
+    private volatile Duration heldKeyWatchDelay = HELD_KEY_WATCH_DELAY;
     private final ChannelReconnect reconnect;
     private final Mono<Void> close;
 
@@ -206,8 +218,19 @@ public final class EtcdLockBackend implements LockBackend {
      * The session's keep-alive confirmations, for as long as the session lives <i>and</i> the
      * owner's key exists: the backend's one prefix watch ({@link HeldKeyWatch}) ends the stream
      * when the key is deleted by anyone else (an operator, a forged release) — the session alone
-     * would not notice.
+     * would not notice. The key is registered with that watch {@link #HELD_KEY_WATCH_DELAY} after
+     * the grant (a deletion before then ends the stream at that moment).
      */
+    /** @return the backend's watch of held keys (for tests) */
+    HeldKeyWatch heldKeys() {
+        return heldKeys;
+    }
+
+    /** Sets how long a held key goes unwatched after its grant (for tests; {@link #HELD_KEY_WATCH_DELAY} otherwise). */
+    void heldKeyWatchDelay(Duration delay) {
+        this.heldKeyWatchDelay = Objects.requireNonNull(delay, "delay");
+    }
+
     @Override
     public Flux<Renewal> sessionRenewals(HeldLock lease, LockClock clock) {
         return Flux.defer(() -> {
@@ -216,7 +239,9 @@ public final class EtcdLockBackend implements LockBackend {
             if (s == null || at == null) {
                 return Flux.empty();
             }
-            return s.renewals(clock).takeUntilOther(heldKeys.keyGone(at.key(), lease.token()));
+            // registered after a short while: a lock held briefly costs no watch event (see HELD_KEY_WATCH_DELAY)
+            return s.renewals(clock).takeUntilOther(Mono.delay(heldKeyWatchDelay, options.scheduler())
+                    .then(heldKeys.keyGone(at.key(), lease.token())));
         });
     }
 

@@ -7,12 +7,14 @@ import io.etcd.jetcd.Watch;
 import io.etcd.jetcd.options.WatchOption;
 import io.etcd.jetcd.watch.WatchEvent;
 import io.etcd.jetcd.watch.WatchResponse;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.jspecify.annotations.Nullable;
+import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
 
@@ -20,8 +22,12 @@ import reactor.core.publisher.MonoSink;
  * Tells each held lock when its key is deleted behind the client's back — by an operator, by a
  * forged release, by a revoke seen before the next keep-alive — which the session alone would not
  * notice. One watch of deletions under the backend's whole prefix serves every held key: it is
- * opened by the first held key and stays open (an idle stream, no round trips), so a grant costs
- * no watch request; each deletion is dispatched to the held keys it ends.
+ * opened by the first held key and stays open while any key is registered (an idle stream, no round
+ * trips), so a grant costs no watch request; each deletion is dispatched to the held keys it ends.
+ * Once no key has been registered for {@link #IDLE_CLOSE} the watch is closed, so that a backend
+ * whose locks are held briefly (the backend registers a held key only after
+ * {@link EtcdLockBackend#HELD_KEY_WATCH_DELAY}) is not sent an event for every release; the next
+ * registration opens it again from that key's own revision (nothing slips, below).
  *
  * <p><b>Nothing slips through.</b> A held key with token (create revision) {@code t} must see every
  * deletion of it after revision {@code t}. The watch runs from a start revision {@code w} on
@@ -49,6 +55,8 @@ final class HeldKeyWatch {
 
     /** How many deleted keys the watch remembers (see the class comment). */
     static final int REMEMBERED = 1024;
+    /** How long the watch stays open with no key registered before it is closed. */
+    static final Duration IDLE_CLOSE = Duration.ofSeconds(10);
 
     // guarded by this
     private final Map<ByteSequence, List<Held>> held = new HashMap<>();
@@ -60,12 +68,25 @@ final class HeldKeyWatch {
     private long watchFrom;
     private long generation;
     private boolean closed;
+    /** The pending close of an idle watch, if any. */
+    private @Nullable Disposable idleClose;
+    private final Duration idleAfter;
 
     HeldKeyWatch(KV kv, Watch watch, EtcdKeys keys, EtcdLockOptions options) {
+        this(kv, watch, keys, options, IDLE_CLOSE);
+    }
+
+    HeldKeyWatch(KV kv, Watch watch, EtcdKeys keys, EtcdLockOptions options, Duration idleAfter) {
         this.kv = kv;
         this.watch = watch;
         this.keys = keys;
         this.options = options;
+        this.idleAfter = idleAfter;
+    }
+
+    /** @return whether the watch is open (for tests) */
+    synchronized boolean isOpen() {
+        return watcher != null;
     }
 
     /**
@@ -91,10 +112,42 @@ final class HeldKeyWatch {
             watcher = null;
             generation++;
             held.clear();
+            cancelIdleClose();
         }
         if (w != null) {
             w.close();
         }
+    }
+
+    // guarded by this
+    private void cancelIdleClose() {
+        if (idleClose != null) {
+            idleClose.dispose();
+            idleClose = null;
+        }
+    }
+
+    /** Guarded by this: no key is registered any more; the watch closes unless one registers within {@link #idleAfter}. */
+    private void closeWhenIdle() {
+        if (watcher == null || idleClose != null || !held.isEmpty()) {
+            return;
+        }
+        long gen = generation;
+        idleClose = Mono.delay(idleAfter, options.scheduler()).subscribe(x -> {
+            Watch.Watcher w;
+            synchronized (this) {
+                idleClose = null;
+                if (gen != generation || closed || !held.isEmpty()) {
+                    return;
+                }
+                w = watcher;
+                watcher = null;
+                generation++;
+            }
+            if (w != null) {
+                w.close();
+            }
+        });
     }
 
     private void register(Held h, long fromRevision) {
@@ -108,6 +161,7 @@ final class HeldKeyWatch {
             if (!of.contains(h)) {
                 of.add(h);
             }
+            cancelIdleClose();
             if (watcher == null) {
                 open(fromRevision);
                 check = false;
@@ -119,6 +173,7 @@ final class HeldKeyWatch {
                     if (of.isEmpty()) {
                         held.remove(h.key);
                     }
+                    closeWhenIdle();
                     h.done = true;
                     endNow = true;
                     check = false;
@@ -173,6 +228,7 @@ final class HeldKeyWatch {
                     held.remove(kv.getKey());
                 }
             }
+            closeWhenIdle();
         }
         if (gone != null) {
             for (Held h : gone) {
@@ -262,6 +318,7 @@ final class HeldKeyWatch {
             if (of != null && of.remove(h) && of.isEmpty()) {
                 held.remove(h.key);
             }
+            closeWhenIdle();
         }
     }
 

@@ -37,6 +37,7 @@ final class EtcdCalls implements ClientInterceptor {
     private final List<Long> revoked = new CopyOnWriteArrayList<>();
     private final Map<Long, CompletableFuture<Void>> revokes = new ConcurrentHashMap<>();
     private final AtomicLong predecessorWatchEvents = new AtomicLong();
+    private final AtomicLong watchEvents = new AtomicLong();
 
     @Override
     public <Q, A> ClientCall<Q, A> interceptCall(MethodDescriptor<Q, A> method, CallOptions options, Channel next) {
@@ -48,6 +49,9 @@ final class EtcdCalls implements ClientInterceptor {
                 super.start(new ForwardingClientCallListener.SimpleForwardingClientCallListener<>(listener) {
                     @Override
                     public void onMessage(A message) {
+                        if (message instanceof WatchResponse w) {
+                            watchEvents.addAndGet(w.getEventsCount());
+                        }
                         if (message instanceof LeaseGrantResponse g) {
                             granted.add(g.getID());
                         } else if (message instanceof WatchResponse w && predecessorWatch && w.getEventsCount() > 0) {
@@ -71,6 +75,11 @@ final class EtcdCalls implements ClientInterceptor {
                 super.sendMessage(message);
             }
         };
+    }
+
+    /** @return the events received on every watch of the client so far */
+    long watchEvents() {
+        return watchEvents.get();
     }
 
     /** @return the ids of the leases granted to the client so far, in order */

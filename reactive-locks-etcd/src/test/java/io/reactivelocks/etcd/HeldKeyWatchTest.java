@@ -1,5 +1,8 @@
 package io.reactivelocks.etcd;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import java.time.Duration;
@@ -13,7 +16,8 @@ import reactor.test.StepVerifier;
 /**
  * The shared deletion watch of held keys against a real etcd: a deletion the watch reported before
  * the key registered (the grant's answer and the watch's events come on different streams) still
- * ends that key's hold, and only a deletion after the key's own creation does.
+ * ends that key's hold, and only a deletion after the key's own creation does; a watch with no key
+ * left closes, and a key registered later still learns of a deletion made while it was closed.
  */
 class HeldKeyWatchTest {
 
@@ -76,6 +80,39 @@ class HeldKeyWatchTest {
         } finally {
             watch.close();
             delete(keys.key("a", "owner-a"));
+        }
+    }
+
+    @Test
+    void anIdleWatchClosesAndAKeyRegisteredLaterStillLearnsOfADeletionMadeMeanwhile() {
+        EtcdKeys keys = new EtcdKeys(etcd.prefix);
+        HeldKeyWatch watch = new HeldKeyWatch(client.getKVClient(), client.getWatchClient(), keys, etcd.options(),
+                Duration.ofMillis(100));
+        try {
+            ByteSequence a = keys.key("idle-a", "owner-a");
+            Disposable held = watch.keyGone(a, put(a)).subscribe();
+            assertThat(watch.isOpen()).as("opened by the first held key").isTrue();
+            held.dispose();
+            await().atMost(STEP).until(() -> !watch.isOpen());
+
+            // granted and deleted while no watch is open: registering it later still ends its hold (the watch
+            // opens again from the key's own revision)
+            ByteSequence d = keys.key("idle-d", "owner-d");
+            long tokenD = put(d);
+            delete(d);
+            StepVerifier.create(watch.keyGone(d, tokenD)).expectComplete().verify(STEP);
+
+            // and a key held across the reopening is told of its deletion
+            ByteSequence e = keys.key("idle-e", "owner-e");
+            StepVerifier.create(watch.keyGone(e, put(e)))
+                    .expectSubscription()
+                    .then(() -> assertThat(watch.isOpen()).isTrue())
+                    .then(() -> delete(e))
+                    .expectComplete()
+                    .verify(STEP);
+        } finally {
+            watch.close();
+            delete(keys.key("idle-a", "owner-a"));
         }
     }
 
