@@ -57,8 +57,9 @@ import reactor.util.retry.Retry;
  * the lease time asked), and renewal checks that the node is still there.
  *
  * <p><b>Tokens.</b> A permit's token is {@code czxid * 65536 + index} (index 0 to k − 1 in its
- * unit; the czxid is the transaction's zxid, the name's node's {@code mzxid} in the setData's answer): zxids are global and strictly increasing across leader elections and restarts, so tokens
- * are distinct and increase with every later grant. The product stays exact while the zxid's epoch
+ * unit; the czxid is the transaction's zxid, the name's node's {@code mzxid} in the setData's
+ * answer): zxids are global and strictly increasing across leader elections and restarts, so
+ * tokens are distinct and increase with every later grant. The product stays exact while the zxid's epoch
  * (its high 32 bits, one more per leader election) is below 2^15; beyond that the store fails the
  * grant rather than hand out a wrapped token. A request therefore asks for at most
  * {@value ZooKeeperPermitNodes#MAX_COUNT} permits at once (more fails with {@link IllegalArgumentException}).
@@ -67,8 +68,8 @@ import reactor.util.retry.Retry;
  * watches only what can let it in ({@link #awaitTurn}): for N = 1 its predecessor, so a release
  * wakes the one waiter it lets in, and a waiter joining or leaving wakes nobody but its successor;
  * for N > 1, when the unit before it still waits, the highest node of that unit (the node just
- * below its own unit, which, let in, tells it by a change of that node's data), or — the head of
- * the line — the children (any holder's release may let it in). A single attempt
+ * below its own unit, which, let in by a listing, tells it by a change of that node's data; a unit
+ * let in by its transaction alone had no node behind it yet), or — the head of the line — the children (any holder's release may let it in). A single attempt
  * ({@code waiting == false}) lists first and creates nothing when the nodes there already take the
  * permits, and deletes what it created when refused.
  */
