@@ -16,8 +16,11 @@ import reactor.core.publisher.Mono;
 /**
  * The change stream of one parent node's children, for the stores whose waiters wake on any change
  * (semaphore, read-write lock): one-shot watches re-armed after each change. A data watch on the
- * parent itself, re-armed after each change too, reports the revocation requests written into its
- * data ({@link GrantRevocations}) while the stream watches.
+ * name's revocation node (a sibling of the parent, {@link GrantRevocations}), re-armed after each
+ * change too (an exists watch while that node is missing), reports the revocation requests written
+ * into its data while the stream watches. The parent's own data is not watched: each create of a
+ * grant node writes it (see {@link ZooKeeperReadWriteStore}), and a children watch does not fire on
+ * a data change, so those writes are reported as nothing.
  */
 final class ChildrenEvents {
 
@@ -25,19 +28,20 @@ final class ChildrenEvents {
     }
 
     /**
-     * @param async the client
-     * @param path  the parent node
-     * @param name  the name the events carry
+     * @param async      the client
+     * @param path       the parent node
+     * @param revocation the name's revocation node ({@link GrantRevocations})
+     * @param name       the name the events carry
      * @return {@link LockEvent.Subscribed} once the first watch is set, then a
      *         {@link LockEvent.Released} on each change of the children and a
-     *         {@link LockEvent.Revoked} for each revocation request written into the parent's data
-     *         while the stream watches; errors on a failed watch
+     *         {@link LockEvent.Revoked} for each revocation request written into the revocation
+     *         node's data while the stream watches; errors on a failed watch
      */
-    static Flux<LockEvent> of(AsyncCuratorFramework async, String path, String name) {
+    static Flux<LockEvent> of(AsyncCuratorFramework async, String path, String revocation, String name) {
         return Flux.create(sink -> {
             AtomicBoolean done = new AtomicBoolean();
             AtomicBoolean live = new AtomicBoolean();
-            Revocations revocations = new Revocations(async, path, name, sink, done);
+            Revocations revocations = new Revocations(async, revocation, name, sink, done);
             sink.onDispose(() -> done.set(true));
             arm(async, path, name, sink, done, live, false, revocations);
         });
@@ -48,9 +52,10 @@ final class ChildrenEvents {
      * it is missing. A change is emitted only once the next watch is set, so that a read on the event
      * sees the change, and any later change fires that watch (emitting before re-arming would lose a
      * change made between the read and the re-arm). The parent appearing is a change too: it is
-     * created together with its first child. The data watch on the parent is set first (unless it
-     * is set already), so that its request goes first on the connection and the watch is in place
-     * once {@code Subscribed} is sent; a missing parent has none until the parent is created.
+     * created together with its first child. The watch on the revocation node is set first (unless
+     * it is set already), so that its request goes first on the connection and the watch is in place
+     * once {@code Subscribed} is sent (for a missing revocation node, the exists watch is sent from
+     * the answer to the data read, which comes before the answer to the children's).
      */
     private static void arm(AsyncCuratorFramework async, String path, String name, FluxSink<LockEvent> sink,
             AtomicBoolean done, AtomicBoolean live, boolean changed, Revocations revocations) {
@@ -98,12 +103,13 @@ final class ChildrenEvents {
     }
 
     /**
-     * The data watch of one stream on the parent node: reads the data (setting a one-shot watch),
-     * reports the requests tagged above the data version it read last, and reads again on the next
-     * change of the data, or after a connection state change (the watch may be gone with the session:
-     * a second one is harmless, as a request is reported by its version once). The first read of a
-     * node reports nothing (its requests are older than the stream); a node created since (another
-     * czxid) reports all its requests.
+     * The data watch of one stream on the name's revocation node: reads the data (setting a one-shot
+     * watch), reports the requests tagged above the data version it read last, and reads again on
+     * the next change of the data, or after a connection state change (the watch may be gone with the
+     * session: a second one is harmless, as a request is reported by its version once). While the
+     * node is missing, an exists watch reads it once it is created. The first read of a node reports
+     * nothing (its requests are older than the stream); a node created since (another czxid, or none
+     * before) reports all its requests, the one its create wrote too (tagged 0).
      */
     private static final class Revocations {
 
@@ -126,7 +132,7 @@ final class ChildrenEvents {
             this.done = done;
         }
 
-        /** Sets the data watch unless one is set; a missing node sets none (the children's arm sets it once the node is there). */
+        /** Sets the data watch (the exists watch while the node is missing) unless one is set. */
         void arm() {
             synchronized (this) {
                 if (done.get() || watched) {
@@ -141,17 +147,17 @@ final class ChildrenEvents {
                     return;
                 }
                 if (error != null) {
-                    boolean missing = ZooKeeperErrors.code(error) == KeeperException.Code.NONODE;
-                    synchronized (this) {
-                        watched = false;
-                        if (missing) {
+                    if (ZooKeeperErrors.code(error) == KeeperException.Code.NONODE) {
+                        synchronized (this) {
                             known = true;
                             czxid = 0;
                             version = 0;
                         }
-                    }
-                    if (missing) {
+                        awaitCreation();
                         return;
+                    }
+                    synchronized (this) {
+                        watched = false;
                     }
                     if (ZooKeeperErrors.isTransient(error)) {
                         retryLater();
@@ -166,11 +172,44 @@ final class ChildrenEvents {
                     }
                     if (lost != null) {
                         retryLater(); // a connection state change: read (and watch) again once it is back
-                    } else if (e.getType() == org.apache.zookeeper.Watcher.Event.EventType.NodeDataChanged) {
-                        arm();
-                    } // NodeDeleted: the children watch fires too, and its arm() sets this again once the node is back
+                    } else {
+                        arm(); // changed, or deleted (then the read sets the exists watch)
+                    }
                 });
                 onData(stat, data);
+            });
+        }
+
+        /** The node is missing: an exists watch, which fires on its creation (read then); still {@code watched}. */
+        private void awaitCreation() {
+            AsyncStage<Stat> exists = async.watched().checkExists().forPath(path);
+            exists.whenComplete((stat, error) -> {
+                if (done.get()) {
+                    return;
+                }
+                if (error != null || stat != null) { // failed, or created meanwhile: read again
+                    synchronized (this) {
+                        watched = false;
+                    }
+                    if (error == null) {
+                        arm();
+                    } else if (ZooKeeperErrors.isTransient(error)) {
+                        retryLater();
+                    } else {
+                        sink.error(ZooKeeperErrors.map(name, "watch", error));
+                    }
+                    return;
+                }
+                exists.event().whenComplete((e, lost) -> {
+                    synchronized (this) {
+                        watched = false;
+                    }
+                    if (lost != null) {
+                        retryLater();
+                    } else {
+                        arm();
+                    }
+                });
             });
         }
 
@@ -187,7 +226,7 @@ final class ChildrenEvents {
                 } else if (stat.getCzxid() == czxid) {
                     after = version;
                 } else {
-                    after = 0;
+                    after = -1; // created since: all of it, the entry of the create (0) too
                 }
                 if (!known || stat.getCzxid() != czxid || stat.getVersion() > version) {
                     known = true;

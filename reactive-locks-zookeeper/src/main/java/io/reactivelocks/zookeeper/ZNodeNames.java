@@ -19,7 +19,9 @@ import org.jspecify.annotations.Nullable;
  * characters, far within ZooKeeper's limits (paths are bounded only by {@code jute.maxbuffer}).
  *
  * <p>Beside each lock's node, {@code <root>/r-<base64url(name)>} holds the revocation requests to its
- * holder ({@link #revocationPath}); only {@code n-} segments are lock names.
+ * holder ({@link #revocationPath}); so does {@code <root>-semaphore/r-…} or {@code <root>-rw/r-…}
+ * beside a semaphore's or read-write lock's node ({@link GrantRevocations}, built on a
+ * {@code ZNodeNames} of that root). Only {@code n-} segments are lock names.
  *
  * <p>A lock node is {@code <root>/<segment>/_c_<uuid>-lock-<owner>-<sequence>}: Curator's
  * protection prefix, then the owner (as is when it is base64url-safe, else {@code ~} and its

@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.curator.x.async.AsyncCuratorFramework;
 import org.apache.curator.x.async.AsyncStage;
 import org.apache.curator.x.async.api.CreateOption;
@@ -27,6 +28,7 @@ import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
+import reactor.util.retry.Retry;
 
 /**
  * Read-write locks on ZooKeeper, in the order of Curator's {@code InterProcessReadWriteLock}: each
@@ -37,8 +39,17 @@ import reactor.core.scheduler.Schedulers;
  * and their sequences, so a reader and a writer never both hold: the one with the higher sequence
  * waits for the other's node to go. Who holds follows from the children alone (no mark is written
  * on a granted node: observers watch the children, and the successor watching the node would wake
- * for nothing); a grant's token is its node's {@code czxid} — a writer's exceeds every node before it (the readers it waited for), and a
- * reader's the writer before it.
+ * for nothing); a grant's token is its node's {@code czxid} — a writer's exceeds every node before
+ * it (the readers it waited for), and a reader's the writer before it.
+ *
+ * <p><b>One transaction.</b> An owner's first node (but a reader-preferring writer's, below) is
+ * created by {@code multi(setData(name's node), create(owner's node))} ({@code createFirst}): the setData's answer is the name's node's stat
+ * between the two operations, so its {@code numChildren} is the number of nodes there were right
+ * before ours, atomically. None: ours is the only node, the lowest, and it holds at once — no
+ * listing; its token, the transaction's zxid, is that stat's {@code mzxid}. An uncontended acquire
+ * and release is thus two requests. Otherwise the children are listed and the rule above decides.
+ * The name's node's data is written by every such create and means nothing; revocation requests
+ * live in a sibling node ({@link GrantRevocations}).
  *
  * <p>A waiting caller keeps its node between attempts (its place in the queue; a waiting writer's
  * node is its intent, blocking later readers) and deletes it when it gives up. Under the
@@ -65,6 +76,7 @@ final class ZooKeeperReadWriteStore implements ReadWriteStore {
     private final AsyncCuratorFramework async;
     private final String root;
     private final List<ACL> acl;
+    private final ZNodeNames names;
     /** The node of each owner this store created and has not deleted: grants and waiting places. */
     private final Map<String, String> paths = new ConcurrentHashMap<>();
     /** Of each refused owner that keeps its node: the node whose deletion may let it in. */
@@ -84,10 +96,16 @@ final class ZooKeeperReadWriteStore implements ReadWriteStore {
         this.async = AsyncCuratorFramework.wrap(client);
         this.root = Objects.requireNonNull(root, "root");
         this.acl = List.copyOf(acl);
+        this.names = new ZNodeNames(root);
     }
 
     String path(String name) {
         return root + "/" + ZNodeNames.segment(name);
+    }
+
+    /** @return the name's revocation node ({@link GrantRevocations}), a sibling of {@link #path} */
+    String revocationPath(String name) {
+        return names.revocationPath(name);
     }
 
     @Override
@@ -191,12 +209,70 @@ final class ZooKeeperReadWriteStore implements ReadWriteStore {
                         : create(name, owner, mode).then(nodes(name)));
             })).onErrorMap(e -> ZooKeeperErrors.map(name, "read-write lock grant", e));
         }
-        // the first attempt of an owner creates its node without listing first (a retry after an
-        // unknown outcome may leave a second node of the owner: the newer one is deleted below); later
+        // the first attempt of an owner creates its node without listing first, by one transaction that
+        // tells the children there were before it: none, and it holds without a listing; else it lists
+        // and decides (a retry after an unknown outcome may leave a second node of the owner: it is
+        // counted among the children before, and the newer node is deleted by the decision); later
         // attempts of a waiting owner find its node in this store's map and only list
-        return Mono.defer(() -> decide(name, owner, leaseTime, keepPlace, paths.containsKey(owner) ? nodes(name)
-                        : create(name, owner, mode).doOnNext(p -> paths.put(owner, p)).then(nodes(name))))
+        return Mono.defer(() -> paths.containsKey(owner) ? decide(name, owner, leaseTime, keepPlace, nodes(name))
+                        : createFirst(name, owner, mode).flatMap(made -> {
+                            paths.put(owner, made.path());
+                            if (made.before() == 0) {
+                                before.remove(owner);
+                                return Mono.just((PermitGrant) new PermitGrant.Granted(List.of(made.czxid()), ttl(leaseTime)));
+                            }
+                            return decide(name, owner, leaseTime, keepPlace, nodes(name));
+                        }))
                 .onErrorMap(e -> ZooKeeperErrors.map(name, "read-write lock grant", e));
+    }
+
+    /**
+     * A node made by {@link #createFirst}.
+     *
+     * @param path   its path
+     * @param czxid  its czxid
+     * @param before how many children the name's node had right before it was created
+     */
+    private record Made(String path, long czxid, int before) {
+    }
+
+    /**
+     * Creates the owner's node by one transaction, {@code multi(setData(name's node), create(owner's
+     * node))}: ZooKeeper applies a transaction's operations in order, atomically, and answers the
+     * setData with the name's node's stat right after it — before the create, so its
+     * {@code numChildren} is how many children there were before ours, and its {@code mzxid} is the
+     * transaction's zxid, our node's {@code czxid}. A transaction creates no parents: when the name's
+     * node is missing (the first node of a name, or after its container was pruned) it creates the
+     * container, then tries again.
+     */
+    private Mono<Made> createFirst(String name, String owner, LockMode mode) {
+        return Mono.defer(() -> {
+                    List<CuratorOp> ops = List.of(
+                            async.transactionOp().setData().withVersion(-1).forPath(path(name), NO_DATA),
+                            async.transactionOp().create().withOptions(CreateMode.EPHEMERAL_SEQUENTIAL, acl, false)
+                                    .forPath(path(name) + "/" + ZNodeNames.nodeName(mode == LockMode.READ ? READ : WRITE, owner), NO_DATA));
+                    return Mono.fromCompletionStage(() -> async.transaction().forOperations(ops));
+                })
+                .retryWhen(Retry.max(3).filter(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NONODE)
+                        .doBeforeRetryAsync(rs -> ensureParent(name)).onRetryExhaustedThrow((spec, rs) -> rs.failure()))
+                .map(results -> {
+                    Stat parent = results.get(0).getResultStat();
+                    String made = results.get(1).getResultPath();
+                    if (parent == null) { // no stat in the answer: decide by a listing (the token by an exists)
+                        return new Made(made, 0, -1);
+                    }
+                    czxids.put(made, parent.getMzxid());
+                    return new Made(made, parent.getMzxid(), parent.getNumChildren());
+                });
+    }
+
+    /** Creates the name's container node (and its parents as containers) when missing. */
+    private Mono<Void> ensureParent(String name) {
+        return Mono.fromCompletionStage(() -> async.create()
+                        .withOptions(EnumSet.of(CreateOption.createParentsAsContainers), CreateMode.CONTAINER, acl)
+                        .forPath(path(name), NO_DATA))
+                .then()
+                .onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NODEEXISTS, e -> Mono.empty());
     }
 
     /** Grants, keeps or gives up the owner's node (its lowest one) by the listing {@code queued}. */
@@ -360,16 +436,17 @@ final class ZooKeeperReadWriteStore implements ReadWriteStore {
 
     /**
      * A revocation request to the grant of {@code owner}: an entry added to the list of requests in
-     * the data of the name's own node ({@link GrantRevocations#request}: a compare-and-set of that
-     * data, which nothing else uses), reported as {@link LockEvent.Revoked} by the data watch of every
-     * {@link #events} stream of the name. The grant nodes and their children's listing are untouched
-     * (no grant decision, holder read, renewal, release or waiter sees it); the entries of owners with
-     * no node left are dropped by the next request, and the data goes with the name's container node.
-     * A name whose node is gone has no grant to ask: nothing is written.
+     * the data of the name's revocation node {@code <root>-rw/r-<base64url(name)>}, a persistent
+     * sibling of the name's node ({@link GrantRevocations#request}: a compare-and-set of that data,
+     * which nothing else uses), reported as {@link LockEvent.Revoked} by the data watch of every
+     * {@link #events} stream of the name. The name's node and the grant nodes are only read (no grant
+     * decision, holder read, renewal, release or waiter sees the request); the entries of owners with
+     * no node left are dropped by the next request. A name whose node is gone has no grant to ask:
+     * nothing is written.
      */
     @Override
     public Mono<Void> revoke(String name, String owner, String reason) {
-        return GrantRevocations.request(async, path(name), ZooKeeperReadWriteStore::ownerOf, owner, reason)
+        return GrantRevocations.request(async, path(name), names.revocationPath(name), acl, ZooKeeperReadWriteStore::ownerOf, owner, reason)
                 .onErrorMap(e -> ZooKeeperErrors.map(name, "read-write lock revocation request", e));
     }
 
@@ -384,11 +461,11 @@ final class ZooKeeperReadWriteStore implements ReadWriteStore {
 
     /**
      * The name's change stream ({@link ChildrenEvents}): the changes of its children, and the
-     * revocation requests written into its node's data while it watches.
+     * revocation requests written into its revocation node while it watches.
      */
     @Override
     public Flux<LockEvent> events(String name) {
-        return ChildrenEvents.of(async, path(name), name);
+        return ChildrenEvents.of(async, path(name), names.revocationPath(name), name);
     }
 
     /** @return a {@code Mono} that closes the Curator client when this store owns it (on a bounded-elastic thread) */

@@ -35,23 +35,31 @@ import reactor.util.retry.Retry;
  * {@code <N>:<index>}: the N of the call that created it and the permit's index in its unit.
  *
  * <p><b>Units.</b> The k permits of one request are created in <em>one</em> transaction
- * ({@code multi}), so their sequences are contiguous and they share one {@code czxid}: the request
+ * ({@code multi}, after a {@code setData} of the name's node), so their sequences are contiguous and
+ * they share one {@code czxid}: the request
  * takes its place in line as one unit, and no other request's node can fall between its nodes.
  * (Created one by one, the nodes of callers asking together interleave — A1 B1 C1 A2 B2 C2 for
  * three callers asking for 2 of 3 — and then every caller's highest node has N nodes below it:
  * nobody is ever let in.) A node holds while it is among the N lowest sequences (its own N), and a
  * unit while its highest node does — granted nodes and waiting ones alike, in sequence order, as
- * Curator's recipes queue. A grant creates the unit, then lists the children: granted when the
- * unit's highest node is among the N lowest. Any node below a granted unit existed when that grant
- * listed, and nodes only leave, so at most N permits are held at once. Who holds follows from the
+ * Curator's recipes queue. A grant creates the unit; the transaction's answer to its setData is
+ * the name's node's stat between the two (ZooKeeper applies a transaction's operations in order,
+ * atomically), whose {@code numChildren} counts the nodes there were right before the unit: when
+ * those and the unit's k fit in N, the unit's highest node is among the N lowest and it is granted
+ * at once, with no listing (an uncontended acquire and release is two requests). Else the grant
+ * lists the children: granted when the unit's highest node is among the N lowest. Any node below a
+ * granted unit existed when that grant counted or listed, and nodes only leave, so at most N permits
+ * are held at once. The name's node's data is written by every such create and means nothing;
+ * revocation requests live in a sibling node ({@link GrantRevocations}). Who holds follows from the
  * children alone, so every change of the holders is a change of the children, which observers
  * watch. A unit is never half created; once granted, a permit released alone frees its place at
  * once. A permit lives as long as the session: its TTL is the negotiated session timeout (at most
  * the lease time asked), and renewal checks that the node is still there.
  *
  * <p><b>Tokens.</b> A permit's token is {@code czxid * 65536 + index} (index 0 to k − 1 in its
- * unit): zxids are global and strictly increasing across leader elections and restarts, so tokens
- * are distinct and increase with every later grant. The product stays exact while the zxid's epoch
+ * unit; the czxid is the transaction's zxid, the name's node's {@code mzxid} in the setData's
+ * answer): zxids are global and strictly increasing across leader elections and restarts, so
+ * tokens are distinct and increase with every later grant. The product stays exact while the zxid's epoch
  * (its high 32 bits, one more per leader election) is below 2^15; beyond that the store fails the
  * grant rather than hand out a wrapped token. A request therefore asks for at most
  * {@value ZooKeeperPermitNodes#MAX_COUNT} permits at once (more fails with {@link IllegalArgumentException}).
@@ -60,8 +68,8 @@ import reactor.util.retry.Retry;
  * watches only what can let it in ({@link #awaitTurn}): for N = 1 its predecessor, so a release
  * wakes the one waiter it lets in, and a waiter joining or leaving wakes nobody but its successor;
  * for N > 1, when the unit before it still waits, the highest node of that unit (the node just
- * below its own unit, which, let in, tells it by a change of that node's data), or — the head of
- * the line — the children (any holder's release may let it in). A single attempt
+ * below its own unit, which, let in by a listing, tells it by a change of that node's data; a unit
+ * let in by its transaction alone had no node behind it yet), or — the head of the line — the children (any holder's release may let it in). A single attempt
  * ({@code waiting == false}) lists first and creates nothing when the nodes there already take the
  * permits, and deletes what it created when refused.
  */
@@ -72,6 +80,7 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
     private final AsyncCuratorFramework async;
     private final String root;
     private final List<ACL> acl;
+    private final ZNodeNames names;
     /** The node of each owner this store created and has not deleted: grants and waiting places. */
     private final Map<String, Place> places = new ConcurrentHashMap<>();
     /** Of each refused waiting attempt (by its first owner): what to watch until it may be let in. */
@@ -104,10 +113,16 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
         this.async = AsyncCuratorFramework.wrap(client);
         this.root = Objects.requireNonNull(root, "root");
         this.acl = List.copyOf(acl);
+        this.names = new ZNodeNames(root);
     }
 
     String path(String name) {
         return root + "/" + ZNodeNames.segment(name);
+    }
+
+    /** @return the name's revocation node ({@link GrantRevocations}), a sibling of {@link #path} */
+    String revocationPath(String name) {
+        return names.revocationPath(name);
     }
 
     @Override
@@ -174,8 +189,8 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
             if (places.containsKey(owners.get(0))) { // a waiting owner asking again (or a retried request)
                 return decide(name, owners, permits, waiting, leaseTime, children(name));
             }
-            if (waiting) { // a waiter queues at once: create, then list
-                return decide(name, owners, permits, true, leaseTime, create(name, owners, permits).then(children(name)));
+            if (waiting) { // a waiter queues at once: create (granted when few enough were there before), else list
+                return createAndDecide(name, owners, permits, true, leaseTime);
             }
             return children(name).flatMap(children -> {
                 if (find(children, owners.get(0)) != null) { // a retried request of another store
@@ -185,27 +200,46 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
                     // busy without creating a node: a node created and deleted again changes the children
                     return Mono.just((PermitGrant) new PermitGrant.Busy(null));
                 }
-                return decide(name, owners, permits, false, leaseTime, create(name, owners, permits).then(children(name)));
+                return createAndDecide(name, owners, permits, false, leaseTime);
             });
         }).onErrorMap(e -> ZooKeeperErrors.map(name, "semaphore grant", e));
     }
 
     /**
-     * Creates the owners' nodes as one unit: one node by one create (its answer carries the czxid);
-     * several by one transaction, so their sequences are contiguous (the czxid is read when granted).
+     * Creates the owners' unit ({@link #create}); granted at once when the nodes there before it and
+     * the unit fit in the N permits (the unit's highest node is then among the N lowest), else decided
+     * by a listing.
      */
-    private Mono<Void> create(String name, List<String> owners, int permits) {
-        if (owners.size() == 1) {
-            String o = owners.get(0);
-            Stat stat = new Stat();
-            return Mono.fromCompletionStage(() -> async.create()
-                            .withOptions(EnumSet.of(CreateOption.createParentsAsContainers), CreateMode.EPHEMERAL_SEQUENTIAL, acl, stat)
-                            .forPath(path(name) + "/" + ZNodeNames.nodeName(o), ZooKeeperPermitNodes.data(permits, 0)))
-                    .doOnNext(p -> places.put(o, new Place(p, stat.getCzxid(), 0)))
-                    .then();
-        }
+    private Mono<PermitGrant> createAndDecide(String name, List<String> owners, int permits, boolean waiting, Duration leaseTime) {
+        return create(name, owners, permits).flatMap(earlier -> {
+            Place head = places.get(owners.get(0));
+            if (earlier < 0 || earlier + owners.size() > permits || head == null || head.czxid() == 0) {
+                return decide(name, owners, permits, waiting, leaseTime, children(name));
+            }
+            this.before.remove(owners.get(0));
+            List<Long> tokens = new ArrayList<>(owners.size());
+            for (int i = 0; i < owners.size(); i++) {
+                tokens.add(ZooKeeperPermitNodes.token(head.czxid(), i));
+            }
+            return Mono.just((PermitGrant) new PermitGrant.Granted(tokens, ttl(leaseTime)));
+        });
+    }
+
+    /**
+     * Creates the owners' nodes as one unit, by one transaction: {@code setData} of the name's node,
+     * then one create per owner, so their sequences are contiguous and they share one {@code czxid}.
+     * ZooKeeper applies a transaction's operations in order, atomically, and answers the setData with
+     * the name's node's stat right after it — before the creates: its {@code numChildren} is how many
+     * nodes there were before the unit, and its {@code mzxid} the transaction's zxid, the unit's
+     * {@code czxid}.
+     *
+     * @return how many children the name's node had right before the unit (-1 when the answer tells
+     *         none: the czxid is then read when granted)
+     */
+    private Mono<Integer> create(String name, List<String> owners, int permits) {
         return Mono.defer(() -> {
-                    List<CuratorOp> ops = new ArrayList<>(owners.size());
+                    List<CuratorOp> ops = new ArrayList<>(owners.size() + 1);
+                    ops.add(async.transactionOp().setData().withVersion(-1).forPath(path(name), new byte[0]));
                     for (int i = 0; i < owners.size(); i++) {
                         ops.add(async.transactionOp().create().withOptions(CreateMode.EPHEMERAL_SEQUENTIAL, acl, false)
                                 .forPath(path(name) + "/" + ZNodeNames.nodeName(owners.get(i)), ZooKeeperPermitNodes.data(permits, i)));
@@ -216,12 +250,14 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
                 // pruned) creates the name's container node, then tries again
                 .retryWhen(Retry.max(3).filter(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NONODE)
                         .doBeforeRetryAsync(rs -> ensureParent(name)).onRetryExhaustedThrow((spec, rs) -> rs.failure()))
-                .doOnNext(results -> {
+                .map(results -> {
+                    Stat parent = results.get(0).getResultStat();
+                    long czxid = parent == null ? 0 : parent.getMzxid();
                     for (int i = 0; i < owners.size(); i++) {
-                        places.put(owners.get(i), new Place(results.get(i).getResultPath(), 0, i));
+                        places.put(owners.get(i), new Place(results.get(i + 1).getResultPath(), czxid, i));
                     }
-                })
-                .then();
+                    return parent == null ? -1 : parent.getNumChildren();
+                });
     }
 
     /** Creates the name's container node (and its parents as containers) when missing. */
@@ -449,16 +485,17 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
 
     /**
      * A revocation request to the grant of {@code owner}: an entry added to the list of requests in
-     * the data of the name's own node ({@link GrantRevocations#request}: a compare-and-set of that
-     * data, which nothing else uses), reported as {@link LockEvent.Revoked} by the data watch of every
-     * {@link #events} stream of the name. The grant nodes and their children's listing are untouched
-     * (no grant decision, holder read, renewal, release or waiter sees it); the entries of owners with
-     * no node left are dropped by the next request, and the data goes with the name's container node.
-     * A name whose node is gone has no grant to ask: nothing is written.
+     * the data of the name's revocation node {@code <root>-semaphore/r-<base64url(name)>}, a persistent
+     * sibling of the name's node ({@link GrantRevocations#request}: a compare-and-set of that data,
+     * which nothing else uses), reported as {@link LockEvent.Revoked} by the data watch of every
+     * {@link #events} stream of the name. The name's node and the permit nodes are only read (no grant
+     * decision, holder read, renewal, release or waiter sees the request); the entries of owners with
+     * no node left are dropped by the next request. A name whose node is gone has no grant to ask:
+     * nothing is written.
      */
     @Override
     public Mono<Void> revoke(String name, String owner, String reason) {
-        return GrantRevocations.request(async, path(name), ZooKeeperSemaphoreStore::ownerOf, owner, reason)
+        return GrantRevocations.request(async, path(name), names.revocationPath(name), acl, ZooKeeperSemaphoreStore::ownerOf, owner, reason)
                 .onErrorMap(e -> ZooKeeperErrors.map(name, "semaphore revocation request", e));
     }
 
@@ -470,11 +507,11 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
 
     /**
      * The name's change stream ({@link ChildrenEvents}): the changes of its children, and the
-     * revocation requests written into its node's data while it watches.
+     * revocation requests written into its revocation node while it watches.
      */
     @Override
     public Flux<LockEvent> events(String name) {
-        return ChildrenEvents.of(async, path(name), name);
+        return ChildrenEvents.of(async, path(name), names.revocationPath(name), name);
     }
 
     /** @return a {@code Mono} that closes the Curator client when this store owns it (on a bounded-elastic thread) */

@@ -80,8 +80,10 @@ class ZooKeeperRequestCountTest extends RequestCountContract {
             // version, one transaction (setData at that version + create the owner's node: first, granted
             // without a listing), then delete the node
             case LOCK_PAIR, FAIR_PAIR -> 2;
-            // semaphore, read-write lock: create the owner's sequential node, list the children, delete the node
-            case SEMAPHORE_PAIR, READ_PAIR, WRITE_PAIR -> 3;
+            // semaphore, read-write lock: one transaction (setData of the name's node, whose stat in the answer
+            // tells the children before ours — none, or fewer than N: granted without a listing — + create the
+            // owner's sequential node), then delete the node
+            case SEMAPHORE_PAIR, READ_PAIR, WRITE_PAIR -> 2;
             // one exists on the held lock's node (pings are not needed while confirmations flow)
             case RENEWAL_TICK -> 1;
             // per handoff the release's delete only: each waiter watches the node before it, whose deletion

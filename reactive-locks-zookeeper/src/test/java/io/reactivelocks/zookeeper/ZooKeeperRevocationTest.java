@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.reactivelocks.Lease;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
+import io.reactivelocks.rwlock.LockMode;
 import io.reactivelocks.spi.HeldLock;
 import io.reactivelocks.spi.Holder;
 import io.reactivelocks.spi.LockEvent;
@@ -14,6 +15,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.UUID;
+import org.apache.zookeeper.data.Stat;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -230,9 +232,58 @@ class ZooKeeperRevocationTest {
             LockEvent.Revoked third = new LockEvent.Revoked(name, "permit-a", "third");
             await().atMost(STEP).until(() -> seen.contains(third));
             assertThat(revocations(seen)).containsExactly(first, second, third);
-            assertThat(GrantRevocations.decode(zk.checker().getData().forPath(asker.path(name))))
+            assertThat(GrantRevocations.decode(zk.checker().getData().forPath(asker.revocationPath(name))))
                     .as("one entry per owner still holding").extracting(e -> e.owner()).containsExactly("permit-a");
             assertThat(holders.release(name, "permit-a").block(STEP)).isTrue();
+        } finally {
+            holders.close().block(STEP);
+            asker.close().block(STEP);
+        }
+    }
+
+    /**
+     * A read-write lock's requests live in its revocation node {@code <root>-rw/r-<base64url(name)>}:
+     * a reader granted by the one-transaction create (no listing) is asked by a request that creates
+     * that node while a stream watches (an exists watch) and is reported; the name's node's data and
+     * version stay as the grants left them; a name with no node gets no request and no revocation node.
+     */
+    @Test
+    void aReadWriteRequestAfterAFastGrantIsReportedAndLeavesTheNamesNodeAlone() throws Exception {
+        String name = "revoke-rw-" + UUID.randomUUID();
+        String root = zk.root + "-rw";
+        ZooKeeperReadWriteStore holders = new ZooKeeperReadWriteStore(
+                ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.SESSION), true, root, zk.options().acl());
+        ZooKeeperReadWriteStore asker = new ZooKeeperReadWriteStore(
+                ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.SESSION), true, root, zk.options().acl());
+        try {
+            Duration lease = Duration.ofSeconds(10);
+            assertThat(asker.revoke(name, "reader", "no node").then().block(STEP)).isNull();
+            assertThat(zk.checker().checkExists().forPath(asker.revocationPath(name))).as("no request without a node").isNull();
+
+            List<LockEvent> seen = Collections.synchronizedList(new ArrayList<>());
+            streams.add(asker.events(name).subscribe(seen::add));
+            await().atMost(STEP).until(() -> seen.contains(new LockEvent.Subscribed(name)));
+            assertThat(holders.tryGrant(name, "reader", LockMode.READ, true, true, lease).block(STEP))
+                    .isInstanceOf(io.reactivelocks.spi.semaphore.PermitGrant.Granted.class);
+            Stat before = zk.checker().checkExists().forPath(asker.path(name));
+
+            asker.revoke(name, "reader", "first").block(STEP); // creates the revocation node
+            LockEvent.Revoked first = new LockEvent.Revoked(name, "reader", "first");
+            await().atMost(STEP).until(() -> seen.contains(first));
+            asker.revoke(name, "reader", "second").block(STEP);
+            LockEvent.Revoked second = new LockEvent.Revoked(name, "reader", "second");
+            await().atMost(STEP).until(() -> seen.contains(second));
+            assertThat(revocations(seen)).containsExactly(first, second);
+
+            Stat after = zk.checker().checkExists().forPath(asker.path(name));
+            assertThat(after.getVersion()).as("the name's node's data version").isEqualTo(before.getVersion());
+            assertThat(after.getMzxid()).isEqualTo(before.getMzxid());
+            assertThat(zk.checker().getData().forPath(asker.path(name))).as("the name's node's data").isEmpty();
+            assertThat(GrantRevocations.decode(zk.checker().getData().forPath(asker.revocationPath(name))))
+                    .extracting(e -> e.owner()).containsExactly("reader");
+            assertThat(holders.holders(name).block(STEP).readers()).extracting(Holder::owner).containsExactly("reader");
+            assertThat(holders.release(name, "reader").block(STEP)).isTrue();
+            assertThat(zk.checker().getChildren().forPath(asker.path(name))).as("nodes left under the name's node").isEmpty();
         } finally {
             holders.close().block(STEP);
             asker.close().block(STEP);
