@@ -38,7 +38,8 @@ import reactor.core.scheduler.Scheduler;
  *   <li>on {@code Busy} it subscribes to the lock's events (once); when that subscription goes
  *       live it re-checks at once (a release between the answer and the subscription is not
  *       missed), then waits for the first of a release event, the holder's TTL and the next
- *       jittered backoff step;</li>
+ *       jittered backoff step — once its events are live and it re-checked, the holder's TTL or a
+ *       safety net (the backoff's cap or a third of the lease time) instead of the backoff step;</li>
  *   <li>on {@code Queued} it waits on the store's turn (predecessor only);</li>
  *   <li>cancel, wait timeout, close and failure all end in {@link #finish}: timers and
  *       subscriptions are disposed, and if the store may hold a key of this owner, an
@@ -90,6 +91,11 @@ final class AcquireOperation extends Registry.Member implements Subscription {
     private boolean mayHoldKey;
     private boolean waiting;
     private boolean eventsRequested;
+    /**
+     * Whether this acquire's release notifications are live: the store confirmed its subscription and this
+     * acquire re-checked after that, so every later release wakes it (guarded by this).
+     */
+    private boolean notificationsLive;
     private boolean wakePending;
     private boolean turnWaiting;
     private long attempts;
@@ -630,8 +636,21 @@ final class AcquireOperation extends Registry.Member implements Subscription {
             long safety = Math.max(options.backoff().maxBackoff.toNanos(), options.leaseTime().toNanos() / 3);
             delay = remainingNanos == UNKNOWN ? safety : Math.min(safety, Math.max(ONE_MS, remainingNanos));
         } else if (remainingNanos != UNKNOWN) {
-            // what stands in the way expires by then at the latest (+1 ms to land after it)
-            delay = Math.min(delay, Math.max(0, remainingNanos) + ONE_MS);
+            boolean live;
+            synchronized (this) {
+                live = notificationsLive;
+            }
+            if (live) {
+                // a release wakes this acquire (its notifications are live and it re-checked since they went
+                // live), and what stands in the way expires by then at the latest (+1 ms to land after it): the
+                // timer is a safety net, not a poll — no later than the backoff's cap or a third of the lease
+                // time, so a waiter does not ask again between a release's notification and its own turn
+                long safety = Math.max(options.backoff().maxBackoff.toNanos(), options.leaseTime().toNanos() / 3);
+                delay = Math.min(safety, Math.max(0, remainingNanos) + ONE_MS);
+            } else {
+                // what stands in the way expires by then at the latest (+1 ms to land after it)
+                delay = Math.min(delay, Math.max(0, remainingNanos) + ONE_MS);
+            }
         }
         synchronized (this) {
             if (done) {
@@ -766,8 +785,21 @@ final class AcquireOperation extends Registry.Member implements Subscription {
         LockEvent event = w.event;
         // Subscribed: re-check, a release may have slipped in before the subscription went live.
         // Released: the first interested local waiter claims it, the others keep their timers.
+        if (event instanceof LockEvent.Subscribed) {
+            notificationsLive(true);
+        }
         if (event instanceof LockEvent.Subscribed || event instanceof LockEvent.Released) {
             wakeUp(w);
+        }
+    }
+
+    /**
+     * @param live {@code true} when this acquire's release notifications went live (it is woken to re-check
+     *             right after), {@code false} when they ended: its timers are polls again
+     */
+    void notificationsLive(boolean live) {
+        synchronized (this) {
+            notificationsLive = live;
         }
     }
 

@@ -225,7 +225,16 @@ public final class DefaultLockClient extends LeaseOwner implements LockClient {
 
     @Override
     reactor.core.Disposable wakes(String name, boolean wakesAll, AcquireOperation op) {
-        return hub.wakes(name).subscribe(op::onEvent, e -> { /* timers still wake it */ });
+        reactor.core.Disposable d = hub.wakes(name)
+                .subscribe(op::onEvent, e -> op.notificationsLive(false), () -> op.notificationsLive(false));
+        if (hub.live(name)) {
+            // joined a channel that is live already: no Subscribed comes for this subscriber, so it re-checks
+            // now (a release between its busy answer and its subscription would be missed otherwise), and every
+            // later release reaches it
+            op.notificationsLive(true);
+            op.wakeUp();
+        }
+        return d;
     }
 
     @Override

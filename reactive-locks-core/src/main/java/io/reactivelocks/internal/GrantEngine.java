@@ -204,7 +204,7 @@ public final class GrantEngine extends LeaseOwner {
 
     @Override
     reactor.core.Disposable wakes(String name, boolean wakesAll, AcquireOperation op) {
-        return waiters.join(name, wakesAll, op::wakeUp)::leave;
+        return waiters.join(name, wakesAll, op::wakeUp, op::notificationsLive)::leave;
     }
 
     @Override

@@ -38,6 +38,17 @@ final class NotificationHub {
         return Flux.defer(() -> channels.computeIfAbsent(name, Channel::new).shared);
     }
 
+    /**
+     * @param name the lock name
+     * @return whether the name's shared subscription is open and the store confirmed it
+     *         ({@link LockEvent.Subscribed}) since it last connected: a subscriber that joins it now hears
+     *         every later event
+     */
+    boolean live(String name) {
+        Channel c = channels.get(name);
+        return c != null && c.live;
+    }
+
     /** One store event as seen by the local waiters of its lock. */
     static final class Wake {
         final LockEvent event;
@@ -59,9 +70,16 @@ final class NotificationHub {
 
     private final class Channel {
         final Flux<Wake> shared;
+        volatile boolean live;
 
         Channel(String name) {
             this.shared = backend.events(name)
+                    .doOnNext(e -> {
+                        if (e instanceof LockEvent.Subscribed) {
+                            live = true;
+                        }
+                    })
+                    .doOnTerminate(() -> live = false)
                     .map(Wake::new)
                     .doFinally(s -> channels.remove(name, this))
                     .publish()

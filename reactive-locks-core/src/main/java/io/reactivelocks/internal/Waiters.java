@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import reactor.core.Disposable;
 import reactor.core.Disposables;
@@ -21,6 +22,11 @@ import reactor.core.publisher.Flux;
  * acquire never subscribes); so that no release between that answer and the join is missed, a
  * (re-)established subscription wakes all of them to re-check, and a waiter joining a name whose
  * subscription already exists starts woken (it re-checks once).
+ *
+ * <p>Each waiter is also told whether its name's subscription is <em>live</em> — the store confirmed
+ * it ({@link LockEvent.Subscribed}) and it has not ended since: a waiter told {@code true} has been
+ * woken to re-check after that point, so every later release reaches it and its timer is only a
+ * safety net ({@link AcquireOperation}).
  */
 final class Waiters {
 
@@ -36,12 +42,14 @@ final class Waiters {
      * @param wakesAll whether a release wakes every waiter of the name while this one waits (else one)
      * @param onWake   called at each wake-up (on the thread of the store's event, or at once from here when the
      *                 name's subscription is live already: the waiter re-checks once)
+     * @param onLive   told {@code true} (before the wake-up it comes with) when the name's subscription is live,
+     *                 {@code false} when it ended
      * @return a new waiter, registered until {@link Waiter#leave()}
      */
-    Waiter join(String name, boolean wakesAll, Runnable onWake) {
+    Waiter join(String name, boolean wakesAll, Runnable onWake, Consumer<Boolean> onLive) {
         while (true) {
             Channel c = channels.computeIfAbsent(name, Channel::new);
-            Waiter w = c.add(wakesAll, onWake);
+            Waiter w = c.add(wakesAll, onWake, onLive);
             if (w != null) {
                 return w;
             }
@@ -60,11 +68,13 @@ final class Waiters {
         private final Channel channel;
         private final boolean wakesAll;
         private final Runnable onWake;
+        private final Consumer<Boolean> onLive;
 
-        Waiter(Channel channel, boolean wakesAll, Runnable onWake) {
+        Waiter(Channel channel, boolean wakesAll, Runnable onWake, Consumer<Boolean> onLive) {
             this.channel = channel;
             this.wakesAll = wakesAll;
             this.onWake = onWake;
+            this.onLive = onLive;
         }
 
         void wake() {
@@ -82,14 +92,16 @@ final class Waiters {
         private int wakingAll;                                          // waiters with wakesAll, guarded by this
         private Disposable.Composite subscription;                     // guarded by this
         private boolean closed;                                         // guarded by this
+        private boolean live;                                           // guarded by this: Subscribed seen, not ended
 
         Channel(String name) {
             this.name = name;
         }
 
-        Waiter add(boolean wakesAll, Runnable onWake) {
-            Waiter w = new Waiter(this, wakesAll, onWake);
+        Waiter add(boolean wakesAll, Runnable onWake, Consumer<Boolean> onLive) {
+            Waiter w = new Waiter(this, wakesAll, onWake, onLive);
             boolean subscribe;
+            boolean liveNow;
             synchronized (this) {
                 if (closed) {
                     return null;
@@ -102,12 +114,16 @@ final class Waiters {
                 if (subscribe) {
                     subscription = Disposables.composite();
                 }
+                liveNow = live;
             }
             if (!subscribe) {
+                if (liveNow) {
+                    w.onLive.accept(true); // the wake below re-checks after the subscription went live
+                }
                 w.wake(); // the subscription may be live already: no Subscribed will come for this one
                 return w;
             }
-            Disposable d = events.apply(name).subscribe(this::on, e -> wakeAll(), this::wakeAll);
+            Disposable d = events.apply(name).subscribe(this::on, e -> ended(), this::ended);
             boolean dispose;
             synchronized (this) {
                 dispose = closed;
@@ -168,8 +184,25 @@ final class Waiters {
                     first.wake();
                 }
             } else if (event instanceof LockEvent.Subscribed) {
-                wakeAll();
+                List<Waiter> all;
+                synchronized (this) {
+                    live = true;
+                    all = new ArrayList<>(waiting);
+                }
+                all.forEach(w -> w.onLive.accept(true));
+                all.forEach(Waiter::wake);
             }
+        }
+
+        /** The store's events ended (an error, or completion): no longer live; every waiter re-checks. */
+        private void ended() {
+            List<Waiter> all;
+            synchronized (this) {
+                live = false;
+                all = new ArrayList<>(waiting);
+            }
+            all.forEach(w -> w.onLive.accept(false));
+            all.forEach(Waiter::wake);
         }
 
         private void wakeAll() {

@@ -269,7 +269,25 @@ public abstract class RequestCountContract {
      */
     @Test
     void aHandoffToTheNextOfSeveralQueuedWaiters() throws InterruptedException {
-        LockClient locks = store(LONG).locks(options(LONG));
+        handoff(options(LONG));
+    }
+
+    /**
+     * The same chain with a backoff that would poll every 20 ms: once a waiter's release notifications are
+     * live, its timer waits for the holder's TTL or a safety net (the backoff's cap or a third of the lease
+     * time), not for the next backoff step — so waiters in line send nothing (the counts before and after are
+     * quiet) and no waiter asks again between the release that frees the lock and its own turn.
+     */
+    @Test
+    void aHandoffWithAFastBackoffSendsNoPolls() throws InterruptedException {
+        handoff(LockOptions.builder().leaseTime(LONG).requestTimeout(Duration.ofSeconds(5))
+                .waitTimeout(Duration.ofSeconds(30))
+                .backoff(Retry.backoff(Long.MAX_VALUE, Duration.ofMillis(20)).maxBackoff(Duration.ofMillis(20)))
+                .build());
+    }
+
+    private void handoff(LockOptions options) throws InterruptedException {
+        LockClient locks = store(LONG).locks(options);
         // connections, subscriptions: as many at once as the chain may use (a pool opens them as needed)
         String warm = name("warm");
         Flux.range(0, WAITERS + 1).flatMap(i -> locks.acquire(warm + i)).collectList().block(STEP)
