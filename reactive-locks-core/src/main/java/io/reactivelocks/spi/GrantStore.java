@@ -37,7 +37,10 @@ public interface GrantStore {
      * A hot stream of changes of one name: {@link LockEvent.Subscribed} once the store-side
      * subscription is live (and again after it was re-established), then
      * {@link LockEvent.Acquired}/{@link LockEvent.Released} as they happen. Completes when the
-     * store closes; a store without notifications emits {@code Subscribed} only.
+     * store closes. {@code Subscribed} promises a {@code Released} for every way a grant goes
+     * other than its expiry (waiters with a live subscription wait for a notification or the
+     * holder's TTL, not for the next backoff step); a store without notifications never emits
+     * {@code Subscribed} (waiters then rely on TTL and backoff).
      *
      * @param name the name
      * @return the event stream

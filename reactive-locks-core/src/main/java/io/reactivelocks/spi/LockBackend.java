@@ -125,8 +125,11 @@ public interface LockBackend {
      * then {@link LockEvent.Acquired}/{@link LockEvent.Released} as they happen, and
      * {@code Subscribed} again after the store-side subscription was lost and re-established
      * (waiters and observers re-check then); it completes when the backend closes. The engine shares one subscription per name; cancelling
-     * unsubscribes on the store. A backend without notifications returns a stream that emits
-     * {@code Subscribed} and nothing else (waiters then rely on TTL and backoff).
+     * unsubscribes on the store. {@code Subscribed} promises a {@code Released} for every way the
+     * lock frees up other than its holder's expiry: a waiter whose subscription is live waits for a
+     * notification or the holder's TTL, not for its next backoff step. A backend without
+     * notifications returns a stream that never emits {@code Subscribed} (waiters then rely on TTL
+     * and backoff; observers read the state once at the start and at each holder's expiry).
      *
      * @param name the lock name
      * @return the event stream
