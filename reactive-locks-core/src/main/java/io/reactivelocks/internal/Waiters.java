@@ -184,24 +184,23 @@ final class Waiters {
                     first.wake();
                 }
             } else if (event instanceof LockEvent.Subscribed) {
-                List<Waiter> all;
-                synchronized (this) {
-                    live = true;
-                    all = new ArrayList<>(waiting);
-                }
-                all.forEach(w -> w.onLive.accept(true));
-                all.forEach(Waiter::wake);
+                liveThenWakeAll(true);
             }
         }
 
         /** The store's events ended (an error, or completion): no longer live; every waiter re-checks. */
         private void ended() {
+            liveThenWakeAll(false);
+        }
+
+        /** Tells every waiter whether the subscription is live now, then wakes them all to re-check. */
+        private void liveThenWakeAll(boolean now) {
             List<Waiter> all;
             synchronized (this) {
-                live = false;
+                live = now;
                 all = new ArrayList<>(waiting);
             }
-            all.forEach(w -> w.onLive.accept(false));
+            all.forEach(w -> w.onLive.accept(now));
             all.forEach(Waiter::wake);
         }
 

@@ -9,6 +9,7 @@ import org.apache.curator.x.async.AsyncCuratorFramework;
 import org.apache.curator.x.async.AsyncStage;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.Stat;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.FluxSink;
 import reactor.core.publisher.Mono;
@@ -156,26 +157,11 @@ final class ChildrenEvents {
                         awaitCreation();
                         return;
                     }
-                    synchronized (this) {
-                        watched = false;
-                    }
-                    if (ZooKeeperErrors.isTransient(error)) {
-                        retryLater();
-                    } else {
-                        sink.error(ZooKeeperErrors.map(name, "watch", error));
-                    }
+                    failed(error);
                     return;
                 }
-                stage.event().whenComplete((e, lost) -> {
-                    synchronized (this) {
-                        watched = false;
-                    }
-                    if (lost != null) {
-                        retryLater(); // a connection state change: read (and watch) again once it is back
-                    } else {
-                        arm(); // changed, or deleted (then the read sets the exists watch)
-                    }
-                });
+                // changed, or deleted (then the read sets the exists watch)
+                stage.event().whenComplete((e, lost) -> fired(lost));
                 onData(stat, data);
             });
         }
@@ -187,30 +173,43 @@ final class ChildrenEvents {
                 if (done.get()) {
                     return;
                 }
-                if (error != null || stat != null) { // failed, or created meanwhile: read again
-                    synchronized (this) {
-                        watched = false;
-                    }
-                    if (error == null) {
-                        arm();
-                    } else if (ZooKeeperErrors.isTransient(error)) {
-                        retryLater();
-                    } else {
-                        sink.error(ZooKeeperErrors.map(name, "watch", error));
-                    }
+                if (error != null) {
+                    failed(error);
                     return;
                 }
-                exists.event().whenComplete((e, lost) -> {
-                    synchronized (this) {
-                        watched = false;
-                    }
-                    if (lost != null) {
-                        retryLater();
-                    } else {
-                        arm();
-                    }
-                });
+                if (stat != null) { // created meanwhile: read again
+                    fired(null);
+                    return;
+                }
+                exists.event().whenComplete((e, lost) -> fired(lost));
             });
+        }
+
+        /**
+         * A one-shot watch fired: read (and watch) again — at once, or once the connection is back when
+         * {@code lost} says its state changed.
+         */
+        private void fired(@Nullable Throwable lost) {
+            synchronized (this) {
+                watched = false;
+            }
+            if (lost != null) {
+                retryLater();
+            } else {
+                arm();
+            }
+        }
+
+        /** A read or watch failed: again shortly when transient, else the stream ends with the error. */
+        private void failed(Throwable error) {
+            synchronized (this) {
+                watched = false;
+            }
+            if (ZooKeeperErrors.isTransient(error)) {
+                retryLater();
+            } else {
+                sink.error(ZooKeeperErrors.map(name, "watch", error));
+            }
         }
 
         private void retryLater() {
