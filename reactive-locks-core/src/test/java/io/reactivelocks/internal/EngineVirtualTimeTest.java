@@ -384,6 +384,24 @@ class EngineVirtualTimeTest {
     }
 
     @Test
+    void aCancelledReleaseStillReleasesOnTheStoreAndCloseWaitsForIt() {
+        Lease held = client.tryAcquire("a").block(VERIFY);
+        assertThat(held).isNotNull();
+        Sinks.One<Boolean> answer = Sinks.one();
+        AtomicInteger storeCancels = new AtomicInteger();
+        backend.onRelease = owner -> answer.asMono().doOnCancel(storeCancels::incrementAndGet);
+        held.release().subscribe().dispose(); // the caller stops listening at once
+        assertThat(backend.releasedOwners).as("the release was sent").containsExactly(held.owner());
+        assertThat(storeCancels).as("the store's release was not cancelled with its caller").hasValue(0);
+        AtomicInteger closed = new AtomicInteger();
+        client.close().subscribe(null, e -> closed.set(-1), closed::incrementAndGet);
+        assertThat(closed).as("close waits for the release its caller gave up on").hasValue(0);
+        answer.tryEmitValue(true);
+        assertThat(closed).hasValue(1);
+        assertThat(backend.releasedAfterClose).isEmpty();
+    }
+
+    @Test
     void closeAfterCancelIsBoundedByTheRequestTimeoutWhenTheRequestNeverAnswers() {
         backend.onGrant = r -> Mono.never();
         LockOptions quick = options.mutate().requestTimeout(Duration.ofSeconds(2)).build();
