@@ -47,7 +47,9 @@ public interface Lease {
     /**
      * Releases the lock on the server, owner-checked (compare-and-delete): it never removes a
      * lock that another owner holds now. Idempotent: the second and later subscriptions
-     * complete at once. Stops renewal and completes the hold streams of this lease.
+     * complete at once. Stops renewal and completes the hold streams of this lease. Cancelling the
+     * subscription only stops listening: the release goes on to the server's answer (bounded by the
+     * request timeout), and the client's {@code close()} waits for it.
      *
      * @return a {@code Mono} that releases on subscribe and completes when the server confirmed
      *         (or the lease was already gone); errors with {@link LockBackendException} if the
