@@ -332,8 +332,11 @@ public abstract class LockStoreContract {
             case WINDOW_LOCK -> {
                 WindowClaim w = store.windowLocks(options).tryClaim(n, Duration.ofMinutes(1)).block(STEP);
                 assertThat(w).isNotNull();
-                assertThat(store.windowLocks(options).tryClaim(n, Duration.ofMinutes(1)).blockOptional(STEP))
-                        .as("one claim per window").isEmpty();
+                // a second claim right after is refused — unless a minute boundary fell between the two, when it
+                // claims the next window (the only claim of that one)
+                java.util.Optional<WindowClaim> again = store.windowLocks(options).tryClaim(n, Duration.ofMinutes(1))
+                        .blockOptional(STEP);
+                again.ifPresent(next -> assertThat(next.window()).as("one claim per window").isGreaterThan(w.window()));
             }
             case LEADER_ELECTION -> {
                 Leadership term = store.elections(options).campaign(n, "me").next().block(STEP);
