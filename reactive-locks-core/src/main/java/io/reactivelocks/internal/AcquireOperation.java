@@ -633,7 +633,7 @@ final class AcquireOperation extends Registry.Member implements Subscription {
             // shared change stream that would wake every waiting client on each change. The timer is
             // only a safety net then (a watch the store lost): not before the backoff's cap or a third
             // of the lease time, so waiters in line do not poll the store
-            long safety = Math.max(options.backoff().maxBackoff.toNanos(), options.leaseTime().toNanos() / 3);
+            long safety = safetyNetNanos();
             delay = remainingNanos == UNKNOWN ? safety : Math.min(safety, Math.max(ONE_MS, remainingNanos));
         } else if (remainingNanos != UNKNOWN) {
             boolean live;
@@ -643,10 +643,9 @@ final class AcquireOperation extends Registry.Member implements Subscription {
             if (live) {
                 // a release wakes this acquire (its notifications are live and it re-checked since they went
                 // live), and what stands in the way expires by then at the latest (+1 ms to land after it): the
-                // timer is a safety net, not a poll — no later than the backoff's cap or a third of the lease
-                // time, so a waiter does not ask again between a release's notification and its own turn
-                long safety = Math.max(options.backoff().maxBackoff.toNanos(), options.leaseTime().toNanos() / 3);
-                delay = Math.min(safety, Math.max(0, remainingNanos) + ONE_MS);
+                // timer is a safety net, not a poll, so a waiter does not ask again between a release's
+                // notification and its own turn
+                delay = Math.min(safetyNetNanos(), Math.max(0, remainingNanos) + ONE_MS);
             } else {
                 // what stands in the way expires by then at the latest (+1 ms to land after it)
                 delay = Math.min(delay, Math.max(0, remainingNanos) + ONE_MS);
@@ -791,6 +790,14 @@ final class AcquireOperation extends Registry.Member implements Subscription {
         if (event instanceof LockEvent.Subscribed || event instanceof LockEvent.Released) {
             wakeUp(w);
         }
+    }
+
+    /**
+     * @return the wait of an acquire that something else will wake (a store's turn, a live notification): a
+     *         safety net only, not before the backoff's cap or a third of the lease time
+     */
+    private long safetyNetNanos() {
+        return Math.max(options.backoff().maxBackoff.toNanos(), options.leaseTime().toNanos() / 3);
     }
 
     /**

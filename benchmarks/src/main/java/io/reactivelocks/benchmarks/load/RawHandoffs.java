@@ -85,14 +85,18 @@ final class RawHandoffs {
 
         /**
          * Starts listening for the releases of {@code name}; called once per name before its first take.
+         * By default nothing to do: the store listens once for every name (or announces releases itself).
          *
          * @param name the lock name
          * @return completes when a release after this point will be notified
          */
-        abstract Mono<Void> listen(String name);
+        Mono<Void> listen(String name) {
+            return Mono.empty();
+        }
 
-        /** Stops listening for {@code name} (after its chain). */
-        abstract void unlisten(String name);
+        /** Stops listening for {@code name} (after its chain); by default nothing to do. */
+        void unlisten(String name) {
+        }
 
         /**
          * The conditional write.
@@ -323,15 +327,6 @@ final class RawHandoffs {
         }
 
         @Override
-        Mono<Void> listen(String name) {
-            return Mono.empty();
-        }
-
-        @Override
-        void unlisten(String name) {
-        }
-
-        @Override
         Mono<Boolean> take(String name, String owner) {
             return Flux.usingWhen(pool.create(),
                             c -> Flux.from(c.createStatement(TAKE).bind(0, name).bind(1, owner).execute())
@@ -386,15 +381,6 @@ final class RawHandoffs {
                                     .concatMap(r -> r.getRowsUpdated()),
                             Connection::close)
                     .reduce(0L, Long::sum);
-        }
-
-        @Override
-        Mono<Void> listen(String name) {
-            return Mono.empty();
-        }
-
-        @Override
-        void unlisten(String name) {
         }
 
         @Override
