@@ -595,6 +595,7 @@ final class AcquireOperation extends Registry.Member implements Subscription {
     private void onBusy(long remainingNanos) {
         boolean subscribe;
         boolean now;
+        long attemptsBefore;
         boolean late;
         synchronized (this) {
             inFlight = false;
@@ -660,6 +661,7 @@ final class AcquireOperation extends Registry.Member implements Subscription {
             wakePending = false;
             subscribe = !byTurn && !eventsRequested;
             eventsRequested |= subscribe;
+            attemptsBefore = attempts;
         }
         if (byTurn) {
             Disposable d = site.awaitTurn(name, owners).subscribe(null, e -> { /* the safety timer wakes us */ }, this::onWake);
@@ -675,14 +677,21 @@ final class AcquireOperation extends Registry.Member implements Subscription {
         }
         if (subscribe) {
             Disposable d = site.wakes(name, wakesAll, this);
+            boolean superseded;
             synchronized (this) {
                 if (!done) {
                     events = d;
                     d = null;
                 }
+                // joining a live subscription re-checks at once (from within wakes): that attempt set its own wait
+                // (or its request is in flight), which the delay computed above must not replace
+                superseded = attempts != attemptsBefore;
             }
             if (d != null) {
                 d.dispose();
+                return;
+            }
+            if (superseded) {
                 return;
             }
         }

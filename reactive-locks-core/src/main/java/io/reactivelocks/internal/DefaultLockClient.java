@@ -74,7 +74,7 @@ public final class DefaultLockClient extends LeaseOwner implements LockClient {
         this.defaults = Objects.requireNonNull(defaults, "defaults");
         this.listener = new SafeListener(Objects.requireNonNull(listener, "listener"));
         this.ownScheduler = OwnSchedulers.create("reactive-locks-" + backend.name() + "-" + id);
-        this.hub = new NotificationHub(backend);
+        this.hub = new NotificationHub(backend, schedulerFor(defaults));
         this.observer = new StateObserver(this);
         this.timers = new EngineTimers(ownScheduler, defaults.clock(), backend::renew, backend.name());
         this.close = Mono.defer(this::doClose).cache();
@@ -426,6 +426,7 @@ public final class DefaultLockClient extends LeaseOwner implements LockClient {
         for (AcquireOperation op : operations.snapshot()) {
             op.closed();
         }
+        hub.close(); // before the observers leave: a subscription that ends is not left lingering
         observer.close();
         for (LeaseHandle h : leases.snapshot()) {
             h.release().subscribe(null, e -> { }); // tracked: drain() waits for it

@@ -79,7 +79,7 @@ public final class GrantEngine extends LeaseOwner {
         this.defaults = Objects.requireNonNull(defaults, "options");
         this.listener = SafeListener.of(defaults.listener());
         this.ownScheduler = OwnSchedulers.create("reactive-locks-" + concept + "-" + store.name());
-        this.waiters = new Waiters(store::events);
+        this.waiters = new Waiters(store::events, schedulerFor(defaults));
         this.timers = new EngineTimers(ownScheduler, defaults.clock(), store::renew, store.name());
         this.outage = new StoreOutage(store.name(), concept);
         this.close = Mono.defer(this::doClose).cache();

@@ -2,21 +2,44 @@ package io.reactivelocks.internal;
 
 import io.reactivelocks.spi.LockBackend;
 import io.reactivelocks.spi.LockEvent;
+import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import reactor.core.publisher.Flux;
+import reactor.core.publisher.Sinks;
+import reactor.core.scheduler.Scheduler;
 
 /**
  * One shared subscription to {@link LockBackend#events} per lock name, ref-counted: the first
- * subscriber (a waiter or an observer) opens it, the last one closes it.
+ * subscriber (a waiter or an observer) opens it, and it closes {@link #LINGER} after its last one
+ * left unless another joined meanwhile. The linger is an economy for names whose line empties and
+ * fills again (a contended name between bursts, a chain of handoffs whose last waiter was just
+ * granted): a subscriber that joins a lingering subscription sends no subscribe request and, the
+ * subscription being live, waits for the next release without polling — where closing at once
+ * costs an unsubscribe and a subscribe request per burst.
  */
 final class NotificationHub {
 
-    private final LockBackend backend;
-    private final ConcurrentHashMap<String, Channel> channels = new ConcurrentHashMap<>();
+    /** How long a name's subscription stays open after its last subscriber left. */
+    static final Duration LINGER = Duration.ofSeconds(1);
 
-    NotificationHub(LockBackend backend) {
+    private final LockBackend backend;
+    private final Scheduler lingerTimer;
+    private final ConcurrentHashMap<String, Channel> channels = new ConcurrentHashMap<>();
+    private final Sinks.Empty<Void> closed = Sinks.empty();
+
+    /**
+     * @param backend     the store
+     * @param lingerTimer the scheduler that times a subscription's {@link #LINGER}
+     */
+    NotificationHub(LockBackend backend, Scheduler lingerTimer) {
         this.backend = backend;
+        this.lingerTimer = lingerTimer;
+    }
+
+    /** Ends every subscription now, lingering or not (their subscribers see them complete). */
+    void close() {
+        closed.tryEmitEmpty();
     }
 
     /**
@@ -74,16 +97,19 @@ final class NotificationHub {
 
         Channel(String name) {
             this.shared = backend.events(name)
+                    .takeUntilOther(closed.asMono())
                     .doOnNext(e -> {
                         if (e instanceof LockEvent.Subscribed) {
                             live = true;
                         }
                     })
-                    .doOnTerminate(() -> live = false)
                     .map(Wake::new)
-                    .doFinally(s -> channels.remove(name, this))
+                    .doFinally(s -> {
+                        live = false;
+                        channels.remove(name, this);
+                    })
                     .publish()
-                    .refCount();
+                    .refCount(1, LINGER, lingerTimer);
         }
     }
 }

@@ -6,11 +6,14 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import reactor.core.Disposable;
 import reactor.core.Disposables;
 import reactor.core.publisher.Flux;
+import reactor.core.scheduler.Scheduler;
 
 /**
  * The local waiters of each name and one shared store subscription per name while any waits. For
@@ -27,14 +30,23 @@ import reactor.core.publisher.Flux;
  * it ({@link LockEvent.Subscribed}) and it has not ended since: a waiter told {@code true} has been
  * woken to re-check after that point, so every later release reaches it and its timer is only a
  * safety net ({@link AcquireOperation}).
+ *
+ * <p>A name's subscription closes {@link NotificationHub#LINGER} after its last waiter left, unless
+ * one joined meanwhile (the same economy as the lock client's {@link NotificationHub}).
  */
 final class Waiters {
 
     private final Function<String, Flux<LockEvent>> events;
+    private final Scheduler lingerTimer;
     private final Map<String, Channel> channels = new ConcurrentHashMap<>();
 
-    Waiters(Function<String, Flux<LockEvent>> events) {
+    /**
+     * @param events      a name's store events
+     * @param lingerTimer the scheduler that times a subscription's linger
+     */
+    Waiters(Function<String, Flux<LockEvent>> events, Scheduler lingerTimer) {
         this.events = events;
+        this.lingerTimer = lingerTimer;
     }
 
     /**
@@ -93,6 +105,7 @@ final class Waiters {
         private Disposable.Composite subscription;                     // guarded by this
         private boolean closed;                                         // guarded by this
         private boolean live;                                           // guarded by this: Subscribed seen, not ended
+        private long joins;                                             // guarded by this: waiters added so far
 
         Channel(String name) {
             this.name = name;
@@ -107,6 +120,7 @@ final class Waiters {
                     return null;
                 }
                 waiting.addLast(w);
+                joins++;
                 if (wakesAll) {
                     wakingAll++;
                 }
@@ -138,12 +152,31 @@ final class Waiters {
         }
 
         void remove(Waiter w) {
-            Disposable d = null;
+            long idleSince = -1;
             synchronized (this) {
                 if (waiting.remove(w) && w.wakesAll) {
                     wakingAll--;
                 }
                 if (waiting.isEmpty() && !closed) {
+                    idleSince = joins;
+                }
+            }
+            if (idleSince >= 0) {
+                long joinsThen = idleSince;
+                try {
+                    lingerTimer.schedule(() -> closeIfIdleSince(joinsThen), NotificationHub.LINGER.toMillis(),
+                            TimeUnit.MILLISECONDS);
+                } catch (RejectedExecutionException e) {
+                    closeIfIdleSince(joinsThen); // the timer is shut down (its engine closed): close now
+                }
+            }
+        }
+
+        /** Closes the subscription if no waiter joined since the last one left ({@code joinsThen} joins). */
+        private void closeIfIdleSince(long joinsThen) {
+            Disposable d = null;
+            synchronized (this) {
+                if (waiting.isEmpty() && !closed && joins == joinsThen) {
                     closed = true;
                     d = subscription;
                 }
@@ -190,6 +223,16 @@ final class Waiters {
 
         /** The store's events ended (an error, or completion): no longer live; every waiter re-checks. */
         private void ended() {
+            boolean idle;
+            synchronized (this) {
+                idle = waiting.isEmpty() && !closed;
+                if (idle) {
+                    closed = true; // lingering with no waiter: nothing to keep
+                }
+            }
+            if (idle) {
+                channels.remove(name, this);
+            }
             liveThenWakeAll(false);
         }
 

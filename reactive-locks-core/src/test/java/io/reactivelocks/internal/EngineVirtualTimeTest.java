@@ -165,9 +165,40 @@ class EngineVirtualTimeTest {
                 .then(() -> assertThat(calls).as("an acquisition does not wake waiters").hasValue(2))
                 .then(() -> events.tryEmitNext(new LockEvent.Released("a", "someone-else", false)))
                 .assertNext(l -> assertThat(l.token()).isEqualTo(9))
+                .then(() -> assertThat(events.currentSubscriberCount()).as("the name's subscription lingers").isEqualTo(1))
+                .thenAwait(NotificationHub.LINGER)
+                .then(() -> assertThat(events.currentSubscriberCount()).as("the waiter unsubscribed").isZero())
                 .expectComplete()
                 .verify(VERIFY);
-        assertThat(events.currentSubscriberCount()).as("the waiter unsubscribed").isZero();
+    }
+
+    @Test
+    void aWaiterJoiningALingeringSubscriptionSubscribesNoMoreAndDoesNotPoll() {
+        Sinks.Many<LockEvent> events = Sinks.many().multicast().directBestEffort();
+        AtomicInteger subscriptions = new AtomicInteger();
+        backend.events = events.asFlux().doOnSubscribe(x -> subscriptions.incrementAndGet());
+        AtomicInteger calls = new AtomicInteger();
+        // first acquire: busy, busy (re-check once live), granted; second: busy, busy (re-check), granted
+        backend.onGrant = r -> switch (calls.incrementAndGet()) {
+            case 1, 2, 4, 5 -> Mono.just(Attempt.busy(holder(Duration.ofSeconds(60))));
+            default -> Mono.just(Attempt.granted(calls.get(), r.leaseTime()));
+        };
+        StepVerifier.withVirtualTime(() -> client.acquire("a").flatMap(Lease::release).then(client.acquire("a")),
+                        () -> vts, Long.MAX_VALUE)
+                .expectSubscription()
+                .then(() -> events.tryEmitNext(new LockEvent.Subscribed("a")))
+                .then(() -> assertThat(calls).hasValue(2))
+                .then(() -> events.tryEmitNext(new LockEvent.Released("a", "someone-else", false)))
+                .then(() -> assertThat(calls).as("granted, released, the second acquire busy and re-checked at once")
+                        .hasValue(5))
+                .then(() -> assertThat(subscriptions).as("the second waiter joined the lingering subscription").hasValue(1))
+                .expectNoEvent(Duration.ofSeconds(9))
+                .then(() -> assertThat(calls).as("live: no poll before the safety net (lease / 3 = 10 s)").hasValue(5))
+                .then(() -> events.tryEmitNext(new LockEvent.Released("a", "someone-else", false)))
+                .assertNext(l -> assertThat(l.token()).isEqualTo(6))
+                .expectComplete()
+                .verify(VERIFY);
+        assertThat(subscriptions).hasValue(1);
     }
 
     @Test

@@ -107,8 +107,24 @@ class ObserveVirtualTimeTest {
         a.dispose();
         assertThat(events.currentSubscriberCount()).isEqualTo(1);
         b.dispose();
-        assertThat(events.currentSubscriberCount()).isZero();
+        assertThat(events.currentSubscriberCount()).as("lingering").isEqualTo(1);
+        vts.advanceTimeBy(NotificationHub.LINGER.minusMillis(1));
+        Disposable c = client.observe("a").subscribe();
+        assertThat(eventSubscriptions).as("an observer joining while it lingers reuses it").hasValue(1);
+        c.dispose();
+        vts.advanceTimeBy(NotificationHub.LINGER.minusMillis(1));
+        assertThat(events.currentSubscriberCount()).as("lingering again, from the last leave").isEqualTo(1);
+        vts.advanceTimeBy(Duration.ofMillis(1));
+        assertThat(events.currentSubscriberCount()).as("closed a linger after the last observer left").isZero();
         client.observe("a").subscribe().dispose();
         assertThat(eventSubscriptions).as("a new upstream after the old one closed").hasValue(2);
+    }
+
+    @Test
+    void closingTheClientEndsALingeringUpstreamAtOnce() {
+        client.observe("a").subscribe().dispose();
+        assertThat(events.currentSubscriberCount()).as("lingering").isEqualTo(1);
+        client.close().block(Duration.ofSeconds(5));
+        assertThat(events.currentSubscriberCount()).isZero();
     }
 }

@@ -78,7 +78,7 @@ class RedisRequestCountTest extends RequestCountContract {
             // one EVALSHA renews every lease due in the tick
             case RENEWAL_TICK -> 1;
             // per handoff the release and the woken waiter's grant; the chain adds the last grantee's release
-            // and the UNSUBSCRIBE of the name's channel when its last waiter leaves: 2 * 6 + 2 = 14
+            // and the UNSUBSCRIBE of the name's channel a linger (1 s) after its last waiter left: 2 * 6 + 2 = 14
             case HANDOFF -> (2.0 * WAITERS + 2) / WAITERS;
         };
     }
