@@ -12,14 +12,22 @@ import io.reactivelocks.LockTimeoutException;
 import io.reactivelocks.local.LocalSemaphoreStore;
 import io.reactivelocks.semaphore.Semaphore;
 import io.reactivelocks.semaphore.SemaphoreState;
+import io.reactivelocks.spi.Holder;
+import io.reactivelocks.spi.LockEvent;
+import io.reactivelocks.spi.RenewOutcome;
+import io.reactivelocks.spi.RenewRequest;
+import io.reactivelocks.spi.semaphore.PermitGrant;
+import io.reactivelocks.spi.semaphore.SemaphoreStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.test.StepVerifier;
 import reactor.test.scheduler.VirtualTimeScheduler;
@@ -110,6 +118,81 @@ class SemaphoreVirtualTimeTest {
         got.get(1).release().block(VERIFY);
         w1.dispose();
         w2.dispose();
+    }
+
+    @Test
+    void aNamesSubscriptionLingersASecondAfterItsLastWaiterSoTheNextWaiterSubscribesNoMore() {
+        AtomicInteger subscriptions = new AtomicInteger();
+        AtomicInteger open = new AtomicInteger();
+        SemaphoreStore counting = new CountingEvents(store, subscriptions, open);
+        Semaphore c = Semaphore.create(counting, options);
+        try {
+            Lease held = take(a, 1);
+            AtomicReference<Lease> got = new AtomicReference<>();
+            c.acquire("s", 1).subscribe(got::set); // N = 1 in use
+            held.release().block(VERIFY);
+            assertThat(got.get()).as("woken by the release").isNotNull();
+            assertThat(open).as("the subscription lingers after its last waiter").hasValue(1);
+            vts.advanceTimeBy(Duration.ofMillis(999));
+            Lease second = take(a, 2);
+            AtomicReference<Lease> next = new AtomicReference<>();
+            c.acquire("s", 2).subscribe(next::set); // N = 2 in use
+            assertThat(subscriptions).as("the second waiter joined the lingering subscription").hasValue(1);
+            second.release().block(VERIFY);
+            assertThat(next.get()).as("woken by the release").isNotNull();
+            got.get().release().block(VERIFY);
+            next.get().release().block(VERIFY);
+            vts.advanceTimeBy(Duration.ofMillis(999));
+            assertThat(open).as("a linger after the last waiter left, not after the first").hasValue(1);
+            vts.advanceTimeBy(Duration.ofMillis(1));
+            assertThat(open).as("closed").hasValue(0);
+        } finally {
+            c.close().block(VERIFY);
+        }
+    }
+
+    /** The in-memory store, counting the subscriptions to its events. */
+    private record CountingEvents(LocalSemaphoreStore store, AtomicInteger subscriptions, AtomicInteger open)
+            implements SemaphoreStore {
+        @Override
+        public String name() {
+            return store.name();
+        }
+
+        @Override
+        public Mono<PermitGrant> tryGrant(String name, List<String> owners, int permits, Duration leaseTime) {
+            return store.tryGrant(name, owners, permits, leaseTime);
+        }
+
+        @Override
+        public Mono<List<RenewOutcome>> renew(List<RenewRequest> batch) {
+            return store.renew(batch);
+        }
+
+        @Override
+        public Mono<Boolean> release(String name, String owner) {
+            return store.release(name, owner);
+        }
+
+        @Override
+        public Mono<List<Holder>> holders(String name) {
+            return store.holders(name);
+        }
+
+        @Override
+        public Flux<LockEvent> events(String name) {
+            return store.events(name)
+                    .doOnSubscribe(x -> {
+                        subscriptions.incrementAndGet();
+                        open.incrementAndGet();
+                    })
+                    .doFinally(x -> open.decrementAndGet());
+        }
+
+        @Override
+        public Mono<Void> close() {
+            return Mono.empty();
+        }
     }
 
     @Test
