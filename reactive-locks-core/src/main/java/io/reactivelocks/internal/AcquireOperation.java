@@ -91,6 +91,8 @@ final class AcquireOperation extends Registry.Member implements Subscription {
     private boolean mayHoldKey;
     private boolean waiting;
     private boolean eventsRequested;
+    /** The name's {@link LeaseOwner#releaseMark} before the last request was sent, until this acquire subscribed. */
+    private @Nullable Object releaseMark;
     /**
      * Whether this acquire's release notifications are live: the store confirmed its subscription and this
      * acquire re-checked after that, so every later release wakes it (guarded by this).
@@ -384,9 +386,17 @@ final class AcquireOperation extends Registry.Member implements Subscription {
             }
         }
         long sentAt = options.clock().nanoTime();
+        boolean mark;
         synchronized (this) {
             if (firstSentAt == Long.MIN_VALUE) {
                 firstSentAt = sentAt;
+            }
+            mark = wait && !eventsRequested;
+        }
+        if (mark) {
+            Object m = site.releaseMark(name);
+            synchronized (this) {
+                releaseMark = m;
             }
         }
         Mono<?> ask;
@@ -596,6 +606,7 @@ final class AcquireOperation extends Registry.Member implements Subscription {
         boolean subscribe;
         boolean now;
         long attemptsBefore;
+        Object mark;
         boolean late;
         synchronized (this) {
             inFlight = false;
@@ -627,31 +638,8 @@ final class AcquireOperation extends Registry.Member implements Subscription {
         if (!armWaitTimeout()) {
             return;
         }
-        long delay = Backoff.delayNanos(options.backoff(), attempts);
         boolean byTurn = call != null && site.queuesGrants();
-        if (byTurn) {
-            // the store keeps this acquire's place and wakes it when what stands before it goes: no
-            // shared change stream that would wake every waiting client on each change. The timer is
-            // only a safety net then (a watch the store lost): not before the backoff's cap or a third
-            // of the lease time, so waiters in line do not poll the store
-            long safety = safetyNetNanos();
-            delay = remainingNanos == UNKNOWN ? safety : Math.min(safety, Math.max(ONE_MS, remainingNanos));
-        } else if (remainingNanos != UNKNOWN) {
-            boolean live;
-            synchronized (this) {
-                live = notificationsLive;
-            }
-            if (live) {
-                // a release wakes this acquire (its notifications are live and it re-checked since they went
-                // live), and what stands in the way expires by then at the latest (+1 ms to land after it): the
-                // timer is a safety net, not a poll, so a waiter does not ask again between a release's
-                // notification and its own turn
-                delay = Math.min(safetyNetNanos(), Math.max(0, remainingNanos) + ONE_MS);
-            } else {
-                // what stands in the way expires by then at the latest (+1 ms to land after it)
-                delay = Math.min(delay, Math.max(0, remainingNanos) + ONE_MS);
-            }
-        }
+        long delay = waitNanos(byTurn, remainingNanos);
         synchronized (this) {
             if (done) {
                 return;
@@ -662,6 +650,8 @@ final class AcquireOperation extends Registry.Member implements Subscription {
             subscribe = !byTurn && !eventsRequested;
             eventsRequested |= subscribe;
             attemptsBefore = attempts;
+            mark = releaseMark;
+            releaseMark = null;
         }
         if (byTurn) {
             Disposable d = site.awaitTurn(name, owners).subscribe(null, e -> { /* the safety timer wakes us */ }, this::onWake);
@@ -676,7 +666,7 @@ final class AcquireOperation extends Registry.Member implements Subscription {
             }
         }
         if (subscribe) {
-            Disposable d = site.wakes(name, wakesAll, this);
+            Disposable d = site.wakes(name, wakesAll, mark, this);
             boolean superseded;
             synchronized (this) {
                 if (!done) {
@@ -694,6 +684,7 @@ final class AcquireOperation extends Registry.Member implements Subscription {
             if (superseded) {
                 return;
             }
+            delay = waitNanos(false, remainingNanos); // it may have joined a live subscription without a re-check
         }
         if (now) {
             onWake();
@@ -799,6 +790,39 @@ final class AcquireOperation extends Registry.Member implements Subscription {
         if (event instanceof LockEvent.Subscribed || event instanceof LockEvent.Released) {
             wakeUp(w);
         }
+    }
+
+    /**
+     * @param byTurn         whether the store wakes this acquire at its turn in the store's line
+     * @param remainingNanos the remaining TTL of what stands in the way, or {@code UNKNOWN}
+     * @return how long to wait before asking again, unless woken earlier
+     */
+    private long waitNanos(boolean byTurn, long remainingNanos) {
+        if (byTurn) {
+            // the store keeps this acquire's place and wakes it when what stands before it goes: no
+            // shared change stream that would wake every waiting client on each change. The timer is
+            // only a safety net then (a watch the store lost): not before the backoff's cap or a third
+            // of the lease time, so waiters in line do not poll the store
+            long safety = safetyNetNanos();
+            return remainingNanos == UNKNOWN ? safety : Math.min(safety, Math.max(ONE_MS, remainingNanos));
+        }
+        long delay = Backoff.delayNanos(options.backoff(), attempts);
+        if (remainingNanos == UNKNOWN) {
+            return delay;
+        }
+        boolean live;
+        synchronized (this) {
+            live = notificationsLive;
+        }
+        if (live) {
+            // a release wakes this acquire (its notifications are live and it re-checked since they went
+            // live, or they were live when it asked and notified no release since), and what stands in the way
+            // expires by then at the latest (+1 ms to land after it): the timer is a safety net, not a poll, so
+            // a waiter does not ask again between a release's notification and its own turn
+            return Math.min(safetyNetNanos(), Math.max(0, remainingNanos) + ONE_MS);
+        }
+        // what stands in the way expires by then at the latest (+1 ms to land after it)
+        return Math.min(delay, Math.max(0, remainingNanos) + ONE_MS);
     }
 
     /**

@@ -24,6 +24,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import org.reactivestreams.Publisher;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
@@ -224,17 +225,24 @@ public final class DefaultLockClient extends LeaseOwner implements LockClient {
     }
 
     @Override
-    reactor.core.Disposable wakes(String name, boolean wakesAll, AcquireOperation op) {
+    reactor.core.Disposable wakes(String name, boolean wakesAll, @Nullable Object mark, AcquireOperation op) {
         reactor.core.Disposable d = hub.wakes(name)
                 .subscribe(op::onEvent, e -> op.notificationsLive(false), () -> op.notificationsLive(false));
         if (hub.live(name)) {
-            // joined a channel that is live already: no Subscribed comes for this subscriber, so it re-checks
-            // now (a release between its busy answer and its subscription would be missed otherwise), and every
-            // later release reaches it
+            // joined a channel that is live already: no Subscribed comes for this subscriber, and every later release
+            // reaches it. It re-checks now (a release between its request and its subscription would be missed
+            // otherwise) — unless the channel was live when the request was sent and notified no release since
             op.notificationsLive(true);
-            op.wakeUp();
+            if (!hub.unchangedSince(name, mark)) {
+                op.wakeUp();
+            }
         }
         return d;
+    }
+
+    @Override
+    @Nullable Object releaseMark(String name) {
+        return hub.releaseMark(name);
     }
 
     @Override

@@ -20,6 +20,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 import java.util.function.ToLongFunction;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
@@ -203,8 +204,13 @@ public final class GrantEngine extends LeaseOwner {
     }
 
     @Override
-    reactor.core.Disposable wakes(String name, boolean wakesAll, AcquireOperation op) {
-        return waiters.join(name, wakesAll, op::wakeUp, op::notificationsLive)::leave;
+    reactor.core.Disposable wakes(String name, boolean wakesAll, @Nullable Object mark, AcquireOperation op) {
+        return waiters.join(name, wakesAll, mark, op::wakeUp, op::notificationsLive)::leave;
+    }
+
+    @Override
+    @Nullable Object releaseMark(String name) {
+        return waiters.releaseMark(name);
     }
 
     @Override

@@ -105,8 +105,22 @@ abstract class LeaseOwner {
     abstract LeaseHandle newLease(String name, String owner, long token, LockOptions options, Scheduler scheduler,
                                   long validUntil, SafeListener leaseListener);
 
-    /** @return the subscription that wakes {@code op} when what stands in its way may have gone */
-    abstract Disposable wakes(String name, boolean wakesAll, AcquireOperation op);
+    /**
+     * @param name the name
+     * @param mark {@link #releaseMark} taken before {@code op}'s last request was sent, or null
+     * @param op   the acquire to wake
+     * @return the subscription that wakes {@code op} when what stands in its way may have gone. Joining a
+     *         subscription that is live already wakes {@code op} once to re-check (a release may have been
+     *         notified between its request and the join) — unless {@code mark} shows that none was
+     */
+    abstract Disposable wakes(String name, boolean wakesAll, @Nullable Object mark, AcquireOperation op);
+
+    /**
+     * @param name the name
+     * @return a mark of the release notifications of {@code name} seen so far, when its subscription is live;
+     *         null when none is (then a waiter joining later re-checks)
+     */
+    abstract @Nullable Object releaseMark(String name);
 
     /** @return the typed error of a failed acquire request */
     abstract LockException acquireError(String name, Throwable error);

@@ -4,7 +4,13 @@ import io.reactivelocks.spi.LockBackend;
 import io.reactivelocks.spi.LockEvent;
 import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
+import reactor.core.Disposable;
+import reactor.core.Disposables;
+import reactor.core.publisher.ConnectableFlux;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Scheduler;
@@ -40,6 +46,9 @@ final class NotificationHub {
     /** Ends every subscription now, lingering or not (their subscribers see them complete). */
     void close() {
         closed.tryEmitEmpty();
+        for (Channel c : channels.values()) {
+            c.end();
+        }
     }
 
     /**
@@ -58,7 +67,17 @@ final class NotificationHub {
      *         a release — so one release wakes one local waiter, not all of them (no herd)
      */
     Flux<Wake> wakes(String name) {
-        return Flux.defer(() -> channels.computeIfAbsent(name, Channel::new).shared);
+        return Flux.defer(() -> {
+            while (true) {
+                Channel c = channels.computeIfAbsent(name, Channel::new);
+                synchronized (c) {
+                    if (!c.ended) {
+                        return c.shared;
+                    }
+                }
+                channels.remove(name, c); // ended meanwhile: take a fresh one
+            }
+        });
     }
 
     /**
@@ -70,6 +89,30 @@ final class NotificationHub {
     boolean live(String name) {
         Channel c = channels.get(name);
         return c != null && c.live;
+    }
+
+    /**
+     * @param name the lock name
+     * @return a mark of the releases notified on the name's live subscription so far, or null when it is not
+     *         live ({@link #unchangedSince})
+     */
+    @Nullable Object releaseMark(String name) {
+        Channel c = channels.get(name);
+        return c != null && c.live ? new Mark(c, c.releases) : null;
+    }
+
+    /**
+     * @param name the lock name
+     * @param mark a {@link #releaseMark} of the name, or null
+     * @return true when the name's subscription has been live since {@code mark} was taken and notified no release
+     *         (nor a re-subscription) since: a subscriber joining now misses nothing that came after the mark
+     */
+    boolean unchangedSince(String name, @Nullable Object mark) {
+        Channel c = channels.get(name);
+        return mark instanceof Mark m && m.channel == c && c.live && c.releases == m.releases;
+    }
+
+    private record Mark(Channel channel, long releases) {
     }
 
     /** One store event as seen by the local waiters of its lock. */
@@ -91,25 +134,151 @@ final class NotificationHub {
         }
     }
 
+    /**
+     * One name's subscription: connected by its first subscriber, disconnected {@link #LINGER} after its last one
+     * left (unless another joined meanwhile), at once when the hub closes or the store's events end. A subscriber
+     * that joins a channel ended meanwhile connects it again (a second subscription of the name for a while).
+     */
     private final class Channel {
         final Flux<Wake> shared;
+        private final String name;
+        private final ConnectableFlux<Wake> source;
         volatile boolean live;
+        /** Releases and (re-)subscriptions notified so far: {@link #releaseMark}. */
+        volatile long releases;
+        private int subscribers;                // guarded by this
+        private @Nullable Disposable connection; // guarded by this: null when not connected
+        private long connects;                  // guarded by this: connections made so far
+        private @Nullable Disposable linger;     // guarded by this
+        private boolean ended;                  // guarded by this: wakes() takes a fresh channel
 
         Channel(String name) {
-            this.shared = backend.events(name)
-                    .takeUntilOther(closed.asMono())
+            this.name = name;
+            this.source = Flux.defer(() -> {
+                        long connected;
+                        synchronized (this) {
+                            connected = connects;
+                        }
+                        return backend.events(name)
+                                .takeUntilOther(closed.asMono())
+                                .doFinally(s -> end(connected));
+                    })
                     .doOnNext(e -> {
                         if (e instanceof LockEvent.Subscribed) {
                             live = true;
                         }
+                        if (e instanceof LockEvent.Subscribed || e instanceof LockEvent.Released) {
+                            releases++; // one thread at a time: the store's events are serial
+                        }
                     })
                     .map(Wake::new)
-                    .doFinally(s -> {
-                        live = false;
-                        channels.remove(name, this);
-                    })
-                    .publish()
-                    .refCount(1, LINGER, lingerTimer);
+                    .publish();
+            // a subscriber is registered with the source before it connects it: it sees the first Subscribed
+            this.shared = source.doOnSubscribe(s -> joined()).doFinally(s -> left());
+        }
+
+        private void joined() {
+            Disposable placeholder = null;
+            Disposable timer;
+            synchronized (this) {
+                subscribers++;
+                timer = linger;
+                linger = null;
+                if (connection == null) {
+                    placeholder = Disposables.single();
+                    connection = placeholder;
+                    connects++;
+                    ended = false;
+                }
+            }
+            if (timer != null) {
+                timer.dispose();
+            }
+            if (placeholder != null) {
+                Disposable c = source.connect();
+                boolean gone;
+                synchronized (this) {
+                    gone = connection != placeholder; // ended during connect (the store's events failed at once)
+                    if (!gone) {
+                        connection = c;
+                    }
+                }
+                if (gone) {
+                    c.dispose();
+                }
+            }
+        }
+
+        private void left() {
+            long connected;
+            synchronized (this) {
+                if (--subscribers > 0 || connection == null || linger != null) {
+                    return;
+                }
+                linger = Disposables.single(); // a timer is on its way
+                connected = connects;
+            }
+            Disposable timer;
+            try {
+                timer = lingerTimer.schedule(() -> lingered(connected), LINGER.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (RejectedExecutionException e) {
+                timer = null; // the timer is shut down (the client closing): disconnect now
+            }
+            if (timer == null) {
+                lingered(connected);
+                return;
+            }
+            boolean drop;
+            synchronized (this) {
+                drop = linger == null; // a subscriber joined (or it ended) meanwhile
+                if (!drop) {
+                    linger = timer;
+                }
+            }
+            if (drop) {
+                timer.dispose();
+            }
+        }
+
+        /** The linger passed: disconnects unless a subscriber joined meanwhile. */
+        private void lingered(long connected) {
+            synchronized (this) {
+                if (subscribers > 0) {
+                    return;
+                }
+            }
+            end(connected);
+        }
+
+        /** Ends the connection now (the hub closing). */
+        void end() {
+            long connected;
+            synchronized (this) {
+                connected = connects;
+            }
+            end(connected);
+        }
+
+        /** Disconnects, if still on connection {@code connected} (the linger passed, the hub closed, the events ended). */
+        private void end(long connected) {
+            Disposable c;
+            Disposable timer;
+            synchronized (this) {
+                if (connects != connected || connection == null) {
+                    return;
+                }
+                ended = true;
+                c = connection;
+                timer = linger;
+                connection = null;
+                linger = null;
+            }
+            live = false;
+            channels.remove(name, this);
+            if (timer != null) {
+                timer.dispose();
+            }
+            c.dispose();
         }
     }
 }

@@ -10,6 +10,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 import reactor.core.Disposable;
 import reactor.core.Disposables;
 import reactor.core.publisher.Flux;
@@ -52,21 +53,33 @@ final class Waiters {
     /**
      * @param name     the name
      * @param wakesAll whether a release wakes every waiter of the name while this one waits (else one)
+     * @param mark     a {@link #releaseMark} taken before the waiter's last request was sent, or null: when the
+     *                 subscription has been live since and notified no release, joining it does not wake the
+     *                 waiter to re-check
      * @param onWake   called at each wake-up (on the thread of the store's event, or at once from here when the
      *                 name's subscription is live already: the waiter re-checks once)
      * @param onLive   told {@code true} (before the wake-up it comes with) when the name's subscription is live,
      *                 {@code false} when it ended
      * @return a new waiter, registered until {@link Waiter#leave()}
      */
-    Waiter join(String name, boolean wakesAll, Runnable onWake, Consumer<Boolean> onLive) {
+    Waiter join(String name, boolean wakesAll, @Nullable Object mark, Runnable onWake, Consumer<Boolean> onLive) {
         while (true) {
             Channel c = channels.computeIfAbsent(name, Channel::new);
-            Waiter w = c.add(wakesAll, onWake, onLive);
+            Waiter w = c.add(wakesAll, mark, onWake, onLive);
             if (w != null) {
                 return w;
             }
             channels.remove(name, c); // closed by its last waiter meanwhile: take a fresh one
         }
+    }
+
+    /**
+     * @param name the name
+     * @return a mark of the releases notified on the name's live subscription so far, or null when none is live
+     */
+    @Nullable Object releaseMark(String name) {
+        Channel c = channels.get(name);
+        return c == null ? null : c.mark();
     }
 
     void closeAll() {
@@ -106,15 +119,21 @@ final class Waiters {
         private boolean closed;                                         // guarded by this
         private boolean live;                                           // guarded by this: Subscribed seen, not ended
         private long joins;                                             // guarded by this: waiters added so far
+        private long releases;                                          // guarded by this: Released, Subscribed seen
 
         Channel(String name) {
             this.name = name;
         }
 
-        Waiter add(boolean wakesAll, Runnable onWake, Consumer<Boolean> onLive) {
+        synchronized @Nullable Object mark() {
+            return live && !closed ? new Mark(this, releases) : null;
+        }
+
+        Waiter add(boolean wakesAll, @Nullable Object mark, Runnable onWake, Consumer<Boolean> onLive) {
             Waiter w = new Waiter(this, wakesAll, onWake, onLive);
             boolean subscribe;
             boolean liveNow;
+            boolean unchanged;
             synchronized (this) {
                 if (closed) {
                     return null;
@@ -129,12 +148,15 @@ final class Waiters {
                     subscription = Disposables.composite();
                 }
                 liveNow = live;
+                unchanged = liveNow && mark instanceof Mark m && m.channel == this && m.releases == releases;
             }
             if (!subscribe) {
                 if (liveNow) {
                     w.onLive.accept(true); // the wake below re-checks after the subscription went live
                 }
-                w.wake(); // the subscription may be live already: no Subscribed will come for this one
+                if (!unchanged) {
+                    w.wake(); // the subscription may be live already: no Subscribed will come for this one
+                }
                 return w;
             }
             Disposable d = events.apply(name).subscribe(this::on, e -> ended(), this::ended);
@@ -205,6 +227,7 @@ final class Waiters {
                 Waiter first;
                 boolean all;
                 synchronized (this) {
+                    releases++;
                     all = wakingAll > 0;
                     first = all ? null : waiting.pollFirst();
                     if (first != null) {
@@ -241,6 +264,7 @@ final class Waiters {
             List<Waiter> all;
             synchronized (this) {
                 live = now;
+                releases++;
                 all = new ArrayList<>(waiting);
             }
             all.forEach(w -> w.onLive.accept(now));
@@ -254,5 +278,8 @@ final class Waiters {
             }
             all.forEach(Waiter::wake);
         }
+    }
+
+    private record Mark(Channel channel, long releases) {
     }
 }

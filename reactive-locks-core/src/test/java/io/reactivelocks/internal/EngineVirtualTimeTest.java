@@ -178,9 +178,9 @@ class EngineVirtualTimeTest {
         AtomicInteger subscriptions = new AtomicInteger();
         backend.events = events.asFlux().doOnSubscribe(x -> subscriptions.incrementAndGet());
         AtomicInteger calls = new AtomicInteger();
-        // first acquire: busy, busy (re-check once live), granted; second: busy, busy (re-check), granted
+        // first acquire: busy, busy (re-check once live), granted; second: busy, granted after a release
         backend.onGrant = r -> switch (calls.incrementAndGet()) {
-            case 1, 2, 4, 5 -> Mono.just(Attempt.busy(holder(Duration.ofSeconds(60))));
+            case 1, 2, 4 -> Mono.just(Attempt.busy(holder(Duration.ofSeconds(60))));
             default -> Mono.just(Attempt.granted(calls.get(), r.leaseTime()));
         };
         StepVerifier.withVirtualTime(() -> client.acquire("a").flatMap(Lease::release).then(client.acquire("a")),
@@ -189,13 +189,13 @@ class EngineVirtualTimeTest {
                 .then(() -> events.tryEmitNext(new LockEvent.Subscribed("a")))
                 .then(() -> assertThat(calls).hasValue(2))
                 .then(() -> events.tryEmitNext(new LockEvent.Released("a", "someone-else", false)))
-                .then(() -> assertThat(calls).as("granted, released, the second acquire busy and re-checked at once")
-                        .hasValue(5))
+                .then(() -> assertThat(calls).as("granted, released, the second acquire busy: no re-check, as the"
+                        + " subscription was live when it asked and notified no release since").hasValue(4))
                 .then(() -> assertThat(subscriptions).as("the second waiter joined the lingering subscription").hasValue(1))
                 .expectNoEvent(Duration.ofSeconds(9))
-                .then(() -> assertThat(calls).as("live: no poll before the safety net (lease / 3 = 10 s)").hasValue(5))
+                .then(() -> assertThat(calls).as("live: no poll before the safety net (lease / 3 = 10 s)").hasValue(4))
                 .then(() -> events.tryEmitNext(new LockEvent.Released("a", "someone-else", false)))
-                .assertNext(l -> assertThat(l.token()).isEqualTo(6))
+                .assertNext(l -> assertThat(l.token()).isEqualTo(5))
                 .expectComplete()
                 .verify(VERIFY);
         assertThat(subscriptions).hasValue(1);
