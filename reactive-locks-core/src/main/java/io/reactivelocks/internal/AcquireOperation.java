@@ -814,7 +814,8 @@ final class AcquireOperation extends Registry.Member implements Subscription {
         synchronized (this) {
             live = notificationsLive;
         }
-        if (live) {
+        // a backoff with a bounded number of attempts is a schedule the caller asked for: spent as given
+        if (live && options.backoff().maxAttempts == Long.MAX_VALUE) {
             // a release wakes this acquire (its notifications are live and it re-checked since they went
             // live, or they were live when it asked and notified no release since), and what stands in the way
             // expires by then at the latest (+1 ms to land after it): the timer is a safety net, not a poll, so

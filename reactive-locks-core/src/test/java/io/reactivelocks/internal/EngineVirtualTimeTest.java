@@ -202,6 +202,29 @@ class EngineVirtualTimeTest {
     }
 
     @Test
+    void aBoundedNumberOfAttemptsIsSpentOnTheBackoffScheduleEvenWhenNotificationsAreLive() {
+        Sinks.Many<LockEvent> events = Sinks.many().multicast().directBestEffort();
+        backend.events = events.asFlux();
+        AtomicInteger calls = new AtomicInteger();
+        backend.onGrant = r -> {
+            calls.incrementAndGet();
+            return Mono.just(Attempt.busy(holder(Duration.ofSeconds(60))));
+        };
+        LockOptions threeTries = options.mutate()
+                .backoff(Retry.backoff(3, Duration.ofMillis(5)).maxBackoff(Duration.ofMillis(5)).jitter(0))
+                .build();
+        StepVerifier.withVirtualTime(() -> client.acquire("a", threeTries), () -> vts, Long.MAX_VALUE)
+                .expectSubscription()
+                .then(() -> events.tryEmitNext(new LockEvent.Subscribed("a")))
+                .then(() -> assertThat(calls).as("busy, then the re-check once live").hasValue(2))
+                .thenAwait(Duration.ofMillis(5))
+                .expectErrorSatisfies(e -> assertThat(e).isInstanceOf(LockTimeoutException.class)
+                        .hasMessageContaining("3 attempts"))
+                .verify(VERIFY);
+        assertThat(calls).hasValue(3);
+    }
+
+    @Test
     void oneReleaseWakesOneLocalWaiterNotAll() {
         Sinks.Many<LockEvent> events = Sinks.many().multicast().directBestEffort();
         backend.events = events.asFlux();
