@@ -246,6 +246,7 @@ DECLARE
     w record;
     t bigint;
     v_seq bigint;
+    v_watched boolean;
 BEGIN
     PERFORM pg_advisory_xact_lock(hashtextextended(p_name, 7305467431562270022));
     DELETE FROM "public"."reactive_locks_waiters" x WHERE x.name = p_name AND x.expires_at <= now();
@@ -295,7 +296,7 @@ BEGIN
             SET owner = excluded.owner, token = nextval('"public"."reactive_locks_token_seq"'), expires_at = excluded.expires_at,
                 payload = excluded.payload
             WHERE l.expires_at <= now()
-        RETURNING l.token INTO t;
+        RETURNING l.token, l.watched_until > now() INTO t, v_watched;
     IF t IS NULL THEN
         SELECT l.owner, l.token, l.expires_at, l.payload INTO h FROM "public"."reactive_locks" l WHERE l.name = p_name;
         RETURN QUERY SELECT 0, h.token, h.owner,
@@ -303,7 +304,11 @@ BEGIN
         RETURN;
     END IF;
     DELETE FROM "public"."reactive_locks_waiters" x WHERE x.name = p_name AND x.owner = p_owner;
-    PERFORM "public"."reactive_locks_notify"(p_channel, p_name, 'A ' || t || ' ' || p_suffix);
+    -- announced while a client watches the name: the row's watched_until, read under its row lock (asking
+    -- "public"."reactive_locks_notify" for the name's advisory lock after the row's deadlocked with a watch of the name)
+    IF v_watched THEN
+        PERFORM pg_notify(p_channel, 'A ' || t || ' ' || p_suffix);
+    END IF;
     RETURN QUERY SELECT 1, t, NULL::text, NULL::bigint, NULL::text, NULL::bigint;
 END
 $fn$;

@@ -67,6 +67,7 @@ DECLARE
     w record;
     t bigint;
     v_seq bigint;
+    v_watched boolean;
 BEGIN
     PERFORM pg_advisory_xact_lock(hashtextextended(p_name, 7305467431562270022));
     DELETE FROM ${waiter_table} x WHERE x.name = p_name AND x.expires_at <= now();
@@ -116,7 +117,7 @@ BEGIN
             SET owner = excluded.owner, token = nextval('${sequence}'), expires_at = excluded.expires_at,
                 payload = excluded.payload
             WHERE l.expires_at <= now()
-        RETURNING l.token INTO t;
+        RETURNING l.token, l.watched_until > now() INTO t, v_watched;
     IF t IS NULL THEN
         SELECT l.owner, l.token, l.expires_at, l.payload INTO h FROM ${table} l WHERE l.name = p_name;
         RETURN QUERY SELECT 0, h.token, h.owner,
@@ -124,7 +125,11 @@ BEGIN
         RETURN;
     END IF;
     DELETE FROM ${waiter_table} x WHERE x.name = p_name AND x.owner = p_owner;
-    PERFORM ${notify_fn}(p_channel, p_name, 'A ' || t || ' ' || p_suffix);
+    -- announced while a client watches the name: the row's watched_until, read under its row lock (asking
+    -- ${notify_fn} for the name's advisory lock after the row's deadlocked with a watch of the name)
+    IF v_watched THEN
+        PERFORM pg_notify(p_channel, 'A ' || t || ' ' || p_suffix);
+    END IF;
     RETURN QUERY SELECT 1, t, NULL::text, NULL::bigint, NULL::text, NULL::bigint;
 END
 $fn$;
