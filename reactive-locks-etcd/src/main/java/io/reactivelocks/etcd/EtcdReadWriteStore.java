@@ -359,6 +359,7 @@ final class EtcdReadWriteStore implements ReadWriteStore {
 
     @Override
     public Mono<Void> close() {
+        keys.close();
         return ownsClient ? Mono.<Void>fromRunnable(client::close).subscribeOn(Schedulers.boundedElastic()) : Mono.empty();
     }
 

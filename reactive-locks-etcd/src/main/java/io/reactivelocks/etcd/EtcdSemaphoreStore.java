@@ -510,6 +510,7 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
 
     @Override
     public Mono<Void> close() {
+        keys.close();
         return ownsClient ? Mono.<Void>fromRunnable(client::close).subscribeOn(Schedulers.boundedElastic()) : Mono.empty();
     }
 

@@ -27,6 +27,8 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.function.ToLongFunction;
 import org.jspecify.annotations.Nullable;
+import reactor.core.Disposable;
+import reactor.core.Disposables;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
@@ -58,6 +60,8 @@ final class LeasedKeys {
 
     private static final SecureRandom RANDOM = new SecureRandom();
 
+    /** Timers of {@link #freeWhenGone}, cancelled by {@link #close()}. */
+    private final Disposable.Composite pendingFrees = Disposables.composite();
     private final Client client;
     private final String prefix;
     /** This store instance's random id: the first part of its keys' last segment. */
@@ -178,9 +182,19 @@ final class LeasedKeys {
         if (confirmed) {
             gone(place);
         } else {
-            Mono.delay(Duration.ofSeconds(2 * Math.max(ttlSeconds, 60)), Schedulers.parallel())
-                    .subscribe(x -> gone(place), e -> { });
+            Disposable.Swap timer = Disposables.swap();
+            pendingFrees.add(timer);
+            timer.update(Mono.delay(Duration.ofSeconds(2 * Math.max(ttlSeconds, 60)), Schedulers.parallel())
+                    .subscribe(x -> {
+                        pendingFrees.remove(timer);
+                        gone(place);
+                    }, e -> { }));
         }
+    }
+
+    /** Cancels the timers that would free places later (the store closing: its places go with it). */
+    void close() {
+        pendingFrees.dispose();
     }
 
     /**
