@@ -16,7 +16,6 @@ import io.reactivelocks.spi.Attempt;
 import io.reactivelocks.spi.GrantRequest;
 import io.reactivelocks.spi.Holder;
 import java.util.List;
-import java.util.concurrent.ConcurrentHashMap;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
@@ -41,8 +40,6 @@ final class EtcdLockQueue {
     private final AbandonedTransactions txns;
     private final EtcdLockOptions options;
     private final HeldKeyWatch heldKeys;
-    /** The keys queued owners of this backend watch for deletion, each with what is known of it. */
-    private final ConcurrentHashMap<ByteSequence, Predecessor> waitingOn = new ConcurrentHashMap<>();
 
     EtcdLockQueue(KV kv, Watch watch, EtcdKeys keys, LockSlots slots, LockKeys requests, SessionLeases sessions,
               AbandonedTransactions txns, EtcdLockOptions options, HeldKeyWatch heldKeys) {
@@ -145,7 +142,7 @@ final class EtcdLockQueue {
                 .withSortField(GetOption.SortTarget.CREATE).withSortOrder(GetOption.SortOrder.DESCEND)
                 .withLimit(1).build();
         return Mono.fromFuture(() -> kv.txn()
-                        .Then(Op.get(key, GetOption.DEFAULT), Op.get(range, before), Op.get(range, LOWEST))
+                        .Then(Op.get(key, GetOption.DEFAULT), Op.get(range, before))
                         .commit())
                 .flatMap(r -> {
                     if (r.getGetResponses().get(0).getKvs().isEmpty()) {
@@ -163,17 +160,13 @@ final class EtcdLockQueue {
                         return granted(request, s, key, myRev);
                     }
                     KeyValue p = predecessor.get(0);
-                    List<KeyValue> lowest = r.getGetResponses().get(2).getKvs();
-                    Predecessor wait = new Predecessor(p.getCreateRevision(),
-                            !lowest.isEmpty() && lowest.get(0).getKey().equals(p.getKey()));
-                    return awaitDeletion(request.name(), p.getKey(), r.getHeader().getRevision() + 1, wait)
-                            .flatMap(deleted -> {
-                                if (deleted && wait.first) {
-                                    // the only key before ours was deleted: ours is the lowest, no read needed
-                                    return granted(request, s, key, myRev);
-                                }
-                                return awaitTurn(request, s, key, myRev);
-                            });
+                    // on the predecessor's deletion, read again (our key, the one before it) before a grant — even when
+                    // the predecessor was the lowest: our own key may have been deleted behind our back first, and the
+                    // watch that reports that (the held keys' shared watch, opened from a past revision when it was
+                    // closed) may deliver it after this one (etcd syncs such a watch every 100 ms); granting on this
+                    // deletion alone granted a deleted key in a loaded CI run
+                    return awaitDeletion(request.name(), p.getKey(), r.getHeader().getRevision() + 1)
+                            .then(Mono.defer(() -> awaitTurn(request, s, key, myRev)));
                 });
     }
 
@@ -185,9 +178,8 @@ final class EtcdLockQueue {
      * @return true on the deletion; false shortly after the watch failed transiently (the caller
      *         then looks again); a permanent watch failure is an error
      */
-    private Mono<Boolean> awaitDeletion(String name, ByteSequence key, long fromRevision, Predecessor wait) {
+    private Mono<Boolean> awaitDeletion(String name, ByteSequence key, long fromRevision) {
         return Mono.<Boolean>create(sink -> {
-            waitingOn.put(key, wait);
             WatchOption option = WatchOption.builder().withRevision(fromRevision).withNoPut(true).build();
             Watch.Watcher w = watch.watch(key, option, Watch.listener(
                     response -> {
@@ -203,10 +195,7 @@ final class EtcdLockQueue {
                         }
                     },
                     () -> sink.success(false)));
-            sink.onDispose(() -> {
-                waitingOn.remove(key, wait);
-                w.close();
-            });
+            sink.onDispose(w::close);
         }).flatMap(deleted -> deleted ? Mono.just(true)
                 : Mono.delay(EtcdLockBackend.WATCH_RETRY, options.scheduler()).thenReturn(false)); // do not spin on a failing watch
     }
@@ -218,14 +207,6 @@ final class EtcdLockQueue {
      * with the other grants waiting for one (see {@link EtcdSession}).
      */
     private Mono<Attempt> granted(GrantRequest request, EtcdSession s, ByteSequence key, long token) {
-        // this key was the lowest under its name at a revision before now: its successor, if it
-        // watches it from this backend, needs no read once it is deleted
-        if (!waitingOn.isEmpty()) { // nothing to look up (nor a key to build) when no owner of this backend waits
-            Predecessor successor = waitingOn.get(key);
-            if (successor != null && successor.createRevision == token) {
-                successor.first = true;
-            }
-        }
         io.reactivelocks.spi.Renewal recent = s.recentConfirmation(request.clock());
         Mono<io.reactivelocks.spi.Renewal> confirmed = recent != null ? Mono.just(recent) : s.confirm(request.clock());
         return confirmed.flatMap(c -> sessions.granted(EtcdKeys.heldKey(request.name(), request.owner()), s)
@@ -286,22 +267,5 @@ final class EtcdLockQueue {
     LockSlots.@Nullable At keyOf(String name, String owner) {
         LockSlots.Place place = slots.find(name, owner);
         return place == null ? null : place.at();
-    }
-
-    /**
-     * The key a queued owner waits on: its create revision, and whether it is known to have been
-     * the lowest key under the name at some revision (read so by the owner, or granted by this
-     * backend). Then no key before it can exist any more (keys only get larger revisions), and
-     * the owner's read found no key between it and the owner's: its deletion makes the owner's
-     * key the lowest.
-     */
-    private static final class Predecessor {
-        final long createRevision;
-        volatile boolean first;
-
-        Predecessor(long createRevision, boolean first) {
-            this.createRevision = createRevision;
-            this.first = first;
-        }
     }
 }

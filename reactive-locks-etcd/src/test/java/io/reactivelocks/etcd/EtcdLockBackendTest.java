@@ -296,8 +296,8 @@ class EtcdLockBackendTest {
     }
 
     /**
-     * A waiter whose predecessor was the holder is granted on the holder's deletion without a read
-     * (EtcdLockQueue): its own key deleted behind its back while it waits must not be granted then.
+     * A waiter whose own key is deleted behind its back while it waits must not be granted on its predecessor's
+     * deletion (EtcdLockQueue reads its key again first; granting on the deletion alone failed this in a loaded run).
      */
     @Test
     void aQueuedKeyDeletedBehindTheClientsBackIsNotGrantedOnItsPredecessorsDeletion() throws Exception {

@@ -68,10 +68,10 @@ class EtcdRequestCountTest extends RequestCountContract {
             // one keepAliveOnce of the session lease — two LeaseKeepAlive messages: jetcd 0.8.6 writes the request
             // when the stream opens and again in end(request) when the answer arrives
             case RENEWAL_TICK -> 2;
-            // per handoff the delete only: each waiter's predecessor was the holder when it queued or was granted
-            // by this client, so its deletion alone makes the waiter first; the chain adds the last grantee's
-            // delete: 6 + 1 = 7
-            case HANDOFF -> (WAITERS + 1.0) / WAITERS;
+            // per handoff the delete and the woken waiter's read (its own key and the one before it: a grant on the
+            // predecessor's deletion alone could grant a key deleted behind the waiter's back); the chain adds the
+            // last grantee's delete: 2 * 6 + 1 = 13
+            case HANDOFF -> (2.0 * WAITERS + 1) / WAITERS;
         };
     }
 }
