@@ -127,8 +127,8 @@ final class EtcdLockQueue {
     private Mono<Attempt> turn(GrantRequest request, EtcdSession s, ByteSequence key, long myRev) {
         Mono<Attempt> lost = s.whenOver().then(Mono.error(() -> new LockBackendException(request.name(),
                 "the session lease ended while queued for lock '" + request.name() + "': " + s.endReason(), null, true)));
-        // our key deleted behind our back (an operator) while we wait: a grant on the predecessor's
-        // deletion alone would not notice it, the shared watch of held keys does
+        // our key deleted behind our back (an operator) while we wait: the shared watch of held keys ends the wait
+        // when it reports that; the read after the predecessor's deletion (awaitTurn) catches it if that comes first
         Mono<Attempt> entryGone = heldKeys.keyGone(key, myRev)
                 .then(Mono.error(() -> new LockBackendException(request.name(), "the queue entry of owner "
                         + request.owner() + " was deleted while queued", null, true)));
