@@ -10,7 +10,6 @@ import io.etcd.jetcd.op.CmpTarget;
 import io.etcd.jetcd.op.Op;
 import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.PutOption;
-import io.etcd.jetcd.options.WatchOption;
 import io.reactivelocks.LockBackendException;
 import io.reactivelocks.spi.Attempt;
 import io.reactivelocks.spi.GrantRequest;
@@ -165,39 +164,25 @@ final class EtcdLockQueue {
                     // watch that reports that (the held keys' shared watch, opened from a past revision when it was
                     // closed) may deliver it after this one (etcd syncs such a watch every 100 ms); granting on this
                     // deletion alone granted a deleted key in a loaded CI run
-                    return awaitDeletion(request.name(), p.getKey(), r.getHeader().getRevision() + 1)
+                    return awaitDeletion(request.name(), p, r.getHeader().getRevision())
                             .then(Mono.defer(() -> awaitTurn(request, s, key, myRev)));
                 });
     }
 
     /**
-     * Watches one key for its deletion, from {@code fromRevision} on (so a deletion after the read
-     * that found the key is seen even if it happened before the watch was set up). While it
-     * watches, {@code wait} is where a grant of that key by this backend is noted.
+     * Watches the predecessor's key for its deletion, from now on, with a read of it when the watch
+     * started after a change since the read that found it ({@link WaiterWatch}: a watch from that
+     * read's revision would be caught up only by etcd's 100 ms loop).
      *
      * @return true on the deletion; false shortly after the watch failed transiently (the caller
      *         then looks again); a permanent watch failure is an error
      */
-    private Mono<Boolean> awaitDeletion(String name, ByteSequence key, long fromRevision) {
-        return Mono.<Boolean>create(sink -> {
-            WatchOption option = WatchOption.builder().withRevision(fromRevision).withNoPut(true).build();
-            Watch.Watcher w = watch.watch(key, option, Watch.listener(
-                    response -> {
-                        if (!response.getEvents().isEmpty()) {
-                            sink.success(true);
-                        }
-                    },
-                    error -> {
-                        if (EtcdErrors.isTransient(error) || error instanceof CompactedException) {
-                            sink.success(false);
-                        } else {
-                            sink.error(EtcdErrors.map(name, "watch", error));
-                        }
-                    },
-                    () -> sink.success(false)));
-            sink.onDispose(w::close);
-        }).flatMap(deleted -> deleted ? Mono.just(true)
-                : Mono.delay(EtcdLockBackend.WATCH_RETRY, options.scheduler()).thenReturn(false)); // do not spin on a failing watch
+    private Mono<Boolean> awaitDeletion(String name, KeyValue predecessor, long readRevision) {
+        return WaiterWatch.await(watch, kv, predecessor.getKey(), false, false, readRevision, WaiterWatch.Seen.key(predecessor, false))
+                .onErrorResume(e -> EtcdErrors.isTransient(e) || e instanceof CompactedException, e -> Mono.just(false))
+                .onErrorMap(e -> EtcdErrors.map(name, "watch", e))
+                .flatMap(deleted -> deleted ? Mono.just(true)
+                        : Mono.delay(EtcdLockBackend.WATCH_RETRY, options.scheduler()).thenReturn(false)); // do not spin on a failing watch
     }
 
     /**

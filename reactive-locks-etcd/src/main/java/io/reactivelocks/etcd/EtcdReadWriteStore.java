@@ -61,10 +61,10 @@ final class EtcdReadWriteStore implements ReadWriteStore {
     private final boolean ownsClient;
     private final String prefix;
     private final LeasedKeys keys;
-    /** Of each refused waiting owner: the key (or, without a key of its own, the name's prefix) to watch, and from which revision. */
+    /** Of each refused waiting owner: the key (or, without a key of its own, the name's prefix) to watch, and what the read that refused it saw. */
     private final Map<String, Blocker> before = new ConcurrentHashMap<>();
 
-    private record Blocker(ByteSequence key, boolean prefix, long revision) {
+    private record Blocker(ByteSequence key, boolean prefix, long revision, WaiterWatch.Seen seen) {
     }
 
     /** The key of each owner this store put and has not released: grants and waiting places. */
@@ -124,7 +124,7 @@ final class EtcdReadWriteStore implements ReadWriteStore {
     public Mono<Void> awaitTurn(String name, List<String> owners) {
         return Mono.defer(() -> {
             Blocker b = before.get(owners.get(0));
-            return b == null ? Mono.<Void>empty() : keys.deletion(List.of(b.key()), b.prefix(), false, b.revision());
+            return b == null ? Mono.<Void>empty() : keys.deletion(b.key(), b.prefix(), false, b.revision(), b.seen());
         }).onErrorMap(e -> EtcdErrors.map(name, "read-write lock wait", e));
     }
 
@@ -162,7 +162,8 @@ final class EtcdReadWriteStore implements ReadWriteStore {
                                 }
                                 keys.gone(slot); // nothing put
                                 if (waiting) {
-                                    before.put(owner, new Blocker(keys.range(name), true, r.getHeader().getRevision() + 1));
+                                    before.put(owner, new Blocker(keys.range(name), true, r.getHeader().getRevision(),
+                                            new WaiterWatch.Seen.Keys(keys.range(name), r.getHeader().getRevision(), (int) r.getCount())));
                                 }
                                 return Mono.just((PermitGrant) new PermitGrant.Busy(null));
                             });
@@ -229,7 +230,7 @@ final class EtcdReadWriteStore implements ReadWriteStore {
             boolean stale = elapsed >= leaseTime.toNanos() / 3;
             if (blocker != null) {
                 if (keepPlace) {
-                    before.put(owner, new Blocker(blocker.getKey(), false, r.getHeader().getRevision() + 1));
+                    before.put(owner, new Blocker(blocker.getKey(), false, r.getHeader().getRevision(), WaiterWatch.Seen.key(blocker, false)));
                     // a waiting key stays alive: refresh its lease when a third of the lease time has passed
                     return (stale ? refresh(owner, mine) : Mono.<Void>empty()).thenReturn((PermitGrant) new PermitGrant.Busy(null));
                 }

@@ -76,7 +76,7 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
     private final LeasedKeys keys;
     /** The key of each owner this store put and has not released: grants and waiting places. */
     private final Map<String, Place> places = new ConcurrentHashMap<>();
-    /** Of each refused waiting attempt (by its first owner): the keys whose change may let it in, and from which revision. */
+    /** Of each refused waiting attempt (by its first owner): the keys whose change may let it in, and what the read that refused it saw. */
     private final Map<String, Blockers> before = new ConcurrentHashMap<>();
 
     /**
@@ -90,10 +90,10 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
     }
 
     /**
-     * What a refused waiter watches, from {@code revision} on (the read that refused it): a key (for
-     * its deletion, and with {@code puts} its change too) or the name's prefix (deletions).
+     * What a refused waiter watches: a key (for its deletion, and with {@code puts} its change too) or
+     * the name's prefix (deletions); the revision of the read that refused it and what that read saw.
      */
-    private record Blockers(List<ByteSequence> keys, boolean prefix, boolean puts, long revision) {
+    private record Blockers(ByteSequence key, boolean prefix, boolean puts, long revision, WaiterWatch.Seen seen) {
     }
 
     /**
@@ -332,7 +332,7 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
         if (!waiting) {
             return forget(name, owners).thenReturn((PermitGrant) new PermitGrant.Busy(null));
         }
-        before.put(first, waitFor(name, permits, preceding, revision + 1));
+        before.put(first, waitFor(name, permits, preceding, unit, revision));
         // waiting keeps the leases alive: refresh those not refreshed within a third of the lease time
         long oldest = Long.MAX_VALUE;
         for (Place p : mine) {
@@ -375,15 +375,16 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
      *
      * @param preceding the keys just before the waiter's unit, newest first, at most N + 1 of them (never empty when refused)
      */
-    private Blockers waitFor(String name, int permits, List<KeyValue> preceding, long from) {
+    private Blockers waitFor(String name, int permits, List<KeyValue> preceding, long unit, long revision) {
         KeyValue previous = preceding.get(0);
         if (permits == 1) {
-            return new Blockers(List.of(previous.getKey()), false, false, from);
+            return new Blockers(previous.getKey(), false, false, revision, WaiterWatch.Seen.key(previous, false));
         }
         if (preceding.size() > permits) {
-            return new Blockers(List.of(previous.getKey()), false, true, from);
+            return new Blockers(previous.getKey(), false, true, revision, WaiterWatch.Seen.key(previous, true));
         }
-        return new Blockers(List.of(range(name)), true, false, from);
+        // at the head of the line the read saw every key before the unit (at most N): one of them gone lets it in
+        return new Blockers(range(name), true, false, revision, new WaiterWatch.Seen.Keys(range(name), unit - 1, preceding.size()));
     }
 
     /** @return keeps every lease of the owners alive; false when one of them is gone */
@@ -411,18 +412,19 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
     }
 
     /**
-     * Watches the keys that stood before the owners' place at their last refused attempt, from the
-     * revision after that read (so a change in between is delivered too): completes on the first
+     * Watches the keys that stood before the owners' place at their last refused attempt, from now on,
+     * with a read of them when the watch started after a change since that attempt ({@link
+     * WaiterWatch}): completes on the first
      * deletion (or put, where chosen), or when a watch ends or fails; at once when no place is known.
      */
     @Override
     public Mono<Void> awaitTurn(String name, List<String> owners) {
         return Mono.defer(() -> {
             Blockers b = before.get(owners.get(0));
-            if (b == null || b.keys().isEmpty()) {
+            if (b == null) {
                 return Mono.<Void>empty();
             }
-            return keys.deletion(b.keys(), b.prefix(), b.puts(), b.revision());
+            return keys.deletion(b.key(), b.prefix(), b.puts(), b.revision(), b.seen());
         }).onErrorMap(e -> EtcdErrors.map(name, "semaphore wait", e));
     }
 

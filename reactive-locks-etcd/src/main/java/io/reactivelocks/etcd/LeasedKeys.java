@@ -337,37 +337,21 @@ final class LeasedKeys {
     }
 
     /**
-     * @param keys     the keys (or key prefixes) to watch
-     * @param prefix   whether each is a prefix
-     * @param puts     whether a put wakes too (else deletions only)
-     * @param revision the revision to watch from (a change since then is delivered too)
-     * @return completes on the first deletion (or put), or when a watch ends or fails (compacted, lost:
-     *         ask again); cancel closes the watches
+     * A refused waiter's wait ({@link WaiterWatch}: a watch from now, and a read of what the refusing
+     * read saw when the watch started after a change since it).
+     *
+     * @param key          the key (or key prefix) to watch
+     * @param prefix       whether it is a prefix
+     * @param puts         whether a put wakes too (else deletions only)
+     * @param readRevision the revision of the read that refused the waiter
+     * @param seen         what that read saw
+     * @return completes on the first deletion (or put), or when the watch ends or fails (compacted, lost:
+     *         ask again); cancel closes the watch
      */
-    Mono<Void> deletion(List<ByteSequence> keys, boolean prefix, boolean puts, long revision) {
-        return Mono.create(sink -> {
-            List<Watch.Watcher> watchers = new ArrayList<>(keys.size());
-            WatchOption option = WatchOption.builder().isPrefix(prefix).withRevision(revision).withNoPut(!puts).build();
-            sink.onDispose(() -> {
-                synchronized (watchers) {
-                    watchers.forEach(Watch.Watcher::close);
-                    watchers.clear();
-                }
-            });
-            for (ByteSequence k : keys) {
-                Watch.Watcher w = client.getWatchClient().watch(k, option, Watch.listener(
-                        response -> {
-                            if (!response.getEvents().isEmpty()) {
-                                sink.success();
-                            }
-                        },
-                        error -> sink.success(),
-                        sink::success));
-                synchronized (watchers) {
-                    watchers.add(w);
-                }
-            }
-        });
+    Mono<Void> deletion(ByteSequence key, boolean prefix, boolean puts, long readRevision, WaiterWatch.Seen seen) {
+        return WaiterWatch.await(client.getWatchClient(), client.getKVClient(), key, prefix, puts, readRevision, seen)
+                .onErrorResume(e -> Mono.just(false))
+                .then();
     }
 
     /**
