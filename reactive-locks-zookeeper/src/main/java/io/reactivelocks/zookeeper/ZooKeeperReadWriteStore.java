@@ -42,14 +42,29 @@ import reactor.util.retry.Retry;
  * for nothing); a grant's token is its node's {@code czxid} — a writer's exceeds every node before
  * it (the readers it waited for), and a reader's the writer before it.
  *
- * <p><b>One transaction.</b> An owner's first node (but a reader-preferring writer's, below) is
- * created by {@code multi(setData(name's node), create(owner's node))} ({@code createFirst}): the setData's answer is the name's node's stat
- * between the two operations, so its {@code numChildren} is the number of nodes there were right
- * before ours, atomically. None: ours is the only node, the lowest, and it holds at once — no
- * listing; its token, the transaction's zxid, is that stat's {@code mzxid}. An uncontended acquire
- * and release is thus two requests. Otherwise the children are listed and the rule above decides.
- * The name's node's data is written by every such create and means nothing; revocation requests
- * live in a sibling node ({@link GrantRevocations}).
+ * <p><b>One transaction.</b> An owner's first node is created by one transaction ({@code createFirst})
+ * whose first operation is a {@code setData} of a parent: ZooKeeper applies a transaction's operations
+ * in order, atomically, and answers that setData with the parent's stat right after it, so its {@code
+ * numChildren} counts what was there right before our node, and its {@code mzxid} (the transaction's
+ * zxid) is our node's czxid, the token. A writer's transaction is {@code multi(setData(name's node),
+ * create(owner's node), create(owner's writer mark))}: no node before it, and it is the lowest — it
+ * holds at once. A reader's is {@code multi(setData(name's writer marks), create(owner's node))}: no
+ * writer mark, so no write node anywhere below it, and it holds at once — also beside other readers,
+ * which Curator's recipe (and our first version, which counted the name's nodes) lists the children
+ * for. Either way an acquire and release that need not wait are two requests; otherwise the children
+ * are listed and the rule above decides.
+ *
+ * <p><b>Writer marks.</b> {@code <root>-rw/w-<base64url(name)>} (a container, a sibling of the name's node; not a
+ * name's segment, so the admin's listing skips it) has one ephemeral child per write node, {@code
+ * <owner>}, created in the write node's transaction and deleted in its delete's ({@code multi(delete
+ * node, delete mark)}), both on the same session, so they end together when it expires. A mark without
+ * its write node (the node deleted by hand) only sends readers to the listing; a write node without a
+ * mark never exists: only a write node's own delete takes the mark with it, a duplicate of an owner's
+ * write node cannot be made (its transaction fails on the existing mark, and the attempt adopts the
+ * node it finds), and a mark is dropped alone only when the listing shows its owner has no write node.
+ * Write nodes made by an earlier version of this store (no mark) are not seen by readers: do not mix
+ * versions on one ensemble. The name's node's and the marks' node's data are written by every such
+ * create and mean nothing; revocation requests live in a sibling node ({@link GrantRevocations}).
  *
  * <p>A waiting caller keeps its node between attempts (its place in the queue; a waiting writer's
  * node is its intent, blocking later readers) and deletes it when it gives up. Under the
@@ -69,6 +84,8 @@ final class ZooKeeperReadWriteStore implements ReadWriteStore {
 
     private static final String READ = "read-";
     private static final String WRITE = "write-";
+    /** The prefix of a name's writer marks' node, {@code <root>/w-<base64url(name)>}: never a name's segment. */
+    private static final String MARKS_PREFIX = "w-";
     private static final byte[] NO_DATA = new byte[0];
 
     private final CuratorFramework client;
@@ -101,6 +118,16 @@ final class ZooKeeperReadWriteStore implements ReadWriteStore {
 
     String path(String name) {
         return root + "/" + ZNodeNames.segment(name);
+    }
+
+    /** @return {@code <root>/w-<base64url(name)>}: the container of the name's writer marks, a sibling of {@link #path} */
+    String marksPath(String name) {
+        return root + "/" + MARKS_PREFIX + io.reactivelocks.LockNames.base64url(name);
+    }
+
+    /** @return the writer mark of {@code owner}'s write node under the name */
+    private String markPath(String name, String owner) {
+        return marksPath(name) + "/" + ZNodeNames.encodeOwner(owner);
     }
 
     /** @return the name's revocation node ({@link GrantRevocations}), a sibling of {@link #path} */
@@ -202,11 +229,13 @@ final class ZooKeeperReadWriteStore implements ReadWriteStore {
             return Mono.defer(() -> nodes(name).flatMap(nodes -> {
                 // a reader-preferring writer does not queue behind anyone: it looks first, and creates a
                 // node only when the name is free (so it never shows as an intent, nor wakes itself)
-                if (find(nodes, owner) == null && !nodes.isEmpty()) {
+                if (find(nodes, owner) != null) {
+                    return decide(name, owner, leaseTime, keepPlace, Mono.just(nodes));
+                }
+                if (!nodes.isEmpty()) {
                     return Mono.just((PermitGrant) new PermitGrant.Busy(null));
                 }
-                return decide(name, owner, leaseTime, keepPlace, find(nodes, owner) != null ? Mono.just(nodes)
-                        : create(name, owner, mode).then(nodes(name)));
+                return first(name, owner, mode, leaseTime, keepPlace);
             })).onErrorMap(e -> ZooKeeperErrors.map(name, "read-write lock grant", e));
         }
         // the first attempt of an owner creates its node without listing first, by one transaction that
@@ -215,15 +244,20 @@ final class ZooKeeperReadWriteStore implements ReadWriteStore {
         // counted among the children before, and the newer node is deleted by the decision); later
         // attempts of a waiting owner find its node in this store's map and only list
         return Mono.defer(() -> paths.containsKey(owner) ? decide(name, owner, leaseTime, keepPlace, nodes(name))
-                        : createFirst(name, owner, mode).flatMap(made -> {
-                            paths.put(owner, made.path());
-                            if (made.before() == 0) {
-                                before.remove(owner);
-                                return Mono.just((PermitGrant) new PermitGrant.Granted(List.of(made.czxid()), ttl(leaseTime)));
-                            }
-                            return decide(name, owner, leaseTime, keepPlace, nodes(name));
-                        }))
+                        : first(name, owner, mode, leaseTime, keepPlace))
                 .onErrorMap(e -> ZooKeeperErrors.map(name, "read-write lock grant", e));
+    }
+
+    /** An owner's first node: granted by the transaction's answer when nothing can be before it, else by a listing. */
+    private Mono<PermitGrant> first(String name, String owner, LockMode mode, Duration leaseTime, boolean keepPlace) {
+        return createFirst(name, owner, mode).flatMap(made -> {
+            paths.put(owner, made.path());
+            if (made.before() == 0) {
+                before.remove(owner);
+                return Mono.just((PermitGrant) new PermitGrant.Granted(List.of(made.czxid()), ttl(leaseTime)));
+            }
+            return decide(name, owner, leaseTime, keepPlace, nodes(name));
+        });
     }
 
     /**
@@ -231,30 +265,37 @@ final class ZooKeeperReadWriteStore implements ReadWriteStore {
      *
      * @param path   its path
      * @param czxid  its czxid
-     * @param before how many children the name's node had right before it was created
+     * @param before how many nodes that could be before it there were right before it was created (a
+     *               writer: the name's nodes; a reader: the writer marks); -1 when unknown
      */
     private record Made(String path, long czxid, int before) {
     }
 
     /**
-     * Creates the owner's node by one transaction, {@code multi(setData(name's node), create(owner's
-     * node))}: ZooKeeper applies a transaction's operations in order, atomically, and answers the
-     * setData with the name's node's stat right after it — before the create, so its
-     * {@code numChildren} is how many children there were before ours, and its {@code mzxid} is the
-     * transaction's zxid, our node's {@code czxid}. A transaction creates no parents: when the name's
-     * node is missing (the first node of a name, or after its container was pruned) it creates the
-     * container, then tries again.
+     * Creates the owner's node by one transaction (see the class comment): a writer's {@code
+     * multi(setData(name's node), create(node), create(mark))}, a reader's {@code multi(setData(marks'
+     * node), create(node))}; the setData's stat tells what was there before, and its {@code mzxid} is
+     * the transaction's zxid, our node's {@code czxid}. A transaction creates no parents: when a parent
+     * is missing (the first node of a name, or after its container was pruned) it creates the
+     * containers, then tries again. A writer whose mark exists already (its transaction went through
+     * before and was sent again, or the mark outlived its node) adopts its node from a listing, or drops
+     * the orphan mark and tries again.
      */
     private Mono<Made> createFirst(String name, String owner, LockMode mode) {
-        return Mono.defer(() -> {
-                    List<CuratorOp> ops = List.of(
-                            async.transactionOp().setData().withVersion(-1).forPath(path(name), NO_DATA),
-                            async.transactionOp().create().withOptions(CreateMode.EPHEMERAL_SEQUENTIAL, acl, false)
-                                    .forPath(path(name) + "/" + ZNodeNames.nodeName(mode == LockMode.READ ? READ : WRITE, owner), NO_DATA));
+        boolean write = mode == LockMode.WRITE;
+        Mono<Made> once = Mono.defer(() -> {
+                    String node = path(name) + "/" + ZNodeNames.nodeName(write ? WRITE : READ, owner);
+                    List<CuratorOp> ops = write
+                            ? List.of(async.transactionOp().setData().withVersion(-1).forPath(path(name), NO_DATA),
+                                    async.transactionOp().create().withOptions(CreateMode.EPHEMERAL_SEQUENTIAL, acl, false).forPath(node, NO_DATA),
+                                    async.transactionOp().create().withOptions(CreateMode.EPHEMERAL, acl, false).forPath(markPath(name, owner), NO_DATA))
+                            : List.of(async.transactionOp().setData().withVersion(-1).forPath(marksPath(name), NO_DATA),
+                                    async.transactionOp().create().withOptions(CreateMode.EPHEMERAL_SEQUENTIAL, acl, false).forPath(node, NO_DATA));
                     return Mono.fromCompletionStage(() -> async.transaction().forOperations(ops));
                 })
                 .retryWhen(Retry.max(3).filter(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NONODE)
-                        .doBeforeRetryAsync(rs -> ensureParent(name)).onRetryExhaustedThrow((spec, rs) -> rs.failure()))
+                        .doBeforeRetryAsync(rs -> ensureParent(path(name)).then(ensureParent(marksPath(name))))
+                        .onRetryExhaustedThrow((spec, rs) -> rs.failure()))
                 .map(results -> {
                     Stat parent = results.get(0).getResultStat();
                     String made = results.get(1).getResultPath();
@@ -264,13 +305,24 @@ final class ZooKeeperReadWriteStore implements ReadWriteStore {
                     czxids.put(made, parent.getMzxid());
                     return new Made(made, parent.getMzxid(), parent.getNumChildren());
                 });
+        if (!write) {
+            return once;
+        }
+        return once.onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NODEEXISTS, e -> nodes(name).flatMap(nodes -> {
+            Node mine = find(nodes, owner);
+            if (mine != null) { // an earlier transaction of ours went through: decide by a listing
+                return Mono.just(new Made(nodePath(name, mine), 0, -1));
+            }
+            // a mark whose write node is gone (deleted by hand): drop it and try once more
+            return deleteQuietly(markPath(name, owner)).then(once);
+        }));
     }
 
-    /** Creates the name's container node (and its parents as containers) when missing. */
-    private Mono<Void> ensureParent(String name) {
+    /** Creates a container node (and its parents as containers) when missing. */
+    private Mono<Void> ensureParent(String path) {
         return Mono.fromCompletionStage(() -> async.create()
                         .withOptions(EnumSet.of(CreateOption.createParentsAsContainers), CreateMode.CONTAINER, acl)
-                        .forPath(path(name), NO_DATA))
+                        .forPath(path, NO_DATA))
                 .then()
                 .onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NODEEXISTS, e -> Mono.empty());
     }
@@ -299,7 +351,7 @@ final class ZooKeeperReadWriteStore implements ReadWriteStore {
                     before.remove(owner);
                 }
                 return extras.then(keepPlace ? Mono.<Void>empty()
-                                : delete(nodePath(name, n)).doOnSuccess(x -> paths.remove(owner)))
+                                : deleteOwn(name, n).doOnSuccess(x -> paths.remove(owner)))
                         .thenReturn((PermitGrant) new PermitGrant.Busy(null));
             }
             before.remove(owner);
@@ -315,29 +367,47 @@ final class ZooKeeperReadWriteStore implements ReadWriteStore {
         });
     }
 
-    private Mono<String> create(String name, String owner, LockMode mode) {
-        return Mono.defer(() -> {
-            Stat stat = new Stat();
-            return Mono.fromCompletionStage(() -> async.create()
-                            .withOptions(EnumSet.of(CreateOption.createParentsAsContainers), CreateMode.EPHEMERAL_SEQUENTIAL, acl, stat)
-                            .forPath(path(name) + "/" + ZNodeNames.nodeName(mode == LockMode.READ ? READ : WRITE, owner), NO_DATA))
-                    .doOnNext(p -> {
-                        if (stat.getCzxid() != 0) {
-                            czxids.put(p, stat.getCzxid());
-                        }
-                    });
-        });
-    }
-
     private Mono<Stat> stat(String path) {
         return Mono.fromCompletionStage(() -> async.checkExists().forPath(path));
     }
 
+    /** Deletes a node (not a write node's mark: an owner's extra node goes alone, its first one keeps the mark). */
     private Mono<Void> delete(String path) {
         czxids.remove(path);
+        return deleteQuietly(path);
+    }
+
+    /** @return deletes the node; a node already gone is no error */
+    private Mono<Void> deleteQuietly(String path) {
         return Mono.fromCompletionStage(() -> async.delete().forPath(path))
                 .onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NONODE, e -> Mono.empty())
                 .then();
+    }
+
+    /** Deletes an owner's (first) node, and with a write node its mark, in one transaction. */
+    private Mono<Void> deleteOwn(String name, Node n) {
+        return deleteOwn(name, n.owner(), nodePath(name, n), n.mode() == LockMode.WRITE).then();
+    }
+
+    /**
+     * Deletes an owner's node: a read node alone, a write node and its mark in one transaction. When
+     * either is gone already the transaction fails as a whole: then the node, and only once it is
+     * known gone the mark, each on its own.
+     *
+     * @return true when this call deleted the node
+     */
+    private Mono<Boolean> deleteOwn(String name, String owner, String path, boolean write) {
+        czxids.remove(path);
+        Mono<Boolean> node = Mono.fromCompletionStage(() -> async.delete().forPath(path)).thenReturn(true)
+                .onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NONODE, e -> Mono.just(false));
+        if (!write) {
+            return node;
+        }
+        List<CuratorOp> ops = List.of(async.transactionOp().delete().forPath(path),
+                async.transactionOp().delete().forPath(markPath(name, owner)));
+        return Mono.fromCompletionStage(() -> async.transaction().forOperations(ops)).thenReturn(true)
+                .onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NONODE,
+                        e -> node.flatMap(deleted -> deleteQuietly(markPath(name, owner)).thenReturn(deleted)));
     }
 
     @Override
@@ -382,7 +452,11 @@ final class ZooKeeperReadWriteStore implements ReadWriteStore {
         }).onErrorMap(e -> ZooKeeperErrors.map(name, "read-write lock wait", e));
     }
 
-    /** Deletes the owner's node: the path this store created for it if known (one request), else found by listing. */
+    /**
+     * Deletes the owner's node (a write node with its mark, in one transaction): the path this store
+     * created for it if known (one request), else found by listing — an admin's release by another
+     * store too. An owner with no node left has no mark left either.
+     */
     @Override
     public Mono<Boolean> release(String name, String owner) {
         return Mono.defer(() -> {
@@ -390,16 +464,18 @@ final class ZooKeeperReadWriteStore implements ReadWriteStore {
             String known = paths.remove(owner);
             Mono<Boolean> listed = nodes(name).flatMap(nodes -> {
                 Node n = find(nodes, owner);
-                return n == null ? Mono.just(false) : delete(nodePath(name, n)).thenReturn(true);
+                return n == null ? deleteQuietly(markPath(name, owner)).thenReturn(false) : deleteOwn(name, n).thenReturn(true);
             });
             if (known == null) {
                 return listed;
             }
-            czxids.remove(known);
-            return Mono.fromCompletionStage(() -> async.delete().forPath(known))
-                    .thenReturn(true)
-                    .onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NONODE, e -> listed);
+            return deleteOwn(name, owner, known, isWrite(known)).flatMap(deleted -> deleted ? Mono.just(true) : listed);
         }).onErrorMap(e -> ZooKeeperErrors.map(name, "read-write lock release", e));
+    }
+
+    /** @return whether a node path (of this store) is a write node's */
+    private static boolean isWrite(String path) {
+        return ZNodeNames.parse(path.substring(path.lastIndexOf('/') + 1), WRITE) != null;
     }
 
     @Override

@@ -23,6 +23,7 @@ final class CuratorCalls extends AdvancedTracerDriver implements ConnectionState
     private final CuratorFramework client;
     private final List<ConnectionState> states = new CopyOnWriteArrayList<>();
     private final Map<String, AtomicLong> deletes = new ConcurrentHashMap<>();
+    private final List<String> operations = new CopyOnWriteArrayList<>();
 
     private CuratorCalls(CuratorFramework client) {
         this.client = client;
@@ -46,6 +47,7 @@ final class CuratorCalls extends AdvancedTracerDriver implements ConnectionState
 
     @Override
     public void addTrace(OperationTrace trace) {
+        operations.add(trace.getName() + (trace.getPath() == null ? "" : " " + trace.getPath()));
         if (trace.getName().startsWith("DeleteBuilderImpl") && trace.getPath() != null) {
             deletes.computeIfAbsent(trace.getPath(), p -> new AtomicLong()).incrementAndGet();
         }
@@ -53,6 +55,11 @@ final class CuratorCalls extends AdvancedTracerDriver implements ConnectionState
 
     @Override
     public void addEvent(EventTrace trace) {
+    }
+
+    /** @return the operations the client sent and had answered (or failed) so far, in order: the trace's name and path */
+    List<String> operations() {
+        return List.copyOf(operations);
     }
 
     /** @return the connection states the client reported so far, in order */

@@ -7,6 +7,8 @@ import io.reactivelocks.spi.semaphore.PermitGrant;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.data.Stat;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -17,7 +19,9 @@ import org.junit.jupiter.api.Test;
 /**
  * The one-transaction grant of {@link ZooKeeperReadWriteStore} and {@link ZooKeeperSemaphoreStore}: on a
  * free name the create's answer alone grants (token = the node's czxid), and a name with nodes goes
- * by the listing as before — a second reader still holds, a writer waits, permits beyond N wait.
+ * by the listing as before — a second reader still holds, a writer waits, permits beyond N wait. A
+ * reader beside readers is granted by the create alone too (no writer mark), and a writer's mark
+ * lives exactly as long as its write node.
  */
 class ZooKeeperReadWriteFastPathTest {
 
@@ -26,6 +30,7 @@ class ZooKeeperReadWriteFastPathTest {
 
     private static ZooKeeperTestSupport zk;
     private ZooKeeperReadWriteStore rw;
+    private CuratorCalls rwCalls;
     private ZooKeeperSemaphoreStore semaphores;
 
     @BeforeAll
@@ -42,8 +47,9 @@ class ZooKeeperReadWriteFastPathTest {
 
     @BeforeEach
     void stores() {
-        rw = new ZooKeeperReadWriteStore(ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.SESSION), true,
-                zk.root + "-rw", zk.options().acl());
+        CuratorFramework rwClient = ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.SESSION);
+        rwCalls = ZooKeeperTestSupport.callsOf(rwClient);
+        rw = new ZooKeeperReadWriteStore(rwClient, true, zk.root + "-rw", zk.options().acl());
         semaphores = new ZooKeeperSemaphoreStore(ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.SESSION),
                 true, zk.root + "-semaphore", zk.options().acl());
     }
@@ -147,5 +153,91 @@ class ZooKeeperReadWriteFastPathTest {
             assertThat(semaphores.release(name, o).block(STEP)).isTrue();
         }
         assertThat(zk.checker().getChildren().forPath(p)).as("nodes left").isEmpty();
+    }
+
+    @Test
+    void aReaderBesideReadersIsGrantedByItsTransactionAloneAndBehindAWriterByTheListing() throws Exception {
+        String name = "rw-readers-" + UUID.randomUUID();
+        String p = rw.path(name);
+        long r1 = token(grant(name, "reader-1", LockMode.READ));
+
+        int before = rwCalls.operations().size();
+        long r2 = token(grant(name, "reader-2", LockMode.READ));
+        assertThat(rw.release(name, "reader-2").block(STEP)).isTrue();
+        assertThat(rwCalls.operations().subList(before, rwCalls.operations().size()))
+                .as("a reader beside a reader: its transaction and its delete, no listing")
+                .hasSize(2);
+        assertThat(r2).isGreaterThan(r1);
+
+        assertThat(grant(name, "writer", LockMode.WRITE)).as("a writer behind a reader").isInstanceOf(PermitGrant.Busy.class);
+        assertThat(grant(name, "reader-3", LockMode.READ)).as("a reader behind the waiting writer's mark")
+                .isInstanceOf(PermitGrant.Busy.class);
+        assertThat(rw.release(name, "reader-3").block(STEP)).isTrue();
+        assertThat(rw.release(name, "reader-1").block(STEP)).isTrue();
+        long w = token(grant(name, "writer", LockMode.WRITE));
+        assertThat(w).isEqualTo(czxidOf(p, "writer")).isGreaterThan(r2);
+        assertThat(grant(name, "reader-4", LockMode.READ)).as("a reader while the writer holds").isInstanceOf(PermitGrant.Busy.class);
+        assertThat(rw.release(name, "writer").block(STEP)).isTrue();
+        assertThat(token(grant(name, "reader-4", LockMode.READ))).isGreaterThan(w);
+        assertThat(rw.release(name, "reader-4").block(STEP)).isTrue();
+        assertThat(zk.checker().getChildren().forPath(p)).as("nodes left").isEmpty();
+        assertThat(zk.checker().getChildren().forPath(rw.marksPath(name))).as("marks left").isEmpty();
+    }
+
+    @Test
+    void aWritersMarkLivesExactlyAsLongAsItsWriteNode() throws Exception {
+        String name = "rw-marks-" + UUID.randomUUID();
+        String marks = rw.marksPath(name);
+        token(grant(name, "writer-1", LockMode.WRITE));
+        assertThat(zk.checker().getChildren().forPath(marks)).as("the holder's mark").containsExactly("writer-1");
+        assertThat(grant(name, "writer-2", LockMode.WRITE)).isInstanceOf(PermitGrant.Busy.class);
+        assertThat(zk.checker().getChildren().forPath(marks)).as("a waiting writer's mark too").containsExactlyInAnyOrder("writer-1", "writer-2");
+        assertThat(rw.release(name, "writer-2").block(STEP)).as("the waiting writer gives up").isTrue();
+        assertThat(rw.tryGrant(name, "writer-3", LockMode.WRITE, true, false, LEASE).block(STEP)).as("a single attempt refused")
+                .isInstanceOf(PermitGrant.Busy.class);
+        assertThat(rw.tryGrant(name, "writer-4", LockMode.WRITE, false, true, LEASE).block(STEP)).as("a reader-preferring writer looks first")
+                .isInstanceOf(PermitGrant.Busy.class);
+        assertThat(zk.checker().getChildren().forPath(marks)).as("only the holder's mark").containsExactly("writer-1");
+
+        // released by another store (an admin's release: the node found by a listing)
+        ZooKeeperReadWriteStore other = new ZooKeeperReadWriteStore(
+                ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.SESSION), true, zk.root + "-rw", zk.options().acl());
+        try {
+            assertThat(other.release(name, "writer-1").block(STEP)).isTrue();
+        } finally {
+            other.close().block(STEP);
+        }
+        assertThat(zk.checker().getChildren().forPath(marks)).as("marks left").isEmpty();
+        assertThat(zk.checker().getChildren().forPath(rw.path(name))).as("nodes left").isEmpty();
+
+        // a reader-preferring writer on a free name: granted by its transaction, with its mark
+        long w = token(rw.tryGrant(name, "writer-5", LockMode.WRITE, false, true, LEASE).block(STEP));
+        assertThat(w).isEqualTo(czxidOf(rw.path(name), "writer-5"));
+        assertThat(zk.checker().getChildren().forPath(marks)).containsExactly("writer-5");
+        assertThat(rw.release(name, "writer-5").block(STEP)).isTrue();
+        assertThat(zk.checker().getChildren().forPath(marks)).as("marks left").isEmpty();
+    }
+
+    @Test
+    void aMarkWithoutItsWriteNodeOnlySendsReadersToTheListingAndItsOwnerDropsIt() throws Exception {
+        String name = "rw-orphan-" + UUID.randomUUID();
+        // a write node deleted by hand: its mark stays behind
+        token(grant(name, "ghost", LockMode.WRITE));
+        String node = zk.checker().getChildren().forPath(rw.path(name)).get(0);
+        zk.checker().delete().forPath(rw.path(name) + "/" + node);
+
+        long r = token(grant(name, "reader", LockMode.READ));
+        assertThat(r).as("a reader granted by the listing").isEqualTo(czxidOf(rw.path(name), "reader"));
+        assertThat(rw.release(name, "reader").block(STEP)).isTrue();
+
+        // the mark's owner asks again: its transaction fails on the mark, which it drops, then it is granted
+        rw.release(name, "ghost").block(STEP); // forget the place this store knew (gone): drops the mark as well
+        zk.checker().create().withMode(CreateMode.EPHEMERAL).forPath(rw.marksPath(name) + "/ghost");
+        long g = token(grant(name, "ghost", LockMode.WRITE));
+        assertThat(g).isEqualTo(czxidOf(rw.path(name), "ghost")).isGreaterThan(r);
+        assertThat(zk.checker().getChildren().forPath(rw.marksPath(name))).containsExactly("ghost");
+        assertThat(rw.release(name, "ghost").block(STEP)).isTrue();
+        assertThat(zk.checker().getChildren().forPath(rw.marksPath(name))).as("marks left").isEmpty();
+        assertThat(zk.checker().getChildren().forPath(rw.path(name))).as("nodes left").isEmpty();
     }
 }
