@@ -133,7 +133,7 @@ class BlockingLocksTest {
         LockClient client = client(contentionOptions());
         BlockingLocks locks = BlockingLocks.of(client);
         long warmUpStarted = System.nanoTime();
-        warmUp(locks, names);
+        warmUp(client, locks, names);
         long warmUpMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - warmUpStarted);
         AtomicInteger[] inside = new AtomicInteger[names];
         AtomicLong[] lastToken = new AtomicLong[names];
@@ -204,7 +204,7 @@ class BlockingLocksTest {
     }
 
     /** Runs each path on virtual threads first, so the measured run loads no classes (the JDK pins a virtual thread that loads one). */
-    private static void warmUp(BlockingLocks locks, int names) throws InterruptedException {
+    private static void warmUp(LockClient client, BlockingLocks locks, int names) throws InterruptedException {
         // the client's first use (connections, class initialization) on this platform thread: virtual threads that
         // wait for a class another one initializes pin their carriers, and a cold start on two carriers crawls
         locks.withLock("contended-0", options(), lease -> lease.token());
@@ -218,6 +218,37 @@ class BlockingLocksTest {
         })).toList();
         for (Thread t : threads) {
             assertThat(t.join(WAIT)).isTrue();
+        }
+        // and the hand-over on a live subscription, deterministically (the threads above may all have been granted
+        // before one subscribed): an observer keeps the name's subscription live, waiters queue behind a holder — each
+        // attempt takes a release mark of the live subscription — and are handed the lock by notification. A class
+        // first loaded there during the run below pinned a carrier (a loaded CI run: NotificationHub.releaseMark)
+        reactor.core.Disposable observer = null;
+        BlockingLease held = null;
+        List<Thread> queued = List.of();
+        try {
+            CountDownLatch live = new CountDownLatch(1);
+            observer = client.observe("contended-0").subscribe(state -> live.countDown());
+            assertThat(live.await(WAIT.toMillis(), TimeUnit.MILLISECONDS)).as("the observer's first state").isTrue();
+            held = locks.acquire("contended-0", options());
+            queued = IntStream.range(0, 4).mapToObj(i -> Thread.ofVirtual().start(() -> {
+                try {
+                    locks.withLock("contended-0", options(), lease -> lease.token());
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            })).toList();
+            await().atMost(WAIT).until(() -> client.metrics().pendingAcquireCount() == 4);
+        } finally {
+            if (held != null) {
+                held.release();
+            }
+            for (Thread t : queued) {
+                assertThat(t.join(WAIT)).isTrue();
+            }
+            if (observer != null) {
+                observer.dispose();
+            }
         }
     }
 

@@ -37,8 +37,8 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
- * ZooKeeper: the raw Curator-async floor (the lock recipe's create of a protected
- * ephemeral-sequential node, the children listing that finds it first, the delete),
+ * ZooKeeper: the raw Curator-async floor (our uncontended requests: one transaction bumping the
+ * lock node's version and creating a protected ephemeral-sequential node, then its delete),
  * reactive-locks, and Curator's {@code InterProcessMutex} (blocking: one platform thread per
  * worker). Each contender has its own Curator client and session.
  */
@@ -198,13 +198,20 @@ final class ZooKeeperBench extends BackendBench {
 
     // ------------------------------------------------------------------ contenders
 
-    /** The floor: create a protected ephemeral-sequential node, list the children, delete the node. */
+    /**
+     * The floor: the two requests of our uncontended acquire + release — one transaction that bumps the
+     * lock node's data version and creates the owner's protected ephemeral-sequential node (whose
+     * answer proves it first: the node is checked to be the only child only once per name here, as ours
+     * knows the lock free from its last grant), then the delete of the node.
+     */
     static final class Raw extends Contender {
+        private static final byte[] NO_DATA = new byte[0];
         private final CuratorFramework client;
         private final AsyncCuratorFramework async;
+        private final Map<String, Boolean> made = new ConcurrentHashMap<>();
 
         Raw(String connect) {
-            super("zookeeper", "raw", "raw Curator async create + children + delete (floor)", Role.FLOOR);
+            super("zookeeper", "raw", "raw Curator async multi(setData, create) + delete (floor)", Role.FLOOR);
             client = curator(connect);
             async = AsyncCuratorFramework.wrap(client);
         }
@@ -215,21 +222,23 @@ final class ZooKeeperBench extends BackendBench {
                 String owner = GrantRequest.newOwner();
                 String parent = "/bench-raw/n-" + Base64.getUrlEncoder().withoutPadding()
                         .encodeToString(name.getBytes(StandardCharsets.UTF_8));
-                return Mono.fromCompletionStage(() -> async.create()
-                                .withOptions(EnumSet.of(CreateOption.doProtected, CreateOption.createParentsAsContainers),
-                                        CreateMode.EPHEMERAL_SEQUENTIAL, ZooDefs.Ids.OPEN_ACL_UNSAFE)
-                                .forPath(parent + "/lock-" + owner + "-", owner.getBytes(StandardCharsets.UTF_8)))
-                        .flatMap(path -> Mono.fromCompletionStage(() -> async.getChildren().forPath(parent))
-                                .flatMap(children -> {
-                                    String mine = path.substring(path.lastIndexOf('/') + 1);
-                                    String first = children.stream()
-                                            .min((a, b) -> a.substring(a.length() - 10).compareTo(b.substring(b.length() - 10)))
-                                            .orElse("");
-                                    if (!first.equals(mine)) {
-                                        return Mono.error(new IllegalStateException("busy"));
-                                    }
-                                    return Mono.fromCompletionStage(() -> async.delete().forPath(path));
-                                }))
+                Mono<Void> container = made.containsKey(parent) ? Mono.empty()
+                        : Mono.fromCompletionStage(() -> async.create()
+                                        .withOptions(EnumSet.of(CreateOption.createParentsAsContainers), CreateMode.CONTAINER,
+                                                ZooDefs.Ids.OPEN_ACL_UNSAFE)
+                                        .forPath(parent, NO_DATA))
+                                .onErrorResume(e -> e instanceof org.apache.zookeeper.KeeperException.NodeExistsException, e -> Mono.empty())
+                                .doOnSuccess(x -> made.put(parent, true)).then();
+                String path = org.apache.curator.framework.imps.ProtectedUtils.toProtectedZNodePath(parent + "/lock-" + owner + "-",
+                        java.util.UUID.randomUUID().toString());
+                return container.then(Mono.fromCompletionStage(() -> async.transaction().forOperations(List.of(
+                                async.transactionOp().setData().withVersion(-1).forPath(parent, NO_DATA),
+                                async.transactionOp().create().withOptions(CreateMode.EPHEMERAL_SEQUENTIAL, ZooDefs.Ids.OPEN_ACL_UNSAFE, false)
+                                        .forPath(path, owner.getBytes(StandardCharsets.UTF_8))))))
+                        .flatMap(results -> {
+                            String created = results.get(1).getResultPath();
+                            return Mono.fromCompletionStage(() -> async.delete().forPath(created));
+                        })
                         .then();
             });
         }
