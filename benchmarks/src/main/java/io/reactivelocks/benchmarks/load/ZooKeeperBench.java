@@ -222,19 +222,22 @@ final class ZooKeeperBench extends BackendBench {
                 String owner = GrantRequest.newOwner();
                 String parent = "/bench-raw/n-" + Base64.getUrlEncoder().withoutPadding()
                         .encodeToString(name.getBytes(StandardCharsets.UTF_8));
-                Mono<Void> container = made.containsKey(parent) ? Mono.empty()
-                        : Mono.fromCompletionStage(() -> async.create()
-                                        .withOptions(EnumSet.of(CreateOption.createParentsAsContainers), CreateMode.CONTAINER,
-                                                ZooDefs.Ids.OPEN_ACL_UNSAFE)
-                                        .forPath(parent, NO_DATA))
-                                .onErrorResume(e -> e instanceof org.apache.zookeeper.KeeperException.NodeExistsException, e -> Mono.empty())
-                                .doOnSuccess(x -> made.put(parent, true)).then();
+                // the container, created when first used and again when the server pruned it (as ours does)
+                Mono<Void> container = Mono.fromCompletionStage(() -> async.create()
+                                .withOptions(EnumSet.of(CreateOption.createParentsAsContainers), CreateMode.CONTAINER,
+                                        ZooDefs.Ids.OPEN_ACL_UNSAFE)
+                                .forPath(parent, NO_DATA))
+                        .onErrorResume(e -> e instanceof org.apache.zookeeper.KeeperException.NodeExistsException, e -> Mono.empty())
+                        .doOnSuccess(x -> made.put(parent, true)).then();
                 String path = org.apache.curator.framework.imps.ProtectedUtils.toProtectedZNodePath(parent + "/lock-" + owner + "-",
                         java.util.UUID.randomUUID().toString());
-                return container.then(Mono.fromCompletionStage(() -> async.transaction().forOperations(List.of(
+                Mono<List<org.apache.curator.framework.api.transaction.CuratorTransactionResult>> multi = Mono.fromCompletionStage(
+                        () -> async.transaction().forOperations(List.of(
                                 async.transactionOp().setData().withVersion(-1).forPath(parent, NO_DATA),
                                 async.transactionOp().create().withOptions(CreateMode.EPHEMERAL_SEQUENTIAL, ZooDefs.Ids.OPEN_ACL_UNSAFE, false)
-                                        .forPath(path, owner.getBytes(StandardCharsets.UTF_8))))))
+                                        .forPath(path, owner.getBytes(StandardCharsets.UTF_8)))));
+                return (made.containsKey(parent) ? Mono.<Void>empty() : container).then(multi)
+                        .onErrorResume(e -> e instanceof org.apache.zookeeper.KeeperException.NoNodeException, e -> container.then(multi))
                         .flatMap(results -> {
                             String created = results.get(1).getResultPath();
                             return Mono.fromCompletionStage(() -> async.delete().forPath(created));
