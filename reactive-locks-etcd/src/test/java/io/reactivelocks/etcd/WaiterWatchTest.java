@@ -66,10 +66,7 @@ class WaiterWatchTest {
         put(k);
         GetResponse read = get(k);
         delete(k); // before the watch exists: no event will ever reach it
-        StepVerifier.create(await(k, false, false, read, WaiterWatch.Seen.key(read.getKvs().get(0), false)))
-                .expectNext(true)
-                .expectComplete()
-                .verify(STEP);
+        woken(await(k, false, false, read, WaiterWatch.Seen.key(read.getKvs().get(0), false)));
     }
 
     @Test
@@ -79,10 +76,7 @@ class WaiterWatchTest {
         GetResponse read = get(k);
         delete(k);
         put(k); // same key, another create revision
-        StepVerifier.create(await(k, false, false, read, WaiterWatch.Seen.key(read.getKvs().get(0), false)))
-                .expectNext(true)
-                .expectComplete()
-                .verify(STEP);
+        woken(await(k, false, false, read, WaiterWatch.Seen.key(read.getKvs().get(0), false)));
     }
 
     @Test
@@ -91,10 +85,7 @@ class WaiterWatchTest {
         put(k);
         GetResponse read = get(k);
         put(k);
-        StepVerifier.create(await(k, false, true, read, WaiterWatch.Seen.key(read.getKvs().get(0), true)))
-                .expectNext(true)
-                .expectComplete()
-                .verify(STEP);
+        woken(await(k, false, true, read, WaiterWatch.Seen.key(read.getKvs().get(0), true)));
     }
 
     @Test
@@ -105,11 +96,8 @@ class WaiterWatchTest {
         GetResponse read = get(prefix, true);
         delete(key("gap-prefix/a"));
         put(key("gap-prefix/c")); // a newer key does not make up for it
-        StepVerifier.create(await(prefix, true, false, read,
-                        new WaiterWatch.Seen.Keys(prefix, read.getHeader().getRevision(), (int) read.getCount())))
-                .expectNext(true)
-                .expectComplete()
-                .verify(STEP);
+        woken(await(prefix, true, false, read,
+                        new WaiterWatch.Seen.Keys(prefix, read.getHeader().getRevision(), (int) read.getCount())));
     }
 
     @Test
@@ -143,6 +131,11 @@ class WaiterWatchTest {
                 .expectNext(true)
                 .expectComplete()
                 .verify(STEP);
+    }
+
+    /** Asserts that the wait completes with a change, within the step. */
+    private static void woken(Mono<Boolean> wait) {
+        StepVerifier.create(wait).expectNext(true).expectComplete().verify(STEP);
     }
 
     private static Mono<Boolean> await(ByteSequence k, boolean prefix, boolean puts, GetResponse read, WaiterWatch.Seen seen) {
