@@ -64,7 +64,7 @@ class EtcdRequestCountTest extends RequestCountContract {
             // a lease of the permit's own (LeaseGrant), the transaction, the LeaseRevoke that releases it
             case SEMAPHORE_PAIR -> 3;
             // as the semaphore, plus two Range reads of the name's grants
-            case READ_PAIR, WRITE_PAIR -> 5;
+            case READ_PAIR, READ_BESIDE_READER_PAIR, WRITE_PAIR -> 5;
             // one keepAliveOnce of the session lease — two LeaseKeepAlive messages: jetcd 0.8.6 writes the request
             // when the stream opens and again in end(request) when the answer arrives
             case RENEWAL_TICK -> 2;

@@ -74,7 +74,7 @@ class RedisRequestCountTest extends RequestCountContract {
     protected double requestsPer(Operation operation) {
         return switch (operation) {
             // every concept: one script call to acquire, one to release (the pub/sub connection is not touched)
-            case LOCK_PAIR, SEMAPHORE_PAIR, READ_PAIR, WRITE_PAIR, FAIR_PAIR -> 2;
+            case LOCK_PAIR, SEMAPHORE_PAIR, READ_PAIR, READ_BESIDE_READER_PAIR, WRITE_PAIR, FAIR_PAIR -> 2;
             // one EVALSHA renews every lease due in the tick
             case RENEWAL_TICK -> 1;
             // per handoff the release and the woken waiter's grant; the chain adds the last grantee's release

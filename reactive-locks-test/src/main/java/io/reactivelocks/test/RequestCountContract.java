@@ -65,6 +65,8 @@ public abstract class RequestCountContract {
         SEMAPHORE_PAIR(PAIRS),
         /** An uncontended acquire + release of a read lock ({@link LockStore#readWriteLocks}). */
         READ_PAIR(PAIRS),
+        /** An acquire + release of a read lock while another reader holds the name (readers among readers). */
+        READ_BESIDE_READER_PAIR(PAIRS),
         /** An uncontended acquire + release of a write lock. */
         WRITE_PAIR(PAIRS),
         /** An uncontended acquire + release of a fair lock ({@link LockStore#fairLocks}). */
@@ -227,6 +229,16 @@ public abstract class RequestCountContract {
         ReadWriteLock rw = store(LONG).readWriteLocks(options(LONG));
         String name = name("read");
         countPairs(Operation.READ_PAIR, () -> rw.read().acquire(name).block(STEP));
+    }
+
+    /** Readers among readers: a reader holds the name throughout, and each counted reader is let in beside it. */
+    @Test
+    void aReadLockAcquireAndReleaseBesideAnotherReader() {
+        ReadWriteLock rw = store(LONG).readWriteLocks(options(LONG));
+        String name = name("readers");
+        Lease other = rw.read().acquire(name).block(STEP);
+        countPairs(Operation.READ_BESIDE_READER_PAIR, () -> rw.read().acquire(name).block(STEP));
+        other.release().block(STEP);
     }
 
     @Test

@@ -55,7 +55,7 @@ class ZooKeeperRequestCountTest extends RequestCountContract {
     @Override
     protected long allowance(Operation operation) {
         return switch (operation) {
-            case LOCK_PAIR, SEMAPHORE_PAIR, READ_PAIR, WRITE_PAIR, FAIR_PAIR -> 1 + 3;
+            case LOCK_PAIR, SEMAPHORE_PAIR, READ_PAIR, READ_BESIDE_READER_PAIR, WRITE_PAIR, FAIR_PAIR -> 1 + 3;
             case HANDOFF -> 1;
             case RENEWAL_TICK -> 0;
         };
@@ -84,6 +84,9 @@ class ZooKeeperRequestCountTest extends RequestCountContract {
             // tells the children before ours — none, or fewer than N: granted without a listing — + create the
             // owner's sequential node), then delete the node
             case SEMAPHORE_PAIR, READ_PAIR, WRITE_PAIR -> 2;
+            // a reader beside a reader: its transaction counts the name's writer marks (none: it holds without a
+            // listing, see ZooKeeperReadWriteStore), then its delete
+            case READ_BESIDE_READER_PAIR -> 2;
             // one exists on the held lock's node (pings are not needed while confirmations flow)
             case RENEWAL_TICK -> 1;
             // per handoff the release's delete only: each waiter watches the node before it, whose deletion

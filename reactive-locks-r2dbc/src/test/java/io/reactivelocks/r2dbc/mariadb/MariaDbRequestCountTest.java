@@ -85,7 +85,7 @@ class MariaDbRequestCountTest extends RequestCountContract {
             // permits, the permit's INSERT .. RETURNING with its token drawn there, COMMIT); release: one DELETE
             case SEMAPHORE_PAIR -> 8;
             // as the semaphore; the grant's INSERT .. ON DUPLICATE KEY UPDATE .. RETURNING takes the place of an intent
-            case READ_PAIR, WRITE_PAIR -> 8;
+            case READ_PAIR, READ_BESIDE_READER_PAIR, WRITE_PAIR -> 8;
             // acquire: fair_acquire.sql, the lock's statement with the line checked in it (nobody in line: nothing to
             // leave); release: the lock row's DELETE (the owner was never in line: no waiter row to delete)
             case FAIR_PAIR -> 2;

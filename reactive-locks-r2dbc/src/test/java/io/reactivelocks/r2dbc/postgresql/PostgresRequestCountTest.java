@@ -64,7 +64,7 @@ class PostgresRequestCountTest extends RequestCountContract {
     protected double requestsPer(Operation operation) {
         return switch (operation) {
             // every concept: one statement to acquire, one to release (NOTIFY only where a client watches the name)
-            case LOCK_PAIR, SEMAPHORE_PAIR, READ_PAIR, WRITE_PAIR, FAIR_PAIR -> 2;
+            case LOCK_PAIR, SEMAPHORE_PAIR, READ_PAIR, READ_BESIDE_READER_PAIR, WRITE_PAIR, FAIR_PAIR -> 2;
             // one statement renews every lease due in the tick
             case RENEWAL_TICK -> 1;
             // per handoff the release and the notified waiter's grant; the chain adds the last grantee's release
