@@ -57,6 +57,10 @@ import reactor.core.scheduler.Schedulers;
  */
 final class EtcdReadWriteStore implements ReadWriteStore {
 
+    /** The name's keys in create order: who is before whom. */
+    private static final GetOption BY_CREATION = GetOption.builder().isPrefix(true)
+            .withSortField(GetOption.SortTarget.CREATE).withSortOrder(GetOption.SortOrder.ASCEND).build();
+
     private final Client client;
     private final boolean ownsClient;
     private final String prefix;
@@ -140,6 +144,10 @@ final class EtcdReadWriteStore implements ReadWriteStore {
             if (known != null) { // our place in the queue (or a retried grant): read the queue, nothing else
                 return decide(name, owner, slot, mode, known, keepPlace, leaseTime);
             }
+            if (mode == LockMode.READ || writerPreferring) {
+                // one transaction puts our key and reads the name's keys (or finds a key of ours: adopted)
+                return put(name, owner, slot, mode, ttlSeconds, keepPlace, leaseTime);
+            }
             return Mono.fromFuture(() -> client.getKVClient().get(k)).flatMap(existing -> {
                 if (!existing.getKvs().isEmpty() && owner.equals(LeasedKeys.ownerOf(existing.getKvs().get(0)))) {
                     // a key of ours this store does not know (a retried put): adopt it
@@ -152,7 +160,7 @@ final class EtcdReadWriteStore implements ReadWriteStore {
                     keys.gone(slot);
                     return Mono.just((PermitGrant) new PermitGrant.Busy(null));
                 }
-                if (mode == LockMode.WRITE && !writerPreferring) {
+                {
                     // a reader-preferring writer does not queue behind anyone: it looks first, and puts a key
                     // only when the name is free (so it never shows as an intent, nor wakes itself)
                     return Mono.fromFuture(() -> client.getKVClient().get(keys.range(name), GetOption.builder().isPrefix(true).withCountOnly(true).build()))
@@ -168,30 +176,55 @@ final class EtcdReadWriteStore implements ReadWriteStore {
                                 return Mono.just((PermitGrant) new PermitGrant.Busy(null));
                             });
                 }
-                return put(name, owner, slot, mode, ttlSeconds, keepPlace, leaseTime);
             });
         }).onErrorMap(e -> EtcdErrors.map(name, "read-write lock grant", e));
     }
 
-    /** Puts our key (if it is still absent) on a lease of its own, then decides. */
+    /**
+     * Puts our key (if it is still absent) on a lease of its own and reads the name's keys, in one
+     * transaction — its read sees exactly the keys created up to ours — then decides. A key already in
+     * the slot is read instead: ours (a put sent again by the driver, or one whose answer was lost) is
+     * adopted and decided on by the same read; another owner's leaves nothing of ours there.
+     */
     private Mono<PermitGrant> put(String name, String owner, LockSlots.Place slot, LockMode mode, long ttlSeconds, boolean keepPlace,
             Duration leaseTime) {
         ByteSequence k = keys.key(slot);
+        ByteSequence range = keys.range(name);
         return Mono.fromFuture(() -> client.getLeaseClient().grant(ttlSeconds)).map(l -> l.getID())
                 .flatMap(lease -> {
                     long sent = System.nanoTime();
                     // followed to its real end: the slot stays reserved while it is in the driver
                     return Mono.fromFuture(() -> keys.tracked(List.of(slot), () -> client.getKVClient().txn()
                                     .If(new Cmp(k, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
-                                    .Then(Op.put(k, value(owner, mode), PutOption.builder().withLeaseId(lease).build()))
+                                    .Then(Op.put(k, value(owner, mode), PutOption.builder().withLeaseId(lease).build()),
+                                            Op.get(range, BY_CREATION))
+                                    .Else(Op.get(k, GetOption.DEFAULT), Op.get(range, BY_CREATION))
                                     .commit(), () -> keys.revokeConfirmed(lease)))
                             .flatMap(put -> {
-                                if (!put.isSucceeded()) {
+                                long revision = put.getHeader().getRevision();
+                                if (put.isSucceeded()) {
+                                    Place p = new Place(revision, lease, sent, ttlSeconds);
+                                    places.put(owner, p);
+                                    return decide(name, owner, slot, mode, p, keepPlace, leaseTime, put.getGetResponses().get(0).getKvs(),
+                                            revision);
+                                }
+                                List<KeyValue> found = put.getGetResponses().get(0).getKvs();
+                                if (found.isEmpty() || !owner.equals(LeasedKeys.ownerOf(found.get(0)))) {
+                                    // another owner's key, still in the slot (or gone again): nothing of ours there
+                                    keys.gone(slot);
                                     return revoke(lease).thenReturn((PermitGrant) new PermitGrant.Busy(null));
                                 }
-                                Place p = new Place(put.getHeader().getRevision(), lease, sent, ttlSeconds);
-                                places.put(owner, p);
-                                return decide(name, owner, slot, mode, p, keepPlace, leaseTime);
+                                KeyValue mine = found.get(0);
+                                List<KeyValue> all = put.getGetResponses().get(1).getKvs();
+                                if (mine.getLease() == lease) { // the driver sent our put again: it went through
+                                    Place p = new Place(mine.getCreateRevision(), lease, sent, ttlSeconds);
+                                    places.put(owner, p);
+                                    return decide(name, owner, slot, mode, p, keepPlace, leaseTime, all, revision);
+                                }
+                                // a key of ours this store does not know, on an older lease (its age unknown): adopt it
+                                Place adopted = new Place(mine.getCreateRevision(), mine.getLease(), System.nanoTime() - (1L << 62), ttlSeconds);
+                                places.put(owner, adopted);
+                                return revoke(lease).then(decide(name, owner, slot, mode, adopted, keepPlace, leaseTime, all, revision));
                             })
                             .onErrorResume(e -> {
                                 places.remove(owner);
@@ -210,8 +243,23 @@ final class EtcdReadWriteStore implements ReadWriteStore {
         GetOption upToOurs = GetOption.builder().isPrefix(true).withKeysOnly(false)
                 .withSortField(GetOption.SortTarget.CREATE).withSortOrder(GetOption.SortOrder.ASCEND)
                 .withMaxCreateRevision(mine.revision()).build();
-        return Mono.fromFuture(() -> client.getKVClient().get(keys.range(name), upToOurs)).flatMap(r -> {
-            List<KeyValue> kvs = r.getKvs();
+        return Mono.fromFuture(() -> client.getKVClient().get(keys.range(name), upToOurs))
+                .flatMap(r -> decide(name, owner, slot, mode, mine, keepPlace, leaseTime, r.getKvs(), r.getHeader().getRevision()));
+    }
+
+    /**
+     * @param read     the name's keys in create order, at least up to ours (later ones are ignored)
+     * @param revision the store revision of that read
+     */
+    private Mono<PermitGrant> decide(String name, String owner, LockSlots.Place slot, LockMode mode, Place mine, boolean keepPlace,
+            Duration leaseTime, List<KeyValue> read, long revision) {
+        return Mono.defer(() -> {
+            List<KeyValue> kvs = read;
+            int upTo = kvs.size();
+            while (upTo > 0 && kvs.get(upTo - 1).getCreateRevision() > mine.revision()) {
+                upTo--;
+            }
+            kvs = kvs.subList(0, upTo);
             if (kvs.isEmpty() || kvs.get(kvs.size() - 1).getCreateRevision() != mine.revision()) {
                 // our key is gone (its lease lapsed, or a release raced the attempt): ask anew next time
                 if (places.remove(owner, mine)) {
@@ -230,7 +278,7 @@ final class EtcdReadWriteStore implements ReadWriteStore {
             boolean stale = elapsed >= leaseTime.toNanos() / 3;
             if (blocker != null) {
                 if (keepPlace) {
-                    before.put(owner, new Blocker(blocker.getKey(), false, r.getHeader().getRevision(), WaiterWatch.Seen.key(blocker, false)));
+                    before.put(owner, new Blocker(blocker.getKey(), false, revision, WaiterWatch.Seen.key(blocker, false)));
                     // a waiting key stays alive: refresh its lease when a third of the lease time has passed
                     return (stale ? refresh(owner, mine) : Mono.<Void>empty()).thenReturn((PermitGrant) new PermitGrant.Busy(null));
                 }
