@@ -55,7 +55,8 @@ import reactor.util.retry.Retry;
  * are listed and the rule above decides.
  *
  * <p><b>Writer marks.</b> {@code <root>-rw/w-<base64url(name)>} (a container, a sibling of the name's node; not a
- * name's segment, so the admin's listing skips it) has one ephemeral child per write node, {@code
+ * name's segment, so the admin's listing skips it; made with a child created and deleted at once, so that the
+ * server prunes it when empty even if only readers used it) has one ephemeral child per write node, {@code
  * <owner>}, created in the write node's transaction and deleted in its delete's ({@code multi(delete
  * node, delete mark)}), both on the same session, so they end together when it expires. A mark without
  * its write node (the node deleted by hand) only sends readers to the listing; a write node without a
@@ -86,6 +87,8 @@ final class ZooKeeperReadWriteStore implements ReadWriteStore {
     private static final String WRITE = "write-";
     /** The prefix of a name's writer marks' node, {@code <root>/w-<base64url(name)>}: never a name's segment. */
     private static final String MARKS_PREFIX = "w-";
+    /** The child created and deleted with a marks' container, so that the server may prune it ({@code +} is in no encoded owner). */
+    private static final String PRUNABLE = "+";
     private static final byte[] NO_DATA = new byte[0];
 
     private final CuratorFramework client;
@@ -294,7 +297,7 @@ final class ZooKeeperReadWriteStore implements ReadWriteStore {
                     return Mono.fromCompletionStage(() -> async.transaction().forOperations(ops));
                 })
                 .retryWhen(Retry.max(3).filter(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NONODE)
-                        .doBeforeRetryAsync(rs -> ensureParent(path(name)).then(ensureParent(marksPath(name))))
+                        .doBeforeRetryAsync(rs -> ensureParent(path(name)).then(ensureMarks(name)))
                         .onRetryExhaustedThrow((spec, rs) -> rs.failure()))
                 .map(results -> {
                     Stat parent = results.get(0).getResultStat();
@@ -316,6 +319,26 @@ final class ZooKeeperReadWriteStore implements ReadWriteStore {
             // a mark whose write node is gone (deleted by hand): drop it and try once more
             return deleteQuietly(markPath(name, owner)).then(once);
         }));
+    }
+
+    /**
+     * Creates the name's marks' container when missing, in one transaction with a child created and
+     * deleted again: ZooKeeper prunes an empty container only once it has had a child (its cversion
+     * above 0), and readers alone never give it one — without it, every name ever read-locked would
+     * leave an empty node behind for good. Its parent exists ({@link #ensureParent} of the name's node
+     * comes first).
+     */
+    private Mono<Void> ensureMarks(String name) {
+        String marks = marksPath(name);
+        return Mono.defer(() -> {
+                    List<CuratorOp> ops = List.of(
+                            async.transactionOp().create().withOptions(CreateMode.CONTAINER, acl, false).forPath(marks, NO_DATA),
+                            async.transactionOp().create().withOptions(CreateMode.PERSISTENT, acl, false).forPath(marks + "/" + PRUNABLE, NO_DATA),
+                            async.transactionOp().delete().forPath(marks + "/" + PRUNABLE));
+                    return Mono.fromCompletionStage(() -> async.transaction().forOperations(ops));
+                })
+                .then()
+                .onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NODEEXISTS, e -> Mono.empty());
     }
 
     /** Creates a container node (and its parents as containers) when missing. */

@@ -185,6 +185,18 @@ class ZooKeeperReadWriteFastPathTest {
     }
 
     @Test
+    void aNameOnlyEverReadLeavesAMarksContainerTheServerMayPrune() throws Exception {
+        String name = "rw-read-only-" + UUID.randomUUID();
+        token(grant(name, "reader", LockMode.READ));
+        assertThat(rw.release(name, "reader").block(STEP)).isTrue();
+        Stat marks = zk.checker().checkExists().forPath(rw.marksPath(name));
+        assertThat(marks).as("the marks' container, made for the reader's transaction").isNotNull();
+        assertThat(marks.getNumChildren()).isZero();
+        // ZooKeeper's container manager prunes an empty container only once it has had a child
+        assertThat(marks.getCversion()).as("the container has had a child").isPositive();
+    }
+
+    @Test
     void aWritersMarkLivesExactlyAsLongAsItsWriteNode() throws Exception {
         String name = "rw-marks-" + UUID.randomUUID();
         String marks = rw.marksPath(name);
