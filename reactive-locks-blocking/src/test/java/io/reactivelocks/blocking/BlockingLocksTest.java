@@ -38,6 +38,7 @@ import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
+import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 import reactor.test.StepVerifier;
@@ -223,7 +224,7 @@ class BlockingLocksTest {
         // before one subscribed): an observer keeps the name's subscription live, waiters queue behind a holder — each
         // attempt takes a release mark of the live subscription — and are handed the lock by notification. A class
         // first loaded there during the run below pinned a carrier (a loaded CI run: NotificationHub.releaseMark)
-        reactor.core.Disposable observer = null;
+        Disposable observer = null;
         BlockingLease held = null;
         List<Thread> queued = List.of();
         try {

@@ -178,7 +178,7 @@ final class EtcdLockQueue {
      *         then looks again); a permanent watch failure is an error
      */
     private Mono<Boolean> awaitDeletion(String name, KeyValue predecessor, long readRevision) {
-        return WaiterWatch.await(watch, kv, predecessor.getKey(), false, false, readRevision, WaiterWatch.Seen.key(predecessor, false))
+        return WaiterWatch.await(watch, kv, new WaiterWatch.Wait(readRevision, WaiterWatch.Seen.key(predecessor, false)))
                 .onErrorResume(e -> EtcdErrors.isTransient(e) || e instanceof CompactedException, e -> Mono.just(false))
                 .onErrorMap(e -> EtcdErrors.map(name, "watch", e))
                 .flatMap(deleted -> deleted ? Mono.just(true)

@@ -66,10 +66,7 @@ final class EtcdReadWriteStore implements ReadWriteStore {
     private final String prefix;
     private final LeasedKeys keys;
     /** Of each refused waiting owner: the key (or, without a key of its own, the name's prefix) to watch, and what the read that refused it saw. */
-    private final Map<String, Blocker> before = new ConcurrentHashMap<>();
-
-    private record Blocker(ByteSequence key, boolean prefix, long revision, WaiterWatch.Seen seen) {
-    }
+    private final Map<String, WaiterWatch.Wait> before = new ConcurrentHashMap<>();
 
     /** The key of each owner this store put and has not released: grants and waiting places. */
     private final Map<String, Place> places = new ConcurrentHashMap<>();
@@ -127,8 +124,8 @@ final class EtcdReadWriteStore implements ReadWriteStore {
     @Override
     public Mono<Void> awaitTurn(String name, List<String> owners) {
         return Mono.defer(() -> {
-            Blocker b = before.get(owners.get(0));
-            return b == null ? Mono.<Void>empty() : keys.deletion(b.key(), b.prefix(), false, b.revision(), b.seen());
+            WaiterWatch.Wait w = before.get(owners.get(0));
+            return w == null ? Mono.<Void>empty() : keys.deletion(w);
         }).onErrorMap(e -> EtcdErrors.map(name, "read-write lock wait", e));
     }
 
@@ -160,22 +157,20 @@ final class EtcdReadWriteStore implements ReadWriteStore {
                     keys.gone(slot);
                     return Mono.just((PermitGrant) new PermitGrant.Busy(null));
                 }
-                {
-                    // a reader-preferring writer does not queue behind anyone: it looks first, and puts a key
-                    // only when the name is free (so it never shows as an intent, nor wakes itself)
-                    return Mono.fromFuture(() -> client.getKVClient().get(keys.range(name), GetOption.builder().isPrefix(true).withCountOnly(true).build()))
-                            .flatMap(r -> {
-                                if (r.getCount() == 0) {
-                                    return put(name, owner, slot, mode, ttlSeconds, keepPlace, leaseTime);
-                                }
-                                keys.gone(slot); // nothing put
-                                if (waiting) {
-                                    before.put(owner, new Blocker(keys.range(name), true, r.getHeader().getRevision(),
-                                            new WaiterWatch.Seen.Keys(keys.range(name), r.getHeader().getRevision(), (int) r.getCount())));
-                                }
-                                return Mono.just((PermitGrant) new PermitGrant.Busy(null));
-                            });
-                }
+                // a reader-preferring writer does not queue behind anyone: it looks first, and puts a key
+                // only when the name is free (so it never shows as an intent, nor wakes itself)
+                return Mono.fromFuture(() -> client.getKVClient().get(keys.range(name), GetOption.builder().isPrefix(true).withCountOnly(true).build()))
+                        .flatMap(r -> {
+                            if (r.getCount() == 0) {
+                                return put(name, owner, slot, mode, ttlSeconds, keepPlace, leaseTime);
+                            }
+                            keys.gone(slot); // nothing put
+                            if (waiting) {
+                                long read = r.getHeader().getRevision();
+                                before.put(owner, new WaiterWatch.Wait(read, new WaiterWatch.Seen.Keys(keys.range(name), read, (int) r.getCount())));
+                            }
+                            return Mono.just((PermitGrant) new PermitGrant.Busy(null));
+                        });
             });
         }).onErrorMap(e -> EtcdErrors.map(name, "read-write lock grant", e));
     }
@@ -214,17 +209,16 @@ final class EtcdReadWriteStore implements ReadWriteStore {
                                     keys.gone(slot);
                                     return revoke(lease).thenReturn((PermitGrant) new PermitGrant.Busy(null));
                                 }
+                                // a key of ours: this put sent again by the driver (on this lease, just refreshed), or one this
+                                // store does not know, on an older lease (its age unknown, refreshed before it is handed out)
                                 KeyValue mine = found.get(0);
-                                List<KeyValue> all = put.getGetResponses().get(1).getKvs();
-                                if (mine.getLease() == lease) { // the driver sent our put again: it went through
-                                    Place p = new Place(mine.getCreateRevision(), lease, sent, ttlSeconds);
-                                    places.put(owner, p);
-                                    return decide(name, owner, slot, mode, p, keepPlace, leaseTime, all, revision);
-                                }
-                                // a key of ours this store does not know, on an older lease (its age unknown): adopt it
-                                Place adopted = new Place(mine.getCreateRevision(), mine.getLease(), System.nanoTime() - (1L << 62), ttlSeconds);
+                                boolean thisPut = mine.getLease() == lease;
+                                Place adopted = new Place(mine.getCreateRevision(), mine.getLease(),
+                                        thisPut ? sent : System.nanoTime() - (1L << 62), ttlSeconds);
                                 places.put(owner, adopted);
-                                return revoke(lease).then(decide(name, owner, slot, mode, adopted, keepPlace, leaseTime, all, revision));
+                                Mono<PermitGrant> decided = decide(name, owner, slot, mode, adopted, keepPlace, leaseTime,
+                                        put.getGetResponses().get(1).getKvs(), revision);
+                                return thisPut ? decided : revoke(lease).then(decided);
                             })
                             .onErrorResume(e -> {
                                 places.remove(owner);
@@ -278,7 +272,7 @@ final class EtcdReadWriteStore implements ReadWriteStore {
             boolean stale = elapsed >= leaseTime.toNanos() / 3;
             if (blocker != null) {
                 if (keepPlace) {
-                    before.put(owner, new Blocker(blocker.getKey(), false, revision, WaiterWatch.Seen.key(blocker, false)));
+                    before.put(owner, new WaiterWatch.Wait(revision, WaiterWatch.Seen.key(blocker, false)));
                     // a waiting key stays alive: refresh its lease when a third of the lease time has passed
                     return (stale ? refresh(owner, mine) : Mono.<Void>empty()).thenReturn((PermitGrant) new PermitGrant.Busy(null));
                 }

@@ -77,7 +77,7 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
     /** The key of each owner this store put and has not released: grants and waiting places. */
     private final Map<String, Place> places = new ConcurrentHashMap<>();
     /** Of each refused waiting attempt (by its first owner): the keys whose change may let it in, and what the read that refused it saw. */
-    private final Map<String, Blockers> before = new ConcurrentHashMap<>();
+    private final Map<String, WaiterWatch.Wait> before = new ConcurrentHashMap<>();
 
     /**
      * A key this store put: its unit's create revision, its index in the unit, its lease and when
@@ -87,13 +87,6 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
         long token() {
             return EtcdPermitKeys.token(revision, index);
         }
-    }
-
-    /**
-     * What a refused waiter watches: a key (for its deletion, and with {@code puts} its change too) or
-     * the name's prefix (deletions); the revision of the read that refused it and what that read saw.
-     */
-    private record Blockers(ByteSequence key, boolean prefix, boolean puts, long revision, WaiterWatch.Seen seen) {
     }
 
     /**
@@ -375,16 +368,16 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
      *
      * @param preceding the keys just before the waiter's unit, newest first, at most N + 1 of them (never empty when refused)
      */
-    private Blockers waitFor(String name, int permits, List<KeyValue> preceding, long unit, long revision) {
+    private WaiterWatch.Wait waitFor(String name, int permits, List<KeyValue> preceding, long unit, long revision) {
         KeyValue previous = preceding.get(0);
         if (permits == 1) {
-            return new Blockers(previous.getKey(), false, false, revision, WaiterWatch.Seen.key(previous, false));
+            return new WaiterWatch.Wait(revision, WaiterWatch.Seen.key(previous, false));
         }
         if (preceding.size() > permits) {
-            return new Blockers(previous.getKey(), false, true, revision, WaiterWatch.Seen.key(previous, true));
+            return new WaiterWatch.Wait(revision, WaiterWatch.Seen.key(previous, true));
         }
         // at the head of the line the read saw every key before the unit (at most N): one of them gone lets it in
-        return new Blockers(range(name), true, false, revision, new WaiterWatch.Seen.Keys(range(name), unit - 1, preceding.size()));
+        return new WaiterWatch.Wait(revision, new WaiterWatch.Seen.Keys(range(name), unit - 1, preceding.size()));
     }
 
     /** @return keeps every lease of the owners alive; false when one of them is gone */
@@ -420,11 +413,8 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
     @Override
     public Mono<Void> awaitTurn(String name, List<String> owners) {
         return Mono.defer(() -> {
-            Blockers b = before.get(owners.get(0));
-            if (b == null) {
-                return Mono.<Void>empty();
-            }
-            return keys.deletion(b.key(), b.prefix(), b.puts(), b.revision(), b.seen());
+            WaiterWatch.Wait w = before.get(owners.get(0));
+            return w == null ? Mono.<Void>empty() : keys.deletion(w);
         }).onErrorMap(e -> EtcdErrors.map(name, "semaphore wait", e));
     }
 

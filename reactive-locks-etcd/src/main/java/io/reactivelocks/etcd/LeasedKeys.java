@@ -340,16 +340,11 @@ final class LeasedKeys {
      * A refused waiter's wait ({@link WaiterWatch}: a watch from now, and a read of what the refusing
      * read saw when the watch started after a change since it).
      *
-     * @param key          the key (or key prefix) to watch
-     * @param prefix       whether it is a prefix
-     * @param puts         whether a put wakes too (else deletions only)
-     * @param readRevision the revision of the read that refused the waiter
-     * @param seen         what that read saw
-     * @return completes on the first deletion (or put), or when the watch ends or fails (compacted, lost:
-     *         ask again); cancel closes the watch
+     * @return completes on the first deletion (or put, where it counts), or when the watch ends or fails
+     *         (ask again); cancel closes the watch
      */
-    Mono<Void> deletion(ByteSequence key, boolean prefix, boolean puts, long readRevision, WaiterWatch.Seen seen) {
-        return WaiterWatch.await(client.getWatchClient(), client.getKVClient(), key, prefix, puts, readRevision, seen)
+    Mono<Void> deletion(WaiterWatch.Wait wait) {
+        return WaiterWatch.await(client.getWatchClient(), client.getKVClient(), wait)
                 .onErrorResume(e -> Mono.just(false))
                 .then();
     }

@@ -7,6 +7,7 @@ import io.etcd.jetcd.Watch;
 import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.WatchOption;
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicBoolean;
 import reactor.core.Disposable;
 import reactor.core.Disposables;
 import reactor.core.publisher.Mono;
@@ -32,6 +33,17 @@ import reactor.core.publisher.Mono;
 final class WaiterWatch {
 
     private WaiterWatch() {
+    }
+
+    /**
+     * A refused waiter's wait: the revision of the read that refused it, and what that read saw — which
+     * also says what to watch (a key, for its deletion and, where its mod revision counts, its put; or a
+     * prefix, for deletions).
+     */
+    record Wait(long readRevision, Seen seen) {
+        Wait {
+            Objects.requireNonNull(seen, "seen");
+        }
     }
 
     /** What a refused waiter saw at its read: what the gap check compares with the store now. */
@@ -76,21 +88,19 @@ final class WaiterWatch {
     }
 
     /**
-     * @param key          the key (or prefix) to watch
-     * @param prefix       whether it is a prefix
-     * @param puts         whether a put counts (else deletions only)
-     * @param readRevision the revision of the read that refused the waiter
-     * @param seen         what that read saw, checked again when the watch starts later than it
+     * @param wait what to watch, from which read (what it saw is checked again when the watch starts later than it)
      * @return true on a change (an event, or the gap check finding one); false when the watch ended (closed
      *         by the client); the watch's error, or the check's, as an error; cancel closes the watch
      */
-    static Mono<Boolean> await(Watch watch, KV kv, ByteSequence key, boolean prefix, boolean puts, long readRevision, Seen seen) {
-        Objects.requireNonNull(seen, "seen");
+    static Mono<Boolean> await(Watch watch, KV kv, Wait wait) {
+        Seen seen = wait.seen();
+        ByteSequence key = seen instanceof Seen.Key k ? k.key() : ((Seen.Keys) seen).prefix();
+        boolean puts = seen instanceof Seen.Key k && k.modRevision() != 0;
+        WatchOption option = WatchOption.builder().isPrefix(seen instanceof Seen.Keys).withNoPut(!puts).withCreateNotify(true).build();
         return Mono.create(sink -> {
             Disposable.Composite resources = Disposables.composite();
             sink.onDispose(resources);
-            WatchOption option = WatchOption.builder().isPrefix(prefix).withNoPut(!puts).withCreateNotify(true).build();
-            boolean[] checked = {false};
+            AtomicBoolean checked = new AtomicBoolean();
             Watch.Watcher w = watch.watch(key, option, Watch.listener(
                     response -> {
                         if (!response.getEvents().isEmpty()) {
@@ -100,14 +110,8 @@ final class WaiterWatch {
                         if (!response.isCreatedNotify()) {
                             return;
                         }
-                        synchronized (checked) {
-                            // again after jetcd re-created the watch: it resumes from the revision it reached, no gap
-                            if (checked[0]) {
-                                return;
-                            }
-                            checked[0] = true;
-                        }
-                        if (response.getHeader().getRevision() > readRevision) {
+                        // again after jetcd re-created the watch: it resumes from the revision it reached, no gap
+                        if (checked.compareAndSet(false, true) && response.getHeader().getRevision() > wait.readRevision()) {
                             resources.add(changed(kv, seen).subscribe(
                                     changed -> {
                                         if (changed) {

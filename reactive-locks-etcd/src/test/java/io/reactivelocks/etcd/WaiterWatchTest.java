@@ -66,7 +66,7 @@ class WaiterWatchTest {
         put(k);
         GetResponse read = get(k);
         delete(k); // before the watch exists: no event will ever reach it
-        woken(await(k, false, false, read, WaiterWatch.Seen.key(read.getKvs().get(0), false)));
+        woken(await(read, WaiterWatch.Seen.key(read.getKvs().get(0), false)));
     }
 
     @Test
@@ -76,7 +76,7 @@ class WaiterWatchTest {
         GetResponse read = get(k);
         delete(k);
         put(k); // same key, another create revision
-        woken(await(k, false, false, read, WaiterWatch.Seen.key(read.getKvs().get(0), false)));
+        woken(await(read, WaiterWatch.Seen.key(read.getKvs().get(0), false)));
     }
 
     @Test
@@ -85,7 +85,7 @@ class WaiterWatchTest {
         put(k);
         GetResponse read = get(k);
         put(k);
-        woken(await(k, false, true, read, WaiterWatch.Seen.key(read.getKvs().get(0), true)));
+        woken(await(read, WaiterWatch.Seen.key(read.getKvs().get(0), true)));
     }
 
     @Test
@@ -96,7 +96,7 @@ class WaiterWatchTest {
         GetResponse read = get(prefix, true);
         delete(key("gap-prefix/a"));
         put(key("gap-prefix/c")); // a newer key does not make up for it
-        woken(await(prefix, true, false, read,
+        woken(await(read,
                         new WaiterWatch.Seen.Keys(prefix, read.getHeader().getRevision(), (int) read.getCount())));
     }
 
@@ -107,7 +107,7 @@ class WaiterWatchTest {
         GetResponse read = get(k);
         put(key("gap-unrelated/other")); // the store's revision moves on: the watch starts after the read
         int before = ranges.get();
-        StepVerifier.create(await(k, false, false, read, WaiterWatch.Seen.key(read.getKvs().get(0), false)))
+        StepVerifier.create(await(read, WaiterWatch.Seen.key(read.getKvs().get(0), false)))
                 .expectSubscription()
                 .expectNoEvent(Duration.ofMillis(300))
                 .then(() -> assertThat(ranges.get() - before).as("the gap checked by one read").isEqualTo(1))
@@ -123,7 +123,7 @@ class WaiterWatchTest {
         put(k);
         GetResponse read = get(k);
         int before = ranges.get();
-        StepVerifier.create(await(k, false, false, read, WaiterWatch.Seen.key(read.getKvs().get(0), false)))
+        StepVerifier.create(await(read, WaiterWatch.Seen.key(read.getKvs().get(0), false)))
                 .expectSubscription()
                 .expectNoEvent(Duration.ofMillis(300))
                 .then(() -> assertThat(ranges.get() - before).as("no read: the watch starts at the read's revision").isZero())
@@ -138,8 +138,9 @@ class WaiterWatchTest {
         StepVerifier.create(wait).expectNext(true).expectComplete().verify(STEP);
     }
 
-    private static Mono<Boolean> await(ByteSequence k, boolean prefix, boolean puts, GetResponse read, WaiterWatch.Seen seen) {
-        return WaiterWatch.await(client.getWatchClient(), client.getKVClient(), k, prefix, puts, read.getHeader().getRevision(), seen);
+    /** @return the wait of a waiter refused by {@code read}, which saw {@code seen} (it says what to watch) */
+    private static Mono<Boolean> await(GetResponse read, WaiterWatch.Seen seen) {
+        return WaiterWatch.await(client.getWatchClient(), client.getKVClient(), new WaiterWatch.Wait(read.getHeader().getRevision(), seen));
     }
 
     private static ByteSequence key(String suffix) {

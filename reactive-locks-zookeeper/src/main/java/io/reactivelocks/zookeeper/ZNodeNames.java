@@ -21,7 +21,8 @@ import org.jspecify.annotations.Nullable;
  * <p>Beside each lock's node, {@code <root>/r-<base64url(name)>} holds the revocation requests to its
  * holder ({@link #revocationPath}); so does {@code <root>-semaphore/r-…} or {@code <root>-rw/r-…}
  * beside a semaphore's or read-write lock's node ({@link GrantRevocations}, built on a
- * {@code ZNodeNames} of that root). Only {@code n-} segments are lock names.
+ * {@code ZNodeNames} of that root); {@code <root>-rw/w-…} holds a read-write lock's writer marks
+ * ({@link #writerMarksPath}). Only {@code n-} segments are lock names.
  *
  * <p>A lock node is {@code <root>/<segment>/_c_<uuid>-lock-<owner>-<sequence>}: Curator's
  * protection prefix, then the owner (as is when it is base64url-safe, else {@code ~} and its
@@ -33,6 +34,8 @@ final class ZNodeNames {
     static final String NAME_PREFIX = "n-";
     /** The prefix of a lock's revocation node, {@code <root>/r-<base64url(name)>}: never a lock name's segment. */
     static final String REVOCATION_PREFIX = "r-";
+    /** The prefix of a read-write lock's writer marks' node, {@code <root>/w-<base64url(name)>}: never a lock name's segment. */
+    static final String WRITER_MARKS_PREFIX = "w-";
     static final String NODE_PREFIX = "lock-";
     private static final int SEQUENCE_DIGITS = 10;
     private static final Base64.Encoder ENCODER = Base64.getUrlEncoder().withoutPadding();
@@ -75,6 +78,14 @@ final class ZNodeNames {
      */
     String revocationPath(String name) {
         return root + "/" + REVOCATION_PREFIX + LockNames.base64url(name);
+    }
+
+    /**
+     * @return {@code <root>/w-<base64url(name)>}: the container of a read-write lock's writer marks, a sibling
+     *         of the name's node (not a lock name: {@link #nameOf} skips it; see {@link ZooKeeperReadWriteStore})
+     */
+    String writerMarksPath(String name) {
+        return root + "/" + WRITER_MARKS_PREFIX + LockNames.base64url(name);
     }
 
     /** @return the node name to create (before protection and sequence) for {@code owner} */

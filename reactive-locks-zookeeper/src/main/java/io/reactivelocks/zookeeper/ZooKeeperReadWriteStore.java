@@ -85,8 +85,6 @@ final class ZooKeeperReadWriteStore implements ReadWriteStore {
 
     private static final String READ = "read-";
     private static final String WRITE = "write-";
-    /** The prefix of a name's writer marks' node, {@code <root>/w-<base64url(name)>}: never a name's segment. */
-    private static final String MARKS_PREFIX = "w-";
     /** The child created and deleted with a marks' container, so that the server may prune it ({@code +} is in no encoded owner). */
     private static final String PRUNABLE = "+";
     private static final byte[] NO_DATA = new byte[0];
@@ -125,7 +123,7 @@ final class ZooKeeperReadWriteStore implements ReadWriteStore {
 
     /** @return {@code <root>/w-<base64url(name)>}: the container of the name's writer marks, a sibling of {@link #path} */
     String marksPath(String name) {
-        return root + "/" + MARKS_PREFIX + io.reactivelocks.LockNames.base64url(name);
+        return names.writerMarksPath(name);
     }
 
     /** @return the writer mark of {@code owner}'s write node under the name */

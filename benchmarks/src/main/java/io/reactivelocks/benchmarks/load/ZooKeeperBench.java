@@ -19,11 +19,14 @@ import java.util.Base64;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import org.HdrHistogram.Histogram;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.api.transaction.CuratorTransactionResult;
+import org.apache.curator.framework.imps.ProtectedUtils;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
@@ -32,6 +35,7 @@ import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.curator.x.async.AsyncCuratorFramework;
 import org.apache.curator.x.async.api.CreateOption;
 import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.ZooDefs;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -227,17 +231,17 @@ final class ZooKeeperBench extends BackendBench {
                                 .withOptions(EnumSet.of(CreateOption.createParentsAsContainers), CreateMode.CONTAINER,
                                         ZooDefs.Ids.OPEN_ACL_UNSAFE)
                                 .forPath(parent, NO_DATA))
-                        .onErrorResume(e -> e instanceof org.apache.zookeeper.KeeperException.NodeExistsException, e -> Mono.empty())
+                        .onErrorResume(e -> e instanceof KeeperException.NodeExistsException, e -> Mono.empty())
                         .doOnSuccess(x -> made.put(parent, true)).then();
-                String path = org.apache.curator.framework.imps.ProtectedUtils.toProtectedZNodePath(parent + "/lock-" + owner + "-",
-                        java.util.UUID.randomUUID().toString());
-                Mono<List<org.apache.curator.framework.api.transaction.CuratorTransactionResult>> multi = Mono.fromCompletionStage(
+                String path = ProtectedUtils.toProtectedZNodePath(parent + "/lock-" + owner + "-",
+                        UUID.randomUUID().toString());
+                Mono<List<CuratorTransactionResult>> multi = Mono.fromCompletionStage(
                         () -> async.transaction().forOperations(List.of(
                                 async.transactionOp().setData().withVersion(-1).forPath(parent, NO_DATA),
                                 async.transactionOp().create().withOptions(CreateMode.EPHEMERAL_SEQUENTIAL, ZooDefs.Ids.OPEN_ACL_UNSAFE, false)
                                         .forPath(path, owner.getBytes(StandardCharsets.UTF_8)))));
                 return (made.containsKey(parent) ? Mono.<Void>empty() : container).then(multi)
-                        .onErrorResume(e -> e instanceof org.apache.zookeeper.KeeperException.NoNodeException, e -> container.then(multi))
+                        .onErrorResume(e -> e instanceof KeeperException.NoNodeException, e -> container.then(multi))
                         .flatMap(results -> {
                             String created = results.get(1).getResultPath();
                             return Mono.fromCompletionStage(() -> async.delete().forPath(created));
