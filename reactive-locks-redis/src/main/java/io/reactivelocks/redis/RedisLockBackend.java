@@ -1,10 +1,13 @@
 package io.reactivelocks.redis;
 
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisCredentials;
+import io.lettuce.core.RedisCredentialsProvider;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScanArgs;
 import io.lettuce.core.ScanStream;
 import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.StaticCredentialsProvider;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.cluster.RedisClusterClient;
@@ -32,6 +35,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
+import reactor.core.Fuseable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
@@ -120,7 +124,7 @@ public final class RedisLockBackend implements LockBackend {
     public static RedisLockBackend create(RedisClient client, RedisLockOptions options) {
         Objects.requireNonNull(client, "client");
         Objects.requireNonNull(options, "options");
-        RedisURI uri = options.uri();
+        RedisURI uri = immediateCredentials(options.uri());
         Supplier<Mono<StatefulRedisConnection<String, String>>> cmd;
         Supplier<Mono<StatefulRedisPubSubConnection<String, String>>> ps;
         if (uri != null) {
@@ -131,6 +135,36 @@ public final class RedisLockBackend implements LockBackend {
             ps = () -> Mono.fromCallable(() -> client.connectPubSub(StringCodec.UTF8)).subscribeOn(Schedulers.boundedElastic());
         }
         return new RedisLockBackend(options, cmd, ps, true, false);
+    }
+
+    /**
+     * The URI with its credentials answered at once, when they are constant. A URI with a user or a
+     * password ({@code redis://user:pw@host}, {@code withAuthentication}) carries them as a provider that
+     * answers {@code Mono.just(credentials)}, which Lettuce's handshake resolves with
+     * {@code thenComposeAsync} on the common pool — on a machine with two cores a new thread per connect
+     * — and a refused handshake ({@code WRONGPASS}, {@code NOPERM}) is then failed from that thread,
+     * where it races the channel's close: the connect can end with "Connection closed prematurely"
+     * instead of the server's answer. A provider that answers at once is used on the event loop.
+     * Credentials that are looked up (any other provider) are left to Lettuce as they are.
+     */
+    static @Nullable RedisURI immediateCredentials(@Nullable RedisURI uri) {
+        RedisCredentialsProvider provider = uri == null ? null : uri.getCredentialsProvider();
+        if (provider == null || provider instanceof RedisCredentialsProvider.ImmediateRedisCredentialsProvider
+                || !(provider.resolveCredentials() instanceof Fuseable.ScalarCallable<?> constant)) {
+            return uri;
+        }
+        RedisCredentials credentials;
+        try {
+            credentials = (RedisCredentials) constant.call();
+        } catch (Exception e) {
+            return uri;
+        }
+        if (credentials == null) {
+            return uri;
+        }
+        RedisURI copy = new RedisURI(uri) { }; // every setting of the application's URI, which stays as it is
+        copy.setCredentialsProvider(new StaticCredentialsProvider(credentials));
+        return copy;
     }
 
     /**

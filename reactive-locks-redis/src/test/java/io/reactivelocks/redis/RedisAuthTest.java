@@ -39,9 +39,9 @@ class RedisAuthTest {
         LockStore locksStore = RedisLocks.connect(client, RedisLockOptions.builder().uri(RedisURI.create(url)).build());
         LockClient locks = locksStore.locks(LockOptions.builder().waitTimeout(Duration.ofSeconds(5)).build());
         try {
-            // a waiting acquire: Lettuce sometimes reports the refused handshake as "connection closed
-            // prematurely" (transient, so retried) before the server's WRONGPASS/NOAUTH comes through,
-            // which must then end the wait at once as a permanent error
+            // a waiting acquire: the server's WRONGPASS/NOAUTH ends the wait at once as a permanent error
+            // (a handshake refusal Lettuce reports as "connection closed prematurely" is connected once
+            // more at once, see LazyConnectionTest)
             StepVerifier.create(locks.acquire("auth"))
                     .expectErrorSatisfies(e -> {
                         assertThat(e).isInstanceOf(LockBackendException.class);
