@@ -42,18 +42,20 @@ abstract class MariaDbGrantStore {
     }
 
     /**
-     * One grant transaction, tried again when the server rolls it back, with the owners noted as
-     * asking until it answers and a grant announced to this store's waiters and observers.
+     * One grant, tried again when the server rolls its transaction back, with the owners noted as
+     * asking until it answers and a grant announced to this store's waiters and observers. The grant
+     * is one statement that runs its own transaction (an anonymous compound statement, which also
+     * rolls back whatever fails inside it), so it is sent on a plain connection.
      *
      * @param name      the name, as the caller gave it
      * @param owners    the owners asking (the first is announced)
      * @param leavesRow whether the owners keep a row even when not granted (a waiting writer's intent)
-     * @param grant     the transaction's work on its connection
+     * @param grant     the grant's statement on its connection
      * @return the answer, lazily
      */
     Mono<PermitGrant> grant(String name, List<String> owners, boolean leavesRow, Function<Connection, Mono<PermitGrant>> grant) {
         grants.asking(name, owners);
-        return grants.ready(backend.inTransaction(grant))
+        return grants.ready(Mono.usingWhen(backend.connections(), grant, Connection::close))
                 .retryWhen(Retry.max(ROLLED_BACK_RETRIES).filter(MariaDbErrors::rolledBack))
                 .doOnNext(g -> {
                     grants.answered(name, owners, leavesRow || g instanceof PermitGrant.Granted);

@@ -28,12 +28,8 @@ import reactor.core.publisher.Mono;
  */
 final class MariaDbReadWriteStore extends MariaDbGrantStore implements ReadWriteStore {
 
-    private final String guardSql;
-    private final String purgeSql;
+    private final String grantSql;
     private final String heldSql;
-    private final String againSql;
-    private final String intentSql;
-    private final String insertSql;
 
     MariaDbReadWriteStore(MariaDbLockBackend backend) {
         this(backend, names(Objects.requireNonNull(backend, "backend").options()));
@@ -41,12 +37,8 @@ final class MariaDbReadWriteStore extends MariaDbGrantStore implements ReadWrite
 
     private MariaDbReadWriteStore(MariaDbLockBackend backend, Map<String, String> names) {
         super(backend, "read-write lock", "r", tableName(backend.options()), "rwlock_schema.sql", names);
-        this.guardSql = MariaDbSql.render("rwlock_guard.sql", names);
-        this.purgeSql = MariaDbSql.render("rwlock_purge.sql", names);
+        this.grantSql = MariaDbSql.render("rwlock_grant.sql", names);
         this.heldSql = MariaDbSql.render("rwlock_held.sql", names);
-        this.againSql = MariaDbSql.render("rwlock_again.sql", names);
-        this.intentSql = MariaDbSql.render("rwlock_intent.sql", names);
-        this.insertSql = MariaDbSql.render("rwlock_insert.sql", names);
     }
 
     /** @return the read-write table's unquoted name: the lock table's with {@code _rw} */
@@ -81,32 +73,13 @@ final class MariaDbReadWriteStore extends MariaDbGrantStore implements ReadWrite
 
     private Mono<PermitGrant> grant(Connection c, String n, String owner, boolean write, boolean writerPreferring,
                                     boolean waiting, long ttl, Duration leaseTime) {
-        return Statements.update(c, guardSql, st -> st.bind(0, n))
-                .then(Statements.update(c, purgeSql, st -> st.bind(0, n)))
-                .thenMany(rows(c, n))
-                .collectList()
-                .flatMap(rows -> {
-                    for (Row r : rows) {
-                        if (r.owner().equals(owner) && r.mode() != 'i') { // a retried request
-                            return Statements.update(c, againSql, st -> st.bind(0, ttl).bind(1, n).bind(2, owner))
-                                    .thenReturn((PermitGrant) new PermitGrant.Granted(List.of(r.token()), leaseTime));
-                        }
-                    }
-                    boolean writer = rows.stream().anyMatch(r -> r.mode() == 'w');
-                    boolean busy = write ? rows.stream().anyMatch(r -> r.mode() != 'i')
-                            : writer || (writerPreferring && rows.stream().anyMatch(r -> r.mode() == 'i'));
-                    if (busy) {
-                        long wait = rows.stream().filter(r -> r.mode() != 'i' || (!write && !writer))
-                                .mapToLong(Row::remainingUs).min().orElse(0);
-                        PermitGrant.Busy answer = new PermitGrant.Busy(Micros.remaining(wait));
-                        return write && writerPreferring && waiting
-                                ? Statements.update(c, intentSql, st -> st.bind(0, n).bind(1, owner).bind(2, ttl)).thenReturn(answer)
-                                : Mono.just(answer);
-                    }
-                    return Statements.first(c, insertSql, st -> st.bind(0, n).bind(1, owner).bind(2, write ? "w" : "r").bind(3, ttl),
-                                    (row, md) -> Statements.number(row, "token"))
-                            .map(t -> (PermitGrant) new PermitGrant.Granted(List.of(t), leaseTime));
-                });
+        boolean intent = write && writerPreferring && waiting;
+        return Statements.first(c, grantSql, st -> st.bind(0, n).bind(1, owner).bind(2, write ? 1 : 0)
+                        .bind(3, writerPreferring ? 1 : 0).bind(4, intent ? 1 : 0).bind(5, ttl),
+                (row, md) -> Statements.number(row, "granted") == 1
+                        ? (PermitGrant) new PermitGrant.Granted(List.of(Statements.number(row, "token")), leaseTime)
+                        : new PermitGrant.Busy(Micros.remaining(Statements.number(row, "wait_us"))))
+                .switchIfEmpty(Mono.error(() -> new IllegalStateException("the read-write grant answered no row")));
     }
 
     private Flux<Row> rows(Connection c, String n) {

@@ -1,17 +1,17 @@
 package io.reactivelocks.r2dbc.mariadb;
 
-import io.r2dbc.spi.Connection;
 import io.reactivelocks.r2dbc.internal.Micros;
 import io.reactivelocks.spi.Holder;
 import io.reactivelocks.spi.semaphore.PermitGrant;
 import io.reactivelocks.spi.semaphore.SemaphoreStore;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import reactor.core.publisher.Flux;
+import java.util.concurrent.ConcurrentHashMap;
 import reactor.core.publisher.Mono;
 
 /**
@@ -25,11 +25,9 @@ import reactor.core.publisher.Mono;
  */
 final class MariaDbSemaphoreStore extends MariaDbGrantStore implements SemaphoreStore {
 
-    private final String guardSql;
-    private final String purgeSql;
-    private final String heldSql;
-    private final String insertSql;
-    private final String againSql;
+    private final Map<String, String> names;
+    /** The grant statement per number of owners asking at once (one, nearly always). */
+    private final Map<Integer, String> grantSql = new ConcurrentHashMap<>();
     private final String holdersSql;
 
     MariaDbSemaphoreStore(MariaDbLockBackend backend) {
@@ -38,12 +36,22 @@ final class MariaDbSemaphoreStore extends MariaDbGrantStore implements Semaphore
 
     private MariaDbSemaphoreStore(MariaDbLockBackend backend, Map<String, String> names) {
         super(backend, "semaphore", "s", tableName(backend.options()), "semaphore_schema.sql", names);
-        this.guardSql = MariaDbSql.render("semaphore_guard.sql", names);
-        this.purgeSql = MariaDbSql.render("semaphore_purge.sql", names);
-        this.heldSql = MariaDbSql.render("semaphore_held.sql", names);
-        this.insertSql = MariaDbSql.render("semaphore_insert.sql", names);
-        this.againSql = MariaDbSql.render("semaphore_again.sql", names);
+        this.names = names;
         this.holdersSql = MariaDbSql.render("semaphore_holders.sql", names);
+        grantSql(1);
+    }
+
+    /** @return the grant statement for {@code owners} owners asking at once */
+    private String grantSql(int owners) {
+        return grantSql.computeIfAbsent(owners, k -> {
+            Map<String, String> values = new HashMap<>(names);
+            values.put("owner_marks", MariaDbSql.marks(k));
+            values.put("owner_marks_again", MariaDbSql.marks(k));
+            values.put("owner_count", Integer.toString(k));
+            values.put("owner_rows", String.join(", ", Collections.nCopies(k,
+                    "(v_name, ?, NEXTVAL(" + names.get("sequence") + "), UTC_TIMESTAMP(6) + INTERVAL v_ttl MICROSECOND)")));
+            return MariaDbSql.render("semaphore_grant.sql", values);
+        });
     }
 
     /** @return the permits table's unquoted name: the lock table's with {@code _permits} */
@@ -58,7 +66,7 @@ final class MariaDbSemaphoreStore extends MariaDbGrantStore implements Semaphore
         return names;
     }
 
-    private record Held(String owner, long token, long remainingUs) {
+    private record Answer(boolean granted, String owner, long token, long waitUs) {
     }
 
     @Override
@@ -66,37 +74,37 @@ final class MariaDbSemaphoreStore extends MariaDbGrantStore implements Semaphore
         return Mono.defer(() -> {
             String n = StoredText.encode(name);
             long ttl = Micros.of(leaseTime);
-            return grant(name, owners, false, c -> grant(c, n, owners, permits, ttl, leaseTime));
+            String sql = grantSql(owners.size());
+            return grant(name, owners, false, c -> Statements.rows(c, sql, st -> {
+                        st.bind(0, n).bind(1, permits).bind(2, ttl).bind(3, owners.get(0));
+                        int i = 4;
+                        for (int round = 0; round < 3; round++) { // the renewal, the new permits, the answer
+                            for (String o : owners) {
+                                st.bind(i++, o);
+                            }
+                        }
+                    }, (row, md) -> new Answer(Statements.number(row, "granted") == 1, Statements.text(row, "owner"),
+                            Statements.number(row, "token"), Statements.number(row, "wait_us")))
+                    .collectList()
+                    .map(answers -> answer(owners, answers, leaseTime)));
         }).onErrorMap(e -> MariaDbErrors.map(name, "semaphore grant", e));
     }
 
-    private Mono<PermitGrant> grant(Connection c, String n, List<String> owners, int permits, long ttl, Duration leaseTime) {
-        return Statements.update(c, guardSql, st -> st.bind(0, n))
-                .then(Statements.update(c, purgeSql, st -> st.bind(0, n)))
-                .thenMany(Statements.rows(c, heldSql, st -> st.bind(0, n), (row, md) -> new Held(
-                        Statements.text(row, "owner"), Statements.number(row, "token"),
-                        Statements.number(row, "remaining_us"))))
-                .collectList()
-                .flatMap(held -> {
-                    Map<String, Long> tokens = new HashMap<>();
-                    held.forEach(h -> tokens.put(h.owner(), h.token()));
-                    if (tokens.containsKey(owners.get(0))) { // a retried request: its owners hold already
-                        return Flux.fromIterable(owners)
-                                .concatMap(o -> Statements.update(c, againSql, st -> st.bind(0, ttl).bind(1, n).bind(2, o)))
-                                .then(Mono.fromCallable(() -> (PermitGrant) new PermitGrant.Granted(
-                                        owners.stream().map(tokens::get).toList(), leaseTime)));
-                    }
-                    if (held.size() + owners.size() > permits) {
-                        long wait = held.stream().mapToLong(Held::remainingUs).min().orElse(0);
-                        return Mono.just((PermitGrant) new PermitGrant.Busy(Micros.remaining(wait)));
-                    }
-                    List<Long> granted = new ArrayList<>(owners.size());
-                    return Flux.fromIterable(owners)
-                            .concatMap(o -> Statements.first(c, insertSql, st -> st.bind(0, n).bind(1, o).bind(2, ttl),
-                                            (row, md) -> Statements.number(row, "token"))
-                                    .doOnNext(granted::add))
-                            .then(Mono.fromCallable(() -> (PermitGrant) new PermitGrant.Granted(List.copyOf(granted), leaseTime)));
-                });
+    private static PermitGrant answer(List<String> owners, List<Answer> answers, Duration leaseTime) {
+        if (answers.isEmpty() || !answers.get(0).granted()) {
+            return new PermitGrant.Busy(Micros.remaining(answers.isEmpty() ? 0 : answers.get(0).waitUs()));
+        }
+        Map<String, Long> tokens = new HashMap<>();
+        answers.forEach(a -> tokens.put(a.owner(), a.token()));
+        List<Long> granted = new ArrayList<>(owners.size());
+        for (String o : owners) {
+            Long token = tokens.get(o);
+            if (token == null) {
+                throw new IllegalStateException("the semaphore grant answered no permit for owner '" + o + "'");
+            }
+            granted.add(token);
+        }
+        return new PermitGrant.Granted(List.copyOf(granted), leaseTime);
     }
 
     @Override

@@ -80,12 +80,12 @@ class MariaDbRequestCountTest extends RequestCountContract {
         return switch (operation) {
             // acquire: one autocommit INSERT .. ON DUPLICATE KEY UPDATE .. RETURNING (acquire.sql); release: one DELETE
             case LOCK_PAIR -> 2;
-            // a READ COMMITTED transaction of 7 (SET TRANSACTION ISOLATION LEVEL and START TRANSACTION, the driver's; the
-            // guard row's INSERT .. ON DUPLICATE KEY UPDATE, the DELETE of expired permits, SELECT .. FOR UPDATE of the
-            // permits, the permit's INSERT .. RETURNING with its token drawn there, COMMIT); release: one DELETE
-            case SEMAPHORE_PAIR -> 8;
-            // as the semaphore; the grant's INSERT .. ON DUPLICATE KEY UPDATE .. RETURNING takes the place of an intent
-            case READ_PAIR, READ_BESIDE_READER_PAIR, WRITE_PAIR -> 8;
+            // acquire: one anonymous compound statement (semaphore_grant.sql, BEGIN NOT ATOMIC) that runs the READ
+            // COMMITTED grant transaction inside the server (the statements inside a compound statement are not
+            // Questions); release: one DELETE
+            case SEMAPHORE_PAIR -> 2;
+            // as the semaphore (rwlock_grant.sql)
+            case READ_PAIR, READ_BESIDE_READER_PAIR, WRITE_PAIR -> 2;
             // acquire: fair_acquire.sql, the lock's statement with the line checked in it (nobody in line: nothing to
             // leave); release: the lock row's DELETE (the owner was never in line: no waiter row to delete)
             case FAIR_PAIR -> 2;
