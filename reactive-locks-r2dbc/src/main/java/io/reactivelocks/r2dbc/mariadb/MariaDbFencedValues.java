@@ -1,6 +1,5 @@
 package io.reactivelocks.r2dbc.mariadb;
 
-import io.r2dbc.spi.Connection;
 import io.reactivelocks.LockNames;
 import io.reactivelocks.fencing.FencedValue;
 import io.reactivelocks.fencing.FencedValues;
@@ -17,9 +16,9 @@ import reactor.util.retry.Retry;
 
 /**
  * Fenced values on MariaDB: one row per key {@code (k, value, fence)} in
- * {@code <lock table>_fenced_values}. A write or delete is one {@code READ COMMITTED} transaction that
- * locks the key's row, reads its fence and writes only when the token is at least the fence (equal:
- * the same grant again); a delete keeps the fence. Uses the pool of its {@link MariaDbLockBackend},
+ * {@code <lock table>_fenced_values}. A write or delete is one autocommit statement
+ * ({@code INSERT … ON DUPLICATE KEY UPDATE … RETURNING fence}) that holds the key's row lock and writes
+ * only when the token is at least the fence (equal: the same grant again); a delete keeps the fence. Uses the pool of its {@link MariaDbLockBackend},
  * which it does not close.
  */
 final class MariaDbFencedValues implements FencedValues {
@@ -30,8 +29,6 @@ final class MariaDbFencedValues implements FencedValues {
     private final MariaDbLockBackend backend;
     private final String table;
     private final Mono<Void> ready;
-    private final String lockRowSql;
-    private final String fenceSql;
     private final String writeSql;
     private final String readSql;
 
@@ -45,8 +42,6 @@ final class MariaDbFencedValues implements FencedValues {
         List<String> statements = MariaDbSql.statements("fenced_values_schema.sql", names);
         this.ready = Mono.defer(() -> backend.firstUse("fenced values", List.of(tableName), statements))
                 .cache(v -> FOREVER, e -> Duration.ZERO, () -> FOREVER);
-        this.lockRowSql = MariaDbSql.render("fenced_values_lock_row.sql", names);
-        this.fenceSql = MariaDbSql.render("fenced_values_fence.sql", names);
         this.writeSql = MariaDbSql.render("fenced_values_write.sql", names);
         this.readSql = MariaDbSql.render("fenced_values_read.sql", names);
     }
@@ -68,22 +63,17 @@ final class MariaDbFencedValues implements FencedValues {
         return Mono.defer(() -> {
             String k = StoredText.encode(key);
             byte[] bytes = value == null ? null : value.getBytes(StandardCharsets.UTF_8);
-            return ready.then(backend.inTransaction(c -> write(c, k, token, bytes)))
+            return ready.then(backend.query(writeSql, st -> {
+                        st.bind(0, k);
+                        if (bytes == null) {
+                            st.bindNull(1, byte[].class);
+                        } else {
+                            st.bind(1, bytes);
+                        }
+                        st.bind(2, token);
+                    }, (row, md) -> Statements.number(row, "fence") == token).next())
                     .retryWhen(Retry.max(ROLLED_BACK_RETRIES).filter(MariaDbErrors::rolledBack));
         }).onErrorMap(e -> MariaDbErrors.map(key, operation, e));
-    }
-
-    private Mono<Boolean> write(Connection c, String k, long token, byte @Nullable [] value) {
-        return Statements.update(c, lockRowSql, st -> st.bind(0, k))
-                .then(Statements.first(c, fenceSql, st -> st.bind(0, k), (row, md) -> Statements.number(row, "fence")))
-                .flatMap(fence -> fence > token ? Mono.just(false) : Statements.update(c, writeSql, st -> {
-                    if (value == null) {
-                        st.bindNull(0, byte[].class);
-                    } else {
-                        st.bind(0, value);
-                    }
-                    st.bind(1, token).bind(2, k);
-                }).thenReturn(true));
     }
 
     @Override

@@ -1,6 +1,5 @@
 package io.reactivelocks.r2dbc.mariadb;
 
-import io.r2dbc.spi.Connection;
 import io.reactivelocks.spi.GrantRequest;
 import io.reactivelocks.spi.window.WindowGrant;
 import io.reactivelocks.spi.window.WindowStore;
@@ -9,14 +8,15 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import reactor.core.publisher.Mono;
 import reactor.util.retry.Retry;
 
 /**
  * Window claims on MariaDB: the window is {@code floor(server epoch in µs / period)}, decided by the
- * server's clock alone. A claim is one {@code READ COMMITTED} transaction that locks the row of
- * {@code (name, period)} ({@code <lock table>_windows}), reads the stored window and the server's
- * time, and advances the stored window only when it is older than the current one — so the first
+ * server's clock alone. A claim is one request: a compound statement whose {@code READ COMMITTED}
+ * transaction locks the row of {@code (name, period)} ({@code <lock table>_windows}), reads the stored
+ * window and the server's time, and advances the stored window only when it is older than the current one — so the first
  * caller of a window wins and a stored window never goes back. The token is drawn from the lock
  * sequence under that lock. Uses the pool of its {@link MariaDbLockBackend}, which it does not close.
  */
@@ -27,10 +27,7 @@ final class MariaDbWindowStore implements WindowStore {
 
     private final MariaDbLockBackend backend;
     private final Mono<Void> ready;
-    private final String lockRowSql;
-    private final String readSql;
-    private final String takeSql;
-    private final String tokenSql;
+    private final String claimSql;
 
     MariaDbWindowStore(MariaDbLockBackend backend) {
         this.backend = Objects.requireNonNull(backend, "backend");
@@ -41,18 +38,12 @@ final class MariaDbWindowStore implements WindowStore {
         List<String> statements = MariaDbSql.statements("window_schema.sql", names);
         this.ready = Mono.defer(() -> backend.firstUse("window lock", List.of(tableName, o.sequence()), statements))
                 .cache(v -> FOREVER, e -> Duration.ZERO, () -> FOREVER);
-        this.lockRowSql = MariaDbSql.render("window_lock_row.sql", names);
-        this.readSql = MariaDbSql.render("window_read.sql", names);
-        this.takeSql = MariaDbSql.render("window_take.sql", names);
-        this.tokenSql = MariaDbSql.render("acquire_token.sql", names);
+        this.claimSql = MariaDbSql.render("window_claim.sql", names);
     }
 
     /** @return the window table's unquoted name: the lock table's with {@code _windows} */
     static String tableName(MariaDbLockOptions o) {
         return MariaDbLockBackend.derived(o.table(), "_windows");
-    }
-
-    private record Stored(long window, long nowUs) {
     }
 
     @Override
@@ -61,26 +52,14 @@ final class MariaDbWindowStore implements WindowStore {
         return Mono.defer(() -> {
             String n = StoredText.encode(name);
             String owner = GrantRequest.newOwner();
-            return ready.then(backend.inTransaction(c -> claim(c, n, periodUs, owner)))
+            return ready.then(backend.query(claimSql, st -> st.bind(0, n).bind(1, periodUs).bind(2, owner),
+                            (row, md) -> Statements.number(row, "claimed") == 1
+                                    ? Optional.of(new WindowGrant(Statements.number(row, "window_no"), Statements.number(row, "token"),
+                                            Duration.ofNanos(Statements.number(row, "remaining_us") * 1000)))
+                                    : Optional.<WindowGrant>empty()).next())
+                    .flatMap(Mono::justOrEmpty)
                     .retryWhen(Retry.max(ROLLED_BACK_RETRIES).filter(MariaDbErrors::rolledBack));
         }).onErrorMap(e -> MariaDbErrors.map(name, "window claim", e));
-    }
-
-    private Mono<WindowGrant> claim(Connection c, String n, long periodUs, String owner) {
-        return Statements.update(c, lockRowSql, st -> st.bind(0, n).bind(1, periodUs))
-                .then(Statements.first(c, readSql, st -> st.bind(0, n).bind(1, periodUs), (row, md) -> new Stored(
-                        Statements.number(row, "window_no"), Statements.number(row, "now_us"))))
-                .flatMap(s -> {
-                    long current = Math.floorDiv(s.nowUs(), periodUs);
-                    if (s.window() >= current) {
-                        return Mono.<WindowGrant>empty();
-                    }
-                    Duration remaining = Duration.ofNanos(((current + 1) * periodUs - s.nowUs()) * 1000);
-                    return Statements.first(c, tokenSql, st -> { }, (row, md) -> Statements.number(row, "token"))
-                            .flatMap(t -> Statements.update(c, takeSql, st -> st.bind(0, current).bind(1, owner).bind(2, t)
-                                            .bind(3, n).bind(4, periodUs))
-                                    .thenReturn(new WindowGrant(current, t, remaining)));
-                });
     }
 
     @Override

@@ -9,8 +9,10 @@ import io.r2dbc.spi.ConnectionFactory;
 import io.reactivelocks.Lease;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockStore;
+import io.reactivelocks.fencing.FencedValues;
 import io.reactivelocks.test.RequestCountContract;
 import io.reactivelocks.test.server.MariaDbServer;
+import io.reactivelocks.window.WindowLock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -131,5 +133,30 @@ class MariaDbRequestCountTest extends RequestCountContract {
         assertThat(tokens.get(0)).isGreaterThan(holder.token());
         assertThat(requests).as("fair handoffs (the holder's release, then grant + leaving the line + release per waiter)")
                 .isBetween((long) FAIR_WAITERS, 1 + 3L * FAIR_WAITERS);
+    }
+
+    /**
+     * A window claim and a fenced write are one request each: the claim one compound statement
+     * (window_claim.sql), the write one INSERT .. ON DUPLICATE KEY UPDATE .. RETURNING (fenced_values_write.sql).
+     */
+    @Test
+    void aWindowClaimAndAFencedWriteAreOneRequestEach() {
+        LockStore store = store(LONG);
+        WindowLock windows = store.windowLocks(options(LONG));
+        FencedValues values = store.fencedValues();
+        String name = name("window");
+        windows.tryClaim(name, Duration.ofDays(1)).block(STEP); // connections, tables
+        values.write(name, 1, "warm-up").block(STEP);
+        long before = quietCount();
+        for (int i = 0; i < PAIRS; i++) {
+            windows.tryClaim(name + "-" + i, Duration.ofDays(1)).block(STEP);
+        }
+        assertThat(quietCount() - before).as("requests of %d window claims", PAIRS).isEqualTo(PAIRS);
+        before = quietCount();
+        for (int i = 0; i < PAIRS; i++) {
+            assertThat(values.write(name, 2 + i, "v" + i).block(STEP)).isTrue();
+        }
+        assertThat(values.write(name, 1, "stale").block(STEP)).as("a stale token's write").isFalse();
+        assertThat(quietCount() - before).as("requests of %d fenced writes", PAIRS + 1).isEqualTo(PAIRS + 1);
     }
 }
