@@ -22,8 +22,8 @@ final class MariaDbSql {
             "rwlock_schema.sql", "rwlock_grant.sql", "rwlock_held.sql", "window_schema.sql", "window_claim.sql",
             "fenced_values_schema.sql", "fenced_values_write.sql",
             "fenced_values_read.sql", "fair_schema.sql", "fair_acquire.sql", "fair_leave_purge.sql", "fair_purge.sql", "fair_first.sql", "fair_enqueue.sql",
-            "fair_ahead.sql", "fair_leave.sql", "fair_waiting.sql", "task_schema.sql", "task_register.sql", "task_pick.sql",
-            "task_claim.sql", "task_claimed.sql", "task_next_expiry.sql", "task_renew.sql", "task_complete.sql", "task_fail.sql",
+            "fair_ahead.sql", "fair_leave.sql", "fair_waiting.sql", "task_schema.sql", "task_register.sql", "task_capture.sql",
+            "task_renew.sql", "task_complete.sql", "task_fail.sql",
             "task_release.sql", "task_release_owner.sql", "task_status.sql", "task_remove.sql", "task_claims.sql", "task_poll.sql",
             "admin_queues.sql", "revocations_schema.sql", "revoke.sql", "revoke_purge.sql", "revocations_poll.sql");
 

@@ -59,8 +59,8 @@ final class MariaDbTaskStore implements TaskStore {
         List<String> statements = MariaDbSql.statements("task_schema.sql", names);
         this.ready = Mono.defer(() -> backend.firstUse("task queue", List.of(tableName, backend.options().sequence()), statements))
                 .cache(v -> FOREVER, e -> Duration.ZERO, () -> FOREVER);
-        for (String s : List.of("task_pick", "task_claim", "task_claimed", "task_next_expiry", "task_renew", "task_complete",
-                "task_fail", "task_release", "task_release_owner", "task_status", "task_remove", "task_claims", "acquire_token")) {
+        for (String s : List.of("task_capture", "task_renew", "task_complete", "task_fail", "task_release", "task_release_owner",
+                "task_status", "task_remove", "task_claims")) {
             sql.put(s, MariaDbSql.render(s + ".sql", names));
         }
         this.poller = new NamePoller(backend.options().pollInterval(), backend.options().scheduler(), this::poll);
@@ -136,26 +136,31 @@ final class MariaDbTaskStore implements TaskStore {
     public Mono<Capture> capture(String queue, String owner, int limit, Duration claimTime) {
         String q = StoredText.encode(queue);
         long claimUs = Micros.of(claimTime);
-        return work(queue, "task capture", backend.inTransaction(c -> Statements.rows(c, sql.get("task_pick"),
-                        st -> st.bind(0, q).bind(1, limit), (row, md) -> Statements.bytes(row, "task_id"))
+        return work(queue, "task capture", onConnection(c -> Statements.rows(c, sql.get("task_capture"),
+                        st -> st.bind(0, q).bind(1, limit).bind(2, owner).bind(3, claimUs), (row, md) -> row.get("task_id") == null
+                                // fewer than the limit: when the queue's next claim expires (none: NULL)
+                                ? new CaptureRow(null, row.get("next_us") == null ? null : Statements.number(row, "next_us"))
+                                : new CaptureRow(new CapturedTask(Statements.text(row, "task_id"), Statements.number(row, "token"),
+                                        (int) Statements.number(row, "attempts"), (int) Statements.number(row, "retries_left"),
+                                        text(row, "payload")), null))
                 .collectList()
-                .flatMap(picked -> Flux.fromIterable(picked).concatMap(idBytes -> {
-                    String id = new String(idBytes, StandardCharsets.UTF_8);
-                    return Statements.first(c, sql.get("acquire_token"), st -> { },
-                                    (row, md) -> Statements.number(row, "token"))
-                            .flatMap(token -> Statements.update(c, sql.get("task_claim"), st -> st.bind(0, owner).bind(1, token)
-                                            .bind(2, claimUs).bind(3, claimUs).bind(4, q).bind(5, id))
-                                    .then(Statements.first(c, sql.get("task_claimed"), st -> st.bind(0, q).bind(1, id),
-                                            (row, md) -> new CapturedTask(StoredText.decode(id), token,
-                                                    (int) Statements.number(row, "attempts"),
-                                                    (int) Statements.number(row, "retries_left"), text(row, "payload")))));
-                }).collectList())
-                .flatMap(tasks -> tasks.size() >= limit ? Mono.just(new Capture(tasks, claimTime, null))
-                        : Statements.first(c, sql.get("task_next_expiry"), st -> st.bind(0, q),
-                                        (row, md) -> row.get("next_us") == null ? -1L : Statements.number(row, "next_us"))
-                                .defaultIfEmpty(-1L)
-                                .map(next -> new Capture(tasks, claimTime, next < 0 ? null : Duration.ofNanos(next * 1000)))))
-                .retryWhen(Retry.max(ROLLED_BACK_RETRIES).filter(MariaDbErrors::rolledBack)));
+                .map(rows -> {
+                    List<CapturedTask> tasks = new ArrayList<>(rows.size());
+                    Duration next = null;
+                    for (CaptureRow r : rows) {
+                        if (r.task() != null) {
+                            tasks.add(r.task());
+                        } else if (r.nextUs() != null) {
+                            next = Duration.ofNanos(r.nextUs() * 1000);
+                        }
+                    }
+                    return new Capture(tasks, claimTime, next);
+                })
+                .retryWhen(Retry.max(ROLLED_BACK_RETRIES).filter(MariaDbErrors::rolledBack))));
+    }
+
+    /** One result row of task_capture.sql: a claimed task, or (task_id NULL) when the queue's next claim expires. */
+    private record CaptureRow(@Nullable CapturedTask task, @Nullable Long nextUs) {
     }
 
     @Override

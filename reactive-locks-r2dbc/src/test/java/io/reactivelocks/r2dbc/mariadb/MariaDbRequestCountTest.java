@@ -10,6 +10,8 @@ import io.reactivelocks.Lease;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockStore;
 import io.reactivelocks.fencing.FencedValues;
+import io.reactivelocks.task.TaskClaim;
+import io.reactivelocks.task.TaskQueue;
 import io.reactivelocks.test.RequestCountContract;
 import io.reactivelocks.test.server.MariaDbServer;
 import io.reactivelocks.window.WindowLock;
@@ -158,5 +160,40 @@ class MariaDbRequestCountTest extends RequestCountContract {
         }
         assertThat(values.write(name, 1, "stale").block(STEP)).as("a stale token's write").isFalse();
         assertThat(quietCount() - before).as("requests of %d fenced writes", PAIRS + 1).isEqualTo(PAIRS + 1);
+    }
+
+    /**
+     * A capture is one request however many tasks it claims (task_capture.sql: one compound statement whose
+     * result sets are the claimed tasks and, when it claimed fewer than asked for, the queue's next expiry).
+     */
+    @Test
+    void aTaskCaptureIsOneRequest() {
+        TaskQueue tasks = store(LONG).taskQueue(options(LONG));
+        String queue = name("tasks");
+        List<String> ids = new ArrayList<>();
+        for (int i = 0; i < 12; i++) {
+            ids.add("task-" + i);
+        }
+        assertThat(tasks.registerAll(queue, ids, 1).block(STEP)).isEqualTo(12);
+        List<TaskClaim> warm = tasks.tryCapture(queue, 1).collectList().block(STEP); // connections
+        assertThat(warm).hasSize(1);
+        long before = quietCount();
+        List<TaskClaim> five = tasks.tryCapture(queue, 5).collectList().block(STEP);
+        assertThat(quietCount() - before).as("requests of a capture of 5").isEqualTo(1);
+        before = quietCount();
+        List<TaskClaim> rest = tasks.tryCapture(queue, 10).collectList().block(STEP);
+        assertThat(quietCount() - before).as("requests of a capture of 10 that found 6").isEqualTo(1);
+        assertThat(five).hasSize(5);
+        assertThat(rest).hasSize(6);
+        List<Long> tokens = new ArrayList<>();
+        warm.forEach(c -> tokens.add(c.token()));
+        five.forEach(c -> tokens.add(c.token()));
+        rest.forEach(c -> tokens.add(c.token()));
+        assertThat(tokens).isSorted().doesNotHaveDuplicates();
+        List<String> captured = new ArrayList<>();
+        warm.forEach(c -> captured.add(c.taskId()));
+        five.forEach(c -> captured.add(c.taskId()));
+        rest.forEach(c -> captured.add(c.taskId()));
+        assertThat(captured).containsExactlyInAnyOrderElementsOf(ids);
     }
 }
