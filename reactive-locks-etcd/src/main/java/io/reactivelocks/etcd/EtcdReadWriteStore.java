@@ -58,6 +58,9 @@ import reactor.core.scheduler.Schedulers;
 final class EtcdReadWriteStore implements ReadWriteStore {
 
     /** The name's keys in create order: who is before whom. */
+    /** The number of keys under a prefix, nothing else. */
+    private static final GetOption COUNT = GetOption.builder().isPrefix(true).withCountOnly(true).build();
+
     private static final GetOption BY_CREATION = GetOption.builder().isPrefix(true)
             .withSortField(GetOption.SortTarget.CREATE).withSortOrder(GetOption.SortOrder.ASCEND).build();
 
@@ -145,33 +148,37 @@ final class EtcdReadWriteStore implements ReadWriteStore {
                 // one transaction puts our key and reads the name's keys (or finds a key of ours: adopted)
                 return put(name, owner, slot, mode, ttlSeconds, keepPlace, leaseTime);
             }
-            return Mono.fromFuture(() -> client.getKVClient().get(k)).flatMap(existing -> {
-                if (!existing.getKvs().isEmpty() && owner.equals(LeasedKeys.ownerOf(existing.getKvs().get(0)))) {
-                    // a key of ours this store does not know (a retried put): adopt it
-                    KeyValue mine = existing.getKvs().get(0);
-                    Place adopted = new Place(mine.getCreateRevision(), mine.getLease(), System.nanoTime() - (1L << 62), ttlSeconds);
-                    places.put(owner, adopted);
-                    return decide(name, owner, slot, mode, adopted, keepPlace, leaseTime);
-                }
-                if (!existing.getKvs().isEmpty()) { // another owner's key, still in the slot: nothing of ours there
-                    keys.gone(slot);
-                    return Mono.just((PermitGrant) new PermitGrant.Busy(null));
-                }
-                // a reader-preferring writer does not queue behind anyone: it looks first, and puts a key
-                // only when the name is free (so it never shows as an intent, nor wakes itself)
-                return Mono.fromFuture(() -> client.getKVClient().get(keys.range(name), GetOption.builder().isPrefix(true).withCountOnly(true).build()))
-                        .flatMap(r -> {
-                            if (r.getCount() == 0) {
-                                return put(name, owner, slot, mode, ttlSeconds, keepPlace, leaseTime);
-                            }
-                            keys.gone(slot); // nothing put
-                            if (waiting) {
-                                long read = r.getHeader().getRevision();
-                                before.put(owner, new WaiterWatch.Wait(read, new WaiterWatch.Seen.Keys(keys.range(name), read, (int) r.getCount())));
-                            }
+            // a reader-preferring writer does not queue behind anyone: it looks first — its slot and the name's
+            // keys, in one read — and puts a key only when the name is free (so it never shows as an intent, nor
+            // wakes itself)
+            return Mono.fromFuture(() -> client.getKVClient().txn()
+                            .Then(Op.get(k, GetOption.DEFAULT), Op.get(keys.range(name), COUNT))
+                            .commit())
+                    .flatMap(look -> {
+                        List<KeyValue> existing = look.getGetResponses().get(0).getKvs();
+                        if (!existing.isEmpty() && owner.equals(LeasedKeys.ownerOf(existing.get(0)))) {
+                            // a key of ours this store does not know (a retried put): adopt it
+                            KeyValue mine = existing.get(0);
+                            Place adopted = new Place(mine.getCreateRevision(), mine.getLease(), System.nanoTime() - (1L << 62),
+                                    ttlSeconds);
+                            places.put(owner, adopted);
+                            return decide(name, owner, slot, mode, adopted, keepPlace, leaseTime);
+                        }
+                        if (!existing.isEmpty()) { // another owner's key, still in the slot: nothing of ours there
+                            keys.gone(slot);
                             return Mono.just((PermitGrant) new PermitGrant.Busy(null));
-                        });
-            });
+                        }
+                        long count = look.getGetResponses().get(1).getCount();
+                        if (count == 0) {
+                            return put(name, owner, slot, mode, ttlSeconds, keepPlace, leaseTime);
+                        }
+                        keys.gone(slot); // nothing put
+                        if (waiting) {
+                            long read = look.getHeader().getRevision();
+                            before.put(owner, new WaiterWatch.Wait(read, new WaiterWatch.Seen.Keys(keys.range(name), read, (int) count)));
+                        }
+                        return Mono.just((PermitGrant) new PermitGrant.Busy(null));
+                    });
         }).onErrorMap(e -> EtcdErrors.map(name, "read-write lock grant", e));
     }
 
