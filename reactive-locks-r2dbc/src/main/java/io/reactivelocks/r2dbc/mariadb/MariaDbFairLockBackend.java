@@ -15,7 +15,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 import reactor.util.retry.Retry;
 
@@ -26,9 +25,10 @@ import reactor.util.retry.Retry;
  * deadline by the server's clock that its waiter refreshes when it asks again ({@link WaiterLine}).
  * A grant is first one statement that takes the name's row of the lock table when it is free and
  * nobody waits before the caller, or sets the lease again for its holder ({@code fair_acquire.sql});
- * when that does not grant and the caller waits, one {@code READ COMMITTED} transaction that locks the
- * name's row decides again: the holder is asked again, or the head of the line (or the first caller
- * when nobody waits) is granted, or the caller is put in line. A release wakes the head of the line
+ * when that does not grant, one more request ({@code fair_join.sql}, a compound statement whose
+ * {@code READ COMMITTED} transaction locks the name's row) decides again: the holder is asked again,
+ * or the head of the line (or the first caller when nobody waits) is granted, or the caller is put in
+ * line. A release wakes the head of the line
  * only: each waiter is told its place and the holder. Uses the pool and poller of its
  * {@link MariaDbLockBackend}, which it does not close.
  */
@@ -39,10 +39,7 @@ final class MariaDbFairLockBackend extends FairLockBackend {
 
     private final MariaDbLockBackend mutex;
     private final Mono<Void> ready;
-    private final String purgeSql;
-    private final String firstSql;
-    private final String enqueueSql;
-    private final String aheadSql;
+    private final String joinSql;
     private final String leaveSql;
     private final String acquireSql;
     private final String leavePurgeSql;
@@ -65,10 +62,7 @@ final class MariaDbFairLockBackend extends FairLockBackend {
         String tableName = MariaDbLockBackend.derived(o.table(), "_waiters");
         this.ready = Mono.defer(() -> mutex.firstUse("fair lock", List.of(tableName, o.sequence()), statements))
                 .cache(v -> FOREVER, e -> Duration.ZERO, () -> FOREVER);
-        this.purgeSql = MariaDbSql.render("fair_purge.sql", names);
-        this.firstSql = MariaDbSql.render("fair_first.sql", names);
-        this.enqueueSql = MariaDbSql.render("fair_enqueue.sql", names);
-        this.aheadSql = MariaDbSql.render("fair_ahead.sql", names);
+        this.joinSql = MariaDbSql.render("fair_join.sql", names);
         this.leaveSql = MariaDbSql.render("fair_leave.sql", names);
         this.acquireSql = MariaDbSql.render("fair_acquire.sql", names);
         this.leavePurgeSql = MariaDbSql.render("fair_leave_purge.sql", names);
@@ -106,9 +100,10 @@ final class MariaDbFairLockBackend extends FairLockBackend {
     }
 
     /**
-     * First the one statement that takes the lock when it is free and nobody waits before the caller
-     * ({@code fair_acquire.sql}), then, granted, the caller leaves the line if it may be in it; not
-     * granted, a transaction that decides again and puts the caller in line (or answers busy).
+     * A caller not in line: first the one statement that takes the lock when it is free and nobody
+     * waits before the caller ({@code fair_acquire.sql}), then, granted, the caller leaves the line if
+     * it may be in it; not granted, one statement that decides again and puts the caller in line (or
+     * answers busy). A waiter in line: that second statement alone.
      */
     private Mono<Object> takeOrQueue(String n, GrantRequest request, long sentAt) {
         String o = request.owner();
@@ -135,77 +130,53 @@ final class MariaDbFairLockBackend extends FairLockBackend {
                     boolean live = h.remaining() != null && !h.remaining().isZero();
                     return Mono.just((Object) Attempt.busy(live ? h : null));
                 }), Connection::close);
-        return fast.switchIfEmpty(Mono.defer(() -> {
-            inLine.add(k); // before the transaction: a release from now on removes the entry it may leave
-            return mutex.inTransaction(c -> grant(c, n, request, sentAt)).doOnNext(a -> {
+        Mono<Object> join = Mono.defer(() -> {
+            inLine.add(k); // before the statement: a release from now on removes the entry it may leave
+            return Mono.usingWhen(mutex.connections(), c -> join(c, n, request, sentAt), Connection::close).doOnNext(a -> {
                 if (a instanceof Attempt.Granted) {
-                    inLine.remove(k); // the transaction removed the entry
+                    inLine.remove(k); // the statement removed the entry
                 }
             });
-        }));
-    }
-
-    private Mono<Object> grant(Connection c, String n, GrantRequest request, long sentAt) {
-        String o = request.owner();
-        long ttl = Micros.of(request.leaseTime());
-        return Statements.update(c, mutex.sql("lock_row"), st -> st.bind(0, n))
-                .then(Statements.update(c, purgeSql, st -> st.bind(0, n)))
-                .then(Statements.first(c, mutex.sql("read"), st -> st.bind(0, n), (row, md) -> new Holder(
-                        Statements.text(row, "owner"), Statements.number(row, "token"),
-                        Micros.remaining(Statements.number(row, "remaining_us")),
-                        row.get("payload") == null ? null : Statements.text(row, "payload"))))
-                .flatMap(h -> {
-                    boolean live = h.remaining() != null && !h.remaining().isZero();
-                    if (live && h.owner().equals(o)) { // a retried request
-                        return Statements.update(c, mutex.sql("again"), st -> st.bind(0, ttl).bind(1, n))
-                                .then(Statements.update(c, leaveSql, st -> st.bind(0, n).bind(1, o)))
-                                .thenReturn((Object) new Attempt.Granted(h.token(), request.leaseTime(), sentAt));
-                    }
-                    if (live) {
-                        return request.queue() ? enqueue(c, n, o, request, h.remaining(), h.owner(), h.owner())
-                                : Mono.just((Object) Attempt.busy(h));
-                    }
-                    return Statements.first(c, firstSql, st -> st.bind(0, n).bind(1, h.owner()), (row, md) -> Map.entry(
-                                    Statements.text(row, "owner"), Statements.number(row, "remaining_us")))
-                            .map(head -> head.getKey().equals(o) ? Map.entry("", 0L) : head)
-                            .defaultIfEmpty(Map.entry("", 0L))
-                            .flatMap(head -> {
-                                if (!head.getKey().isEmpty()) { // free, but others are in line before the caller
-                                    return request.queue()
-                                            ? enqueue(c, n, o, request, Micros.remaining(head.getValue()), h.owner(), null)
-                                            : Mono.just((Object) Attempt.busy(null));
-                                }
-                                return take(c, n, o, ttl, request, sentAt);
-                            });
-                });
-    }
-
-    private Mono<Object> take(Connection c, String n, String o, long ttl, GrantRequest request, long sentAt) {
-        String payload = request.payload() == null ? null : StoredText.encode(request.payload());
-        return Statements.first(c, mutex.sql("token"), st -> { }, (row, md) -> Statements.number(row, "token"))
-                .flatMap(t -> Statements.update(c, mutex.sql("take"), st -> {
-                    st.bind(0, o).bind(1, t).bind(2, ttl);
-                    Statements.bindText(st, 3, payload);
-                    st.bind(4, n);
-                }).then(Statements.update(c, leaveSql, st -> st.bind(0, n).bind(1, o)))
-                        .thenReturn((Object) new Attempt.Granted(t, request.leaseTime(), sentAt)));
+        });
+        // a waiter in line already asks with the statement that also keeps its place: one request, which
+        // grants the head of the line and takes it out of the line at once
+        return request.queue() && inLine.contains(k) ? join : fast.switchIfEmpty(join);
     }
 
     /**
-     * @param lastHolder the owner of the name's row (its entry is not counted as ahead), or {@code ''}
-     * @param holder     the live holder, told to the waiter, or {@code null} when the lock is free
+     * The attempt that decides again and puts the caller in line, one statement ({@code fair_join.sql}):
+     * granted (a retried request, or the lease expired and nobody waits before the caller), queued with
+     * its place (the waiters before it) and the holder, or busy.
      */
-    private Mono<Object> enqueue(Connection c, String n, String o, GrantRequest request, @Nullable Duration hint,
-                                 String lastHolder, @Nullable String holder) {
+    private Mono<Object> join(Connection c, String n, GrantRequest request, long sentAt) {
+        String payload = request.payload() == null ? null : StoredText.encode(request.payload());
         long deadline = Micros.of(WaiterLine.waiterDeadline(request.leaseTime()));
-        return Statements.first(c, mutex.sql("token"), st -> { }, (row, md) -> Statements.number(row, "token"))
-                .flatMap(seq -> Statements.update(c, enqueueSql, st -> st.bind(0, n).bind(1, o).bind(2, seq).bind(3, deadline)))
-                .then(Statements.first(c, aheadSql, st -> st.bind(0, n).bind(1, lastHolder).bind(2, n).bind(3, o),
-                        (row, md) -> Statements.number(row, "ahead")))
-                // the place is handed on, so a release wakes only the waiters it may have made head: the
-                // waiters' events name the owner only of changes announced one by one (a release a read
-                // found may fold several handoffs, and comes without its owner: every waiter asks then)
-                .map(ahead -> (Object) new WaiterLine.StillQueued(hint == null ? -1 : hint.toMillis(), ahead, holder));
+        return Statements.first(c, joinSql, st -> {
+            st.bind(0, n).bind(1, request.owner()).bind(2, Micros.of(request.leaseTime()));
+            Statements.bindText(st, 3, payload);
+            st.bind(4, request.queue() ? 1 : 0).bind(5, deadline);
+        }, (row, md) -> {
+            String answer = String.valueOf(row.get("answer", String.class));
+            long token = Statements.number(row, "token");
+            if (answer.equals("g")) {
+                return (Object) new Attempt.Granted(token, request.leaseTime(), sentAt);
+            }
+            Duration remaining = Micros.remaining(Statements.number(row, "remaining_us"));
+            boolean live = !remaining.isZero();
+            Holder holder = live ? new Holder(Statements.text(row, "owner"), token, remaining,
+                    row.get("payload") == null ? null : Statements.text(row, "payload")) : null;
+            if (answer.equals("b")) {
+                return Attempt.busy(holder);
+            }
+            // queued: the holder's lease left, or (the lock free, others before the caller) the first waiter's deadline
+            Duration hint = live ? remaining : row.get("head_remaining_us") == null ? null
+                    : Micros.remaining(Statements.number(row, "head_remaining_us"));
+            // the place is handed on, so a release wakes only the waiters it may have made head: the
+            // waiters' events name the owner only of changes announced one by one (a release a read
+            // found may fold several handoffs, and comes without its owner: every waiter asks then)
+            return new WaiterLine.StillQueued(hint == null ? -1 : hint.toMillis(), Statements.number(row, "ahead"),
+                    holder == null ? null : holder.owner());
+        }).switchIfEmpty(Mono.error(() -> new IllegalStateException("the fair-lock join answered no row")));
     }
 
     /** Owner-checked: removes the owner's entry in line and its hold, if any; announced at once to the session's waiters. */
@@ -219,7 +190,7 @@ final class MariaDbFairLockBackend extends FairLockBackend {
             boolean queued = inLine.contains(k);
             return mutex.schemaReady().then(ready).then(Mono.usingWhen(mutex.connections(),
                     c -> (queued ? Statements.update(c, leaveSql, st -> st.bind(0, n).bind(1, owner)) : Mono.just(0L))
-                            .zipWith(Statements.update(c, mutex.sql("release"), st -> st.bind(0, n).bind(1, owner))),
+                            .zipWith(Statements.update(c, mutex.releaseSql(), st -> st.bind(0, n).bind(1, owner))),
                     Connection::close))
                     .map(t -> {
                         if (queued) {

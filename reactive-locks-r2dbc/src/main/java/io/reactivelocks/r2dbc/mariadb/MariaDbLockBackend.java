@@ -2,7 +2,6 @@ package io.reactivelocks.r2dbc.mariadb;
 
 import io.r2dbc.spi.Connection;
 import io.r2dbc.spi.ConnectionFactory;
-import io.r2dbc.spi.IsolationLevel;
 import io.r2dbc.spi.Row;
 import io.r2dbc.spi.RowMetadata;
 import io.r2dbc.spi.Statement;
@@ -80,11 +79,6 @@ public final class MariaDbLockBackend implements LockBackend {
 
     private final Map<String, String> names;
     private final String acquireSql;
-    private final String lockRowSql;
-    private final String readSql;
-    private final String tokenSql;
-    private final String takeSql;
-    private final String againSql;
     private final String renewSql;
     private final String releaseSql;
     private final String inspectSql;
@@ -103,11 +97,6 @@ public final class MariaDbLockBackend implements LockBackend {
         this.connections = backendPool.connections();
         this.names = names(options);
         this.acquireSql = MariaDbSql.render("acquire.sql", names);
-        this.lockRowSql = MariaDbSql.render("acquire_lock_row.sql", names);
-        this.readSql = MariaDbSql.render("acquire_read.sql", names);
-        this.tokenSql = MariaDbSql.render("acquire_token.sql", names);
-        this.takeSql = MariaDbSql.render("acquire_take.sql", names);
-        this.againSql = MariaDbSql.render("acquire_again.sql", names);
         this.renewSql = MariaDbSql.render("renew.sql", names);
         this.releaseSql = MariaDbSql.render("release.sql", names);
         this.inspectSql = MariaDbSql.render("inspect.sql", names);
@@ -407,17 +396,9 @@ public final class MariaDbLockBackend implements LockBackend {
         poller.announce(event);
     }
 
-    /** @return the statements of a grant, for the fair lock: lock row, read, token, take, again, release */
-    String sql(String which) {
-        return switch (which) {
-            case "lock_row" -> lockRowSql;
-            case "read" -> readSql;
-            case "token" -> tokenSql;
-            case "take" -> takeSql;
-            case "again" -> againSql;
-            case "release" -> releaseSql;
-            default -> throw new IllegalArgumentException(which);
-        };
+    /** @return the owner-checked release of a lock row, for the fair lock */
+    String releaseSql() {
+        return releaseSql;
     }
 
     /** @return a connection from the backend's pool (closing it returns it) */
@@ -428,27 +409,6 @@ public final class MariaDbLockBackend implements LockBackend {
     /** Runs {@code sql} (one statement with bind parameters) on a pooled connection, returned on any end. */
     <T> Flux<T> query(String sql, Consumer<Statement> binder, BiFunction<Row, RowMetadata, T> mapper) {
         return Flux.usingWhen(connections.create(), c -> Statements.rows(c, sql, binder, mapper), Connection::close);
-    }
-
-    /**
-     * Runs {@code work} in one {@code READ COMMITTED} transaction on a pooled connection: committed
-     * before its answer is emitted, rolled back on error or cancel.
-     */
-    <T> Mono<T> inTransaction(Function<Connection, Mono<T>> work) {
-        return Mono.usingWhen(connections.create(),
-                // the driver decides at call time whether a transaction is open: every call deferred
-                c -> Mono.defer(() -> Mono.from(c.beginTransaction(IsolationLevel.READ_COMMITTED)))
-                        .then(Mono.defer(() -> work.apply(c)))
-                        .flatMap(v -> Mono.defer(() -> Mono.from(c.commitTransaction())).thenReturn(v))
-                        .switchIfEmpty(Mono.defer(() -> Mono.from(c.commitTransaction())).then(Mono.empty())),
-                Connection::close,
-                (c, e) -> rollbackAndClose(c),
-                MariaDbLockBackend::rollbackAndClose);
-    }
-
-    private static Mono<Void> rollbackAndClose(Connection c) {
-        return Mono.defer(() -> Mono.from(c.rollbackTransaction())).onErrorResume(x -> Mono.empty())
-                .then(Mono.defer(() -> Mono.from(c.close())));
     }
 
     /** The first-use step under {@link MariaDbLockOptions#schemaMode()}; cached once it succeeded. */
@@ -497,7 +457,6 @@ public final class MariaDbLockBackend implements LockBackend {
         Map<String, String> names = new HashMap<>();
         names.put("table", MariaDbSql.qualified(options.database(), options.table()));
         names.put("sequence", MariaDbSql.qualified(options.database(), options.sequence()));
-        names.put("expires_index", MariaDbSql.quote(derived(options.table(), "_expires_at_idx")));
         names.put("revocation_table", MariaDbSql.qualified(options.database(), revocationTable(options)));
         return names;
     }

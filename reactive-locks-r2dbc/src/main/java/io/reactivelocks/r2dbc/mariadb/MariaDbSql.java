@@ -16,13 +16,13 @@ final class MariaDbSql {
 
     /** Every script, read once when this class initializes (never on an event loop later). */
     private static final SqlTemplates TEMPLATES = SqlTemplates.load(MariaDbSql.class, "schema.sql", "schema_check.sql",
-            "acquire.sql", "acquire_lock_row.sql", "acquire_read.sql", "acquire_token.sql", "acquire_take.sql", "acquire_again.sql",
+            "acquire.sql",
             "renew.sql", "release.sql", "inspect.sql", "update_payload.sql", "held_by.sql", "poll.sql", "admin_names.sql",
             "semaphore_schema.sql", "semaphore_grant.sql", "semaphore_holders.sql", "grant_renew.sql", "grant_release.sql", "grant_poll.sql",
             "rwlock_schema.sql", "rwlock_grant.sql", "rwlock_held.sql", "window_schema.sql", "window_claim.sql",
             "fenced_values_schema.sql", "fenced_values_write.sql",
-            "fenced_values_read.sql", "fair_schema.sql", "fair_acquire.sql", "fair_leave_purge.sql", "fair_purge.sql", "fair_first.sql", "fair_enqueue.sql",
-            "fair_ahead.sql", "fair_leave.sql", "fair_waiting.sql", "task_schema.sql", "task_register.sql", "task_capture.sql",
+            "fenced_values_read.sql", "fair_schema.sql", "fair_acquire.sql", "fair_leave_purge.sql", "fair_join.sql",
+            "fair_leave.sql", "fair_waiting.sql", "task_schema.sql", "task_register.sql", "task_capture.sql",
             "task_renew.sql", "task_complete.sql", "task_fail.sql",
             "task_release.sql", "task_release_owner.sql", "task_status.sql", "task_remove.sql", "task_claims.sql", "task_poll.sql",
             "admin_queues.sql", "revocations_schema.sql", "revoke.sql", "revoke_purge.sql", "revocations_poll.sql");

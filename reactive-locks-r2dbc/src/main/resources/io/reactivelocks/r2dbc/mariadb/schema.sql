@@ -5,10 +5,9 @@
 --   ${sequence}       the fencing-token sequence  (default `reactive_locks_token_seq`)
 --   ${revocation_table}  revocation requests (see revocations_schema.sql)
 --   ${table}          the lock table              (default `reactive_locks`)
---   ${expires_index}  its index on expires_at
 
 -- Fencing tokens: one durable, monotonic sequence. NEXTVAL is drawn only while the name's row is
--- locked (see acquire_*.sql), so a later grant of a name always draws a greater token. Tokens may
+-- locked (see acquire.sql), so a later grant of a name always draws a greater token. Tokens may
 -- skip values (a restart skips the unused part of the cache); they never repeat or go back.
 CREATE SEQUENCE IF NOT EXISTS ${sequence} START WITH 1 INCREMENT BY 1 MINVALUE 1 NOCYCLE ENGINE=InnoDB;
 
@@ -19,14 +18,15 @@ CREATE SEQUENCE IF NOT EXISTS ${sequence} START WITH 1 INCREMENT BY 1 MINVALUE 1
 --   expires_at  when the lease ends, by the SERVER's clock in UTC (UTC_TIMESTAMP(6) + TTL at grant/renewal)
 --   payload     the holder's payload (at most 4096 UTF-8 bytes, stored form as names), NULL for none
 -- Binary columns: names compare byte for byte (no case folding, no trailing-space padding).
+-- The primary key is the only index: every statement finds rows by name, and an index on expires_at
+-- cost every grant, renewal and release its upkeep (10-15 % of B1's pairs per second) for no reader.
 CREATE TABLE IF NOT EXISTS ${table} (
     name       VARBINARY(2048) NOT NULL,
     owner      VARBINARY(255)  NOT NULL,
     token      BIGINT          NOT NULL,
     expires_at DATETIME(6)     NOT NULL,
     payload    VARBINARY(8192) NULL,
-    PRIMARY KEY (name),
-    KEY ${expires_index} (expires_at)
+    PRIMARY KEY (name)
 ) ENGINE=InnoDB;
 
 CREATE TABLE IF NOT EXISTS ${revocation_table} (
