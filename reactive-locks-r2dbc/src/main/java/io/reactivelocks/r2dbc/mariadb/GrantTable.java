@@ -1,7 +1,6 @@
 package io.reactivelocks.r2dbc.mariadb;
 
 import io.r2dbc.spi.Connection;
-import io.reactivelocks.r2dbc.internal.Micros;
 import io.reactivelocks.r2dbc.internal.OutstandingRows;
 import io.reactivelocks.spi.LockEvent;
 import io.reactivelocks.spi.RenewOutcome;
@@ -28,7 +27,7 @@ final class GrantTable {
     private final String concept;
     private final String table;
     private final Mono<Void> ready;
-    private final String renewSql;
+    private final RenewBatch renewals;
     private final String releaseSql;
     private final NamePoller poller;
     private final String kind;
@@ -51,7 +50,7 @@ final class GrantTable {
         this.ready = Mono.defer(() -> backend.firstUse(concept, List.of(tableName, backend.options().sequence(),
                         MariaDbLockBackend.revocationTable(backend.options())), statements))
                 .cache(v -> FOREVER, e -> Duration.ZERO, () -> FOREVER);
-        this.renewSql = MariaDbSql.render("grant_renew.sql", names);
+        this.renewals = new RenewBatch(MariaDbSql.render("grant_renew.sql", names));
         this.releaseSql = MariaDbSql.render("grant_release.sql", names);
         this.kind = kind;
         this.poller = new NamePoller(backend.options().pollInterval(), backend.options().scheduler(), this::poll,
@@ -73,11 +72,7 @@ final class GrantTable {
             if (batch.isEmpty()) {
                 return Mono.just(List.<RenewOutcome>of());
             }
-            return ready(Mono.usingWhen(backend.connections(), c -> Flux.fromIterable(batch)
-                    .concatMap(r -> Statements.update(c, renewSql, st -> st.bind(0, Micros.of(r.leaseTime()))
-                            .bind(1, StoredText.encode(r.lock().name())).bind(2, r.lock().owner()).bind(3, r.lock().token()))
-                            .map(updated -> updated > 0 ? RenewOutcome.renewed(r.leaseTime()) : RenewOutcome.notHeld()))
-                    .collectList(), Connection::close));
+            return ready(Mono.usingWhen(backend.connections(), c -> renewals.renew(c, batch), Connection::close));
         }).onErrorMap(e -> MariaDbErrors.map(batch.size() == 1 ? batch.get(0).lock().name() : null, concept + " renewal", e));
     }
 

@@ -79,7 +79,7 @@ public final class MariaDbLockBackend implements LockBackend {
 
     private final Map<String, String> names;
     private final String acquireSql;
-    private final String renewSql;
+    private final RenewBatch renewals;
     private final String releaseSql;
     private final String inspectSql;
     private final String updatePayloadSql;
@@ -97,7 +97,7 @@ public final class MariaDbLockBackend implements LockBackend {
         this.connections = backendPool.connections();
         this.names = names(options);
         this.acquireSql = MariaDbSql.render("acquire.sql", names);
-        this.renewSql = MariaDbSql.render("renew.sql", names);
+        this.renewals = new RenewBatch(MariaDbSql.render("renew.sql", names));
         this.releaseSql = MariaDbSql.render("release.sql", names);
         this.inspectSql = MariaDbSql.render("inspect.sql", names);
         this.updatePayloadSql = MariaDbSql.render("update_payload.sql", names);
@@ -208,7 +208,8 @@ public final class MariaDbLockBackend implements LockBackend {
     /**
      * {@inheritDoc}
      *
-     * <p>One owner- and token-checked {@code UPDATE} per lease ({@code renew.sql}), all on one
+     * <p>One owner- and token-checked {@code UPDATE} per lease ({@code renew.sql}), sent
+     * {@value RenewBatch#CHUNK} at a time in one compound statement ({@link RenewBatch}) on one
      * connection; a lease that has expired by the server's clock is not revived.
      */
     @Override
@@ -218,11 +219,7 @@ public final class MariaDbLockBackend implements LockBackend {
             if (batch.isEmpty()) {
                 return Mono.just(List.<RenewOutcome>of());
             }
-            return schemaReady.then(Mono.usingWhen(connections.create(), c -> Flux.fromIterable(batch)
-                    .concatMap(r -> Statements.update(c, renewSql, st -> st.bind(0, Micros.of(r.leaseTime()))
-                            .bind(1, StoredText.encode(r.lock().name())).bind(2, r.lock().owner()).bind(3, r.lock().token()))
-                            .map(updated -> updated > 0 ? RenewOutcome.renewed(r.leaseTime()) : RenewOutcome.notHeld()))
-                    .collectList(), Connection::close))
+            return schemaReady.then(Mono.usingWhen(connections.create(), c -> renewals.renew(c, batch), Connection::close))
                     .onErrorMap(e -> MariaDbErrors.map(batch.size() == 1 ? batch.get(0).lock().name() : null, "renewal", e));
         });
     }
