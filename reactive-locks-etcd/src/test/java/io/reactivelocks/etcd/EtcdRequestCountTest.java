@@ -68,6 +68,8 @@ class EtcdRequestCountTest extends RequestCountContract {
             case READ_PAIR, READ_BESIDE_READER_PAIR, WRITE_PAIR -> 3;
             // one keepAliveOnce of the session lease — two LeaseKeepAlive messages: jetcd 0.8.6 writes the request
             // when the stream opens and again in end(request) when the answer arrives
+            // each permit has a lease of its own: one keepAliveOnce each, two LeaseKeepAlive messages (as RENEWAL_TICK)
+            case PERMIT_RENEWAL -> 2;
             case RENEWAL_TICK -> 2;
             // per handoff the delete and the woken waiter's read (its own key and the one before it: a grant on the
             // predecessor's deletion alone could grant a key deleted behind the waiter's back); the chain adds the

@@ -53,6 +53,9 @@ public abstract class RequestCountContract {
     /** Waiters queued behind the holder: a chain of that many handoffs. */
     protected static final int WAITERS = 6;
 
+    /** Permits held at once by the client of {@link Operation#PERMIT_RENEWAL}, each on a name of its own. */
+    protected static final int RENEWED_PERMITS = 10;
+
     /** The operations counted, each with the number of times one test repeats it. */
     public enum Operation {
         /** An uncontended acquire + release of a lock ({@link LockStore#locks}). */
@@ -70,7 +73,12 @@ public abstract class RequestCountContract {
         /** An uncontended acquire + release of a write lock. */
         WRITE_PAIR(PAIRS),
         /** An uncontended acquire + release of a fair lock ({@link LockStore#fairLocks}). */
-        FAIR_PAIR(PAIRS);
+        FAIR_PAIR(PAIRS),
+        /**
+         * The renewal of one permit while one client holds {@link #RENEWED_PERMITS} on as many names (their
+         * renewals converge onto one tick: a store that renews a batch in one request sends a fraction).
+         */
+        PERMIT_RENEWAL(RENEWED_PERMITS);
 
         private final int times;
 
@@ -279,6 +287,43 @@ public abstract class RequestCountContract {
         assertThat(lease.isValid()).isTrue();
         lease.release().block(STEP);
         check(Operation.RENEWAL_TICK, requests, ticks);
+    }
+
+    /**
+     * {@link #RENEWED_PERMITS} permits on as many names, held by one client with a lease of {@link #SHORT}
+     * (renewed every second): the requests from a quiet moment once their renewals have converged onto one
+     * tick to a quiet moment at least one tick later, per permit renewed in between (as the listener hears
+     * of them). A store that renews a batch in one request sends
+     * a fraction of a request per permit.
+     */
+    @Test
+    void theRenewalOfSeveralPermitsHeldAtOnce() {
+        AtomicInteger renewals = new AtomicInteger();
+        Semaphore semaphores = store(SHORT).semaphores(options(SHORT).mutate().listener(new LockListener() {
+            @Override
+            public void onRenewed(String name, long token) {
+                renewals.incrementAndGet();
+            }
+        }).build());
+        List<Lease> held = new ArrayList<>();
+        for (int i = 0; i < RENEWED_PERMITS; i++) {
+            held.add(semaphores.acquire(name("renewed-permit-" + i), 1).block(STEP));
+        }
+        // two rounds of renewals, so that the first has brought the leases' batches together
+        await().atMost(STEP).pollInterval(Duration.ofMillis(10)).until(() -> renewals.get() >= 2 * RENEWED_PERMITS);
+        long before = quietCount();
+        int from = renewals.get();
+        await().atMost(STEP).pollInterval(Duration.ofMillis(10)).until(() -> renewals.get() - from >= RENEWED_PERMITS);
+        long requests = quietCount() - before;
+        int renewed = renewals.get() - from;
+        assertThat(held).allMatch(Lease::isValid);
+        Flux.fromIterable(held).concatMap(Lease::release).blockLast(STEP);
+        double per = requestsPer(Operation.PERMIT_RENEWAL);
+        long bound = Math.round(per * renewed) + allowance(Operation.PERMIT_RENEWAL);
+        System.out.printf("%s %s: %d requests for %d = %.2f each (bound %d)%n", getClass().getSimpleName(),
+                Operation.PERMIT_RENEWAL, requests, renewed, (double) requests / renewed, bound);
+        assertThat(requests).as("%s: requests for %d (today %.2f each)", Operation.PERMIT_RENEWAL, renewed, per)
+                .isBetween(1L, bound);
     }
 
     /**

@@ -57,6 +57,7 @@ class ZooKeeperRequestCountTest extends RequestCountContract {
         return switch (operation) {
             case LOCK_PAIR, SEMAPHORE_PAIR, READ_PAIR, READ_BESIDE_READER_PAIR, WRITE_PAIR, FAIR_PAIR -> 1 + 3;
             case HANDOFF -> 1;
+            case PERMIT_RENEWAL -> 0;
             case RENEWAL_TICK -> 0;
         };
     }
@@ -88,6 +89,8 @@ class ZooKeeperRequestCountTest extends RequestCountContract {
             // listing, see ZooKeeperReadWriteStore), then its delete
             case READ_BESIDE_READER_PAIR -> 2;
             // one exists on the held lock's node (pings are not needed while confirmations flow)
+            // one exists per permit's node
+            case PERMIT_RENEWAL -> 1;
             case RENEWAL_TICK -> 1;
             // per handoff the release's delete only: each waiter watches the node before it, whose deletion
             // makes it first; the chain adds the last grantee's delete: 6 + 1 = 7

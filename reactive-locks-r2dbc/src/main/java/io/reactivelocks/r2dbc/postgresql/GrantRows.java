@@ -2,10 +2,12 @@ package io.reactivelocks.r2dbc.postgresql;
 
 import io.reactivelocks.spi.RenewOutcome;
 import io.reactivelocks.spi.RenewRequest;
+import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.UnaryOperator;
-import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
@@ -40,18 +42,43 @@ final class GrantRows {
     }
 
     /**
+     * One statement for the whole batch ({@code semaphore_renew.sql}, the leases passed as arrays and
+     * joined with {@code unnest}), as the lock's renewal.
+     *
      * @param batch the grants to renew, owner- and token-checked
      * @return one outcome per request, in order
      */
     Mono<List<RenewOutcome>> renew(List<RenewRequest> batch) {
-        return Flux.fromIterable(batch).concatMap(r -> schema.ready(Mono.defer(() -> PostgresLockBackend.firstOfAll(backend.query(renewSql,
-                                st -> st.bind(0, TextEscapes.encode(r.lock().name())).bind(1, TextEscapes.encode(r.lock().owner()))
-                                        .bind(2, r.lock().token()).bind(3, Math.max(1, r.leaseTime().toNanos() / 1000)),
-                                (row, md) -> Boolean.TRUE))))
-                        .defaultIfEmpty(false)
-                        .onErrorMap(e -> PostgresErrors.map(r.lock().name(), concept + " renewal", e))
-                        .map(ok -> ok ? RenewOutcome.renewed(r.leaseTime()) : RenewOutcome.notHeld()))
-                .collectList();
+        return Mono.defer(() -> {
+            int n = batch.size();
+            if (n == 0) {
+                return Mono.just(List.<RenewOutcome>of());
+            }
+            String[] names = new String[n];
+            String[] owners = new String[n];
+            Long[] tokens = new Long[n];
+            Long[] ttls = new Long[n];
+            for (int i = 0; i < n; i++) {
+                RenewRequest r = batch.get(i);
+                names[i] = TextEscapes.encode(r.lock().name());
+                owners[i] = TextEscapes.encode(r.lock().owner());
+                tokens[i] = r.lock().token();
+                ttls[i] = Math.max(1, r.leaseTime().toNanos() / 1000);
+            }
+            return schema.ready(backend.query(renewSql, st -> st.bind(0, names).bind(1, owners).bind(2, tokens).bind(3, ttls),
+                            (row, md) -> List.of(row.get("name", String.class), row.get("owner", String.class),
+                                    String.valueOf(row.get("token", Long.class))))
+                    .collect(HashSet<List<String>>::new, Set::add))
+                    .map(renewed -> {
+                        List<RenewOutcome> out = new ArrayList<>(n);
+                        for (int i = 0; i < n; i++) {
+                            boolean ok = renewed.contains(List.of(names[i], owners[i], String.valueOf(tokens[i])));
+                            out.add(ok ? RenewOutcome.renewed(batch.get(i).leaseTime()) : RenewOutcome.notHeld());
+                        }
+                        return out;
+                    })
+                    .onErrorMap(e -> PostgresErrors.map(n == 1 ? batch.get(0).lock().name() : null, concept + " renewal", e));
+        });
     }
 
     /**

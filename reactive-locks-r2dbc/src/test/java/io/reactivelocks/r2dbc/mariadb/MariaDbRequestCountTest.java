@@ -94,6 +94,8 @@ class MariaDbRequestCountTest extends RequestCountContract {
             // leave); release: the lock row's DELETE (the owner was never in line: no waiter row to delete)
             case FAIR_PAIR -> 2;
             // one UPDATE renews every lease due in the tick
+            // one compound statement renews every permit due in the tick (RenewBatch: up to 64 per request)
+            case PERMIT_RENEWAL -> 1.0 / RENEWED_PERMITS;
             case RENEWAL_TICK -> 1;
             // per handoff the release (announced to the waiters of this backend without a statement) and the woken
             // waiter's grant statement; the chain adds the last grantee's release: 2 * 6 + 1 = 13

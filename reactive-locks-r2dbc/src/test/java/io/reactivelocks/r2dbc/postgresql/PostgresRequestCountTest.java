@@ -66,6 +66,8 @@ class PostgresRequestCountTest extends RequestCountContract {
             // every concept: one statement to acquire, one to release (NOTIFY only where a client watches the name)
             case LOCK_PAIR, SEMAPHORE_PAIR, READ_PAIR, READ_BESIDE_READER_PAIR, WRITE_PAIR, FAIR_PAIR -> 2;
             // one statement renews every lease due in the tick
+            // one UPDATE renews every permit due in the tick (semaphore_renew.sql, the leases as unnest arrays)
+            case PERMIT_RENEWAL -> 1.0 / RENEWED_PERMITS;
             case RENEWAL_TICK -> 1;
             // per handoff the release and the notified waiter's grant; the chain adds the last grantee's release
             // and the DELETE of the client's watcher row when its last waiter leaves: 2 * 6 + 2 = 14
