@@ -1,6 +1,7 @@
 package io.reactivelocks.redis;
 
 import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.cluster.SlotHash;
 import io.reactivelocks.spi.Holder;
 import io.reactivelocks.spi.LockEvent;
 import io.reactivelocks.spi.RenewOutcome;
@@ -10,7 +11,10 @@ import io.reactivelocks.spi.semaphore.SemaphoreStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -78,8 +82,10 @@ final class RedisSemaphoreStore implements SemaphoreStore {
 
     /**
      * Renews grants held as a sorted set of owners by expiry beside a hash of their tokens
-     * ({@code semaphore-renew.lua}; a read-write lock's grants too), one script per request: grants of
-     * different names may live in different cluster slots.
+     * ({@code semaphore-renew.lua}; a read-write lock's grants too): one script call per
+     * {@value RedisLockBackend#MAX_RENEWALS_PER_CALL} grants of the batch — on a cluster (or with
+     * {@link RedisLockOptions#clusterSafeBatches()}) per slot, the keys of one name sharing one — the
+     * calls sent together.
      *
      * @param backend the connections
      * @param batch   the grants
@@ -89,14 +95,69 @@ final class RedisSemaphoreStore implements SemaphoreStore {
      */
     static Mono<List<RenewOutcome>> renew(RedisLockBackend backend, List<RenewRequest> batch,
             java.util.function.Function<String, String[]> keys, String concept) {
-        return Flux.fromIterable(batch).concatMap(r -> {
+        return Mono.defer(() -> {
+            if (batch.isEmpty()) {
+                return Mono.just(List.<RenewOutcome>of());
+            }
+            boolean bySlot = backend.isCluster() || backend.options().clusterSafeBatches();
+            Map<Integer, List<Integer>> calls = new LinkedHashMap<>();
+            for (int i = 0; i < batch.size(); i++) {
+                int slot = bySlot ? SlotHash.getSlot(keys.apply(batch.get(i).lock().name())[0]) : -1;
+                calls.computeIfAbsent(slot, x -> new ArrayList<>()).add(i);
+            }
+            List<List<Integer>> chunks = new ArrayList<>();
+            for (List<Integer> members : calls.values()) {
+                for (int from = 0; from < members.size(); from += RedisLockBackend.MAX_RENEWALS_PER_CALL) {
+                    chunks.add(members.subList(from, Math.min(members.size(), from + RedisLockBackend.MAX_RENEWALS_PER_CALL)));
+                }
+            }
+            RenewOutcome[] out = new RenewOutcome[batch.size()];
+            return Flux.fromIterable(chunks)
+                    .flatMap(chunk -> renewCall(backend, batch, chunk, keys).doOnNext(renewed -> {
+                        for (int j = 0; j < chunk.size(); j++) {
+                            RenewRequest r = batch.get(chunk.get(j));
+                            out[chunk.get(j)] = j < renewed.size() && Long.valueOf(1L).equals(renewed.get(j))
+                                    ? RenewOutcome.renewed(r.leaseTime()) : RenewOutcome.notHeld();
+                        }
+                    }), Integer.MAX_VALUE)
+                    .then(Mono.fromSupplier(() -> {
+                        for (int i = 0; i < out.length; i++) {
+                            if (out[i] == null) {
+                                out[i] = RenewOutcome.notHeld();
+                            }
+                        }
+                        return List.of(out);
+                    }));
+        }).onErrorMap(e -> RedisErrors.map(batch.size() == 1 ? batch.get(0).lock().name() : null, concept + " renewal", e));
+    }
+
+    /** One call of {@code semaphore-renew.lua} over the grants at {@code chunk} (positions in the batch). */
+    private static Mono<List<?>> renewCall(RedisLockBackend backend, List<RenewRequest> batch, List<Integer> chunk,
+            java.util.function.Function<String, String[]> keys) {
+        Map<String, Integer> groups = new HashMap<>();
+        List<String> k = new ArrayList<>();
+        List<String> a = new ArrayList<>(1 + 4 * chunk.size());
+        a.add(null); // the keys per name, set below
+        int width = 0;
+        for (int i : chunk) {
+            RenewRequest r = batch.get(i);
             String name = r.lock().name();
-            return Mono.defer(() -> backend.script(LuaScript.SEMAPHORE_RENEW, ScriptOutputType.MULTI, keys.apply(name),
-                            RedisLockBackend.millis(r.leaseTime()), r.lock().owner(), Long.toString(r.lock().token())))
-                    .onErrorMap(e -> RedisErrors.map(name, concept + " renewal", e))
-                    .map(reply -> Long.valueOf(1L).equals(((List<?>) reply).get(0))
-                            ? RenewOutcome.renewed(r.leaseTime()) : RenewOutcome.notHeld());
-        }).collectList();
+            Integer group = groups.get(name);
+            if (group == null) {
+                String[] named = keys.apply(name);
+                width = named.length;
+                k.addAll(List.of(named));
+                group = groups.size() + 1;
+                groups.put(name, group);
+            }
+            a.add(Integer.toString(group));
+            a.add(RedisLockBackend.millis(r.leaseTime()));
+            a.add(r.lock().owner());
+            a.add(Long.toString(r.lock().token()));
+        }
+        a.set(0, Integer.toString(width));
+        return backend.script(LuaScript.SEMAPHORE_RENEW, ScriptOutputType.MULTI, k.toArray(String[]::new), a.toArray(String[]::new))
+                .map(reply -> (List<?>) reply);
     }
 
     @Override

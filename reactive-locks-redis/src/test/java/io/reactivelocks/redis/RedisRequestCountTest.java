@@ -76,8 +76,8 @@ class RedisRequestCountTest extends RequestCountContract {
             // every concept: one script call to acquire, one to release (the pub/sub connection is not touched)
             case LOCK_PAIR, SEMAPHORE_PAIR, READ_PAIR, READ_BESIDE_READER_PAIR, WRITE_PAIR, FAIR_PAIR -> 2;
             // one EVALSHA renews every lease due in the tick
-            // one semaphore-renew.lua call per permit
-            case PERMIT_RENEWAL -> 1;
+            // one semaphore-renew.lua call renews every permit due in the tick (on one server; per slot on a cluster)
+            case PERMIT_RENEWAL -> 1.0 / RENEWED_PERMITS;
             case RENEWAL_TICK -> 1;
             // per handoff the release and the woken waiter's grant; the chain adds the last grantee's release
             // and the UNSUBSCRIBE of the name's channel a linger (1 s) after its last waiter left: 2 * 6 + 2 = 14
