@@ -433,7 +433,23 @@ final class ZooKeeperReadWriteStore implements ReadWriteStore {
 
     @Override
     public Mono<List<RenewOutcome>> renew(List<RenewRequest> batch) {
-        return Flux.fromIterable(batch).concatMap(r -> nodes(r.lock().name())
+        return Flux.fromIterable(batch).concatMap(r -> {
+                    String known = paths.get(r.lock().owner());
+                    if (known != null) { // the node this store created for the grant: one exists, no listing
+                        return stat(known).filter(s -> s.getCzxid() == r.lock().token())
+                                .map(s -> RenewOutcome.renewed(ttl(r.leaseTime())))
+                                .onErrorMap(e -> ZooKeeperErrors.map(r.lock().name(), "read-write lock renewal", e))
+                                // gone, or another node of the owner's: the listing decides
+                                .switchIfEmpty(Mono.defer(() -> renewListed(r)));
+                    }
+                    return renewListed(r);
+                })
+                .collectList();
+    }
+
+    /** The renewal of a grant whose node this store does not know (an adopted one): a listing, then its stat. */
+    private Mono<RenewOutcome> renewListed(RenewRequest r) {
+        return nodes(r.lock().name())
                         .flatMap(nodes -> {
                             Node n = find(nodes, r.lock().owner());
                             return n == null ? Mono.just(RenewOutcome.notHeld())
@@ -441,8 +457,7 @@ final class ZooKeeperReadWriteStore implements ReadWriteStore {
                                             ? RenewOutcome.renewed(ttl(r.leaseTime())) : RenewOutcome.notHeld())
                                     .defaultIfEmpty(RenewOutcome.notHeld());
                         })
-                        .onErrorMap(e -> ZooKeeperErrors.map(r.lock().name(), "read-write lock renewal", e)))
-                .collectList();
+                        .onErrorMap(e -> ZooKeeperErrors.map(r.lock().name(), "read-write lock renewal", e));
     }
 
     /**
