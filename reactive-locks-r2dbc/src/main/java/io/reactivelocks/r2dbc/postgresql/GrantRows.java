@@ -2,12 +2,10 @@ package io.reactivelocks.r2dbc.postgresql;
 
 import io.reactivelocks.spi.RenewOutcome;
 import io.reactivelocks.spi.RenewRequest;
-import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.function.UnaryOperator;
+import java.util.stream.Collectors;
 import reactor.core.publisher.Mono;
 
 /**
@@ -54,29 +52,10 @@ final class GrantRows {
             if (n == 0) {
                 return Mono.just(List.<RenewOutcome>of());
             }
-            String[] names = new String[n];
-            String[] owners = new String[n];
-            Long[] tokens = new Long[n];
-            Long[] ttls = new Long[n];
-            for (int i = 0; i < n; i++) {
-                RenewRequest r = batch.get(i);
-                names[i] = TextEscapes.encode(r.lock().name());
-                owners[i] = TextEscapes.encode(r.lock().owner());
-                tokens[i] = r.lock().token();
-                ttls[i] = Math.max(1, r.leaseTime().toNanos() / 1000);
-            }
-            return schema.ready(backend.query(renewSql, st -> st.bind(0, names).bind(1, owners).bind(2, tokens).bind(3, ttls),
-                            (row, md) -> List.of(row.get("name", String.class), row.get("owner", String.class),
-                                    String.valueOf(row.get("token", Long.class))))
-                    .collect(HashSet<List<String>>::new, Set::add))
-                    .map(renewed -> {
-                        List<RenewOutcome> out = new ArrayList<>(n);
-                        for (int i = 0; i < n; i++) {
-                            boolean ok = renewed.contains(List.of(names[i], owners[i], String.valueOf(tokens[i])));
-                            out.add(ok ? RenewOutcome.renewed(batch.get(i).leaseTime()) : RenewOutcome.notHeld());
-                        }
-                        return out;
-                    })
+            RenewArrays arrays = RenewArrays.of(batch);
+            return schema.ready(backend.query(renewSql, arrays::bind, (row, md) -> RenewArrays.renewed(row))
+                            .collect(Collectors.toSet()))
+                    .map(arrays::outcomes)
                     .onErrorMap(e -> PostgresErrors.map(n == 1 ? batch.get(0).lock().name() : null, concept + " renewal", e));
         });
     }

@@ -22,18 +22,16 @@ import io.reactivelocks.spi.NameScan;
 import io.reactivelocks.spi.RenewOutcome;
 import io.reactivelocks.spi.RenewRequest;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiFunction;
 import java.util.function.Consumer;
+import java.util.stream.Collectors;
 import reactor.core.Disposable;
 import reactor.core.Disposables;
 import reactor.core.publisher.Flux;
@@ -321,29 +319,10 @@ public final class PostgresLockBackend implements LockBackend {
         Objects.requireNonNull(batch, "batch");
         return Mono.defer(() -> {
             int n = batch.size();
-            String[] names = new String[n];
-            String[] owners = new String[n];
-            Long[] tokens = new Long[n];
-            Long[] ttls = new Long[n];
-            for (int i = 0; i < n; i++) {
-                RenewRequest r = batch.get(i);
-                names[i] = TextEscapes.encode(r.lock().name());
-                owners[i] = TextEscapes.encode(r.lock().owner());
-                tokens[i] = r.lock().token();
-                ttls[i] = Micros.of(r.leaseTime());
-            }
-            return withSchema(query(renewSql, st -> st.bind(0, names).bind(1, owners).bind(2, tokens).bind(3, ttls),
-                    (row, md) -> new RenewedKey(row.get("name", String.class), row.get("owner", String.class),
-                            row.get("token", Long.class))))
-                    .collect(HashSet<RenewedKey>::new, Set::add)
-                    .map(renewed -> {
-                        List<RenewOutcome> out = new ArrayList<>(n);
-                        for (int i = 0; i < n; i++) {
-                            boolean ok = renewed.contains(new RenewedKey(names[i], owners[i], tokens[i]));
-                            out.add(ok ? RenewOutcome.renewed(batch.get(i).leaseTime()) : RenewOutcome.notHeld());
-                        }
-                        return out;
-                    })
+            RenewArrays arrays = RenewArrays.of(batch);
+            return withSchema(query(renewSql, arrays::bind, (row, md) -> RenewArrays.renewed(row)))
+                    .collect(Collectors.toSet())
+                    .map(arrays::outcomes)
                     .onErrorMap(e -> PostgresErrors.map(n == 1 ? batch.get(0).lock().name() : null, "renewal", e));
         });
     }
@@ -676,10 +655,6 @@ public final class PostgresLockBackend implements LockBackend {
                 .timeout(CLOSE_SWEEP_TIMEOUT, options.scheduler())
                 .onErrorResume(e -> Mono.empty());
         return listener.close().then(listener.startedEver() ? unwatch : Mono.empty()).then(sweep).then(pool);
-    }
-
-    /** A renewed row, in stored form. */
-    private record RenewedKey(String name, String owner, Long token) {
     }
 
     @Override
