@@ -415,8 +415,57 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
                 .then();
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The permits whose nodes this store made are checked in one request (a read-only {@code multi}
+     * of their nodes, {@link MultiRead}): still there with the grant's czxid → renewed; the others, or all
+     * when that request fails, one by one as {@link #renewEach}.
+     */
     @Override
     public Mono<List<RenewOutcome>> renew(List<RenewRequest> batch) {
+        List<Integer> at = new ArrayList<>();
+        List<Place> known = new ArrayList<>();
+        for (int i = 0; i < batch.size(); i++) {
+            RenewRequest r = batch.get(i);
+            Place p = places.get(r.lock().owner());
+            if (p != null && p.czxid() != 0 && ZooKeeperPermitNodes.token(p.czxid(), p.index()) == r.lock().token()) {
+                at.add(i);
+                known.add(p);
+            }
+        }
+        if (known.size() < 2) {
+            return renewEach(batch);
+        }
+        return MultiRead.stats(client, known.stream().map(Place::path).toList())
+                .flatMap(stats -> {
+                    RenewOutcome[] out = new RenewOutcome[batch.size()];
+                    for (int j = 0; j < at.size(); j++) {
+                        RenewRequest r = batch.get(at.get(j));
+                        long czxid = known.get(j).czxid();
+                        out[at.get(j)] = stats.get(j).filter(st -> st.getCzxid() == czxid).isPresent()
+                                ? RenewOutcome.renewed(ttl(r.leaseTime())) : RenewOutcome.notHeld();
+                    }
+                    List<RenewRequest> rest = new ArrayList<>();
+                    List<Integer> restAt = new ArrayList<>();
+                    for (int i = 0; i < batch.size(); i++) {
+                        if (out[i] == null) {
+                            rest.add(batch.get(i));
+                            restAt.add(i);
+                        }
+                    }
+                    return (rest.isEmpty() ? Mono.just(List.<RenewOutcome>of()) : renewEach(rest)).map(more -> {
+                        for (int k = 0; k < more.size(); k++) {
+                            out[restAt.get(k)] = more.get(k);
+                        }
+                        return List.of(out);
+                    });
+                })
+                .onErrorResume(e -> renewEach(batch));
+    }
+
+    /** One permit after the other: an {@code exists} of the node this store made, else a listing and a read. */
+    private Mono<List<RenewOutcome>> renewEach(List<RenewRequest> batch) {
         return Flux.fromIterable(batch).concatMap(r -> {
                     Place known = places.get(r.lock().owner());
                     Mono<RenewOutcome> outcome = known != null && known.czxid() != 0 && ZooKeeperPermitNodes.token(known.czxid(), known.index()) == r.lock().token()

@@ -89,8 +89,8 @@ class ZooKeeperRequestCountTest extends RequestCountContract {
             // listing, see ZooKeeperReadWriteStore), then its delete
             case READ_BESIDE_READER_PAIR -> 2;
             // one exists on the held lock's node (pings are not needed while confirmations flow)
-            // one exists per permit's node
-            case PERMIT_RENEWAL -> 1;
+            // one read-only multi (a getData of each permit's node) renews every permit due in the tick
+            case PERMIT_RENEWAL -> 1.0 / RENEWED_PERMITS;
             case RENEWAL_TICK -> 1;
             // per handoff the release's delete only: each waiter watches the node before it, whose deletion
             // makes it first; the chain adds the last grantee's delete: 6 + 1 = 7
