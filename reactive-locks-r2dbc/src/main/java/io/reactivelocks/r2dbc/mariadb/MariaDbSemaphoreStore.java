@@ -46,7 +46,6 @@ final class MariaDbSemaphoreStore extends MariaDbGrantStore implements Semaphore
         return grantSql.computeIfAbsent(owners, k -> {
             Map<String, String> values = new HashMap<>(names);
             values.put("owner_marks", MariaDbSql.marks(k));
-            values.put("owner_marks_again", MariaDbSql.marks(k));
             values.put("owner_count", Integer.toString(k));
             values.put("owner_rows", String.join(", ", Collections.nCopies(k,
                     "(v_name, ?, NEXTVAL(" + names.get("sequence") + "), UTC_TIMESTAMP(6) + INTERVAL v_ttl MICROSECOND)")));

@@ -14,8 +14,8 @@
 -- Any error rolls the transaction back before it reaches the client (a deadlock, a lock wait timeout:
 -- the client tries the whole grant again), so no transaction is left open on a pooled connection.
 --   ? name (stored form)  ? N  ? TTL in microseconds  ? the first owner
---   ${owner_marks}: one ? per owner (the retried owners' renewal)
---   ${owner_rows}: one row per owner (the new permits)  ${owner_marks_again}: one ? per owner (the answer)
+--   ${owner_marks}: one ? per owner, twice (the retried owners' renewal, the answer)
+--   ${owner_rows}: one row per owner (the new permits)
 BEGIN NOT ATOMIC
     DECLARE v_name VARBINARY(2048) DEFAULT ?;
     DECLARE v_permits INT DEFAULT ?;
@@ -44,7 +44,7 @@ BEGIN NOT ATOMIC
     END IF;
     IF v_granted THEN
         SELECT 1 AS granted, owner, token, 0 AS wait_us
-            FROM ${permit_table} WHERE name = v_name AND owner IN (${owner_marks_again});
+            FROM ${permit_table} WHERE name = v_name AND owner IN (${owner_marks});
     ELSE
         SELECT 0 AS granted, '' AS owner, 0 AS token,
                COALESCE(MIN(TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at)), 0) AS wait_us
