@@ -23,6 +23,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -32,8 +33,9 @@ import reactor.core.scheduler.Schedulers;
  * Read-write locks on etcd, in the order of etcd's and Curator's read-write lock recipes: each
  * request is a key {@code <prefix>-rw/<base64url(name)>/<id>-<slot>} ({@link LeasedKeys}: a random
  * id of this store, and the lowest slot of the name free in it, so a name acquired over and over
- * reuses its keys) on a lease of its own (TTL = the lease time, rounded up to whole seconds, so a
- * dead holder's key goes when its lease runs out), with the value the owner, a newline, then
+ * reuses its keys) on the store's shared lease of its TTL (the lease time, rounded up to whole
+ * seconds, {@link SharedLeases}: a grant asks for no lease, one keep-alive renews every key on it, and
+ * a dead holder's key goes when its lease runs out), with the value the owner, a newline, then
  * {@code r} or {@code w} (no mark is written at the grant: who holds follows from the
  * keys' order, so a grant writes nothing and wakes no watcher). In
  * create-revision order, a reader holds when no write key precedes it (it waits for earlier writers
@@ -74,8 +76,8 @@ final class EtcdReadWriteStore implements ReadWriteStore {
     /** The key of each owner this store put and has not released: grants and waiting places. */
     private final Map<String, Place> places = new ConcurrentHashMap<>();
 
-    /** A key this store put: its create revision (the token), its lease and when that lease was last refreshed. */
-    private record Place(long revision, long lease, long refreshedNanos, long ttl) {
+    /** A key this store put: its create revision (the token) and the shared lease it is on. */
+    private record Place(long revision, SharedLeases.Shared lease) {
     }
 
     /**
@@ -84,10 +86,17 @@ final class EtcdReadWriteStore implements ReadWriteStore {
      * @param prefix     the key prefix of the read-write lock keys (the lock prefix + {@code "-rw"})
      */
     EtcdReadWriteStore(Client client, boolean ownsClient, String prefix) {
+        this(client, ownsClient, prefix, new SharedLeases(client.getLeaseClient()));
+    }
+
+    /**
+     * @param leases the leases to put keys on (shared with the session's semaphore store)
+     */
+    EtcdReadWriteStore(Client client, boolean ownsClient, String prefix, SharedLeases leases) {
         this.client = Objects.requireNonNull(client, "client");
         this.ownsClient = ownsClient;
         this.prefix = EtcdKeys.checkPrefix(prefix);
-        this.keys = new LeasedKeys(client, prefix); // renew, release, watch: shared with the semaphore's keys
+        this.keys = new LeasedKeys(client, prefix, leases); // renew, release, watch: shared with the semaphore's keys
     }
 
     /** @return the key of the owner's slot in this store, or null when it has none */
@@ -159,8 +168,7 @@ final class EtcdReadWriteStore implements ReadWriteStore {
                         if (!existing.isEmpty() && owner.equals(LeasedKeys.ownerOf(existing.get(0)))) {
                             // a key of ours this store does not know (a retried put): adopt it
                             KeyValue mine = existing.get(0);
-                            Place adopted = new Place(mine.getCreateRevision(), mine.getLease(), System.nanoTime() - (1L << 62),
-                                    ttlSeconds);
+                            Place adopted = new Place(mine.getCreateRevision(), keys.leases().adopt(mine.getLease(), ttlSeconds));
                             places.put(owner, adopted);
                             return decide(name, owner, slot, mode, adopted, keepPlace, leaseTime);
                         }
@@ -183,29 +191,33 @@ final class EtcdReadWriteStore implements ReadWriteStore {
     }
 
     /**
-     * Puts our key (if it is still absent) on a lease of its own and reads the name's keys, in one
-     * transaction — its read sees exactly the keys created up to ours — then decides. A key already in
-     * the slot is read instead: ours (a put sent again by the driver, or one whose answer was lost) is
-     * adopted and decided on by the same read; another owner's leaves nothing of ours there.
+     * Puts our key (if it is still absent) on the shared lease of its TTL and reads the name's keys, in
+     * one transaction — its read sees exactly the keys created up to ours — then decides. A key
+     * already in the slot is read instead: ours (a put sent again by the driver, or one whose answer
+     * was lost) is adopted and decided on by the same read; another owner's leaves nothing of ours there.
      */
     private Mono<PermitGrant> put(String name, String owner, LockSlots.Place slot, LockMode mode, long ttlSeconds, boolean keepPlace,
             Duration leaseTime) {
         ByteSequence k = keys.key(slot);
         ByteSequence range = keys.range(name);
-        return Mono.fromFuture(() -> client.getLeaseClient().grant(ttlSeconds)).map(l -> l.getID())
+        ByteSequence v = value(owner, mode);
+        // what a put whose outcome is unknown may have left: our key, if it still holds the value put
+        Supplier<Mono<Boolean>> undo = () -> keys.deleteIfValues(List.of(k), List.of(v));
+        SharedLeases.Shared[] taken = new SharedLeases.Shared[1];
+        return keys.leases().take(ttlSeconds)
                 .flatMap(lease -> {
-                    long sent = System.nanoTime();
+                    taken[0] = lease;
                     // followed to its real end: the slot stays reserved while it is in the driver
                     return Mono.fromFuture(() -> keys.tracked(List.of(slot), () -> client.getKVClient().txn()
                                     .If(new Cmp(k, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
-                                    .Then(Op.put(k, value(owner, mode), PutOption.builder().withLeaseId(lease).build()),
+                                    .Then(Op.put(k, v, PutOption.builder().withLeaseId(lease.id).build()),
                                             Op.get(range, BY_CREATION))
                                     .Else(Op.get(k, GetOption.DEFAULT), Op.get(range, BY_CREATION))
-                                    .commit(), () -> keys.revokeConfirmed(lease)))
+                                    .commit(), undo))
                             .flatMap(put -> {
                                 long revision = put.getHeader().getRevision();
                                 if (put.isSucceeded()) {
-                                    Place p = new Place(revision, lease, sent, ttlSeconds);
+                                    Place p = new Place(revision, lease);
                                     places.put(owner, p);
                                     return decide(name, owner, slot, mode, p, keepPlace, leaseTime, put.getGetResponses().get(0).getKvs(),
                                             revision);
@@ -214,24 +226,28 @@ final class EtcdReadWriteStore implements ReadWriteStore {
                                 if (found.isEmpty() || !owner.equals(LeasedKeys.ownerOf(found.get(0)))) {
                                     // another owner's key, still in the slot (or gone again): nothing of ours there
                                     keys.gone(slot);
-                                    return revoke(lease).thenReturn((PermitGrant) new PermitGrant.Busy(null));
+                                    return Mono.just((PermitGrant) new PermitGrant.Busy(null));
                                 }
-                                // a key of ours: this put sent again by the driver (on this lease, just refreshed), or one this
-                                // store does not know, on an older lease (its age unknown, refreshed before it is handed out)
+                                // a key of ours: this put sent again by the driver (on this lease), or one this store does not
+                                // know, on a lease of unknown age (refreshed before it is handed out)
                                 KeyValue mine = found.get(0);
-                                boolean thisPut = mine.getLease() == lease;
-                                Place adopted = new Place(mine.getCreateRevision(), mine.getLease(),
-                                        thisPut ? sent : System.nanoTime() - (1L << 62), ttlSeconds);
+                                Place adopted = new Place(mine.getCreateRevision(), keys.leases().adopt(mine.getLease(), ttlSeconds));
                                 places.put(owner, adopted);
-                                Mono<PermitGrant> decided = decide(name, owner, slot, mode, adopted, keepPlace, leaseTime,
+                                return decide(name, owner, slot, mode, adopted, keepPlace, leaseTime,
                                         put.getGetResponses().get(1).getKvs(), revision);
-                                return thisPut ? decided : revoke(lease).then(decided);
-                            })
-                            .onErrorResume(e -> {
-                                places.remove(owner);
-                                return keys.revokeConfirmed(lease).doOnNext(confirmed -> keys.freeWhenGone(slot, confirmed, ttlSeconds))
-                                        .then(Mono.error(e));
                             });
+                })
+                .onErrorResume(e -> {
+                    if (taken[0] != null && EtcdErrors.isLeaseNotFound(e)) {
+                        keys.leases().retire(taken[0]);
+                    }
+                    places.remove(owner);
+                    if (taken[0] == null) { // no lease, nothing put
+                        List.of(slot).forEach(keys::gone);
+                    } else {
+                        keys.deleteUntilConfirmed(List.of(slot), undo);
+                    }
+                    return Mono.error(e);
                 });
     }
 
@@ -275,44 +291,53 @@ final class EtcdReadWriteStore implements ReadWriteStore {
                     blocker = kv;
                 }
             }
-            long elapsed = System.nanoTime() - mine.refreshedNanos();
+            long elapsed = System.nanoTime() - mine.lease().refreshedNanos();
             boolean stale = elapsed >= leaseTime.toNanos() / 3;
             if (blocker != null) {
                 if (keepPlace) {
                     before.put(owner, new WaiterWatch.Wait(revision, WaiterWatch.Seen.key(blocker, false)));
                     // a waiting key stays alive: refresh its lease when a third of the lease time has passed
-                    return (stale ? refresh(owner, mine) : Mono.<Void>empty()).thenReturn((PermitGrant) new PermitGrant.Busy(null));
+                    return (stale ? keys.leases().keepAlive(mine.lease()).then() : Mono.<Void>empty()).thenReturn((PermitGrant) new PermitGrant.Busy(null));
                 }
                 before.remove(owner);
                 places.remove(owner, mine);
-                return keys.revokeConfirmed(mine.lease()).doOnNext(confirmed -> keys.freeWhenGone(slot, confirmed, mine.ttl()))
-                        .thenReturn((PermitGrant) new PermitGrant.Busy(null));
+                return giveUp(slot, mine).thenReturn((PermitGrant) new PermitGrant.Busy(null));
             }
             before.remove(owner);
             // no mark on the key: who holds follows from the keys' order; the TTL is what is left of the lease
-            return stale ? refresh(owner, mine).thenReturn((PermitGrant) new PermitGrant.Granted(List.of(mine.revision()), leaseTime))
-                    : Mono.just((PermitGrant) new PermitGrant.Granted(List.of(mine.revision()), leaseTime.minusNanos(elapsed)));
+            if (!stale) {
+                return Mono.just((PermitGrant) new PermitGrant.Granted(List.of(mine.revision()), leaseTime.minusNanos(elapsed)));
+            }
+            return keys.leases().keepAlive(mine.lease()).map(ttl -> {
+                if (ttl > 0) {
+                    return (PermitGrant) new PermitGrant.Granted(List.of(mine.revision()), leaseTime);
+                }
+                // the lease ran out (and our key with it): ask anew next time
+                if (places.remove(owner, mine)) {
+                    keys.gone(slot);
+                }
+                return (PermitGrant) new PermitGrant.Busy(null);
+            });
         });
     }
 
-    private Mono<Void> refresh(String owner, Place p) {
-        long sent = System.nanoTime();
-        return Mono.fromFuture(() -> client.getLeaseClient().keepAliveOnce(p.lease()))
-                .doOnNext(x -> places.replace(owner, p, new Place(p.revision(), p.lease(), sent, p.ttl())))
-                .then();
+    /** Deletes our key, guarded by its create revision, followed to its end ({@link LeasedKeys#deleteKnown}). */
+    private Mono<Boolean> giveUp(LockSlots.Place slot, Place mine) {
+        return keys.deleteKnown(slot, mine.revision(), mine.lease());
     }
 
-    private Mono<Void> revoke(long lease) {
-        return keys.revoke(lease);
-    }
-
-    /** Renewal found by a read of the owner's key: its create revision is the token. */
+    /**
+     * The grants this store put: one read of their keys and one keep-alive per lease they are on,
+     * together; others found by a read each (the create revision is the token).
+     */
     @Override
     public Mono<List<RenewOutcome>> renew(List<RenewRequest> batch) {
-        return Flux.fromIterable(batch)
-                .concatMap(r -> keys.renew(r, KeyValue::getCreateRevision)
-                        .onErrorMap(e -> EtcdErrors.map(r.lock().name(), "read-write lock renewal", e)))
-                .collectList();
+        return keys.renew(batch, r -> {
+                    Place known = places.get(r.lock().owner());
+                    ByteSequence k = known == null || known.revision() != r.lock().token() ? null : key(r.lock().name(), r.lock().owner());
+                    return k == null ? null : new LeasedKeys.Known(k, known.revision(), known.lease());
+                }, KeyValue::getCreateRevision)
+                .onErrorMap(e -> EtcdErrors.map(batch.get(0).lock().name(), "read-write lock renewal", e));
     }
 
     @Override
@@ -320,20 +345,9 @@ final class EtcdReadWriteStore implements ReadWriteStore {
         return Mono.defer(() -> {
             before.remove(owner);
             Place known = places.remove(owner);
-            if (known != null) { // revoking the lease deletes the key (and nothing else): one request
-                LockSlots.Place slot = keys.find(name, owner);
-                return Mono.fromFuture(() -> client.getLeaseClient().revoke(known.lease())).thenReturn(true)
-                        .onErrorResume(EtcdErrors::isLeaseNotFound, e -> Mono.just(false))
-                        .doOnNext(x -> {
-                            if (slot != null) {
-                                keys.gone(slot);
-                            }
-                        })
-                        .doOnError(e -> {
-                            if (slot != null) {
-                                keys.freeWhenGone(slot, false, known.ttl());
-                            }
-                        });
+            LockSlots.Place slot = known == null ? null : keys.find(name, owner);
+            if (slot != null) { // a delete guarded by its create revision: one request
+                return giveUp(slot, known);
             }
             return keys.release(name, owner);
         }).onErrorMap(e -> EtcdErrors.map(name, "read-write lock release", e));

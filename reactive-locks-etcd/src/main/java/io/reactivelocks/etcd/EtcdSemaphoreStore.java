@@ -18,14 +18,13 @@ import io.reactivelocks.spi.semaphore.PermitGrant;
 import io.reactivelocks.spi.semaphore.SemaphoreStore;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collection;
-import java.util.Collections;
-import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -34,9 +33,10 @@ import reactor.core.scheduler.Schedulers;
 /**
  * Semaphores on etcd. Each permit is a key {@code <prefix>-semaphore/<base64url(name)>/<id>-<slot>}
  * ({@link LeasedKeys}: a random id of this store, and the lowest slot of the name free in it, so a
- * name acquired over and over reuses its keys) on a lease of its own (TTL = the lease time, rounded
- * up to whole seconds), so each permit renews, expires and is released on its own, and a dead
- * holder's permit goes when its lease runs out. Its value is the owner, a newline, then
+ * name acquired over and over reuses its keys) on the store's shared lease of its TTL (the lease
+ * time, rounded up to whole seconds; {@link SharedLeases}): a grant asks for no lease, one
+ * keep-alive renews every permit on a lease, a release deletes the permit's key alone, and a dead
+ * holder's permits go when its lease runs out. Its value is the owner, a newline, then
  * {@code <N>:<index>}: the N of the call that put it and the permit's index in its unit.
  *
  * <p><b>Units.</b> The k permits of one request are put in <em>one</em> transaction, so they share
@@ -65,8 +65,10 @@ import reactor.core.scheduler.Schedulers;
  * N keys before its own), a key of that unit — which, let in, tells it by a put of each of its keys —
  * else (the head of the line) the name's deletions, since any holder's release may let it in. A
  * single attempt ({@code waiting == false}) reads first and puts nothing when the keys there
- * already take the permits, and revokes what it put when refused. Renewal is a
- * {@code keepAliveOnce} of each permit's lease; release revokes the lease (which deletes the key).
+ * already take the permits, and deletes what it put when refused. Renewal of a batch is one read of
+ * its keys and a {@code keepAliveOnce} of each distinct lease they are on ({@link LeasedKeys#renew(List,
+ * java.util.function.Function, java.util.function.ToLongFunction)}); release deletes the key, guarded by its
+ * create revision.
  * The name's change stream ({@link #events}) is for observers.
  */
 final class EtcdSemaphoreStore implements SemaphoreStore {
@@ -79,11 +81,8 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
     /** Of each refused waiting attempt (by its first owner): the keys whose change may let it in, and what the read that refused it saw. */
     private final Map<String, WaiterWatch.Wait> before = new ConcurrentHashMap<>();
 
-    /**
-     * A key this store put: its unit's create revision, its index in the unit, its lease and when
-     * that lease was last refreshed.
-     */
-    private record Place(long revision, int index, long lease, long refreshedNanos, long ttl) {
+    /** A key this store put: its unit's create revision, its index in the unit, the shared lease it is on. */
+    private record Place(long revision, int index, SharedLeases.Shared lease) {
         long token() {
             return EtcdPermitKeys.token(revision, index);
         }
@@ -95,9 +94,16 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
      * @param prefix     the key prefix of the semaphore keys (the lock prefix + {@code "-semaphore"})
      */
     EtcdSemaphoreStore(Client client, boolean ownsClient, String prefix) {
+        this(client, ownsClient, prefix, new SharedLeases(client.getLeaseClient()));
+    }
+
+    /**
+     * @param leases the leases to put permits on (shared with the session's read-write store)
+     */
+    EtcdSemaphoreStore(Client client, boolean ownsClient, String prefix, SharedLeases leases) {
         this.client = Objects.requireNonNull(client, "client");
         this.ownsClient = ownsClient;
-        this.keys = new LeasedKeys(client, prefix);
+        this.keys = new LeasedKeys(client, prefix, leases);
     }
 
     ByteSequence range(String name) {
@@ -180,44 +186,46 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
     }
 
     /**
-     * Puts the owners' keys as one unit: one lease each, one transaction for all, which also reads
-     * the keys just before them; then decides.
+     * Puts the owners' keys as one unit, on the shared lease of their TTL, in one transaction which
+     * also reads the keys just before them; then decides.
      */
     private Mono<PermitGrant> put(String name, List<String> owners, int permits, boolean waiting, Duration leaseTime, long ttlSeconds) {
         int k = owners.size();
         List<LockSlots.Place> slots = new ArrayList<>(k);
-        for (String o : owners) {
-            slots.add(keys.place(name, o));
+        List<ByteSequence> unitKeys = new ArrayList<>(k);
+        List<ByteSequence> values = new ArrayList<>(k);
+        for (int i = 0; i < k; i++) {
+            LockSlots.Place slot = keys.place(name, owners.get(i));
+            slots.add(slot);
+            unitKeys.add(keys.key(slot));
+            values.add(EtcdPermitKeys.value(owners.get(i), permits, i));
         }
-        List<Long> leases = Collections.synchronizedList(new ArrayList<>(k));
-        return Flux.range(0, k)
-                .flatMapSequential(i -> Mono.fromFuture(() -> client.getLeaseClient().grant(ttlSeconds)).map(l -> l.getID())
-                        .doOnNext(leases::add))
-                .collectList()
-                .flatMap(granted -> {
-                    long sent = System.nanoTime();
+        // what a put whose outcome is unknown may have left: the keys still holding the values it put
+        Supplier<Mono<Boolean>> undo = () -> keys.deleteIfValues(unitKeys, values);
+        SharedLeases.Shared[] taken = new SharedLeases.Shared[1];
+        return keys.leases().take(ttlSeconds)
+                .flatMap(lease -> {
+                    taken[0] = lease;
                     Cmp[] absent = new Cmp[k];
                     Op[] puts = new Op[k + 1];
                     Op[] found = new Op[k];
                     for (int i = 0; i < k; i++) {
-                        ByteSequence key = keys.key(slots.get(i));
+                        ByteSequence key = unitKeys.get(i);
                         absent[i] = new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0));
-                        puts[i] = Op.put(key, EtcdPermitKeys.value(owners.get(i), permits, i),
-                                PutOption.builder().withLeaseId(granted.get(i)).build());
+                        puts[i] = Op.put(key, values.get(i), PutOption.builder().withLeaseId(lease.id).build());
                         found[i] = Op.get(key, GetOption.DEFAULT);
                     }
                     puts[k] = Op.get(range(name), newest(k, permits, 0));
                     // followed to its real end: the slots stay reserved while it is in the driver
                     return Mono.fromFuture(() -> keys.tracked(slots, () -> client.getKVClient().txn().If(absent).Then(puts).Else(found).commit(),
-                            () -> revokeAll(granted))).flatMap(r -> {
-                        if (!r.isSucceeded()) { // a retried request put the unit already: adopt it, drop the new leases
-                            return Flux.fromIterable(granted).concatMap(keys::revoke)
-                                    .then(adopt(name, owners, permits, waiting, leaseTime, ttlSeconds, r.getGetResponses()));
+                            undo)).flatMap(r -> {
+                        if (!r.isSucceeded()) { // a retried request put the unit already: adopt it
+                            return adopt(name, owners, permits, waiting, leaseTime, ttlSeconds, r.getGetResponses());
                         }
                         long revision = r.getHeader().getRevision();
                         List<Place> mine = new ArrayList<>(k);
                         for (int i = 0; i < k; i++) {
-                            Place p = new Place(revision, i, granted.get(i), sent, ttlSeconds);
+                            Place p = new Place(revision, i, lease);
                             places.put(owners.get(i), p);
                             mine.add(p);
                         }
@@ -226,29 +234,22 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
                     });
                 })
                 .onErrorResume(e -> {
-                    // the outcome of the put may be unknown: whatever it put (or adopted) is on these leases,
-                    // and revoking them deletes it
-                    Set<Long> revoke;
-                    synchronized (leases) {
-                        revoke = new HashSet<>(leases);
+                    // the outcome of the put may be unknown: whatever it put (or adopted) is deleted, again until etcd
+                    // confirms; the slots are freed then
+                    if (taken[0] != null && EtcdErrors.isLeaseNotFound(e)) {
+                        keys.leases().retire(taken[0]);
                     }
                     before.remove(owners.get(0));
                     for (String o : owners) {
-                        Place p = places.remove(o);
-                        if (p != null) {
-                            revoke.add(p.lease());
-                        }
+                        places.remove(o);
                     }
-                    // a slot is freed once what it held is known gone: at once when every revoke was confirmed,
-                    // else once the leases ran out
-                    return revokeAll(revoke).doOnNext(confirmed -> slots.forEach(p -> keys.freeWhenGone(p, confirmed, ttlSeconds)))
-                            .then(Mono.error(e));
+                    if (taken[0] == null) { // no lease, nothing put
+                        slots.forEach(keys::gone);
+                    } else {
+                        keys.deleteUntilConfirmed(slots, undo);
+                    }
+                    return Mono.error(e);
                 });
-    }
-
-    /** @return revokes the leases: true when etcd confirmed every revoke */
-    private Mono<Boolean> revokeAll(Collection<Long> leases) {
-        return Flux.fromIterable(leases).flatMap(keys::revokeConfirmed).all(confirmed -> confirmed);
     }
 
     /** A retried put found keys of the owners: the whole unit is adopted, a part of one is given up. */
@@ -261,8 +262,8 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
             if (!g.getKvs().isEmpty() && owners.get(i).equals(LeasedKeys.ownerOf(g.getKvs().get(0)))) {
                 KeyValue kv = g.getKvs().get(0);
                 // lease age unknown: refreshed before it is handed out
-                mine.add(new Place(kv.getCreateRevision(), EtcdPermitKeys.indexOf(kv.getValue()), kv.getLease(),
-                        System.nanoTime() - (1L << 62), ttlSeconds));
+                mine.add(new Place(kv.getCreateRevision(), EtcdPermitKeys.indexOf(kv.getValue()),
+                        keys.leases().adopt(kv.getLease(), ttlSeconds)));
             }
         }
         if (mine.size() < owners.size() || mine.stream().anyMatch(p -> p.revision() != mine.get(0).revision())) {
@@ -311,7 +312,7 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
             long oldest = Long.MAX_VALUE;
             for (Place p : mine) {
                 tokens.add(p.token());
-                oldest = Math.min(oldest, p.refreshedNanos());
+                oldest = Math.min(oldest, p.lease().refreshedNanos());
             }
             long elapsed = System.nanoTime() - oldest;
             if (elapsed < leaseTime.toNanos() / 3) {
@@ -329,7 +330,7 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
         // waiting keeps the leases alive: refresh those not refreshed within a third of the lease time
         long oldest = Long.MAX_VALUE;
         for (Place p : mine) {
-            oldest = Math.min(oldest, p.refreshedNanos());
+            oldest = Math.min(oldest, p.lease().refreshedNanos());
         }
         if (System.nanoTime() - oldest < leaseTime.toNanos() / 3) {
             return Mono.just(new PermitGrant.Busy(null));
@@ -352,7 +353,7 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
             if (k != null) {
                 each.add(Op.txn(new Cmp[] {new Cmp(k, Cmp.Op.EQUAL, CmpTarget.createRevision(p.revision()))},
                         new Op[] {Op.put(k, EtcdPermitKeys.value(owners.get(i), permits, p.index()),
-                                PutOption.builder().withLeaseId(p.lease()).build())},
+                                PutOption.builder().withLeaseId(p.lease().id).build())},
                         new Op[0]));
             }
         }
@@ -380,25 +381,16 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
         return new WaiterWatch.Wait(revision, new WaiterWatch.Seen.Keys(range(name), unit - 1, preceding.size()));
     }
 
-    /** @return keeps every lease of the owners alive; false when one of them is gone */
+    /** @return keeps every lease of the owners' keys alive (one keep-alive per distinct lease); false when one of them is gone */
     private Mono<Boolean> refresh(List<String> owners, List<Place> mine) {
-        return Flux.range(0, owners.size())
-                .flatMapSequential(i -> {
-                    Place p = mine.get(i);
-                    long sent = System.nanoTime();
-                    return keys.keepAlive(p.lease())
-                            .onErrorResume(EtcdErrors::isLeaseNotFound, e -> Mono.just(0L))
-                            .doOnNext(ttl -> {
-                                if (ttl > 0) {
-                                    places.computeIfPresent(owners.get(i), (o, q) -> q.lease() == p.lease()
-                                            ? new Place(q.revision(), q.index(), q.lease(), sent, q.ttl()) : q);
-                                }
-                            });
-                })
-                .all(ttl -> ttl > 0);
+        Map<Long, SharedLeases.Shared> distinct = new LinkedHashMap<>();
+        for (Place p : mine) {
+            distinct.putIfAbsent(p.lease().id, p.lease());
+        }
+        return Flux.fromIterable(distinct.values()).flatMap(keys.leases()::keepAlive).all(ttl -> ttl > 0);
     }
 
-    /** Revokes every key of the owners (known or found) and forgets them. */
+    /** Deletes every key of the owners (known or found) and forgets them. */
     private Mono<Void> forget(String name, List<String> owners) {
         before.remove(owners.get(0));
         return Flux.fromIterable(owners).concatMap(o -> release(name, List.of(o))).then();
@@ -418,18 +410,18 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
         }).onErrorMap(e -> EtcdErrors.map(name, "semaphore wait", e));
     }
 
+    /**
+     * The permits this store put: one read of their keys and one keep-alive per lease they are on,
+     * together; others found by a read each.
+     */
     @Override
     public Mono<List<RenewOutcome>> renew(List<RenewRequest> batch) {
-        return Flux.fromIterable(batch).concatMap(r -> {
+        return keys.renew(batch, r -> {
                     Place known = places.get(r.lock().owner());
-                    Mono<RenewOutcome> outcome = known != null && known.token() == r.lock().token()
-                            // the lease of the key this store put: the key lives exactly as long as it
-                            ? keys.keepAlive(known.lease()).map(ttl -> LeasedKeys.renewed(r, ttl))
-                                    .onErrorResume(EtcdErrors::isLeaseNotFound, e -> Mono.just(RenewOutcome.notHeld()))
-                            : keys.renew(r, EtcdPermitKeys::token);
-                    return outcome.onErrorMap(e -> EtcdErrors.map(r.lock().name(), "semaphore renewal", e));
-                })
-                .collectList();
+                    ByteSequence k = known == null || known.token() != r.lock().token() ? null : key(r.lock().name(), r.lock().owner());
+                    return k == null ? null : new LeasedKeys.Known(k, known.revision(), known.lease());
+                }, EtcdPermitKeys::token)
+                .onErrorMap(e -> EtcdErrors.map(batch.get(0).lock().name(), "semaphore renewal", e));
     }
 
     @Override
@@ -438,28 +430,18 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
     }
 
     /**
-     * Revokes each owner's lease (which deletes its key and nothing else): the one this store put if
-     * known, else found by a read; the owner's slot is freed once the revoke is confirmed.
+     * Deletes each owner's key, guarded by its create revision: the one this store put if known (a
+     * delete that fails is sent again until etcd confirms it, its slot reserved until then), else
+     * found by a read; the owner's slot is freed once its key is known gone.
      */
     private Mono<Boolean> release(String name, List<String> owners) {
         return Flux.fromIterable(owners)
                 .concatMap(o -> {
                     before.remove(o);
                     Place known = places.remove(o);
-                    if (known != null) {
-                        LockSlots.Place slot = keys.find(name, o);
-                        return Mono.fromFuture(() -> client.getLeaseClient().revoke(known.lease())).thenReturn(true)
-                                .onErrorResume(EtcdErrors::isLeaseNotFound, e -> Mono.just(false))
-                                .doOnNext(x -> {
-                                    if (slot != null) {
-                                        keys.gone(slot);
-                                    }
-                                })
-                                .doOnError(e -> {
-                                    if (slot != null) {
-                                        keys.freeWhenGone(slot, false, known.ttl());
-                                    }
-                                });
+                    LockSlots.Place slot = known == null ? null : keys.find(name, o);
+                    if (slot != null) {
+                        return keys.deleteKnown(slot, known.revision(), known.lease());
                     }
                     return keys.release(name, o);
                 })

@@ -37,7 +37,8 @@ import reactor.core.scheduler.Schedulers;
  * one {@link EtcdLockBackend} — one session lease — per lease time asked for (on etcd a lock's
  * lease time is its session's TTL, so lock clients with another lease time get a backend, and a
  * session lease, of their own; usually there is one). Semaphore permits and read-write grants live on
- * a lease per grant over the same channel; fenced values are plain keys.
+ * the session's shared leases, one per lease time ({@link SharedLeases}), over the same channel;
+ * fenced values are plain keys.
  */
 final class EtcdStoreSession extends AbstractLockStore {
 
@@ -48,6 +49,8 @@ final class EtcdStoreSession extends AbstractLockStore {
     private final boolean ownsClient;
     private final EtcdLockOptions etcdOptions;
     private final Map<Duration, EtcdLockBackend> backends = new LinkedHashMap<>(); // guarded by itself
+    /** The leases the semaphore's permits and the read-write lock's grants are put on: one per TTL. */
+    private final SharedLeases sharedLeases;
 
     EtcdStoreSession(Client client, boolean ownsClient, EtcdLockOptions etcdOptions) {
         super("etcd", CONCEPTS);
@@ -55,6 +58,7 @@ final class EtcdStoreSession extends AbstractLockStore {
         this.ownsClient = ownsClient;
         this.etcdOptions = Objects.requireNonNull(etcdOptions, "etcdOptions");
         ChannelReconnect.follow(client, etcdOptions.reconnectInterval(), etcdOptions.scheduler());
+        this.sharedLeases = new SharedLeases(client.getLeaseClient());
     }
 
     @Override
@@ -72,12 +76,12 @@ final class EtcdStoreSession extends AbstractLockStore {
 
     @Override
     protected SemaphoreStore semaphoreStore() {
-        return new EtcdSemaphoreStore(client, false, etcdOptions.prefix() + "-semaphore");
+        return new EtcdSemaphoreStore(client, false, etcdOptions.prefix() + "-semaphore", sharedLeases);
     }
 
     @Override
     protected ReadWriteStore readWriteStore() {
-        return new EtcdReadWriteStore(client, false, etcdOptions.prefix() + "-rw");
+        return new EtcdReadWriteStore(client, false, etcdOptions.prefix() + "-rw", sharedLeases);
     }
 
     @Override

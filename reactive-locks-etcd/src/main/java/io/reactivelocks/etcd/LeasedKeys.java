@@ -31,6 +31,7 @@ import reactor.core.Disposable;
 import reactor.core.Disposables;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Schedulers;
 
 /**
@@ -40,11 +41,13 @@ import reactor.core.scheduler.Schedulers;
  * another owner of this store ({@link LockSlots}): one name acquired and released over and over
  * reuses one key instead of leaving a deleted key behind each time (etcd keeps each in its index
  * until a compaction, and every read of the range visits them). The owner is the first line of the
- * value ({@link EtcdKeys#value}), the store's payload the rest. Each key sits on a lease of its own,
- * so every delete of it is a revoke of that lease, which cannot touch the next owner's key in the
- * same slot (put on another lease); a slot is freed only once its key is known gone — its lease's
- * revoke confirmed, or its TTL passed — with no put transaction of its owner left in the driver, and
- * a retried put of an owner finds its own key (the value names the owner) in the same slot. What both stores do
+ * value ({@link EtcdKeys#value}), the store's payload the rest. Keys sit on the store's shared leases
+ * ({@link SharedLeases}: one per TTL, kept alive by the renewals of the keys on it), so every delete
+ * of a key is a delete guarded by its create revision (or, when the outcome of its put is unknown,
+ * by its value, which names its owner), which cannot touch the next owner's key in the same slot; a
+ * slot is freed only once its key is known gone — a delete confirmed (a clean-up delete that fails
+ * is sent again until one is) — with no put transaction of its owner left in the driver, and a
+ * retried put of an owner finds its own key (the value names the owner) in the same slot. What both stores do
  * the same way on it lives here — the key of an owner, renewal and release found by a read, the
  * wait for a deletion, the name's change stream and its revocation requests; each store says how a
  * key's token is read. Every method is lazy and never blocks; errors are the client's (the stores
@@ -60,8 +63,16 @@ final class LeasedKeys {
 
     private static final SecureRandom RANDOM = new SecureRandom();
 
-    /** Timers of {@link #freeWhenGone}, cancelled by {@link #close()}. */
+    /** The most operations etcd takes in one transaction by default ({@code --max-txn-ops}). */
+    static final int MAX_TXN_OPS = 128;
+    private static final GetOption KEY_ONLY = GetOption.builder().withKeysOnly(true).build();
+    private static final Duration CLEAN_UP_RETRY = Duration.ofMillis(250);
+    private static final Duration CLEAN_UP_RETRY_MAX = Duration.ofSeconds(5);
+
+    /** Timers of {@link #deleteUntilConfirmed} retries, cancelled by {@link #close()}. */
     private final Disposable.Composite pendingFrees = Disposables.composite();
+    /** The leases the store's keys are put on. */
+    private final SharedLeases leases;
     private final Client client;
     private final String prefix;
     /** This store instance's random id: the first part of its keys' last segment. */
@@ -74,13 +85,20 @@ final class LeasedKeys {
     /**
      * @param client the jetcd client (not closed here)
      * @param prefix the key prefix of the concept (the lock prefix + {@code "-semaphore"} or {@code "-rw"})
+     * @param leases the leases to put keys on (a store session's semaphore and read-write stores share theirs)
      */
-    LeasedKeys(Client client, String prefix) {
+    LeasedKeys(Client client, String prefix, SharedLeases leases) {
         this.client = Objects.requireNonNull(client, "client");
         this.prefix = EtcdKeys.checkPrefix(prefix);
         byte[] random = new byte[9];
         RANDOM.nextBytes(random);
         this.id = Base64.getUrlEncoder().withoutPadding().encodeToString(random);
+        this.leases = Objects.requireNonNull(leases, "leases");
+    }
+
+    /** @return the leases the store's keys are put on */
+    SharedLeases leases() {
+        return leases;
     }
 
     /** @return this store instance's random id (12 base64url characters) */
@@ -127,7 +145,7 @@ final class LeasedKeys {
      * Follows a put transaction of the places' owners to its real end in the driver, whatever its
      * caller does (a timeout cancels only the caller's view): a place is not freed while one is in
      * flight; a place found gone meanwhile ({@link #gone}) has {@code undo} run once the last settled
-     * (it revokes what the transaction may have put), and is freed then.
+     * (it deletes what the transaction may have put), again until etcd confirms it, and is freed then.
      *
      * @return a view of the transaction for the caller; cancelling it leaves the transaction alone
      */
@@ -156,7 +174,7 @@ final class LeasedKeys {
             }
         }
         if (!free.isEmpty()) {
-            undo.get().subscribe(confirmed -> free.forEach(p -> freeWhenGone(p, confirmed, 0)));
+            deleteUntilConfirmed(free, undo);
         }
     }
 
@@ -175,21 +193,89 @@ final class LeasedKeys {
     }
 
     /**
-     * Frees the place when the revoke of its key's lease was confirmed, else once twice that lease's
-     * TTL passed, and at least two minutes (an unrevoked lease runs out by then, and its key with it).
+     * Sends the delete of the places' keys until etcd confirms it (after 250 ms, doubling up to 5 s,
+     * until the store closes), then frees the places: a key left on a shared lease would otherwise
+     * live as long as the other keys on it are renewed, and its slot must stay reserved meanwhile
+     * (the delete is guarded by what the key holds, which only its owner puts).
+     *
+     * @param delete the delete: true once etcd answered it (whatever it deleted), false when it failed
      */
-    void freeWhenGone(LockSlots.Place place, boolean confirmed, long ttlSeconds) {
-        if (confirmed) {
-            gone(place);
-        } else {
-            Disposable.Swap timer = Disposables.swap();
-            pendingFrees.add(timer);
-            timer.update(Mono.delay(Duration.ofSeconds(2 * Math.max(ttlSeconds, 60)), Schedulers.parallel())
-                    .subscribe(x -> {
-                        pendingFrees.remove(timer);
-                        gone(place);
-                    }, e -> { }));
+    void deleteUntilConfirmed(List<LockSlots.Place> places, Supplier<Mono<Boolean>> delete) {
+        deleteUntilConfirmed(places, delete, CLEAN_UP_RETRY);
+    }
+
+    private void deleteUntilConfirmed(List<LockSlots.Place> places, Supplier<Mono<Boolean>> delete, Duration next) {
+        Disposable.Swap attempt = Disposables.swap();
+        if (!pendingFrees.add(attempt)) {
+            return; // closed
         }
+        attempt.update(Mono.defer(delete).onErrorReturn(false).subscribe(confirmed -> {
+            pendingFrees.remove(attempt);
+            if (confirmed) {
+                places.forEach(this::gone);
+                return;
+            }
+            Disposable.Swap timer = Disposables.swap();
+            if (pendingFrees.add(timer)) {
+                timer.update(Mono.delay(next, Schedulers.parallel()).subscribe(x -> {
+                    pendingFrees.remove(timer);
+                    Duration after = next.multipliedBy(2);
+                    deleteUntilConfirmed(places, delete, after.compareTo(CLEAN_UP_RETRY_MAX) > 0 ? CLEAN_UP_RETRY_MAX : after);
+                }, e -> { }));
+            }
+        }, e -> pendingFrees.remove(attempt)));
+    }
+
+    /**
+     * @return deletes the key if its create revision is still {@code revision}: true when it did,
+     *         false when the key was gone or is another one
+     */
+    Mono<Boolean> deleteOwned(ByteSequence key, long revision) {
+        return Mono.fromFuture(() -> client.getKVClient().txn()
+                .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(revision)))
+                .Then(Op.delete(key, DeleteOption.DEFAULT)).commit()).map(r -> r.isSucceeded());
+    }
+
+    /**
+     * The release of a key this store put and knows: its delete, guarded by its create revision,
+     * followed to its end whatever the caller does (a request timeout cancels only the caller's
+     * view) and, when it fails, sent again until etcd confirms it ({@link #deleteUntilConfirmed}),
+     * the slot reserved until then: on a shared lease that other keys keep alive, a key whose
+     * delete was given up would stay.
+     *
+     * @param lease the lease the key is on: retired when the delete fails (no new key goes on it)
+     * @return whether the key was there (false when it was gone or another one), or the first attempt's error
+     */
+    Mono<Boolean> deleteKnown(LockSlots.Place slot, long revision, SharedLeases.Shared lease) {
+        return Mono.defer(() -> {
+            ByteSequence k = key(slot);
+            Sinks.One<Boolean> answer = Sinks.one();
+            deleteOwned(k, revision).subscribe(deleted -> {
+                gone(slot);
+                answer.tryEmitValue(deleted);
+            }, e -> {
+                leases.retire(lease);
+                deleteUntilConfirmed(List.of(slot), () -> deleteOwned(k, revision).thenReturn(true));
+                answer.tryEmitError(e);
+            });
+            return answer.asMono();
+        });
+    }
+
+    /**
+     * The clean-up of puts whose outcome is unknown: deletes each key whose value is still the one
+     * its owner put, in one transaction.
+     *
+     * @return true once etcd answered (whatever it deleted), false when the request failed
+     */
+    Mono<Boolean> deleteIfValues(List<ByteSequence> keys, List<ByteSequence> values) {
+        Op[] each = new Op[keys.size()];
+        for (int i = 0; i < each.length; i++) {
+            each[i] = Op.txn(new Cmp[] {new Cmp(keys.get(i), Cmp.Op.EQUAL, CmpTarget.value(values.get(i)))},
+                    new Op[] {Op.delete(keys.get(i), DeleteOption.DEFAULT)}, new Op[0]);
+        }
+        return Mono.fromFuture(() -> client.getKVClient().txn().Then(each).commit()).thenReturn(true)
+                .onErrorResume(e -> Mono.just(false));
     }
 
     /** Cancels the timers that would free places later (the store closing: its places go with it). */
@@ -255,21 +341,9 @@ final class LeasedKeys {
         return nl < 0 ? "" : v.substring(nl + 1);
     }
 
-    /** @return revokes the lease: true once etcd confirmed (or knows no such lease), false on an error */
-    Mono<Boolean> revokeConfirmed(long lease) {
-        return Mono.fromFuture(() -> client.getLeaseClient().revoke(lease)).thenReturn(true)
-                .onErrorResume(EtcdErrors::isLeaseNotFound, e -> Mono.just(true))
-                .onErrorResume(e -> Mono.just(false));
-    }
-
     /** @return a {@code keepAliveOnce} of the lease: the TTL left, {@code <= 0} when it is gone */
     Mono<Long> keepAlive(long lease) {
         return Mono.fromFuture(() -> client.getLeaseClient().keepAliveOnce(lease)).map(r -> r.getTTL());
-    }
-
-    /** @return revokes the lease (which deletes its keys), errors ignored: an unrevoked lease runs out by its TTL */
-    Mono<Void> revoke(long lease) {
-        return Mono.fromFuture(() -> client.getLeaseClient().revoke(lease)).onErrorResume(e -> Mono.empty()).then();
     }
 
     /**
@@ -291,6 +365,80 @@ final class LeasedKeys {
                 .onErrorResume(EtcdErrors::isLeaseNotFound, e -> Mono.just(RenewOutcome.notHeld()));
     }
 
+    /** A key this store put and knows: the key, its create revision, the lease it is on. */
+    record Known(ByteSequence key, long revision, SharedLeases.Shared lease) {
+    }
+
+    /**
+     * Renews a batch. The keys this store knows ({@code known} answers them) cost one read of them all
+     * (a transaction of gets, {@value #MAX_TXN_OPS} at most each) and one keep-alive of each distinct
+     * lease they are on, sent together: a key is renewed when it is still there with its create
+     * revision and its lease is alive. The others are found by a read each ({@link #renew(RenewRequest,
+     * ToLongFunction)}).
+     *
+     * @return the outcomes, in the batch's order
+     */
+    Mono<List<RenewOutcome>> renew(List<RenewRequest> batch, Function<RenewRequest, @Nullable Known> known,
+            ToLongFunction<KeyValue> token) {
+        return Mono.defer(() -> {
+            int n = batch.size();
+            Known[] ks = new Known[n];
+            List<ByteSequence> read = new ArrayList<>(n);
+            Map<Long, SharedLeases.Shared> distinct = new java.util.LinkedHashMap<>();
+            for (int i = 0; i < n; i++) {
+                ks[i] = known.apply(batch.get(i));
+                if (ks[i] != null) {
+                    read.add(ks[i].key());
+                    distinct.putIfAbsent(ks[i].lease().id, ks[i].lease());
+                }
+            }
+            Mono<Map<Long, Long>> ttls = Flux.fromIterable(distinct.values())
+                    .flatMap(s -> leases.keepAlive(s).map(ttl -> Map.entry(s.id, ttl)))
+                    .collectMap(Map.Entry::getKey, Map.Entry::getValue);
+            Mono<List<Long>> revisions = createRevisions(read);
+            Mono<List<RenewOutcome>> others = Flux.range(0, n).filter(i -> ks[i] == null)
+                    .concatMap(i -> renew(batch.get(i), token)).collectList();
+            return Mono.zip(ttls, revisions, others).map(t -> {
+                List<RenewOutcome> out = new ArrayList<>(n);
+                int mine = 0;
+                int other = 0;
+                for (int i = 0; i < n; i++) {
+                    if (ks[i] == null) {
+                        out.add(t.getT3().get(other++));
+                    } else {
+                        long ttl = t.getT1().get(ks[i].lease().id);
+                        out.add(t.getT2().get(mine++) == ks[i].revision() ? renewed(batch.get(i), ttl) : RenewOutcome.notHeld());
+                    }
+                }
+                return out;
+            });
+        });
+    }
+
+    /** @return the create revision of each key, 0 for a key that is not there: one transaction of gets per {@value #MAX_TXN_OPS} keys */
+    private Mono<List<Long>> createRevisions(List<ByteSequence> read) {
+        if (read.isEmpty()) {
+            return Mono.just(List.of());
+        }
+        return Flux.range(0, (read.size() + MAX_TXN_OPS - 1) / MAX_TXN_OPS)
+                .flatMapSequential(c -> {
+                    List<ByteSequence> part = read.subList(c * MAX_TXN_OPS, Math.min(read.size(), (c + 1) * MAX_TXN_OPS));
+                    Op[] gets = new Op[part.size()];
+                    for (int i = 0; i < gets.length; i++) {
+                        gets[i] = Op.get(part.get(i), KEY_ONLY);
+                    }
+                    return Mono.fromFuture(() -> client.getKVClient().txn().Then(gets).commit())
+                            .flatMapIterable(r -> {
+                                List<Long> revs = new ArrayList<>(gets.length);
+                                for (io.etcd.jetcd.kv.GetResponse g : r.getGetResponses()) {
+                                    revs.add(g.getKvs().isEmpty() ? 0L : g.getKvs().get(0).getCreateRevision());
+                                }
+                                return revs;
+                            });
+                })
+                .collectList();
+    }
+
     /**
      * @param r   the renewal
      * @param ttl the TTL etcd gave the lease
@@ -305,29 +453,17 @@ final class LeasedKeys {
     }
 
     /**
-     * Release found by a read ({@link #find}): revokes the lease of the owner's key (which deletes
-     * it and nothing else), or deletes a key without a lease if its create revision is still the one
-     * read; frees the owner's place once its key is gone.
+     * Release found by a read ({@link #find}): deletes the owner's key if its create revision is still
+     * the one read (the lease it is on may carry other keys: it is never revoked); frees the owner's
+     * place once its key is gone.
      *
      * @return whether a key of the owner was there
      */
     Mono<Boolean> release(String name, String owner) {
         return find(name, owner, true).flatMap(kv -> {
             LockSlots.Place p = slots.find(name, owner);
-            if (kv.getLease() == 0) {
-                return Mono.fromFuture(() -> client.getKVClient().txn()
-                                .If(new Cmp(kv.getKey(), Cmp.Op.EQUAL, CmpTarget.createRevision(kv.getCreateRevision())))
-                                .Then(Op.delete(kv.getKey(), DeleteOption.DEFAULT)).commit())
-                        .doOnNext(x -> {
-                            if (p != null) {
-                                gone(p);
-                            }
-                        })
-                        .thenReturn(true);
-            }
-            return Mono.fromFuture(() -> client.getLeaseClient().revoke(kv.getLease()))
-                    .onErrorResume(EtcdErrors::isLeaseNotFound, e -> Mono.empty()).then()
-                    .doOnSuccess(x -> {
+            return deleteOwned(kv.getKey(), kv.getCreateRevision())
+                    .doOnNext(x -> {
                         if (p != null) {
                             gone(p);
                         }

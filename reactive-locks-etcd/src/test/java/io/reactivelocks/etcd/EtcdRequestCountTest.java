@@ -61,15 +61,17 @@ class EtcdRequestCountTest extends RequestCountContract {
             // the acquire transaction and the delete (the session's latest keep-alive confirms the grant; one
             // prefix watch opened once serves every held key)
             case LOCK_PAIR, FAIR_PAIR -> 2;
-            // a lease of the permit's own (LeaseGrant), the transaction, the LeaseRevoke that releases it
-            case SEMAPHORE_PAIR -> 3;
-            // as the semaphore: a lease of the key's own, one transaction that puts the key and reads the name's keys
-            // (it used to read our slot first, and the name's keys after the put: 5), the LeaseRevoke
-            case READ_PAIR, READ_BESIDE_READER_PAIR, WRITE_PAIR -> 3;
+            // the transaction that puts the permit on the store's shared lease and reads the line, the delete that
+            // releases it (it used to be 3: a LeaseGrant of the permit's own before, a LeaseRevoke as the release)
+            case SEMAPHORE_PAIR -> 2;
+            // as the semaphore: one transaction that puts the key on the shared lease and reads the name's keys (it used
+            // to read our slot first, and the name's keys after the put: 5; then a lease of its own: 3), the delete
+            case READ_PAIR, READ_BESIDE_READER_PAIR, WRITE_PAIR -> 2;
             // one keepAliveOnce of the session lease — two LeaseKeepAlive messages: jetcd 0.8.6 writes the request
             // when the stream opens and again in end(request) when the answer arrives
-            // each permit has a lease of its own: one keepAliveOnce each, two LeaseKeepAlive messages (as RENEWAL_TICK)
-            case PERMIT_RENEWAL -> 2;
+            // the permits share the store's lease of their TTL: per tick one keepAliveOnce of it (two messages, as
+            // RENEWAL_TICK) and one transaction reading every permit's key (it used to be a lease per permit: 2 each)
+            case PERMIT_RENEWAL -> 3.0 / RENEWED_PERMITS;
             case RENEWAL_TICK -> 2;
             // per handoff the delete and the woken waiter's read (its own key and the one before it: a grant on the
             // predecessor's deletion alone could grant a key deleted behind the waiter's back); the chain adds the
