@@ -179,7 +179,7 @@ final class LeasedKeys {
     }
 
     /**
-     * The place's key is known gone (its lease's revoke confirmed, or a read found no key of the
+     * The place's key is known gone (its delete confirmed, or a read found no key of the
      * owner in it): its slot is freed, once no put transaction of its owner is left in the driver.
      */
     void gone(LockSlots.Place place) {
