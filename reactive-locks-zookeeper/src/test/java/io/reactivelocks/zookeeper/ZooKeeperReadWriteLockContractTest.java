@@ -83,13 +83,22 @@ class ZooKeeperReadWriteLockContractTest extends ReadWriteLockContract {
             holderProxy.close();
             holderProxy = null;
         }
-        // test thread: blocking is fine here; containers may stay until the server reaps them, their children may not
+        // test thread: blocking is fine here; containers may stay until the server reaps them, their children may not.
+        // A test leaves up to a thousand names' containers: two requests tell whether any has a child — every node
+        // below the root counted first, then the names (a container reaped in between only fails this poll, never
+        // hides a child); each name is listed only to say which one when they differ (a thousand reads in turn took
+        // over the await's 10 s on a loaded machine)
         await().atMost(STEP).untilAsserted(() -> {
             if (inspector.checkExists().forPath(root()) == null) {
                 return;
             }
-            for (String name : inspector.getChildren().forPath(root())) {
-                java.util.List<String> left;
+            int below = inspector.getZookeeperClient().getZooKeeper().getAllChildrenNumber(root());
+            List<String> names = inspector.getChildren().forPath(root());
+            if (below <= names.size()) {
+                return;
+            }
+            for (String name : names) {
+                List<String> left;
                 try {
                     left = inspector.getChildren().forPath(root() + "/" + name);
                 } catch (org.apache.zookeeper.KeeperException.NoNodeException reaped) {
@@ -97,6 +106,7 @@ class ZooKeeperReadWriteLockContractTest extends ReadWriteLockContract {
                 }
                 assertThat(left).as("nodes left under %s", name).isEmpty();
             }
+            assertThat(below).as("nodes below %s besides the %d names' containers", root(), names.size()).isLessThanOrEqualTo(names.size());
         });
     }
 
