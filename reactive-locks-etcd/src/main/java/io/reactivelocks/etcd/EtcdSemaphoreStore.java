@@ -319,7 +319,7 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
                 // the leases were put or refreshed moments ago: what is left of them is the TTL
                 return tell.thenReturn(new PermitGrant.Granted(tokens, leaseTime.minusNanos(elapsed)));
             }
-            return tell.then(refresh(owners, mine)).flatMap(alive -> alive
+            return tell.then(refresh(mine)).flatMap(alive -> alive
                     ? Mono.just((PermitGrant) new PermitGrant.Granted(tokens, leaseTime))
                     : forget(name, owners).thenReturn((PermitGrant) new PermitGrant.Busy(null)));
         }
@@ -335,7 +335,7 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
         if (System.nanoTime() - oldest < leaseTime.toNanos() / 3) {
             return Mono.just(new PermitGrant.Busy(null));
         }
-        return refresh(owners, mine).flatMap(alive -> alive ? Mono.just((PermitGrant) new PermitGrant.Busy(null))
+        return refresh(mine).flatMap(alive -> alive ? Mono.just((PermitGrant) new PermitGrant.Busy(null))
                 // a lease ran out while waiting: the place is gone, take a new one at the end of the line
                 : forget(name, owners).thenReturn((PermitGrant) new PermitGrant.Busy(null)));
     }
@@ -382,7 +382,7 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
     }
 
     /** @return keeps every lease of the owners' keys alive (one keep-alive per distinct lease); false when one of them is gone */
-    private Mono<Boolean> refresh(List<String> owners, List<Place> mine) {
+    private Mono<Boolean> refresh(List<Place> mine) {
         Map<Long, SharedLeases.Shared> distinct = new LinkedHashMap<>();
         for (Place p : mine) {
             distinct.putIfAbsent(p.lease().id, p.lease());
