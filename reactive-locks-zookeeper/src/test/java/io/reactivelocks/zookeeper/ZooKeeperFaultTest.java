@@ -102,8 +102,8 @@ class ZooKeeperFaultTest {
     @Test
     void freezingTheServerBeyondTheSessionTimeoutEndsTheHoldBeforeAnotherClientIsGranted() {
         String name = "sigstop-" + UUID.randomUUID();
-        LockClient a = client(zk.backend());
-        LockClient b = client(zk.backend());
+        LockClient a = client(zk.expiringBackend());
+        LockClient b = client(zk.expiringBackend());
         Holding hold = new Holding(a, name);
         Waiting waiter = new Waiting(b, name);
         await().atMost(STEP).until(() -> zk.children(name).size() == 2);
@@ -132,8 +132,8 @@ class ZooKeeperFaultTest {
     @Test
     void killingTheServerEndsTheHoldAndTokensKeepGrowingAfterTheRestart() {
         String name = "restart-" + UUID.randomUUID();
-        LockClient a = client(zk.backend());
-        LockClient b = client(zk.backend());
+        LockClient a = client(zk.expiringBackend());
+        LockClient b = client(zk.expiringBackend());
         Holding hold = new Holding(a, name);
         Waiting waiter = new Waiting(b, name);
         await().atMost(STEP).until(() -> zk.children(name).size() == 2);
@@ -187,7 +187,7 @@ class ZooKeeperFaultTest {
         ZooKeeperLockBackend partitioned = zk.proxiedBackend();
         CuratorCalls calls = ZooKeeperTestSupport.callsOf(partitioned);
         LockClient a = client(partitioned);
-        LockClient b = client(zk.backend());
+        LockClient b = client(zk.expiringBackend());
         Holding hold = new Holding(a, name);
         Waiting waiter = new Waiting(b, name);
         await().atMost(STEP).until(() -> zk.children(name).size() == 2);

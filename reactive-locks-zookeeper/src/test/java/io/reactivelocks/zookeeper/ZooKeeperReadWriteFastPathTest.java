@@ -47,10 +47,10 @@ class ZooKeeperReadWriteFastPathTest {
 
     @BeforeEach
     void stores() {
-        CuratorFramework rwClient = ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.SESSION);
+        CuratorFramework rwClient = ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.STEADY_SESSION);
         rwCalls = ZooKeeperTestSupport.callsOf(rwClient);
         rw = new ZooKeeperReadWriteStore(rwClient, true, zk.root + "-rw", zk.options().acl());
-        semaphores = new ZooKeeperSemaphoreStore(ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.SESSION),
+        semaphores = new ZooKeeperSemaphoreStore(ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.STEADY_SESSION),
                 true, zk.root + "-semaphore", zk.options().acl());
     }
 
@@ -213,7 +213,7 @@ class ZooKeeperReadWriteFastPathTest {
 
         // released by another store (an admin's release: the node found by a listing)
         ZooKeeperReadWriteStore other = new ZooKeeperReadWriteStore(
-                ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.SESSION), true, zk.root + "-rw", zk.options().acl());
+                ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.STEADY_SESSION), true, zk.root + "-rw", zk.options().acl());
         try {
             assertThat(other.release(name, "writer-1").block(STEP)).isTrue();
         } finally {

@@ -38,7 +38,7 @@ class ZooKeeperReadWriteLockContractTest extends ReadWriteLockContract {
     @BeforeAll
     static void startServer() {
         zk = ZooKeeperTestSupport.startOwn();
-        inspector = ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.SESSION);
+        inspector = ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.STEADY_SESSION);
     }
 
     @AfterAll
@@ -57,7 +57,7 @@ class ZooKeeperReadWriteLockContractTest extends ReadWriteLockContract {
 
     @Override
     protected ReadWriteStore newStore() {
-        return new ZooKeeperReadWriteStore(ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.SESSION),
+        return new ZooKeeperReadWriteStore(ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.STEADY_SESSION),
                 true, root(), zk.options().acl());
     }
 
@@ -117,7 +117,7 @@ class ZooKeeperReadWriteLockContractTest extends ReadWriteLockContract {
 
     @Test
     void requestsAreEphemeralSequentialReadAndWriteNodesAndTheTokenTheCzxid() throws Exception {
-        CuratorFramework c = ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.SESSION);
+        CuratorFramework c = ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.STEADY_SESSION);
         LockStore store = ZooKeeperLocks.connect(c, zk.options());
         ReadWriteLock rw = store.readWriteLocks(ReadWriteLockOptions.of(options()));
         try {
@@ -157,7 +157,7 @@ class ZooKeeperReadWriteLockContractTest extends ReadWriteLockContract {
      */
     @Test
     void aWriteHandoffWakesOnlyTheNextWriter() throws Exception {
-        CuratorFramework c = ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.SESSION);
+        CuratorFramework c = ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.STEADY_SESSION);
         LockStore store = ZooKeeperLocks.connect(c, zk.options());
         ReadWriteLock rw = store.readWriteLocks(ReadWriteLockOptions.of(options()));
         int waiters = 8;

@@ -203,9 +203,9 @@ class ZooKeeperRevocationTest {
         String name = "revoke-permits-" + UUID.randomUUID();
         String root = zk.root + "-semaphore";
         ZooKeeperSemaphoreStore holders = new ZooKeeperSemaphoreStore(
-                ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.SESSION), true, root, zk.options().acl());
+                ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.STEADY_SESSION), true, root, zk.options().acl());
         ZooKeeperSemaphoreStore asker = new ZooKeeperSemaphoreStore(
-                ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.SESSION), true, root, zk.options().acl());
+                ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.STEADY_SESSION), true, root, zk.options().acl());
         try {
             Duration lease = Duration.ofSeconds(10);
             for (String o : List.of("permit-a", "permit-b")) {
@@ -252,9 +252,9 @@ class ZooKeeperRevocationTest {
         String name = "revoke-rw-" + UUID.randomUUID();
         String root = zk.root + "-rw";
         ZooKeeperReadWriteStore holders = new ZooKeeperReadWriteStore(
-                ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.SESSION), true, root, zk.options().acl());
+                ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.STEADY_SESSION), true, root, zk.options().acl());
         ZooKeeperReadWriteStore asker = new ZooKeeperReadWriteStore(
-                ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.SESSION), true, root, zk.options().acl());
+                ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.STEADY_SESSION), true, root, zk.options().acl());
         try {
             Duration lease = Duration.ofSeconds(10);
             assertThat(asker.revoke(name, "reader", "no node").then().block(STEP)).isNull();

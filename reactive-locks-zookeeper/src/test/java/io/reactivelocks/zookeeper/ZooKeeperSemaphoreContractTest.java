@@ -34,7 +34,7 @@ class ZooKeeperSemaphoreContractTest extends SemaphoreContract {
     @BeforeAll
     static void startServer() {
         zk = ZooKeeperTestSupport.startOwn();
-        inspector = ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.SESSION);
+        inspector = ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.STEADY_SESSION);
     }
 
     @AfterAll
@@ -49,7 +49,7 @@ class ZooKeeperSemaphoreContractTest extends SemaphoreContract {
 
     @Override
     protected SemaphoreStore newStore() {
-        return new ZooKeeperSemaphoreStore(ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.SESSION),
+        return new ZooKeeperSemaphoreStore(ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.STEADY_SESSION),
                 true, zk.root + "-semaphore", zk.options().acl());
     }
 
@@ -84,7 +84,7 @@ class ZooKeeperSemaphoreContractTest extends SemaphoreContract {
 
     @Test
     void theKPermitsOfARequestAreOneUnitOfEphemeralSequentialNodes() throws Exception {
-        CuratorFramework c = ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.SESSION);
+        CuratorFramework c = ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.STEADY_SESSION);
         LockStore store = ZooKeeperLocks.connect(c, zk.options());
         Semaphore s = store.semaphores(options());
         try {

@@ -23,8 +23,20 @@ import org.apache.zookeeper.KeeperException;
  */
 final class ZooKeeperTestSupport implements AutoCloseable {
 
-    /** Session timeout of test clients: the lease time of every test lock. */
+    /**
+     * Session timeout of the clients whose session a test cuts off (through a {@link FaultProxy}) and
+     * waits to expire: the lease time of every test lock.
+     */
     static final Duration SESSION = Duration.ofSeconds(2);
+
+    /**
+     * Session timeout of the clients straight to the server, whose session no test expires. A ZooKeeper
+     * client drops its connection when it hears nothing for two thirds of the session (1.33 s of a 2 s
+     * one): a loaded CI machine stalls that long now and then, and a request in flight then outlasts a
+     * test's 2 s request timeout (a release did). The lease time stays {@link #SESSION}: a grant's local
+     * deadline is the shorter of the two.
+     */
+    static final Duration STEADY_SESSION = Duration.ofSeconds(10);
 
     final ZooKeeperServer server;
     /** A root unique to this fixture, so runs and test classes never see each other's nodes. */
@@ -45,7 +57,7 @@ final class ZooKeeperTestSupport implements AutoCloseable {
         this.server = server;
         this.ownsServer = ownsServer;
         this.root = "/rltest-" + UUID.randomUUID().toString().substring(0, 8);
-        this.checker = curator(server.connectString(), SESSION);
+        this.checker = curator(server.connectString(), STEADY_SESSION);
     }
 
     /**
@@ -126,7 +138,15 @@ final class ZooKeeperTestSupport implements AutoCloseable {
      * @return a new backend with its own Curator client straight to the server
      */
     ZooKeeperLockBackend backend(ZooKeeperLockOptions options) {
-        return owning(curator(server.connectString(), SESSION), options);
+        return owning(curator(server.connectString(), STEADY_SESSION), options);
+    }
+
+    /**
+     * @return a new backend with its own Curator client straight to the server on a {@link #SESSION}
+     *         session: for a test that freezes, kills or cuts the server and waits for the session to end
+     */
+    ZooKeeperLockBackend expiringBackend() {
+        return owning(curator(server.connectString(), SESSION), options());
     }
 
     /** @return a new backend whose own Curator client talks to the server through a new fault proxy ({@link #proxyOf}) */

@@ -37,13 +37,13 @@ class ZooKeeperWindowLockContractTest extends WindowLockContract {
 
     @Override
     protected WindowStore newStore() {
-        return new ZooKeeperWindowStore(ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.SESSION),
+        return new ZooKeeperWindowStore(ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.STEADY_SESSION),
                 true, zk.root + "-window", zk.options().acl());
     }
 
     @Test
     void theWindowIsTheWritesMtimeAndTheTokenItsMzxid() throws Exception {
-        CuratorFramework c = ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.SESSION);
+        CuratorFramework c = ZooKeeperTestSupport.curator(zk.server.connectString(), ZooKeeperTestSupport.STEADY_SESSION);
         LockStore store = ZooKeeperLocks.connect(c, zk.options());
         WindowLock w = store.windowLocks(options());
         try {
