@@ -59,11 +59,12 @@ import reactor.core.scheduler.Schedulers;
  * bounds it further to one less than that setting, as the put transaction also reads the line.
  *
  * <p><b>No herd.</b> A waiting caller keeps its keys (its place in line, its leases kept alive
- * while it waits) and, refused, watches only what can let it in ({@link #awaitTurn}): for N = 1 the
- * key just before its own, so a release wakes the one waiter it lets in and a waiter joining or
- * leaving wakes nobody but its successor; for N > 1, when the unit before it still waits (more than
- * N keys before its own), a key of that unit — which, let in, tells it by a put of each of its keys —
- * else (the head of the line) the name's deletions, since any holder's release may let it in. A
+ * while it waits) and, refused, is woken only by what lets it in ({@link #awaitTurn}): for N = 1 it
+ * watches the key just before its own, so a release wakes the one waiter it lets in and a waiter
+ * joining or leaving wakes nobody but its successor; for N > 1 it counts the keys before its unit
+ * down from the name's deletions ({@link LineWatch}: holders leave in any order, so no single key
+ * says when) and the deletion that leaves room lets it in without a read — every waiter sees each
+ * deletion as a watch event, only the one let in asks etcd anything. A
  * single attempt ({@code waiting == false}) reads first and puts nothing when the keys there
  * already take the permits, and deletes what it put when refused. Renewal of a batch is one read of
  * its keys and a {@code keepAliveOnce} of each distinct lease they are on ({@link LeasedKeys#renew(List,
@@ -80,6 +81,10 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
     private final Map<String, Place> places = new ConcurrentHashMap<>();
     /** Of each refused waiting attempt (by its first owner): the keys whose change may let it in, and what the read that refused it saw. */
     private final Map<String, WaiterWatch.Wait> before = new ConcurrentHashMap<>();
+    /** Of each refused waiting attempt with N > 1 (by its first owner): its line, counted down by its watch ({@link LineWatch}). */
+    private final Map<String, LineWatch.Line> lines = new ConcurrentHashMap<>();
+    /** The first owners whose line watch saw them let in: their next attempt holds without a read. */
+    private final Set<String> letIn = ConcurrentHashMap.newKeySet();
 
     /** A key this store put: its unit's create revision, its index in the unit, the shared lease it is on. */
     private record Place(long revision, int index, SharedLeases.Shared lease) {
@@ -229,8 +234,9 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
                             places.put(owners.get(i), p);
                             mine.add(p);
                         }
-                        return decide(name, owners, permits, waiting, leaseTime, mine, r.getGetResponses().get(0).getKvs(),
-                                revision, false);
+                        // no key is newer than the unit's yet: the range's count is the unit and every key before it
+                        GetResponse line = r.getGetResponses().get(0);
+                        return decide(name, owners, permits, waiting, leaseTime, mine, line.getKvs(), revision, line.getCount() - k);
                     });
                 })
                 .onErrorResume(e -> {
@@ -239,7 +245,7 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
                     if (taken[0] != null && EtcdErrors.isLeaseNotFound(e)) {
                         keys.leases().retire(taken[0]);
                     }
-                    before.remove(owners.get(0));
+                    forgetWait(owners.get(0));
                     for (String o : owners) {
                         places.remove(o);
                     }
@@ -275,20 +281,27 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
         return check(name, owners, permits, waiting, leaseTime, mine);
     }
 
-    /** Reads the unit's keys and the N + 1 keys just before it, then decides. */
+    /**
+     * Holds at once when the owners' line watch saw them let in ({@link LineWatch}); else reads the
+     * unit's keys and the N + 1 keys just before it, then decides.
+     */
     private Mono<PermitGrant> check(String name, List<String> owners, int permits, boolean waiting, Duration leaseTime, List<Place> mine) {
+        if (letIn.remove(owners.get(0))) {
+            forgetWait(owners.get(0));
+            return granted(name, owners, leaseTime, mine);
+        }
         long unit = mine.get(0).revision();
         return Mono.fromFuture(() -> client.getKVClient().get(range(name), newest(owners.size(), permits, unit)))
-                .flatMap(r -> decide(name, owners, permits, waiting, leaseTime, mine, r.getKvs(), r.getHeader().getRevision(), true));
+                .flatMap(r -> decide(name, owners, permits, waiting, leaseTime, mine, r.getKvs(), r.getHeader().getRevision(), -1));
     }
 
     /**
      * @param read     the newest keys up to the unit's, newest first: the unit's, then up to N + 1 before it
      * @param revision the store revision of that read
-     * @param waited   whether the keys were put by an earlier attempt (a waiter behind ours may watch them)
+     * @param counted  the keys before the unit at that revision, when known (the put's read); else -1
      */
     private Mono<PermitGrant> decide(String name, List<String> owners, int permits, boolean waiting, Duration leaseTime,
-            List<Place> mine, List<KeyValue> read, long revision, boolean waited) {
+            List<Place> mine, List<KeyValue> read, long revision, long counted) {
         long unit = mine.get(0).revision();
         int ours = 0;
         List<KeyValue> preceding = new ArrayList<>(read.size());
@@ -304,29 +317,19 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
         }
         String first = owners.get(0);
         if (preceding.size() + owners.size() <= permits) { // the unit and the keys before it fit: every permit holds
-            before.remove(first);
-            // N > 1: a waiter behind ours may watch a key of our unit (not the holders): tell it we are in
-            // (N = 1 needs none: there the waiter behind waits for our key to go)
-            Mono<Void> tell = waited && permits > 1 ? tell(name, owners, permits, mine) : Mono.empty();
-            List<Long> tokens = new ArrayList<>(mine.size());
-            long oldest = Long.MAX_VALUE;
-            for (Place p : mine) {
-                tokens.add(p.token());
-                oldest = Math.min(oldest, p.lease().refreshedNanos());
-            }
-            long elapsed = System.nanoTime() - oldest;
-            if (elapsed < leaseTime.toNanos() / 3) {
-                // the leases were put or refreshed moments ago: what is left of them is the TTL
-                return tell.thenReturn(new PermitGrant.Granted(tokens, leaseTime.minusNanos(elapsed)));
-            }
-            return tell.then(refresh(mine)).flatMap(alive -> alive
-                    ? Mono.just((PermitGrant) new PermitGrant.Granted(tokens, leaseTime))
-                    : forget(name, owners).thenReturn((PermitGrant) new PermitGrant.Busy(null)));
+            forgetWait(first);
+            return granted(name, owners, leaseTime, mine);
         }
         if (!waiting) {
             return forget(name, owners).thenReturn((PermitGrant) new PermitGrant.Busy(null));
         }
-        before.put(first, waitFor(name, permits, preceding, unit, revision));
+        if (permits == 1) {
+            before.put(first, waitFor(preceding, revision));
+        } else {
+            // the read saw every key before the unit when it saw at most N of them (it reads N + 1)
+            int known = counted >= 0 ? (int) counted : preceding.size() <= permits ? preceding.size() : -1;
+            lines.put(first, new LineWatch.Line(range(name), unit, owners.size(), permits, revision, known));
+        }
         // waiting keeps the leases alive: refresh those not refreshed within a third of the lease time
         long oldest = Long.MAX_VALUE;
         for (Place p : mine) {
@@ -340,45 +343,40 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
                 : forget(name, owners).thenReturn((PermitGrant) new PermitGrant.Busy(null)));
     }
 
-    /**
-     * Tells the waiter behind a unit that the unit is in: one transaction that puts each key of the
-     * unit again (same value, same lease) where it still exists — so whichever key of the unit the
-     * waiter behind watches changes (a key gone already woke it by its deletion).
-     */
-    private Mono<Void> tell(String name, List<String> owners, int permits, List<Place> mine) {
-        List<Op> each = new ArrayList<>(owners.size());
-        for (int i = 0; i < owners.size(); i++) {
-            ByteSequence k = key(name, owners.get(i));
-            Place p = mine.get(i);
-            if (k != null) {
-                each.add(Op.txn(new Cmp[] {new Cmp(k, Cmp.Op.EQUAL, CmpTarget.createRevision(p.revision()))},
-                        new Op[] {Op.put(k, EtcdPermitKeys.value(owners.get(i), permits, p.index()),
-                                PutOption.builder().withLeaseId(p.lease().id).build())},
-                        new Op[0]));
-            }
+    /** The unit holds: its tokens, its leases refreshed first unless they were within a third of the lease time. */
+    private Mono<PermitGrant> granted(String name, List<String> owners, Duration leaseTime, List<Place> mine) {
+        List<Long> tokens = new ArrayList<>(mine.size());
+        long oldest = Long.MAX_VALUE;
+        for (Place p : mine) {
+            tokens.add(p.token());
+            oldest = Math.min(oldest, p.lease().refreshedNanos());
         }
-        return Mono.fromFuture(() -> client.getKVClient().txn().Then(each.toArray(new Op[0])).commit()).then();
+        long elapsed = System.nanoTime() - oldest;
+        if (elapsed < leaseTime.toNanos() / 3) {
+            // the leases were put or refreshed moments ago: what is left of them is the TTL
+            return Mono.just(new PermitGrant.Granted(tokens, leaseTime.minusNanos(elapsed)));
+        }
+        return refresh(mine).flatMap(alive -> alive
+                ? Mono.just((PermitGrant) new PermitGrant.Granted(tokens, leaseTime))
+                : forget(name, owners).thenReturn((PermitGrant) new PermitGrant.Busy(null)));
     }
 
     /**
-     * What a refused waiter watches. N = 1: the key just before its unit, for its deletion (a FIFO
-     * line). N > 1: when the unit before it waits too (more than N keys before its own), a key of that
-     * unit, for its deletion or its put when it is let in; at the head of the line (only holders
-     * before it) the name's keys, for any deletion — watching each of the N keys before it instead
-     * would cost N watches per wait and wake up to N waiters per release.
+     * What a refused waiter with N = 1 watches: the key just before its unit, for its deletion (a FIFO
+     * line: a release wakes the one waiter it lets in). With N &gt; 1 the waiter counts the keys
+     * before it down instead ({@link LineWatch}).
      *
-     * @param preceding the keys just before the waiter's unit, newest first, at most N + 1 of them (never empty when refused)
+     * @param preceding the keys just before the waiter's unit, newest first (never empty when refused)
      */
-    private WaiterWatch.Wait waitFor(String name, int permits, List<KeyValue> preceding, long unit, long revision) {
-        KeyValue previous = preceding.get(0);
-        if (permits == 1) {
-            return new WaiterWatch.Wait(revision, WaiterWatch.Seen.key(previous, false));
-        }
-        if (preceding.size() > permits) {
-            return new WaiterWatch.Wait(revision, WaiterWatch.Seen.key(previous, true));
-        }
-        // at the head of the line the read saw every key before the unit (at most N): one of them gone lets it in
-        return new WaiterWatch.Wait(revision, new WaiterWatch.Seen.Keys(range(name), unit - 1, preceding.size()));
+    private static WaiterWatch.Wait waitFor(List<KeyValue> preceding, long revision) {
+        return new WaiterWatch.Wait(revision, WaiterWatch.Seen.key(preceding.get(0), false));
+    }
+
+    /** Forgets the wait of an attempt (by its first owner): its watch target, its line, its let-in. */
+    private void forgetWait(String first) {
+        before.remove(first);
+        lines.remove(first);
+        letIn.remove(first);
     }
 
     /** @return keeps every lease of the owners' keys alive (one keep-alive per distinct lease); false when one of them is gone */
@@ -392,7 +390,7 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
 
     /** Deletes every key of the owners (known or found) and forgets them. */
     private Mono<Void> forget(String name, List<String> owners) {
-        before.remove(owners.get(0));
+        forgetWait(owners.get(0));
         return Flux.fromIterable(owners).concatMap(o -> release(name, List.of(o))).then();
     }
 
@@ -405,7 +403,20 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
     @Override
     public Mono<Void> awaitTurn(String name, List<String> owners) {
         return Mono.defer(() -> {
-            WaiterWatch.Wait w = before.get(owners.get(0));
+            String first = owners.get(0);
+            LineWatch.Line line = lines.get(first);
+            if (line != null) {
+                // a watch that fails or ends asks again (the engine's next attempt reads)
+                return LineWatch.await(client.getWatchClient(), client.getKVClient(), line)
+                        .onErrorResume(e -> Mono.just(LineWatch.End.LOOK_AGAIN))
+                        .doOnNext(end -> {
+                            if (end == LineWatch.End.LET_IN && lines.get(first) == line) {
+                                letIn.add(first);
+                            }
+                        })
+                        .then();
+            }
+            WaiterWatch.Wait w = before.get(first);
             return w == null ? Mono.<Void>empty() : keys.deletion(w);
         }).onErrorMap(e -> EtcdErrors.map(name, "semaphore wait", e));
     }
@@ -437,7 +448,7 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
     private Mono<Boolean> release(String name, List<String> owners) {
         return Flux.fromIterable(owners)
                 .concatMap(o -> {
-                    before.remove(o);
+                    forgetWait(o);
                     Place known = places.remove(o);
                     LockSlots.Place slot = known == null ? null : keys.find(name, o);
                     if (slot != null) {

@@ -1,0 +1,219 @@
+package io.reactivelocks.etcd;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.KV;
+import io.etcd.jetcd.options.DeleteOption;
+import io.etcd.jetcd.options.GetOption;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
+import reactor.test.StepVerifier;
+
+/**
+ * A semaphore waiter with N &gt; 1 counts the keys before its unit down from their deletions
+ * ({@link LineWatch}), on a real etcd: let in by exactly the deletion that leaves N − k before it,
+ * never by a deletion behind it; the count taken again by a read when the watch starts after the
+ * refusing read (deletions in between counted once) or when the refusing read did not see the whole
+ * line; a key of its own unit gone ends the wait with "look again".
+ */
+class EtcdLineWatchTest {
+
+    private static final Duration STEP = Duration.ofSeconds(15);
+    /** Long enough for a deletion to arrive if it (wrongly) ended the wait. */
+    private static final Duration QUIET = Duration.ofMillis(300);
+
+    private static EtcdTestSupport etcd;
+    private static Client client;
+
+    @BeforeAll
+    static void startServer() {
+        etcd = EtcdTestSupport.start();
+        client = EtcdTestSupport.client(etcd.server.host(), etcd.server.port());
+    }
+
+    @AfterAll
+    static void stopServer() {
+        if (client != null) {
+            client.close();
+        }
+        if (etcd != null) {
+            etcd.close();
+        }
+    }
+
+    /** A name's range with keys put one by one (each its own create revision). */
+    private static final class Range {
+        final ByteSequence prefix;
+
+        Range() {
+            prefix = bytes(etcd.prefix + "-line/" + UUID.randomUUID() + "/");
+        }
+
+        ByteSequence key(String k) {
+            return prefix.concat(bytes(k));
+        }
+
+        /** @return the create revision of the new key */
+        long put(String k) throws Exception {
+            return client.getKVClient().put(key(k), bytes("v")).get(10, TimeUnit.SECONDS).getHeader().getRevision();
+        }
+
+        void delete(String k) throws Exception {
+            assertThat(client.getKVClient().delete(key(k)).get(10, TimeUnit.SECONDS).getDeleted()).isEqualTo(1);
+        }
+
+        long revision() throws Exception {
+            return client.getKVClient().get(prefix, GetOption.builder().isPrefix(true).withCountOnly(true).build())
+                    .get(10, TimeUnit.SECONDS).getHeader().getRevision();
+        }
+
+        void clear() throws Exception {
+            client.getKVClient().delete(prefix, DeleteOption.builder().isPrefix(true).build()).get(10, TimeUnit.SECONDS);
+        }
+    }
+
+    private static ByteSequence bytes(String s) {
+        return ByteSequence.from(s, StandardCharsets.UTF_8);
+    }
+
+    private static Mono<LineWatch.End> await(LineWatch.Line line) {
+        KV kv = client.getKVClient();
+        return LineWatch.await(client.getWatchClient(), kv, line);
+    }
+
+    @Test
+    void letInByTheDeletionThatLeavesNMinusKBeforeItNeverByOneBehindIt() throws Exception {
+        Range r = new Range();
+        r.put("a");
+        r.put("b");
+        r.put("c");
+        long unit = r.put("u");
+        r.put("behind");
+        // N = 2, k = 1, three keys before: two must go
+        LineWatch.Line line = new LineWatch.Line(r.prefix, unit, 1, 2, r.revision(), 3);
+        StepVerifier.create(await(line))
+                .expectSubscription()
+                .then(() -> {
+                    try {
+                        r.delete("behind"); // after the unit: not counted
+                        r.delete("b");
+                    } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                    }
+                })
+                .expectNoEvent(QUIET)
+                .then(() -> {
+                    try {
+                        r.delete("a");
+                    } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                    }
+                })
+                .expectNext(LineWatch.End.LET_IN)
+                .expectComplete()
+                .verify(STEP);
+        r.clear();
+    }
+
+    @Test
+    void deletionsBetweenTheRefusingReadAndTheWatchAreCountedOnceByARead() throws Exception {
+        Range r = new Range();
+        r.put("a");
+        r.put("b");
+        r.put("c");
+        r.put("d");
+        long unit = r.put("u");
+        long refused = r.revision();
+        // N = 3, k = 1, four keys before at the refusing read; one goes before the watch starts
+        r.delete("a");
+        LineWatch.Line line = new LineWatch.Line(r.prefix, unit, 1, 3, refused, 4);
+        StepVerifier.create(await(line))
+                .expectSubscription()
+                .expectNoEvent(QUIET) // three left: not yet (a deletion counted twice would have let it in here)
+                .then(() -> {
+                    try {
+                        r.delete("c");
+                    } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                    }
+                })
+                .expectNext(LineWatch.End.LET_IN)
+                .expectComplete()
+                .verify(STEP);
+        r.clear();
+    }
+
+    @Test
+    void aLineTheRefusingReadDidNotCountIsCountedByARead() throws Exception {
+        Range r = new Range();
+        r.put("a");
+        r.put("b");
+        long unit = r.put("u");
+        // N = 2, k = 1, two keys before that the refusing read did not count: one must go
+        LineWatch.Line line = new LineWatch.Line(r.prefix, unit, 1, 2, r.revision(), -1);
+        StepVerifier.create(await(line))
+                .expectSubscription()
+                .expectNoEvent(QUIET)
+                .then(() -> {
+                    try {
+                        r.delete("a");
+                    } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                    }
+                })
+                .expectNext(LineWatch.End.LET_IN)
+                .expectComplete()
+                .verify(STEP);
+        // the deletions before the watch already let it in: the read says so at once
+        Range s = new Range();
+        s.put("a");
+        s.put("b");
+        long unit2 = s.put("u");
+        long refused = s.revision();
+        s.delete("a");
+        StepVerifier.create(await(new LineWatch.Line(s.prefix, unit2, 1, 2, refused, 2)))
+                .expectNext(LineWatch.End.LET_IN)
+                .expectComplete()
+                .verify(STEP);
+        r.clear();
+        s.clear();
+    }
+
+    @Test
+    void aKeyOfTheUnitGoneEndsTheWaitWithLookAgain() throws Exception {
+        Range r = new Range();
+        r.put("a");
+        r.put("b");
+        long unit = r.put("u");
+        LineWatch.Line line = new LineWatch.Line(r.prefix, unit, 1, 1, r.revision(), 2);
+        StepVerifier.create(await(line))
+                .expectSubscription()
+                .then(() -> {
+                    try {
+                        r.delete("u");
+                    } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                    }
+                })
+                .expectNext(LineWatch.End.LOOK_AGAIN)
+                .expectComplete()
+                .verify(STEP);
+        // and gone before the watch started: the read finds it
+        long unit2 = r.put("u2");
+        long refused = r.revision();
+        r.delete("u2");
+        StepVerifier.create(await(new LineWatch.Line(r.prefix, unit2, 1, 1, refused, 2)))
+                .expectNext(LineWatch.End.LOOK_AGAIN)
+                .expectComplete()
+                .verify(STEP);
+        r.clear();
+    }
+}
