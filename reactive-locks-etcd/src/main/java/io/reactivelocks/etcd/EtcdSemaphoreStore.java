@@ -85,6 +85,8 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
     private final Map<String, LineWatch.Line> lines = new ConcurrentHashMap<>();
     /** The first owners whose line watch saw them let in: their next attempt holds without a read. */
     private final Set<String> letIn = ConcurrentHashMap.newKeySet();
+    /** The waits of those lines: one watch per name, shared. */
+    private final LineWatch lineWatch;
 
     /** A key this store put: its unit's create revision, its index in the unit, the shared lease it is on. */
     private record Place(long revision, int index, SharedLeases.Shared lease) {
@@ -109,6 +111,7 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
         this.client = Objects.requireNonNull(client, "client");
         this.ownsClient = ownsClient;
         this.keys = new LeasedKeys(client, prefix, leases);
+        this.lineWatch = new LineWatch(client.getWatchClient(), client.getKVClient());
     }
 
     ByteSequence range(String name) {
@@ -407,7 +410,7 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
             LineWatch.Line line = lines.get(first);
             if (line != null) {
                 // a watch that fails or ends asks again (the engine's next attempt reads)
-                return LineWatch.await(client.getWatchClient(), client.getKVClient(), line)
+                return lineWatch.await(line)
                         .onErrorResume(e -> Mono.just(LineWatch.End.LOOK_AGAIN))
                         .doOnNext(end -> {
                             if (end == LineWatch.End.LET_IN && lines.get(first) == line) {
@@ -495,6 +498,7 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
 
     @Override
     public Mono<Void> close() {
+        lineWatch.close();
         keys.close();
         return ownsClient ? Mono.<Void>fromRunnable(client::close).subscribeOn(Schedulers.boundedElastic()) : Mono.empty();
     }

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
-import io.etcd.jetcd.KV;
 import io.etcd.jetcd.options.DeleteOption;
 import io.etcd.jetcd.options.GetOption;
 import java.nio.charset.StandardCharsets;
@@ -84,9 +83,10 @@ class EtcdLineWatchTest {
         return ByteSequence.from(s, StandardCharsets.UTF_8);
     }
 
+    /** A watch of its own per test call: the tests of the shared watch make theirs. */
     private static Mono<LineWatch.End> await(LineWatch.Line line) {
-        KV kv = client.getKVClient();
-        return LineWatch.await(client.getWatchClient(), kv, line);
+        LineWatch w = new LineWatch(client.getWatchClient(), client.getKVClient());
+        return w.await(line).doFinally(x -> w.close());
     }
 
     @Test
@@ -212,6 +212,68 @@ class EtcdLineWatchTest {
         r.delete("u2");
         StepVerifier.create(await(new LineWatch.Line(r.prefix, unit2, 1, 1, refused, 2)))
                 .expectNext(LineWatch.End.LOOK_AGAIN)
+                .expectComplete()
+                .verify(STEP);
+        r.clear();
+    }
+
+    @Test
+    void waitersOfANameShareOneWatchAndOneJoiningLateCountsWhatItMissedFromMemory() throws Exception {
+        Range r = new Range();
+        r.put("a");
+        r.put("b");
+        r.put("c");
+        long first = r.put("u1");
+        long refusedFirst = r.revision();
+        long second = r.put("u2");
+        long refusedSecond = r.revision(); // u2's read: a, b, c, u1 before it
+        LineWatch w = new LineWatch(client.getWatchClient(), client.getKVClient());
+        try {
+            // N = 2, k = 1: u1 (three before) needs two deletions; u2 (four before) three
+            java.util.concurrent.atomic.AtomicReference<LineWatch.End> one = new java.util.concurrent.atomic.AtomicReference<>();
+            reactor.core.Disposable d1 = w.await(new LineWatch.Line(r.prefix, first, 1, 2, refusedFirst, 3)).subscribe(one::set);
+            r.put("late");
+            org.awaitility.Awaitility.await().atMost(STEP).until(() -> w.deliveredUpTo(r.prefix) >= 0); // the watch is created
+            long deleted = r.revision() + 1;
+            r.delete("a"); // u1: 2 left; delivered before u2 joins
+            org.awaitility.Awaitility.await().atMost(STEP).until(() -> w.deliveredUpTo(r.prefix) >= deleted);
+            long requests = etcd.requestsReceived();
+            java.util.concurrent.atomic.AtomicReference<LineWatch.End> two = new java.util.concurrent.atomic.AtomicReference<>();
+            reactor.core.Disposable d2 = w.await(new LineWatch.Line(r.prefix, second, 1, 2, refusedSecond, 4)).subscribe(two::set);
+            // u2's read was before a's deletion: the watch delivered it already, so u2 counts it from memory (3 left)
+            assertThat(etcd.requestsReceived() - requests).as("requests to join the shared watch").isZero();
+            r.delete("late"); // behind both: counts for nobody
+            r.delete("b"); // u1: 1 left -> let in; u2: 2 left
+            org.awaitility.Awaitility.await().atMost(STEP).until(() -> one.get() != null);
+            assertThat(one.get()).isEqualTo(LineWatch.End.LET_IN);
+            org.awaitility.Awaitility.await().pollDelay(QUIET).atMost(STEP).until(() -> true);
+            assertThat(two.get()).as("u2 with two before it").isNull();
+            r.delete("u1"); // u2: 1 left -> let in
+            org.awaitility.Awaitility.await().atMost(STEP).until(() -> two.get() != null);
+            assertThat(two.get()).isEqualTo(LineWatch.End.LET_IN);
+            d1.dispose();
+            d2.dispose();
+        } finally {
+            w.close();
+        }
+        r.clear();
+    }
+
+    @Test
+    void closingTheWatchEndsEveryWait() throws Exception {
+        Range r = new Range();
+        r.put("a");
+        long unit = r.put("u");
+        LineWatch w = new LineWatch(client.getWatchClient(), client.getKVClient());
+        StepVerifier.create(w.await(new LineWatch.Line(r.prefix, unit, 1, 1, r.revision(), 1)))
+                .expectSubscription()
+                .expectNoEvent(QUIET)
+                .then(w::close)
+                .expectNext(LineWatch.End.CLOSED)
+                .expectComplete()
+                .verify(STEP);
+        StepVerifier.create(w.await(new LineWatch.Line(r.prefix, unit, 1, 1, r.revision(), 1)))
+                .expectNext(LineWatch.End.CLOSED)
                 .expectComplete()
                 .verify(STEP);
         r.clear();
