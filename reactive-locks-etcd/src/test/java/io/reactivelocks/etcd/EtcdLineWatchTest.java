@@ -83,6 +83,19 @@ class EtcdLineWatchTest {
         return ByteSequence.from(s, StandardCharsets.UTF_8);
     }
 
+    /** @return deletes the keys in turn (a step of a {@link StepVerifier} script) */
+    private static Runnable deleting(Range r, String... keys) {
+        return () -> {
+            try {
+                for (String k : keys) {
+                    r.delete(k);
+                }
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        };
+    }
+
     /** A watch of its own per test call: the tests of the shared watch make theirs. */
     private static Mono<LineWatch.End> await(LineWatch.Line line) {
         LineWatch w = new LineWatch(client.getWatchClient(), client.getKVClient());
@@ -101,22 +114,9 @@ class EtcdLineWatchTest {
         LineWatch.Line line = new LineWatch.Line(r.prefix, unit, 1, 2, r.revision(), 3);
         StepVerifier.create(await(line))
                 .expectSubscription()
-                .then(() -> {
-                    try {
-                        r.delete("behind"); // after the unit: not counted
-                        r.delete("b");
-                    } catch (Exception e) {
-                        throw new IllegalStateException(e);
-                    }
-                })
+                .then(deleting(r, "behind", "b")) // "behind" is after the unit: not counted
                 .expectNoEvent(QUIET)
-                .then(() -> {
-                    try {
-                        r.delete("a");
-                    } catch (Exception e) {
-                        throw new IllegalStateException(e);
-                    }
-                })
+                .then(deleting(r, "a"))
                 .expectNext(LineWatch.End.LET_IN)
                 .expectComplete()
                 .verify(STEP);
@@ -138,13 +138,7 @@ class EtcdLineWatchTest {
         StepVerifier.create(await(line))
                 .expectSubscription()
                 .expectNoEvent(QUIET) // three left: not yet (a deletion counted twice would have let it in here)
-                .then(() -> {
-                    try {
-                        r.delete("c");
-                    } catch (Exception e) {
-                        throw new IllegalStateException(e);
-                    }
-                })
+                .then(deleting(r, "c"))
                 .expectNext(LineWatch.End.LET_IN)
                 .expectComplete()
                 .verify(STEP);
@@ -162,13 +156,7 @@ class EtcdLineWatchTest {
         StepVerifier.create(await(line))
                 .expectSubscription()
                 .expectNoEvent(QUIET)
-                .then(() -> {
-                    try {
-                        r.delete("a");
-                    } catch (Exception e) {
-                        throw new IllegalStateException(e);
-                    }
-                })
+                .then(deleting(r, "a"))
                 .expectNext(LineWatch.End.LET_IN)
                 .expectComplete()
                 .verify(STEP);
@@ -196,13 +184,7 @@ class EtcdLineWatchTest {
         LineWatch.Line line = new LineWatch.Line(r.prefix, unit, 1, 1, r.revision(), 2);
         StepVerifier.create(await(line))
                 .expectSubscription()
-                .then(() -> {
-                    try {
-                        r.delete("u");
-                    } catch (Exception e) {
-                        throw new IllegalStateException(e);
-                    }
-                })
+                .then(deleting(r, "u"))
                 .expectNext(LineWatch.End.LOOK_AGAIN)
                 .expectComplete()
                 .verify(STEP);
