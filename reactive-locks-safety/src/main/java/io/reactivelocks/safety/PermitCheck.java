@@ -70,7 +70,8 @@ final class PermitCheck {
 
     /**
      * The holds of one semaphore name as the workers believed them: more than N at once is an
-     * overlap (a diagnostic); more than N inside their leases' own validity is I6(b).
+     * overlap (a diagnostic); more than N inside their leases' own validity is I6(b) — a validity cut
+     * at an operator's force-release of the hold ({@link SafetyCheck#intervals}).
      *
      * @param of the holds of the name
      * @return {overlaps, their nanos}

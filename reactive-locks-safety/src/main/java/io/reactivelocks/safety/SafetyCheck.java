@@ -451,7 +451,7 @@ public final class SafetyCheck {
                 WorkerProcess.Event g = open.remove(key);
                 if (g != null) {
                     out.add(new Interval(e.worker(), e.name(), g.token(), g.nanos(), e.nanos(), e.how().equals("lost"),
-                            e.how().equals("released"), e.validUntil(), mode(g)));
+                            e.how().equals("released"), forcedEnd(o, e.worker(), e.name(), g.nanos(), e.nanos(), e.validUntil()), mode(g)));
                 }
             }
         }
@@ -462,10 +462,29 @@ public final class SafetyCheck {
                     end = a.start();
                 }
             }
-            out.add(new Interval(g.worker(), g.name(), g.token(), g.nanos(), Math.max(g.nanos(), end), false, false, g.validUntil(), mode(g)));
+            long until = Math.max(g.nanos(), end);
+            out.add(new Interval(g.worker(), g.name(), g.token(), g.nanos(), until, false, false,
+                    forcedEnd(o, g.worker(), g.name(), g.nanos(), until, g.validUntil()), mode(g)));
         }
         out.sort(Comparator.comparingLong(Interval::start));
         return out;
+    }
+
+    /**
+     * @return the validity of a hold the store gave: its lease's reported validity, cut at an operator's
+     *         force-release of its name aimed at its worker during the hold — from then on the store no
+     *         longer holds it for that worker (it may grant it to another), and the worker's belief until
+     *         it learns is an overlap, as a frozen holder's
+     */
+    private static long forcedEnd(SafetyRun.Outcome o, int worker, String name, long start, long end, long validUntil) {
+        long valid = validUntil;
+        for (SafetyRun.Applied a : o.applied()) {
+            if (a.fault() == Fault.FORCE_RELEASE && a.worker() == worker && a.names().contains(name)
+                    && a.start() > start && a.start() < end) {
+                valid = Math.min(valid, a.start());
+            }
+        }
+        return valid;
     }
 
     /**
