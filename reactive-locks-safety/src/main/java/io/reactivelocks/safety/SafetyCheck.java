@@ -427,10 +427,14 @@ public final class SafetyCheck {
      *
      * @param mode the grant's mode (m, f, s, r, w)
      */
-    record Interval(int worker, String name, long token, long start, long end, boolean lost, boolean released, long validUntil, char mode) {
-        /** @return the end of the hold or of its lease's last reported validity, whichever is first */
+    record Interval(int worker, String name, long token, long start, long end, boolean lost, boolean released, long validUntil, char mode,
+                    long forcedAt) {
+        /**
+         * @return the end of the hold, of its lease's last reported validity or of the store's grant (an
+         *         operator's force-release of the name), whichever is first
+         */
         long validEnd() {
-            return Math.min(end, validUntil);
+            return Math.min(Math.min(end, validUntil), forcedAt);
         }
     }
 
@@ -451,7 +455,7 @@ public final class SafetyCheck {
                 WorkerProcess.Event g = open.remove(key);
                 if (g != null) {
                     out.add(new Interval(e.worker(), e.name(), g.token(), g.nanos(), e.nanos(), e.how().equals("lost"),
-                            e.how().equals("released"), forcedEnd(o, e.worker(), e.name(), g.nanos(), e.nanos(), e.validUntil()), mode(g)));
+                            e.how().equals("released"), e.validUntil(), mode(g), forcedAt(o, e.name(), g.nanos(), e.nanos())));
                 }
             }
         }
@@ -464,27 +468,26 @@ public final class SafetyCheck {
             }
             long until = Math.max(g.nanos(), end);
             out.add(new Interval(g.worker(), g.name(), g.token(), g.nanos(), until, false, false,
-                    forcedEnd(o, g.worker(), g.name(), g.nanos(), until, g.validUntil()), mode(g)));
+                    g.validUntil(), mode(g), forcedAt(o, g.name(), g.nanos(), until)));
         }
         out.sort(Comparator.comparingLong(Interval::start));
         return out;
     }
 
     /**
-     * @return the validity of a hold the store gave: its lease's reported validity, cut at an operator's
-     *         force-release of its name aimed at its worker during the hold — from then on the store no
-     *         longer holds it for that worker (it may grant it to another), and the worker's belief until
-     *         it learns is an overlap, as a frozen holder's
+     * @return when an operator force-released the name during the hold (every grant of the name, the
+     *         semaphore's other holders' too: from then on the store no longer holds it for its worker and
+     *         may grant it to another — the worker's belief until it learns is an overlap, as a frozen
+     *         holder's, and judged against its lease's own validity by I4), else {@link Long#MAX_VALUE}
      */
-    private static long forcedEnd(SafetyRun.Outcome o, int worker, String name, long start, long end, long validUntil) {
-        long valid = validUntil;
+    private static long forcedAt(SafetyRun.Outcome o, String name, long start, long end) {
+        long at = Long.MAX_VALUE;
         for (SafetyRun.Applied a : o.applied()) {
-            if (a.fault() == Fault.FORCE_RELEASE && a.worker() == worker && a.names().contains(name)
-                    && a.start() > start && a.start() < end) {
-                valid = Math.min(valid, a.start());
+            if (a.fault() == Fault.FORCE_RELEASE && a.names().contains(name) && a.start() > start && a.start() < end) {
+                at = Math.min(at, a.start());
             }
         }
-        return valid;
+        return at;
     }
 
     /**

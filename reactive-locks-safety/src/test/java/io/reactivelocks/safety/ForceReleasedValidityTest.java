@@ -7,10 +7,11 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * I6(b) on a hand-made history: a permit an operator force-released is no longer valid for its
- * worker from the force-release on (the store may grant it to another at once), so the next
- * holder beside the worker that still believes it holds is an overlap, not a permit over N — while
- * the same two holds without the force-release are. No servers.
+ * I6(b) on a hand-made history: a permit an operator force-released (every grant of the name) is
+ * no longer valid for its worker from the force-release on (the store may grant it to another at
+ * once), so the next holder beside the worker that still believes it holds is an overlap, not a
+ * permit over N — while the same two holds without the force-release are; I4 still judges the
+ * belief against the lease's own validity. No servers.
  */
 class ForceReleasedValidityTest {
 
@@ -49,10 +50,19 @@ class ForceReleasedValidityTest {
     @Test
     void withoutTheForceReleaseTheSameHoldsArePermitsOverN() {
         assertThat(overOne(outcome(List.of()), true)[0]).isEqualTo(1);
-        // a force-release aimed at the other worker, or at another name, changes nothing for worker 0
+        // a force-release of another name, or of this one before worker 0's hold began, changes nothing
         SafetyRun.Outcome other = outcome(List.of(
-                new SafetyRun.Applied(Fault.FORCE_RELEASE, 2, ms(100), ms(1_000), List.of(NAME)),
-                new SafetyRun.Applied(Fault.FORCE_RELEASE, 0, ms(100), ms(1_000), List.of("t-n1"))));
+                new SafetyRun.Applied(Fault.FORCE_RELEASE, 0, ms(100), ms(1_000), List.of("t-n1")),
+                new SafetyRun.Applied(Fault.FORCE_RELEASE, 0, -ms(100), ms(1_000), List.of(NAME))));
         assertThat(overOne(other, true)[0]).isEqualTo(1);
+    }
+
+    @Test
+    void aForceReleaseCutsEveryHoldOfTheNameNotOnlyTheTargetWorkers() {
+        // the operator releases every grant of the name: aimed at worker 2, it ends worker 0's validity too
+        SafetyRun.Outcome forced = outcome(List.of(new SafetyRun.Applied(Fault.FORCE_RELEASE, 2, ms(100), ms(1_000), List.of(NAME))));
+        assertThat(overOne(forced, true)[0]).isZero();
+        // and I4 still judges the belief against the lease's own validity (2 s): not past it
+        assertThat(SafetyCheck.intervals(forced)).allSatisfy(i -> assertThat(i.validUntil()).isGreaterThanOrEqualTo(ms(2_000)));
     }
 }
