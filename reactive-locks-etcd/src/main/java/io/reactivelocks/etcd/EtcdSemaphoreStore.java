@@ -334,11 +334,7 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
             lines.put(first, new LineWatch.Line(range(name), unit, owners.size(), permits, revision, known));
         }
         // waiting keeps the leases alive: refresh those not refreshed within a third of the lease time
-        long oldest = Long.MAX_VALUE;
-        for (Place p : mine) {
-            oldest = Math.min(oldest, p.lease().refreshedNanos());
-        }
-        if (System.nanoTime() - oldest < leaseTime.toNanos() / 3) {
+        if (sinceRefreshed(mine) < leaseTime.toNanos() / 3) {
             return Mono.just(new PermitGrant.Busy(null));
         }
         return refresh(mine).flatMap(alive -> alive ? Mono.just((PermitGrant) new PermitGrant.Busy(null))
@@ -349,12 +345,10 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
     /** The unit holds: its tokens, its leases refreshed first unless they were within a third of the lease time. */
     private Mono<PermitGrant> granted(String name, List<String> owners, Duration leaseTime, List<Place> mine) {
         List<Long> tokens = new ArrayList<>(mine.size());
-        long oldest = Long.MAX_VALUE;
         for (Place p : mine) {
             tokens.add(p.token());
-            oldest = Math.min(oldest, p.lease().refreshedNanos());
         }
-        long elapsed = System.nanoTime() - oldest;
+        long elapsed = sinceRefreshed(mine);
         if (elapsed < leaseTime.toNanos() / 3) {
             // the leases were put or refreshed moments ago: what is left of them is the TTL
             return Mono.just(new PermitGrant.Granted(tokens, leaseTime.minusNanos(elapsed)));
@@ -373,6 +367,15 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
      */
     private static WaiterWatch.Wait waitFor(List<KeyValue> preceding, long revision) {
         return new WaiterWatch.Wait(revision, WaiterWatch.Seen.key(preceding.get(0), false));
+    }
+
+    /** @return nanos since the least recently confirmed lease of the keys was last kept alive */
+    private static long sinceRefreshed(List<Place> mine) {
+        long oldest = Long.MAX_VALUE;
+        for (Place p : mine) {
+            oldest = Math.min(oldest, p.lease().refreshedNanos());
+        }
+        return System.nanoTime() - oldest;
     }
 
     /** Forgets the wait of an attempt (by its first owner): its watch target, its line, its let-in. */

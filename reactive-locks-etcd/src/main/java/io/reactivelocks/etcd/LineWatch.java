@@ -334,11 +334,10 @@ final class LineWatch {
             this.counted = line.readRevision();
         }
 
-        /** Counts from the refusing read on (the deletions that arrived before the watch's start did not count). */
+        /** Counts from the refusing read on: what waited meanwhile is counted when it came after that read. */
         void live(List<Count> ended) {
             reading = false;
-            pending.clear();
-            check(ended);
+            drain(ended);
         }
 
         /** The read's keys up to the unit's, at its revision. */
@@ -359,6 +358,11 @@ final class LineWatch {
             }
             before = earlier;
             counted = revision;
+            drain(ended);
+        }
+
+        /** Counts the deletions that waited (those at or below {@link #counted} are in the count already). */
+        private void drain(List<Count> ended) {
             for (long[] d : pending) {
                 apply(d[0], d[1], ended);
             }
