@@ -61,16 +61,21 @@ import reactor.core.scheduler.Schedulers;
  *       in both branches read the key with the lowest create revision under the name;</li>
  *   <li>if that is our key, the lock is ours: the fencing token is our key's create revision;</li>
  *   <li>otherwise, when the caller waits, answer {@link Attempt.Queued}: the turn reads the key
- *       just before ours (the highest create revision below ours) and the lowest key, and watches
- *       only the key before ours for its deletion, from the revision of that read on (nothing can
- *       slip between the read and the watch); then it looks again — a waiter in the middle that
- *       gave up only makes us watch the next one — until no key is before ours. One release wakes
- *       one waiter: no herd. The look again is skipped when the deleted key is known to have been
- *       the lowest at some revision (it was the lowest in our read, or this backend granted it):
- *       no key before it can exist any more and our read found none between it and ours, so its
- *       deletion makes ours the lowest — a handoff between owners of one backend is the release's
- *       delete alone. While it waits, our own key is watched like a held one ({@link HeldKeyWatch}):
- *       deleted behind our back, the wait fails (transient) instead of being granted;</li>
+ *       just before ours (the highest create revision below ours) and the lowest key, and waits
+ *       only for the deletion of the key before ours, from the revision of that read on (nothing
+ *       can slip between the read and the watch); then it looks again — a waiter in the middle that
+ *       gave up only makes us wait on the next one — until no key is before ours. One release wakes
+ *       one waiter: no herd. While it waits, our own key is watched like a held one
+ *       ({@link HeldKeyWatch}): deleted behind our back, the wait fails (transient) instead of being
+ *       granted. The look again is skipped when the deleted key is known to have been the lowest at
+ *       some revision (it was the lowest in our read, or this backend granted it) and the deletion
+ *       was reported by that same watch of held keys, which then says whether our key still stood at
+ *       it ({@link HeldKeyWatch#predecessorGone}: one stream, in revision order): no key before it
+ *       can exist any more and our read found none between it and ours, so its deletion makes ours
+ *       the lowest — a handoff between owners of one backend is the release's delete alone. Until
+ *       that watch has caught up (etcd serves a watch from a past revision every 100 ms) the waiter
+ *       also watches the key before ours itself, and on that watch's event looks again unless the
+ *       shared watch agrees within {@link EtcdLockQueue#IN_ORDER_GRACE};</li>
  *   <li>when the caller does not wait ({@code tryAcquire}), our key is deleted again and the
  *       answer is {@link Attempt.Busy} with the holder;</li>
  *   <li>before answering {@link Attempt.Granted}, the session lease must be known alive at and

@@ -14,7 +14,10 @@ import io.reactivelocks.LockBackendException;
 import io.reactivelocks.spi.Attempt;
 import io.reactivelocks.spi.GrantRequest;
 import io.reactivelocks.spi.Holder;
+import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeoutException;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
@@ -39,6 +42,14 @@ final class EtcdLockQueue {
     private final AbandonedTransactions txns;
     private final EtcdLockOptions options;
     private final HeldKeyWatch heldKeys;
+    /** The keys queued owners of this backend wait on, each with what is known of it. */
+    private final ConcurrentHashMap<ByteSequence, Predecessor> waitingOn = new ConcurrentHashMap<>();
+
+    /**
+     * How long a queued owner whose own watch saw its predecessor deleted waits for the shared watch to
+     * report the same deletion in order (it delivers it as it commits once caught up; a read otherwise).
+     */
+    static final Duration IN_ORDER_GRACE = Duration.ofMillis(50);
 
     EtcdLockQueue(KV kv, Watch watch, EtcdKeys keys, LockSlots slots, LockKeys requests, SessionLeases sessions,
               AbandonedTransactions txns, EtcdLockOptions options, HeldKeyWatch heldKeys) {
@@ -141,7 +152,7 @@ final class EtcdLockQueue {
                 .withSortField(GetOption.SortTarget.CREATE).withSortOrder(GetOption.SortOrder.DESCEND)
                 .withLimit(1).build();
         return Mono.fromFuture(() -> kv.txn()
-                        .Then(Op.get(key, GetOption.DEFAULT), Op.get(range, before))
+                        .Then(Op.get(key, GetOption.DEFAULT), Op.get(range, before), Op.get(range, LOWEST))
                         .commit())
                 .flatMap(r -> {
                     if (r.getGetResponses().get(0).getKvs().isEmpty()) {
@@ -159,14 +170,56 @@ final class EtcdLockQueue {
                         return granted(request, s, key, myRev);
                     }
                     KeyValue p = predecessor.get(0);
-                    // on the predecessor's deletion, read again (our key, the one before it) before a grant — even when
-                    // the predecessor was the lowest: our own key may have been deleted behind our back first, and the
-                    // watch that reports that (the held keys' shared watch, opened from a past revision when it was
-                    // closed) may deliver it after this one (etcd syncs such a watch every 100 ms); granting on this
-                    // deletion alone granted a deleted key in a loaded CI run
-                    return awaitDeletion(request.name(), p, r.getHeader().getRevision())
-                            .then(Mono.defer(() -> awaitTurn(request, s, key, myRev)));
+                    List<KeyValue> lowest = r.getGetResponses().get(2).getKvs();
+                    Predecessor wait = new Predecessor(p.getCreateRevision(),
+                            !lowest.isEmpty() && lowest.get(0).getKey().equals(p.getKey()));
+                    return Mono.usingWhen(
+                            Mono.fromSupplier(() -> {
+                                waitingOn.put(p.getKey(), wait);
+                                return heldKeys.predecessorGone(key, myRev, p.getKey(), r.getHeader().getRevision());
+                            }),
+                            w -> predecessorGone(request.name(), w, p, r.getHeader().getRevision()),
+                            w -> forget(p.getKey(), wait, w),
+                            (w, e) -> forget(p.getKey(), wait, w),
+                            w -> forget(p.getKey(), wait, w))
+                            .flatMap(gone -> gone == HeldKeyWatch.Gone.IN_ORDER && wait.first
+                                    // the predecessor was the lowest key and no key came between it and ours; the
+                                    // shared watch reported its deletion before any of ours: ours is the lowest
+                                    ? granted(request, s, key, myRev)
+                                    : awaitTurn(request, s, key, myRev));
                 });
+    }
+
+    private Mono<Void> forget(ByteSequence predecessor, Predecessor wait, HeldKeyWatch.PredecessorWait w) {
+        return Mono.fromRunnable(() -> {
+            w.cancel();
+            waitingOn.remove(predecessor, wait);
+        });
+    }
+
+    /**
+     * The deletion of a queued owner's predecessor. It is granted on that alone only when the held keys'
+     * shared watch reports it — the watch that reports a deletion of the owner's own key, in the same
+     * order as etcd made them ({@link HeldKeyWatch#predecessorGone}); two watches of their own may report
+     * them the other way round (a grant on the predecessor's deletion alone once granted a key deleted
+     * behind the waiter's back, in a loaded CI run). While the shared watch may still be catching up
+     * (etcd serves a watch from a past revision every 100 ms) the owner also watches the predecessor
+     * itself, and on that watch's event gives the shared watch {@link #IN_ORDER_GRACE} to agree.
+     *
+     * @return {@link HeldKeyWatch.Gone#IN_ORDER} when the shared watch vouches for the order, else
+     *         {@link HeldKeyWatch.Gone#UNORDERED} (the caller reads again)
+     */
+    private Mono<HeldKeyWatch.Gone> predecessorGone(String name, HeldKeyWatch.PredecessorWait w, KeyValue p, long readRevision) {
+        Mono<HeldKeyWatch.Gone> shared = w.gone().map(g -> g == HeldKeyWatch.Gone.NOT_WATCHED ? HeldKeyWatch.Gone.UNORDERED : g);
+        Mono<HeldKeyWatch.Gone> own = awaitDeletion(name, p, readRevision)
+                .then(Mono.defer(() -> heldKeys.live()
+                        ? shared.timeout(IN_ORDER_GRACE, options.scheduler())
+                                .onErrorResume(TimeoutException.class, e -> Mono.just(HeldKeyWatch.Gone.UNORDERED))
+                        : Mono.just(HeldKeyWatch.Gone.UNORDERED)));
+        if (heldKeys.live()) {
+            return w.gone().flatMap(g -> g == HeldKeyWatch.Gone.NOT_WATCHED ? own : Mono.just(g));
+        }
+        return Mono.firstWithSignal(w.gone().flatMap(g -> g == HeldKeyWatch.Gone.NOT_WATCHED ? Mono.never() : Mono.just(g)), own);
     }
 
     /**
@@ -192,6 +245,14 @@ final class EtcdLockQueue {
      * with the other grants waiting for one (see {@link EtcdSession}).
      */
     private Mono<Attempt> granted(GrantRequest request, EtcdSession s, ByteSequence key, long token) {
+        // this key was the lowest under its name at a revision before now: its successor, if it waits on it
+        // from this backend, needs no read once the shared watch reports its deletion in order
+        if (!waitingOn.isEmpty()) { // nothing to look up when no owner of this backend waits
+            Predecessor successor = waitingOn.get(key);
+            if (successor != null && successor.createRevision == token) {
+                successor.first = true;
+            }
+        }
         io.reactivelocks.spi.Renewal recent = s.recentConfirmation(request.clock());
         Mono<io.reactivelocks.spi.Renewal> confirmed = recent != null ? Mono.just(recent) : s.confirm(request.clock());
         return confirmed.flatMap(c -> sessions.granted(EtcdKeys.heldKey(request.name(), request.owner()), s)
@@ -252,5 +313,22 @@ final class EtcdLockQueue {
     LockSlots.@Nullable At keyOf(String name, String owner) {
         LockSlots.Place place = slots.find(name, owner);
         return place == null ? null : place.at();
+    }
+
+    /**
+     * The key a queued owner waits on: its create revision, and whether it is known to have been the
+     * lowest key under the name at some revision (read so by the owner, or granted by this backend).
+     * Then no key before it can exist any more (keys only get larger create revisions), and the owner's
+     * read found no key between it and the owner's: its deletion makes the owner's key the lowest — if
+     * the owner's key still stands then.
+     */
+    private static final class Predecessor {
+        final long createRevision;
+        volatile boolean first;
+
+        Predecessor(long createRevision, boolean first) {
+            this.createRevision = createRevision;
+            this.first = first;
+        }
     }
 }

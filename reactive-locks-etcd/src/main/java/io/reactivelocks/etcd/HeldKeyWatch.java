@@ -17,6 +17,7 @@ import org.jspecify.annotations.Nullable;
 import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
+import reactor.core.publisher.Sinks;
 
 /**
  * Tells each held lock when its key is deleted behind the client's back — by an operator, by a
@@ -45,6 +46,15 @@ import reactor.core.publisher.MonoSink;
  * revision of the last {@value #REMEMBERED} keys it saw deleted: a key registering with token
  * {@code t} whose remembered deletion is after {@code t} ends at once; a key registering from a
  * revision at or below the highest deletion already forgotten is read once, as above.
+ *
+ * <p><b>A queued key's predecessor, in the same order.</b> A queued owner whose predecessor is known
+ * to have been the lowest key may be granted on that key's deletion alone — if its own key was not
+ * deleted first. Two watches do not say which came first (each is its own stream; one opened from a
+ * past revision is caught up by etcd's 100 ms loop), so the predecessor's deletion is taken from this
+ * same watch ({@link #predecessorGone}): its events come in revision order, the events of one answer
+ * are applied to the held keys before any predecessor is decided, and a predecessor's deletion
+ * reports {@link Gone#IN_ORDER} only when the queued key is still registered here and was covered
+ * by the watch from its own create revision on (no read pending for it).
  */
 final class HeldKeyWatch {
 
@@ -71,6 +81,17 @@ final class HeldKeyWatch {
     /** The pending close of an idle watch, if any. */
     private @Nullable Disposable idleClose;
     private final Duration idleAfter;
+    // guarded by this: predecessor key -> the queued owners waiting for its deletion through this watch
+    private final Map<ByteSequence, List<PredecessorWait>> waits = new HashMap<>();
+    /**
+     * Whether the watch delivers deletions as they commit: it started at a revision after the store's
+     * when etcd created it, or has had {@link #LIVE_AFTER} since — etcd catches a watch that starts in
+     * the past up every 100 ms. Only a hint for latency (what waits on the watch alone); order never
+     * depends on it.
+     */
+    private volatile boolean live;
+    /** How long after a watch from a past revision was created it is taken to be caught up. */
+    static final Duration LIVE_AFTER = Duration.ofMillis(250);
 
     HeldKeyWatch(KV kv, Watch watch, EtcdKeys keys, EtcdLockOptions options) {
         this(kv, watch, keys, options, IDLE_CLOSE);
@@ -106,17 +127,21 @@ final class HeldKeyWatch {
     /** Stops the watch; held keys are no longer told of deletions (the backend is closing). */
     void close() {
         Watch.Watcher w;
+        List<PredecessorWait> waiting;
         synchronized (this) {
             closed = true;
             w = watcher;
             watcher = null;
+            live = false;
             generation++;
             held.clear();
             cancelIdleClose();
+            waiting = drainWaits();
         }
         if (w != null) {
             w.close();
         }
+        tell(waiting, Gone.NOT_WATCHED);
     }
 
     // guarded by this
@@ -135,6 +160,7 @@ final class HeldKeyWatch {
         long gen = generation;
         idleClose = Mono.delay(idleAfter, options.scheduler()).subscribe(x -> {
             Watch.Watcher w;
+            List<PredecessorWait> waiting;
             synchronized (this) {
                 idleClose = null;
                 if (gen != generation || closed || !held.isEmpty()) {
@@ -142,11 +168,14 @@ final class HeldKeyWatch {
                 }
                 w = watcher;
                 watcher = null;
+                live = false;
                 generation++;
+                waiting = drainWaits();
             }
             if (w != null) {
                 w.close();
             }
+            tell(waiting, Gone.NOT_WATCHED);
         });
     }
 
@@ -165,6 +194,7 @@ final class HeldKeyWatch {
             if (watcher == null) {
                 open(fromRevision);
                 check = false;
+                h.covered = true;
             } else {
                 Long deletedAt = deleted.get(h.key);
                 if (deletedAt != null && h.token < deletedAt) {
@@ -179,6 +209,7 @@ final class HeldKeyWatch {
                     check = false;
                 } else {
                     check = fromRevision < watchFrom || fromRevision <= forgottenUpTo;
+                    h.covered = !check;
                 }
             }
         }
@@ -192,16 +223,54 @@ final class HeldKeyWatch {
     // guarded by this
     private void open(long fromRevision) {
         long gen = ++generation;
-        WatchOption option = WatchOption.builder().isPrefix(true).withRevision(fromRevision).withNoPut(true).build();
+        WatchOption option = WatchOption.builder().isPrefix(true).withRevision(fromRevision).withNoPut(true)
+                .withCreateNotify(true).build();
         watchFrom = fromRevision;
+        live = false;
         watcher = watch.watch(keys.all(), option, Watch.listener(
-                this::onDeletions,
+                response -> {
+                    if (response.isCreatedNotify()) {
+                        onCreated(gen, response.getHeader().getRevision());
+                    } else {
+                        onDeletions(response);
+                    }
+                },
                 error -> onWatchEnded(gen),
                 () -> onWatchEnded(gen)));
     }
 
+    /**
+     * The watch was created (again, after jetcd resumed it) with the store at {@code storeRevision}:
+     * live at once when it starts after that revision, else after {@link #LIVE_AFTER}.
+     */
+    private void onCreated(long gen, long storeRevision) {
+        synchronized (this) {
+            if (gen != generation || closed) {
+                return;
+            }
+            if (storeRevision < watchFrom && !live) {
+                live = true;
+                return;
+            }
+            live = false;
+        }
+        Mono.delay(LIVE_AFTER, options.scheduler()).subscribe(x -> {
+            synchronized (this) {
+                if (gen == generation && !closed) {
+                    live = true;
+                }
+            }
+        });
+    }
+
+    /** @return whether the watch is taken to deliver deletions as they commit (see {@link #live}) */
+    boolean live() {
+        return live;
+    }
+
     private void onDeletions(WatchResponse response) {
         List<Held> gone = null;
+        List<PredecessorWait> decided = null;
         synchronized (this) {
             for (WatchEvent e : response.getEvents()) {
                 if (e.getEventType() != WatchEvent.EventType.DELETE) {
@@ -228,11 +297,154 @@ final class HeldKeyWatch {
                     held.remove(kv.getKey());
                 }
             }
+            // the predecessors after every held key of this answer: a queued key deleted at the revision of
+            // its predecessor's deletion (or before it, in this answer) is gone by then
+            if (!waits.isEmpty()) {
+                for (WatchEvent e : response.getEvents()) {
+                    if (e.getEventType() != WatchEvent.EventType.DELETE) {
+                        continue;
+                    }
+                    List<PredecessorWait> of = waits.get(e.getKeyValue().getKey());
+                    if (of == null) {
+                        continue;
+                    }
+                    long revision = e.getKeyValue().getModRevision();
+                    for (int i = of.size() - 1; i >= 0; i--) {
+                        PredecessorWait w = of.get(i);
+                        if (revision > w.after) {
+                            of.remove(i);
+                            w.gone = ownKeyIntact(w) ? Gone.IN_ORDER : Gone.UNORDERED;
+                            if (decided == null) {
+                                decided = new ArrayList<>();
+                            }
+                            decided.add(w);
+                        }
+                    }
+                    if (of.isEmpty()) {
+                        waits.remove(e.getKeyValue().getKey());
+                    }
+                }
+            }
             closeWhenIdle();
         }
         if (gone != null) {
             for (Held h : gone) {
                 h.sink.success();
+            }
+        }
+        if (decided != null) {
+            for (PredecessorWait w : decided) {
+                w.outcome.tryEmitValue(w.gone);
+            }
+        }
+    }
+
+    /** What a queued owner's wait through this watch for its predecessor's deletion learnt. */
+    enum Gone {
+        /**
+         * The predecessor was deleted, and the queued key had not been deleted before (nor at the same
+         * revision): this watch covered it from its create revision on and reported no deletion of it.
+         */
+        IN_ORDER,
+        /** The predecessor was deleted; whether the queued key still stood then is not known here (read it). */
+        UNORDERED,
+        /** This watch cannot tell the predecessor's deletion (not open, started too late, ended): watch it otherwise. */
+        NOT_WATCHED
+    }
+
+    /**
+     * Waits, through this watch, for the deletion of a queued owner's predecessor, in order with the
+     * deletions of the owner's own key — which must be registered here ({@link #keyGone}) while it waits.
+     *
+     * @param own          the queued key
+     * @param ownToken     its create revision
+     * @param predecessor  the key before it
+     * @param readRevision the revision of the read that found the predecessor there
+     * @return the wait, registered; {@link PredecessorWait#cancel} when no longer needed
+     */
+    PredecessorWait predecessorGone(ByteSequence own, long ownToken, ByteSequence predecessor, long readRevision) {
+        PredecessorWait w = new PredecessorWait(own, ownToken, predecessor, readRevision);
+        synchronized (this) {
+            if (closed || watcher == null || readRevision + 1 < watchFrom) {
+                w.gone = Gone.NOT_WATCHED;
+            } else {
+                Long deletedAt = deleted.get(predecessor);
+                if (deletedAt != null && deletedAt > readRevision) { // reported before the wait was registered
+                    w.gone = ownKeyIntact(w) ? Gone.IN_ORDER : Gone.UNORDERED;
+                } else if (forgottenUpTo > readRevision) { // may have been reported and forgotten
+                    w.gone = Gone.NOT_WATCHED;
+                } else {
+                    waits.computeIfAbsent(predecessor, k -> new ArrayList<>(1)).add(w);
+                }
+            }
+        }
+        if (w.gone != null) {
+            w.outcome.tryEmitValue(w.gone);
+        }
+        return w;
+    }
+
+    /** Guarded by this: the queued key of the wait is registered, covered by the watch from its token on. */
+    private boolean ownKeyIntact(PredecessorWait w) {
+        List<Held> of = held.get(w.own);
+        if (of == null) {
+            return false;
+        }
+        for (Held h : of) {
+            if (h.token == w.ownToken && h.covered && !h.done) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Guarded by this: every predecessor wait, removed. */
+    private List<PredecessorWait> drainWaits() {
+        if (waits.isEmpty()) {
+            return List.of();
+        }
+        List<PredecessorWait> all = new ArrayList<>();
+        waits.values().forEach(all::addAll);
+        waits.clear();
+        return all;
+    }
+
+    private static void tell(List<PredecessorWait> waiting, Gone gone) {
+        for (PredecessorWait w : waiting) {
+            w.outcome.tryEmitValue(gone);
+        }
+    }
+
+    /** A queued owner's wait for its predecessor's deletion through this watch. */
+    final class PredecessorWait {
+        final ByteSequence own;
+        final long ownToken;
+        final ByteSequence key;
+        /** The revision of the read that found the predecessor: a deletion after it counts. */
+        final long after;
+        final Sinks.One<Gone> outcome = Sinks.one();
+        /** Guarded by the watch's lock once registered. */
+        @Nullable Gone gone;
+
+        PredecessorWait(ByteSequence own, long ownToken, ByteSequence key, long after) {
+            this.own = own;
+            this.ownToken = ownToken;
+            this.key = key;
+            this.after = after;
+        }
+
+        /** @return what the wait learnt, once it learnt it (replayed to every subscriber) */
+        Mono<Gone> gone() {
+            return outcome.asMono();
+        }
+
+        /** Stops waiting. */
+        void cancel() {
+            synchronized (HeldKeyWatch.this) {
+                List<PredecessorWait> of = waits.get(key);
+                if (of != null && of.remove(this) && of.isEmpty()) {
+                    waits.remove(key);
+                }
             }
         }
     }
@@ -252,20 +464,24 @@ final class HeldKeyWatch {
     private void onWatchEnded(long gen) {
         Watch.Watcher w;
         List<Held> all = new ArrayList<>();
+        List<PredecessorWait> waiting;
         synchronized (this) {
             if (gen != generation || closed) {
                 return;
             }
             w = watcher;
             watcher = null;
+            live = false;
             for (List<Held> of : held.values()) {
                 all.addAll(of);
             }
             held.clear();
+            waiting = drainWaits();
         }
         if (w != null) {
             w.close();
         }
+        tell(waiting, Gone.NOT_WATCHED);
         for (Held h : all) {
             reread(h);
         }
@@ -329,6 +545,8 @@ final class HeldKeyWatch {
         final MonoSink<Void> sink;
         /** Set under the HeldKeyWatch's lock; read without it to skip reads no one waits for. */
         volatile boolean done;
+        /** Guarded by the watch's lock: registered with no read pending, every deletion of it after its token comes through the watch. */
+        boolean covered;
 
         Held(ByteSequence key, long token, MonoSink<Void> sink) {
             this.key = key;

@@ -2,8 +2,7 @@ package io.reactivelocks.etcd;
 
 import io.etcd.jetcd.api.LeaseGrantResponse;
 import io.etcd.jetcd.api.LeaseRevokeRequest;
-import io.etcd.jetcd.api.WatchCreateRequest;
-import io.etcd.jetcd.api.WatchRequest;
+import io.etcd.jetcd.api.TxnRequest;
 import io.etcd.jetcd.api.WatchResponse;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
@@ -27,23 +26,21 @@ import reactor.core.publisher.Mono;
  * client exchanges with etcd, so that tests know the backend's session leases and who was woken
  * without asking the backend. It records the leases granted to the client (each
  * {@code LeaseGrant} answer), the leases it revoked (each {@code LeaseRevoke} sent: the backend
- * revokes its session lease, best effort, whenever the session ends, lost or closed) and the
- * events received on single-key deletion watches (the predecessor watch of a queued owner: one
- * key, puts filtered out).
+ * revokes its session lease, best effort, whenever the session ends, lost or closed), the events
+ * its watches received and the read-only transactions it sent (a queued owner looking at its place
+ * in the line).
  */
 final class EtcdCalls implements ClientInterceptor {
 
     private final List<Long> granted = new CopyOnWriteArrayList<>();
     private final List<Long> revoked = new CopyOnWriteArrayList<>();
     private final Map<Long, CompletableFuture<Void>> revokes = new ConcurrentHashMap<>();
-    private final AtomicLong predecessorWatchEvents = new AtomicLong();
     private final AtomicLong watchEvents = new AtomicLong();
+    private final AtomicLong readTransactions = new AtomicLong();
 
     @Override
     public <Q, A> ClientCall<Q, A> interceptCall(MethodDescriptor<Q, A> method, CallOptions options, Channel next) {
         return new ForwardingClientCall.SimpleForwardingClientCall<>(next.newCall(method, options)) {
-            private volatile boolean predecessorWatch;
-
             @Override
             public void start(Listener<A> listener, Metadata headers) {
                 super.start(new ForwardingClientCallListener.SimpleForwardingClientCallListener<>(listener) {
@@ -54,8 +51,6 @@ final class EtcdCalls implements ClientInterceptor {
                         }
                         if (message instanceof LeaseGrantResponse g) {
                             granted.add(g.getID());
-                        } else if (message instanceof WatchResponse w && predecessorWatch && w.getEventsCount() > 0) {
-                            predecessorWatchEvents.incrementAndGet();
                         }
                         super.onMessage(message);
                     }
@@ -64,13 +59,13 @@ final class EtcdCalls implements ClientInterceptor {
 
             @Override
             public void sendMessage(Q message) {
+                if (message instanceof TxnRequest t && t.getCompareCount() == 0
+                        && t.getSuccessList().stream().allMatch(op -> op.hasRequestRange())) {
+                    readTransactions.incrementAndGet();
+                }
                 if (message instanceof LeaseRevokeRequest r) {
                     revoked.add(r.getID());
                     revokes.computeIfAbsent(r.getID(), id -> new CompletableFuture<>()).complete(null);
-                } else if (message instanceof WatchRequest w && w.hasCreateRequest()) {
-                    WatchCreateRequest c = w.getCreateRequest();
-                    predecessorWatch = c.getRangeEnd().isEmpty()
-                            && c.getFiltersList().equals(List.of(WatchCreateRequest.FilterType.NOPUT));
                 }
                 super.sendMessage(message);
             }
@@ -109,8 +104,9 @@ final class EtcdCalls implements ClientInterceptor {
                 : Mono.fromFuture(() -> revokes.computeIfAbsent(live.getAsLong(), id -> new CompletableFuture<>()));
     }
 
-    /** @return how many answers carrying events the client's single-key deletion watches received */
-    long predecessorWatchEvents() {
-        return predecessorWatchEvents.get();
+    /** @return how many transactions of reads only (no compare) the client sent so far */
+    long readTransactions() {
+        return readTransactions.get();
     }
+
 }

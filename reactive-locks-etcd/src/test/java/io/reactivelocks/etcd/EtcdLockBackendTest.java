@@ -181,15 +181,19 @@ class EtcdLockBackendTest {
         await().atMost(STEP).until(() -> etcd.keys(range).size() == 3);
         try {
             EtcdCalls calls = etcd.callsOf(backend);
-            assertThat(calls.predecessorWatchEvents()).isZero();
-            middle.dispose(); // its key goes: only the last waiter, which watched it, is woken
-            await().atMost(STEP).until(() -> calls.predecessorWatchEvents() == 1);
+            // each waiter read its place once when it queued
+            await().atMost(STEP).until(() -> calls.readTransactions() == 2);
+            middle.dispose(); // its key goes: the last waiter, which waits on it, looks at its place again
+            await().atMost(STEP).until(() -> calls.readTransactions() == 3);
             await().atMost(STEP).until(() -> etcd.keys(range).size() == 2);
             assertThat(last.get()).as("still waiting for the holder").isNull();
+            // the shared deletion watch caught up (etcd serves a watch from a past revision every 100 ms)
+            await().atMost(STEP).until(() -> backend.heldKeys().live());
             holder.release().block(STEP);
             await().atMost(STEP).until(() -> last.get() != null);
-            assertThat(calls.predecessorWatchEvents()).isEqualTo(2);
             assertThat(last.get().token()).isGreaterThan(holder.token());
+            // the holder was the lowest key when it read: granted on its deletion, with no read
+            assertThat(calls.readTransactions()).isEqualTo(3);
             last.get().release().block(STEP);
         } finally {
             successor.dispose();

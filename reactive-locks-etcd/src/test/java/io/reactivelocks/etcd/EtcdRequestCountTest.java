@@ -73,10 +73,11 @@ class EtcdRequestCountTest extends RequestCountContract {
             // RENEWAL_TICK) and one transaction reading every permit's key (it used to be a lease per permit: 2 each)
             case PERMIT_RENEWAL -> 3.0 / RENEWED_PERMITS;
             case RENEWAL_TICK -> 2;
-            // per handoff the delete and the woken waiter's read (its own key and the one before it: a grant on the
-            // predecessor's deletion alone could grant a key deleted behind the waiter's back); the chain adds the
-            // last grantee's delete: 2 * 6 + 1 = 13
-            case HANDOFF -> (2.0 * WAITERS + 1) / WAITERS;
+            // per handoff the delete only: each waiter's predecessor was the holder when it queued or was granted
+            // by this client, and the held keys' shared watch reports the predecessor's deletion in order with any
+            // of the waiter's own key, so its deletion alone makes the waiter first; the chain adds the last
+            // grantee's delete: 6 + 1 = 7
+            case HANDOFF -> (WAITERS + 1.0) / WAITERS;
         };
     }
 }
