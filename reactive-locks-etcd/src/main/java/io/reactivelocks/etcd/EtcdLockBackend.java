@@ -155,6 +155,8 @@ public final class EtcdLockBackend implements LockBackend {
     private final EtcdLockQueue queue;
     private final HeldKeyWatch heldKeys;
     private volatile Duration heldKeyWatchDelay = HELD_KEY_WATCH_DELAY;
+    /** The wait of each grant before its key is watched: one timer for all of them. */
+    private final DelayLine heldKeyDelay;
     private final ChannelReconnect reconnect;
     private final Mono<Void> close;
 
@@ -170,6 +172,7 @@ public final class EtcdLockBackend implements LockBackend {
         this.sessions = new SessionLeases(client.getLeaseClient(), options);
         this.txns = new AbandonedTransactions(slots, requests, options, sessions::isClosed);
         this.heldKeys = new HeldKeyWatch(kv, watch, keys, options);
+        this.heldKeyDelay = new DelayLine(options.scheduler(), () -> heldKeyWatchDelay);
         this.queue = new EtcdLockQueue(kv, watch, keys, slots, requests, sessions, txns, options, heldKeys);
         this.reconnect = new ChannelReconnect(client, options.reconnectInterval(), options.scheduler());
         this.close = Mono.defer(this::doClose).cache();
@@ -245,8 +248,7 @@ public final class EtcdLockBackend implements LockBackend {
                 return Flux.empty();
             }
             // registered after a short while: a lock held briefly costs no watch event (see HELD_KEY_WATCH_DELAY)
-            return s.renewals(clock).takeUntilOther(Mono.delay(heldKeyWatchDelay, options.scheduler())
-                    .then(heldKeys.keyGone(at.key(), lease.token())));
+            return s.renewals(clock).takeUntilOther(heldKeyDelay.after().then(heldKeys.keyGone(at.key(), lease.token())));
         });
     }
 
@@ -421,6 +423,7 @@ public final class EtcdLockBackend implements LockBackend {
         txns.cancelRetries();
         reconnect.dispose();
         heldKeys.close();
+        heldKeyDelay.close();
         Mono<Void> end = s == null ? Mono.empty() : s.close();
         return end.then(Mono.fromRunnable(() -> {
             if (ownsClient) {

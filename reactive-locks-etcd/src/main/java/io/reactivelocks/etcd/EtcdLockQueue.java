@@ -173,28 +173,21 @@ final class EtcdLockQueue {
                     List<KeyValue> lowest = r.getGetResponses().get(2).getKvs();
                     Predecessor wait = new Predecessor(p.getCreateRevision(),
                             !lowest.isEmpty() && lowest.get(0).getKey().equals(p.getKey()));
-                    return Mono.usingWhen(
-                            Mono.fromSupplier(() -> {
+                    return Mono.defer(() -> {
                                 waitingOn.put(p.getKey(), wait);
-                                return heldKeys.predecessorGone(key, myRev, p.getKey(), r.getHeader().getRevision());
-                            }),
-                            w -> predecessorGone(request.name(), w, p, r.getHeader().getRevision()),
-                            w -> forget(p.getKey(), wait, w),
-                            (w, e) -> forget(p.getKey(), wait, w),
-                            w -> forget(p.getKey(), wait, w))
+                                HeldKeyWatch.PredecessorWait w = heldKeys.predecessorGone(key, myRev, p.getKey(), r.getHeader().getRevision());
+                                return predecessorGone(request.name(), w, p, r.getHeader().getRevision())
+                                        .doFinally(signal -> {
+                                            w.cancel();
+                                            waitingOn.remove(p.getKey(), wait);
+                                        });
+                            })
                             .flatMap(gone -> gone == HeldKeyWatch.Gone.IN_ORDER && wait.first
                                     // the predecessor was the lowest key and no key came between it and ours; the
                                     // shared watch reported its deletion before any of ours: ours is the lowest
                                     ? granted(request, s, key, myRev)
                                     : awaitTurn(request, s, key, myRev));
                 });
-    }
-
-    private Mono<Void> forget(ByteSequence predecessor, Predecessor wait, HeldKeyWatch.PredecessorWait w) {
-        return Mono.fromRunnable(() -> {
-            w.cancel();
-            waitingOn.remove(predecessor, wait);
-        });
     }
 
     /**
@@ -216,10 +209,13 @@ final class EtcdLockQueue {
                         ? shared.timeout(IN_ORDER_GRACE, options.scheduler())
                                 .onErrorResume(TimeoutException.class, e -> Mono.just(HeldKeyWatch.Gone.UNORDERED))
                         : Mono.just(HeldKeyWatch.Gone.UNORDERED)));
+        Mono<HeldKeyWatch.Gone> viaShared = w.gone().flatMap(g -> g == HeldKeyWatch.Gone.NOT_WATCHED ? own : Mono.just(g));
         if (heldKeys.live()) {
-            return w.gone().flatMap(g -> g == HeldKeyWatch.Gone.NOT_WATCHED ? own : Mono.just(g));
+            return viaShared;
         }
-        return Mono.firstWithSignal(w.gone().flatMap(g -> g == HeldKeyWatch.Gone.NOT_WATCHED ? Mono.never() : Mono.just(g)), own);
+        // the own watch only until the shared one is live: then it is closed (not in a handoff's path) and the
+        // shared watch alone reports the deletion
+        return Mono.firstWithSignal(viaShared, own.takeUntilOther(heldKeys.whenLive()).switchIfEmpty(Mono.never()));
     }
 
     /**

@@ -138,7 +138,9 @@ final class EtcdSession {
     /**
      * @param listenerClock the clock to time-stamp confirmations with
      * @return one {@link Renewal} per keep-alive cycle that started after the subscription,
-     *         completing when the session ends; cancel to stop listening
+     *         completing when the session ends; cancel to stop listening. A subscriber that has not
+     *         asked for the next renewal gets the latest when it does (a later confirmation supersedes
+     *         an earlier one): no buffer is made per held lock
      */
     Flux<Renewal> renewals(LockClock listenerClock) {
         return Flux.create(sink -> {
@@ -149,7 +151,7 @@ final class EtcdSession {
                 listeners.remove(l);
                 sink.complete();
             }
-        });
+        }, FluxSink.OverflowStrategy.LATEST);
     }
 
     /**

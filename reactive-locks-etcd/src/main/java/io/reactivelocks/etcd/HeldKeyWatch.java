@@ -90,6 +90,8 @@ final class HeldKeyWatch {
      * depends on it.
      */
     private volatile boolean live;
+    /** Guarded by this: completes when {@link #live} next becomes true. */
+    private Sinks.Empty<Void> liveSignal = Sinks.empty();
     /** How long after a watch from a past revision was created it is taken to be caught up. */
     static final Duration LIVE_AFTER = Duration.ofMillis(250);
 
@@ -132,7 +134,7 @@ final class HeldKeyWatch {
             closed = true;
             w = watcher;
             watcher = null;
-            live = false;
+            setLive(false);
             generation++;
             held.clear();
             cancelIdleClose();
@@ -168,7 +170,7 @@ final class HeldKeyWatch {
                 }
                 w = watcher;
                 watcher = null;
-                live = false;
+                setLive(false);
                 generation++;
                 waiting = drainWaits();
             }
@@ -226,7 +228,7 @@ final class HeldKeyWatch {
         WatchOption option = WatchOption.builder().isPrefix(true).withRevision(fromRevision).withNoPut(true)
                 .withCreateNotify(true).build();
         watchFrom = fromRevision;
-        live = false;
+        setLive(false);
         watcher = watch.watch(keys.all(), option, Watch.listener(
                 response -> {
                     if (response.isCreatedNotify()) {
@@ -244,21 +246,31 @@ final class HeldKeyWatch {
      * live at once when it starts after that revision, else after {@link #LIVE_AFTER}.
      */
     private void onCreated(long gen, long storeRevision) {
+        Sinks.Empty<Void> fire;
         synchronized (this) {
             if (gen != generation || closed) {
                 return;
             }
-            if (storeRevision < watchFrom && !live) {
-                live = true;
-                return;
+            if (storeRevision < watchFrom) {
+                fire = setLive(true);
+            } else {
+                setLive(false);
+                fire = null;
             }
-            live = false;
+        }
+        if (fire != null) {
+            fire.tryEmitEmpty();
+            return;
         }
         Mono.delay(LIVE_AFTER, options.scheduler()).subscribe(x -> {
+            Sinks.Empty<Void> later = null;
             synchronized (this) {
                 if (gen == generation && !closed) {
-                    live = true;
+                    later = setLive(true);
                 }
+            }
+            if (later != null) {
+                later.tryEmitEmpty();
             }
         });
     }
@@ -266,6 +278,24 @@ final class HeldKeyWatch {
     /** @return whether the watch is taken to deliver deletions as they commit (see {@link #live}) */
     boolean live() {
         return live;
+    }
+
+    /** @return completes when the watch is (taken to be) live; at once when it is */
+    synchronized Mono<Void> whenLive() {
+        return live ? Mono.empty() : liveSignal.asMono();
+    }
+
+    /** Guarded by this: @return the signal to complete, outside the lock, when the watch became live */
+    private Sinks.@Nullable Empty<Void> setLive(boolean now) {
+        if (now == live) {
+            return null;
+        }
+        live = now;
+        if (now) {
+            return liveSignal;
+        }
+        liveSignal = Sinks.empty();
+        return null;
     }
 
     private void onDeletions(WatchResponse response) {
@@ -471,7 +501,7 @@ final class HeldKeyWatch {
             }
             w = watcher;
             watcher = null;
-            live = false;
+            setLive(false);
             for (List<Held> of : held.values()) {
                 all.addAll(of);
             }
