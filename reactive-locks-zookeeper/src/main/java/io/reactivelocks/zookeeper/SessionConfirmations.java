@@ -74,7 +74,7 @@ final class SessionConfirmations {
                 held.add(h);
                 sink.onDispose(() -> held.remove(h));
                 ensureTicking();
-            });
+            }, FluxSink.OverflowStrategy.LATEST); // a later confirmation supersedes: no buffer per held lock
         });
     }
 
