@@ -128,22 +128,34 @@ final class HeldKeyWatch {
 
     /** Stops the watch; held keys are no longer told of deletions (the backend is closing). */
     void close() {
-        Watch.Watcher w;
-        List<PredecessorWait> waiting;
+        Runnable stopped;
         synchronized (this) {
             closed = true;
-            w = watcher;
-            watcher = null;
-            setLive(false);
+            stopped = stopWatch();
             generation++;
             held.clear();
             cancelIdleClose();
-            waiting = drainWaits();
         }
-        if (w != null) {
-            w.close();
-        }
-        tell(waiting, Gone.NOT_WATCHED);
+        stopped.run();
+    }
+
+    /**
+     * Guarded by this: drops the watch (its events are ignored from now on: the caller moves the
+     * generation on, or is its end) and every predecessor wait on it.
+     *
+     * @return what is left to do outside the lock: close the watch, tell the waits they are not watched
+     */
+    private Runnable stopWatch() {
+        Watch.Watcher w = watcher;
+        watcher = null;
+        setLive(false);
+        List<PredecessorWait> waiting = drainWaits();
+        return () -> {
+            if (w != null) {
+                w.close();
+            }
+            tell(waiting, Gone.NOT_WATCHED);
+        };
     }
 
     // guarded by this
@@ -161,23 +173,16 @@ final class HeldKeyWatch {
         }
         long gen = generation;
         idleClose = Mono.delay(idleAfter, options.scheduler()).subscribe(x -> {
-            Watch.Watcher w;
-            List<PredecessorWait> waiting;
+            Runnable stopped;
             synchronized (this) {
                 idleClose = null;
                 if (gen != generation || closed || !held.isEmpty()) {
                     return;
                 }
-                w = watcher;
-                watcher = null;
-                setLive(false);
+                stopped = stopWatch();
                 generation++;
-                waiting = drainWaits();
             }
-            if (w != null) {
-                w.close();
-            }
-            tell(waiting, Gone.NOT_WATCHED);
+            stopped.run();
         });
     }
 
@@ -492,26 +497,19 @@ final class HeldKeyWatch {
 
     /** The watch failed for good or ended: every held key is read and registered again. */
     private void onWatchEnded(long gen) {
-        Watch.Watcher w;
+        Runnable stopped;
         List<Held> all = new ArrayList<>();
-        List<PredecessorWait> waiting;
         synchronized (this) {
             if (gen != generation || closed) {
                 return;
             }
-            w = watcher;
-            watcher = null;
-            setLive(false);
+            stopped = stopWatch();
             for (List<Held> of : held.values()) {
                 all.addAll(of);
             }
             held.clear();
-            waiting = drainWaits();
         }
-        if (w != null) {
-            w.close();
-        }
-        tell(waiting, Gone.NOT_WATCHED);
+        stopped.run();
         for (Held h : all) {
             reread(h);
         }

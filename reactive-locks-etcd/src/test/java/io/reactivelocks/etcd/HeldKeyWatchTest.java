@@ -129,78 +129,53 @@ class HeldKeyWatchTest {
                     .as("no watch open").isEqualTo(HeldKeyWatch.Gone.NOT_WATCHED);
 
             // the predecessor deleted, the queued key standing: in order
-            ByteSequence p1 = keys.key("q1", "p");
-            ByteSequence own1 = keys.key("q1", "own");
-            put(p1);
-            long own1Rev = put(own1);
-            Disposable held1 = watch.keyGone(own1, own1Rev).subscribe();
+            Queued q1 = queue(keys, watch, "q1");
             await().atMost(STEP).until(watch::live); // nothing was written since: live when created
-            assertThat(watch.predecessorGone(own1, own1Rev, p1, own1Rev - 1).gone().block(STEP))
+            assertThat(watch.predecessorGone(q1.own, q1.ownRev, q1.p, q1.ownRev - 1).gone().block(STEP))
                     .as("a read before the watch's start").isEqualTo(HeldKeyWatch.Gone.NOT_WATCHED);
-            HeldKeyWatch.PredecessorWait w1 = watch.predecessorGone(own1, own1Rev, p1, revision());
+            HeldKeyWatch.PredecessorWait w1 = watch.predecessorGone(q1.own, q1.ownRev, q1.p, revision());
             StepVerifier.create(w1.gone())
                     .expectSubscription()
                     .expectNoEvent(Duration.ofMillis(200))
-                    .then(() -> delete(p1))
+                    .then(() -> delete(q1.p))
                     .expectNext(HeldKeyWatch.Gone.IN_ORDER)
                     .verifyComplete();
 
             // the queued key deleted first, then its predecessor: not in order
-            ByteSequence p2 = keys.key("q2", "p");
-            ByteSequence own2 = keys.key("q2", "own");
-            put(p2);
-            long own2Rev = put(own2);
-            Mono<Void> own2Gone = watch.keyGone(own2, own2Rev).cache();
-            own2Gone.subscribe();
-            HeldKeyWatch.PredecessorWait w2 = watch.predecessorGone(own2, own2Rev, p2, revision());
-            delete(own2);
-            delete(p2);
+            Queued q2 = queue(keys, watch, "q2");
+            HeldKeyWatch.PredecessorWait w2 = watch.predecessorGone(q2.own, q2.ownRev, q2.p, revision());
+            delete(q2.own);
+            delete(q2.p);
             assertThat(w2.gone().block(STEP)).isEqualTo(HeldKeyWatch.Gone.UNORDERED);
-            StepVerifier.create(own2Gone).expectComplete().verify(STEP);
+            StepVerifier.create(q2.ownGone).expectComplete().verify(STEP);
 
             // both deleted in one transaction, the predecessor's delete first: the same revision, not in order
-            ByteSequence p3 = keys.key("q3", "p");
-            ByteSequence own3 = keys.key("q3", "own");
-            put(p3);
-            long own3Rev = put(own3);
-            Disposable held3 = watch.keyGone(own3, own3Rev).subscribe();
-            HeldKeyWatch.PredecessorWait w3 = watch.predecessorGone(own3, own3Rev, p3, revision());
+            Queued q3 = queue(keys, watch, "q3");
+            HeldKeyWatch.PredecessorWait w3 = watch.predecessorGone(q3.own, q3.ownRev, q3.p, revision());
             Mono.fromFuture(() -> client.getKVClient().txn()
-                    .Then(Op.delete(p3, DeleteOption.DEFAULT), Op.delete(own3, DeleteOption.DEFAULT)).commit()).block(STEP);
+                    .Then(Op.delete(q3.p, DeleteOption.DEFAULT), Op.delete(q3.own, DeleteOption.DEFAULT)).commit()).block(STEP);
             assertThat(w3.gone().block(STEP)).isEqualTo(HeldKeyWatch.Gone.UNORDERED);
 
             // the predecessor deleted before the wait was registered: the watch remembers it, in order
-            ByteSequence p4 = keys.key("q4", "p");
-            ByteSequence own4 = keys.key("q4", "own");
-            put(p4);
-            long own4Rev = put(own4);
-            Disposable held4 = watch.keyGone(own4, own4Rev).subscribe();
+            Queued q4 = queue(keys, watch, "q4");
             long read4 = revision();
             ByteSequence marker = keys.key("q4", "marker");
             Mono<Void> markerGone = watch.keyGone(marker, put(marker)).cache();
             markerGone.subscribe();
-            delete(p4);
+            delete(q4.p);
             delete(marker);
             StepVerifier.create(markerGone).as("the watch saw p4's deletion").expectComplete().verify(STEP);
-            assertThat(watch.predecessorGone(own4, own4Rev, p4, read4).gone().block(STEP)).isEqualTo(HeldKeyWatch.Gone.IN_ORDER);
+            assertThat(watch.predecessorGone(q4.own, q4.ownRev, q4.p, read4).gone().block(STEP)).isEqualTo(HeldKeyWatch.Gone.IN_ORDER);
 
             // a wait left when the watch closes: not watched
-            ByteSequence p5 = keys.key("q5", "p");
-            ByteSequence own5 = keys.key("q5", "own");
-            put(p5);
-            long own5Rev = put(own5);
-            Disposable held5 = watch.keyGone(own5, own5Rev).subscribe();
-            HeldKeyWatch.PredecessorWait w5 = watch.predecessorGone(own5, own5Rev, p5, revision());
+            Queued q5 = queue(keys, watch, "q5");
+            HeldKeyWatch.PredecessorWait w5 = watch.predecessorGone(q5.own, q5.ownRev, q5.p, revision());
             StepVerifier.create(w5.gone())
                     .expectSubscription()
                     .expectNoEvent(Duration.ofMillis(100))
                     .then(watch::close)
                     .expectNext(HeldKeyWatch.Gone.NOT_WATCHED)
                     .verifyComplete();
-            held1.dispose();
-            held3.dispose();
-            held4.dispose();
-            held5.dispose();
         } finally {
             watch.close();
             for (String n : new String[] {"q1", "q2", "q3", "q4", "q5"}) {
@@ -208,6 +183,20 @@ class HeldKeyWatchTest {
                 delete(keys.key(n, "own"));
             }
         }
+    }
+
+    /** A queued key and the key before it under {@code name}, the queued one registered with the watch. */
+    private record Queued(ByteSequence p, ByteSequence own, long ownRev, Mono<Void> ownGone) {
+    }
+
+    private static Queued queue(EtcdKeys keys, HeldKeyWatch watch, String name) {
+        ByteSequence p = keys.key(name, "p");
+        ByteSequence own = keys.key(name, "own");
+        put(p);
+        long ownRev = put(own);
+        Mono<Void> ownGone = watch.keyGone(own, ownRev).cache();
+        ownGone.subscribe();
+        return new Queued(p, own, ownRev, ownGone);
     }
 
     private static long revision() {
