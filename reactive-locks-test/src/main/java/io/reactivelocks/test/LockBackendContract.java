@@ -484,25 +484,39 @@ public abstract class LockBackendContract {
 
     // ---------------------------------------------------------------- observation
 
+    /**
+     * Free, then the lease's owner and token, then free again after the release. A store that grants
+     * by quorum may show an attempt it gave back first (a majority too slow for the lease's validity:
+     * seen under load, a Held 5 ms older than the lease), so the test looks for the lease's own state
+     * rather than taking the first Held; nothing after its last report is held.
+     */
     @Test
     void observeReportsFreeThenHeldThenFreeWithTokens() {
         String name = name("observe");
         TestClient a = newClient();
         TestClient b = newClient();
-        AtomicReference<Lease> held = new AtomicReference<>();
-        AtomicReference<LockState> seen = new AtomicReference<>();
-        StepVerifier.create(b.locks().observe(name))
-                .assertNext(s -> assertThat(s).isEqualTo(new LockState.Free(name)))
-                .then(() -> held.set(a.locks().acquire(name).block(STEP)))
-                .assertNext(s -> seen.set(s))
-                .then(() -> held.get().release().block(STEP))
-                .assertNext(s -> assertThat(s.isHeld()).isFalse())
-                .thenCancel()
-                .verify(STEP);
-        assertThat(seen.get()).isInstanceOf(LockState.Held.class);
-        LockState.Held h = (LockState.Held) seen.get();
-        assertThat(h.owner()).isEqualTo(held.get().owner());
-        assertThat(h.token()).isEqualTo(held.get().token());
+        List<LockState> states = new java.util.concurrent.CopyOnWriteArrayList<>();
+        Disposable watching = b.locks().observe(name).subscribe(states::add);
+        try {
+            await().atMost(STEP).until(() -> !states.isEmpty());
+            assertThat(states.get(0)).isEqualTo(new LockState.Free(name));
+            Lease lease = a.locks().acquire(name).block(STEP);
+            java.util.function.Predicate<LockState> theLease = s -> s instanceof LockState.Held h
+                    && h.owner().equals(lease.owner()) && h.token() == lease.token();
+            await().atMost(STEP).untilAsserted(() -> assertThat(states).anyMatch(theLease));
+            lease.release().block(STEP);
+            await().atMost(STEP).untilAsserted(() -> assertThat(states.get(states.size() - 1).isHeld()).isFalse());
+            List<LockState> seen = List.copyOf(states);
+            int at = seen.size() - 1;
+            while (!theLease.test(seen.get(at))) {
+                at--;
+            }
+            assertThat(seen.subList(at + 1, seen.size())).as("states after the lease's, in %s", seen)
+                    .isNotEmpty().noneMatch(LockState::isHeld);
+            assertThat(seen).as("states seen").noneMatch(s -> s instanceof LockState.Held h && h.token() > lease.token());
+        } finally {
+            watching.dispose();
+        }
     }
 
     @Test
