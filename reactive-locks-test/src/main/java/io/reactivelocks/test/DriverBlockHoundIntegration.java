@@ -1,6 +1,7 @@
 package io.reactivelocks.test;
 
 import reactor.blockhound.BlockHound;
+import reactor.blockhound.BlockingOperationError;
 import reactor.blockhound.integration.BlockHoundIntegration;
 
 /**
@@ -36,6 +37,10 @@ import reactor.blockhound.integration.BlockHoundIntegration;
  * ({@code ThreadPoolExecutor.shutdownNow} takes the pool's lock). A store that owns its client closes
  * it on bounded-elastic (a read-write store closed at the end of a release chain parked an event loop
  * there, seen in a loaded CI run).
+ *
+ * <p>Every blocking call found is also printed with its stack to the test's error output before it is
+ * thrown: a driver may swallow the error (Lettuce's reconnect task catches only {@code Exception}, so an
+ * {@code Error} thrown in it ends the reconnecting without a word), and the report then still names the call.
  */
 public final class DriverBlockHoundIntegration implements BlockHoundIntegration {
 
@@ -60,5 +65,12 @@ public final class DriverBlockHoundIntegration implements BlockHoundIntegration 
         }
         builder.allowBlockingCallsInside("org.mariadb.r2dbc.client.SimpleClient$ServerMessageSubscriber", "tryDrainQueue");
         builder.markAsBlocking("io.etcd.jetcd.impl.ClientImpl", "close", "()V");
+        builder.blockingMethodCallback(method -> {
+            BlockingOperationError error = new BlockingOperationError(method);
+            System.err.println("BlockHound: blocking call " + method + " on " + Thread.currentThread().getName()
+                    + " (thrown to the caller; printed here in case the caller swallows it)");
+            error.printStackTrace();
+            throw error;
+        });
     }
 }
