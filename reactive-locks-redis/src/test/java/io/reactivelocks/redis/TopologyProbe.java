@@ -12,7 +12,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Predicate;
+import org.awaitility.core.ConditionTimeoutException;
 import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
 
@@ -30,14 +32,25 @@ final class TopologyProbe {
         final List<Lease> leases = new CopyOnWriteArrayList<>();
         final AtomicLong lastLeaseAt = new AtomicLong();
         final AtomicLong endedAt = new AtomicLong();
+        final AtomicReference<Throwable> error = new AtomicReference<>();
         final Disposable subscription;
 
         Holder(LockClient client, String name) {
             subscription = client.hold(name).subscribe(l -> {
                 leases.add(l);
                 lastLeaseAt.set(System.nanoTime());
-            }, e -> endedAt.set(System.nanoTime()), () -> endedAt.set(System.nanoTime()));
-            await().atMost(STEP).until(() -> !leases.isEmpty());
+            }, e -> {
+                error.set(e);
+                endedAt.set(System.nanoTime());
+            }, () -> endedAt.set(System.nanoTime()));
+            try {
+                await().atMost(STEP).until(() -> !leases.isEmpty() || ended());
+            } catch (ConditionTimeoutException e) {
+                throw new AssertionError("the holder of " + name + " got no lease within " + STEP, e);
+            }
+            if (leases.isEmpty()) {
+                throw new AssertionError("the holder of " + name + " ended without a lease", error.get());
+            }
         }
 
         long token() {
@@ -124,10 +137,26 @@ final class TopologyProbe {
      */
     static Lease acquireAgain(LockClient client, String name, Duration bound, Predicate<Lease> check) {
         Lease[] got = new Lease[1];
-        await().atMost(bound).pollInterval(Duration.ofMillis(100)).ignoreExceptions().until(() -> {
-            got[0] = client.tryAcquire(name).block(STEP);
-            return got[0] != null;
-        });
+        AtomicReference<Throwable> last = new AtomicReference<>();
+        AtomicLong busy = new AtomicLong();
+        try {
+            await().atMost(bound).pollInterval(Duration.ofMillis(100)).until(() -> {
+                try {
+                    got[0] = client.tryAcquire(name).block(STEP);
+                } catch (RuntimeException e) {
+                    last.set(e);
+                    return false;
+                }
+                if (got[0] == null) {
+                    busy.incrementAndGet();
+                }
+                return got[0] != null;
+            });
+        } catch (ConditionTimeoutException e) {
+            // say why: the last error (a connection that never came back, a READONLY replica…) or how often it was busy
+            throw new AssertionError("no grant of " + name + " within " + bound + " (" + busy.get() + " attempts found it busy; "
+                    + "the last error: " + last.get() + ")", last.get() != null ? last.get() : e);
+        }
         assertThat(check.test(got[0])).as("check of the lease after the fault").isTrue();
         return got[0];
     }
