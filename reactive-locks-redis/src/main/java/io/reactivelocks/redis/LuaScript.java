@@ -76,8 +76,8 @@ final class LuaScript {
      */
     <T> Flux<T> run(RedisScriptingReactiveCommands<String, String> commands, ScriptOutputType type,
                     String[] keys, String... args) {
-        return Flux.defer(() -> commands.<T>evalsha(sha, type, keys, args))
-                .onErrorResume(LuaScript::isNoScript, e -> commands.<T>eval(source, type, keys, args));
+        return RedisErrors.errorsAfterTheWrite(Flux.defer(() -> commands.<T>evalsha(sha, type, keys, args))
+                .onErrorResume(LuaScript::isNoScript, e -> commands.<T>eval(source, type, keys, args)));
     }
 
     String sha() {

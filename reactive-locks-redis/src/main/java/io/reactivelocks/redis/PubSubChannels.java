@@ -210,7 +210,7 @@ final class PubSubChannels {
             c.ownConfirmations++; // the listener hears this confirmation too: not a resubscription
         }
         connection.get()
-                .flatMap(conn -> conn.reactive().subscribe(c.name))
+                .flatMap(conn -> RedisErrors.errorsAfterTheWrite(conn.reactive().subscribe(c.name)))
                 .subscribe(null, e -> onSubscribeFailed(c, e), () -> onSubscribed(c));
     }
 
@@ -220,7 +220,7 @@ final class PubSubChannels {
             onUnsubscribed(c);
             return;
         }
-        conn.reactive().unsubscribe(c.name).subscribe(null, e -> {
+        RedisErrors.errorsAfterTheWrite(conn.reactive().unsubscribe(c.name)).subscribe(null, e -> {
             LOG.debug("UNSUBSCRIBE of {} failed: {}", c.name, e.toString());
             onUnsubscribed(c);
         }, () -> onUnsubscribed(c));

@@ -17,6 +17,9 @@ import java.io.IOException;
 import java.util.Locale;
 import java.util.concurrent.TimeoutException;
 import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 
 /**
  * Maps Lettuce's exceptions to {@link LockBackendException}, deciding {@code isTransient()}:
@@ -34,6 +37,38 @@ final class RedisErrors {
     private static final BackendErrors ERRORS = BackendErrors.of("redis", RedisErrors::isTransient);
 
     private RedisErrors() {
+    }
+
+    /**
+     * A Lettuce command's error, signalled on another thread. Lettuce can fail a command inside its
+     * own write (a write from the connection's event loop runs the channel pipeline inline, and a
+     * channel closing under it fails the write at once); a follow-up command sent from that error
+     * signal (a release, a resubscription, the next attempt) then writes again inside the first
+     * write, while that write still counts as a writer of the endpoint's {@code SharedLock}. If a
+     * reconnection or a close is waiting for exclusive use of the endpoint at that moment, it holds
+     * the lock the nested write waits for and spins until the writers drain, which they never do:
+     * the connection is wedged and a core burns (lettuce#3880, open against 6.8 and the same code in
+     * 7.7; suspected in two loaded CI runs where Redis Sentinel and Cluster clients never came back
+     * after a failover and their close hung). Replies are read in a later pass of the event loop and
+     * pay nothing; only errors take the extra hop.
+     *
+     * @param command a command's reply
+     * @param <T>     the reply type
+     * @return the same reply, its error signalled on Reactor's parallel scheduler
+     */
+    static <T> Flux<T> errorsAfterTheWrite(Flux<T> command) {
+        return command.onErrorResume(e -> Flux.<T>error(e).subscribeOn(Schedulers.parallel()));
+    }
+
+    /**
+     * {@link #errorsAfterTheWrite(Flux)} for a one-reply command.
+     *
+     * @param command a command's reply
+     * @param <T>     the reply type
+     * @return the same reply, its error signalled on Reactor's parallel scheduler
+     */
+    static <T> Mono<T> errorsAfterTheWrite(Mono<T> command) {
+        return command.onErrorResume(e -> Mono.<T>error(e).subscribeOn(Schedulers.parallel()));
     }
 
     /**

@@ -46,8 +46,8 @@ final class RedisFencedValues implements FencedValues {
     @Override
     public Mono<FencedValue> read(String key) {
         LockNames.check(key, "key");
-        return Mono.defer(() -> backend.commands().flatMap(c -> c
-                        .hmget(backend.keys().fencedValue(key), "value", "fence").collectList()))
+        return Mono.defer(() -> backend.commands().flatMap(c -> RedisErrors.errorsAfterTheWrite(c
+                        .hmget(backend.keys().fencedValue(key), "value", "fence").collectList())))
                 .onErrorMap(e -> RedisErrors.map(key, "fenced read", e))
                 .flatMap(fields -> {
                     List<io.lettuce.core.KeyValue<String, String>> f = fields;

@@ -446,7 +446,8 @@ public final class RedisLockBackend implements LockBackend {
     Mono<Void> publishRevocation(String name, String channel, String owner, String reason) {
         Objects.requireNonNull(owner, "owner");
         Objects.requireNonNull(reason, "reason");
-        return Mono.defer(() -> commands().flatMap(c -> c.publish(channel, PubSubChannels.revocation(owner, reason))))
+        return Mono.defer(() -> commands().flatMap(c -> RedisErrors.errorsAfterTheWrite(
+                        c.publish(channel, PubSubChannels.revocation(owner, reason)))))
                 .then()
                 .onErrorMap(e -> RedisErrors.map(name, "revocation request", e));
     }
@@ -470,7 +471,7 @@ public final class RedisLockBackend implements LockBackend {
         return Flux.defer(() -> {
             String match = glob(keys.prefix()) + '{' + RedisKeys.tag(scanPrefix(prefix)) + '*';
             ScanArgs args = ScanArgs.Builder.matches(match).limit(SCAN_COUNT);
-            return commands().flatMapMany(c -> ScanStream.scan(c, args))
+            return commands().flatMapMany(c -> RedisErrors.errorsAfterTheWrite(ScanStream.scan(c, args)))
                     .<NameScan.Named>handle((key, sink) -> {
                         NameScan.Named n = named(key);
                         if (n != null) {

@@ -46,7 +46,7 @@ final class TopologyProbe {
             try {
                 await().atMost(STEP).until(() -> !leases.isEmpty() || ended());
             } catch (ConditionTimeoutException e) {
-                throw new AssertionError("the holder of " + name + " got no lease within " + STEP, e);
+                throw new AssertionError("the holder of " + name + " got no lease within " + STEP + "\n" + lettuceThreads(), e);
             }
             if (leases.isEmpty()) {
                 throw new AssertionError("the holder of " + name + " ended without a lease", error.get());
@@ -155,10 +155,25 @@ final class TopologyProbe {
         } catch (ConditionTimeoutException e) {
             // say why: the last error (a connection that never came back, a READONLY replica…) or how often it was busy
             throw new AssertionError("no grant of " + name + " within " + bound + " (" + busy.get() + " attempts found it busy; "
-                    + "the last error: " + last.get() + ")", last.get() != null ? last.get() : e);
+                    + "the last error: " + last.get() + ")\n" + lettuceThreads(), last.get() != null ? last.get() : e);
         }
         assertThat(check.test(got[0])).as("check of the lease after the fault").isTrue();
         return got[0];
+    }
+
+    /** @return the stacks of the driver's threads (a wedged endpoint shows there: a spinning or parked writer) */
+    static String lettuceThreads() {
+        StringBuilder out = new StringBuilder("lettuce threads:\n");
+        Thread.getAllStackTraces().forEach((t, stack) -> {
+            if (!t.getName().startsWith("lettuce")) {
+                return;
+            }
+            out.append("  ").append(t.getName()).append(' ').append(t.getState()).append('\n');
+            for (int i = 0; i < Math.min(stack.length, 14); i++) {
+                out.append("      at ").append(stack[i]).append('\n');
+            }
+        });
+        return out.toString();
     }
 
     static void log(String topology, String message) {
