@@ -18,6 +18,10 @@ import reactor.blockhound.integration.BlockHoundIntegration;
  *   <li>Netty 4.2's default adaptive buffer allocator holds a {@code StampedLock} write lock for a
  *       moment when it frees or expands a magazine; BlockHound throwing there (inside Lettuce's
  *       {@code channelRegistered}) left a connection that never read an answer;</li>
+ *   <li>Lettuce's cluster connection provider guards its slot-to-connection caches with a lock held for
+ *       in-memory work ({@code PooledClusterConnectionProvider.stateLock}); a connection to a node
+ *       completing on an event loop while another thread looks a slot up may park there for a moment
+ *       (a loaded CI run: an admin read failed with BlockHound's error right after a failover);</li>
  *   <li>Lettuce caches the command methods of its sync/async facades behind a lock when it makes a
  *       connection ({@code MethodTranslator.of}), in memory; connections opened at once from
  *       several non-blocking threads (coroutines on {@code Dispatchers.Default}) may park briefly;</li>
@@ -49,6 +53,12 @@ public final class DriverBlockHoundIntegration implements BlockHoundIntegration 
         builder.allowBlockingCallsInside("io.lettuce.core.protocol.SharedLock", "incrementWriters");
         builder.allowBlockingCallsInside("io.lettuce.core.protocol.SharedLock", "doExclusive");
         builder.allowBlockingCallsInside("io.lettuce.core.internal.AbstractInvocationHandler$MethodTranslator", "of");
+        for (String method : new String[] {"lambda$getWriteConnection$1", "getReadConnection", "lambda$getReadConnection$5",
+            "setPartitions", "resetFastConnectionCache", "setReadFrom"}) {
+            builder.allowBlockingCallsInside("io.lettuce.core.cluster.PooledClusterConnectionProvider", method);
+        }
+        builder.allowBlockingCallsInside("io.lettuce.core.cluster.PooledClusterConnectionProvider$NodeConnectionPostProcessor",
+                "lambda$apply$4");
         builder.allowBlockingCallsInside("java.util.logging.LogManager", "initializeGlobalHandlers");
         builder.allowBlockingCallsInside("sun.security.provider.NativePRNG$RandomIO", "implNextBytes");
         builder.allowBlockingCallsInside("com.ongres.scram.common.util.CryptoUtil", "nonce");
