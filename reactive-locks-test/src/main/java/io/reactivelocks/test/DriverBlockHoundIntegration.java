@@ -14,6 +14,9 @@ import reactor.blockhound.integration.BlockHoundIntegration;
  *   <li>java.util.logging's one-time global set-up takes a lock (drivers without an SLF4J binding);</li>
  *   <li>{@code SSLContext.init} run by a driver per TLS connect reads the JDK's entropy device;</li>
  *   <li>the SCRAM client of r2dbc-postgresql draws its nonce from the entropy device;</li>
+ *   <li>ZooKeeper's client queues each request on a {@code LinkedBlockingDeque} shared with its send
+ *       thread ({@code ClientCnxn.queuePacket}); the two may meet on its lock for a moment (seen in a
+ *       loaded CI run: Curator gave up a background delete with BlockHound's error, a prune never sent);</li>
  *   <li>Curator's protection mode draws a {@code UUID.randomUUID()} (the entropy device) per create;</li>
  *   <li>Netty 4.2's default adaptive buffer allocator holds a {@code StampedLock} write lock for a
  *       moment when it frees or expands a magazine; BlockHound throwing there (inside Lettuce's
@@ -63,6 +66,7 @@ public final class DriverBlockHoundIntegration implements BlockHoundIntegration 
         builder.allowBlockingCallsInside("sun.security.provider.NativePRNG$RandomIO", "implNextBytes");
         builder.allowBlockingCallsInside("com.ongres.scram.common.util.CryptoUtil", "nonce");
         builder.allowBlockingCallsInside("org.apache.curator.framework.imps.ProtectedMode", "resetProtectedId");
+        builder.allowBlockingCallsInside("org.apache.zookeeper.ClientCnxn", "queuePacket");
         builder.allowBlockingCallsInside("io.netty.buffer.AdaptivePoolingAllocator$Magazine", "free");
         builder.allowBlockingCallsInside("io.netty.buffer.AdaptivePoolingAllocator$MagazineGroup", "free");
         builder.allowBlockingCallsInside("dev.failsafe.internal.util.DelegatingScheduler", "schedule");
