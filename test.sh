@@ -12,6 +12,17 @@ cd "$(dirname "$0")"
 if [ -f .ci/install-servers.sh ]; then
   bash .ci/install-servers.sh
 fi
+# Dokka's Kotlin analysis (the javadoc jar of reactive-locks-kotlin) runs inside Maven's JVM and needs
+# idea.home.path. The POM sets it at prepare-package, but with -T 3 a surefire run of another module that
+# started earlier puts back the system properties it saw at its start once its forks end
+# (System.setProperties), which can wipe it before Dokka reads it (a loaded run failed "Could not find
+# installation home path"). Given at JVM start, it is in every such snapshot.
+kt="$PWD/reactive-locks-kotlin/target"
+case "$kt" in
+  *" "*) ;; # MAVEN_OPTS is split on spaces: the POM's own setting has to do
+  *) export MAVEN_OPTS="${MAVEN_OPTS:-} -Didea.home.path=$kt -Didea.config.path=$kt/dokka-idea/config"\
+" -Didea.system.path=$kt/dokka-idea/system -Didea.log.path=$kt/dokka-idea/log -Didea.plugins.path=$kt/dokka-idea/plugins" ;;
+esac
 started=$(mktemp)
 rc=0
 ./mvnw -B -ntp -T 3 verify "$@" || rc=$?
