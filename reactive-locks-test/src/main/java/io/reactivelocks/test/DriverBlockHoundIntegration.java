@@ -11,6 +11,10 @@ import reactor.blockhound.integration.BlockHoundIntegration;
  * <ul>
  *   <li>Lettuce guards each write to a connection with a lock held for nanoseconds
  *       ({@code SharedLock}); two event loops writing to one connection at once may park briefly;</li>
+ *   <li>Netty loads its native transport once per JVM ({@code NativeLibraryLoader.load} copies the library
+ *       out of its jar); reactor-netty's first client or server made on a non-blocking thread (the examples'
+ *       web clients) does it there, and a throw in a class initializer would only make Netty fall back
+ *       to NIO without a word;</li>
  *   <li>java.util.logging's one-time global set-up takes a lock (drivers without an SLF4J binding);</li>
  *   <li>{@code SSLContext.init} run by a driver per TLS connect reads the JDK's entropy device;</li>
  *   <li>the SCRAM client of r2dbc-postgresql draws its nonce from the entropy device;</li>
@@ -63,6 +67,7 @@ public final class DriverBlockHoundIntegration implements BlockHoundIntegration 
         builder.allowBlockingCallsInside("io.lettuce.core.cluster.PooledClusterConnectionProvider$NodeConnectionPostProcessor",
                 "lambda$apply$4");
         builder.allowBlockingCallsInside("java.util.logging.LogManager", "initializeGlobalHandlers");
+        builder.allowBlockingCallsInside("io.netty.util.internal.NativeLibraryLoader", "load");
         builder.allowBlockingCallsInside("sun.security.provider.NativePRNG$RandomIO", "implNextBytes");
         builder.allowBlockingCallsInside("com.ongres.scram.common.util.CryptoUtil", "nonce");
         builder.allowBlockingCallsInside("org.apache.curator.framework.imps.ProtectedMode", "resetProtectedId");
