@@ -1,10 +1,13 @@
 package io.reactivelocks.local;
 
 import io.reactivelocks.spi.LockEvent;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
+import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Sinks;
 
@@ -33,10 +36,49 @@ final class LocalChannels {
     Flux<LockEvent> events(String name) {
         return Flux.defer(() -> {
             Channel channel = channels.computeIfAbsent(name, n -> new Channel());
-            return channel.sink.asFlux().startWith(new LockEvent.Subscribed(name)).doFinally(s -> {
+            return liveThenSubscribed(name, channel.sink, () -> {
                 if (channel.sink.currentSubscriberCount() == 0) {
                     channels.remove(name, channel);
                 }
+            });
+        });
+    }
+
+    /**
+     * A subscriber of {@code sink} that is told {@link LockEvent.Subscribed} only once it is registered
+     * with the sink: a change published after the subscriber's re-check (which {@code Subscribed}
+     * triggers) reaches it. ({@code startWith(Subscribed)} emits first and subscribes after: a release
+     * between the two was lost, and an observer that had re-read the lock as held waited for its
+     * lease's end — a loaded CI run's blocking-facade test timed out so.) Events the sink delivers
+     * before {@code Subscribed} went out are held back and follow it.
+     *
+     * @param name  the name
+     * @param sink  the name's sink
+     * @param onEnd runs when the subscriber leaves (cancel, or the sink's end)
+     * @return {@code Subscribed}, then the sink's events
+     */
+    static Flux<LockEvent> liveThenSubscribed(String name, Sinks.Many<LockEvent> sink, Runnable onEnd) {
+        return Flux.<LockEvent>create(out -> {
+            List<LockEvent> early = new ArrayList<>();
+            boolean[] told = new boolean[1];
+            Disposable live = sink.asFlux().subscribe(e -> {
+                synchronized (early) {
+                    if (!told[0]) {
+                        early.add(e);
+                        return;
+                    }
+                }
+                out.next(e);
+            }, out::error, out::complete);
+            synchronized (early) {
+                out.next(new LockEvent.Subscribed(name));
+                early.forEach(out::next);
+                early.clear();
+                told[0] = true;
+            }
+            out.onDispose(() -> {
+                live.dispose();
+                onEnd.run();
             });
         });
     }

@@ -143,7 +143,7 @@ public final class LocalLockStore {
         return Flux.defer(() -> {
             Sinks.Many<LockEvent> sink = channels.computeIfAbsent(name,
                     n -> Sinks.many().multicast().directBestEffort());
-            return sink.asFlux().startWith(new LockEvent.Subscribed(name)).doFinally(s -> {
+            return LocalChannels.liveThenSubscribed(name, sink, () -> {
                 if (sink.currentSubscriberCount() == 0) {
                     channels.remove(name, sink);
                 }
