@@ -323,7 +323,7 @@ public final class DefaultLockClient extends LeaseOwner implements LockClient {
 
     @Override
     Flux<io.reactivelocks.spi.LockEvent> events(String name) {
-        return hub.events(name);
+        return hub.wakeUpEvents(name); // a revocation needs no grants
     }
 
     /** @return {@code source} bounded by the request timeout of {@code options} */

@@ -16,13 +16,17 @@ import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Scheduler;
 
 /**
- * One shared subscription to {@link LockBackend#events} per lock name, ref-counted: the first
+ * One shared subscription to the store's events per lock name, ref-counted: the first
  * subscriber (a waiter or an observer) opens it, and it closes {@link #LINGER} after its last one
  * left unless another joined meanwhile. The linger is an economy for names whose line empties and
  * fills again (a contended name between bursts, a chain of handoffs whose last waiter was just
  * granted): a subscriber that joins a lingering subscription sends no subscribe request and, the
  * subscription being live, waits for the next release without polling — where closing at once
  * costs an unsubscribe and a subscribe request per burst.
+ *
+ * <p>A store whose waiters' stream leaves grants out ({@link LockBackend#wakeUpsOmitGrants()}) gets two
+ * subscriptions per name while both kinds listen: the waiters' ({@link LockBackend#wakeUps}) and the
+ * observers' ({@link LockBackend#events}), so that the store announces grants only while someone observes.
  */
 final class NotificationHub {
 
@@ -31,7 +35,11 @@ final class NotificationHub {
 
     private final LockBackend backend;
     private final Scheduler lingerTimer;
+    /** The waiters' subscriptions (and the observers', unless the store tells grants apart). */
     private final ConcurrentHashMap<String, Channel> channels = new ConcurrentHashMap<>();
+    /** The observers' subscriptions, when the store's waiters' stream leaves grants out; else unused. */
+    private final ConcurrentHashMap<String, Channel> observed = new ConcurrentHashMap<>();
+    private final boolean apart;
     private final Sinks.Empty<Void> closed = Sinks.empty();
 
     /**
@@ -41,6 +49,7 @@ final class NotificationHub {
     NotificationHub(LockBackend backend, Scheduler lingerTimer) {
         this.backend = backend;
         this.lingerTimer = lingerTimer;
+        this.apart = backend.wakeUpsOmitGrants();
     }
 
     /** Ends every subscription now, lingering or not (their subscribers see them complete). */
@@ -49,14 +58,26 @@ final class NotificationHub {
         for (Channel c : channels.values()) {
             c.end();
         }
+        for (Channel c : observed.values()) {
+            c.end();
+        }
     }
 
     /**
      * @param name the lock name
-     * @return the shared events of {@code name}; a subscriber that joins a live channel does not
-     *         see its {@link LockEvent.Subscribed}
+     * @return the shared events of {@code name} with its grants, for observers; a subscriber that joins a live
+     *         channel does not see its {@link LockEvent.Subscribed}
      */
     Flux<LockEvent> events(String name) {
+        return (apart ? channel(observed, name, true) : wakes(name)).map(w -> w.event);
+    }
+
+    /**
+     * @param name the lock name
+     * @return the shared events of {@code name} that a waiter needs (a store may leave grants out); a subscriber
+     *         that joins a live channel does not see its {@link LockEvent.Subscribed}
+     */
+    Flux<LockEvent> wakeUpEvents(String name) {
         return wakes(name).map(w -> w.event);
     }
 
@@ -67,15 +88,19 @@ final class NotificationHub {
      *         a release — so one release wakes one local waiter, not all of them (no herd)
      */
     Flux<Wake> wakes(String name) {
+        return channel(channels, name, !apart);
+    }
+
+    private Flux<Wake> channel(ConcurrentHashMap<String, Channel> map, String name, boolean grants) {
         return Flux.defer(() -> {
             while (true) {
-                Channel c = channels.computeIfAbsent(name, Channel::new);
+                Channel c = map.computeIfAbsent(name, n -> new Channel(n, map, grants));
                 synchronized (c) {
                     if (!c.ended) {
                         return c.shared;
                     }
                 }
-                channels.remove(name, c); // ended meanwhile: take a fresh one
+                map.remove(name, c); // ended meanwhile: take a fresh one
             }
         });
     }
@@ -142,6 +167,7 @@ final class NotificationHub {
     private final class Channel {
         final Flux<Wake> shared;
         private final String name;
+        private final ConcurrentHashMap<String, Channel> map;
         private final ConnectableFlux<Wake> source;
         volatile boolean live;
         /** Releases and (re-)subscriptions notified so far: {@link #releaseMark}. */
@@ -152,14 +178,21 @@ final class NotificationHub {
         private @Nullable Disposable linger;     // guarded by this
         private boolean ended;                  // guarded by this: wakes() takes a fresh channel
 
-        Channel(String name) {
+        /**
+         * @param name   the lock name
+         * @param map    the map this channel is kept in
+         * @param grants whether it carries grants ({@link LockBackend#events}) or only what waiters need
+         *               ({@link LockBackend#wakeUps})
+         */
+        Channel(String name, ConcurrentHashMap<String, Channel> map, boolean grants) {
             this.name = name;
+            this.map = map;
             this.source = Flux.defer(() -> {
                         long connected;
                         synchronized (this) {
                             connected = connects;
                         }
-                        return backend.events(name)
+                        return (grants ? backend.events(name) : backend.wakeUps(name))
                                 .takeUntilOther(closed.asMono())
                                 .doFinally(s -> end(connected));
                     })
@@ -274,7 +307,7 @@ final class NotificationHub {
                 linger = null;
             }
             live = false;
-            channels.remove(name, this);
+            map.remove(name, this);
             if (timer != null) {
                 timer.dispose();
             }

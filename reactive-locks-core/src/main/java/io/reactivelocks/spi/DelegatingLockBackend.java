@@ -76,6 +76,16 @@ public abstract class DelegatingLockBackend implements LockBackend {
     }
 
     @Override
+    public Flux<LockEvent> wakeUps(String name) {
+        return delegate.wakeUps(name);
+    }
+
+    @Override
+    public boolean wakeUpsOmitGrants() {
+        return delegate.wakeUpsOmitGrants();
+    }
+
+    @Override
     public RenewalMode renewalMode() {
         return delegate.renewalMode();
     }

@@ -136,6 +136,29 @@ public interface LockBackend {
      */
     Flux<LockEvent> events(String name);
 
+    /**
+     * The change stream of one lock as its waiters need it: as {@link #events}, except that the store
+     * may leave {@link LockEvent.Acquired} out (a waiter of a mutex wakes on releases; the grants are for
+     * observers). A store whose announcements cost (PostgreSQL's {@code NOTIFY} serializes commits)
+     * announces a grant only while someone observes the name, not while someone merely waits for it.
+     * Revocation requests ({@link LockEvent.Revoked}) come on both streams.
+     *
+     * @param name the lock name
+     * @return the event stream; {@link #events} by default
+     */
+    default Flux<LockEvent> wakeUps(String name) {
+        return events(name);
+    }
+
+    /**
+     * @return whether {@link #wakeUps} leaves grants out, so that the engine keeps the observers'
+     *         {@link #events} subscription apart from the waiters'; {@code false} by default (one
+     *         subscription per name serves both)
+     */
+    default boolean wakeUpsOmitGrants() {
+        return false;
+    }
+
     /** @return how held locks are kept alive; {@link RenewalMode#PER_LEASE} by default */
     default RenewalMode renewalMode() {
         return RenewalMode.PER_LEASE;

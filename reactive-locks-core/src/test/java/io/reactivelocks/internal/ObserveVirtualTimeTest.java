@@ -98,6 +98,56 @@ class ObserveVirtualTimeTest {
                 .verify(Duration.ofSeconds(5));
     }
 
+    /**
+     * A store whose waiters' stream leaves grants out (PostgreSQL announces a grant only while someone observes): an
+     * observer and a waiter of one name get a subscription each, the waiter's from {@code wakeUps}; a store that does
+     * not tell them apart serves both with one.
+     */
+    @Test
+    void aStoreThatLeavesGrantsOutOfWakeUpsGetsTheObserversSubscriptionApart() {
+        AtomicInteger wakeUpSubscriptions = new AtomicInteger();
+        Sinks.Many<LockEvent> wakeUps = Sinks.many().multicast().directBestEffort();
+        backend.wakeUps = wakeUps.asFlux().doOnSubscribe(s -> wakeUpSubscriptions.incrementAndGet());
+        backend.omitGrants = true;
+        LockClient apart = LockClient.create(backend, LockOptions.builder().scheduler(vts).clock(LockClock.of(vts))
+                .backoff(reactor.util.retry.Retry.backoff(Long.MAX_VALUE, Duration.ofMinutes(10)).jitter(0)).build());
+        try {
+            holder.set(new Holder("x", 5, Duration.ofSeconds(30)));
+            Disposable observing = apart.observe("a").subscribe();
+            assertThat(eventSubscriptions).hasValue(1);
+            assertThat(wakeUpSubscriptions).hasValue(0);
+            backend.onGrant = r -> Mono.just(new io.reactivelocks.spi.Attempt.Busy(holder.get()));
+            AtomicReference<io.reactivelocks.Lease> got = new AtomicReference<>();
+            Disposable waiting = apart.acquire("a").subscribe(got::set);
+            assertThat(wakeUpSubscriptions).as("the waiter listens on the store's wake-ups").hasValue(1);
+            assertThat(eventSubscriptions).as("not on the observers' subscription").hasValue(1);
+            wakeUps.tryEmitNext(new LockEvent.Subscribed("a"));
+            backend.onGrant = r -> Mono.just(io.reactivelocks.spi.Attempt.granted(7, r.leaseTime()));
+            wakeUps.tryEmitNext(new LockEvent.Released("a", "x", false));
+            vts.advanceTime();
+            assertThat(got.get()).as("woken by the release on its own stream").isNotNull();
+            waiting.dispose();
+            observing.dispose();
+        } finally {
+            apart.close().block(Duration.ofSeconds(5));
+        }
+        // the same two on a store that does not tell them apart: one subscription
+        eventSubscriptions.set(0);
+        backend.omitGrants = false;
+        backend.wakeUps = null;
+        LockClient shared = LockClient.create(backend, LockOptions.builder().scheduler(vts).clock(LockClock.of(vts)).build());
+        try {
+            backend.onGrant = r -> Mono.just(new io.reactivelocks.spi.Attempt.Busy(holder.get()));
+            Disposable observing = shared.observe("b").subscribe();
+            Disposable waiting = shared.acquire("b").subscribe();
+            assertThat(eventSubscriptions).hasValue(1);
+            waiting.dispose();
+            observing.dispose();
+        } finally {
+            shared.close().block(Duration.ofSeconds(5));
+        }
+    }
+
     @Test
     void theLastObserverLeavingClosesTheUpstream() {
         Disposable a = client.observe("a").subscribe();

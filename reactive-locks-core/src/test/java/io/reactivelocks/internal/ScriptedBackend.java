@@ -29,6 +29,10 @@ final class ScriptedBackend implements LockBackend {
             b -> Mono.just(b.stream().map(r -> RenewOutcome.renewed(r.leaseTime())).toList());
     volatile Function<String, Mono<Holder>> onInspect = n -> Mono.empty();
     volatile Flux<LockEvent> events = Flux.never();
+    /** The waiters' stream ({@link #wakeUps}); {@code null}: {@link #events} */
+    volatile Flux<LockEvent> wakeUps;
+    /** What {@link #wakeUpsOmitGrants()} answers */
+    volatile boolean omitGrants;
     volatile Function<String, Mono<Boolean>> onRelease = owner -> Mono.just(true);
     volatile boolean closed;
     final List<String> releasedAfterClose = new CopyOnWriteArrayList<>();
@@ -73,6 +77,17 @@ final class ScriptedBackend implements LockBackend {
     @Override
     public Flux<LockEvent> events(String name) {
         return events;
+    }
+
+    @Override
+    public Flux<LockEvent> wakeUps(String name) {
+        Flux<LockEvent> w = wakeUps;
+        return w != null ? w : events;
+    }
+
+    @Override
+    public boolean wakeUpsOmitGrants() {
+        return omitGrants;
     }
 
     @Override

@@ -44,17 +44,29 @@ import io.r2dbc.spi.Statement;
  * </ul>
  * <p><b>Watchers.</b> The statements notify a name only while some client watches it (a live row
  * of the watchers table, see {@code watchers_schema.sql}): uncontended acquires and releases send no
- * {@code NOTIFY}. A name's first subscriber ({@link #events(String, String, boolean)} with
- * {@code watch}) has this listener register the name on its connection, and receives
+ * {@code NOTIFY}. A name's first subscriber ({@link #events(String, String, Watch)} with a
+ * {@link Watch} other than {@code NONE}) has this listener register the name on its connection, and receives
  * {@link LockEvent.Subscribed} only after that registration committed, so its re-check sees every
  * change that was not notified; the last subscriber leaving deletes the row. Every health check
  * renews the rows of this client (and sweeps expired rows of any); a row found lapsed counts as
  * new: its subscribers get {@code Subscribed} again. A crashed client's rows expire after
- * {@link #watcherTtl(PostgresLockOptions)}.
+ * {@link #watcherTtl(PostgresLockOptions)}. A lock's grants are announced only to observers
+ * ({@link Watch#GRANTS}, which registers a second key, {@link NotificationPayload#observerKey}): its
+ * waiters need its releases only, and each {@code NOTIFY} costs a serialized commit.
  *
  * <p>Dispatch runs on the driver's event loop and only emits into {@code FluxSink}s.
  */
 final class NotificationListener {
+
+    /** What a subscriber needs the statements to announce. */
+    enum Watch {
+        /** Nothing: the key's statements always notify (task queues). */
+        NONE,
+        /** The key's releases (and a semaphore's or read-write lock's every change): its dispatch key registered. */
+        CHANGES,
+        /** A lock's grants as well: its dispatch key and its {@link NotificationPayload#observerKey} registered. */
+        GRANTS
+    }
 
     private static final Logger LOG = Loggers.getLogger(NotificationListener.class);
 
@@ -74,7 +86,7 @@ final class NotificationListener {
     // guarded by lock
     private Disposable loop;
     private boolean closed;
-    private final Set<String> registered = new HashSet<>(); // keys whose watcher row committed in this session
+    private final Set<String> registered = new HashSet<>(); // watcher keys whose row committed in this session
     private boolean everStarted;
     private Sinks.Many<Boolean> kicks;                      // the live session's work queue; null when none
 
@@ -115,12 +127,11 @@ final class NotificationListener {
     /**
      * @param name  the lock name (in the events)
      * @param key   the dispatch key (the stored name, or a concept's prefixed key)
-     * @param watch whether the statements must be told that someone waits for the key (a watcher
-     *              row before {@link LockEvent.Subscribed}); {@code false} for keys whose
-     *              statements always notify (task queues)
+     * @param watch what the statements must be told someone waits for (watcher rows before
+     *              {@link LockEvent.Subscribed})
      * @return the events of one key, as {@link io.reactivelocks.spi.LockBackend#events} describes
      */
-    Flux<LockEvent> events(String name, String key, boolean watch) {
+    Flux<LockEvent> events(String name, String key, Watch watch) {
         return Flux.create(sink -> {
             Sub sub = new Sub(name, sink, watch);
             boolean start;
@@ -140,7 +151,7 @@ final class NotificationListener {
                     loop = Disposables.swap();
                     everStarted = true;
                 }
-                now = live && (!watch || registered.contains(key));
+                now = live && registeredFor(key, watch);
                 if (!now) {
                     sub.pending = true; // Subscribed once live and (if watched) registered
                 }
@@ -151,7 +162,7 @@ final class NotificationListener {
             }
             if (now) {
                 sub.subscribed();
-            } else if (watch) {
+            } else if (watch != Watch.NONE) {
                 kick(false);
             }
         });
@@ -281,9 +292,11 @@ final class NotificationListener {
                         keep.add(key);
                     }
                 }
-                for (var e : subscribers.entrySet()) {
-                    if (!registered.contains(e.getKey()) && watched(e.getKey())) {
-                        add.add(e.getKey());
+                for (String key : subscribers.keySet()) {
+                    for (String w : List.of(key, NotificationPayload.observerKey(key))) {
+                        if (!registered.contains(w) && watched(w)) {
+                            add.add(w);
+                        }
                     }
                 }
             }
@@ -327,32 +340,58 @@ final class NotificationListener {
             registered.addAll(added);
             Set<String> again = new HashSet<>(lapsed);
             added.forEach(again::remove);
-            for (String key : added) {
+            Set<Sub> told = new java.util.LinkedHashSet<>();
+            for (String w : added) {
+                String key = dispatchKey(w);
                 for (Sub s : subscribers.getOrDefault(key, Set.of())) {
-                    if (s.pending) {
+                    if (s.pending && needs(s.watch, w, key) && registeredFor(key, s.watch)) {
                         s.pending = false;
-                        tell.add(s);
+                        told.add(s);
                     }
                 }
             }
-            for (String key : again) {
+            for (String w : again) {
+                String key = dispatchKey(w);
                 for (Sub s : subscribers.getOrDefault(key, Set.of())) {
-                    s.pending = false;
-                    tell.add(s);
+                    if (needs(s.watch, w, key) && registeredFor(key, s.watch)) {
+                        s.pending = false;
+                        told.add(s);
+                    }
                 }
             }
+            tell.addAll(told);
         }
         tell.forEach(Sub::subscribed);
     }
 
-    // guarded by lock
-    private boolean watched(String key) {
+    /** @return whether a subscriber of {@code key} that needs {@code watch} has all its watcher rows (guarded by lock) */
+    private boolean registeredFor(String key, Watch watch) {
+        return switch (watch) {
+            case NONE -> true;
+            case CHANGES -> registered.contains(key);
+            case GRANTS -> registered.contains(key) && registered.contains(NotificationPayload.observerKey(key));
+        };
+    }
+
+    /** @return the dispatch key whose subscribers a watcher key serves */
+    private static String dispatchKey(String watchKey) {
+        return watchKey.startsWith("\\o") ? watchKey.substring(2) : watchKey;
+    }
+
+    /** @return whether a subscriber that needs {@code watch} needs the watcher row {@code watchKey} of {@code key} */
+    private static boolean needs(Watch watch, String watchKey, String key) {
+        return watchKey.equals(key) ? watch != Watch.NONE : watch == Watch.GRANTS;
+    }
+
+    /** @return whether some subscriber needs the watcher row {@code watchKey} (guarded by lock) */
+    private boolean watched(String watchKey) {
+        String key = dispatchKey(watchKey);
         Set<Sub> set = subscribers.get(key);
         if (set == null) {
             return false;
         }
         for (Sub s : set) {
-            if (s.watch) {
+            if (needs(s.watch, watchKey, key)) {
                 return true;
             }
         }
@@ -381,7 +420,7 @@ final class NotificationListener {
             kicks = work;
             for (Set<Sub> set : subscribers.values()) {
                 for (Sub s : set) {
-                    if (s.watch) {
+                    if (s.watch != Watch.NONE) {
                         s.pending = true;
                     } else {
                         s.pending = false;
@@ -453,7 +492,8 @@ final class NotificationListener {
                 set.remove(sub);
                 return set.isEmpty() ? null : set;
             });
-            drop = registered.contains(key) && !watched(key);
+            String observer = NotificationPayload.observerKey(key);
+            drop = registered.contains(key) && !watched(key) || registered.contains(observer) && !watched(observer);
         }
         if (drop) {
             kick(false);
@@ -464,11 +504,11 @@ final class NotificationListener {
     private static final class Sub {
         final String name;
         final FluxSink<LockEvent> sink;
-        final boolean watch;
+        final Watch watch;
         volatile boolean ready;
         boolean pending; // guarded by lock: waits for its Subscribed
 
-        Sub(String name, FluxSink<LockEvent> sink, boolean watch) {
+        Sub(String name, FluxSink<LockEvent> sink, Watch watch) {
             this.name = name;
             this.sink = sink;
             this.watch = watch;

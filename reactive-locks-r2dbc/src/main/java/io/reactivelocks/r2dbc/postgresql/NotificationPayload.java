@@ -61,6 +61,18 @@ final class NotificationPayload {
     }
 
     /**
+     * The watcher key of a lock's observers: {@code \o} and the stored lock name. A lock's grants
+     * are announced only while a client registered it (waiters register the plain name, which
+     * announces releases). Never a dispatch key: the grant's notification names the lock itself.
+     *
+     * @param storedName the lock name, stored form
+     * @return the key an observer registers besides the name
+     */
+    static String observerKey(String storedName) {
+        return "\\o" + storedName;
+    }
+
+    /**
      * The dispatch key of a task queue's wake-ups: {@code \q} and the stored queue name. No lock
      * name has it: in a stored name a backslash is always followed by {@code \}, {@code 0} or
      * {@code u}, so queue wake-ups never reach a lock's subscribers and vice versa.

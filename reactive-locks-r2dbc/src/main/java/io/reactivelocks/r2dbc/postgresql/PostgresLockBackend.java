@@ -482,7 +482,24 @@ public final class PostgresLockBackend implements LockBackend {
     @Override
     public Flux<LockEvent> events(String name) {
         Objects.requireNonNull(name, "name");
-        return Flux.defer(() -> listener.events(name, TextEscapes.encode(name), true));
+        return Flux.defer(() -> listener.events(name, TextEscapes.encode(name), NotificationListener.Watch.GRANTS));
+    }
+
+    /**
+     * As {@link #events}, without the grants: a waiter's subscription registers the name for its
+     * releases only, so that a handoff's grant sends no {@code NOTIFY} unless someone observes the
+     * name (each {@code NOTIFY} serializes its transaction's commit with every other notifying one).
+     */
+    @Override
+    public Flux<LockEvent> wakeUps(String name) {
+        Objects.requireNonNull(name, "name");
+        return Flux.defer(() -> listener.events(name, TextEscapes.encode(name), NotificationListener.Watch.CHANGES));
+    }
+
+    /** @return {@code true}: {@link #wakeUps} registers no observer, and grants are announced to observers only */
+    @Override
+    public boolean wakeUpsOmitGrants() {
+        return true;
     }
 
     /**
@@ -507,7 +524,7 @@ public final class PostgresLockBackend implements LockBackend {
      * after each (re)connect. Completes when the backend closes.
      */
     Flux<LockEvent> queueEvents(String queue) {
-        return Flux.defer(() -> listener.events(queue, NotificationPayload.queueKey(TextEscapes.encode(queue)), false));
+        return Flux.defer(() -> listener.events(queue, NotificationPayload.queueKey(TextEscapes.encode(queue)), NotificationListener.Watch.NONE));
     }
 
     /**
@@ -516,7 +533,7 @@ public final class PostgresLockBackend implements LockBackend {
      * {@code key}; {@link LockEvent.Subscribed} after each (re)connect.
      */
     Flux<LockEvent> semaphoreEvents(String semaphore, String key) {
-        return Flux.defer(() -> listener.events(semaphore, key, true));
+        return Flux.defer(() -> listener.events(semaphore, key, NotificationListener.Watch.CHANGES));
     }
 
     /** Runs {@code sql} (one statement with bind parameters) on a pooled connection, returned on any end. */

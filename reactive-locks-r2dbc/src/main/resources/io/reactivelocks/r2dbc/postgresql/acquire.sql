@@ -16,8 +16,8 @@
 --    two names only makes them wait for each other for a moment.)
 -- Busy: the holder's owner, token, remaining TTL and payload come back in the same round trip (from the
 -- statement's snapshot; when the holder committed after it began, none comes back: holder unknown).
--- A grant is announced only while a client watches the name (watched_until, see acquire_row.sql); a
--- new row has no watcher (${watch_fn} creates the row of a name it watches).
+-- A grant is announced only while a client observes the name (see acquire_row.sql); a new row has
+-- no watcher (${watch_fn} creates the row of a name it watches).
 WITH updated AS (
     UPDATE ${table} AS l
     SET owner      = $2,
@@ -26,7 +26,7 @@ WITH updated AS (
         payload    = CASE WHEN l.owner = $2 THEN l.payload ELSE $6::text END
     WHERE l.name = $1 AND (l.owner = $2 OR l.expires_at <= now())
     RETURNING l.token,
-              CASE WHEN l.watched_until > now() THEN pg_notify($4, 'A ' || l.token || ' ' || $5) IS NULL ELSE false END AS sent
+              CASE WHEN l.watched_until > now() THEN ${notify_fn}($4, '\o' || $1, 'A ' || l.token || ' ' || $5) ELSE false END AS sent
 ), inserted AS (
     INSERT INTO ${table} (name, owner, token, expires_at, payload)
     SELECT $1, $2, nextval('${sequence}'), now() + $3::bigint * interval '1 microsecond', $6::text

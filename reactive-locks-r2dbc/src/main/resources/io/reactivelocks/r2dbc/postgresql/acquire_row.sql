@@ -12,8 +12,10 @@
 -- evaluates the statement again on the latest version (EvalPlanQual), drawing again. So along
 -- the row's versions tokens only grow. Rows are only deleted by purge.sql, under the name's
 -- advisory lock that acquire.sql's insert holds from its draw to its commit.
--- The grant is announced only while a client watches the name (watched_until, set by
--- ${watch_fn} under the same row lock): none on the uncontended path.
+-- The grant is announced only while a client OBSERVES the name: the row's watched_until (set by
+-- ${watch_fn} under the same row lock for every waiter or observer) says someone listens, and
+-- ${notify_fn} then checks for an observer's key (\o and the name; waiters need releases only,
+-- and a NOTIFY serializes the commit). None of this on the uncontended path.
 UPDATE ${table} AS l
 SET owner      = $2,
     token      = CASE WHEN l.owner = $2 THEN l.token ELSE nextval('${sequence}') END,
@@ -21,4 +23,4 @@ SET owner      = $2,
     payload    = CASE WHEN l.owner = $2 THEN l.payload ELSE $6::text END
 WHERE l.name = $1 AND (l.owner = $2 OR l.expires_at <= now())
 RETURNING true AS granted, l.token, NULL::text AS owner, NULL::bigint AS remaining_us, NULL::text AS payload,
-          CASE WHEN l.watched_until > now() THEN pg_notify($4, 'A ' || l.token || ' ' || $5) IS NULL ELSE false END AS sent
+          CASE WHEN l.watched_until > now() THEN ${notify_fn}($4, '\o' || $1, 'A ' || l.token || ' ' || $5) ELSE false END AS sent

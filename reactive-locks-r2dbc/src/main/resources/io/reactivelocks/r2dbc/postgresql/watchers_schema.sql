@@ -37,7 +37,11 @@ $fn$;
 -- Registers or renews the keys a client watches, until now() + p_ttl_us; returns the keys that
 -- had no live row of this client (new or lapsed: their waiters must re-check). A new row is
 -- written under the key's advisory lock taken EXCLUSIVELY (see ${notify_fn}), one key after the
--- other in sorted order. Sweeps expired rows of any client first (without waiting for locks).
+-- other in sorted order, the observer keys (\o and the stored lock name) after all others: a
+-- lock's grant takes the lock row first and then the observer key's advisory lock (in
+-- ${notify_fn}), so a registration must take them in the same order (the name's row, written for
+-- its plain key, before the observer key's lock), or the two would wait for each other.
+-- Sweeps expired rows of any client first (without waiting for locks).
 CREATE OR REPLACE FUNCTION ${watch_fn}(p_keys text[], p_listener text, p_ttl_us bigint)
 RETURNS SETOF text
 LANGUAGE plpgsql VOLATILE AS $fn$
@@ -47,7 +51,7 @@ BEGIN
     DELETE FROM ${watcher_table} w
     WHERE (w.key, w.listener) IN (SELECT x.key, x.listener FROM ${watcher_table} x
                                   WHERE x.expires_at <= now() FOR UPDATE SKIP LOCKED);
-    FOR v_key IN SELECT DISTINCT u.k FROM unnest(p_keys) AS u(k) ORDER BY u.k LOOP
+    FOR v_key IN SELECT u.k FROM (SELECT DISTINCT x.k FROM unnest(p_keys) AS x(k)) AS u ORDER BY left(u.k, 2) = '\o', u.k LOOP
         UPDATE ${watcher_table} w SET expires_at = now() + p_ttl_us * interval '1 microsecond'
             WHERE w.key = v_key AND w.listener = p_listener AND w.expires_at > now();
         IF NOT FOUND THEN
@@ -62,8 +66,8 @@ BEGIN
         -- after this committed and notifies, or committed before it and the waiters' re-check sees
         -- it. A name without a row gets a free placeholder row (token 0, never a grant's token).
         -- Keys of the other concepts start with a backslash and a letter (semaphore, read-write
-        -- lock, task queue), which no stored lock name does.
-        IF left(v_key, 2) NOT IN ('\s', '\w', '\q') THEN
+        -- lock, task queue; a lock's observers), which no stored lock name does.
+        IF left(v_key, 2) NOT IN ('\s', '\w', '\q', '\o') THEN
             INSERT INTO ${table} AS l (name, owner, token, expires_at, watched_until)
                 VALUES (v_key, '', 0, '-infinity', now() + p_ttl_us * interval '1 microsecond')
                 ON CONFLICT (name) DO UPDATE SET watched_until = GREATEST(l.watched_until, excluded.watched_until);
@@ -77,7 +81,7 @@ $fn$;
 -- none is left): from then on their grants and releases notify nobody. Each key under its
 -- advisory lock taken EXCLUSIVELY, like a registration, and read after it (a fresh snapshot per
 -- statement): a registration of another client either committed before (and is counted) or
--- comes after (and raises the watch again).
+-- comes after (and raises the watch again). In the order of ${watch_fn} (observer keys last).
 CREATE OR REPLACE FUNCTION ${unwatch_fn}(p_keys text[], p_listener text)
 RETURNS integer
 LANGUAGE plpgsql VOLATILE AS $fn$
@@ -85,13 +89,13 @@ DECLARE
     v_key text;
     n integer := 0;
 BEGIN
-    FOR v_key IN SELECT DISTINCT u.k FROM unnest(p_keys) AS u(k) ORDER BY u.k LOOP
+    FOR v_key IN SELECT u.k FROM (SELECT DISTINCT x.k FROM unnest(p_keys) AS x(k)) AS u ORDER BY left(u.k, 2) = '\o', u.k LOOP
         PERFORM pg_advisory_xact_lock(hashtextextended(v_key, 7305467431562270023));
         DELETE FROM ${watcher_table} w WHERE w.key = v_key AND w.listener = p_listener;
         IF FOUND THEN
             n := n + 1;
         END IF;
-        IF left(v_key, 2) NOT IN ('\s', '\w', '\q') THEN
+        IF left(v_key, 2) NOT IN ('\s', '\w', '\q', '\o') THEN
             UPDATE ${table} l
             SET watched_until = COALESCE((SELECT max(w.expires_at) FROM ${watcher_table} w
                                           WHERE w.key = v_key AND w.expires_at > now()), '-infinity')

@@ -12,6 +12,8 @@ import io.reactivelocks.LockOptions;
 import io.reactivelocks.LockState;
 import io.reactivelocks.LockStore;
 import io.reactivelocks.semaphore.Semaphore;
+import io.reactivelocks.spi.Attempt;
+import io.reactivelocks.spi.GrantRequest;
 import io.reactivelocks.spi.LockEvent;
 import io.reactivelocks.test.server.PostgresServer;
 import java.time.Duration;
@@ -27,6 +29,9 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+
 import reactor.test.StepVerifier;
 import reactor.util.retry.Retry;
 
@@ -174,6 +179,99 @@ class PostgresWatchersTest {
     }
 
     @Test
+    void aWaitersSubscriptionAnnouncesReleasesOnlyAnObserverAlsoGrants() {
+        LockClient locks = client(backend());
+        String name = unique("waiting");
+        String observerKey = NotificationPayload.observerKey(name);
+        PostgresLockBackend waiter = backend();
+        ConcurrentLinkedQueue<LockEvent> waits = new ConcurrentLinkedQueue<>();
+        Disposable waiting = waiter.wakeUps(name).subscribe(waits::add);
+        Disposable observing = null;
+        try {
+            await().atMost(TIMEOUT).until(() -> waits.contains(new LockEvent.Subscribed(name)));
+            assertThat(watcherRows(name)).isEqualTo(1);
+            assertThat(watcherRows(observerKey)).isZero();
+            // a handoff's grant costs no NOTIFY while only waiters listen
+            List<String> told = heardUntilNow(() -> locks.acquire(name).flatMap(Lease::release).block(TIMEOUT));
+            assertThat(told).hasSize(1);
+            assertThat(told.get(0)).startsWith("R ").endsWith(name);
+
+            PostgresLockBackend observer = backend();
+            ConcurrentLinkedQueue<LockEvent> seen = new ConcurrentLinkedQueue<>();
+            observing = observer.events(name).subscribe(seen::add);
+            await().atMost(TIMEOUT).until(() -> seen.contains(new LockEvent.Subscribed(name)));
+            assertThat(watcherRows(observerKey)).isEqualTo(1);
+            told = heardUntilNow(() -> locks.acquire(name).flatMap(Lease::release).block(TIMEOUT));
+            assertThat(told).hasSize(2);
+            assertThat(told.get(0)).startsWith("A ").endsWith(name);
+            assertThat(told.get(1)).startsWith("R ").endsWith(name);
+            await().atMost(TIMEOUT).until(() -> seen.stream().anyMatch(e -> e instanceof LockEvent.Acquired));
+
+            // the observer left: its key goes, the waiter's stays, and grants are quiet again
+            observing.dispose();
+            await().atMost(TIMEOUT).until(() -> watcherRows(observerKey) == 0);
+            assertThat(watcherRows(name)).isEqualTo(1);
+            told = heardUntilNow(() -> locks.acquire(name).flatMap(Lease::release).block(TIMEOUT));
+            assertThat(told).hasSize(1);
+            assertThat(told.get(0)).startsWith("R ").endsWith(name);
+        } finally {
+            waiting.dispose();
+            if (observing != null) {
+                observing.dispose();
+            }
+        }
+    }
+
+    /**
+     * Observers come and go while the lock changes hands: a grant takes the lock row and then the observer key's
+     * advisory lock, a registration the same two in the same order. In the other order (the observer key sorted
+     * first, as a plain sort puts a backslash before letters) they wait for each other: a deadlock the server
+     * breaks after a second by failing one of them — here a grant's error or a registration that never says
+     * {@code Subscribed} in time.
+     */
+    @Test
+    void observersComingAndGoingDuringHandoffsNeverDeadlockAGrant() {
+        String name = unique("churn");
+        PostgresLockBackend a = backend();
+        PostgresLockBackend b = backend();
+        PostgresLockBackend observer = backend();
+        AtomicReference<Throwable> grantError = new AtomicReference<>();
+        java.util.concurrent.atomic.AtomicLong grants = new java.util.concurrent.atomic.AtomicLong();
+        Sinks.Empty<Void> done = Sinks.empty();
+        Function<PostgresLockBackend, Disposable> handoffs = backend -> {
+            String owner = io.reactivelocks.spi.GrantRequest.newOwner();
+            GrantRequest request = new GrantRequest(name, owner, Duration.ofSeconds(30), false, io.reactivelocks.LockClock.system());
+            return Mono.defer(() -> backend.tryGrant(request))
+                    .flatMap(attempt -> attempt instanceof Attempt.Granted
+                            ? backend.release(name, owner).doOnNext(x -> grants.incrementAndGet()) : Mono.just(false))
+                    .repeat()
+                    .takeUntilOther(done.asMono())
+                    .subscribe(null, grantError::set);
+        };
+        Disposable one = handoffs.apply(a);
+        Disposable two = handoffs.apply(b);
+        // a waiter keeps the name watched, so every grant checks for observers
+        Disposable waiting = a.wakeUps(name).subscribe();
+        try {
+            for (int i = 0; i < 20; i++) {
+                StepVerifier.create(observer.events(name).filter(e -> e instanceof LockEvent.Subscribed).take(1))
+                        .expectNextCount(1)
+                        .expectComplete()
+                        .verify(Duration.ofSeconds(5));
+                await().atMost(TIMEOUT).until(() -> watcherRows(NotificationPayload.observerKey(name)) == 0);
+            }
+            assertThat(grantError.get()).isNull();
+            assertThat(grants.get()).isPositive();
+        } finally {
+            done.tryEmitEmpty();
+            one.dispose();
+            two.dispose();
+            waiting.dispose();
+        }
+        assertThat(grantError.get()).isNull();
+    }
+
+    @Test
     void aSemaphoreWaiterIsWokenByTheReleaseAndAnUncontendedPermitSendsNoNotify() {
         Semaphore holder = semaphore();
         Semaphore waiter = semaphore();
@@ -216,13 +314,14 @@ class PostgresWatchersTest {
     void aCrashedClientsWatcherRowStopsCountingWhenItExpiresAndIsSwept() {
         LockClient locks = client(backend());
         String name = unique("crashed");
-        // a client that registered the name (as its listener does) and then vanished
+        // a client that observed the name (its listener registers the name and the observer key) and then vanished
         PostgresTestSupport.sql(factory, "SELECT " + SqlIdentifiers.qualified(SCHEMA, options.table() + "_watch")
-                + "(ARRAY[$1], 'crashed', 1500000) AS k", name);
+                + "(ARRAY[$1, $2], 'crashed', 1500000) AS k", name, NotificationPayload.observerKey(name));
         Function<Void, List<String>> cycle = v -> heardUntilNow(() -> locks.acquire(name).flatMap(Lease::release).block(TIMEOUT));
         assertThat(cycle.apply(null)).hasSize(2); // counts while live
         await().atMost(TIMEOUT).until(() -> Boolean.TRUE.equals(PostgresTestSupport.sql(factory, "SELECT bool_and(expires_at <= now()) AS e FROM "
-                + SqlIdentifiers.qualified(SCHEMA, options.table() + "_watchers") + " WHERE key = $1", name).get(0).get("e")));
+                + SqlIdentifiers.qualified(SCHEMA, options.table() + "_watchers") + " WHERE key IN ($1, $2)", name,
+                NotificationPayload.observerKey(name)).get(0).get("e")));
         assertThat(cycle.apply(null)).isEmpty();
         // any client's registration or renewal sweeps expired rows
         PostgresLockBackend other = backend();
@@ -230,5 +329,6 @@ class PostgresWatchersTest {
         StepVerifier.create(other.events(otherName).take(1)).expectNext(new LockEvent.Subscribed(otherName))
                 .expectComplete().verify(TIMEOUT);
         assertThat(watcherRows(name)).isZero();
+        assertThat(watcherRows(NotificationPayload.observerKey(name))).isZero();
     }
 }
