@@ -11,7 +11,9 @@ import java.util.Objects;
  * <pre>
  *   {prefix}{<tag>}:lock     the lock: "&lt;token&gt;:&lt;owner&gt;", with the lease as PX TTL
  *   {prefix}{<tag>}:fence    the fencing counter (integer), with a long TTL refreshed on each grant
- *   {prefix}{<tag>}:events   the pub/sub channel of the lock ("acquired:&lt;token&gt;:&lt;owner&gt;", "released:&lt;owner&gt;")
+ *   {prefix}{<tag>}:events   the pub/sub channel of the lock ("released:&lt;owner&gt;", revocations; a fair lock's grants)
+ *   {prefix}{<tag>}:grants   the pub/sub channel of the lock's grants ("acquired:&lt;token&gt;:&lt;owner&gt;"), which only
+ *                            observers subscribe to (a waiter needs releases only)
  *   {prefix}{<tag>}:window   the window-lock sorted set (member = period in ms, score = last claimed window)
  *   {prefix}{<tag>}:window:fence  the window claims' fencing counter (integer), with the fence TTL
  *   {prefix}{<tag>}:semaphore         a semaphore's holders (sorted set: owner -&gt; expiry in server ms)
@@ -69,6 +71,14 @@ final class RedisKeys {
 
     String channel(String name) {
         return base(name) + "events";
+    }
+
+    /**
+     * @param name the lock name
+     * @return the channel of the lock's grants, which only observers subscribe to
+     */
+    String grantsChannel(String name) {
+        return base(name) + "grants";
     }
 
     String window(String name) {

@@ -238,7 +238,7 @@ public final class RedisLockBackend implements LockBackend {
         return Mono.defer(() -> {
             String name = request.name();
             String[] k = {keys.lock(name), keys.fence(name)};
-            String[] a = {request.owner(), millis(request.leaseTime()), fenceTtlMs, keys.channel(name),
+            String[] a = {request.owner(), millis(request.leaseTime()), fenceTtlMs, keys.grantsChannel(name),
                     request.payload() == null ? "0" : "1", request.payload() == null ? "" : request.payload()};
             return commandsHere()
                     .flatMap(c -> {
@@ -402,7 +402,7 @@ public final class RedisLockBackend implements LockBackend {
         Objects.requireNonNull(lock, "lock");
         return Mono.defer(() -> script(LuaScript.UPDATE, ScriptOutputType.INTEGER, new String[] {keys.lock(lock.name())},
                         lock.owner(), Long.toString(lock.token()), payload == null ? "0" : "1",
-                        payload == null ? "" : payload, keys.channel(lock.name()))
+                        payload == null ? "" : payload, keys.grantsChannel(lock.name()))
                 .map(r -> Long.valueOf(1L).equals(r))
                 .onErrorMap(e -> RedisErrors.map(lock.name(), "payload update", e)));
     }
@@ -530,15 +530,54 @@ public final class RedisLockBackend implements LockBackend {
     }
 
     /**
-     * The lock's events from its pub/sub channel: {@code Subscribed} once the server confirmed
-     * the {@code SUBSCRIBE}, then {@code Acquired}/{@code Released} (never expiry). Completes
-     * when the backend closes; errors when the subscription fails; cancelling unsubscribes when
-     * this was the last subscriber of the name.
+     * The lock's events from its two pub/sub channels, the lock's and its grants': {@code Subscribed}
+     * once the server confirmed both {@code SUBSCRIBE}s (and again once both were re-established), then
+     * {@code Acquired}/{@code Released} (never expiry) in the order the server ran them (one connection
+     * carries both). Completes when the backend closes; errors when a subscription fails; cancelling
+     * unsubscribes when this was the last subscriber of the name.
      */
     @Override
     public Flux<LockEvent> events(String name) {
         Objects.requireNonNull(name, "name");
+        return bothLive(channels.events(name, keys.channel(name)), channels.events(name, keys.grantsChannel(name)));
+    }
+
+    /**
+     * A waiter's events: the lock's channel alone (releases and revocations), so that a grant's
+     * {@code PUBLISH} reaches only the clients that observe the name.
+     */
+    @Override
+    public Flux<LockEvent> wakeUps(String name) {
+        Objects.requireNonNull(name, "name");
         return channels.events(name, keys.channel(name));
+    }
+
+    /** @return {@code true}: grants go to their own channel, which {@link #wakeUps} does not subscribe to */
+    @Override
+    public boolean wakeUpsOmitGrants() {
+        return true;
+    }
+
+    /**
+     * Two channels' events as one stream: every event of either, except that {@code Subscribed} is told when
+     * both have said it as often (the first time once both are live; after a reconnect once both are again).
+     */
+    static Flux<LockEvent> bothLive(Flux<LockEvent> first, Flux<LockEvent> second) {
+        return Flux.defer(() -> {
+            long[] subscribed = new long[2]; // merge emits one at a time
+            return Flux.merge(first.map(e -> new Object[] {0, e}), second.map(e -> new Object[] {1, e}))
+                    .handle((tagged, sink) -> {
+                        int side = (Integer) tagged[0];
+                        LockEvent e = (LockEvent) tagged[1];
+                        if (e instanceof LockEvent.Subscribed) {
+                            subscribed[side]++;
+                            if (subscribed[side] > subscribed[1 - side]) {
+                                return; // the other channel has not said it this often yet
+                            }
+                        }
+                        sink.next(e);
+                    });
+        });
     }
 
     /**

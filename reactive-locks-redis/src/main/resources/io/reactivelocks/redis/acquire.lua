@@ -5,7 +5,7 @@
 -- ARGV[1]  owner id
 -- ARGV[2]  lease time in ms
 -- ARGV[3]  fence counter TTL in ms
--- ARGV[4]  the lock's pub/sub channel
+-- ARGV[4]  the lock's grants channel (observers subscribe to it; waiters listen for releases only)
 -- ARGV[5]  '1' when the grant carries a payload, '0' when not
 -- ARGV[6]  the payload (ignored unless ARGV[5] is '1')
 --

@@ -5,7 +5,7 @@
 -- ARGV[2]  fencing token of the grant
 -- ARGV[3]  '1' to store the payload ARGV[4], '0' to remove the payload
 -- ARGV[4]  the new payload
--- ARGV[5]  the lock's pub/sub channel
+-- ARGV[5]  the lock's grants channel (as acquire.lua)
 --
 -- Returns 1 when the key held exactly that grant and now carries the new payload ("acquired:<token>:<owner>"
 -- is published again, so observers re-read the holder), 0 when the grant is gone (nothing changed).

@@ -66,7 +66,7 @@ class RedisKeysTest {
                 assertThat(SlotHash.getSlot(RedisKeys.bytes(k))).as(k).isEqualTo(slot);
             }
             assertThat(Set.of(keys.tasks(q), keys.pending(q), keys.claimed(q), keys.queueFence(q), keys.queueChannel(q),
-                    keys.lock(q), keys.fence(q), keys.channel(q), keys.window(q))).hasSize(9);
+                    keys.lock(q), keys.fence(q), keys.channel(q), keys.grantsChannel(q), keys.window(q))).hasSize(10);
         }
         assertThat(keys.tasks("emails")).isEqualTo("rl:{emails}:queue:tasks");
     }

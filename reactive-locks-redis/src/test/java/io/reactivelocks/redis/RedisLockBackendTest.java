@@ -427,6 +427,8 @@ class RedisLockBackendTest {
             d2.dispose();
             await().atMost(STEP).until(() -> c.sync().pubsubNumsub(channel).get(channel) == 0L);
             assertThat(c.sync().pubsubChannels(channel)).as("channels of this name subscribed on the server").isEmpty();
+            String grants = watcher.keys().grantsChannel(name);
+            await().atMost(STEP).until(() -> c.sync().pubsubNumsub(grants).get(grants) == 0L);
 
             // the channel was forgotten, not left half-unsubscribed: a later subscriber subscribes on the server
             // again and hears the lock's events
@@ -446,6 +448,75 @@ class RedisLockBackendTest {
             d1.dispose();
             d2.dispose();
         }
+    }
+
+    /**
+     * A waiter's stream ({@code wakeUps}) subscribes the lock's channel alone: a grant's {@code PUBLISH} goes to the
+     * grants channel, which only observers ({@code events}) subscribe to.
+     */
+    @Test
+    void aWaitersStreamHearsReleasesOnlyAndAnObserversAlsoGrants() {
+        RedisLockBackend watcher = backend();
+        RedisLockBackend actor = backend();
+        String name = name("wakeups");
+        String channel = watcher.keys().channel(name);
+        String grants = watcher.keys().grantsChannel(name);
+        List<LockEvent> waits = new java.util.concurrent.CopyOnWriteArrayList<>();
+        List<LockEvent> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+        var waiting = watcher.wakeUps(name).subscribe(waits::add);
+        reactor.core.Disposable observing = null;
+        try (StatefulRedisConnection<String, String> c = redis.connect()) {
+            await().atMost(STEP).until(() -> waits.contains(new LockEvent.Subscribed(name)));
+            assertThat(c.sync().pubsubNumsub(channel).get(channel)).isEqualTo(1L);
+            assertThat(c.sync().pubsubNumsub(grants).get(grants)).as("nobody listens for grants").isZero();
+            String owner = GrantRequest.newOwner();
+            actor.tryGrant(request(name, owner, LEASE)).block(STEP);
+            actor.release(name, owner).block(STEP);
+            await().atMost(STEP).until(() -> waits.size() == 2);
+            assertThat(waits).containsExactly(new LockEvent.Subscribed(name), new LockEvent.Released(name, owner, false));
+
+            observing = watcher.events(name).subscribe(seen::add);
+            await().atMost(STEP).until(() -> !seen.isEmpty());
+            assertThat(seen).containsExactly(new LockEvent.Subscribed(name)); // once, when both channels are live
+            assertThat(c.sync().pubsubNumsub(grants).get(grants)).isEqualTo(1L);
+            String next = GrantRequest.newOwner();
+            long token = ((Attempt.Granted) actor.tryGrant(request(name, next, LEASE)).block(STEP)).token();
+            actor.release(name, next).block(STEP);
+            await().atMost(STEP).until(() -> seen.size() == 3);
+            assertThat(seen).containsExactly(new LockEvent.Subscribed(name), new LockEvent.Acquired(name, next, token),
+                    new LockEvent.Released(name, next, false));
+            assertThat(waits).as("the waiter's stream still carries no grant").noneMatch(e -> e instanceof LockEvent.Acquired);
+        } finally {
+            waiting.dispose();
+            if (observing != null) {
+                observing.dispose();
+            }
+        }
+    }
+
+    @Test
+    void bothLiveTellsSubscribedOnceBothChannelsSaidItAsOften() {
+        reactor.core.publisher.Sinks.Many<LockEvent> a = reactor.core.publisher.Sinks.many().unicast().onBackpressureBuffer();
+        reactor.core.publisher.Sinks.Many<LockEvent> b = reactor.core.publisher.Sinks.many().unicast().onBackpressureBuffer();
+        LockEvent.Subscribed live = new LockEvent.Subscribed("n");
+        LockEvent.Released released = new LockEvent.Released("n", "o", false);
+        LockEvent.Acquired acquired = new LockEvent.Acquired("n", "p", 7);
+        StepVerifier.create(RedisLockBackend.bothLive(a.asFlux(), b.asFlux()))
+                .then(() -> a.tryEmitNext(live))
+                .expectNoEvent(Duration.ofMillis(10))
+                .then(() -> b.tryEmitNext(live))
+                .expectNext(live)
+                .then(() -> a.tryEmitNext(released))
+                .expectNext(released)
+                .then(() -> b.tryEmitNext(live)) // a reconnect: the grants channel again first
+                .then(() -> b.tryEmitNext(acquired))
+                .expectNext(acquired)
+                .then(() -> a.tryEmitNext(live))
+                .expectNext(live)
+                .then(a::tryEmitComplete)
+                .then(b::tryEmitComplete)
+                .expectComplete()
+                .verify(STEP);
     }
 
     @Test
