@@ -146,7 +146,7 @@ public final class PostgresLockBackend implements LockBackend {
             SqlScripts.render("admin_queues.sql", Map.of("task_table", PostgresTaskStore.names(options).get("task_table")), false)};
         this.schemaCheckSql = SqlScripts.render("schema_check.sql", names, false);
         this.schemaObjects = new String[] {names.get("table"), names.get("sequence"), names.get("window_table"),
-                names.get("watcher_table"), names.get("notify_fn") + "(text,text,text)"};
+                names.get("watcher_table"), names.get("notify_fn") + "(text,text,text)", names.get("watch_fn") + "(text[],text,bigint)"};
 
         this.schemaValidateSql = SqlScripts.render("schema_validate.sql", Map.of(), false);
         this.schemaPrivilegesSql = SqlScripts.render("schema_privileges.sql", Map.of(), false);
@@ -628,7 +628,7 @@ public final class PostgresLockBackend implements LockBackend {
 
     private Mono<Void> ensureSchema() {
         return query(schemaCheckSql, st -> st.bind(0, schemaObjects[0]).bind(1, schemaObjects[1]).bind(2, schemaObjects[2])
-                        .bind(3, schemaObjects[3]).bind(4, schemaObjects[4]),
+                        .bind(3, schemaObjects[3]).bind(4, schemaObjects[4]).bind(5, schemaObjects[5]),
                 (row, md) -> Boolean.TRUE.equals(row.get("ready", Boolean.class)))
                 .reduce(Boolean::logicalAnd)
                 .defaultIfEmpty(false)

@@ -75,6 +75,10 @@ BEGIN
     END LOOP;
 END
 $fn$;
+-- The version of the watching protocol, read by the check on first use (schema_check.sql): a schema whose
+-- ${watch_fn} predates the observer keys (which it must take after the name's keys) is not ready, so the
+-- first use of a newer client runs this script again and replaces the functions.
+COMMENT ON FUNCTION ${watch_fn}(text[], text, bigint) IS 'reactive-locks watchers 2: observer keys last';
 
 -- Deletes a client's rows of the keys p_keys (nobody there waits for them any more) and lowers the
 -- watch of the lock rows among them to the end of the other clients' live rows ('-infinity' when

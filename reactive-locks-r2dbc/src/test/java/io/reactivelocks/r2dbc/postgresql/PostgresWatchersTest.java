@@ -291,6 +291,26 @@ class PostgresWatchersTest {
         }
     }
 
+    /** A schema whose watch function predates the observer keys gets the new functions on the first use of a newer client. */
+    @Test
+    void aWatchFunctionOfAnOlderProtocolIsReplacedOnFirstUse() {
+        String schema = "old_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+        PostgresLockOptions o = options.mutate().schema(schema).build();
+        PostgresLockBackend first = PostgresLockBackend.create(factory, o);
+        backends.add(first);
+        first.migrate().block(TIMEOUT);
+        String watch = SqlIdentifiers.qualified(schema, "reactive_locks_watch") + "(text[], text, bigint)";
+        String comment = "SELECT obj_description(to_regprocedure('" + watch + "'), 'pg_proc') AS c";
+        assertThat(PostgresTestSupport.sql(factory, comment).get(0).get("c")).asString().contains("observer keys last");
+        PostgresTestSupport.exec(factory, "COMMENT ON FUNCTION " + watch + " IS NULL"); // as the older versions left it
+        PostgresLockBackend upgraded = PostgresLockBackend.create(factory, o);
+        backends.add(upgraded);
+        Lease lease = client(upgraded).acquire("n").block(TIMEOUT);
+        assertThat(lease).isNotNull();
+        lease.release().block(TIMEOUT);
+        assertThat(PostgresTestSupport.sql(factory, comment).get(0).get("c")).asString().contains("observer keys last");
+    }
+
     @Test
     void aSchemaOfAnOlderVersionWithoutWatchersIsMigratedOnFirstUse() {
         String schema = "old_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
