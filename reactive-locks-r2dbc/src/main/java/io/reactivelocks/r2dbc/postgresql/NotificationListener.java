@@ -332,7 +332,7 @@ final class NotificationListener {
 
     /** After a watch statement committed: Subscribed to the waiting subscribers of {@code added} and all of {@code lapsed}. */
     private void registeredNow(Sinks.Many<Boolean> session, List<String> added, List<String> lapsed) {
-        List<Sub> tell = new ArrayList<>();
+        Set<Sub> tell = new java.util.LinkedHashSet<>(); // a subscriber told once per step
         synchronized (lock) {
             if (kicks != session) {
                 return; // the next session registers everything again
@@ -340,13 +340,12 @@ final class NotificationListener {
             registered.addAll(added);
             Set<String> again = new HashSet<>(lapsed);
             added.forEach(again::remove);
-            Set<Sub> told = new java.util.LinkedHashSet<>();
             for (String w : added) {
                 String key = dispatchKey(w);
                 for (Sub s : subscribers.getOrDefault(key, Set.of())) {
                     if (s.pending && needs(s.watch, w, key) && registeredFor(key, s.watch)) {
                         s.pending = false;
-                        told.add(s);
+                        tell.add(s);
                     }
                 }
             }
@@ -355,11 +354,10 @@ final class NotificationListener {
                 for (Sub s : subscribers.getOrDefault(key, Set.of())) {
                     if (needs(s.watch, w, key) && registeredFor(key, s.watch)) {
                         s.pending = false;
-                        told.add(s);
+                        tell.add(s);
                     }
                 }
             }
-            tell.addAll(told);
         }
         tell.forEach(Sub::subscribed);
     }

@@ -291,14 +291,20 @@ class PostgresWatchersTest {
         }
     }
 
-    /** A schema whose watch function predates the observer keys gets the new functions on the first use of a newer client. */
-    @Test
-    void aWatchFunctionOfAnOlderProtocolIsReplacedOnFirstUse() {
-        String schema = "old_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
-        PostgresLockOptions o = options.mutate().schema(schema).build();
+    /** @return the options of a fresh schema, created by {@code migrate()} (a test then ages it) */
+    private PostgresLockOptions migratedSchema() {
+        PostgresLockOptions o = options.mutate().schema("old_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12)).build();
         PostgresLockBackend first = PostgresLockBackend.create(factory, o);
         backends.add(first);
         first.migrate().block(TIMEOUT);
+        return o;
+    }
+
+    /** A schema whose watch function predates the observer keys gets the new functions on the first use of a newer client. */
+    @Test
+    void aWatchFunctionOfAnOlderProtocolIsReplacedOnFirstUse() {
+        PostgresLockOptions o = migratedSchema();
+        String schema = o.schema();
         String watch = SqlIdentifiers.qualified(schema, "reactive_locks_watch") + "(text[], text, bigint)";
         String comment = "SELECT obj_description(to_regprocedure('" + watch + "'), 'pg_proc') AS c";
         assertThat(PostgresTestSupport.sql(factory, comment).get(0).get("c")).asString().contains("observer keys last");
@@ -313,11 +319,8 @@ class PostgresWatchersTest {
 
     @Test
     void aSchemaOfAnOlderVersionWithoutWatchersIsMigratedOnFirstUse() {
-        String schema = "old_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
-        PostgresLockOptions o = options.mutate().schema(schema).build();
-        PostgresLockBackend first = PostgresLockBackend.create(factory, o);
-        backends.add(first);
-        first.migrate().block(TIMEOUT);
+        PostgresLockOptions o = migratedSchema();
+        String schema = o.schema();
         PostgresTestSupport.exec(factory, "DROP TABLE " + SqlIdentifiers.qualified(schema, "reactive_locks_watchers")
                 + "; DROP FUNCTION " + SqlIdentifiers.qualified(schema, "reactive_locks_notify") + "(text, text, text)");
         PostgresLockBackend upgraded = PostgresLockBackend.create(factory, o);
