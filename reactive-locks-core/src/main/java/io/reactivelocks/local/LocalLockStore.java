@@ -11,11 +11,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
-import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
@@ -32,7 +30,9 @@ public final class LocalLockStore {
     private final Map<String, Entry> locks = new HashMap<>();      // guarded by this
     private final Map<String, Long> counters = new HashMap<>();    // guarded by this
     private final Map<String, LinkedHashMap<String, Long>> lines = new HashMap<>(); // fair locks: owner -> deadline, by arrival; guarded by this
-    private final ConcurrentHashMap<String, Sinks.Many<LockEvent>> channels = new ConcurrentHashMap<>();
+    /** The names' change streams; publishing is serialized through their queues (a waiter woken by a release may
+     *  be granted on the same thread, inside the release's emission: its grant's event is queued, not emitted re-entrantly). */
+    private final LocalChannels channels = new LocalChannels();
 
     /** A store on Reactor's parallel scheduler and the JVM's monotonic clock. */
     public LocalLockStore() {
@@ -140,15 +140,7 @@ public final class LocalLockStore {
     }
 
     Flux<LockEvent> events(String name) {
-        return Flux.defer(() -> {
-            Sinks.Many<LockEvent> sink = channels.computeIfAbsent(name,
-                    n -> Sinks.many().multicast().directBestEffort());
-            return LocalChannels.liveThenSubscribed(name, sink, () -> {
-                if (sink.currentSubscriberCount() == 0) {
-                    channels.remove(name, sink);
-                }
-            });
-        });
+        return channels.events(name);
     }
 
     /** The scheduler the store's timers run on (the fair lock's waits use it too). */
@@ -364,10 +356,6 @@ public final class LocalLockStore {
     }
 
     private void publish(LockEvent event) {
-        Sinks.Many<LockEvent> sink = channels.get(event.name());
-        if (sink != null) {
-            // several threads may publish to one name: retry while another emission is in progress
-            sink.emitNext(event, Sinks.EmitFailureHandler.busyLooping(Duration.ofMillis(100)));
-        }
+        channels.publish(event);
     }
 }
