@@ -56,6 +56,11 @@ class EtcdRequestCountTest extends RequestCountContract {
     }
 
     @Override
+    protected java.util.Map<String, Long> requestsByKind() {
+        return etcd.requestsByMethod();
+    }
+
+    @Override
     protected double requestsPer(Operation operation) {
         return switch (operation) {
             // the acquire transaction and the delete (the session's latest keep-alive confirms the grant; one

@@ -188,18 +188,26 @@ final class EtcdTestSupport implements AutoCloseable {
      *         stream, as benchmarks B1/B3 count them); reading it sends no gRPC request
      */
     long requestsReceived() {
+        return requestsByMethod().values().stream().mapToLong(Long::longValue).sum();
+    }
+
+    /** @return the gRPC messages etcd has received so far by method ({@code grpc_server_msg_received_total}) */
+    java.util.Map<String, Long> requestsByMethod() {
         try {
             java.net.http.HttpResponse<String> r = java.net.http.HttpClient.newHttpClient().send(
                     java.net.http.HttpRequest.newBuilder(java.net.URI.create(server.url() + "/metrics"))
                             .timeout(Duration.ofSeconds(10)).build(),
                     java.net.http.HttpResponse.BodyHandlers.ofString());
-            long sum = 0;
+            java.util.Map<String, Long> byMethod = new java.util.TreeMap<>();
+            java.util.regex.Pattern method = java.util.regex.Pattern.compile("grpc_method=\"([^\"]*)\"");
             for (String line : r.body().split("\n")) {
                 if (line.startsWith("grpc_server_msg_received_total{")) {
-                    sum += (long) Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1).trim());
+                    java.util.regex.Matcher m = method.matcher(line);
+                    long n = (long) Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1).trim());
+                    byMethod.merge(m.find() ? m.group(1) : "?", n, Long::sum);
                 }
             }
-            return sum;
+            return byMethod;
         } catch (java.io.IOException e) {
             throw new java.io.UncheckedIOException(e);
         } catch (InterruptedException e) {
