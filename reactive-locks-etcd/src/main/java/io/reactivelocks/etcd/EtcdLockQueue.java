@@ -142,7 +142,9 @@ final class EtcdLockQueue {
         Mono<Attempt> entryGone = heldKeys.keyGone(key, myRev)
                 .then(Mono.error(() -> new LockBackendException(request.name(), "the queue entry of owner "
                         + request.owner() + " was deleted while queued", null, true)));
-        return Mono.firstWithSignal(awaitTurn(request, s, key, myRev), lost, entryGone)
+        // the entry's registration first (firstWithSignal subscribes in order): a predecessor's deletion is reported in
+        // order only for a queued key registered with the shared watch when the wait for it is decided
+        return Mono.firstWithSignal(entryGone, lost, awaitTurn(request, s, key, myRev))
                 .onErrorMap(e -> EtcdErrors.map(request.name(), "acquire", e));
     }
 

@@ -36,7 +36,8 @@ import reactor.core.publisher.Sinks;
  * {@code t + 1 >= w} is covered by it. A key registered with {@code t + 1 < w} (granted before the
  * watch was opened) is read once: its get is served at a revision {@code g >= w - 1}
  * ({@code w - 1} was a revision of the store before the get was sent), so either the get shows
- * it gone or replaced (the hold ends) or the watch covers every later deletion. When the watch
+ * it gone or replaced (the hold ends) or the watch covers every later deletion (from then on the
+ * key counts as covered, for {@link #predecessorGone}). When the watch
  * fails for good (history compacted, a permanent error), every held key is read again and
  * re-registered from its read's revision, the first of them opening a new watch.
  *
@@ -280,6 +281,12 @@ final class HeldKeyWatch {
         });
     }
 
+    /** @return whether that generation of the key is registered and covered by the watch (for tests) */
+    synchronized boolean covers(ByteSequence key, long token) {
+        List<Held> of = held.get(key);
+        return of != null && of.stream().anyMatch(h -> h.token == token && h.covered && !h.done);
+    }
+
     /** @return whether the watch is taken to deliver deletions as they commit (see {@link #live}) */
     boolean live() {
         return live;
@@ -517,14 +524,32 @@ final class HeldKeyWatch {
 
     /** A key registered from before the watch's start: read once; gone or replaced ends its hold. */
     private void check(Held h) {
+        long gen;
+        synchronized (this) {
+            gen = generation;
+        }
         read(h).subscribe(found -> {
             if (found.isEmpty()) {
                 reread(h); // etcd unreachable: look again shortly (the session's deadline rules meanwhile)
             } else if (gone(h, found.get())) {
                 forget(h);
                 h.sink.success();
+            } else {
+                covered(h, gen, found.get().getHeader().getRevision());
             }
         });
+    }
+
+    /**
+     * A key registered from before the watch's start was read standing at {@code readRevision}: no
+     * deletion of it came before, every later one comes through this watch (one it reported already
+     * removed the key), so it is covered from now on — a predecessor's deletion can be in order for it.
+     */
+    private synchronized void covered(Held h, long gen, long readRevision) {
+        List<Held> of = held.get(h.key);
+        if (gen == generation && watcher != null && readRevision + 1 >= watchFrom && of != null && of.contains(h)) {
+            h.covered = true;
+        }
     }
 
     /** After the watch ended: read the key shortly; gone (complete), still ours (register from the read on). */

@@ -185,6 +185,37 @@ class HeldKeyWatchTest {
         }
     }
 
+    @Test
+    void aKeyRegisteredFromBeforeTheWatchsStartIsInOrderOnceItsReadFoundItStanding() {
+        EtcdKeys keys = new EtcdKeys(etcd.prefix);
+        HeldKeyWatch watch = new HeldKeyWatch(client.getKVClient(), client.getWatchClient(), keys, etcd.options());
+        ByteSequence p = keys.key("r", "p");
+        ByteSequence own = keys.key("r", "own");
+        ByteSequence opener = keys.key("r", "opener");
+        try {
+            put(p);
+            long ownRev = put(own);
+            long openerRev = put(opener);
+            // the first registration opens the watch from after its own revision, later than the queued key's
+            watch.keyGone(opener, openerRev).subscribe();
+            Mono<Void> ownGone = watch.keyGone(own, ownRev).cache();
+            ownGone.subscribe();
+            await("the queued key read once and found standing").atMost(STEP)
+                    .until(() -> watch.covers(own, ownRev));
+            HeldKeyWatch.PredecessorWait w = watch.predecessorGone(own, ownRev, p, revision());
+            delete(p);
+            assertThat(w.gone().block(STEP)).as("the predecessor's deletion, the queued key covered since its read")
+                    .isEqualTo(HeldKeyWatch.Gone.IN_ORDER);
+            delete(own);
+            StepVerifier.create(ownGone).expectComplete().verify(STEP);
+        } finally {
+            watch.close();
+            delete(p);
+            delete(own);
+            delete(opener);
+        }
+    }
+
     /** A queued key and the key before it under {@code name}, the queued one registered with the watch. */
     private record Queued(ByteSequence p, ByteSequence own, long ownRev, Mono<Void> ownGone) {
     }
