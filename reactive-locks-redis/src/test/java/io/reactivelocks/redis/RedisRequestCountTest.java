@@ -23,6 +23,8 @@ class RedisRequestCountTest extends RequestCountContract {
     private static RedisTestSupport redis;
     private static Socket monitor;
     private static final AtomicLong COMMANDS = new AtomicLong();
+    /** The same count by command name (the first quoted word of a MONITOR line). */
+    private static final java.util.concurrent.ConcurrentHashMap<String, Long> BY_COMMAND = new java.util.concurrent.ConcurrentHashMap<>();
 
     @BeforeAll
     static void startServer() throws IOException {
@@ -39,7 +41,10 @@ class RedisRequestCountTest extends RequestCountContract {
                 for (String line = in.readLine(); line != null; line = in.readLine()) {
                     // +1700000000.123456 [0 127.0.0.1:40000] "evalsha" "..." — or [0 lua] from inside a script
                     if (line.startsWith("+") && !line.contains(" lua] ")) {
-                        COMMANDS.incrementAndGet();
+                        int from = line.indexOf("] \"");
+                        int to = from < 0 ? -1 : line.indexOf('"', from + 3);
+                        BY_COMMAND.merge(to < 0 ? "?" : line.substring(from + 3, to).toLowerCase(), 1L, Long::sum);
+                        COMMANDS.incrementAndGet(); // after the tally: a reading that sees it sees the tally too
                     }
                 }
             } catch (IOException e) {
@@ -68,6 +73,11 @@ class RedisRequestCountTest extends RequestCountContract {
     @Override
     protected long serverRequests() {
         return COMMANDS.get();
+    }
+
+    @Override
+    protected java.util.Map<String, Long> requestsByKind() {
+        return new java.util.TreeMap<>(BY_COMMAND);
     }
 
     @Override

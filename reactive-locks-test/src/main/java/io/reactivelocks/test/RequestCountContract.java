@@ -212,9 +212,8 @@ public abstract class RequestCountContract {
         check(op, requests, op.times());
     }
 
-    private void check(Operation op, long requests, int times) {
-        double per = requestsPer(op);
-        long bound = Math.round(per * times) + allowance(op);
+    /** @return the requests by kind between the last two quiet readings (the counted window), none unchanged */
+    private Map<String, Long> windowKinds() {
         Map<String, Long> kinds = new TreeMap<>();
         kindsAt.forEach((kind, n) -> {
             long d = n - kindsBefore.getOrDefault(kind, 0L);
@@ -222,6 +221,13 @@ public abstract class RequestCountContract {
                 kinds.put(kind, d);
             }
         });
+        return kinds;
+    }
+
+    private void check(Operation op, long requests, int times) {
+        double per = requestsPer(op);
+        long bound = Math.round(per * times) + allowance(op);
+        Map<String, Long> kinds = windowKinds();
         System.out.printf("%s %s: %d requests for %d = %.2f each (bound %d)%s%n", getClass().getSimpleName(), op,
                 requests, times, (double) requests / times, bound, kinds.isEmpty() ? "" : " " + kinds);
         assertThat(requests).as("%s: requests for %d (today %.2f each) %s", op, times, per, kinds)
@@ -344,9 +350,11 @@ public abstract class RequestCountContract {
         Flux.fromIterable(held).concatMap(Lease::release).blockLast(STEP);
         double per = requestsPer(Operation.PERMIT_RENEWAL);
         long bound = Math.round(per * renewed) + allowance(Operation.PERMIT_RENEWAL);
-        System.out.printf("%s %s: %d requests for %d = %.2f each (bound %d)%n", getClass().getSimpleName(),
-                Operation.PERMIT_RENEWAL, requests, renewed, (double) requests / renewed, bound);
-        assertThat(requests).as("%s: requests for %d (today %.2f each)", Operation.PERMIT_RENEWAL, renewed, per)
+        Map<String, Long> kinds = windowKinds();
+        System.out.printf("%s %s: %d requests for %d = %.2f each (bound %d)%s%n", getClass().getSimpleName(),
+                Operation.PERMIT_RENEWAL, requests, renewed, (double) requests / renewed, bound,
+                kinds.isEmpty() ? "" : " " + kinds);
+        assertThat(requests).as("%s: requests for %d (today %.2f each) %s", Operation.PERMIT_RENEWAL, renewed, per, kinds)
                 .isBetween(1L, bound);
     }
 

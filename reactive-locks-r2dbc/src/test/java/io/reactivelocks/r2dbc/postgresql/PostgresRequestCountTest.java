@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
@@ -58,6 +59,20 @@ class PostgresRequestCountTest extends RequestCountContract {
                         + " AND query NOT LIKE '%pg_stat_statements%'").execute())
                 .flatMap(r -> Mono.from(r.map((row, md) -> row.get("n", Long.class))))
                 .block(TIMEOUT);
+    }
+
+    /** By statement: its first words (the scripts' comments are stripped, so a statement starts with its SQL). */
+    @Override
+    protected java.util.Map<String, Long> requestsByKind() {
+        java.util.Map<String, Long> kinds = new java.util.TreeMap<>();
+        Flux.from(counter.createStatement("SELECT left(regexp_replace(query, '\\s+', ' ', 'g'), 40) AS q,"
+                        + " sum(calls)::bigint AS n FROM pg_stat_statements"
+                        + " WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())"
+                        + " AND query NOT LIKE '%pg_stat_statements%' GROUP BY 1").execute())
+                .flatMap(r -> r.map((row, md) -> java.util.Map.entry(row.get("q", String.class), row.get("n", Long.class))))
+                .doOnNext(e -> kinds.merge(e.getKey(), e.getValue(), Long::sum))
+                .blockLast(TIMEOUT);
+        return kinds;
     }
 
     @Override
