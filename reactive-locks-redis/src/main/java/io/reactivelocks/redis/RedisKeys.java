@@ -62,15 +62,30 @@ final class RedisKeys {
     }
 
     String lock(String name) {
-        return base(name) + "lock";
+        return lockIn(base(name));
+    }
+
+    /** @param base the name's {@link #base} @return the lock key of that name */
+    static String lockIn(String base) {
+        return base + "lock";
     }
 
     String fence(String name) {
-        return base(name) + "fence";
+        return fenceIn(base(name));
+    }
+
+    /** @param base the name's {@link #base} @return the fencing counter of that name */
+    static String fenceIn(String base) {
+        return base + "fence";
     }
 
     String channel(String name) {
-        return base(name) + "events";
+        return channelIn(base(name));
+    }
+
+    /** @param base the name's {@link #base} @return the lock's channel of that name */
+    static String channelIn(String base) {
+        return base + "events";
     }
 
     /**
@@ -78,7 +93,12 @@ final class RedisKeys {
      * @return the channel of the lock's grants, which only observers subscribe to
      */
     String grantsChannel(String name) {
-        return base(name) + "grants";
+        return grantsChannelIn(base(name));
+    }
+
+    /** @param base the name's {@link #base} @return the grants channel of that name */
+    static String grantsChannelIn(String base) {
+        return base + "grants";
     }
 
     String window(String name) {
@@ -170,7 +190,13 @@ final class RedisKeys {
         return base(queue) + "queue:events";
     }
 
-    private String base(String name) {
+    /**
+     * @param name a name
+     * @return the prefix of every key of the name ({@code prefix{tag}:}): a hot path that needs
+     *         several keys of one name derives them from it ({@link #lockIn} and the like), encoding
+     *         the name once
+     */
+    String base(String name) {
         return prefix + '{' + tag(name) + "}:";
     }
 
@@ -179,6 +205,9 @@ final class RedisKeys {
      * @return the injective, brace-free and glob-free encoding of {@code name}
      */
     static String tag(String name) {
+        if (safeAscii(name)) {
+            return name; // nothing to escape (the usual name): no copy
+        }
         StringBuilder out = new StringBuilder(name.length() + 16);
         for (byte b : LockNames.utf8(name)) { // a lone surrogate is its own 3 bytes (generalized UTF-8)
             int c = b & 0xFF;
@@ -236,6 +265,17 @@ final class RedisKeys {
     static boolean isPlain(String name) {
         for (int i = 0; i < name.length(); i++) {
             char c = name.charAt(i);
+            if (c >= 0x80 || !isSafe(c)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** @return whether every char of {@code s} is an ASCII character {@link #tag} keeps as it is */
+    private static boolean safeAscii(String s) {
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
             if (c >= 0x80 || !isSafe(c)) {
                 return false;
             }

@@ -237,8 +237,9 @@ public final class RedisLockBackend implements LockBackend {
         Objects.requireNonNull(request, "request");
         return Mono.defer(() -> {
             String name = request.name();
-            String[] k = {keys.lock(name), keys.fence(name)};
-            String[] a = {request.owner(), millis(request.leaseTime()), fenceTtlMs, keys.grantsChannel(name),
+            String base = keys.base(name);
+            String[] k = {RedisKeys.lockIn(base), RedisKeys.fenceIn(base)};
+            String[] a = {request.owner(), millis(request.leaseTime()), fenceTtlMs, RedisKeys.grantsChannelIn(base),
                     request.payload() == null ? "0" : "1", request.payload() == null ? "" : request.payload()};
             return commandsHere()
                     .flatMap(c -> {
@@ -387,8 +388,11 @@ public final class RedisLockBackend implements LockBackend {
     public Mono<Boolean> release(String name, String owner) {
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(owner, "owner");
-        return Mono.defer(() -> commandsHere().flatMap(c -> LuaScript.RELEASE.<Object>run(c, ScriptOutputType.INTEGER,
-                        new String[] {keys.lock(name)}, owner, keys.channel(name)).next())
+        return Mono.defer(() -> commandsHere().flatMap(c -> {
+                    String base = keys.base(name);
+                    return LuaScript.RELEASE.<Object>run(c, ScriptOutputType.INTEGER,
+                            new String[] {RedisKeys.lockIn(base)}, owner, RedisKeys.channelIn(base)).next();
+                })
                 .map(r -> Long.valueOf(1L).equals(r))
                 .onErrorMap(e -> RedisErrors.map(name, "release", e)));
     }

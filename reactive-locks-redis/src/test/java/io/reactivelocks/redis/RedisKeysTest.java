@@ -27,6 +27,8 @@ class RedisKeysTest {
 
     @Test
     void everyOtherByteIsPercentEncodedSoBracesAndGlobsNeverReachTheKey() {
+        assertThat(RedisKeys.tag("orders-42.a_b~c:d/e@f")).as("nothing to escape").isEqualTo("orders-42.a_b~c:d/e@f");
+        assertThat(RedisKeys.tag("a b")).as("a space, after safe characters").isEqualTo("a%20b");
         assertThat(RedisKeys.tag("{x}")).isEqualTo("%7Bx%7D");
         assertThat(RedisKeys.tag("*?[]")).isEqualTo("%2A%3F%5B%5D");
         assertThat(RedisKeys.tag("100%")).isEqualTo("100%25");
