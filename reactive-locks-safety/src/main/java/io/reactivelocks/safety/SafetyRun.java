@@ -41,7 +41,8 @@ public final class SafetyRun {
      * @param settle   undisturbed time before each fault
      * @param duration the run's length (at least one cycle runs)
      * @param minAcquisitions cycles go on after {@code duration} until this many grants were seen, up to
-     *                 {@code maxDuration}
+     *                 {@code maxDuration}; the undisturbed time after the last cycle goes on until this many
+     *                 grants and one after the last fault were seen, up to {@link #TAIL_BOUND} more
      * @param maxDuration the longest a run goes on to reach {@code minAcquisitions}
      * @param seed     the random seed (worker choice, worker randomness)
      * @param primitives the primitives of the names: name i has {@code primitives[i % size]}
@@ -77,7 +78,9 @@ public final class SafetyRun {
 
         /**
          * Settings of the short mode: 2 workers, 2 names, the shortest lease the store takes, a 1 s
-         * settle, one fault cycle. Two workers are enough for every fault of a mutex run (a paused,
+         * settle, one fault cycle, and an undisturbed tail that lasts until {@value #SHORT_MODE_GRANTS} grants and
+         * one after the fault were seen (bounded by {@link #TAIL_BOUND}: a slow machine's cold worker JVMs and a
+         * holder kept in its section through the fault can leave a fixed-length run with a handful). Two workers are enough for every fault of a mutex run (a paused,
          * cut-off, killed or evicted holder and one that takes over); each worker is a JVM that
          * contends as fast as it can, so a third one costs the build's CPU without a new case (the
          * mixed-primitive short mode keeps three: its FIFO check needs two waiters behind a holder).
@@ -87,7 +90,8 @@ public final class SafetyRun {
          * @return the settings
          */
         public static Settings shortMode(SafetyStore backend, Fault fault) {
-            return new Settings(backend, fault, 2, 2, Duration.ofSeconds(1), Duration.ofMillis(1000), Duration.ZERO, 0, Duration.ZERO, 42,
+            return new Settings(backend, fault, 2, 2, Duration.ofSeconds(1), Duration.ofMillis(1000), Duration.ZERO, SHORT_MODE_GRANTS,
+                    Duration.ZERO, 42,
                     List.of(Primitive.MUTEX), 2);
         }
 
@@ -187,6 +191,12 @@ public final class SafetyRun {
 
     /** The first settle time of a run with fair names is at least this many lease times of burst on a fair name. */
     static final int FAIR_BURST_LEASES = 2;
+
+    /** How many grants a short run goes on until (its tail bounded by {@link #TAIL_BOUND}). */
+    public static final int SHORT_MODE_GRANTS = 8;
+
+    /** The longest the undisturbed tail of a run goes on past its settle time to see its grants. */
+    public static final Duration TAIL_BOUND = Duration.ofSeconds(30);
 
     private SafetyRun() {
     }
@@ -312,6 +322,13 @@ public final class SafetyRun {
             } while (System.nanoTime() - end < 0 || cycle < settings.fencedTargets() || (grants(events) < settings.minAcquisitions()
                     && System.nanoTime() - (start + settings.maxDuration().toNanos()) < 0));
             pause(settings.settle().toMillis());
+            // the tail goes on until the run has its grants and the store granted again after the last fault
+            long lastFault = applied.isEmpty() ? start : applied.get(applied.size() - 1).end();
+            long tailEnd = System.nanoTime() + TAIL_BOUND.toNanos();
+            while ((grants(events) < settings.minAcquisitions() || grantsAfter(events, lastFault) == 0)
+                    && System.nanoTime() - tailEnd < 0) {
+                pause(50);
+            }
             long stopAt = System.nanoTime();
             long renewals = 0;
             for (WorkerProcess w : workers) {
@@ -374,6 +391,17 @@ public final class SafetyRun {
             for (FaultProxy p : proxies) {
                 p.close();
             }
+        }
+    }
+
+    /**
+     * @param events a run's events
+     * @param nanos  a {@link System#nanoTime()} reading
+     * @return the grants seen after it
+     */
+    static long grantsAfter(List<WorkerProcess.Event> events, long nanos) {
+        synchronized (events) {
+            return events.stream().filter(e -> e.type() == 'G' && e.nanos() - nanos > 0).count();
         }
     }
 
