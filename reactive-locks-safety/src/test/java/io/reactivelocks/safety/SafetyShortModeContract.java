@@ -73,14 +73,7 @@ abstract class SafetyShortModeContract {
         assertThat(verdict.tokenOrder()).as("I3 token order violations").isZero();
         assertThat(verdict.heldPastValidity()).as("I4 held past validity: %s", verdict.details()).isZero();
         assertThat(verdict.leftOnServer()).as("I5 left on server").isZero();
-        // the run goes on until it has its grants and one after the fault (SafetyRun.TAIL_BOUND): short of
-        // them, the store did not grant again within the bound
-        assertThat(verdict.acquisitions()).as("acquisitions (the run waits up to %s for %d)", SafetyRun.TAIL_BOUND,
-                SafetyRun.SHORT_MODE_GRANTS).isGreaterThanOrEqualTo(SafetyRun.SHORT_MODE_GRANTS);
-        assertThat(verdict.outcome().applied()).as("the fault was applied").isNotEmpty();
-        long faultEnd = verdict.outcome().applied().get(verdict.outcome().applied().size() - 1).end();
-        assertThat(SafetyRun.grantsAfter(verdict.outcome().events(), faultEnd))
-                .as("grants after the fault was lifted (the store serves again)").isPositive();
+        assertGrantsAndServedAgain(verdict);
         if (fault == Fault.PAUSE_WORKER) {
             // the frozen worker believed it held while another took over, and its late write was refused
             assertThat(verdict.overlaps()).as("overlaps under a pause (else the fault did not bite)").isPositive();
@@ -93,6 +86,21 @@ abstract class SafetyShortModeContract {
         if (fault == Fault.KILL_WORKER) {
             assertThat(verdict.takeover()).as("takeover after the kill").isNotEmpty();
         }
+    }
+
+    /**
+     * The run goes on until it has its grants and one after the fault ({@link SafetyRun#TAIL_BOUND}): short of
+     * them, the store did not grant again within the bound.
+     *
+     * @param verdict a short run's verdict
+     */
+    static void assertGrantsAndServedAgain(SafetyCheck.Verdict verdict) {
+        assertThat(verdict.acquisitions()).as("acquisitions (the run waits up to %s for %d)", SafetyRun.TAIL_BOUND,
+                SafetyRun.SHORT_MODE_GRANTS).isGreaterThanOrEqualTo(SafetyRun.SHORT_MODE_GRANTS);
+        assertThat(verdict.outcome().applied()).as("the fault was applied").isNotEmpty();
+        long faultEnd = verdict.outcome().applied().get(verdict.outcome().applied().size() - 1).end();
+        assertThat(SafetyRun.grantsAfter(verdict.outcome().events(), faultEnd))
+                .as("grants after the fault was lifted (the store serves again)").isPositive();
     }
 
     @AfterAll

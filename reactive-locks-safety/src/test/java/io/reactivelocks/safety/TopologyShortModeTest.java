@@ -50,14 +50,7 @@ class TopologyShortModeTest {
         assertThat(verdict.tokenOrder()).as("I3 token order violations (across the failover)").isZero();
         assertThat(verdict.heldPastValidity()).as("I4 held past validity: %s", verdict.details()).isZero();
         assertThat(verdict.leftOnServer()).as("I5 left on the deployment").isZero();
-        // the run goes on until it has its grants and one after the fault (SafetyRun.TAIL_BOUND): short of
-        // them, the store did not grant again within the bound
-        assertThat(verdict.acquisitions()).as("acquisitions (the run waits up to %s for %d)", SafetyRun.TAIL_BOUND,
-                SafetyRun.SHORT_MODE_GRANTS).isGreaterThanOrEqualTo(SafetyRun.SHORT_MODE_GRANTS);
-        assertThat(verdict.outcome().applied()).as("the fault was applied").isNotEmpty();
-        long faultEnd = verdict.outcome().applied().get(verdict.outcome().applied().size() - 1).end();
-        assertThat(SafetyRun.grantsAfter(verdict.outcome().events(), faultEnd))
-                .as("grants after the fault was lifted (the store serves again)").isPositive();
+        SafetyShortModeContract.assertGrantsAndServedAgain(verdict);
     }
 
     @AfterAll
