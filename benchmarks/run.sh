@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the benchmarks of issue 8 and writes docs/BENCHMARKS.md with its PNG plots.
 #
-#   benchmarks/run.sh                       everything (B1, B3, B4, B5, B7, B8 on all backends), about 40 min on 2 cores
+#   benchmarks/run.sh                       everything (B1, B3, B4, B5, B7, B8 on all backends), about 25 min on 2 cores
 #   benchmarks/run.sh --quick               a smoke run of everything, about 5 min (fewer, shorter rounds)
 #   benchmarks/run.sh --only b1,b3 --backends redis,postgres      a part (b1, b3, b4 with b7, b5, b8); backends: redis,
 #                                           postgres, etcd, zookeeper (the default set) and mariadb (only when named)

@@ -90,7 +90,7 @@ final class Report {
                 .append("; when it finished: ").append(loadAverage()).append(". A load above the core count means other "
                         + "work shared the machine (see *Noise* below).\n");
         md.append("- Settings: ").append(settings.describe()).append(".\n");
-        md.append("- Reproduce everything: `benchmarks/run.sh` (about 40 min on this 2-core machine, B8 included); a smoke run: "
+        md.append("- Reproduce everything: `benchmarks/run.sh` (about 25 min on this 2-core machine, B8 included); a smoke run: "
                 + "`benchmarks/run.sh --quick` (about 10 min, fewer rounds, noisier). One part: `benchmarks/run.sh --only b1 --backends redis` or `--only b8` (a partial run "
                 + "writes to `benchmarks/target/report/` unless `--out` is given).\n\n");
         if (!failures.isEmpty()) {

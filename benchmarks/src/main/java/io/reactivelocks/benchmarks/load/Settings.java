@@ -3,7 +3,7 @@ package io.reactivelocks.benchmarks.load;
 import java.time.Duration;
 
 /**
- * How long and how often each benchmark runs: the full run (about 40 minutes on 2 cores) or
+ * How long and how often each benchmark runs: the full run (about 20 minutes on 2 cores) or
  * {@code --quick} (a few minutes, fewer rounds; its figures are noisier).
  *
  * @param quick          whether this is the quick mode
@@ -11,7 +11,7 @@ import java.time.Duration;
  * @param rounds         B1 measured rounds per contender and level (contenders interleaved)
  * @param round          B1 length of one measured round
  * @param warmup         B1 warm-up per contender and level
- * @param firstWarmup    B3 and B8 warm-up per contender at the first level (JIT); B1's is {@link #b1FirstWarmup()}
+ * @param firstWarmup    B1 warm-up per contender at the first level (JIT)
  * @param waiters        B3 waiter counts
  * @param chains         B3 handoff chains per waiter count (same order as {@code waiters})
  * @param leaseCounts    B4 held leases
@@ -34,17 +34,6 @@ record Settings(boolean quick, int[] concurrencies, int rounds, Duration round, 
                 Duration.ofSeconds(9), 2, 1000);
     }
 
-    /**
-     * @return B1's warm-up per contender at the first level: five times {@link #firstWarmup} in the full mode. The
-     *     first level is c = 1, about a thousand pairs a second on ZooKeeper and etcd, and a client with more code on
-     *     its path (ours: the engine, Reactor) reached C2 later than a raw client within 4 s: its c = 1 rows measured
-     *     the JIT's warm-up (ZooKeeper, ours' client CPU per pair 256 µs with a 4 s warm-up, 145 µs with 20 s; the
-     *     floor's 125 and 106 µs). Every contender gets the same.
-     */
-    Duration b1FirstWarmup() {
-        return quick ? firstWarmup : firstWarmup.multipliedBy(5);
-    }
-
     Duration renewalInterval() {
         return b4Lease.dividedBy(3);
     }
@@ -62,7 +51,7 @@ record Settings(boolean quick, int[] concurrencies, int rounds, Duration round, 
         StringBuilder s = new StringBuilder();
         s.append(quick ? "quick mode" : "full mode").append(": B1 ").append(rounds).append(" rounds × ")
                 .append(round.toMillis()).append(" ms per contender and level (warm-up ").append(warmup.toMillis())
-                .append(" ms, ").append(b1FirstWarmup().toMillis()).append(" ms at the first level); B3 ");
+                .append(" ms, ").append(firstWarmup.toMillis()).append(" ms at the first level); B3 ");
         for (int i = 0; i < waiters.length; i++) {
             s.append(i > 0 ? ", " : "").append(chains[i]).append(" chains of ").append(waiters[i]).append(" waiters");
         }

@@ -120,7 +120,7 @@ final class Uncontended {
             }
             result.levels.put(c, cells);
             for (Contender k : contenders) {
-                Run w = once(bench, k, c, first ? s.b1FirstWarmup() : s.warmup());
+                Run w = once(bench, k, c, first ? s.firstWarmup() : s.warmup());
                 Log.info("  B1 %s c=%d warm-up %-45s %s", bench.key, c, k.label, describe(w));
             }
             first = false;
