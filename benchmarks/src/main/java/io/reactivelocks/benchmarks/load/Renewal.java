@@ -35,8 +35,12 @@ final class Renewal {
                 double cpuNanos, double idleCpuNanos, long connections, long renewalWrites, long renewalLeases,
                 long scriptsOver5ms, long longestScriptMicros, String error) {
 
+        /**
+         * @return the window's CPU less the idle share, per renewal; NaN when there were none, or when the idle share
+         *     (a rate measured before the window) was not below the window's CPU: other work on the machine, no figure
+         */
         double cpuPerRenewal() {
-            return renewals == 0 ? Double.NaN : (cpuNanos - idleCpuNanos) / renewals;
+            return renewals == 0 || cpuNanos <= idleCpuNanos ? Double.NaN : (cpuNanos - idleCpuNanos) / renewals;
         }
 
         double requestsPerSecond() {

@@ -44,6 +44,24 @@ class ReportHandoffTargetsTest {
         assertThat(md).contains("| B3 | Fake, 100 waiters: ours p50 handoff | ≤ 2.5 RTT | 1.20 RTT");
     }
 
+    @Test
+    void aRenewalCpuFigureAtOrBelowZeroIsNoFigure(@TempDir Path out) throws Exception {
+        System.setProperty("java.awt.headless", "true");
+        Report report = new Report(TINY, "ReportHandoffTargetsTest", System.currentTimeMillis() / 1000, "test");
+        // 100,000 renewals: 120 ms of CPU in the window, 100 ms of it idle -> 0.2 µs; another run's idle rate above the window's
+        report.b4(List.of(renewals(100_000, 120e6, 100e6), renewals(10_000, 50e6, 230e6)));
+        report.write(out);
+        String md = Files.readString(out.resolve("BENCHMARKS.md"), StandardCharsets.UTF_8);
+        assertThat(md).contains("| B4 | 100000 leases: ours client CPU per renewed lease | ≤ 1.5 µs | 0.2 µs | met |");
+        assertThat(md).contains("| B4 | 10000 leases: ours client CPU per renewed lease | ≤ 1.5 µs | no figure: the idle CPU "
+                + "subtracted (230 ms) was not below the window's (50 ms) | **failed** |");
+    }
+
+    private static Renewal.Case renewals(int leases, double cpuNanos, double idleCpuNanos) {
+        return new Renewal.Case("reactive-locks", Role.OURS, leases, 1, 500, 20, 2, 100_000, 10, 10, 10, 100, cpuNanos, idleCpuNanos,
+                1, 10, leases, 0, 100, null);
+    }
+
     private static Histogram histogram(long value) {
         Histogram h = new Histogram(3);
         h.recordValue(value);
