@@ -1,12 +1,8 @@
 package io.reactivelocks.benchmarks;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.reflect.Method;
-import java.nio.charset.StandardCharsets;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -53,7 +49,7 @@ public class SqlParseBenchmark {
     @Setup
     public void setUp() throws ReflectiveOperationException {
         sql = switch (statement) {
-            case "acquire_row", "release", "acquire" -> script(statement + ".sql");
+            case "acquire_row", "release", "acquire" -> PostgresScripts.render(statement + ".sql");
             case "simple_take" -> "INSERT INTO bench_simple_locks(name, owner, locked_until) "
                     + "VALUES ($1, $2, now() + interval '30 seconds') ON CONFLICT DO NOTHING";
             case "simple_release" -> "DELETE FROM bench_simple_locks WHERE name = $1 AND owner = $2";
@@ -70,27 +66,5 @@ public class SqlParseBenchmark {
     @Benchmark
     public Object parse() throws Throwable {
         return parse.invoke(sql);
-    }
-
-    /** A script of the PostgreSQL backend as it renders it with the default names: whole-line comments dropped. */
-    private static String script(String name) {
-        try (InputStream in = SqlParseBenchmark.class.getResourceAsStream("/io/reactivelocks/r2dbc/postgresql/" + name)) {
-            if (in == null) {
-                throw new IllegalStateException("no script " + name);
-            }
-            StringBuilder sql = new StringBuilder();
-            for (String line : new String(in.readAllBytes(), StandardCharsets.UTF_8).split("\n")) {
-                if (!line.isBlank() && !line.stripLeading().startsWith("--")) {
-                    sql.append(line).append('\n');
-                }
-            }
-            return sql.toString().trim()
-                    .replace("${table}", "\"public\".\"reactive_locks\"")
-                    .replace("${sequence}", "\"public\".\"reactive_locks_token_seq\"")
-                    .replace("${notify_fn}", "\"public\".\"reactive_locks_notify\"")
-                    .replace("${watcher_table}", "\"public\".\"reactive_locks_watchers\"");
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 }

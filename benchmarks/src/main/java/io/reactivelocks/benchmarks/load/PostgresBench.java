@@ -212,24 +212,9 @@ final class PostgresBench extends BackendBench {
         Raw(ConnectionPool pool) {
             super("postgres", "raw", "raw R2DBC statements (floor)", Role.FLOOR);
             this.pool = pool;
-            this.acquireRow = render("acquire_row.sql");
-            this.acquire = render("acquire.sql");
-            this.release = render("release.sql");
-        }
-
-        /** Our statement text as PostgresLockBackend renders it for the default table and sequence. */
-        static String render(String resource) {
-            String text = RedisBench.resource("io/reactivelocks/r2dbc/postgresql/" + resource)
-                    .replace("${table}", "\"public\".\"reactive_locks\"")
-                    .replace("${sequence}", "\"public\".\"reactive_locks_token_seq\"")
-                    .replace("${notify_fn}", "\"public\".\"reactive_locks_notify\"");
-            StringBuilder sql = new StringBuilder();
-            for (String line : text.split("\n")) {
-                if (!line.isBlank() && !line.stripLeading().startsWith("--")) {
-                    sql.append(line).append('\n');
-                }
-            }
-            return sql.toString().trim();
+            this.acquireRow = io.reactivelocks.benchmarks.PostgresScripts.render("acquire_row.sql");
+            this.acquire = io.reactivelocks.benchmarks.PostgresScripts.render("acquire.sql");
+            this.release = io.reactivelocks.benchmarks.PostgresScripts.render("release.sql");
         }
 
         @Override
