@@ -69,8 +69,12 @@ class ZooKeeperLockBackendContractTest extends LockBackendContract {
         // predecessor: only that node's deletion wakes it (the server holds the waiter's session's watch on it)
         ZooKeeperLockBackend backend = (ZooKeeperLockBackend) waiter.faults().delegate();
         long session = ZooKeeperTestSupport.callsOf(backend).sessionId();
-        await().atMost(STEP).until(() -> zk.children(name).size() >= 2
-                && zk.watchesOnQueueOf(name).values().stream().anyMatch(s -> s.contains(session)));
+        // the failure says what the store showed and how often the waiter tried (a failed attempt waits out its backoff)
+        await().atMost(STEP).untilAsserted(() -> assertThat(zk.children(name).size() >= 2
+                        && zk.watchesOnQueueOf(name).values().stream().anyMatch(s -> s.contains(session)))
+                .as("two queue nodes and a watch of the waiter's session 0x%x; children %s, watches %s, waiter's attempts %d (before %d)",
+                        session, zk.children(name), zk.watchesOnQueueOf(name), waiter.faults().grantCalls(), grantCallsBefore)
+                .isTrue());
         assertThat(waiter.faults().grantCalls()).as("attempts of the queued waiter").isEqualTo(grantCallsBefore + 1);
     }
 
