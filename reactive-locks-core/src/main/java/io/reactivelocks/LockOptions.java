@@ -154,7 +154,11 @@ public final class LockOptions {
         return waitTimeoutSet;
     }
 
-    /** @return the backoff between contended attempts (its min, max, jitter factor and attempt bound are used) */
+    /**
+     * @return the backoff between contended attempts (its min, max, jitter factor and attempt bound are used); after a
+     *         request that failed fast (a lost or refused connection) the next attempt waits its step, at most the
+     *         {@link #requestTimeout()}
+     */
     public RetryBackoffSpec backoff() {
         return backoff;
     }
@@ -325,7 +329,10 @@ public final class LockOptions {
          * The wait between contended attempts: attempt n waits a delay
          * {@code d = min(maxBackoff, minBackoff·2ⁿ)}, drawn uniformly from {@code [d·(1−jitter), d]}
          * (jitter 1.0 = full jitter), cut short by a release notification or the holder's TTL.
-         * {@code maxAttempts} bounds the attempts of one acquire.
+         * {@code maxAttempts} bounds the attempts of one acquire. After a request that failed fast (a lost
+         * or refused connection, not a busy answer) the next attempt waits the same step, at most the
+         * {@linkplain #requestTimeout request timeout}: a long backoff chosen because wake-ups are trusted does
+         * not turn a dropped connection into a long wait.
          *
          * @param backoff a spec from {@code Retry.backoff(...)}; not null. A {@code maxBackoff} above
          *                {@link #MAX_DURATION} — such as Reactor's default, which means "no cap" — is

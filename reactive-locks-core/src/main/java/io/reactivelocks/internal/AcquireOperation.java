@@ -757,9 +757,13 @@ final class AcquireOperation extends Registry.Member implements Subscription {
                 return;
             }
             // a request that timed out may have been granted: ask again at once (same owners: a grant
-            // comes back as such), its own timeout already spaced the requests; the contention backoff
-            // (which may be long where wake-ups are trusted) is for busy answers and fast failures
-            long delay = e.getCause() instanceof TimeoutException ? 0 : Backoff.delayNanos(options.backoff(), attempts);
+            // comes back as such), its own timeout already spaced the requests. A fast failure (a lost or
+            // refused connection) waits the backoff step, but never longer than a request may take: the
+            // contention backoff may be long where wake-ups are trusted, and a failed request leaves no
+            // place in any line for a wake-up to find (a lost connection must not cost the 10 minutes a
+            // user chose as the poll interval of a busy lock)
+            long delay = e.getCause() instanceof TimeoutException ? 0
+                    : Math.min(Backoff.delayNanos(options.backoff(), attempts), options.requestTimeout().toNanos());
             Disposable t = schedule(this::attempt, delay);
             if (t == null) {
                 return;

@@ -128,6 +128,41 @@ class EngineVirtualTimeTest {
     }
 
     @Test
+    void aFastFailureWaitsTheBackoffStepButNoLongerThanTheRequestTimeout() {
+        // e.g. ZooKeeper: the connection dropped under the first attempt (a transient error, not a timeout)
+        backend.onGrant = r -> backend.grants.size() == 1
+                ? Mono.error(new LockBackendException(r.name(), "connection lost", null, true))
+                : Mono.just(Attempt.granted(7, r.leaseTime()));
+        LockOptions slow = options.mutate()
+                .backoff(Retry.backoff(Long.MAX_VALUE, Duration.ofMinutes(10)).maxBackoff(Duration.ofMinutes(10)).jitter(0))
+                .requestTimeout(Duration.ofSeconds(3))
+                .build();
+        StepVerifier.withVirtualTime(() -> client.acquire("a", slow), () -> vts, Long.MAX_VALUE)
+                .expectSubscription()
+                .expectNoEvent(Duration.ofMillis(2_999))
+                .thenAwait(Duration.ofMillis(1))
+                .assertNext(l -> assertThat(l.token()).isEqualTo(7))
+                .expectComplete()
+                .verify(VERIFY);
+        assertThat(backend.grants).hasSize(2);
+    }
+
+    @Test
+    void aFastFailureWaitsTheShorterBackoffStep() {
+        backend.onGrant = r -> backend.grants.size() == 1
+                ? Mono.error(new LockBackendException(r.name(), "connection refused", null, true))
+                : Mono.just(Attempt.granted(7, r.leaseTime()));
+        // the setUp backoff: 10 ms for the first retry, no jitter
+        StepVerifier.withVirtualTime(() -> client.acquire("a"), () -> vts, Long.MAX_VALUE)
+                .expectSubscription()
+                .expectNoEvent(Duration.ofMillis(9))
+                .thenAwait(Duration.ofMillis(1))
+                .assertNext(l -> assertThat(l.token()).isEqualTo(7))
+                .expectComplete()
+                .verify(VERIFY);
+    }
+
+    @Test
     void aWaiterRetriesWhenTheHoldersTtlRunsOutEvenWithAHugeBackoff() {
         AtomicInteger calls = new AtomicInteger();
         backend.onGrant = r -> calls.incrementAndGet() == 1

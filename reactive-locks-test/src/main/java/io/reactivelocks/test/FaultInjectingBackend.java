@@ -25,6 +25,7 @@ public final class FaultInjectingBackend extends DelegatingLockBackend {
     private volatile boolean failRenewals;
     private volatile boolean silent;
     private final AtomicLong grants = new AtomicLong();
+    private final AtomicLong failedGrants = new AtomicLong();
     private final AtomicLong renewCalls = new AtomicLong();
     private final AtomicLong renewedLeases = new AtomicLong();
     private final AtomicLong releases = new AtomicLong();
@@ -66,6 +67,14 @@ public final class FaultInjectingBackend extends DelegatingLockBackend {
         return grants.get();
     }
 
+    /**
+     * @return how many {@code tryGrant} calls failed, counting a queued place whose turn failed (a lost
+     *         connection, a request timeout): each is asked again
+     */
+    public long failedGrants() {
+        return failedGrants.get();
+    }
+
     /** @return how many {@code renew} calls (batches) were made */
     public long renewCalls() {
         return renewCalls.get();
@@ -86,7 +95,9 @@ public final class FaultInjectingBackend extends DelegatingLockBackend {
         return Mono.defer(() -> {
             grants.incrementAndGet();
             return silent ? Mono.never() : delegate().tryGrant(request);
-        });
+        }).map(a -> a instanceof Attempt.Queued q
+                ? new Attempt.Queued(q.turn().doOnError(e -> failedGrants.incrementAndGet()))
+                : a).doOnError(e -> failedGrants.incrementAndGet());
     }
 
     @Override
