@@ -68,14 +68,19 @@ class ZooKeeperLockBackendContractTest extends LockBackendContract {
         // one attempt enqueues the waiter behind the holder (two nodes), and it watches its
         // predecessor: only that node's deletion wakes it (the server holds the waiter's session's watch on it)
         ZooKeeperLockBackend backend = (ZooKeeperLockBackend) waiter.faults().delegate();
-        long session = ZooKeeperTestSupport.callsOf(backend).sessionId();
-        // the failure says what the store showed and how often the waiter tried (a failed attempt waits out its backoff)
-        await().atMost(STEP).untilAsserted(() -> assertThat(zk.children(name).size() >= 2
-                        && zk.watchesOnQueueOf(name).values().stream().anyMatch(s -> s.contains(session)))
-                .as("two queue nodes and a watch of the waiter's session 0x%x; children %s, watches %s, waiter's attempts %d (before %d, failed %d)",
-                        session, zk.children(name), zk.watchesOnQueueOf(name), waiter.faults().grantCalls(), grantCallsBefore,
-                        waiter.faults().failedGrants())
-                .isTrue());
+        CuratorCalls calls = ZooKeeperTestSupport.callsOf(backend);
+        // the session is read at each look: a waiter's client may still be connecting when the wait starts (its id
+        // is 0 until then — read once, a loaded machine made this wait for a watch of session 0)
+        // the failure says what the store showed and how often the waiter tried
+        await().atMost(STEP).untilAsserted(() -> {
+            long session = calls.sessionId();
+            assertThat(session != 0 && zk.children(name).size() >= 2
+                            && zk.watchesOnQueueOf(name).values().stream().anyMatch(s -> s.contains(session)))
+                    .as("two queue nodes and a watch of the waiter's session 0x%x; children %s, watches %s, waiter's attempts %d (before %d, failed %d)",
+                            session, zk.children(name), zk.watchesOnQueueOf(name), waiter.faults().grantCalls(), grantCallsBefore,
+                            waiter.faults().failedGrants())
+                    .isTrue();
+        });
         // a failed attempt (a connection lost under load) is asked again: one attempt more each
         assertThat(waiter.faults().grantCalls() - waiter.faults().failedGrants())
                 .as("attempts of the queued waiter, less the failed ones").isEqualTo(grantCallsBefore + 1);
