@@ -117,9 +117,16 @@ final class Primitives {
             }
             r.levels.put(c, cells);
             for (Contender k : g.contenders()) {
-                // a primitive's code paths are cold when its group starts (B1 warmed only the mutex's):
-                // twice B1's first warm-up, so the first level is not measured on a half-compiled path
-                Uncontended.Run w = once(bench, g, k, c, first ? s.firstWarmup().multipliedBy(2) : s.warmup());
+                // a primitive's code paths are cold when its group starts (B1 warmed only the mutex's): B1's JIT
+                // warm-up (Uncontended.JIT_WORKERS), then B1's first warm-up at c, so the first level is not measured
+                // on a half-compiled path
+                if (first) {
+                    int jitWorkers = Math.max(c, Uncontended.JIT_WORKERS);
+                    Uncontended.Run jit = once(bench, g, k, jitWorkers, s.firstWarmup());
+                    Log.info("  B8 %s %s c=%d JIT warm-up (%d workers) %-25s %s", bench.key, g.key(), c, jitWorkers, k.label,
+                            Uncontended.describe(jit));
+                }
+                Uncontended.Run w = once(bench, g, k, c, first ? s.firstWarmup() : s.warmup());
                 Log.info("  B8 %s %s c=%d warm-up %-40s %s", bench.key, g.key(), c, k.label, Uncontended.describe(w));
             }
             first = false;

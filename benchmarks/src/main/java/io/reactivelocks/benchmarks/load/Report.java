@@ -129,7 +129,10 @@ final class Report {
                 + "handoff by hand (an owner-checked delete that notifies, a listener, one conditional write as the grant; "
                 + "see B3), the yardstick of ours' handoff latency. Every contender has its own client "
                 + "object (own connections or pool, same settings) and they all run in one JVM, one after the other.\n");
-        md.append("- **Interleaving.** For each concurrency level, every contender first gets a warm-up run, then ")
+        md.append("- **Interleaving.** For each concurrency level, every contender first gets a warm-up run (at the "
+                + "first level, before it, a JIT warm-up with ").append(Uncontended.JIT_WORKERS).append(" workers: at one "
+                + "worker a short warm-up leaves the per-pair code below the compiler's thresholds, and the rounds kept "
+                + "speeding up), then ")
                 .append(settings.rounds()).append(" measured rounds of ").append(settings.round().toMillis())
                 .append(" ms each; within a round the contenders run one after the other, in an order rotated each round.\n");
         md.append("- **Ratios.** `ours ÷ X` is the median, over the rounds, of ours' throughput in round *i* divided by X's "
@@ -569,7 +572,8 @@ final class Report {
         md.append("## B8 — primitives: semaphore, read-write lock, fair lock\n\n");
         md.append("Ours against the anchors that have the same primitive (Redisson through its reactive client, Curator's "
                 + "blocking recipes on one platform thread per worker), in the same run and the same way as B1 and B3: at "
-                + "each concurrency *c* the contenders of one primitive get a warm-up run, then ").append(settings.rounds())
+                + "each concurrency *c* the contenders of one primitive get a warm-up run (at the first level after a JIT warm-up "
+                + "with " + Uncontended.JIT_WORKERS + " workers, as B1), then ").append(settings.rounds())
                 .append(" rounds of ").append(settings.round().toMillis()).append(" ms in an order rotated every round; "
                         + "`ours ÷ X` is the median over the rounds of ours' throughput ÷ X's in the same round. Throughput: "
                         + "*c* closed-loop workers repeating acquire → release — **semaphore**: all on one name with "

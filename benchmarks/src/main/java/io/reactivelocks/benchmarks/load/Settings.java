@@ -11,7 +11,7 @@ import java.time.Duration;
  * @param rounds         B1 measured rounds per contender and level (contenders interleaved)
  * @param round          B1 length of one measured round
  * @param warmup         B1 warm-up per contender and level
- * @param firstWarmup    B1 warm-up per contender at the first level (JIT)
+ * @param firstWarmup    B1 JIT warm-up per contender before the first level, with {@link Uncontended#JIT_WORKERS} workers
  * @param waiters        B3 waiter counts
  * @param chains         B3 handoff chains per waiter count (same order as {@code waiters})
  * @param leaseCounts    B4 held leases
@@ -51,7 +51,8 @@ record Settings(boolean quick, int[] concurrencies, int rounds, Duration round, 
         StringBuilder s = new StringBuilder();
         s.append(quick ? "quick mode" : "full mode").append(": B1 ").append(rounds).append(" rounds × ")
                 .append(round.toMillis()).append(" ms per contender and level (warm-up ").append(warmup.toMillis())
-                .append(" ms, ").append(firstWarmup.toMillis()).append(" ms at the first level); B3 ");
+                .append(" ms; at the first level ").append(firstWarmup.toMillis()).append(" ms with ")
+                .append(Uncontended.JIT_WORKERS).append(" workers before it, for the JIT); B3 ");
         for (int i = 0; i < waiters.length; i++) {
             s.append(i > 0 ? ", " : "").append(chains[i]).append(" chains of ").append(waiters[i]).append(" waiters");
         }
