@@ -60,7 +60,9 @@ class EtcdLockBackendContractTest extends LockBackendContract {
         // only the predecessor's deletion wakes it
         String under = etcd.prefix + "/" + EtcdKeys.encode(name) + "/";
         await().atMost(STEP).until(() -> etcd.keys(under).size() >= 2);
-        assertThat(waiter.faults().grantCalls()).as("attempts of the queued waiter").isEqualTo(grantCallsBefore + 1);
+        // a failed attempt (a connection lost under load) is asked again: one attempt more each
+        assertThat(waiter.faults().grantCalls() - waiter.faults().failedGrants())
+                .as("attempts of the queued waiter, less the failed ones").isEqualTo(grantCallsBefore + 1);
     }
 
     @Override

@@ -80,7 +80,9 @@ class EtcdContainerContractTest extends LockBackendContract {
         // etcd queues natively: one attempt enqueues the waiter behind the holder (two keys under the
         // suite's prefix, the test's only lock), and only the predecessor's deletion wakes it
         await().atMost(STEP).until(() -> keys().size() >= 2);
-        assertThat(waiter.faults().grantCalls()).as("attempts of the queued waiter").isEqualTo(grantCallsBefore + 1);
+        // a failed attempt (a connection lost under load) is asked again: one attempt more each
+        assertThat(waiter.faults().grantCalls() - waiter.faults().failedGrants())
+                .as("attempts of the queued waiter, less the failed ones").isEqualTo(grantCallsBefore + 1);
     }
 
     @Override

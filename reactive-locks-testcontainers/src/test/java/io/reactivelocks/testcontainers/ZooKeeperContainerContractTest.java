@@ -93,7 +93,9 @@ class ZooKeeperContainerContractTest extends LockBackendContract {
         // one attempt enqueues the waiter behind the holder (two sequential nodes, the suite's only
         // ones at that moment), and it watches its predecessor: only that node's deletion wakes it
         await().atMost(STEP).until(() -> leaves().size() >= 2);
-        assertThat(waiter.faults().grantCalls()).as("attempts of the queued waiter").isEqualTo(grantCallsBefore + 1);
+        // a failed attempt (a connection lost under load) is asked again: one attempt more each
+        assertThat(waiter.faults().grantCalls() - waiter.faults().failedGrants())
+                .as("attempts of the queued waiter, less the failed ones").isEqualTo(grantCallsBefore + 1);
     }
 
     @Override
