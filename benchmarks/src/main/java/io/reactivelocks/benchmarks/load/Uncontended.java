@@ -80,13 +80,33 @@ final class Uncontended {
 
         /** @return the median over rounds of this cell's throughput divided by {@code other}'s in the same round */
         double ratioTo(Cell other) {
+            return Stats.median(roundRatios(other));
+        }
+
+        /** @return this cell's throughput ÷ {@code other}'s, round by round (the rounds run back to back) */
+        List<Double> roundRatios(Cell other) {
             List<Double> r = new ArrayList<>();
             for (int i = 0; i < Math.min(rounds.size(), other.rounds.size()); i++) {
                 if (other.rounds.get(i).opsPerSec() > 0) {
                     r.add(rounds.get(i).opsPerSec() / other.rounds.get(i).opsPerSec());
                 }
             }
-            return Stats.median(r);
+            return r;
+        }
+
+        /**
+         * @return the median ratio to {@code other} and, with more than one round, the lowest and highest round's:
+         *     "0.93× (rounds 0.85–1.02)" — how far one round of this shared machine moves the figure
+         */
+        String ratioWithSpread(Cell other) {
+            List<Double> r = roundRatios(other);
+            String median = Stats.ratio(Stats.median(r));
+            if (r.size() < 2) {
+                return median;
+            }
+            double lo = r.stream().mapToDouble(Double::doubleValue).min().orElseThrow();
+            double hi = r.stream().mapToDouble(Double::doubleValue).max().orElseThrow();
+            return median + String.format(java.util.Locale.ROOT, " (rounds %.2f–%.2f)", lo, hi);
         }
     }
 

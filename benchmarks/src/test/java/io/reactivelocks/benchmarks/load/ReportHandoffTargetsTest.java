@@ -45,6 +45,31 @@ class ReportHandoffTargetsTest {
     }
 
     @Test
+    void aB1TargetShowsTheMedianRatioAndTheLowestAndHighestRound(@TempDir Path out) throws Exception {
+        System.setProperty("java.awt.headless", "true");
+        FakeBench bench = new FakeBench();
+        Uncontended.Cell ours = new Uncontended.Cell(new FakeContender(Role.OURS, "reactive-locks"), 1);
+        Uncontended.Cell floor = new Uncontended.Cell(new FakeContender(Role.FLOOR, "fake floor"), 1);
+        // three rounds, ours ÷ floor 1.00, 0.90, 1.10
+        for (double oursOps : new double[] {100, 90, 110}) {
+            ours.rounds.add(run(oursOps));
+            floor.rounds.add(run(100));
+        }
+        Uncontended.Result result = new Uncontended.Result(bench);
+        result.levels.put(1, List.of(ours, floor));
+        Report report = new Report(TINY, "ReportHandoffTargetsTest", System.currentTimeMillis() / 1000, "test");
+        report.server(bench);
+        report.b1(result);
+        report.write(out);
+        String md = Files.readString(out.resolve("BENCHMARKS.md"), StandardCharsets.UTF_8);
+        assertThat(md).contains("| B1 | Fake, c=1: ours ÷ fake floor | ≥ 0.95× | 1.00× (rounds 0.90–1.10) | met |");
+    }
+
+    private static Uncontended.Run run(double opsPerSec) {
+        return new Uncontended.Run(opsPerSec, (long) opsPerSec, 0, 1000, 2000, 2, 2, 10_000, 1000, null);
+    }
+
+    @Test
     void aRenewalCpuFigureAtOrBelowZeroIsNoFigure(@TempDir Path out) throws Exception {
         System.setProperty("java.awt.headless", "true");
         Report report = new Report(TINY, "ReportHandoffTargetsTest", System.currentTimeMillis() / 1000, "test");
