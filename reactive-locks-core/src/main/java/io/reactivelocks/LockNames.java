@@ -39,6 +39,9 @@ public final class LockNames {
         if (value.isEmpty()) {
             throw new IllegalArgumentException(argument + " must not be empty");
         }
+        if (value.length() <= LockClient.MAX_NAME_BYTES / 3) {
+            return value; // every UTF-16 unit takes at most 3 bytes (a surrogate pair 4 for its two): short enough uncounted
+        }
         int bytes = utf8Length(value);
         if (bytes > LockClient.MAX_NAME_BYTES) {
             throw new IllegalArgumentException(argument + " must be at most " + LockClient.MAX_NAME_BYTES

@@ -699,8 +699,20 @@ public final class RedisLockBackend implements LockBackend {
     }
 
     static String millis(Duration d) {
-        return Long.toString(Math.max(1L, d.toMillis()));
+        Millis last = lastMillis;
+        if (last.duration.equals(d)) {
+            return last.text; // nearly every call asks for the same lease time: formatted once
+        }
+        String text = Long.toString(Math.max(1L, d.toMillis()));
+        lastMillis = new Millis(d, text);
+        return text;
     }
+
+    /** The last duration {@link #millis} formatted, and its text. */
+    private record Millis(Duration duration, String text) {
+    }
+
+    private static volatile Millis lastMillis = new Millis(Duration.ZERO, "1");
 
     @Override
     public String toString() {

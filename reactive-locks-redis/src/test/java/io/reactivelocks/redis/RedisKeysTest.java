@@ -16,6 +16,16 @@ class RedisKeysTest {
     private final RedisKeys keys = new RedisKeys("rl:");
 
     @Test
+    void leaseTimesAreWholeMillisecondsAtLeastOneAndTheLastOneIsRememberedNotConfused() {
+        assertThat(RedisLockBackend.millis(java.time.Duration.ofSeconds(30))).isEqualTo("30000");
+        assertThat(RedisLockBackend.millis(java.time.Duration.ofSeconds(30))).isEqualTo("30000");
+        assertThat(RedisLockBackend.millis(java.time.Duration.ofMillis(2500))).isEqualTo("2500");
+        assertThat(RedisLockBackend.millis(java.time.Duration.ofNanos(1))).isEqualTo("1");
+        assertThat(RedisLockBackend.millis(java.time.Duration.ZERO)).isEqualTo("1");
+        assertThat(RedisLockBackend.millis(java.time.Duration.ofSeconds(30))).isEqualTo("30000");
+    }
+
+    @Test
     void readableNamesStayReadable() {
         assertThat(keys.lock("order:42")).isEqualTo("rl:{order:42}:lock");
         assertThat(keys.fence("order:42")).isEqualTo("rl:{order:42}:fence");
