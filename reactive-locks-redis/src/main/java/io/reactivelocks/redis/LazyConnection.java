@@ -94,6 +94,14 @@ final class LazyConnection<C extends StatefulConnection<?, ?>> {
         return connection;
     }
 
+    /**
+     * @return what {@link #get()} would give at once — the open connection — or {@code null} when {@code get()}
+     *     would connect, wait for a connect under way or fail because this is closed: the caller then uses {@code get()}
+     */
+    synchronized @Nullable C ready() {
+        return closed ? null : connection;
+    }
+
     private void connected(Sinks.One<C> sink, C c) {
         boolean lateClose;
         synchronized (this) {

@@ -76,8 +76,12 @@ final class LuaScript {
      */
     <T> Flux<T> run(RedisScriptingReactiveCommands<String, String> commands, ScriptOutputType type,
                     String[] keys, String... args) {
-        return RedisErrors.errorsAfterTheWrite(Flux.defer(() -> commands.<T>evalsha(sha, type, keys, args))
-                .onErrorResume(LuaScript::isNoScript, e -> commands.<T>eval(source, type, keys, args)));
+        // one operator for both: a NOSCRIPT answer runs the source (its errors after the write too), any other error
+        // is signalled after the write ({@link RedisErrors#errorsAfterTheWrite})
+        return Flux.defer(() -> commands.<T>evalsha(sha, type, keys, args))
+                .onErrorResume(e -> isNoScript(e)
+                        ? RedisErrors.errorsAfterTheWrite(commands.<T>eval(source, type, keys, args))
+                        : RedisErrors.<T>afterTheWrite(e));
     }
 
     String sha() {

@@ -57,7 +57,16 @@ final class RedisErrors {
      * @return the same reply, its error signalled on Reactor's parallel scheduler
      */
     static <T> Flux<T> errorsAfterTheWrite(Flux<T> command) {
-        return command.onErrorResume(e -> Flux.<T>error(e).subscribeOn(Schedulers.parallel()));
+        return command.onErrorResume(RedisErrors::afterTheWrite);
+    }
+
+    /**
+     * @param e   a command's error
+     * @param <T> the reply type
+     * @return {@code e}, signalled on Reactor's parallel scheduler (as {@link #errorsAfterTheWrite(Flux)} does)
+     */
+    static <T> Flux<T> afterTheWrite(Throwable e) {
+        return Flux.<T>error(e).subscribeOn(Schedulers.parallel());
     }
 
     /**

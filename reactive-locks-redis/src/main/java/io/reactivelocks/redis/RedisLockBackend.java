@@ -7,6 +7,7 @@ import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScanArgs;
 import io.lettuce.core.ScanStream;
 import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.reactive.RedisScriptingReactiveCommands;
 import io.lettuce.core.StaticCredentialsProvider;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -241,15 +242,19 @@ public final class RedisLockBackend implements LockBackend {
             String[] k = {RedisKeys.lockIn(base), RedisKeys.fenceIn(base)};
             String[] a = {request.owner(), millis(request.leaseTime()), fenceTtlMs, RedisKeys.grantsChannelIn(base),
                     request.payload() == null ? "0" : "1", request.payload() == null ? "" : request.payload()};
-            return commandsHere()
-                    .flatMap(c -> {
-                        // the lease is timed from here, not from before a (first, lazy) connect
-                        long sentAt = request.clock().nanoTime();
-                        return LuaScript.ACQUIRE.run(c, ScriptOutputType.MULTI, k, a).next()
-                                .map(reply -> toAttempt((List<?>) reply, request.leaseTime(), sentAt));
-                    })
+            // a connection ready now is used as it is (no operators around it); else once connected
+            RedisScriptingReactiveCommands<String, String> ready = commandsReady();
+            return (ready != null ? acquireOn(ready, k, a, request) : commandsHere().flatMap(c -> acquireOn(c, k, a, request)))
                     .onErrorMap(e -> RedisErrors.map(name, "acquire", e));
         });
+    }
+
+    private static Mono<Attempt> acquireOn(RedisScriptingReactiveCommands<String, String> c, String[] k, String[] a,
+            GrantRequest request) {
+        // the lease is timed from here, not from before a (first, lazy) connect
+        long sentAt = request.clock().nanoTime();
+        return LuaScript.ACQUIRE.run(c, ScriptOutputType.MULTI, k, a).next()
+                .map(reply -> toAttempt((List<?>) reply, request.leaseTime(), sentAt));
     }
 
     /**
@@ -388,13 +393,18 @@ public final class RedisLockBackend implements LockBackend {
     public Mono<Boolean> release(String name, String owner) {
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(owner, "owner");
-        return Mono.defer(() -> commandsHere().flatMap(c -> {
-                    String base = keys.base(name);
-                    return LuaScript.RELEASE.<Object>run(c, ScriptOutputType.INTEGER,
-                            new String[] {RedisKeys.lockIn(base)}, owner, RedisKeys.channelIn(base)).next();
-                })
-                .map(r -> Long.valueOf(1L).equals(r))
-                .onErrorMap(e -> RedisErrors.map(name, "release", e)));
+        return Mono.defer(() -> {
+            RedisScriptingReactiveCommands<String, String> ready = commandsReady();
+            return (ready != null ? releaseOn(ready, name, owner) : commandsHere().flatMap(c -> releaseOn(c, name, owner)))
+                    .onErrorMap(e -> RedisErrors.map(name, "release", e));
+        });
+    }
+
+    private Mono<Boolean> releaseOn(RedisScriptingReactiveCommands<String, String> c, String name, String owner) {
+        String base = keys.base(name);
+        return LuaScript.RELEASE.<Object>run(c, ScriptOutputType.INTEGER,
+                new String[] {RedisKeys.lockIn(base)}, owner, RedisKeys.channelIn(base)).next()
+                .map(r -> Long.valueOf(1L).equals(r));
     }
 
     /**
@@ -650,6 +660,22 @@ public final class RedisLockBackend implements LockBackend {
      *     can carry commands ({@link PubSubChannels#inlineConnection()}; never on a cluster, whose
      *     pub/sub connection talks to one node only), else {@link #commands()}
      */
+    /**
+     * @return what {@link #commandsHere()} would give at once: the inline pub/sub connection's commands or those of
+     *     the open command connection; {@code null} when the command connection is not open (or closed), so that the
+     *     caller waits for it through {@link #commandsHere()}
+     */
+    private @Nullable RedisScriptingReactiveCommands<String, String> commandsReady() {
+        if (!cluster) {
+            StatefulRedisPubSubConnection<String, String> inline = channels.inlineConnection();
+            if (inline != null) {
+                return inline.reactive();
+            }
+        }
+        StatefulConnection<String, String> c = commands.ready();
+        return c == null ? null : reactive(c);
+    }
+
     private Mono<? extends io.lettuce.core.api.reactive.RedisScriptingReactiveCommands<String, String>> commandsHere() {
         if (!cluster) {
             StatefulRedisPubSubConnection<String, String> inline = channels.inlineConnection();
