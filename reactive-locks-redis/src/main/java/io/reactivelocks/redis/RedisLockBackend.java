@@ -693,7 +693,11 @@ public final class RedisLockBackend implements LockBackend {
 
     /** Runs a script of this package on the command connection; one reply. */
     Mono<Object> script(LuaScript script, ScriptOutputType type, String[] k, String... a) {
-        return commands().flatMap(c -> script.<Object>run(c, type, k, a).next());
+        return Mono.defer(() -> {
+            StatefulConnection<String, String> ready = commands.ready(); // open: straight to the script
+            return ready != null ? script.<Object>run(reactive(ready), type, k, a).next()
+                    : commands().flatMap(c -> script.<Object>run(c, type, k, a).next());
+        });
     }
 
     private static RedisClusterReactiveCommands<String, String> reactive(StatefulConnection<String, String> c) {
