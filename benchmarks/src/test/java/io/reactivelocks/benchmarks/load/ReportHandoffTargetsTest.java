@@ -33,11 +33,10 @@ class ReportHandoffTargetsTest {
         result.byWaiters.put(16, List.of(cell(ours, 16, 120_000, null), cell(raw, 16, 100_000, null)));
         // 100 waiters: the raw handoff's chain stopped half-way
         result.byWaiters.put(100, List.of(cell(ours, 100, 120_000, null), cell(raw, 100, 100_000, "acquire: boom")));
-        Report report = new Report(TINY, "ReportHandoffTargetsTest", System.currentTimeMillis() / 1000, "test");
+        Report report = report();
         report.server(bench);
         report.b3(result);
-        report.write(out);
-        String md = Files.readString(out.resolve("BENCHMARKS.md"), StandardCharsets.UTF_8);
+        String md = written(report, out);
         assertThat(md).contains("| B3 | Fake, 16 waiters: ours p50 ÷ raw driver handoff p50 | ≤ 1.3× | 1.20× (120 µs ÷ 100 µs) | met |");
         assertThat(md).contains("| B3 | Fake, 100 waiters: ours p50 ÷ raw driver handoff p50 | ≤ 1.3× | raw fake handoff failed: "
                 + "1 of 1 chains incomplete (acquire: boom) | **failed** |");
@@ -57,12 +56,21 @@ class ReportHandoffTargetsTest {
         }
         Uncontended.Result result = new Uncontended.Result(bench);
         result.levels.put(1, List.of(ours, floor));
-        Report report = new Report(TINY, "ReportHandoffTargetsTest", System.currentTimeMillis() / 1000, "test");
+        Report report = report();
         report.server(bench);
         report.b1(result);
-        report.write(out);
-        String md = Files.readString(out.resolve("BENCHMARKS.md"), StandardCharsets.UTF_8);
+        String md = written(report, out);
         assertThat(md).contains("| B1 | Fake, c=1: ours ÷ fake floor | ≥ 0.95× | 1.00× (rounds 0.90–1.10) | met |");
+    }
+
+    private static Report report() {
+        return new Report(TINY, "ReportHandoffTargetsTest", System.currentTimeMillis() / 1000, "test");
+    }
+
+    /** @return the BENCHMARKS.md that {@code report} writes to {@code out} */
+    private static String written(Report report, Path out) throws java.io.IOException {
+        report.write(out);
+        return Files.readString(out.resolve("BENCHMARKS.md"), StandardCharsets.UTF_8);
     }
 
     private static Uncontended.Run run(double opsPerSec) {
@@ -72,11 +80,10 @@ class ReportHandoffTargetsTest {
     @Test
     void aRenewalCpuFigureAtOrBelowZeroIsNoFigure(@TempDir Path out) throws Exception {
         System.setProperty("java.awt.headless", "true");
-        Report report = new Report(TINY, "ReportHandoffTargetsTest", System.currentTimeMillis() / 1000, "test");
+        Report report = report();
         // 100,000 renewals: 120 ms of CPU in the window, 100 ms of it idle -> 0.2 µs; another run's idle rate above the window's
         report.b4(List.of(renewals(100_000, 120e6, 100e6), renewals(10_000, 50e6, 230e6)));
-        report.write(out);
-        String md = Files.readString(out.resolve("BENCHMARKS.md"), StandardCharsets.UTF_8);
+        String md = written(report, out);
         assertThat(md).contains("| B4 | 100000 leases: ours client CPU per renewed lease | ≤ 1.5 µs | 0.2 µs | met |");
         assertThat(md).contains("| B4 | 10000 leases: ours client CPU per renewed lease | ≤ 1.5 µs | no figure: the idle CPU "
                 + "subtracted (230 ms) was not below the window's (50 ms) | **failed** |");
