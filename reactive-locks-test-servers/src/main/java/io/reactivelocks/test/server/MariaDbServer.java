@@ -275,12 +275,16 @@ public final class MariaDbServer extends ServerFixture {
                 Path data = Files.createDirectory(layout.path("data"),
                         PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
                 Path run = Files.createDirectory(layout.path("run"));
-                for (Path p : List.of(data, run)) {
+                // its own temp dir: a MariaDB server deletes every "#sql*" file of its tmpdir when it starts, so with
+                // the default /tmp a server starting beside a bootstrap (another suite, a restart fault) removed the
+                // bootstrap's temporary tables and the install failed ("Unknown table 'mysql.tmp_user_sys'")
+                Path tmp = Files.createDirectory(layout.path("tmp"));
+                for (Path p : List.of(data, run, tmp)) {
                     giveToMysql(p);
                 }
                 List<String> install = new ArrayList<>(asMysql());
                 install.addAll(List.of(installBinary().orElseThrow().toString(), "--no-defaults",
-                        "--datadir=" + data, "--auth-root-authentication-method=normal",
+                        "--datadir=" + data, "--tmpdir=" + tmp, "--auth-root-authentication-method=normal",
                         "--skip-test-db", "--skip-name-resolve"));
                 Commands.Result r = Commands.run(install, layout.directory(), layout.logFile(), COMMAND_TIMEOUT);
                 if (!r.ok()) {
@@ -295,7 +299,7 @@ public final class MariaDbServer extends ServerFixture {
 
         /**
          * The command line of the server (run directly, so its pid is the server's): TCP on the
-         * loopback port, its own socket and pid file in the temp dir, no binary log, a small buffer
+         * loopback port, its own socket, pid file and temp files in the temp dir, no binary log, a small buffer
          * pool, and the InnoDB log written to the OS at each commit (survives a process kill).
          */
         static List<String> command(ServerProcess.Layout layout) {
@@ -303,6 +307,7 @@ public final class MariaDbServer extends ServerFixture {
             cmd.addAll(List.of(serverBinary().orElseThrow().toString(),
                     "--no-defaults",
                     "--datadir=" + layout.path("data"),
+                    "--tmpdir=" + layout.path("tmp"),
                     "--socket=" + layout.path("run/mariadb.sock"),
                     "--pid-file=" + layout.path("run/mariadb.pid"),
                     "--port=" + layout.port(),

@@ -32,6 +32,9 @@ class MariaDbServerTest {
 
             // the test user logs in over TCP with its password and may create what it likes
             assertThat(sql(db, "SELECT CONCAT(DATABASE(), ' ', CURRENT_USER())")).containsExactly("test test@%");
+            // its own temp dir: a MariaDB server starting deletes the "#sql*" files of its tmpdir, which with a
+            // shared /tmp were another instance's bootstrap tables
+            assertThat(sql(db, "SELECT @@tmpdir")).containsExactly(dir.resolve("tmp").toString());
             sql(db, "CREATE TABLE kept (v VARCHAR(20)) ENGINE=InnoDB; INSERT INTO kept VALUES ('survives')");
             sql(db, "CREATE DATABASE other_schema");
 
