@@ -7,10 +7,10 @@ import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScanArgs;
 import io.lettuce.core.ScanStream;
 import io.lettuce.core.ScriptOutputType;
-import io.lettuce.core.api.reactive.RedisScriptingReactiveCommands;
 import io.lettuce.core.StaticCredentialsProvider;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.reactive.RedisScriptingReactiveCommands;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
@@ -656,11 +656,6 @@ public final class RedisLockBackend implements LockBackend {
     }
 
     /**
-     * @return the commands of the pub/sub connection when the caller runs on its event loop and it
-     *     can carry commands ({@link PubSubChannels#inlineConnection()}; never on a cluster, whose
-     *     pub/sub connection talks to one node only), else {@link #commands()}
-     */
-    /**
      * @return what {@link #commandsHere()} would give at once: the inline pub/sub connection's commands or those of
      *     the open command connection; {@code null} when the command connection is not open (or closed), so that the
      *     caller waits for it through {@link #commandsHere()}
@@ -676,7 +671,12 @@ public final class RedisLockBackend implements LockBackend {
         return c == null ? null : reactive(c);
     }
 
-    private Mono<? extends io.lettuce.core.api.reactive.RedisScriptingReactiveCommands<String, String>> commandsHere() {
+    /**
+     * @return the commands of the pub/sub connection when the caller runs on its event loop and it
+     *     can carry commands ({@link PubSubChannels#inlineConnection()}; never on a cluster, whose
+     *     pub/sub connection talks to one node only), else {@link #commands()}
+     */
+    private Mono<? extends RedisScriptingReactiveCommands<String, String>> commandsHere() {
         if (!cluster) {
             StatefulRedisPubSubConnection<String, String> inline = channels.inlineConnection();
             if (inline != null) {
