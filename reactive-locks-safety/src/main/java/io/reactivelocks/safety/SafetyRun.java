@@ -314,7 +314,7 @@ public final class SafetyRun {
                     }
                 }
                 cycle++;
-                Applied a = inject(settings, target, namespace, workers, proxies, random, lease, problems, aim, kinds,
+                Applied a = inject(settings, target, namespace, workers, proxies, events, random, lease, problems, aim, kinds,
                         () -> startWorker(ids.getAndIncrement(), target, settings, namespace, names, arbiter, proxies, events, random));
                 if (a != null) {
                     applied.add(a);
@@ -429,7 +429,7 @@ public final class SafetyRun {
     }
 
     private static Applied inject(Settings settings, Target target0, String namespace, List<WorkerProcess> workers, List<FaultProxy> proxies,
-                                  SplittableRandom random, long lease, List<String> problems, String aim, Map<String, Primitive> kinds,
+                                  List<WorkerProcess.Event> events, SplittableRandom random, long lease, List<String> problems, String aim, Map<String, Primitive> kinds,
                                   Spawner spawner)
             throws InterruptedException {
         List<WorkerProcess> alive = workers.stream().filter(w -> !w.isKilled()).toList();
@@ -444,6 +444,9 @@ public final class SafetyRun {
                 target.pause();
                 crowd(alive, target, section.name(), kinds);
                 pause(lease * 2);
+                // the point of the fault is a takeover while the holder is frozen: the store ends its lease when it
+                // says, and a loaded store says it late (etcd revoked a 2 s lease more than 4 s after the pause began)
+                awaitTakeover(events, target.id(), section.name(), start, lease * 8);
                 target.resume();
                 crowd(alive, target, null, kinds);
                 return new Applied(Fault.PAUSE_WORKER, target.id(), start, System.nanoTime(), List.of(section.name()));
@@ -625,6 +628,25 @@ public final class SafetyRun {
             problems.add("worker " + target.id() + " did not enter a long critical section: " + target.stderr());
         }
         return section;
+    }
+
+    /**
+     * Waits until a worker other than {@code holder} was granted {@code name} after {@code since}, at most
+     * {@code boundMillis} (a run whose workers do not ask for that name in time goes on without it).
+     */
+    private static void awaitTakeover(List<WorkerProcess.Event> events, int holder, String name, long since, long boundMillis)
+            throws InterruptedException {
+        long until = System.nanoTime() + boundMillis * 1_000_000;
+        synchronized (events) {
+            while (System.nanoTime() - until < 0) {
+                for (WorkerProcess.Event e : events) {
+                    if (e.type() == 'G' && e.worker() != holder && name.equals(e.name()) && e.nanos() - since > 0) {
+                        return;
+                    }
+                }
+                events.wait(20); // the workers' readers add events under this lock (no notify): a bounded poll
+            }
+        }
     }
 
     /** Lets time pass: fault lengths and settle times are the point of a run, not a wait for a condition. */

@@ -234,7 +234,11 @@ public abstract class LockBackendContract {
             assertThat(l.name()).isEqualTo(name);
             assertThat(l.owner()).isEqualTo(held.owner());
             assertThat(l.token()).isEqualTo(held.token());
-            assertThat(l.remaining()).isPositive();
+            // what is left of the lease, 0 once its local deadline passed — which a loaded machine reached between the
+            // grant and this line with a container suite's 1.2 s lease (a stall that expired ZooKeeper sessions beside
+            // it), so "positive" is not asserted; the stores' TTLs differ from the option (whole seconds on etcd, the
+            // negotiated session on ZooKeeper), so no upper bound either
+            assertThat(l.remaining()).isGreaterThanOrEqualTo(Duration.ZERO);
         });
         Disposable waiter = b.locks().acquire(name).subscribe();
         try {
