@@ -2,7 +2,10 @@ package io.reactivelocks.safety;
 
 /** The kinds of fault a safety run injects, one kind per run. */
 public enum Fault {
-    /** SIGSTOP of a worker in its critical section (between its read and its write) for two lease times, then SIGCONT. */
+    /**
+     * SIGSTOP of a worker in its critical section (between its read and its write) for two lease times — longer, up to
+     * eight more, until another worker was granted its name (a loaded store may end the frozen lease late) — then SIGCONT.
+     */
     PAUSE_WORKER("pause-worker"),
     /** SIGSTOP of the server for two lease times, then SIGCONT. */
     PAUSE_SERVER("pause-server"),

@@ -383,8 +383,9 @@ public final class SafetyReport {
                     .append(s.duration().toSeconds()).append(" s and, where it could be had within the run's `--max-duration`, ")
                     .append(s.minAcquisitions()).append(" acquisitions; lease ")
                     .append(s.lease().toMillis()).append(" ms; a fault cycle every ").append(s.settle().toSeconds())
-                    .append(" s of undisturbed work plus the fault's length (two lease times for pauses and partitions, "
-                            + "three under latency); servers are the Debian packages started by the test fixtures "
+                    .append(" s of undisturbed work plus the fault's length (two lease times for pauses and partitions — a "
+                            + "paused worker stays frozen, up to eight lease times more, until another worker was granted its "
+                            + "name — three under latency); servers are the Debian packages started by the test fixtures "
                             + "(Redis without persistence, PostgreSQL with fsync off, one etcd member, one ZooKeeper server).\n\n");
         }
         b.append("How a run works (see `SafetyRun`, `Worker`, `Arbiter`, `SafetyCheck`): each worker loops — hold a random "
