@@ -674,16 +674,12 @@ public final class RedisLockBackend implements LockBackend {
     /**
      * @return the commands of the pub/sub connection when the caller runs on its event loop and it
      *     can carry commands ({@link PubSubChannels#inlineConnection()}; never on a cluster, whose
-     *     pub/sub connection talks to one node only), else {@link #commands()}
+     *     pub/sub connection talks to one node only), else those of the command connection: at once when
+     *     it is open ({@link #commandsReady()}), else once it is ({@link #commands()})
      */
     private Mono<? extends RedisScriptingReactiveCommands<String, String>> commandsHere() {
-        if (!cluster) {
-            StatefulRedisPubSubConnection<String, String> inline = channels.inlineConnection();
-            if (inline != null) {
-                return Mono.just(inline.reactive());
-            }
-        }
-        return commands();
+        RedisScriptingReactiveCommands<String, String> ready = commandsReady();
+        return ready != null ? Mono.just(ready) : commands();
     }
 
     /** @return whether this backend talks to a Redis Cluster */
