@@ -76,6 +76,22 @@ abstract class BackendBench implements AutoCloseable {
         }
     }
 
+    /**
+     * @return the process id of the server the contenders talk to (its child processes count with it:
+     *         PostgreSQL's backends), or -1 when it is not a local process
+     */
+    long serverPid() {
+        return -1;
+    }
+
+    /**
+     * @return the CPU time the server process and its descendants have used so far, nanoseconds, or -1
+     *         when unknown ({@link ServerCpu})
+     */
+    final long serverCpuNanos() {
+        return ServerCpu.nanos(serverPid());
+    }
+
     /** The command line of a server process, from /proc (Linux), for the report. */
     static String commandLine(long pid) {
         try {

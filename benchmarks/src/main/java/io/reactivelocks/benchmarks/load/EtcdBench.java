@@ -139,6 +139,11 @@ final class EtcdBench extends BackendBench {
     }
 
     @Override
+    long serverPid() {
+        return server.pid();
+    }
+
+    @Override
     public void close() {
         if (probe != null) {
             probe.close();

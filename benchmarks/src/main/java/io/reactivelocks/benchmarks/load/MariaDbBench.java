@@ -176,6 +176,11 @@ final class MariaDbBench extends BackendBench {
     }
 
     @Override
+    long serverPid() {
+        return server.pid();
+    }
+
+    @Override
     public void close() {
         if (probe != null) {
             probe.close().block(Duration.ofSeconds(10));

@@ -151,6 +151,11 @@ final class PostgresBench extends BackendBench {
     }
 
     @Override
+    long serverPid() {
+        return server.pid();
+    }
+
+    @Override
     public void close() {
         if (probe != null) {
             probe.close().block(Duration.ofSeconds(10));

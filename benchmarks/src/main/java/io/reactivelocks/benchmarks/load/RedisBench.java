@@ -197,6 +197,11 @@ final class RedisBench extends BackendBench {
     }
 
     @Override
+    long serverPid() {
+        return server.pid();
+    }
+
+    @Override
     public void close() {
         if (admin != null) {
             admin.close();

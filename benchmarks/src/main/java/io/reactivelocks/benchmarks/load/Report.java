@@ -310,14 +310,17 @@ final class Report {
                 + "`req/pair` = requests per acquire+release as the server counts them (see above); for Redis, `cmds/pair` "
                 + "adds the commands run inside the Lua scripts. `client CPU µs/pair` = this JVM's process CPU time during the round "
                 + "(all threads: event loops, timers, GC) ÷ pairs — the client-side cost of one acquire+release; the server's CPU "
-                + "is not in it.\n\n");
+                + "is not in it. `server CPU µs/pair` = the server's CPU time during the round (its process and every process it "
+                + "started: PostgreSQL's backends, WAL writer and checkpointer; all of etcd's and ZooKeeper's threads; from "
+                + "`/proc/<pid>/stat`, 10 ms ticks) ÷ pairs — what the requests ask the server to do, the same on a busy machine "
+                + "as on an idle one.\n\n");
         List<Charts.Panel> panels = new ArrayList<>();
         for (Uncontended.Result r : b1) {
             boolean redis = r.bench.key.equals("redis");
             md.append("### ").append(r.bench.title).append("\n\n");
             md.append("| c | contender | pairs/s | p50 µs | p99 µs | req/pair |").append(redis ? " cmds/pair |" : "")
-                    .append(" client CPU µs/pair | ours ÷ this |\n");
-            md.append("|---:|---|---:|---:|---:|---:|").append(redis ? "---:|" : "").append("---:|---:|\n");
+                    .append(" client CPU µs/pair | server CPU µs/pair | ours ÷ this |\n");
+            md.append("|---:|---|---:|---:|---:|---:|").append(redis ? "---:|" : "").append("---:|---:|---:|\n");
             List<String> groups = new ArrayList<>();
             List<Uncontended.Cell> order = null;
             for (Map.Entry<Integer, List<Uncontended.Cell>> e : r.levels.entrySet()) {
@@ -331,7 +334,7 @@ final class Report {
                     if (redis) {
                         md.append(Stats.num(x.executedPerOp())).append(" | ");
                     }
-                    md.append(Stats.us(x.cpuPerOp())).append(" | ");
+                    md.append(Stats.us(x.cpuPerOp())).append(" | ").append(Stats.us(x.serverCpuPerOp())).append(" | ");
                     md.append(x == ours || ours == null ? "" : Stats.ratio(ours.ratioTo(x)));
                     if (x.errors() > 0) {
                         md.append(" (").append(x.errors()).append(" errors: ").append(x.error()).append(")");
@@ -582,7 +585,7 @@ final class Report {
                         + "by `trySetPermits` on the name's first use; its permits have no lease, RPermitExpirableSemaphore's "
                         + "a 30 s lease that is not renewed); **read side**: all readers on one name; **write side** and "
                         + "**fair lock**: a name per worker (no contention, as B1). `req/op` = the server's request count "
-                        + "÷ pairs (as B1); `alloc/op` = bytes allocated by this JVM (all threads) ÷ pairs. Handoff: B3's chain "
+                        + "÷ pairs (as B1); `server CPU µs/op` = the server's CPU time ÷ pairs (as B1); `alloc/op` = bytes allocated by this JVM (all threads) ÷ pairs. Handoff: B3's chain "
                         + "of ").append(settings.waiters()[0]).append(" waiters (one holder, then each waiter released at once "
                         + "on its grant), the semaphore at N = 1; the RTT is the backend's B3 probe. PostgreSQL, MariaDB and etcd have "
                         + "no anchor: their rows are context. Reproduce: `benchmarks/run.sh --only b8` (`--quick` for a short run, "
@@ -594,8 +597,8 @@ final class Report {
             boolean redis = r.bench.key.equals("redis");
             md.append("### ").append(r.bench.title).append(" — ").append(r.group.title()).append("\n\n");
             md.append("| c | contender | pairs/s | p50 µs | p99 µs | req/op |").append(redis ? " cmds/op |" : "")
-                    .append(" alloc/op | ours ÷ X | errors |\n");
-            md.append("|---:|---|---:|---:|---:|---:|").append(redis ? "---:|" : "").append("---:|---:|---:|\n");
+                    .append(" server CPU µs/op | alloc/op | ours ÷ X | errors |\n");
+            md.append("|---:|---|---:|---:|---:|---:|").append(redis ? "---:|" : "").append("---:|---:|---:|---:|\n");
             r.levels.forEach((c, cells) -> {
                 Uncontended.Cell ours = find(cells, Role.OURS);
                 for (Uncontended.Cell x : cells) {
@@ -606,7 +609,7 @@ final class Report {
                     if (redis) {
                         md.append(Stats.num(x.executedPerOp())).append(" | ");
                     }
-                    md.append(Stats.num(x.allocPerOp() / 1024)).append(" KiB | ")
+                    md.append(Stats.us(x.serverCpuPerOp())).append(" | ").append(Stats.num(x.allocPerOp() / 1024)).append(" KiB | ")
                             .append(x == ours || ours == null ? "" : Stats.ratio(ours.ratioTo(x))).append(" | ")
                             .append(x.errors()).append(x.error() != null ? " (" + x.error() + ")" : "").append(" |\n");
                 }

@@ -26,7 +26,7 @@ final class Uncontended {
 
     /** One measured run of one contender. */
     record Run(double opsPerSec, long ops, long errors, double p50, double p99, double countedPerOp,
-               double executedPerOp, double cpuPerOp, double allocPerOp, String error) {
+               double executedPerOp, double cpuPerOp, double serverCpuPerOp, double allocPerOp, String error) {
     }
 
     /** All rounds of one contender at one level. */
@@ -68,6 +68,14 @@ final class Uncontended {
         /** @return this JVM's CPU time (all threads) per pair, nanoseconds, median of rounds */
         double cpuPerOp() {
             return Stats.median(rounds.stream().map(Run::cpuPerOp).toList());
+        }
+
+        /**
+         * @return the server's CPU time (its process and descendants, {@link ServerCpu}) per pair, nanoseconds,
+         *         median of rounds; NaN when the server is not a local process
+         */
+        double serverCpuPerOp() {
+            return Stats.median(rounds.stream().map(Run::serverCpuPerOp).toList());
         }
 
         long errors() {
@@ -171,8 +179,9 @@ final class Uncontended {
     }
 
     static String describe(Run r) {
-        return String.format(java.util.Locale.ROOT, "%10.0f ops/s p50 %8s µs p99 %8s µs  %.2f req/op  CPU %s µs/op%s",
+        return String.format(java.util.Locale.ROOT, "%10.0f ops/s p50 %8s µs p99 %8s µs  %.2f req/op  CPU %s µs/op  server CPU %s µs/op%s",
                 r.opsPerSec(), Stats.us(r.p50()), Stats.us(r.p99()), r.countedPerOp(), Stats.us(r.cpuPerOp()),
+                Stats.us(r.serverCpuPerOp()),
                 r.errors() > 0 ? "  ERRORS " + r.errors() + ": " + r.error() : "");
     }
 
@@ -211,6 +220,7 @@ final class Uncontended {
         AtomicReference<String> error = new AtomicReference<>();
         BackendBench.Counts before = bench.counts();
         long cpu0 = OS.getProcessCpuTime();
+        long serverCpu0 = bench.serverCpuNanos();
         long alloc0 = allocated();
         long start = System.nanoTime();
         long deadline = start + length.toNanos();
@@ -232,6 +242,8 @@ final class Uncontended {
         }
         long end = System.nanoTime();
         long cpu = OS.getProcessCpuTime() - cpu0;
+        long serverCpu1 = bench.serverCpuNanos();
+        double serverCpu = serverCpu0 < 0 || serverCpu1 < 0 ? Double.NaN : serverCpu1 - serverCpu0;
         // the live threads' growth (a blocking run's workers are gone by now: they added their own share)
         long alloc = Math.max(0, allocated() - alloc0) + workerAlloc.sum();
         BackendBench.Counts delta = bench.counts().minus(before);
@@ -245,7 +257,8 @@ final class Uncontended {
         return new Run(ops / seconds, ops, errors.sum(), all.getValueAtPercentile(50), all.getValueAtPercentile(99),
                 ops == 0 ? Double.NaN : (double) delta.counted() / ops,
                 ops == 0 || delta.executed() < 0 ? Double.NaN : (double) delta.executed() / ops,
-                ops == 0 ? Double.NaN : (double) cpu / ops, ops == 0 ? Double.NaN : (double) alloc / ops, error.get());
+                ops == 0 ? Double.NaN : (double) cpu / ops, ops == 0 ? Double.NaN : serverCpu / ops,
+                ops == 0 ? Double.NaN : (double) alloc / ops, error.get());
     }
 
     private static void runBlocking(Contender contender, int c, String[] names, Histogram[] h, long deadline,

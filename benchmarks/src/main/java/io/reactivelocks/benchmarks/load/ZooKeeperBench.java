@@ -191,6 +191,11 @@ final class ZooKeeperBench extends BackendBench {
     }
 
     @Override
+    long serverPid() {
+        return server.pid();
+    }
+
+    @Override
     public void close() {
         if (probe != null) {
             probe.close();

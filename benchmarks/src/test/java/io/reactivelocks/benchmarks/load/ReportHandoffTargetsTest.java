@@ -74,7 +74,7 @@ class ReportHandoffTargetsTest {
     }
 
     private static Uncontended.Run run(double opsPerSec) {
-        return new Uncontended.Run(opsPerSec, (long) opsPerSec, 0, 1000, 2000, 2, 2, 10_000, 1000, null);
+        return new Uncontended.Run(opsPerSec, (long) opsPerSec, 0, 1000, 2000, 2, 2, 10_000, 20_000, 1000, null);
     }
 
     @Test
