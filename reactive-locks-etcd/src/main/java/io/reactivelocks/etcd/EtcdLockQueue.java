@@ -66,14 +66,18 @@ final class EtcdLockQueue {
 
     /** See {@link EtcdLockBackend#tryGrant}. */
     Mono<Attempt> tryGrant(GrantRequest request) {
-        return sessions.session()
-                .flatMap(s -> enqueue(request, s).onErrorResume(EtcdErrors::isLeaseNotFound, e -> {
-                    // the lease ended before the session heard of it (revoked, expired while the keys' own
-                    // watches already saw the deletions): end it, and put the key on a new one
-                    s.lose("etcd says the session lease " + Long.toHexString(s.leaseId) + " is gone");
-                    return sessions.session().flatMap(fresh -> enqueue(request, fresh));
-                }))
+        EtcdSession live = sessions.ready(); // the usual case: straight to the transaction
+        return (live != null ? enqueueOrAgain(request, live) : sessions.session().flatMap(s -> enqueueOrAgain(request, s)))
                 .onErrorMap(e -> EtcdErrors.forLock(request.name(), "acquire", EtcdErrors.map(request.name(), "acquire", e)));
+    }
+
+    private Mono<Attempt> enqueueOrAgain(GrantRequest request, EtcdSession s) {
+        return enqueue(request, s).onErrorResume(EtcdErrors::isLeaseNotFound, e -> {
+            // the lease ended before the session heard of it (revoked, expired while the keys' own
+            // watches already saw the deletions): end it, and put the key on a new one
+            s.lose("etcd says the session lease " + Long.toHexString(s.leaseId) + " is gone");
+            return sessions.session().flatMap(fresh -> enqueue(request, fresh));
+        });
     }
 
     private Mono<Attempt> enqueue(GrantRequest request, EtcdSession s) {
@@ -83,9 +87,11 @@ final class EtcdLockQueue {
             LockSlots.At before = place.use(key);
             // the owner's key on a session lost since (a retry): gone with its lease, or soon; deleted so as
             // not to wait behind it meanwhile
-            Mono<Boolean> stale = before == null ? Mono.just(false)
-                    : requests.deleteIfCreated(before.key(), before.token()).onErrorReturn(false);
-            return stale.then(enqueue(request, s, place, key));
+            if (before == null) {
+                return enqueue(request, s, place, key);
+            }
+            return requests.deleteIfCreated(before.key(), before.token()).onErrorReturn(false)
+                    .then(enqueue(request, s, place, key));
         });
     }
 
@@ -252,11 +258,17 @@ final class EtcdLockQueue {
             }
         }
         io.reactivelocks.spi.Renewal recent = s.recentConfirmation(request.clock());
-        Mono<io.reactivelocks.spi.Renewal> confirmed = recent != null ? Mono.just(recent) : s.confirm(request.clock());
-        return confirmed.flatMap(c -> sessions.granted(EtcdKeys.heldKey(request.name(), request.owner()), s)
-                ? Mono.just(new Attempt.Granted(token, c.ttl(), c.sentAtNanos()))
+        if (recent != null) { // the usual case: answered at once
+            return grantedOn(request, s, token, recent);
+        }
+        return s.confirm(request.clock()).flatMap(c -> grantedOn(request, s, token, c));
+    }
+
+    private Mono<Attempt> grantedOn(GrantRequest request, EtcdSession s, long token, io.reactivelocks.spi.Renewal confirmed) {
+        return sessions.granted(EtcdKeys.heldKey(request.name(), request.owner()), s)
+                ? Mono.just(new Attempt.Granted(token, confirmed.ttl(), confirmed.sentAtNanos()))
                 : Mono.error(new LockBackendException(request.name(), "the etcd session ended before the grant of lock '"
-                        + request.name() + "' was confirmed: " + s.endReason(), null, true)));
+                        + request.name() + "' was confirmed: " + s.endReason(), null, true));
     }
 
     // ---------------------------------------------------------------- release

@@ -34,6 +34,16 @@ final class SessionLeases {
         this.options = options;
     }
 
+    /**
+     * @return the live session when there is one, else null (closed, none yet, or ended): what
+     *     {@link #session()} would give at once, without a {@code Mono} around it
+     */
+    @org.jspecify.annotations.Nullable EtcdSession ready() {
+        synchronized (sessionLock) {
+            return !closed && session != null && !session.isOver() ? session : null;
+        }
+    }
+
     /** @return the live session, granting a lease when there is none (one grant shared by concurrent callers) */
     Mono<EtcdSession> session() {
         return Mono.defer(() -> {
