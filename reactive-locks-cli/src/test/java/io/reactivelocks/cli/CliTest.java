@@ -25,16 +25,10 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-/**
- * The CLI as operators and scripts run it: separate JVMs on real servers. The methods run two at a time
- * (each has its own name, directory and processes; see {@code junit-platform.properties}).
- */
-@Execution(ExecutionMode.CONCURRENT)
+/** The CLI as operators and scripts run it: separate JVMs on real servers. */
 class CliTest {
 
     private static final Duration RUN = Duration.ofSeconds(40);
