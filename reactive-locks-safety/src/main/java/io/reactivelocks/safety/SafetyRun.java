@@ -198,6 +198,12 @@ public final class SafetyRun {
     /** The longest the undisturbed tail of a run goes on past its settle time to see its grants. */
     public static final Duration TAIL_BOUND = Duration.ofSeconds(30);
 
+    /**
+     * How long a run asks again when counting what was left on the server fails (a count that answers waits
+     * for the keys to go only 2 leases + 5 s: what is left then is the verdict's "left on server").
+     */
+    static final Duration COUNT_BOUND = Duration.ofSeconds(60);
+
     private SafetyRun() {
     }
 
@@ -350,6 +356,10 @@ public final class SafetyRun {
             }
             long held = -1;
             long deadline = System.nanoTime() + Duration.ofMillis(lease * 2 + 5_000).toNanos();
+            // a count that fails is asked again for longer: the first count of a run opens the harness' first client
+            // of the store (on a loaded machine its start-up alone took more than the 10 s one count may take), and the
+            // store may still be recovering from the fault; not being able to count is a harness problem, not a verdict
+            long countDeadline = System.nanoTime() + COUNT_BOUND.toNanos();
             long backoff = 50;
             RuntimeException countError = null;
             while (true) {
@@ -359,7 +369,7 @@ public final class SafetyRun {
                 } catch (RuntimeException e) {
                     countError = e; // the store may still be recovering from the fault: ask again
                 }
-                if (held == 0 || System.nanoTime() - deadline > 0) {
+                if (held == 0 || System.nanoTime() - (countError == null ? deadline : countDeadline) > 0) {
                     break;
                 }
                 pause(backoff);
