@@ -312,8 +312,8 @@ final class Report {
                 + "(all threads: event loops, timers, GC) ÷ pairs — the client-side cost of one acquire+release; the server's CPU "
                 + "is not in it. `server CPU µs/pair` = the server's CPU time during the round (its process and every process it "
                 + "started: PostgreSQL's backends, WAL writer and checkpointer; all of etcd's and ZooKeeper's threads; from "
-                + "`/proc/<pid>/stat`, 10 ms ticks) ÷ pairs — what the requests ask the server to do, the same on a busy machine "
-                + "as on an idle one.\n\n");
+                + "`/proc/<pid>/stat`, 10 ms ticks) ÷ pairs — what the requests ask the server to do, which a busy machine moves far "
+                + "less than it moves throughput.\n\n");
         List<Charts.Panel> panels = new ArrayList<>();
         for (Uncontended.Result r : b1) {
             boolean redis = r.bench.key.equals("redis");
