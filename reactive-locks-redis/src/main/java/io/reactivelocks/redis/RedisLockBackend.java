@@ -242,7 +242,10 @@ public final class RedisLockBackend implements LockBackend {
             String[] k = {RedisKeys.lockIn(base), RedisKeys.fenceIn(base)};
             String[] a = {request.owner(), millis(request.leaseTime()), fenceTtlMs, RedisKeys.grantsChannelIn(base),
                     request.payload() == null ? "0" : "1", request.payload() == null ? "" : request.payload()};
-            return onCommandsHere(c -> acquireOn(c, k, a, request)).onErrorMap(e -> RedisErrors.map(name, "acquire", e));
+            // a connection ready now is used as it is (no operators around it); else once connected
+            RedisScriptingReactiveCommands<String, String> ready = commandsReady();
+            return (ready != null ? acquireOn(ready, k, a, request) : commandsHere().flatMap(c -> acquireOn(c, k, a, request)))
+                    .onErrorMap(e -> RedisErrors.map(name, "acquire", e));
         });
     }
 
@@ -390,7 +393,11 @@ public final class RedisLockBackend implements LockBackend {
     public Mono<Boolean> release(String name, String owner) {
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(owner, "owner");
-        return Mono.defer(() -> onCommandsHere(c -> releaseOn(c, name, owner)).onErrorMap(e -> RedisErrors.map(name, "release", e)));
+        return Mono.defer(() -> {
+            RedisScriptingReactiveCommands<String, String> ready = commandsReady();
+            return (ready != null ? releaseOn(ready, name, owner) : commandsHere().flatMap(c -> releaseOn(c, name, owner)))
+                    .onErrorMap(e -> RedisErrors.map(name, "release", e));
+        });
     }
 
     private Mono<Boolean> releaseOn(RedisScriptingReactiveCommands<String, String> c, String name, String owner) {
@@ -649,9 +656,9 @@ public final class RedisLockBackend implements LockBackend {
     }
 
     /**
-     * @return the commands to use at once: the inline pub/sub connection's or those of the open command connection;
-     *     {@code null} when the command connection is not open (or closed), so that the caller waits for it
-     *     ({@link #onCommandsHere})
+     * @return what {@link #commandsHere()} would give at once: the inline pub/sub connection's commands or those of
+     *     the open command connection; {@code null} when the command connection is not open (or closed), so that the
+     *     caller waits for it through {@link #commandsHere()}
      */
     private @Nullable RedisScriptingReactiveCommands<String, String> commandsReady() {
         if (!cluster) {
@@ -665,15 +672,14 @@ public final class RedisLockBackend implements LockBackend {
     }
 
     /**
-     * Runs {@code call} on the commands of the pub/sub connection when the caller runs on its event loop
-     * and it can carry commands ({@link PubSubChannels#inlineConnection()}; never on a cluster, whose
-     * pub/sub connection talks to one node only), else on those of the command connection: at once when
-     * one is ready ({@link #commandsReady()}, no operators around the call), else once connected
-     * ({@link #commands()}).
+     * @return the commands of the pub/sub connection when the caller runs on its event loop and it
+     *     can carry commands ({@link PubSubChannels#inlineConnection()}; never on a cluster, whose
+     *     pub/sub connection talks to one node only), else those of the command connection: at once when
+     *     it is open ({@link #commandsReady()}), else once it is ({@link #commands()})
      */
-    private <T> Mono<T> onCommandsHere(java.util.function.Function<RedisScriptingReactiveCommands<String, String>, Mono<T>> call) {
+    private Mono<? extends RedisScriptingReactiveCommands<String, String>> commandsHere() {
         RedisScriptingReactiveCommands<String, String> ready = commandsReady();
-        return ready != null ? call.apply(ready) : commands().flatMap(call::apply);
+        return ready != null ? Mono.just(ready) : commands();
     }
 
     /** @return whether this backend talks to a Redis Cluster */
