@@ -242,10 +242,7 @@ public final class RedisLockBackend implements LockBackend {
             String[] k = {RedisKeys.lockIn(base), RedisKeys.fenceIn(base)};
             String[] a = {request.owner(), millis(request.leaseTime()), fenceTtlMs, RedisKeys.grantsChannelIn(base),
                     request.payload() == null ? "0" : "1", request.payload() == null ? "" : request.payload()};
-            // a connection ready now is used as it is (no operators around it); else once connected
-            RedisScriptingReactiveCommands<String, String> ready = commandsReady();
-            return (ready != null ? acquireOn(ready, k, a, request) : commandsHere().flatMap(c -> acquireOn(c, k, a, request)))
-                    .onErrorMap(e -> RedisErrors.map(name, "acquire", e));
+            return onCommandsHere(c -> acquireOn(c, k, a, request)).onErrorMap(e -> RedisErrors.map(name, "acquire", e));
         });
     }
 
@@ -393,11 +390,7 @@ public final class RedisLockBackend implements LockBackend {
     public Mono<Boolean> release(String name, String owner) {
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(owner, "owner");
-        return Mono.defer(() -> {
-            RedisScriptingReactiveCommands<String, String> ready = commandsReady();
-            return (ready != null ? releaseOn(ready, name, owner) : commandsHere().flatMap(c -> releaseOn(c, name, owner)))
-                    .onErrorMap(e -> RedisErrors.map(name, "release", e));
-        });
+        return Mono.defer(() -> onCommandsHere(c -> releaseOn(c, name, owner)).onErrorMap(e -> RedisErrors.map(name, "release", e)));
     }
 
     private Mono<Boolean> releaseOn(RedisScriptingReactiveCommands<String, String> c, String name, String owner) {
@@ -656,9 +649,9 @@ public final class RedisLockBackend implements LockBackend {
     }
 
     /**
-     * @return what {@link #commandsHere()} would give at once: the inline pub/sub connection's commands or those of
-     *     the open command connection; {@code null} when the command connection is not open (or closed), so that the
-     *     caller waits for it through {@link #commandsHere()}
+     * @return the commands to use at once: the inline pub/sub connection's or those of the open command connection;
+     *     {@code null} when the command connection is not open (or closed), so that the caller waits for it
+     *     ({@link #onCommandsHere})
      */
     private @Nullable RedisScriptingReactiveCommands<String, String> commandsReady() {
         if (!cluster) {
@@ -672,14 +665,15 @@ public final class RedisLockBackend implements LockBackend {
     }
 
     /**
-     * @return the commands of the pub/sub connection when the caller runs on its event loop and it
-     *     can carry commands ({@link PubSubChannels#inlineConnection()}; never on a cluster, whose
-     *     pub/sub connection talks to one node only), else those of the command connection: at once when
-     *     it is open ({@link #commandsReady()}), else once it is ({@link #commands()})
+     * Runs {@code call} on the commands of the pub/sub connection when the caller runs on its event loop
+     * and it can carry commands ({@link PubSubChannels#inlineConnection()}; never on a cluster, whose
+     * pub/sub connection talks to one node only), else on those of the command connection: at once when
+     * one is ready ({@link #commandsReady()}, no operators around the call), else once connected
+     * ({@link #commands()}).
      */
-    private Mono<? extends RedisScriptingReactiveCommands<String, String>> commandsHere() {
+    private <T> Mono<T> onCommandsHere(java.util.function.Function<RedisScriptingReactiveCommands<String, String>, Mono<T>> call) {
         RedisScriptingReactiveCommands<String, String> ready = commandsReady();
-        return ready != null ? Mono.just(ready) : commands();
+        return ready != null ? call.apply(ready) : commands().flatMap(call::apply);
     }
 
     /** @return whether this backend talks to a Redis Cluster */
