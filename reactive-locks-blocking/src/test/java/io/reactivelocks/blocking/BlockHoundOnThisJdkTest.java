@@ -8,6 +8,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import reactor.blockhound.BlockingOperationError;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 import reactor.test.StepVerifier;
 
 /** BlockHound is installed in this module's test JVM (a JDK 21+) too: a blocking call on a Reactor thread is caught. */
@@ -15,14 +16,10 @@ class BlockHoundOnThisJdkTest {
 
     @Test
     void aBlockingCallOnANonBlockingThreadIsCaught() {
-        Mono<Boolean> blocking = Mono.delay(Duration.ofMillis(1))
-                .map(x -> {
-                    try {
-                        return new CountDownLatch(1).await(10, TimeUnit.MILLISECONDS);
-                    } catch (InterruptedException e) {
-                        throw new IllegalStateException(e);
-                    }
-                });
+        // subscribeOn, not a short Mono.delay: a delay that ran out before the subscriber's request emits on the
+        // requesting thread (the test's), which a loaded machine made happen once
+        Mono<Boolean> blocking = Mono.fromCallable(() -> new CountDownLatch(1).await(10, TimeUnit.MILLISECONDS))
+                .subscribeOn(Schedulers.parallel());
         StepVerifier.create(blocking)
                 .expectErrorSatisfies(e -> assertThat(e).isInstanceOf(BlockingOperationError.class))
                 .verify(Duration.ofSeconds(5));
