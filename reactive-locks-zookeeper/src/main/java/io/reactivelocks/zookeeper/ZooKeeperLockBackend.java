@@ -281,9 +281,19 @@ public final class ZooKeeperLockBackend implements LockBackend {
 
     private Mono<Holder> inspect(String name, int tries) {
         return nodes.children(name).flatMap(list -> list.isEmpty() ? Mono.<Holder>empty()
-                : nodes.holderOf(name, list.get(0)).switchIfEmpty(Mono.defer(() -> tries > 1 ? inspect(name, tries - 1)
+                : lowestStanding(name, list, 0).switchIfEmpty(Mono.defer(() -> tries > 1 ? inspect(name, tries - 1)
                         : Mono.error(new LockBackendException(name, "the holder of lock '" + name
                                 + "' kept changing while it was read", null, true)))));
+    }
+
+    /**
+     * The first node of {@code list} (sorted by sequence) still standing when read: every node before
+     * it is gone by then and a new node only gets a larger sequence, so it is the lowest, the holder,
+     * at that read. A lock changing hands while it is inspected costs one more read, not a new listing.
+     */
+    private Mono<Holder> lowestStanding(String name, List<ZNodeNames.Child> list, int i) {
+        return nodes.holderOf(name, list.get(i)).switchIfEmpty(Mono.defer(() ->
+                i + 1 < list.size() ? lowestStanding(name, list, i + 1) : Mono.empty()));
     }
 
     /**
