@@ -559,7 +559,8 @@ public final class SafetyReport {
                             + "the others take only its name (so that its permit or lock is taken over while it is away). "
                             + "Fair-lock runs: the time before each fault is a burst on one fair name (every worker takes only it, "
                             + "so that the others queue behind its holder), the first one at least "
-                            + SafetyRun.FAIR_BURST_LEASES + " lease times.\n\n");
+                            + SafetyRun.FAIR_BURST_LEASES + " lease times and, on a slow machine, until the line has turned over "
+                            + SafetyRun.FAIR_BURST_GRANTS + " times (at most " + SafetyRun.FAIR_BURST_MAX_EXTRA_LEASES + " lease times more).\n\n");
         }
         b.append("| primitive | backend | fault | acquisitions | I1 | I2 | I3 | I4 | I5 | I6 | I7 | FIFO (pairs judged) | "
                 + "stale writes rejected | slots evicted | overlaps (ms) | losses (rate) | failed acquires | faults |\n");

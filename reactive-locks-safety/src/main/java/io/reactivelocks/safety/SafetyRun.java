@@ -192,6 +192,15 @@ public final class SafetyRun {
     /** The first settle time of a run with fair names is at least this many lease times of burst on a fair name. */
     static final int FAIR_BURST_LEASES = 2;
 
+    /**
+     * Grants on the fair name the first burst waits for past its {@link #FAIR_BURST_LEASES} lease times (each grant
+     * with workers in line gives the FIFO check pairs), for at most {@link #FAIR_BURST_MAX_EXTRA_LEASES} more.
+     */
+    static final int FAIR_BURST_GRANTS = 12;
+
+    /** How many lease times the first burst may go on past {@link #FAIR_BURST_LEASES} to reach {@link #FAIR_BURST_GRANTS}. */
+    static final int FAIR_BURST_MAX_EXTRA_LEASES = 4;
+
     /** How many grants a short run goes on until (its tail bounded by {@link #TAIL_BOUND}). */
     public static final int SHORT_MODE_GRANTS = 8;
 
@@ -303,8 +312,17 @@ public final class SafetyRun {
                 // name, so that waiters queue behind its holder and the FIFO check has pairs to judge
                 String burst = fairName(settings, names, cycle);
                 focus(workers, burst);
+                long burstStart = System.nanoTime();
                 pause(burst != null && cycle == 0 ? Math.max(settings.settle().toMillis(), lease * FAIR_BURST_LEASES)
                         : settings.settle().toMillis());
+                if (burst != null && cycle == 0) {
+                    // a starved machine fits fewer grants into the burst's time: it goes on until the line
+                    // turned over often enough for the FIFO check, within a bound
+                    long bound = System.nanoTime() + lease * FAIR_BURST_MAX_EXTRA_LEASES * 1_000_000L;
+                    while (grantsOf(events, burst, burstStart) < FAIR_BURST_GRANTS && System.nanoTime() - bound < 0) {
+                        pause(50);
+                    }
+                }
                 focus(workers, burst == null ? null : "-");
                 // in a mixed run each cycle aims at the next name that can be fenced (semaphore, read-write)
                 String aim = null;
@@ -412,6 +430,12 @@ public final class SafetyRun {
     static long grantsAfter(List<WorkerProcess.Event> events, long nanos) {
         synchronized (events) {
             return events.stream().filter(e -> e.type() == 'G' && e.nanos() - nanos > 0).count();
+        }
+    }
+
+    private static long grantsOf(List<WorkerProcess.Event> events, String name, long nanos) {
+        synchronized (events) {
+            return events.stream().filter(e -> e.type() == 'G' && name.equals(e.name()) && e.nanos() - nanos > 0).count();
         }
     }
 

@@ -16,7 +16,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * The short mode of the new primitives, part of the build: per backend one run with three worker
  * JVMs on three names — a semaphore (N = 2), a read-write lock and a fair lock — and one
  * worker-pause cycle on the semaphore name and one on the read-write name (the others crowd the
- * frozen holder's name); before the first pause, a burst of two lease times on the fair name (every
+ * frozen holder's name); before the first pause, a burst of two lease times (longer on a slow machine) on the fair name (every
  * worker takes only it, so two wait in its line behind the holder). Fails on any I1–I7 or FIFO
  * violation or a checker of the run's history ({@link HistoryVerdicts}), when a pause did not bite on a primitive (no overlap past the fencing, no late write
  * refused), and when the FIFO check judged fewer than {@value #MIN_FIFO_PAIRS} pairs. Select
