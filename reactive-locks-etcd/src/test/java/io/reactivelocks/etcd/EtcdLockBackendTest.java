@@ -421,7 +421,11 @@ class EtcdLockBackendTest {
         // so the whole suite proves that nothing blocks where etcd's answers (here: a watch event) are handled
         AtomicReference<Throwable> caught = new AtomicReference<>();
         ByteSequence key = ByteSequence.from(etcd.prefix + "-blockhound", StandardCharsets.UTF_8);
-        io.etcd.jetcd.Watch.Watcher w = etcd.checker().getWatchClient().watch(key, io.etcd.jetcd.Watch.listener(r -> {
+        // the watch starts from the revision after now: it is set up asynchronously, and on a loaded machine the put
+        // below could land before it (the loaded run s26 saw no event so); from a revision, etcd replays the put
+        long now = etcd.checker().getKVClient().get(key).get(10, TimeUnit.SECONDS).getHeader().getRevision();
+        io.etcd.jetcd.Watch.Watcher w = etcd.checker().getWatchClient().watch(key,
+                io.etcd.jetcd.options.WatchOption.builder().withRevision(now + 1).build(), io.etcd.jetcd.Watch.listener(r -> {
             try {
                 Thread.sleep(1);
                 caught.compareAndSet(null, new AssertionError("slept on " + Thread.currentThread().getName()));
