@@ -26,10 +26,11 @@ import reactor.core.Disposable;
  * broke with it in flight, or jetcd's own retries ran out) — whether its caller still waits or
  * gave up at its request timeout — is sent again too: otherwise the key would stay on a session
  * that outlives the outage and block the name for as long as the client lives. Both retry until
- * etcd confirms. Keys are reused ({@link LockSlots}): every delete is guarded by the create revision
- * of the owner's key ({@link LockKeys#deleteOwned}), so a late one cannot hit the next owner of the
- * slot, and the owner's slot is freed only once a delete is confirmed with no transaction of the
- * owner left in the driver (one still there could put the key again). close() cancels the retries
+ * etcd confirms. Keys are reused ({@link LockSlots}): every delete but a release's first is guarded by
+ * the create revision of the owner's key ({@link LockKeys#deleteOwned}), so a late one cannot hit the
+ * next owner of the slot, and the owner's slot is freed only once a delete is confirmed with no
+ * transaction of the owner left in the driver (one still there could put the key again); a release's
+ * unguarded delete whose answer is lost retires the slot instead ({@link #trackedRelease}). close() cancels the retries
  * (its revoke of the session lease deletes the keys).
  */
 final class AbandonedTransactions {
@@ -108,16 +109,34 @@ final class AbandonedTransactions {
      * transiently, the key is deleted again until etcd confirms, whatever its caller does (a timeout
      * cancels only the caller's view of it); once confirmed, the owner's slot is freed.
      *
+     * <p>With no acquire transaction of the owner in the driver (the usual release: of a holder, or of
+     * a waiter whose last transaction was answered) the delete is unguarded — a plain delete, without the
+     * create-revision compare that costs etcd a read per release. That is safe while the slot is
+     * reserved, and it is until this very delete is answered: no other owner can have a key there, no
+     * transaction of this owner can put one again (a released owner sends none), and a single delete is
+     * sent. If its answer is lost (it may still run later), the slot is retired ({@link LockSlots.Place#retire})
+     * and the retries are guarded as before. jetcd sends a delete again by itself only when etcd refused
+     * the first one unapplied (an auth-token error: {@code DeleteOption.DEFAULT} has no auto-retry, so
+     * jetcd 0.8 uses {@code Errors.isRetryableForNoSafeRedoOp}). With a transaction still in
+     * flight, the delete is guarded (that transaction's settling sends another).
+     *
      * @return a view of the delete for the caller (whether a key of the owner was deleted);
      *         cancelling it leaves the delete alone
      */
     CompletableFuture<Boolean> trackedRelease(LockSlots.Place place, LockSlots.At at) {
-        CompletableFuture<Boolean> delete = requests.deleteOwned(at.key(), place.owner, at.token()).toFuture();
+        boolean unguarded = !txnsInFlight.containsKey(EtcdKeys.heldKey(place.name, place.owner));
+        CompletableFuture<Boolean> delete = (unguarded ? requests.delete(at.key())
+                : requests.deleteOwned(at.key(), place.owner, at.token())).toFuture();
         // as for the transactions: the view completes after the bookkeeping, and cancelling it skips nothing
         return delete.whenComplete((r, e) -> {
             if (e == null) {
                 gone(place);
-            } else if (EtcdErrors.isTransient(e) && !closed.getAsBoolean()) {
+                return;
+            }
+            if (unguarded) {
+                place.retire();
+            }
+            if (EtcdErrors.isTransient(e) && !closed.getAsBoolean()) {
                 deleteUntilConfirmed(place);
             }
         }).thenApply(Function.identity());

@@ -104,10 +104,12 @@ import reactor.core.scheduler.Schedulers;
  * and a successor's key was created after the predecessor's — its token is larger.
  * <b>Cancellation:</b> a waiter that gives up is released by the engine: its key is deleted,
  * which wakes only its successor, which watches the next key before it.
- * <b>Reused keys:</b> every delete of an owner key is guarded by the create revision it was put
- * with, so a late or retried delete cannot remove the next generation of the key (the next owner
- * in its slot, whose create revision is larger); a slot is handed to another owner only once its
- * key is known gone and no acquire transaction of its owner is left in the driver.
+ * <b>Reused keys:</b> a slot is handed to another owner only once its key is known gone and no
+ * acquire transaction of its owner is left in the driver, so every key in an owner's slot is its
+ * own: a release is one plain delete. Every other delete (a retry, a clean-up, a release racing its
+ * owner's transaction) is guarded by the create revision the key was put with, so a late one cannot
+ * remove the next generation of the key (the next owner in its slot, whose create revision is
+ * larger); a release whose plain delete went unanswered retires its slot ({@link LockSlots}).
  * <b>Abandoned requests:</b> jetcd does not recall a transaction whose caller gave up (the
  * engine's request timeout while etcd was down): it waits in the gRPC channel and runs when etcd
  * answers again, putting the owner's key on the session lease, which outlives the outage. The

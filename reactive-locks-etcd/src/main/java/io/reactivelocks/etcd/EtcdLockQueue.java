@@ -274,9 +274,10 @@ final class EtcdLockQueue {
     // ---------------------------------------------------------------- release
 
     /**
-     * Leaves the queue: deletes the owner's key (whether it holds or waits), guarded by its create
-     * revision, also once more after an acquire transaction of it still in the driver settled; its
-     * slot is free once a delete is confirmed. The key of an owner with no place here (another
+     * Leaves the queue: deletes the owner's key (whether it holds or waits) — a plain delete, or one
+     * guarded by its create revision while an acquire transaction of it is still in the driver (and
+     * once more after that settled) ({@link AbandonedTransactions#trackedRelease}); its slot is free
+     * once a delete is confirmed. The key of an owner with no place here (another
      * backend's, released by an admin) is looked up by its value.
      */
     Mono<Boolean> release(String name, String owner) {

@@ -14,9 +14,10 @@ import reactor.core.publisher.Mono;
 
 /**
  * The deletes of owner keys that the queue, the release and the clean-up of abandoned
- * transactions share. Each is lazy (sent on subscribe) and guarded by the create revision the key
- * was put with: keys are reused ({@link LockSlots}), so an unguarded delete sent late could remove
- * the key of the next owner in the same slot.
+ * transactions share. Each is lazy (sent on subscribe). All but a release's first are guarded by
+ * the create revision the key was put with: keys are reused ({@link LockSlots}), so an unguarded
+ * delete sent late could remove the key of the next owner in the same slot; the release's is sent
+ * while no later owner can be in the slot, and retires the slot when its answer is lost.
  */
 final class LockKeys {
 
@@ -24,6 +25,17 @@ final class LockKeys {
 
     LockKeys(KV kv) {
         this.kv = kv;
+    }
+
+    /**
+     * An unguarded delete, for a key that can only be its owner's while it is sent: a release's, with the
+     * owner's slot reserved until this delete is answered ({@link AbandonedTransactions#trackedRelease}).
+     * One request, no compare: etcd reads no revision for it.
+     *
+     * @return whether a key was deleted
+     */
+    Mono<Boolean> delete(ByteSequence key) {
+        return Mono.fromFuture(() -> kv.delete(key)).map(r -> r.getDeleted() > 0);
     }
 
     /** @return whether the key was deleted: only when it is still the one created at {@code createRevision} */

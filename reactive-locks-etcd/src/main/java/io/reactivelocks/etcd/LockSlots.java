@@ -15,9 +15,13 @@ import org.jspecify.annotations.Nullable;
  * compaction, and every read of the range visits them). A retried acquire of an owner finds its
  * own slot again. A slot stays reserved until its key is known gone — a delete of it confirmed by
  * etcd with no acquire transaction of its owner still in the driver ({@link AbandonedTransactions})
- * — so two owners never share a key; and every delete of an owner key is guarded by the create
- * revision it was put with ({@link LockKeys#deleteOwned}), so a late delete of an owner that left
- * cannot remove the key of the next owner in the same slot, which has a later create revision.
+ * — so two owners never share a key, and every key in a reserved slot is its owner's. The deletes of
+ * the queue and of the clean-up are guarded by the create revision the key was put with
+ * ({@link LockKeys#deleteOwned}), so a late one cannot remove the key of the next owner in the same
+ * slot, which has a later create revision. A release with no acquire transaction of its owner in the
+ * driver sends one unguarded delete ({@link AbandonedTransactions#trackedRelease}): while that delete
+ * is on its way the slot is still reserved (it is freed by the delete's own confirmation), and when
+ * its answer is lost the slot is {@linkplain Place#retire() retired} instead of freed.
  */
 final class LockSlots {
 
@@ -51,10 +55,13 @@ final class LockSlots {
         return places.get(EtcdKeys.heldKey(name, owner));
     }
 
-    /** Frees the place's slot: its key is known gone and no transaction of its owner can put it again. */
+    /**
+     * Frees the place's slot: its key is known gone and no transaction of its owner can put it again. A
+     * {@linkplain Place#retire() retired} slot stays reserved: only its owner's place goes.
+     */
     void free(Place p) {
         synchronized (this) {
-            if (places.remove(EtcdKeys.heldKey(p.name, p.owner), p)) {
+            if (places.remove(EtcdKeys.heldKey(p.name, p.owner), p) && !p.retired) {
                 BitSet slots = reserved.get(p.name);
                 slots.clear(p.slot);
                 if (slots.isEmpty()) {
@@ -80,6 +87,8 @@ final class LockSlots {
         final int slot;
         // guarded by this
         private @Nullable At at;
+        /** Set when an unguarded delete of this slot's key may still be on its way: the slot is never handed out again. */
+        volatile boolean retired;
 
         Place(String name, String owner, int slot) {
             this.name = name;
@@ -105,6 +114,16 @@ final class LockSlots {
             }
             at = new At(key, 0);
             return before != null && before.token() > 0 ? before : null;
+        }
+
+        /**
+         * Keeps this slot from being handed out again once the place is freed: an unguarded delete of its key
+         * ({@link AbandonedTransactions#trackedRelease}) ended without an answer and may still run later, when it
+         * must not find another owner's key there. It costs the name one slot number for as long as the backend
+         * lives (the key itself is deleted by the guarded retries as usual).
+         */
+        void retire() {
+            retired = true;
         }
 
         /** Notes that {@code key} was put with create revision {@code token} (the latest generation known wins). */

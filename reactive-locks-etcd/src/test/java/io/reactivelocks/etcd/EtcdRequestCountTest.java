@@ -5,10 +5,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.etcd.jetcd.Client;
 import io.reactivelocks.LockStore;
 import io.reactivelocks.test.RequestCountContract;
+import io.reactivelocks.LockClient;
 import java.time.Duration;
+import java.util.Map;
+import java.util.TreeMap;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 
 /**
  * Requests per operation as etcd counts them (its {@code /metrics}, like benchmarks B1 and B3), on a
@@ -60,10 +64,38 @@ class EtcdRequestCountTest extends RequestCountContract {
         return etcd.requestsByMethod();
     }
 
+    /**
+     * What etcd is asked per lock pair, by kind: one transaction (the acquire) and one plain delete (the release:
+     * no create-revision compare, which cost etcd a read per release before).
+     */
+    @Test
+    void aLockPairIsOneTransactionAndOnePlainDelete() {
+        LockClient locks = store(Duration.ofSeconds(60)).locks(options(Duration.ofSeconds(60)));
+        String name = name("kinds");
+        locks.acquire(name).flatMap(l -> l.release()).block(STEP); // warm: connection, session, watch
+        quietCount();
+        Map<String, Long> before = requestsByKind();
+        int pairs = 10;
+        for (int i = 0; i < pairs; i++) {
+            locks.acquire(name).flatMap(l -> l.release()).block(STEP);
+        }
+        quietCount();
+        Map<String, Long> after = requestsByKind();
+        Map<String, Long> sent = new TreeMap<>();
+        after.forEach((kind, n) -> {
+            long d = n - before.getOrDefault(kind, 0L);
+            if (d != 0) {
+                sent.put(kind, d);
+            }
+        });
+        assertThat(sent).as("requests by kind for %s pairs", pairs).containsEntry("Txn", (long) pairs)
+                .containsEntry("DeleteRange", (long) pairs).containsOnlyKeys("Txn", "DeleteRange");
+    }
+
     @Override
     protected double requestsPer(Operation operation) {
         return switch (operation) {
-            // the acquire transaction and the delete (the session's latest keep-alive confirms the grant; one
+            // the acquire transaction and the delete, a plain one (the session's latest keep-alive confirms the grant; one
             // prefix watch opened once serves every held key)
             case LOCK_PAIR, FAIR_PAIR -> 2;
             // the transaction that puts the permit on the store's shared lease and reads the line, the delete that
