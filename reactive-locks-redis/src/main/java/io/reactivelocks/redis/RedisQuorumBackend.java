@@ -16,6 +16,9 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -63,6 +66,9 @@ public final class RedisQuorumBackend implements LockBackend {
     /** Default bound of one request to one instance. */
     public static final Duration DEFAULT_INSTANCE_TIMEOUT = Duration.ofMillis(250);
 
+    /** How long {@link #close()} waits for releases still in flight before it closes the instances. */
+    static final Duration CLOSE_WAITS_FOR_RELEASES = Duration.ofSeconds(5);
+
     private static final double DRIFT_FACTOR = 0.01;
     private static final long DRIFT_CONSTANT_NANOS = Duration.ofMillis(2).toNanos();
 
@@ -71,11 +77,34 @@ public final class RedisQuorumBackend implements LockBackend {
     private final Duration instanceTimeout;
     private final Mono<Void> close;
 
+    /**
+     * Releases sent to an instance, until they end: the quorum stops waiting for an instance's answer after the
+     * instance timeout, but the release goes on, and {@link #close()} waits for it — closing the instance's
+     * connection under it could drop it and leave the owner's key there for its TTL.
+     */
+    private final Set<CompletableFuture<Boolean>> releasesInFlight = ConcurrentHashMap.newKeySet();
+
     private RedisQuorumBackend(List<RedisLockBackend> instances, Duration instanceTimeout) {
         this.instances = List.copyOf(instances);
         this.quorum = this.instances.size() / 2 + 1;
         this.instanceTimeout = instanceTimeout;
-        this.close = Mono.when(this.instances.stream().map(RedisLockBackend::close).toList()).cache();
+        this.close = Mono.defer(() -> Mono.when(releasesInFlight.stream()
+                                .map(f -> Mono.fromFuture(f, true).onErrorResume(e -> Mono.empty())).toList())
+                        .timeout(CLOSE_WAITS_FOR_RELEASES, Mono.empty()))
+                .then(Mono.when(this.instances.stream().map(RedisLockBackend::close).toList())).cache();
+    }
+
+    /**
+     * The owner-checked release on one instance, followed to its end ({@link #releasesInFlight}); the view returned
+     * gives up after the instance timeout.
+     */
+    private Mono<Boolean> releaseOn(RedisLockBackend instance, String name, String owner) {
+        return Mono.defer(() -> {
+            CompletableFuture<Boolean> sent = instance.release(name, owner).toFuture();
+            releasesInFlight.add(sent);
+            sent.whenComplete((r, e) -> releasesInFlight.remove(sent));
+            return Mono.fromFuture(sent, true).timeout(instanceTimeout);
+        });
     }
 
     /**
@@ -190,7 +219,7 @@ public final class RedisQuorumBackend implements LockBackend {
 
     private Mono<Void> releaseEverywhere(String name, String owner) {
         return Flux.fromIterable(instances)
-                .flatMap(i -> i.release(name, owner).timeout(instanceTimeout).onErrorResume(e -> Mono.empty()))
+                .flatMap(i -> releaseOn(i, name, owner).onErrorResume(e -> Mono.empty()))
                 .then();
     }
 
@@ -238,7 +267,7 @@ public final class RedisQuorumBackend implements LockBackend {
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(owner, "owner");
         return Mono.defer(() -> Flux.fromIterable(instances)
-                .flatMap(i -> i.release(name, owner).timeout(instanceTimeout)
+                .flatMap(i -> releaseOn(i, name, owner)
                         .map(r -> new Answer<>(i, r, null))
                         .onErrorResume(e -> Mono.just(new Answer<>(i, null, e))))
                 .collectList()
@@ -359,7 +388,10 @@ public final class RedisQuorumBackend implements LockBackend {
         });
     }
 
-    /** Closes every instance backend. Idempotent. */
+    /**
+     * Closes every instance backend, once the releases still in flight on them ended (at most
+     * 5 s). Idempotent.
+     */
     @Override
     public Mono<Void> close() {
         return close;
