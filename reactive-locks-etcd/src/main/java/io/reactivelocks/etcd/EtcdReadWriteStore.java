@@ -321,7 +321,7 @@ final class EtcdReadWriteStore implements ReadWriteStore {
         });
     }
 
-    /** Deletes our key, guarded by its create revision, followed to its end ({@link LeasedKeys#deleteKnown}). */
+    /** Deletes our key (plain, or guarded by its create revision), followed to its end ({@link LeasedKeys#deleteKnown}). */
     private Mono<Boolean> giveUp(LockSlots.Place slot, Place mine) {
         return keys.deleteKnown(slot, mine.revision(), mine.lease());
     }

@@ -447,7 +447,7 @@ final class EtcdSemaphoreStore implements SemaphoreStore {
     }
 
     /**
-     * Deletes each owner's key, guarded by its create revision: the one this store put if known (a
+     * Deletes each owner's key: the one this store put if known, plain or guarded ({@link LeasedKeys#deleteKnown}; a
      * delete that fails is sent again until etcd confirms it, its slot reserved until then), else
      * found by a read; the owner's slot is freed once its key is known gone.
      */

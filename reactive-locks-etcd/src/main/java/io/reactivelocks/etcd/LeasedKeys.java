@@ -42,11 +42,13 @@ import reactor.core.scheduler.Schedulers;
  * reuses one key instead of leaving a deleted key behind each time (etcd keeps each in its index
  * until a compaction, and every read of the range visits them). The owner is the first line of the
  * value ({@link EtcdKeys#value}), the store's payload the rest. Keys sit on the store's shared leases
- * ({@link SharedLeases}: one per TTL, kept alive by the renewals of the keys on it), so every delete
- * of a key is a delete guarded by its create revision (or, when the outcome of its put is unknown,
- * by its value, which names its owner), which cannot touch the next owner's key in the same slot; a
- * slot is freed only once its key is known gone — a delete confirmed (a clean-up delete that fails
- * is sent again until one is) — with no put transaction of its owner left in the driver, and a
+ * ({@link SharedLeases}: one per TTL, kept alive by the renewals of the keys on it). A slot is freed
+ * only once its key is known gone — a delete confirmed (a clean-up delete that fails is sent again
+ * until one is) — with no put transaction of its owner left in the driver, so a release's first
+ * delete, sent with none in flight, is a plain one that can only meet its owner's key (its slot is
+ * retired if that delete's answer is lost: {@link #deleteKnown}); every other delete of a key is
+ * guarded by its create revision (or, when the outcome of its put is unknown, by its value, which
+ * names its owner), which cannot touch the next owner's key in the same slot; and a
  * retried put of an owner finds its own key (the value names the owner) in the same slot. What both stores do
  * the same way on it lives here — the key of an owner, renewal and release found by a read, the
  * wait for a deletion, the name's change stream and its revocation requests; each store says how a
@@ -226,6 +228,11 @@ final class LeasedKeys {
         }, e -> pendingFrees.remove(attempt)));
     }
 
+    /** @return deletes the key, unguarded ({@link #deleteKnown}): true when it was there */
+    private Mono<Boolean> deletePlain(ByteSequence key) {
+        return Mono.fromFuture(() -> client.getKVClient().delete(key)).map(r -> r.getDeleted() > 0);
+    }
+
     /**
      * @return deletes the key if its create revision is still {@code revision}: true when it did,
      *         false when the key was gone or is another one
@@ -237,23 +244,34 @@ final class LeasedKeys {
     }
 
     /**
-     * The release of a key this store put and knows: its delete, guarded by its create revision,
-     * followed to its end whatever the caller does (a request timeout cancels only the caller's
-     * view) and, when it fails, sent again until etcd confirms it ({@link #deleteUntilConfirmed}),
-     * the slot reserved until then: on a shared lease that other keys keep alive, a key whose
-     * delete was given up would stay.
+     * The release of a key this store put and knows: its delete, followed to its end whatever the
+     * caller does (a request timeout cancels only the caller's view) and, when it fails, sent again
+     * until etcd confirms it ({@link #deleteUntilConfirmed}), the slot reserved until then: on a
+     * shared lease that other keys keep alive, a key whose delete was given up would stay. With no put
+     * transaction of the owner in the driver, the first delete is a plain one (no create-revision
+     * compare, which costs etcd a read): the slot is its owner's until this delete is answered, so it
+     * can only meet its owner's key; when its answer is lost (it may still run later) the slot is
+     * retired ({@link LockSlots.Place#retire}). Otherwise, and for every retry, the delete is guarded
+     * by the key's create revision.
      *
      * @param lease the lease the key is on: retired when the delete fails (no new key goes on it)
-     * @return whether the key was there (false when it was gone or another one), or the first attempt's error
+     * @return whether the key was there (false when it was gone or, guarded, another one), or the first attempt's error
      */
     Mono<Boolean> deleteKnown(LockSlots.Place slot, long revision, SharedLeases.Shared lease) {
         return Mono.defer(() -> {
             ByteSequence k = key(slot);
+            boolean unguarded;
+            synchronized (this) {
+                unguarded = !inFlight.containsKey(slot);
+            }
             Sinks.One<Boolean> answer = Sinks.one();
-            deleteOwned(k, revision).subscribe(deleted -> {
+            (unguarded ? deletePlain(k) : deleteOwned(k, revision)).subscribe(deleted -> {
                 gone(slot);
                 answer.tryEmitValue(deleted);
             }, e -> {
+                if (unguarded) {
+                    slot.retire();
+                }
                 leases.retire(lease);
                 deleteUntilConfirmed(List.of(slot), () -> deleteOwned(k, revision).thenReturn(true));
                 answer.tryEmitError(e);

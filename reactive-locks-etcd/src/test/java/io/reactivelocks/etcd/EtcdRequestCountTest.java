@@ -3,9 +3,12 @@ package io.reactivelocks.etcd;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.etcd.jetcd.Client;
-import io.reactivelocks.LockStore;
-import io.reactivelocks.test.RequestCountContract;
+import io.reactivelocks.Lease;
 import io.reactivelocks.LockClient;
+import io.reactivelocks.LockStore;
+import io.reactivelocks.rwlock.ReadWriteLock;
+import io.reactivelocks.semaphore.Semaphore;
+import io.reactivelocks.test.RequestCountContract;
 import java.time.Duration;
 import java.util.Map;
 import java.util.TreeMap;
@@ -65,30 +68,39 @@ class EtcdRequestCountTest extends RequestCountContract {
     }
 
     /**
-     * What etcd is asked per lock pair, by kind: one transaction (the acquire) and one plain delete (the release:
-     * no create-revision compare, which cost etcd a read per release before).
+     * What etcd is asked per pair, by kind, for a lock, a semaphore permit and a read lock: one transaction (the
+     * acquire) and one plain delete (the release: no create-revision compare, which cost etcd a read per release
+     * before).
      */
     @Test
-    void aLockPairIsOneTransactionAndOnePlainDelete() {
-        LockClient locks = store(Duration.ofSeconds(60)).locks(options(Duration.ofSeconds(60)));
+    void aPairIsOneTransactionAndOnePlainDelete() {
+        LockStore store = store(Duration.ofSeconds(60));
+        LockClient locks = store.locks(options(Duration.ofSeconds(60)));
+        Semaphore permits = store.semaphores(options(Duration.ofSeconds(60)));
+        ReadWriteLock rw = store.readWriteLocks(options(Duration.ofSeconds(60)));
         String name = name("kinds");
-        locks.acquire(name).flatMap(l -> l.release()).block(STEP); // warm: connection, session, watch
+        assertOneTxnAndOneDelete("lock", () -> locks.acquire(name).flatMap(Lease::release).block(STEP));
+        assertOneTxnAndOneDelete("permit", () -> permits.acquire(name + "-s", 3).flatMap(Lease::release).block(STEP));
+        assertOneTxnAndOneDelete("read lock", () -> rw.read().acquire(name + "-r").flatMap(Lease::release).block(STEP));
+    }
+
+    private void assertOneTxnAndOneDelete(String what, Runnable pair) {
+        pair.run(); // warm: connection, session, watch
         quietCount();
         Map<String, Long> before = requestsByKind();
         int pairs = 10;
         for (int i = 0; i < pairs; i++) {
-            locks.acquire(name).flatMap(l -> l.release()).block(STEP);
+            pair.run();
         }
         quietCount();
-        Map<String, Long> after = requestsByKind();
         Map<String, Long> sent = new TreeMap<>();
-        after.forEach((kind, n) -> {
+        requestsByKind().forEach((kind, n) -> {
             long d = n - before.getOrDefault(kind, 0L);
             if (d != 0) {
                 sent.put(kind, d);
             }
         });
-        assertThat(sent).as("requests by kind for %s pairs", pairs).containsEntry("Txn", (long) pairs)
+        assertThat(sent).as("requests by kind for %s %s pairs", pairs, what).containsEntry("Txn", (long) pairs)
                 .containsEntry("DeleteRange", (long) pairs).containsOnlyKeys("Txn", "DeleteRange");
     }
 
