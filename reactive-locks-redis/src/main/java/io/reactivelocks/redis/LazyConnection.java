@@ -13,7 +13,7 @@ import reactor.core.publisher.Sinks;
  * A connection opened on first use and then kept (Lettuce reconnects it by itself). Concurrent
  * first uses share one connect; a failed connect is not remembered, the next use tries again.
  * The connect runs detached from the callers, so a cancelled caller never leaves a half-open
- * connection behind: a connect that completes after {@link #close()} is closed at once.
+ * connection behind: a connect that completes after {@link #close(Consumer)} is closed at once.
  *
  * @param <C> the connection type
  */
@@ -32,7 +32,7 @@ final class LazyConnection<C extends StatefulConnection<?, ?>> {
     /**
      * @param what      for messages ("command connection")
      * @param connector opens the connection on subscribe
-     * @param owned     whether {@link #close()} closes the connection (false when the application passed it in)
+     * @param owned     whether {@link #close(Consumer)} closes the connection (false when the application passed it in)
      * @param onConnect runs once on the new connection before anyone uses it (e.g. adds a listener)
      */
     LazyConnection(String what, Supplier<Mono<C>> connector, boolean owned, Consumer<C> onConnect) {

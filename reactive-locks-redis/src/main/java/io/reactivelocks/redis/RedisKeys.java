@@ -9,35 +9,35 @@ import java.util.Objects;
  * encoded name between braces, so a script may touch all of them:
  *
  * <pre>
- *   {prefix}{<tag>}:lock     the lock: "&lt;token&gt;:&lt;owner&gt;", with the lease as PX TTL
- *   {prefix}{<tag>}:fence    the fencing counter (integer), with a long TTL refreshed on each grant
- *   {prefix}{<tag>}:events   the pub/sub channel of the lock ("released:&lt;owner&gt;", revocations; a fair lock's grants)
- *   {prefix}{<tag>}:grants   the pub/sub channel of the lock's grants ("acquired:&lt;token&gt;:&lt;owner&gt;"), which only
+ *   {prefix}{&lt;tag&gt;}:lock     the lock: "&lt;token&gt;:&lt;owner&gt;", with the lease as PX TTL
+ *   {prefix}{&lt;tag&gt;}:fence    the fencing counter (integer), with a long TTL refreshed on each grant
+ *   {prefix}{&lt;tag&gt;}:events   the pub/sub channel of the lock ("released:&lt;owner&gt;", revocations; a fair lock's grants)
+ *   {prefix}{&lt;tag&gt;}:grants   the pub/sub channel of the lock's grants ("acquired:&lt;token&gt;:&lt;owner&gt;"), which only
  *                            observers subscribe to (a waiter needs releases only)
- *   {prefix}{<tag>}:window   the window-lock sorted set (member = period in ms, score = last claimed window)
- *   {prefix}{<tag>}:window:fence  the window claims' fencing counter (integer), with the fence TTL
- *   {prefix}{<tag>}:semaphore         a semaphore's holders (sorted set: owner -&gt; expiry in server ms)
- *   {prefix}{<tag>}:semaphore:tokens  a semaphore's tokens (hash: owner -&gt; token)
- *   {prefix}{<tag>}:semaphore:fence   a semaphore's fencing counter (integer), with the fence TTL
- *   {prefix}{<tag>}:semaphore:events  a semaphore's pub/sub channel (as a lock's)
- *   {prefix}{<tag>}:rw          a read-write lock's grants (sorted set: owner -&gt; expiry in server ms)
- *   {prefix}{<tag>}:rw:tokens   its grants' tokens (hash: owner -&gt; token)
- *   {prefix}{<tag>}:rw:modes    its grants' modes (hash: owner -&gt; "r" or "w")
- *   {prefix}{<tag>}:rw:intents  its waiting writers' intents (sorted set: owner -&gt; expiry in server ms)
- *   {prefix}{<tag>}:rw:fence    its fencing counter (integer), with the fence TTL
- *   {prefix}{<tag>}:rw:events   its pub/sub channel (as a lock's)
- *   {prefix}{<tag>}:fair:queue      a fair lock's waiters (sorted set: owner -&gt; arrival in server µs); the
+ *   {prefix}{&lt;tag&gt;}:window   the window-lock sorted set (member = period in ms, score = last claimed window)
+ *   {prefix}{&lt;tag&gt;}:window:fence  the window claims' fencing counter (integer), with the fence TTL
+ *   {prefix}{&lt;tag&gt;}:semaphore         a semaphore's holders (sorted set: owner -&gt; expiry in server ms)
+ *   {prefix}{&lt;tag&gt;}:semaphore:tokens  a semaphore's tokens (hash: owner -&gt; token)
+ *   {prefix}{&lt;tag&gt;}:semaphore:fence   a semaphore's fencing counter (integer), with the fence TTL
+ *   {prefix}{&lt;tag&gt;}:semaphore:events  a semaphore's pub/sub channel (as a lock's)
+ *   {prefix}{&lt;tag&gt;}:rw          a read-write lock's grants (sorted set: owner -&gt; expiry in server ms)
+ *   {prefix}{&lt;tag&gt;}:rw:tokens   its grants' tokens (hash: owner -&gt; token)
+ *   {prefix}{&lt;tag&gt;}:rw:modes    its grants' modes (hash: owner -&gt; "r" or "w")
+ *   {prefix}{&lt;tag&gt;}:rw:intents  its waiting writers' intents (sorted set: owner -&gt; expiry in server ms)
+ *   {prefix}{&lt;tag&gt;}:rw:fence    its fencing counter (integer), with the fence TTL
+ *   {prefix}{&lt;tag&gt;}:rw:events   its pub/sub channel (as a lock's)
+ *   {prefix}{&lt;tag&gt;}:fair:queue      a fair lock's waiters (sorted set: owner -&gt; arrival in server µs); the
  *                                   fair lock holds the lock key above, like the mutex
- *   {prefix}{<tag>}:fair:deadlines  its waiters' deadlines (sorted set: owner -&gt; expiry in server ms)
- *   {prefix}{<tag>}:value    a fenced value (hash: "value", "fence"; see {@link RedisFencedValues}), no TTL
+ *   {prefix}{&lt;tag&gt;}:fair:deadlines  its waiters' deadlines (sorted set: owner -&gt; expiry in server ms)
+ *   {prefix}{&lt;tag&gt;}:value    a fenced value (hash: "value", "fence"; see {@link RedisFencedValues}), no TTL
  *
  *   for a task queue (see {@link RedisTaskStore}; task ids and payloads inside are encoded like the tag):
- *   {prefix}{<tag>}:queue:tasks    hash: task id -&gt; "&lt;state&gt;|&lt;retries&gt;|&lt;failures&gt;|&lt;captures&gt;|&lt;token&gt;|&lt;owner&gt;"
- *   {prefix}{<tag>}:queue:payloads hash: task id -&gt; payload (tasks registered with one)
- *   {prefix}{<tag>}:queue:pending  sorted set of capturable task ids, score = server µs when it became pending
- *   {prefix}{<tag>}:queue:claimed  sorted set of claimed task ids, score = claim expiry in server ms
- *   {prefix}{<tag>}:queue:fence    the queue's fencing counter
- *   {prefix}{<tag>}:queue:events   the queue's pub/sub channel ("ready" when tasks became capturable)
+ *   {prefix}{&lt;tag&gt;}:queue:tasks    hash: task id -&gt; "&lt;state&gt;|&lt;retries&gt;|&lt;failures&gt;|&lt;captures&gt;|&lt;token&gt;|&lt;owner&gt;"
+ *   {prefix}{&lt;tag&gt;}:queue:payloads hash: task id -&gt; payload (tasks registered with one)
+ *   {prefix}{&lt;tag&gt;}:queue:pending  sorted set of capturable task ids, score = server µs when it became pending
+ *   {prefix}{&lt;tag&gt;}:queue:claimed  sorted set of claimed task ids, score = claim expiry in server ms
+ *   {prefix}{&lt;tag&gt;}:queue:fence    the queue's fencing counter
+ *   {prefix}{&lt;tag&gt;}:queue:events   the queue's pub/sub channel ("ready" when tasks became capturable)
  * </pre>
  *
  * <p>The tag is the name percent-encoded over its UTF-8 bytes: ASCII letters, digits and

@@ -64,7 +64,7 @@ import reactor.core.publisher.Sinks;
  *       inside the client; take {@code INSERT IGNORE}; on a pool.</li>
  * </ul>
  *
- * <p>B3 only: {@link #cycles()} is false, so B1 leaves it out.
+ * <p>B3 only: {@code cycles()} of its contenders is false, so B1 leaves it out.
  */
 final class RawHandoffs {
 
