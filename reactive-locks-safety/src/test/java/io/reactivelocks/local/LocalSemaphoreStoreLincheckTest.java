@@ -20,7 +20,6 @@ import org.junit.jupiter.api.Test;
  * <p>Bounded for the build (3 × 60 scenarios); {@code -Dreactivelocks.modelcheck.long=true} explores 20 × 500 (minutes).
  */
 @Param(name = "owner", gen = IntGen.class, conf = "1:3")
-@org.junit.jupiter.api.Order(Integer.MAX_VALUE) // the longest light class: handed out last, so the thread working from the back starts with it
 public class LocalSemaphoreStoreLincheckTest {
 
     static final long LEASE = 1_000;

@@ -1,8 +1,7 @@
 package io.reactivelocks.safety;
 
 /** The short mode of the safety harness on etcd: every fault kind, one cycle each. */
-@org.junit.jupiter.api.extension.ExtendWith(SafetyLanes.class) // at most two short-mode classes at a time
-@org.junit.jupiter.api.Order(2) // handed out second of the short-mode classes (longest first)
+@org.junit.jupiter.api.parallel.ResourceLock(SafetyLanes.A) // two fault-injection runs at a time, whatever else runs
 class EtcdSafetyShortModeTest extends SafetyShortModeContract {
     EtcdSafetyShortModeTest() {
         super(SafetyBackend.ETCD);

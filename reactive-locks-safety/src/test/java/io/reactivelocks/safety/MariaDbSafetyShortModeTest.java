@@ -8,8 +8,7 @@ import java.util.EnumSet;
  * build's time; every fault with {@code -Dsafety.faults=PAUSE_WORKER,PAUSE_SERVER,...} and the long mode
  * ({@code run-long.sh --backends=MARIADB}).
  */
-@org.junit.jupiter.api.extension.ExtendWith(SafetyLanes.class) // at most two short-mode classes at a time
-@org.junit.jupiter.api.Order(7) // handed out seventh of the short-mode classes (longest first)
+@org.junit.jupiter.api.parallel.ResourceLock(SafetyLanes.A) // two fault-injection runs at a time, whatever else runs
 class MariaDbSafetyShortModeTest extends SafetyShortModeContract {
     MariaDbSafetyShortModeTest() {
         super(SafetyBackend.MARIADB, EnumSet.of(Fault.PAUSE_WORKER, Fault.RESTART_SERVER));

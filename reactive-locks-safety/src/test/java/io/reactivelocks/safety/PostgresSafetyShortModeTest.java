@@ -1,8 +1,7 @@
 package io.reactivelocks.safety;
 
 /** The short mode of the safety harness on PostgreSQL: every fault kind, one cycle each. */
-@org.junit.jupiter.api.extension.ExtendWith(SafetyLanes.class) // at most two short-mode classes at a time
-@org.junit.jupiter.api.Order(5) // handed out fifth of the short-mode classes (longest first)
+@org.junit.jupiter.api.parallel.ResourceLock(SafetyLanes.B) // two fault-injection runs at a time, whatever else runs
 class PostgresSafetyShortModeTest extends SafetyShortModeContract {
     PostgresSafetyShortModeTest() {
         super(SafetyBackend.POSTGRESQL);

@@ -23,8 +23,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * backends with {@code -Dsafety.backends=REDIS,ETCD}; MariaDB runs only when selected so (its mutex
  * short mode, {@code MariaDbSafetyShortModeTest}, is what the build's time allows).
  */
-@org.junit.jupiter.api.extension.ExtendWith(SafetyLanes.class) // at most two short-mode classes at a time
-@org.junit.jupiter.api.Order(4) // handed out fourth of the short-mode classes (longest first)
+@org.junit.jupiter.api.parallel.ResourceLock(SafetyLanes.B) // two fault-injection runs at a time, whatever else runs
 class SafetyPrimitivesShortModeTest {
 
     /** Pairs of fair-lock waits the FIFO check must judge per run (with warm clients the 2 s burst gives dozens). */

@@ -18,8 +18,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * Fails on any I1–I5 violation or when a checker of the run's history fails ({@link HistoryVerdicts}). Select with {@code -Dsafety.topologies=ETCD_CLUSTER} and
  * {@code -Dsafety.topology.faults=KILL_LEADER,FAILOVER,PARTITION_LEADER,SLOW_NODE}.
  */
-@org.junit.jupiter.api.extension.ExtendWith(SafetyLanes.class) // at most two short-mode classes at a time
-@org.junit.jupiter.api.Order(1) // handed out first of the short-mode classes (longest first)
+@org.junit.jupiter.api.parallel.ResourceLock(SafetyLanes.A) // two fault-injection runs at a time, whatever else runs
 class TopologyShortModeTest {
 
     private static final Map<SafetyTopology, Topology> TOPOLOGIES = new EnumMap<>(SafetyTopology.class);

@@ -1,8 +1,7 @@
 package io.reactivelocks.safety;
 
 /** The short mode of the safety harness on ZooKeeper: every fault kind, one cycle each. */
-@org.junit.jupiter.api.extension.ExtendWith(SafetyLanes.class) // at most two short-mode classes at a time
-@org.junit.jupiter.api.Order(3) // handed out third of the short-mode classes (longest first)
+@org.junit.jupiter.api.parallel.ResourceLock(SafetyLanes.B) // two fault-injection runs at a time, whatever else runs
 class ZooKeeperSafetyShortModeTest extends SafetyShortModeContract {
     ZooKeeperSafetyShortModeTest() {
         super(SafetyBackend.ZOOKEEPER);

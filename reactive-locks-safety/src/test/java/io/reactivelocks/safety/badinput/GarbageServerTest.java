@@ -32,7 +32,6 @@ import org.junit.jupiter.params.provider.MethodSource;
  * more bytes (gRPC, ZooKeeper, PostgreSQL reading an "HTTP" frame length), it is the request
  * timeout — transient, as a silent server is.
  */
-@org.junit.jupiter.api.Order(Integer.MAX_VALUE - 1) // a long light class: handed out second to last (junit-platform.properties)
 class GarbageServerTest {
 
     /** Bytes no store protocol starts with: not RESP, not a PostgreSQL message, not HTTP/2, not a jute length. */
