@@ -23,11 +23,6 @@ case "$kt" in
   *) export MAVEN_OPTS="${MAVEN_OPTS:-} -Didea.home.path=$kt -Didea.config.path=$kt/dokka-idea/config"\
 " -Didea.system.path=$kt/dokka-idea/system -Didea.log.path=$kt/dokka-idea/log -Didea.plugins.path=$kt/dokka-idea/plugins" ;;
 esac
-# Maven's own JVM compiles with C1 only: its work is many short compiles and plugin runs, which C2 spends more CPU
-# compiling than it gives back (measured here: clean verify without tests and jars 119-130 CPU s with C2, 77-83 s
-# with C1 only; the test JVMs are forks with their own flags). Only for the test command — demo.sh and the
-# examples' exec:java run applications inside Maven's JVM and keep the default.
-export MAVEN_OPTS="${MAVEN_OPTS:-} -XX:TieredStopAtLevel=1"
 started=$(mktemp)
 rc=0
 # The sources and javadoc jars are release artifacts, not tests: skipped here (on the loaded 2-core CI machine they
