@@ -83,18 +83,26 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
     private final ZNodeNames names;
     /** The node of each owner this store created and has not deleted: grants and waiting places. */
     private final Map<String, Place> places = new ConcurrentHashMap<>();
-    /** Of each refused waiting attempt (by its first owner): what to watch until it may be let in. */
+    /** Of each refused waiting attempt (by its first owner): its place in its name's line. */
     private final Map<String, Wait> before = new ConcurrentHashMap<>();
+    /** Of each name with waiters of this store: its children as this client sees them. */
+    private final PermitLines lines;
 
     /**
-     * What a refused waiter watches: the nodes whose deletion or change may let it in, or (the head
-     * of the line when N > 1) the children, as they were listed.
-     *
-     * @param nodes    the nodes to watch (exists)
-     * @param children whether to watch the children instead
-     * @param listed   the children's names as listed, when {@code children}
+     * A refused waiter's place: the line it waits in and the sequence of its unit's highest node.
+     * {@code byLine} is set when the line let it go, so that its next decision may use the line's copy.
      */
-    private record Wait(List<String> nodes, boolean children, List<String> listed) {
+    private static final class Wait {
+        final PermitLine line;
+        final long highest;
+        final int permits;
+        volatile boolean byLine;
+
+        Wait(PermitLine line, long highest, int permits) {
+            this.line = line;
+            this.highest = highest;
+            this.permits = permits;
+        }
     }
 
     /** A node this store created: its path, its czxid (0 until known) and its index in its unit. */
@@ -114,6 +122,7 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
         this.root = Objects.requireNonNull(root, "root");
         this.acl = List.copyOf(acl);
         this.names = new ZNodeNames(root);
+        this.lines = new PermitLines(async, root);
     }
 
     String path(String name) {
@@ -187,7 +196,13 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
         }
         return Mono.defer(() -> {
             if (places.containsKey(owners.get(0))) { // a waiting owner asking again (or a retried request)
-                return decide(name, owners, permits, waiting, leaseTime, children(name));
+                Wait w = before.get(owners.get(0));
+                if (waiting && w != null && w.byLine && !w.line.isClosed()) {
+                    // woken by the line: its copy decides (no request); else (the safety timer, a reset) seeded again
+                    w.byLine = false;
+                    return decide(name, owners, permits, true, leaseTime, w.line.seeded() ? Mono.fromSupplier(w.line::children) : w.line.seed(async));
+                }
+                return decide(name, owners, permits, waiting, leaseTime, waiting ? line(name).seed(async) : children(name));
             }
             if (waiting) { // a waiter queues at once: create (granted when few enough were there before), else list
                 return createAndDecide(name, owners, permits, true, leaseTime);
@@ -214,9 +229,14 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
         return create(name, owners, permits).flatMap(earlier -> {
             Place head = places.get(owners.get(0));
             if (earlier < 0 || earlier + owners.size() > permits || head == null || head.czxid() == 0) {
-                return decide(name, owners, permits, waiting, leaseTime, children(name));
+                if (!waiting) {
+                    return decide(name, owners, permits, false, leaseTime, children(name));
+                }
+                // the line's copy has the unit's nodes (their events came before the transaction's answer)
+                PermitLine line = line(name);
+                return decide(name, owners, permits, true, leaseTime, line.seeded() ? Mono.fromSupplier(line::children) : line.seed(async));
             }
-            this.before.remove(owners.get(0));
+            endWait(owners.get(0));
             List<Long> tokens = new ArrayList<>(owners.size());
             for (int i = 0; i < owners.size(); i++) {
                 tokens.add(ZooKeeperPermitNodes.token(head.czxid(), i));
@@ -308,23 +328,14 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
                 return dropExtras.then(forget(name, owners)).thenReturn((PermitGrant) new PermitGrant.Busy(null));
             }
             if (highest < permits) { // the unit's highest node is among the N lowest: every permit holds
-                before.remove(first);
-                // N > 1: a waiter behind ours (listed after our highest node) may watch that node, not the
-                // holders: tell it we are in, by a change of that node's data (N = 1 needs none: there the
-                // waiter behind watches the node before it, which must go)
-                String highestPath = nodePath(name, children.get(highest));
-                int highestIndex = owners.indexOf(children.get(highest).owner());
-                Mono<Void> tell = permits > 1 && highest < children.size() - 1
-                        ? Mono.fromCompletionStage(() -> async.setData().forPath(highestPath, ZooKeeperPermitNodes.data(permits, highestIndex))).then()
-                                .onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NONODE, e -> Mono.empty())
-                        : Mono.empty();
+                endWait(first);
                 // the unit's nodes share one czxid (one create or one transaction)
                 ZNodeNames.Child head = mine.get(0);
                 Place known = places.get(head.owner());
                 Mono<Long> czxid = known != null && known.czxid() != 0 && known.path().equals(nodePath(name, head))
                         ? Mono.just(known.czxid())
                         : Mono.fromCompletionStage(() -> async.checkExists().forPath(nodePath(name, head))).map(st -> st.getCzxid());
-                return dropExtras.then(tell).then(czxid)
+                return dropExtras.then(czxid)
                         .map(z -> {
                             List<Long> tokens = new ArrayList<>(mine.size());
                             for (int i = 0; i < mine.size(); i++) {
@@ -338,74 +349,55 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
             if (!waiting) {
                 return dropExtras.then(forget(name, owners)).thenReturn((PermitGrant) new PermitGrant.Busy(null));
             }
-            before.put(first, waitFor(name, owners, permits, children, lowestRank, highest));
+            startWait(name, first, children.get(highest).sequence(), permits);
             return dropExtras.thenReturn((PermitGrant) new PermitGrant.Busy(null));
         });
     }
 
-    /**
-     * What a refused waiter watches. N = 1: the node just before its own (a FIFO line, as Curator's
-     * mutex). N > 1: behind another waiter, that waiter's node (it changes when that waiter is let
-     * in); at the head of the line (only holders before it) the children, since any holder's release
-     * may let it in — watching each of the N nodes before it instead would cost N watches per wait
-     * and wake up to N waiters per release.
-     */
-    private Wait waitFor(String name, List<String> owners, int permits, List<ZNodeNames.Child> children, int lowestRank,
-            int highest) {
-        if (permits == 1) {
-            return new Wait(List.of(nodePath(name, children.get(highest - 1))), false, List.of());
+    /** @return the name's line: the open one, else a new one (not yet seeded) */
+    private PermitLine line(String name) {
+        return lines.line(path(name));
+    }
+
+    /** The refused waiting attempt of {@code first} waits in the name's line for its unit's highest node to get in. */
+    private void startWait(String name, String first, long highest, int permits) {
+        PermitLine line = line(name);
+        Wait w = new Wait(line, highest, permits);
+        line.use();
+        Wait old = before.put(first, w);
+        if (old != null) {
+            old.line.leave();
         }
-        if (lowestRank > permits && !owners.contains(children.get(lowestRank - 1).owner())) {
-            return new Wait(List.of(nodePath(name, children.get(lowestRank - 1))), false, List.of());
+    }
+
+    /** The attempt of {@code first} waits no more (granted, given up or released). */
+    private void endWait(String first) {
+        Wait w = before.remove(first);
+        if (w != null) {
+            w.line.leave();
         }
-        List<String> listed = new ArrayList<>(children.size());
-        for (ZNodeNames.Child c : children) {
-            listed.add(c.node());
-        }
-        return new Wait(List.of(), true, listed);
     }
 
     /** Deletes every node of the owners (known or listed) and forgets them. */
     private Mono<Void> forget(String name, List<String> owners) {
-        before.remove(owners.get(0));
+        endWait(owners.get(0));
         return Flux.fromIterable(owners).concatMap(o -> release(name, o)).then();
     }
 
     /**
-     * Watches (one-shot) what {@link #waitFor} chose at the owners' last refused attempt: completes
-     * when a watched node is gone or changes, or the children differ from the listing, or the
-     * connection changes state; at once when that happened already or no place is known.
+     * Waits in the name's line ({@link PermitLine}) until the owners' unit gets in by the line's copy
+     * of the children (then the next attempt decides from that copy, without a request), or the copy
+     * went stale (a connection change: the next attempt lists again); at once when that is so already or
+     * no place is known.
      */
     @Override
     public Mono<Void> awaitTurn(String name, List<String> owners) {
         return Mono.defer(() -> {
             Wait wait = before.get(owners.get(0));
             if (wait == null) {
-                return Mono.empty();
+                return Mono.<Void>empty();
             }
-            if (wait.children()) { // the head of the line: any change of the children since the listing
-                AsyncStage<List<String>> now = async.watched().getChildren().forPath(path(name));
-                return Mono.fromCompletionStage(now)
-                        .flatMap(list -> list.size() != wait.listed().size() || !wait.listed().containsAll(list) ? Mono.<Void>empty()
-                                : Mono.fromCompletionStage(now.event()).then().onErrorResume(e -> Mono.empty()))
-                        .onErrorResume(e -> ZooKeeperErrors.code(e) == KeeperException.Code.NONODE, e -> Mono.empty())
-                        .then();
-            }
-            List<String> watch = wait.nodes();
-            if (watch.isEmpty()) {
-                return Mono.empty();
-            }
-            List<Mono<Void>> turns = new ArrayList<>(watch.size());
-            for (String p : watch) {
-                turns.add(Mono.defer(() -> {
-                    AsyncStage<Stat> exists = async.watched().checkExists().forPath(p);
-                    return Mono.fromCompletionStage(exists)
-                            // gone already: at once (empty); else its deletion, a change or a lost connection
-                            .flatMap(stat -> Mono.fromCompletionStage(exists.event()).then().onErrorResume(e -> Mono.empty()))
-                            .then();
-                }));
-            }
-            return Mono.firstWithSignal(turns);
+            return wait.line.turn(wait.highest, wait.permits, () -> wait.byLine = true);
         }).onErrorMap(e -> ZooKeeperErrors.map(name, "semaphore wait", e));
     }
 
@@ -494,7 +486,7 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
     @Override
     public Mono<Boolean> release(String name, String owner) {
         return Mono.defer(() -> {
-            before.remove(owner);
+            endWait(owner);
             Place known = places.remove(owner);
             Mono<Boolean> listed = children(name).flatMap(children -> {
                 List<String> paths = new ArrayList<>();
@@ -566,6 +558,7 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
     /** @return a {@code Mono} that closes the Curator client when this store owns it (on a bounded-elastic thread) */
     @Override
     public Mono<Void> close() {
+        lines.close();
         return ownsClient ? Mono.<Void>fromRunnable(client::close).subscribeOn(Schedulers.boundedElastic()) : Mono.empty();
     }
 

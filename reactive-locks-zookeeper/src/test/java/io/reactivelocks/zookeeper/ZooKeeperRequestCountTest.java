@@ -1,12 +1,22 @@
 package io.reactivelocks.zookeeper;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.reactivelocks.Lease;
 import io.reactivelocks.LockStore;
+import io.reactivelocks.semaphore.Semaphore;
 import io.reactivelocks.test.RequestCountContract;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import reactor.core.Disposable;
 
 /**
  * Requests per operation as ZooKeeper counts them, on a server of this class alone: {@code mntr}'s
@@ -96,5 +106,48 @@ class ZooKeeperRequestCountTest extends RequestCountContract {
             // makes it first; the chain adds the last grantee's delete: 6 + 1 = 7
             case HANDOFF -> (WAITERS + 1.0) / WAITERS;
         };
+    }
+
+    /**
+     * A contended semaphore (N = 2, two holders, {@value #WAITERS} waiters queued one at a time on one
+     * client): once the holders release, each freed permit goes to the next waiter in line, which
+     * releases at once. The waiters of a client see the name's children through one persistent watch
+     * ({@link PermitLine}), so a handoff costs the release's delete alone: no listing, no watch per
+     * wait, no baton written for the waiter behind. Counted: the 2 + {@value #WAITERS} deletes and the
+     * watch's removal a linger after the last waiter left ({@link PermitLines.LINGER}).
+     */
+    @Test
+    void aContendedSemaphoreHandsEachPermitOnWithTheReleaseAlone() throws InterruptedException {
+        Semaphore semaphores = store(LONG).semaphores(options(LONG));
+        String name = name("permits");
+        List<Lease> holders = List.of(semaphores.acquire(name, 2).block(STEP), semaphores.acquire(name, 2).block(STEP));
+        CountDownLatch granted = new CountDownLatch(WAITERS);
+        List<Long> tokens = Collections.synchronizedList(new ArrayList<>());
+        List<Throwable> errors = Collections.synchronizedList(new ArrayList<>());
+        List<Disposable> waits = new ArrayList<>();
+        try {
+            for (int i = 0; i < WAITERS; i++) {
+                waits.add(semaphores.acquire(name, 2)
+                        .flatMap(l -> {
+                            tokens.add(l.token());
+                            return l.release();
+                        })
+                        .subscribe(null, errors::add, granted::countDown));
+                quietCount(); // queued one at a time, each behind the one before it
+            }
+            assertThat(semaphores.metrics().pendingAcquireCount()).as("waiting").isEqualTo(WAITERS);
+            long before = quietCount();
+            holders.forEach(h -> h.release().block(STEP));
+            assertThat(granted.await(STEP.toMillis(), TimeUnit.MILLISECONDS))
+                    .as("every waiter granted by the watch alone (errors %s)", errors).isTrue();
+            long requests = quietCountAfter(PermitLines.LINGER.plusMillis(500)) - before;
+            assertThat(errors).isEmpty();
+            assertThat(tokens).hasSize(WAITERS).isSorted().doesNotHaveDuplicates();
+            System.out.printf("%s contended semaphore: %d requests for %d handoffs%n", getClass().getSimpleName(), requests, WAITERS);
+            assertThat(requests).as("requests: the deletes of 2 holders and %d waiters, the watch's removal", WAITERS)
+                    .isBetween(2L + WAITERS, 2L + WAITERS + 1);
+        } finally {
+            waits.forEach(Disposable::dispose);
+        }
     }
 }
