@@ -64,12 +64,14 @@ import reactor.util.retry.Retry;
  * grant rather than hand out a wrapped token. A request therefore asks for at most
  * {@value ZooKeeperPermitNodes#MAX_COUNT} permits at once (more fails with {@link IllegalArgumentException}).
  *
- * <p><b>No herd.</b> A waiting caller keeps its nodes (its place in the queue, FIFO) and, refused,
- * watches only what can let it in ({@link #awaitTurn}): for N = 1 its predecessor, so a release
- * wakes the one waiter it lets in, and a waiter joining or leaving wakes nobody but its successor;
- * for N > 1, when the unit before it still waits, the highest node of that unit (the node just
- * below its own unit, which, let in by a listing, tells it by a change of that node's data; a unit
- * let in by its transaction alone had no node behind it yet), or — the head of the line — the children (any holder's release may let it in). A single attempt
+ * <p><b>Waiting without requests.</b> A waiting caller keeps its nodes (its place in the queue, FIFO).
+ * Refused, it waits in its name's {@link PermitLine}: this client's copy of the name's children, seeded
+ * by one listing and kept by one persistent recursive watch of the root ({@link PermitLines}), which
+ * reports every node created or deleted. The waiter decides from that copy (no listing per attempt),
+ * is woken only when its unit's highest node is among the N lowest in it (no watch per wait, no herd:
+ * a release wakes the waiters it lets in), and nothing is written for the waiter behind a grant. The
+ * copy can be late, never early (nodes below a waiting node only leave); a connection change, or a
+ * wake-up by the engine's safety timer, makes the waiter list again. A single attempt
  * ({@code waiting == false}) lists first and creates nothing when the nodes there already take the
  * permits, and deletes what it created when refused.
  */
@@ -300,7 +302,6 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
             List<String> extras = new ArrayList<>();
             List<ZNodeNames.Child> mine = new ArrayList<>(owners.size());
             int highest = -1;
-            int lowestRank = Integer.MAX_VALUE;
             boolean missing = false;
             for (String o : owners) {
                 ZNodeNames.Child lowest = null;
@@ -312,7 +313,6 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
                     if (lowest == null) {
                         lowest = c;
                         highest = Math.max(highest, i);
-                        lowestRank = Math.min(lowestRank, i);
                     } else {
                         extras.add(nodePath(name, c)); // a second node of a retried create
                     }
