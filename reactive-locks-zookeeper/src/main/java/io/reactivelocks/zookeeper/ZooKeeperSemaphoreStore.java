@@ -202,9 +202,10 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
                 if (waiting && w != null && w.byLine && !w.line.isClosed()) {
                     // woken by the line: its copy decides (no request); else (the safety timer, a reset) seeded again
                     w.byLine = false;
-                    return decide(name, owners, permits, true, leaseTime, w.line.seeded() ? Mono.fromSupplier(w.line::children) : w.line.seed(async));
+                    return decideInLine(name, w.line, owners, permits, leaseTime);
                 }
-                return decide(name, owners, permits, waiting, leaseTime, waiting ? line(name).seed(async) : children(name));
+                return waiting ? decideInLine(name, line(name), owners, permits, leaseTime, false)
+                        : decide(name, owners, permits, false, leaseTime, children(name));
             }
             if (waiting) { // a waiter queues at once: create (granted when few enough were there before), else list
                 return createAndDecide(name, owners, permits, true, leaseTime);
@@ -235,8 +236,7 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
                     return decide(name, owners, permits, false, leaseTime, children(name));
                 }
                 // the line's copy has the unit's nodes (their events came before the transaction's answer)
-                PermitLine line = line(name);
-                return decide(name, owners, permits, true, leaseTime, line.seeded() ? Mono.fromSupplier(line::children) : line.seed(async));
+                return decideInLine(name, line(name), owners, permits, leaseTime);
             }
             endWait(owners.get(0));
             List<Long> tokens = new ArrayList<>(owners.size());
@@ -357,6 +357,25 @@ final class ZooKeeperSemaphoreStore implements SemaphoreStore {
     /** @return the name's line: the open one, else a new one (not yet seeded) */
     private PermitLine line(String name) {
         return lines.line(path(name));
+    }
+
+    /** A waiting attempt decided by the line's copy when it is seeded (else by a listing that seeds it). */
+    private Mono<PermitGrant> decideInLine(String name, PermitLine line, List<String> owners, int permits, Duration leaseTime) {
+        return decideInLine(name, line, owners, permits, leaseTime, true);
+    }
+
+    /**
+     * A waiting attempt decided in the name's line: by its copy when {@code fromCopy} and it is seeded,
+     * else by a listing that seeds it. The line is in use while the attempt decides, so that a line
+     * whose attempt is granted (no waiter left) goes again.
+     */
+    private Mono<PermitGrant> decideInLine(String name, PermitLine line, List<String> owners, int permits, Duration leaseTime,
+            boolean fromCopy) {
+        return Mono.defer(() -> {
+            line.use();
+            return decide(name, owners, permits, true, leaseTime, fromCopy && line.seeded() ? Mono.fromSupplier(line::children) : line.seed(async))
+                    .doFinally(s -> line.leave());
+        });
     }
 
     /** The refused waiting attempt of {@code first} waits in the name's line for its unit's highest node to get in. */
