@@ -298,6 +298,7 @@ public final class GrantEngine extends LeaseOwner {
                     .switchMap(e -> within(readMapped, defaults).expand(s -> earliest.applyAsLong(s) == Long.MAX_VALUE ? Mono.empty()
                             : Mono.delay(Duration.ofNanos(Math.max(1_000_000, earliest.applyAsLong(s) - defaults.clock().nanoTime())),
                                     schedulerFor(defaults)).then(within(readMapped, defaults))))
+                    .onErrorMap(StateObserver::oneError)
                     .distinctUntilChanged(identity)
                     .takeUntilOther(closedSink.asMono());
         });

@@ -1,11 +1,14 @@
 package io.reactivelocks.internal;
 
+import io.reactivelocks.LockException;
 import io.reactivelocks.LockState;
 import io.reactivelocks.spi.BackendErrors;
 import io.reactivelocks.spi.Holder;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import reactor.core.Exceptions;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
@@ -44,11 +47,34 @@ final class StateObserver {
                 .switchMap(t -> inspect(name).expand(s -> s instanceof LockState.Held h
                         ? Mono.delay(untilExpiry(h), client.defaultScheduler()).then(inspect(name))
                         : Mono.empty()))
+                .onErrorMap(StateObserver::oneError)
                 .distinctUntilChanged(StateObserver::identity)
                 .takeUntilOther(closed.asMono())
                 .doFinally(s -> shared.remove(name, self[0]));
         self[0] = states.replay(1).refCount();
         return self[0];
+    }
+
+    /**
+     * One error for a stream that re-reads on each trigger ({@code switchMap}): when the triggers and
+     * the read in progress fail at once, Reactor reports both as one composite; the stream ends with
+     * the first of them that is a {@link LockException} (the typed error its subscriber is promised),
+     * else the first.
+     *
+     * @param e what the stream signalled
+     * @return {@code e}, or one of the errors it combines
+     */
+    static Throwable oneError(Throwable e) {
+        if (!Exceptions.isMultiple(e)) {
+            return e;
+        }
+        List<Throwable> all = Exceptions.unwrapMultiple(e);
+        for (Throwable t : all) {
+            if (t instanceof LockException) {
+                return t;
+            }
+        }
+        return all.isEmpty() ? e : all.get(0);
     }
 
     Mono<LockState> inspect(String name) {
