@@ -38,12 +38,14 @@ import reactor.core.publisher.Mono;
  * (or {@code mysql://}), {@code etcd://[user:password@]host[:port]},
  * {@code zookeeper://[user:password@]host[:port]} and {@code memory}. Credentials not in the URL come
  * from {@code REACTIVE_LOCKS_USER} and {@code REACTIVE_LOCKS_PASSWORD}. Opening checks that the
- * server answers within {@link #CONNECT_TIMEOUT}.
+ * server answers within {@link #CONNECT_TIMEOUT} (or {@code REACTIVE_LOCKS_CONNECT_TIMEOUT}).
  */
 final class StoreUrls {
 
-    /** How long a store has to answer the first time. */
+    /** How long a store has to answer the first time, unless {@code REACTIVE_LOCKS_CONNECT_TIMEOUT} says otherwise. */
     static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
+    /** The environment variable that sets how long a store has to answer the first time (e.g. {@code 30s}). */
+    static final String CONNECT_TIMEOUT_ENV = "REACTIVE_LOCKS_CONNECT_TIMEOUT";
 
     static final String USAGE = "use redis://host:port, postgresql://user:password@host:port/database, "
             + "mariadb://user:password@host:port/database, etcd://host:port, zookeeper://host:port or memory";
@@ -55,7 +57,11 @@ final class StoreUrls {
     }
 
     /** A parsed store URL. */
-    record StoreUrl(String kind, String host, int port, String user, String password, String path) {
+    record StoreUrl(String kind, String host, int port, String user, String password, String path, Duration connectTimeout) {
+
+        StoreUrl(String kind, String host, int port, String user, String password, String path) {
+            this(kind, host, port, user, password, path, CONNECT_TIMEOUT);
+        }
 
         /** @return how messages name the store, e.g. {@code redis at localhost:6379} */
         String label() {
@@ -72,7 +78,7 @@ final class StoreUrls {
     static StoreUrl parse(String url, Map<String, String> env) {
         String text = url.trim();
         if (text.equals("memory")) {
-            return new StoreUrl("memory", "", 0, null, null, "");
+            return new StoreUrl("memory", "", 0, null, null, "", connectTimeout(env));
         }
         URI uri;
         try {
@@ -117,7 +123,29 @@ final class StoreUrls {
         if ((kind.equals("postgresql") || kind.equals("mariadb")) && (path.isEmpty() || path.equals("/"))) {
             throw CliException.badInput("--store: no database in '" + url + "'; use " + scheme + "://user:password@host:port/database");
         }
-        return new StoreUrl(kind, uri.getHost(), port, user, password, path);
+        return new StoreUrl(kind, uri.getHost(), port, user, password, path, connectTimeout(env));
+    }
+
+    /**
+     * @param env the environment
+     * @return {@code REACTIVE_LOCKS_CONNECT_TIMEOUT} when set (a positive duration), else {@link #CONNECT_TIMEOUT}
+     * @throws CliException (bad input) naming the variable when its value is not a positive duration
+     */
+    private static Duration connectTimeout(Map<String, String> env) {
+        String v = blankToNull(env.get(CONNECT_TIMEOUT_ENV));
+        if (v == null) {
+            return CONNECT_TIMEOUT;
+        }
+        Duration d;
+        try {
+            d = Durations.parse(v);
+        } catch (RuntimeException e) {
+            throw CliException.badInput(CONNECT_TIMEOUT_ENV + ": '" + v + "' is not a duration (e.g. 30s)");
+        }
+        if (d.isZero()) {
+            throw CliException.badInput(CONNECT_TIMEOUT_ENV + ": '" + v + "' must be longer than zero");
+        }
+        return d;
     }
 
     private static String blankToNull(String s) {
@@ -175,7 +203,7 @@ final class StoreUrls {
                 || root.getClass().getName().contains("Connect") || root.getClass().getName().contains("Unavailable")
                 || why.contains("Connection refused") || why.contains("UNAVAILABLE");
         return new CliException(ExitCodes.STORE_UNAVAILABLE, url.label()
-                + (noAnswer ? " did not answer within " + CONNECT_TIMEOUT.toSeconds() + " s (" + oneLine(why) + ")" : ": " + oneLine(why)));
+                + (noAnswer ? " did not answer within " + url.connectTimeout().toSeconds() + " s (" + oneLine(why) + ")" : ": " + oneLine(why)));
     }
 
     private static String oneLine(String s) {
@@ -184,7 +212,7 @@ final class StoreUrls {
     }
 
     private static LockStore redis(StoreUrl url, List<AutoCloseable> resources) {
-        RedisURI.Builder b = RedisURI.builder().withHost(url.host()).withPort(url.port()).withTimeout(CONNECT_TIMEOUT);
+        RedisURI.Builder b = RedisURI.builder().withHost(url.host()).withPort(url.port()).withTimeout(url.connectTimeout());
         if (url.password() != null) {
             if (url.user() != null) {
                 b.withAuthentication(url.user(), url.password().toCharArray());
@@ -203,7 +231,7 @@ final class StoreUrls {
         RedisClient client = RedisClient.create(b.build());
         resources.add(() -> client.shutdown(Duration.ZERO, Duration.ofSeconds(2)));
         client.setOptions(ClientOptions.builder()
-                .socketOptions(SocketOptions.builder().connectTimeout(CONNECT_TIMEOUT).build()).build());
+                .socketOptions(SocketOptions.builder().connectTimeout(url.connectTimeout()).build()).build());
         try (StatefulRedisConnection<String, String> probe = client.connect()) {
             probe.sync().ping();
         }
@@ -214,15 +242,15 @@ final class StoreUrls {
     private static LockStore sql(StoreUrl url, String driver) {
         String credentials = url.user() == null ? "" : encode(url.user()) + (url.password() == null ? "" : ":" + encode(url.password())) + "@";
         String r2dbc = "r2dbc:" + driver + "://" + credentials + url.host() + ":" + url.port() + url.path()
-                + "?connectTimeout=PT" + CONNECT_TIMEOUT.toSeconds() + "S";
+                + "?connectTimeout=" + url.connectTimeout();
         ConnectionFactory factory = ConnectionFactories.get(r2dbc);
-        Mono.from(factory.create()).flatMap(c -> Mono.from(c.close())).timeout(CONNECT_TIMEOUT)
-                .block(CONNECT_TIMEOUT.plusSeconds(1));
+        Mono.from(factory.create()).flatMap(c -> Mono.from(c.close())).timeout(url.connectTimeout())
+                .block(url.connectTimeout().plusSeconds(1));
         return driver.equals("mariadb") ? MariaDbLocks.connect(factory) : PostgresLocks.connect(factory);
     }
 
     private static LockStore etcd(StoreUrl url, List<AutoCloseable> resources) {
-        ClientBuilder b = Client.builder().endpoints("http://" + url.host() + ":" + url.port()).connectTimeout(CONNECT_TIMEOUT);
+        ClientBuilder b = Client.builder().endpoints("http://" + url.host() + ":" + url.port()).connectTimeout(url.connectTimeout());
         if (url.user() != null && url.password() != null) {
             b.user(ByteSequence.from(url.user(), StandardCharsets.UTF_8))
                     .password(ByteSequence.from(url.password(), StandardCharsets.UTF_8));
@@ -231,7 +259,7 @@ final class StoreUrls {
         resources.add(client);
         try {
             client.getKVClient().get(ByteSequence.from("reactive-locks-cli/probe", StandardCharsets.UTF_8))
-                    .get(CONNECT_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+                    .get(url.connectTimeout().toMillis(), TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted", e);
@@ -246,7 +274,7 @@ final class StoreUrls {
     private static LockStore zookeeper(StoreUrl url, Duration lease, List<AutoCloseable> resources) {
         CuratorFrameworkFactory.Builder b = CuratorFrameworkFactory.builder().connectString(url.host() + ":" + url.port())
                 .sessionTimeoutMs((int) Math.min(Integer.MAX_VALUE, lease.toMillis()))
-                .connectionTimeoutMs((int) CONNECT_TIMEOUT.toMillis())
+                .connectionTimeoutMs((int) url.connectTimeout().toMillis())
                 .retryPolicy(new RetryNTimes(3, 200));
         if (url.user() != null && url.password() != null) {
             b.authorization("digest", (url.user() + ":" + url.password()).getBytes(StandardCharsets.UTF_8));
@@ -256,14 +284,14 @@ final class StoreUrls {
         client.start();
         boolean connected;
         try {
-            connected = client.blockUntilConnected((int) CONNECT_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+            connected = client.blockUntilConnected((int) url.connectTimeout().toMillis(), TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             connected = false;
         }
         if (!connected) {
             throw new CliException(ExitCodes.STORE_UNAVAILABLE, url.label() + " did not answer within "
-                    + CONNECT_TIMEOUT.toSeconds() + " s");
+                    + url.connectTimeout().toSeconds() + " s");
         }
         return ZooKeeperLocks.connect(client);
     }
