@@ -552,10 +552,17 @@ public abstract class LockBackendContract {
     @Test
     void payloadIsStoredWithTheGrantVisibleToOthersAndUpdatableByTheHolder() {
         String name = name("payload");
-        TestClient a = newClient();
         TestClient b = newClient();
         String first = "host-a:8080\nüñî€😀";
-        Lease lease = a.locks().acquire(name, options().withPayload(first)).block(STEP);
+        // This test is about whose payload is shown, not about expiry: with the contract's short lease a starved machine
+        // can let a holder's lease run out between two of its requests (the lease doing its job; loaded run s43: lost
+        // before the third update, PostgreSQL container). The first holder gets 3 s, which rides out a 2 s stall and
+        // still lets an observer of a store without notifications, which re-reads when the lease it saw runs out, see
+        // each update within the step; the second holder 30 s, since nothing observes it.
+        LockOptions observedLease = options().mutate().leaseTime(Duration.ofSeconds(3)).build();
+        LockOptions longLease = options().mutate().leaseTime(Duration.ofSeconds(30)).build();
+        TestClient a = newClient(observedLease); // a store may take every lease's time from its client (ZooKeeper)
+        Lease lease = a.locks().acquire(name, observedLease.withPayload(first)).block(STEP);
         assertThat(lease.payload()).isEqualTo(first);
         assertThat(b.locks().inspect(name).block(STEP)).isInstanceOfSatisfying(LockState.Held.class, h -> {
             assertThat(h.owner()).isEqualTo(lease.owner());
@@ -586,12 +593,8 @@ public abstract class LockBackendContract {
         lease.release().block(STEP);
         StepVerifier.create(a.locks().inspect(name)).expectNext(new LockState.Free(name)).expectComplete().verify(STEP);
 
-        // a waiter's payload shows only once it holds the lock. The holder has a long lease here: this part is
-        // about whose payload is shown, and with the contract's short lease a starved machine can let the holder's
-        // lease run out between two reads (the lease doing its job, not the payload's). The observation above keeps
-        // the short lease: stores without notifications pace their polling by it.
+        // a waiter's payload shows only once it holds the lock
         String queued = name("payload-queued");
-        LockOptions longLease = options().mutate().leaseTime(Duration.ofSeconds(30)).build();
         Lease holder = newClient(longLease).locks().acquire(queued, longLease.withPayload("a")).block(STEP);
         long grantsBefore = b.faults().grantCalls();
         Mono<Lease> next = b.locks().acquire(queued, options().withPayload("b")).cache();
@@ -627,11 +630,13 @@ public abstract class LockBackendContract {
     void onlyTheCurrentHolderMayUpdateThePayload() {
         String name = name("payload-owner");
         TestClient a = newClient();
-        TestClient b = newClient();
+        // a long lease for b's holder: three requests follow its grant, and this is about owner and token, not expiry
+        LockOptions longLease = options().mutate().leaseTime(Duration.ofSeconds(30)).build();
+        TestClient b = newClient(longLease);
         Lease stale = a.locks().acquire(name, options().withPayload("a")).block(STEP);
         stale.release().block(STEP);
         StepVerifier.create(stale.updatePayload("after release")).expectError(LockLostException.class).verify(STEP);
-        Lease current = b.locks().acquire(name, options().withPayload("b")).block(STEP);
+        Lease current = b.locks().acquire(name, longLease.withPayload("b")).block(STEP);
         // a forged or stale grant is refused on the store itself (owner and token checked)
         io.reactivelocks.spi.HeldLock forged = new io.reactivelocks.spi.HeldLock(name, stale.owner(), current.token());
         assertThat(a.faults().updatePayload(forged, "forged").block(STEP)).isFalse();
