@@ -59,10 +59,6 @@ final class StoreUrls {
     /** A parsed store URL. */
     record StoreUrl(String kind, String host, int port, String user, String password, String path, Duration connectTimeout) {
 
-        StoreUrl(String kind, String host, int port, String user, String password, String path) {
-            this(kind, host, port, user, password, path, CONNECT_TIMEOUT);
-        }
-
         /** @return how messages name the store, e.g. {@code redis at localhost:6379} */
         String label() {
             return kind.equals("memory") ? "the in-memory store" : kind + " at " + host + ":" + port;

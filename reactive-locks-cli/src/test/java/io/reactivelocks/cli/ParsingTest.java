@@ -18,12 +18,12 @@ class ParsingTest {
     @Test
     void storeUrlsTakeCredentialsFromTheUrlOrTheEnvironmentAndDefaultThePort() {
         StoreUrls.StoreUrl pg = StoreUrls.parse("postgresql://app:s%40cret@db:6543/locks", Map.of());
-        assertThat(pg).isEqualTo(new StoreUrls.StoreUrl("postgresql", "db", 6543, "app", "s@cret", "/locks"));
+        assertThat(pg).isEqualTo(new StoreUrls.StoreUrl("postgresql", "db", 6543, "app", "s@cret", "/locks", StoreUrls.CONNECT_TIMEOUT));
         assertThat(pg.label()).isEqualTo("postgresql at db:6543");
         StoreUrls.StoreUrl redis = StoreUrls.parse("redis://cache", Map.of("REACTIVE_LOCKS_USER", "ops", "REACTIVE_LOCKS_PASSWORD", "pw"));
-        assertThat(redis).isEqualTo(new StoreUrls.StoreUrl("redis", "cache", 6379, "ops", "pw", ""));
+        assertThat(redis).isEqualTo(new StoreUrls.StoreUrl("redis", "cache", 6379, "ops", "pw", "", StoreUrls.CONNECT_TIMEOUT));
         assertThat(StoreUrls.parse("mariadb://app:pw@db/locks", Map.of()))
-                .isEqualTo(new StoreUrls.StoreUrl("mariadb", "db", 3306, "app", "pw", "/locks"));
+                .isEqualTo(new StoreUrls.StoreUrl("mariadb", "db", 3306, "app", "pw", "/locks", StoreUrls.CONNECT_TIMEOUT));
         assertThat(StoreUrls.parse("mysql://app:pw@db:3307/locks", Map.of()).label()).isEqualTo("mariadb at db:3307");
         assertThat(StoreUrls.parse("etcd://e1", Map.of()).port()).isEqualTo(2379);
         assertThat(StoreUrls.parse("zookeeper://z1:2182", Map.of()).port()).isEqualTo(2182);

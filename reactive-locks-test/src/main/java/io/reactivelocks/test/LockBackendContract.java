@@ -94,6 +94,14 @@ public abstract class LockBackendContract {
     }
 
     /**
+     * @param lease the lease time
+     * @return {@link #options()} with another lease time, for holders whose expiry a test is not about
+     */
+    private LockOptions withLease(Duration lease) {
+        return options().mutate().leaseTime(lease).build();
+    }
+
+    /**
      * Stops {@code client}'s renewals from reaching the store while its other calls still do.
      *
      * @param client the client whose lease must now run out
@@ -559,8 +567,8 @@ public abstract class LockBackendContract {
         // before the third update, PostgreSQL container). The first holder gets 3 s, which rides out a 2 s stall and
         // still lets an observer of a store without notifications, which re-reads when the lease it saw runs out, see
         // each update within the step; the second holder 30 s, since nothing observes it.
-        LockOptions observedLease = options().mutate().leaseTime(Duration.ofSeconds(3)).build();
-        LockOptions longLease = options().mutate().leaseTime(Duration.ofSeconds(30)).build();
+        LockOptions observedLease = withLease(Duration.ofSeconds(3));
+        LockOptions longLease = withLease(Duration.ofSeconds(30));
         TestClient a = newClient(observedLease); // a store may take every lease's time from its client (ZooKeeper)
         Lease lease = a.locks().acquire(name, observedLease.withPayload(first)).block(STEP);
         assertThat(lease.payload()).isEqualTo(first);
@@ -631,7 +639,7 @@ public abstract class LockBackendContract {
         String name = name("payload-owner");
         TestClient a = newClient();
         // a long lease for b's holder: three requests follow its grant, and this is about owner and token, not expiry
-        LockOptions longLease = options().mutate().leaseTime(Duration.ofSeconds(30)).build();
+        LockOptions longLease = withLease(Duration.ofSeconds(30));
         TestClient b = newClient(longLease);
         Lease stale = a.locks().acquire(name, options().withPayload("a")).block(STEP);
         stale.release().block(STEP);
@@ -817,7 +825,7 @@ public abstract class LockBackendContract {
     @Test
     @Tag(DEEP)
     void closeRightAfterCancelLeavesNothingOnTheStore() {
-        LockOptions longLease = options().mutate().leaseTime(Duration.ofSeconds(30)).build();
+        LockOptions longLease = withLease(Duration.ofSeconds(30));
         LockBackend check = newBackend();
         List<String> left = new ArrayList<>();
         try {
