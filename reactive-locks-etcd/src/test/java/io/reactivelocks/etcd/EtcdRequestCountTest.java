@@ -62,6 +62,26 @@ class EtcdRequestCountTest extends RequestCountContract {
         return etcd.requestsReceived();
     }
 
+    /** The reads, writes and deletes etcd's store ran (its mvcc counters), inside transactions or not. */
+    @Override
+    protected long serverCommands() {
+        return etcd.mvccOperations();
+    }
+
+    @Override
+    protected double commandsPer(Operation operation) {
+        return switch (operation) {
+            // the acquire transaction's compare (a read of the key), put and read of the name's lowest key, then the
+            // delete: 4 (the simplest put-if-absent lock does 3: no read of the lowest key)
+            case LOCK_PAIR, FAIR_PAIR, SEMAPHORE_PAIR, READ_PAIR, READ_BESIDE_READER_PAIR, WRITE_PAIR -> 4;
+            // the tick's transaction reads each permit's key: one read per permit (the keep-alive is no store operation)
+            case PERMIT_RENEWAL -> 1.0;
+            case RENEWAL_TICK -> 0;
+            // a delete per handoff, and the last grantee's
+            case HANDOFF -> (WAITERS + 1.0) / WAITERS;
+        };
+    }
+
     @Override
     protected java.util.Map<String, Long> requestsByKind() {
         return etcd.requestsByMethod();

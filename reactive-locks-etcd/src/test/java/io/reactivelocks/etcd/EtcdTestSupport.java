@@ -216,6 +216,33 @@ final class EtcdTestSupport implements AutoCloseable {
         }
     }
 
+    /**
+     * @return the reads, writes and deletes etcd's key-value store has run so far ({@code etcd_mvcc_range_total},
+     *         {@code _put_total}, {@code _delete_total}): the operations inside every request — a transaction's
+     *         compares read too — whoever sent them
+     */
+    long mvccOperations() {
+        try {
+            java.net.http.HttpResponse<String> r = java.net.http.HttpClient.newHttpClient().send(
+                    java.net.http.HttpRequest.newBuilder(java.net.URI.create(server.url() + "/metrics"))
+                            .timeout(Duration.ofSeconds(10)).build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofString());
+            long n = 0;
+            for (String line : r.body().split("\n")) {
+                if (line.startsWith("etcd_mvcc_range_total ") || line.startsWith("etcd_mvcc_put_total ")
+                        || line.startsWith("etcd_mvcc_delete_total ")) {
+                    n += (long) Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1).trim());
+                }
+            }
+            return n;
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
     /** @return a jetcd client for checks, owned by the fixture */
     Client checker() {
         return checker;

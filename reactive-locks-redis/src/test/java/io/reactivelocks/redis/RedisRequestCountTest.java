@@ -23,6 +23,8 @@ class RedisRequestCountTest extends RequestCountContract {
     private static RedisTestSupport redis;
     private static Socket monitor;
     private static final AtomicLong COMMANDS = new AtomicLong();
+    /** The commands the server ran inside scripts ({@code [0 lua]} lines of the feed). */
+    private static final AtomicLong SCRIPT_COMMANDS = new AtomicLong();
     /** The same count by command name (the first quoted word of a MONITOR line). */
     private static final java.util.concurrent.ConcurrentHashMap<String, Long> BY_COMMAND = new java.util.concurrent.ConcurrentHashMap<>();
 
@@ -40,7 +42,9 @@ class RedisRequestCountTest extends RequestCountContract {
             try {
                 for (String line = in.readLine(); line != null; line = in.readLine()) {
                     // +1700000000.123456 [0 127.0.0.1:40000] "evalsha" "..." — or [0 lua] from inside a script
-                    if (line.startsWith("+") && !line.contains(" lua] ")) {
+                    if (line.startsWith("+") && line.contains(" lua] ")) {
+                        SCRIPT_COMMANDS.incrementAndGet();
+                    } else if (line.startsWith("+")) {
                         int from = line.indexOf("] \"");
                         int to = from < 0 ? -1 : line.indexOf('"', from + 3);
                         BY_COMMAND.merge(to < 0 ? "?" : line.substring(from + 3, to).toLowerCase(), 1L, Long::sum);
@@ -73,6 +77,35 @@ class RedisRequestCountTest extends RequestCountContract {
     @Override
     protected long serverRequests() {
         return COMMANDS.get();
+    }
+
+    /** The commands run inside the scripts: the requests (EVALSHA) themselves are not among them. */
+    @Override
+    protected long serverCommands() {
+        // read after the requests' count settled (quietCount): a script's commands are in the feed before its answer
+        return SCRIPT_COMMANDS.get();
+    }
+
+    @Override
+    protected double commandsPer(Operation operation) {
+        return switch (operation) {
+            // acquire.lua's new grant: GET, TIME, GET + SET of the fence, SET, PUBLISH; release.lua: GET, DEL, PUBLISH
+            case LOCK_PAIR -> 9;
+            // semaphore-acquire.lua (expiry sweep, count, fence, ZADD + HSET, PUBLISH, key TTLs) 10, its release 3
+            case SEMAPHORE_PAIR -> 13;
+            case READ_PAIR -> 23;
+            case READ_BESIDE_READER_PAIR -> 22;
+            case WRITE_PAIR -> 23;
+            // fair-acquire.lua (the queue's and deadlines' sweeps beside the lock's grant) and fair-release.lua
+            case FAIR_PAIR -> 15;
+            // semaphore-renew.lua for ten permits on ten names: TIME, per permit ZSCORE + HGET + ZADD, per name the
+            // longest holder and the TTL of its two keys: 1 + 10 * 3 + 10 * 3 = 61
+            case PERMIT_RENEWAL -> 6.1;
+            // renew.lua: the GET that compares the grant and the PEXPIRE of the one lease due
+            case RENEWAL_TICK -> 2;
+            // per handoff the release (3) and the woken waiter's grant (6); the chain adds the last release: 6 * 9 + 3
+            case HANDOFF -> (9.0 * WAITERS + 3) / WAITERS;
+        };
     }
 
     @Override

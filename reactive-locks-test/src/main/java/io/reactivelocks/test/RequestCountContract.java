@@ -36,6 +36,11 @@ import reactor.util.retry.Retry;
  * ({@link #serverRequests}) and today's count of each operation ({@link #requestsPer}) as an upper
  * bound, so that a change that makes an operation send more requests fails the build.
  *
+ * <p>A server that also counts the <em>commands</em> it runs inside those requests (the commands of a
+ * Lua script, the reads and writes of a transaction) is checked the same way ({@link #serverCommands},
+ * {@link #commandsPer}): a request that asks the server to do more work fails the build as well, though
+ * the request count stays the same.
+ *
  * <p>Nothing else may count: every lease and session is long enough ({@link #LONG}) that no renewal,
  * keep-alive or ping falls inside a counted window, except in the renewal test, whose short lease is
  * the point; each window starts and ends when the server's count has stopped moving, so no request
@@ -98,6 +103,9 @@ public abstract class RequestCountContract {
     /** The request counts by kind at the latest quiet reading and at the one before it. */
     private Map<String, Long> kindsAt = Map.of();
     private Map<String, Long> kindsBefore = Map.of();
+    /** The server's command count at the latest quiet reading and at the one before it (-1: not counted). */
+    private long commandsAt = -1;
+    private long commandsBefore = -1;
 
     /**
      * @param leaseTime the lease time of the session's clients; a store that renews by session makes
@@ -136,6 +144,25 @@ public abstract class RequestCountContract {
      */
     protected Map<String, Long> requestsByKind() {
         return Map.of();
+    }
+
+    /**
+     * @return the commands the server has run so far inside the requests it received — the commands of its
+     *         scripts, the reads and writes of its transactions — by its own counter; -1 (the default) when the
+     *         server does not count them apart from its requests (each request is then one command)
+     */
+    protected long serverCommands() {
+        return -1;
+    }
+
+    /**
+     * @param operation an operation
+     * @return the commands one such operation has the server run today (an average where a chain shares them):
+     *         the bound each test asserts when {@link #serverCommands} counts them
+     */
+    protected double commandsPer(Operation operation) {
+        throw new UnsupportedOperationException(getClass().getSimpleName() + " counts server commands: say how many per "
+                + operation);
     }
 
     /**
@@ -201,6 +228,8 @@ public abstract class RequestCountContract {
         // a counted window runs from one quiet reading to the next: its kinds are the difference of the two
         kindsBefore = kindsAt;
         kindsAt = requestsByKind();
+        commandsBefore = commandsAt;
+        commandsAt = serverCommands();
         return seen.get();
     }
 
@@ -237,6 +266,16 @@ public abstract class RequestCountContract {
                 requests, times, (double) requests / times, bound, kinds.isEmpty() ? "" : " " + kinds);
         assertThat(requests).as("%s: requests for %d (today %.2f each) %s", op, times, per, kinds)
                 .isBetween(least, bound);
+        if (commandsAt >= 0 && commandsBefore >= 0) {
+            // the same window: the commands the server ran inside those requests
+            long commands = commandsAt - commandsBefore;
+            double perCommand = commandsPer(op);
+            long commandBound = Math.round(perCommand * times);
+            System.out.printf("%s %s: %d server commands for %d = %.2f each (bound %d)%n", getClass().getSimpleName(), op,
+                    commands, times, (double) commands / times, commandBound);
+            assertThat(commands).as("%s: server commands for %d (today %.2f each)", op, times, perCommand)
+                    .isLessThanOrEqualTo(commandBound); // a keep-alive runs none: no lower bound
+        }
     }
 
     /** Counts {@link #PAIRS} acquire + release pairs, after one that opens what the session opens once. */
