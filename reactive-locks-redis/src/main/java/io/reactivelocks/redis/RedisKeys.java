@@ -21,8 +21,7 @@ import java.util.Objects;
  *   {prefix}{&lt;tag&gt;}:semaphore:fence   a semaphore's fencing counter (integer), with the fence TTL
  *   {prefix}{&lt;tag&gt;}:semaphore:events  a semaphore's pub/sub channel (as a lock's)
  *   {prefix}{&lt;tag&gt;}:rw          a read-write lock's grants (sorted set: owner -&gt; expiry in server ms)
- *   {prefix}{&lt;tag&gt;}:rw:tokens   its grants' tokens (hash: owner -&gt; token)
- *   {prefix}{&lt;tag&gt;}:rw:modes    its grants' modes (hash: owner -&gt; "r" or "w")
+ *   {prefix}{&lt;tag&gt;}:rw:tokens   its grants' tokens (hash: owner -&gt; token, and "\0w" -&gt; the writer while one holds)
  *   {prefix}{&lt;tag&gt;}:rw:intents  its waiting writers' intents (sorted set: owner -&gt; expiry in server ms)
  *   {prefix}{&lt;tag&gt;}:rw:fence    its fencing counter (integer), with the fence TTL
  *   {prefix}{&lt;tag&gt;}:rw:events   its pub/sub channel (as a lock's)
@@ -136,10 +135,6 @@ final class RedisKeys {
 
     String readWriteTokens(String name) {
         return base(name) + "rw:tokens";
-    }
-
-    String readWriteModes(String name) {
-        return base(name) + "rw:modes";
     }
 
     String readWriteIntents(String name) {

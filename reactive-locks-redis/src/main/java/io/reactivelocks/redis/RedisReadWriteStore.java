@@ -18,8 +18,9 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
- * Read-write locks on Redis: per name, a sorted set of grants (owner → expiry in server ms), hashes
- * of their tokens and modes, and a sorted set of waiting writers' intents (owner → expiry), changed
+ * Read-write locks on Redis: per name, a sorted set of grants (owner → expiry in server ms), a hash
+ * of their tokens that also names the writer while one holds (a writer holds alone, so one field says
+ * whose the grants are), and a sorted set of waiting writers' intents (owner → expiry), changed
  * only by one script per operation that reads the server's {@code TIME} and drops what expired
  * ({@code rwlock-acquire.lua}, {@code rwlock-release.lua}; renewal shares the semaphore's script);
  * tokens come from a per-name counter floored by {@code TIME} in µs, like a lock's; releases and
@@ -47,7 +48,7 @@ final class RedisReadWriteStore implements ReadWriteStore {
 
     private String[] keys(String name) {
         RedisKeys keys = backend.keys();
-        return new String[] {keys.readWrite(name), keys.readWriteTokens(name), keys.readWriteModes(name), keys.readWriteIntents(name)};
+        return new String[] {keys.readWrite(name), keys.readWriteTokens(name), keys.readWriteIntents(name)};
     }
 
     @Override
@@ -55,8 +56,7 @@ final class RedisReadWriteStore implements ReadWriteStore {
             Duration leaseTime) {
         return Mono.defer(() -> {
             RedisKeys keys = backend.keys();
-            String[] k = {keys.readWrite(name), keys.readWriteTokens(name), keys.readWriteModes(name),
-                keys.readWriteIntents(name), keys.readWriteFence(name)};
+            String[] k = {keys.readWrite(name), keys.readWriteTokens(name), keys.readWriteIntents(name), keys.readWriteFence(name)};
             return backend.script(LuaScript.RWLOCK_ACQUIRE, ScriptOutputType.MULTI, k, owner, mode == LockMode.READ ? "r" : "w",
                     (writerPreferring ? "1" : "0") + (waiting ? "1" : "0"), RedisLockBackend.millis(leaseTime), backend.fenceTtlMs(), keys.readWriteChannel(name));
         }).onErrorMap(e -> RedisErrors.map(name, "read-write lock grant", e)).map(reply -> {
@@ -72,7 +72,7 @@ final class RedisReadWriteStore implements ReadWriteStore {
     public Mono<List<RenewOutcome>> renew(List<RenewRequest> batch) {
         RedisKeys keys = backend.keys();
         return RedisSemaphoreStore.renew(backend, batch,
-                name -> new String[] {keys.readWrite(name), keys.readWriteTokens(name), keys.readWriteModes(name)}, "read-write lock");
+                name -> new String[] {keys.readWrite(name), keys.readWriteTokens(name)}, "read-write lock");
     }
 
     @Override

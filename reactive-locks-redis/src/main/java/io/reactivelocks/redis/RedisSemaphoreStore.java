@@ -23,7 +23,7 @@ import reactor.core.publisher.Mono;
  * Semaphores on Redis: per name, a sorted set of holders (owner → expiry in server ms) and a hash
  * of their tokens, changed only by scripts that read the server's {@code TIME} and grant while
  * fewer than N unexpired holders remain ({@code semaphore-acquire.lua}: expired holders are dropped
- * when they stand in the way, so an uncontended grant runs 10 commands and its release 3); tokens
+ * when they stand in the way, so an uncontended grant runs 9 commands and its release 3); tokens
  * come from a per-name counter floored by {@code TIME} in µs, like a lock's; grants, releases (and
  * expiries noticed by a grant) are published on the semaphore's channel. Uses the connections of its
  * {@link RedisLockBackend}, which {@link #close()} closes when the store owns it.

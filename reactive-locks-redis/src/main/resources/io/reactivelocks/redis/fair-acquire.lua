@@ -22,14 +22,18 @@
 --                                                  (the holder's TTL, or the head waiter's deadline), -1 if none;
 --                                                  ahead is the number of waiters before it (its rank)
 --
--- Expired waiters are dropped first; the head of the queue is granted when the lock key is free.
+-- Expired waiters are dropped before the queue is read (not when it is empty); the head of the queue is
+-- granted when the lock key is free. A holder is never in the queue: a grant dequeues its owner.
 local time = redis.call('TIME')
 local nowUs = tonumber(time[1]) * 1000000 + tonumber(time[2])
 local nowMs = math.floor(nowUs / 1000)
-local expired = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', nowMs)
-for _, w in ipairs(expired) do
-  redis.call('ZREM', KEYS[4], w)
-  redis.call('ZREM', KEYS[3], w)
+-- drops the waiters whose deadline passed: run before the queue's order is read, but only when there is a
+-- queue (a name no one waits for needs no sweep: the uncontended grant runs 7 commands, 10 before)
+local function sweep()
+  for _, w in ipairs(redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', nowMs)) do
+    redis.call('ZREM', KEYS[4], w)
+    redis.call('ZREM', KEYS[3], w)
+  end
 end
 local waits = ARGV[7] == '1'
 local ttl = tonumber(ARGV[8])
@@ -78,11 +82,16 @@ if current then
   if not waits then
     return {0, token, pttl, owner, has, payload}
   end
+  sweep()
   enqueue()
   return {2, pttl, redis.call('ZRANK', KEYS[3], ARGV[1])}
 end
 
 local head = redis.call('ZRANGE', KEYS[3], 0, 0)
+if #head > 0 then
+  sweep()
+  head = redis.call('ZRANGE', KEYS[3], 0, 0)
+end
 if #head > 0 and head[1] ~= ARGV[1] then
   if not waits then
     return {0, '0', -2, '', 0, ''}
@@ -96,7 +105,10 @@ if #head > 0 and head[1] ~= ARGV[1] then
   return {2, hint, redis.call('ZRANK', KEYS[3], ARGV[1])}
 end
 
-dequeue()
+if #head > 0 then
+  dequeue() -- the head, this owner (an empty queue holds no entry of it: enqueue writes both sets, sweeps and
+            -- dequeues remove from both)
+end
 local token = tonumber(redis.call('GET', KEYS[2]) or '0') + 1
 if token < nowUs then
   token = nowUs

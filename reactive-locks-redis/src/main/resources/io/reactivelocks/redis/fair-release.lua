@@ -9,8 +9,6 @@
 --
 -- Returns 1 when the owner held the lock or waited in the queue and that was deleted (and
 --         "released:<owner>" published, so that the next waiter asks at once), 0 when nothing was.
-local removed = redis.call('ZREM', KEYS[2], ARGV[1])
-redis.call('ZREM', KEYS[3], ARGV[1])
 local current = redis.call('GET', KEYS[1])
 if current then
   local sep = string.find(current, ':', 1, true)
@@ -23,10 +21,14 @@ if current then
     end
   end
   if owner == ARGV[1] then
+    -- the holder: never in the queue (its grant dequeued it), so nothing to remove there
     redis.call('DEL', KEYS[1])
-    removed = 1
+    redis.call('PUBLISH', ARGV[2], 'released:' .. ARGV[1])
+    return 1
   end
 end
+local removed = redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('ZREM', KEYS[3], ARGV[1])
 if removed == 0 then
   return 0
 end

@@ -14,21 +14,22 @@
 --
 -- Expired holders count only when they are in the way: they are removed (and "released:<owner>"
 -- published for each) when the unexpired-or-not holders leave too few permits, so an uncontended
--- grant reads no range (10 commands). Until then they hold no permit anywhere it matters: renewals
+-- grant reads no range (9 commands: no holders, so none of them is ours to look for). Until then they hold no permit anywhere it matters: renewals
 -- and the holders' list check the expiry. Tokens are max(counter + 1, server TIME in µs), as a
 -- lock's: strictly increasing per name, across restarts.
 local time = redis.call('TIME')
 local nowms = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local lease = tonumber(ARGV[2])
 local out = {1}
-if redis.call('ZSCORE', KEYS[1], ARGV[5]) then
+-- no holders: not ours either (a retried call finds its own first owner among them), one command fewer
+local held = redis.call('ZCARD', KEYS[1])
+if held > 0 and redis.call('ZSCORE', KEYS[1], ARGV[5]) then
   for i = 5, #ARGV do
     redis.call('ZADD', KEYS[1], nowms + lease, ARGV[i])
     out[#out + 1] = redis.call('HGET', KEYS[2], ARGV[i]) or '0'
   end
 else
   local k = #ARGV - 4
-  local held = redis.call('ZCARD', KEYS[1])
   if held + k > tonumber(ARGV[1]) then
     for _, owner in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', nowms)) do
       redis.call('ZREM', KEYS[1], owner)

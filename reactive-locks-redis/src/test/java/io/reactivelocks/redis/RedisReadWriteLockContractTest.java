@@ -52,7 +52,7 @@ class RedisReadWriteLockContractTest extends ReadWriteLockContract {
             assertThat(r.token()).as("floored by the server's TIME in µs").isGreaterThan(serverMicros - 10_000_000);
             assertThat(c.sync().zrange(keys.readWrite(name), 0, -1)).containsExactly(r.owner());
             assertThat(c.sync().hget(keys.readWriteTokens(name), r.owner())).isEqualTo(Long.toString(r.token()));
-            assertThat(c.sync().hget(keys.readWriteModes(name), r.owner())).isEqualTo("r");
+            assertThat(c.sync().hget(keys.readWriteTokens(name), "\0w")).as("no writer field while a reader holds").isNull();
             assertThat(c.sync().pttl(keys.readWrite(name))).as("the set expires with its last holder")
                     .isPositive().isLessThanOrEqualTo(options().leaseTime().toMillis());
             AtomicReference<Lease> w = new AtomicReference<>();
@@ -63,10 +63,13 @@ class RedisReadWriteLockContractTest extends ReadWriteLockContract {
             r.release().block(STEP);
             await().atMost(STEP).until(() -> w.get() != null);
             assertThat(c.sync().exists(keys.readWriteIntents(name))).as("the intent went with the grant").isZero();
-            assertThat(c.sync().hget(keys.readWriteModes(name), w.get().owner())).isEqualTo("w");
+            assertThat(c.sync().hget(keys.readWriteTokens(name), "\0w")).as("the writer field names the writer")
+                    .isEqualTo(w.get().owner());
+            assertThat(c.sync().pttl(keys.readWriteTokens(name))).as("the tokens expire with the grant")
+                    .isPositive().isLessThanOrEqualTo(options().leaseTime().toMillis());
             w.get().release().block(STEP);
             writer.dispose();
-            assertThat(c.sync().exists(keys.readWrite(name), keys.readWriteTokens(name), keys.readWriteModes(name))).isZero();
+            assertThat(c.sync().exists(keys.readWrite(name), keys.readWriteTokens(name))).isZero();
             assertThat(c.sync().pttl(keys.readWriteFence(name))).as("the counter has the fence TTL").isPositive();
         } finally {
             rwStore.close().block(STEP);
