@@ -18,7 +18,10 @@ import reactor.core.publisher.Mono;
  * Requests per operation as PostgreSQL counts them: the calls of every top-level statement run in a
  * database of this class alone, from {@code pg_stat_statements} (loaded by the shared server), each
  * counted when it ends — so a statement answered is a statement counted — but the reads of the count
- * itself, made on one connection opened before anything is counted.
+ * itself, made on one connection opened before anything is counted. The statements run inside those
+ * (a PL/pgSQL function's, {@code pg_stat_statements.track = all} for this database) are the server
+ * commands the contract bounds as well: none on any path counted here, so a function call with
+ * statements of its own added to a hot path fails the build.
  */
 class PostgresRequestCountTest extends RequestCountContract {
 
@@ -34,6 +37,8 @@ class PostgresRequestCountTest extends RequestCountContract {
         factory = PostgresTestSupport.factory(pg, DATABASE);
         counter = factory.create().block(TIMEOUT);
         run("CREATE EXTENSION pg_stat_statements");
+        // the sessions opened after this (every lock client's) record nested statements too, marked not top-level
+        run("ALTER DATABASE " + DATABASE + " SET pg_stat_statements.track = 'all'");
     }
 
     @AfterAll
@@ -54,9 +59,39 @@ class PostgresRequestCountTest extends RequestCountContract {
 
     @Override
     protected long serverRequests() {
+        return calls(true);
+    }
+
+    /** The statements run inside the top-level ones: a function's statements (none on the paths counted today). */
+    @Override
+    protected long serverCommands() {
+        return calls(false);
+    }
+
+    @Override
+    protected double commandsPer(Operation operation) {
+        return switch (operation) {
+            // the lock's statements are plain SQL: the row's watched_until says whether to call the notify function
+            case LOCK_PAIR, RENEWAL_TICK, PERMIT_RENEWAL -> 0;
+            // per pair, as pg_stat_statements lists them: the grant function's name lock (pg_advisory_xact_lock), the
+            // DELETE of expired holders, count(*), an EXISTS, the INSERT with its token, and a SELECT; the notify function
+            // at the grant and at the release (its shared advisory lock and its watchers' EXISTS, 2 each, though no
+            // client watches the name: the mutex keeps that on its row, watched_until, and calls nothing)
+            case SEMAPHORE_PAIR -> 10;
+            // as the semaphore, the writer's checks (v_writer, v_busy) and an UPDATE in place of the count
+            case READ_PAIR, READ_BESIDE_READER_PAIR, WRITE_PAIR -> 12;
+            // the name lock, the line's and the holder's reads, the INSERT, two DELETEs, a SELECT (no notify call)
+            case FAIR_PAIR -> 7;
+            // the release's notify function finds the waiters' watcher rows (its shared lock and EXISTS per handoff),
+            // the first waiter's watch registration and the last one's removal: 16 for the chain
+            case HANDOFF -> 16.0 / WAITERS;
+        };
+    }
+
+    private static long calls(boolean topLevel) {
         return Mono.from(counter.createStatement("SELECT coalesce(sum(calls), 0)::bigint AS n FROM pg_stat_statements"
                         + " WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())"
-                        + " AND query NOT LIKE '%pg_stat_statements%'").execute())
+                        + " AND toplevel = " + topLevel + " AND query NOT LIKE '%pg_stat_statements%'").execute())
                 .flatMap(r -> Mono.from(r.map((row, md) -> row.get("n", Long.class))))
                 .block(TIMEOUT);
     }
@@ -65,7 +100,8 @@ class PostgresRequestCountTest extends RequestCountContract {
     @Override
     protected java.util.Map<String, Long> requestsByKind() {
         java.util.Map<String, Long> kinds = new java.util.TreeMap<>();
-        Flux.from(counter.createStatement("SELECT left(regexp_replace(query, '\\s+', ' ', 'g'), 40) AS q,"
+        Flux.from(counter.createStatement("SELECT CASE WHEN toplevel THEN '' ELSE 'inside: ' END"
+                        + " || left(regexp_replace(query, '\\s+', ' ', 'g'), 40) AS q,"
                         + " sum(calls)::bigint AS n FROM pg_stat_statements"
                         + " WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())"
                         + " AND query NOT LIKE '%pg_stat_statements%' GROUP BY 1").execute())
