@@ -45,16 +45,26 @@ RETURNS TABLE (granted boolean, owner text, token bigint, wait_us bigint)
 LANGUAGE plpgsql VOLATILE AS $fn$
 DECLARE
     held integer;
+    expired integer;
+    mine boolean;
 BEGIN
     PERFORM pg_advisory_xact_lock(hashtextextended('reactive-locks semaphore ' || p_name, 0));
-    DELETE FROM ${permit_table} p WHERE p.name = p_name AND p.expires_at <= now();
-    IF EXISTS (SELECT 1 FROM ${permit_table} p WHERE p.name = p_name AND p.owner = p_owners[1]) THEN
+    -- one read of the name's rows: the unexpired ones, the expired ones, and whether the first owner holds
+    -- (a retried request); the expired rows are deleted only when there are any (issue 30: a name without
+    -- permits costs the lock, this read and the insert — the DELETE, an EXISTS and a count before)
+    SELECT count(*) FILTER (WHERE p.expires_at > now()), count(*) FILTER (WHERE p.expires_at <= now()),
+           COALESCE(bool_or(p.owner = p_owners[1] AND p.expires_at > now()), false)
+      INTO held, expired, mine
+      FROM ${permit_table} p WHERE p.name = p_name;
+    IF expired > 0 THEN
+        DELETE FROM ${permit_table} p WHERE p.name = p_name AND p.expires_at <= now();
+    END IF;
+    IF mine THEN
         RETURN QUERY UPDATE ${permit_table} p SET expires_at = now() + p_ttl_us * interval '1 microsecond'
             WHERE p.name = p_name AND p.owner = ANY (p_owners)
             RETURNING true, p.owner, p.token, 0::bigint;
         RETURN;
     END IF;
-    SELECT count(*) INTO held FROM ${permit_table} p WHERE p.name = p_name;
     IF held + cardinality(p_owners) > p_permits THEN
         RETURN QUERY SELECT false, NULL::text, 0::bigint,
             COALESCE((SELECT (extract(epoch FROM min(p.expires_at) - now()) * 1000000)::bigint
