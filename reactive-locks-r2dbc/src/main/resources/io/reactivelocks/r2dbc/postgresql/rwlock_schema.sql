@@ -53,21 +53,39 @@ DECLARE
     v_token bigint;
     v_writer boolean;
     v_busy boolean;
+    v_expired integer;
+    v_mine boolean;
+    v_intents boolean;
+    v_holders boolean;
+    v_own_row boolean;
 BEGIN
     PERFORM pg_advisory_xact_lock(hashtextextended('reactive-locks rwlock ' || p_name, 0));
-    DELETE FROM ${rw_table} g WHERE g.name = p_name AND g.expires_at <= now();
-    UPDATE ${rw_table} g SET expires_at = v_until
-        WHERE g.name = p_name AND g.owner = p_owner AND g.mode <> 'i'
-        RETURNING g.token INTO v_token;
-    IF FOUND THEN
+    -- one read of the name's rows says all the grant needs (issue 30: a name no one holds costs the lock, this read
+    -- and the insert; before, a DELETE of expired rows, an UPDATE of our grant, two EXISTS and a DELETE of our row ran
+    -- every time): expired rows (deleted only when there are some), whether this owner holds (a retried request),
+    -- a writer, writers' intents, any holder, and an unexpired row of this owner (its intent) to replace
+    SELECT count(*) FILTER (WHERE g.expires_at <= now()),
+           COALESCE(bool_or(g.owner = p_owner AND g.mode <> 'i' AND g.expires_at > now()), false),
+           COALESCE(bool_or(g.mode = 'w' AND g.expires_at > now()), false),
+           COALESCE(bool_or(g.mode = 'i' AND g.expires_at > now()), false),
+           COALESCE(bool_or(g.mode <> 'i' AND g.expires_at > now()), false),
+           COALESCE(bool_or(g.owner = p_owner AND g.expires_at > now()), false)
+      INTO v_expired, v_mine, v_writer, v_intents, v_holders, v_own_row
+      FROM ${rw_table} g WHERE g.name = p_name;
+    IF v_expired > 0 THEN
+        DELETE FROM ${rw_table} g WHERE g.name = p_name AND g.expires_at <= now();
+    END IF;
+    IF v_mine THEN
+        UPDATE ${rw_table} g SET expires_at = v_until
+            WHERE g.name = p_name AND g.owner = p_owner AND g.mode <> 'i'
+            RETURNING g.token INTO v_token;
         RETURN QUERY SELECT true, v_token, 0::bigint;
         RETURN;
     END IF;
-    v_writer := EXISTS (SELECT 1 FROM ${rw_table} g WHERE g.name = p_name AND g.mode = 'w');
     IF p_mode = 'r' THEN
-        v_busy := v_writer OR (p_writer_pref AND EXISTS (SELECT 1 FROM ${rw_table} g WHERE g.name = p_name AND g.mode = 'i'));
+        v_busy := v_writer OR (p_writer_pref AND v_intents);
     ELSE
-        v_busy := EXISTS (SELECT 1 FROM ${rw_table} g WHERE g.name = p_name AND g.mode <> 'i');
+        v_busy := v_holders;
     END IF;
     IF v_busy THEN
         IF p_mode = 'w' AND p_writer_pref AND p_waiting THEN
@@ -79,7 +97,9 @@ BEGIN
                       WHERE g.name = p_name AND (g.mode <> 'i' OR (p_mode = 'r' AND NOT v_writer))), 0);
         RETURN;
     END IF;
-    DELETE FROM ${rw_table} g WHERE g.name = p_name AND g.owner = p_owner;
+    IF v_own_row THEN
+        DELETE FROM ${rw_table} g WHERE g.name = p_name AND g.owner = p_owner;
+    END IF;
     RETURN QUERY INSERT INTO ${rw_table} AS g (name, owner, mode, token, expires_at)
         VALUES (p_name, p_owner, p_mode, nextval('${sequence}'), v_until)
         RETURNING true, g.token, 0::bigint;

@@ -79,9 +79,10 @@ class PostgresRequestCountTest extends RequestCountContract {
             // EXISTS, 2 each, though no client watches the name: the mutex keeps that on its row, watched_until, and
             // calls nothing). 10 until stop 55: a DELETE of expired permits, an EXISTS and a count in place of the read
             case SEMAPHORE_PAIR -> 8;
-            // the read-write grant function: its name lock, the DELETE of expired grants, the writer's checks (v_writer,
-            // v_busy), an EXISTS, an UPDATE, the INSERT; the notify function twice as the semaphore's
-            case READ_PAIR, READ_BESIDE_READER_PAIR, WRITE_PAIR -> 12;
+            // the read-write grant function as the semaphore's: its name lock, one read of the name's rows, the INSERT,
+            // the notify function's call; its statements at the grant and the release. 12 until stop 55: a DELETE of
+            // expired grants, an UPDATE of ours, the writer's and the holders' EXISTS and a DELETE of our row each time
+            case READ_PAIR, READ_BESIDE_READER_PAIR, WRITE_PAIR -> 8;
             // the name lock, the line's and the holder's reads, the INSERT, two DELETEs, a SELECT (no notify call)
             case FAIR_PAIR -> 7;
             // the release's notify function finds the waiters' watcher rows (its shared lock and EXISTS per handoff),
