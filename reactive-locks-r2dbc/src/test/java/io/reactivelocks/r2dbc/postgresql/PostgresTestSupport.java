@@ -29,12 +29,15 @@ final class PostgresTestSupport {
 
     /**
      * @return the shared server, started on first use with {@code pg_stat_statements} loaded (for
-     *         {@link PostgresRequestCountTest}; it costs a counter update per statement); it dies with
+     *         {@link PostgresRequestCountTest}; it costs a counter update per statement) and room for
+     *         20,000 statements in it (every test class's schema makes statements of its own: at the default
+     *         5,000 the extension would evict the least used, which could take a counted one); it dies with
      *         the JVM (the fixture's shutdown hook)
      */
     static synchronized PostgresServer shared() {
         if (shared == null) {
-            shared = PostgresServer.builder().setting("shared_preload_libraries", "pg_stat_statements").start();
+            shared = PostgresServer.builder().setting("shared_preload_libraries", "pg_stat_statements")
+                    .setting("pg_stat_statements.max", "20000").start();
         }
         return shared;
     }
