@@ -193,27 +193,15 @@ final class EtcdTestSupport implements AutoCloseable {
 
     /** @return the gRPC messages etcd has received so far by method ({@code grpc_server_msg_received_total}) */
     java.util.Map<String, Long> requestsByMethod() {
-        try {
-            java.net.http.HttpResponse<String> r = java.net.http.HttpClient.newHttpClient().send(
-                    java.net.http.HttpRequest.newBuilder(java.net.URI.create(server.url() + "/metrics"))
-                            .timeout(Duration.ofSeconds(10)).build(),
-                    java.net.http.HttpResponse.BodyHandlers.ofString());
-            java.util.Map<String, Long> byMethod = new java.util.TreeMap<>();
-            java.util.regex.Pattern method = java.util.regex.Pattern.compile("grpc_method=\"([^\"]*)\"");
-            for (String line : r.body().split("\n")) {
-                if (line.startsWith("grpc_server_msg_received_total{")) {
-                    java.util.regex.Matcher m = method.matcher(line);
-                    long n = (long) Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1).trim());
-                    byMethod.merge(m.find() ? m.group(1) : "?", n, Long::sum);
-                }
+        java.util.Map<String, Long> byMethod = new java.util.TreeMap<>();
+        java.util.regex.Pattern method = java.util.regex.Pattern.compile("grpc_method=\"([^\"]*)\"");
+        for (String line : metrics()) {
+            if (line.startsWith("grpc_server_msg_received_total{")) {
+                java.util.regex.Matcher m = method.matcher(line);
+                byMethod.merge(m.find() ? m.group(1) : "?", value(line), Long::sum);
             }
-            return byMethod;
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException(e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
         }
+        return byMethod;
     }
 
     /**
@@ -222,25 +210,34 @@ final class EtcdTestSupport implements AutoCloseable {
      *         compares read too — whoever sent them
      */
     long mvccOperations() {
+        long n = 0;
+        for (String line : metrics()) {
+            if (line.startsWith("etcd_mvcc_range_total ") || line.startsWith("etcd_mvcc_put_total ")
+                    || line.startsWith("etcd_mvcc_delete_total ")) {
+                n += value(line);
+            }
+        }
+        return n;
+    }
+
+    /** @return the lines of etcd's {@code /metrics} now (reading them sends no gRPC request) */
+    private String[] metrics() {
         try {
-            java.net.http.HttpResponse<String> r = java.net.http.HttpClient.newHttpClient().send(
+            return java.net.http.HttpClient.newHttpClient().send(
                     java.net.http.HttpRequest.newBuilder(java.net.URI.create(server.url() + "/metrics"))
                             .timeout(Duration.ofSeconds(10)).build(),
-                    java.net.http.HttpResponse.BodyHandlers.ofString());
-            long n = 0;
-            for (String line : r.body().split("\n")) {
-                if (line.startsWith("etcd_mvcc_range_total ") || line.startsWith("etcd_mvcc_put_total ")
-                        || line.startsWith("etcd_mvcc_delete_total ")) {
-                    n += (long) Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1).trim());
-                }
-            }
-            return n;
+                    java.net.http.HttpResponse.BodyHandlers.ofString()).body().split("\n");
         } catch (java.io.IOException e) {
             throw new java.io.UncheckedIOException(e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);
         }
+    }
+
+    /** @return a counter line's value (the text after its last space) */
+    private static long value(String line) {
+        return (long) Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1).trim());
     }
 
     /** @return a jetcd client for checks, owned by the fixture */
