@@ -363,16 +363,26 @@ RETURNS TABLE (granted boolean, owner text, token bigint, wait_us bigint)
 LANGUAGE plpgsql VOLATILE AS $fn$
 DECLARE
     held integer;
+    expired integer;
+    mine boolean;
 BEGIN
     PERFORM pg_advisory_xact_lock(hashtextextended('reactive-locks semaphore ' || p_name, 0));
-    DELETE FROM "public"."reactive_locks_permits" p WHERE p.name = p_name AND p.expires_at <= now();
-    IF EXISTS (SELECT 1 FROM "public"."reactive_locks_permits" p WHERE p.name = p_name AND p.owner = p_owners[1]) THEN
+    -- one read of the name's rows: the unexpired ones, the expired ones, and whether the first owner holds
+    -- (a retried request); the expired rows are deleted only when there are any (issue 30: a name without
+    -- permits costs the lock, this read and the insert — the DELETE, an EXISTS and a count before)
+    SELECT count(*) FILTER (WHERE p.expires_at > now()), count(*) FILTER (WHERE p.expires_at <= now()),
+           COALESCE(bool_or(p.owner = p_owners[1] AND p.expires_at > now()), false)
+      INTO held, expired, mine
+      FROM "public"."reactive_locks_permits" p WHERE p.name = p_name;
+    IF expired > 0 THEN
+        DELETE FROM "public"."reactive_locks_permits" p WHERE p.name = p_name AND p.expires_at <= now();
+    END IF;
+    IF mine THEN
         RETURN QUERY UPDATE "public"."reactive_locks_permits" p SET expires_at = now() + p_ttl_us * interval '1 microsecond'
             WHERE p.name = p_name AND p.owner = ANY (p_owners)
             RETURNING true, p.owner, p.token, 0::bigint;
         RETURN;
     END IF;
-    SELECT count(*) INTO held FROM "public"."reactive_locks_permits" p WHERE p.name = p_name;
     IF held + cardinality(p_owners) > p_permits THEN
         RETURN QUERY SELECT false, NULL::text, 0::bigint,
             COALESCE((SELECT (extract(epoch FROM min(p.expires_at) - now()) * 1000000)::bigint
@@ -437,21 +447,39 @@ DECLARE
     v_token bigint;
     v_writer boolean;
     v_busy boolean;
+    v_expired integer;
+    v_mine boolean;
+    v_intents boolean;
+    v_holders boolean;
+    v_own_row boolean;
 BEGIN
     PERFORM pg_advisory_xact_lock(hashtextextended('reactive-locks rwlock ' || p_name, 0));
-    DELETE FROM "public"."reactive_locks_rw" g WHERE g.name = p_name AND g.expires_at <= now();
-    UPDATE "public"."reactive_locks_rw" g SET expires_at = v_until
-        WHERE g.name = p_name AND g.owner = p_owner AND g.mode <> 'i'
-        RETURNING g.token INTO v_token;
-    IF FOUND THEN
+    -- one read of the name's rows says all the grant needs (issue 30: a name no one holds costs the lock, this read
+    -- and the insert; before, a DELETE of expired rows, an UPDATE of our grant, two EXISTS and a DELETE of our row ran
+    -- every time): expired rows (deleted only when there are some), whether this owner holds (a retried request),
+    -- a writer, writers' intents, any holder, and an unexpired row of this owner (its intent) to replace
+    SELECT count(*) FILTER (WHERE g.expires_at <= now()),
+           COALESCE(bool_or(g.owner = p_owner AND g.mode <> 'i' AND g.expires_at > now()), false),
+           COALESCE(bool_or(g.mode = 'w' AND g.expires_at > now()), false),
+           COALESCE(bool_or(g.mode = 'i' AND g.expires_at > now()), false),
+           COALESCE(bool_or(g.mode <> 'i' AND g.expires_at > now()), false),
+           COALESCE(bool_or(g.owner = p_owner AND g.expires_at > now()), false)
+      INTO v_expired, v_mine, v_writer, v_intents, v_holders, v_own_row
+      FROM "public"."reactive_locks_rw" g WHERE g.name = p_name;
+    IF v_expired > 0 THEN
+        DELETE FROM "public"."reactive_locks_rw" g WHERE g.name = p_name AND g.expires_at <= now();
+    END IF;
+    IF v_mine THEN
+        UPDATE "public"."reactive_locks_rw" g SET expires_at = v_until
+            WHERE g.name = p_name AND g.owner = p_owner AND g.mode <> 'i'
+            RETURNING g.token INTO v_token;
         RETURN QUERY SELECT true, v_token, 0::bigint;
         RETURN;
     END IF;
-    v_writer := EXISTS (SELECT 1 FROM "public"."reactive_locks_rw" g WHERE g.name = p_name AND g.mode = 'w');
     IF p_mode = 'r' THEN
-        v_busy := v_writer OR (p_writer_pref AND EXISTS (SELECT 1 FROM "public"."reactive_locks_rw" g WHERE g.name = p_name AND g.mode = 'i'));
+        v_busy := v_writer OR (p_writer_pref AND v_intents);
     ELSE
-        v_busy := EXISTS (SELECT 1 FROM "public"."reactive_locks_rw" g WHERE g.name = p_name AND g.mode <> 'i');
+        v_busy := v_holders;
     END IF;
     IF v_busy THEN
         IF p_mode = 'w' AND p_writer_pref AND p_waiting THEN
@@ -463,7 +491,9 @@ BEGIN
                       WHERE g.name = p_name AND (g.mode <> 'i' OR (p_mode = 'r' AND NOT v_writer))), 0);
         RETURN;
     END IF;
-    DELETE FROM "public"."reactive_locks_rw" g WHERE g.name = p_name AND g.owner = p_owner;
+    IF v_own_row THEN
+        DELETE FROM "public"."reactive_locks_rw" g WHERE g.name = p_name AND g.owner = p_owner;
+    END IF;
     RETURN QUERY INSERT INTO "public"."reactive_locks_rw" AS g (name, owner, mode, token, expires_at)
         VALUES (p_name, p_owner, p_mode, nextval('"public"."reactive_locks_token_seq"'), v_until)
         RETURNING true, g.token, 0::bigint;
