@@ -2,9 +2,12 @@
 """One line per module from the surefire/failsafe XML reports under a directory (of this run only:
 none older than the marker file given second):
 tests, failures, errors, skipped and the seconds its tests took (modules without test reports are not
-listed); a module with failures names its failing classes. Run by test.sh after Maven, pass or fail."""
+listed); a module with failures names its failing classes. A test that ran past its timeout (root POM,
+test.method.timeout) left the stacks of every thread in its output file: the summary prints the stuck thread's and
+every thread's that runs this project's code, so a hang says where it hung. Run by test.sh after Maven, pass or fail."""
 import glob
 import os
+import re
 import sys
 import xml.etree.ElementTree as ET
 
@@ -42,3 +45,39 @@ for module in sorted(rows, key=lambda m: -rows[m][4]):
     mark = "  FAILED: " + ", ".join(sorted(set(bad))) if bad else ""
     print(f"  {module:<{width}}  {t:5d} tests  {f:3d} failed  {e:3d} errors  {s:3d} skipped  {secs:7.1f} s{mark}")
 print(f"  {'all':<{width}}  {total[0]:5d} tests  {total[1]:3d} failed  {total[2]:3d} errors  {total[3]:3d} skipped  {total[4]:7.1f} s")
+
+
+def stacks(dump):
+    """Splits a JUnit timeout thread dump (PreInterruptThreadDumpPrinter) into (thread line, frames) pairs."""
+    for block in re.split(r"\n\s*\n", dump):
+        lines = [l for l in block.splitlines() if l.strip()]
+        if lines and not lines[0].startswith("\tat "):
+            yield lines[0], [l for l in lines[1:] if l.startswith("\tat ")]
+
+
+shown = 0
+for output in sorted(glob.glob(os.path.join(root, "**", "target", "*-reports", "*-output.txt"), recursive=True)):
+    if os.path.getmtime(output) < since or shown >= 3:
+        continue
+    with open(output, encoding="utf-8", errors="replace") as f:
+        text = f.read()
+    for m in re.finditer(r"^Thread (.*) will be interrupted\.$", text, re.M):
+        if shown >= 3:
+            break
+        shown += 1
+        stuck = m.group(1)
+        print(f"a test ran past its timeout ({os.path.relpath(output, root)}): {stuck}; the threads in this project's code:")
+        end = text.find("\nThread ", m.end())
+        lines = 0
+        for name, frames in stacks(text[m.end():end if end > 0 else len(text)]):
+            if name.startswith(stuck) or any("io.reactivelocks" in l for l in frames):
+                # down to this project's outermost frame (below it: the test engine, the event loop)
+                ours = [i for i, l in enumerate(frames) if "io.reactivelocks" in l]
+                frames = frames[:min(ours[-1] + 2, 30)] if ours else frames[:30]
+                print("  " + name)
+                for l in frames:
+                    print("    " + l.strip())
+                lines += 1 + len(frames)
+            if lines > 240:
+                print("  (more in the file)")
+                break

@@ -139,7 +139,7 @@ class HeldKeyWatchTest {
                     .expectNoEvent(Duration.ofMillis(200))
                     .then(() -> delete(q1.p))
                     .expectNext(HeldKeyWatch.Gone.IN_ORDER)
-                    .verifyComplete();
+                    .expectComplete().verify(STEP);
 
             // the queued key deleted first, then its predecessor: not in order
             Queued q2 = queue(keys, watch, "q2");
@@ -175,7 +175,7 @@ class HeldKeyWatchTest {
                     .expectNoEvent(Duration.ofMillis(100))
                     .then(watch::close)
                     .expectNext(HeldKeyWatch.Gone.NOT_WATCHED)
-                    .verifyComplete();
+                    .expectComplete().verify(STEP);
         } finally {
             watch.close();
             for (String n : new String[] {"q1", "q2", "q3", "q4", "q5"}) {

@@ -4,6 +4,9 @@ import static io.reactivelocks.r2dbc.mariadb.MariaDbTestSupport.TIMEOUT;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.r2dbc.spi.Connection;
+import io.r2dbc.spi.ConnectionFactory;
+import org.mariadb.r2dbc.MariadbConnectionConfiguration;
+import org.mariadb.r2dbc.MariadbConnectionFactory;
 import io.reactivelocks.Lease;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
@@ -11,9 +14,12 @@ import io.reactivelocks.LockStore;
 import io.reactivelocks.spi.HeldLock;
 import io.reactivelocks.spi.RenewOutcome;
 import io.reactivelocks.spi.RenewRequest;
+import io.reactivelocks.test.server.MariaDbServer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -22,11 +28,33 @@ import reactor.core.publisher.Mono;
  * A renewal batch is one request per {@value RenewBatch#CHUNK} leases ({@link RenewBatch}), and its
  * answer is per lease, in order: the leases held are renewed (their expiry moves), the others — a wrong
  * token, another owner, a name nobody holds, a released lease — are not, wherever they fall in the batch.
+ * On a server of its own: the requests are the server's {@code Questions}, which count every client's
+ * statements (on the shared server, another class's would be counted too).
  */
 class MariaDbRenewBatchTest {
 
     private static final String DATABASE = "renew_batch";
     private static final int HELD = 100;
+
+    private static MariaDbServer db;
+    private static ConnectionFactory factory;
+
+    @BeforeAll
+    static void startServer() {
+        db = MariaDbServer.start();
+        factory = MariadbConnectionFactory.from(MariadbConnectionConfiguration.builder()
+                .host(db.host()).port(db.port()).username(db.username()).password(db.password())
+                .database(db.database()).connectTimeout(Duration.ofSeconds(3)).build());
+        Flux.usingWhen(factory.create(), c -> Flux.from(c.createStatement("CREATE DATABASE `" + DATABASE + "`").execute())
+                .concatMap(r -> r.getRowsUpdated()), Connection::close).blockLast(TIMEOUT);
+    }
+
+    @AfterAll
+    static void stopServer() {
+        if (db != null) {
+            db.close();
+        }
+    }
 
     /** Questions so far, read on {@code counter} (a connection opened before counting: no handshake counted). */
     private static long questions(Connection counter) {
@@ -35,15 +63,17 @@ class MariaDbRenewBatchTest {
     }
 
     private static long expiresAtMicros(String name) {
-        return ((Number) MariaDbTestSupport.sql("SELECT TIMESTAMPDIFF(MICROSECOND, '1970-01-01', expires_at) AS us FROM `"
-                + DATABASE + "`.`reactive_locks` WHERE name = ?", name).get(0).get("us")).longValue();
+        return Flux.usingWhen(factory.create(), c -> Flux.from(c.createStatement("SELECT TIMESTAMPDIFF(MICROSECOND, '1970-01-01',"
+                + " expires_at) AS us FROM `" + DATABASE + "`.`reactive_locks` WHERE name = ?").bind(0, name).execute())
+                .concatMap(r -> r.map((row, md) -> ((Number) row.get("us")).longValue())), Connection::close).blockLast(TIMEOUT);
     }
 
     @Test
     void aBatchOfLeasesIsRenewedInOneRequestPerChunkWithAnAnswerPerLease() {
-        MariaDbLockOptions options = MariaDbTestSupport.options(DATABASE);
-        LockStore store = MariaDbLocks.connect(MariaDbTestSupport.factory(), options);
-        MariaDbLockBackend raw = MariaDbLocks.backend(MariaDbTestSupport.factory(), options);
+        MariaDbLockOptions options = MariaDbLockOptions.builder().database(DATABASE).poolMaxSize(4)
+                .pollInterval(Duration.ofMillis(50)).build();
+        LockStore store = MariaDbLocks.connect(factory, options);
+        MariaDbLockBackend raw = MariaDbLocks.backend(factory, options);
         try {
             LockClient locks = store.locks(LockOptions.builder().leaseTime(Duration.ofMinutes(1)).build());
             List<Lease> leases = Flux.range(0, HELD).concatMap(i -> locks.acquire("renew-" + i)).collectList().block(TIMEOUT);
@@ -72,7 +102,7 @@ class MariaDbRenewBatchTest {
             expected.add(false);
             long before = expiresAtMicros("renew-0");
 
-            Connection counter = Mono.from(MariaDbTestSupport.factory().create()).block(TIMEOUT);
+            Connection counter = Mono.from(factory.create()).block(TIMEOUT);
             long q0 = questions(counter);
             List<RenewOutcome> outcomes = raw.renew(batch).block(TIMEOUT);
             long requests = questions(counter) - q0 - 1; // the first SHOW is counted
