@@ -5,8 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.r2dbc.spi.Connection;
 import io.r2dbc.spi.ConnectionFactory;
-import org.mariadb.r2dbc.MariadbConnectionConfiguration;
-import org.mariadb.r2dbc.MariadbConnectionFactory;
 import io.reactivelocks.Lease;
 import io.reactivelocks.LockClient;
 import io.reactivelocks.LockOptions;
@@ -42,9 +40,7 @@ class MariaDbRenewBatchTest {
     @BeforeAll
     static void startServer() {
         db = MariaDbServer.start();
-        factory = MariadbConnectionFactory.from(MariadbConnectionConfiguration.builder()
-                .host(db.host()).port(db.port()).username(db.username()).password(db.password())
-                .database(db.database()).connectTimeout(Duration.ofSeconds(3)).build());
+        factory = MariaDbTestSupport.factory(db);
         Flux.usingWhen(factory.create(), c -> Flux.from(c.createStatement("CREATE DATABASE `" + DATABASE + "`").execute())
                 .concatMap(r -> r.getRowsUpdated()), Connection::close).blockLast(TIMEOUT);
     }

@@ -22,8 +22,6 @@ import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.mariadb.r2dbc.MariadbConnectionConfiguration;
-import org.mariadb.r2dbc.MariadbConnectionFactory;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -46,9 +44,7 @@ class MariaDbRequestCountTest extends RequestCountContract {
     @BeforeAll
     static void startServer() {
         db = MariaDbServer.start();
-        factory = MariadbConnectionFactory.from(MariadbConnectionConfiguration.builder()
-                .host(db.host()).port(db.port()).username(db.username()).password(db.password())
-                .database(db.database()).connectTimeout(Duration.ofSeconds(3)).build());
+        factory = MariaDbTestSupport.factory(db);
         counter = Mono.from(factory.create()).block(TIMEOUT);
         Mono.from(counter.createStatement("CREATE DATABASE request_counts").execute())
                 .flatMap(r -> Mono.from(r.getRowsUpdated())).block(TIMEOUT);

@@ -40,6 +40,16 @@ final class MariaDbTestSupport {
         return factory(db.host(), db.port());
     }
 
+    /**
+     * @param db a server of a test class's own (one whose status counters only that class moves)
+     * @return an unpooled r2dbc-mariadb factory for its test database
+     */
+    static ConnectionFactory factory(MariaDbServer db) {
+        return MariadbConnectionFactory.from(MariadbConnectionConfiguration.builder()
+                .host(db.host()).port(db.port()).username(db.username()).password(db.password())
+                .database(db.database()).connectTimeout(Duration.ofSeconds(3)).build());
+    }
+
     static ConnectionFactory factory(String host, int port) {
         MariaDbServer db = shared();
         return MariadbConnectionFactory.from(MariadbConnectionConfiguration.builder()
