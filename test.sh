@@ -29,6 +29,19 @@ esac
 export MAVEN_OPTS="${MAVEN_OPTS:-} -XX:TieredStopAtLevel=1"
 started=$(mktemp)
 rc=0
+# A build still running after HANG_DUMP_AFTER seconds (a loaded full run takes ~14 minutes) has a test JVM that hangs
+# where no test timeout reaches it (root POM: test.method.timeout, test.fork.timeout): the stacks of every test JVM are
+# taken then, before the fork timeout kills it, and the summary below prints them if the build fails.
+dumps=$(mktemp -d)
+( sleep "${HANG_DUMP_AFTER:-1500}"
+  # the test JVMs of this checkout only: surefire starts each through `sh -c`, and jcmd's attach signal (SIGQUIT)
+  # would end that shell, so the pattern asks for the java binary at the start of the command line
+  for p in $(pgrep -f '^[^ ]*/java .*surefirebooter'); do
+    if tr '\0' ' ' < "/proc/$p/cmdline" 2>/dev/null | grep -qF "$PWD/"; then
+      jcmd "$p" Thread.print > "$dumps/$p.txt" 2>&1 || true
+    fi
+  done ) &
+watchdog=$!
 # The sources and javadoc jars are release artifacts, not tests: skipped here (measured on a 2-core machine: a clean
 # build without tests took 185 CPU seconds with them and 99 without, and each module's javadoc ran before its
 # dependants could start; in a loaded full run the javadoc tool alone took 71 of ~1,230 CPU seconds). The comments are still checked — missing ones by checkstyle, broken references and HTML by javac's
@@ -38,6 +51,12 @@ rc=0
 ./mvnw -B -ntp -T 3 verify -Dmaven.javadoc.skip=true -Dmaven.source.skip=true \
   -Dkotlin.compiler.daemon.jvmArgs=XX:TieredStopAtLevel=1 "$@" || rc=$?
 # one line per module (tests, failures, errors, skipped, seconds), so a red run says at once where it broke
-python3 .ci/test-summary.py . "$started" || true
-rm -f "$started"
+pkill -P "$watchdog" 2>/dev/null || true
+kill "$watchdog" 2>/dev/null || true
+if [ "$rc" -ne 0 ]; then
+  python3 .ci/test-summary.py . "$started" "$dumps" || true
+else
+  python3 .ci/test-summary.py . "$started" || true
+fi
+rm -rf "$started" "$dumps"
 exit "$rc"

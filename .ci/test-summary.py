@@ -4,7 +4,9 @@ none older than the marker file given second):
 tests, failures, errors, skipped and the seconds its tests took (modules without test reports are not
 listed); a module with failures names its failing classes. A test that ran past its timeout (root POM,
 test.method.timeout) left the stacks of every thread in its output file: the summary prints the stuck thread's and
-every thread's that runs this project's code, so a hang says where it hung. Run by test.sh after Maven, pass or fail."""
+every thread's that runs this project's code, so a hang says where it hung. A third argument names a directory of
+test JVMs' thread dumps (jcmd Thread.print, taken by test.sh when the build ran far too long): the test engine's
+workers and the threads in this project's code are printed from each. Run by test.sh after Maven, pass or fail."""
 import glob
 import os
 import re
@@ -34,17 +36,17 @@ for report in sorted(glob.glob(os.path.join(root, "**", "target", "*-reports", "
         r[5].append(suite.get("name", "?").rsplit(".", 1)[-1])
 if not rows:
     print("test summary: no test reports found")
-    sys.exit(0)
-width = max(len(m) for m in rows)
-print("test summary per module (tests, failures, errors, skipped, seconds of tests):")
-total = [0, 0, 0, 0, 0.0]
-for module in sorted(rows, key=lambda m: -rows[m][4]):
-    t, f, e, s, secs, bad = rows[module]
-    for i, v in enumerate((t, f, e, s, secs)):
-        total[i] += v
-    mark = "  FAILED: " + ", ".join(sorted(set(bad))) if bad else ""
-    print(f"  {module:<{width}}  {t:5d} tests  {f:3d} failed  {e:3d} errors  {s:3d} skipped  {secs:7.1f} s{mark}")
-print(f"  {'all':<{width}}  {total[0]:5d} tests  {total[1]:3d} failed  {total[2]:3d} errors  {total[3]:3d} skipped  {total[4]:7.1f} s")
+else:
+    width = max(len(m) for m in rows)
+    print("test summary per module (tests, failures, errors, skipped, seconds of tests):")
+    total = [0, 0, 0, 0, 0.0]
+    for module in sorted(rows, key=lambda m: -rows[m][4]):
+        t, f, e, s, secs, bad = rows[module]
+        for i, v in enumerate((t, f, e, s, secs)):
+            total[i] += v
+        mark = "  FAILED: " + ", ".join(sorted(set(bad))) if bad else ""
+        print(f"  {module:<{width}}  {t:5d} tests  {f:3d} failed  {e:3d} errors  {s:3d} skipped  {secs:7.1f} s{mark}")
+    print(f"  {'all':<{width}}  {total[0]:5d} tests  {total[1]:3d} failed  {total[2]:3d} errors  {total[3]:3d} skipped  {total[4]:7.1f} s")
 
 
 def stacks(dump):
@@ -80,4 +82,24 @@ for output in sorted(glob.glob(os.path.join(root, "**", "target", "*-reports", "
                 lines += 1 + len(frames)
             if lines > 240:
                 print("  (more in the file)")
+                break
+
+
+if len(sys.argv) > 3:
+    for dump in sorted(glob.glob(os.path.join(sys.argv[3], "*.txt"))):
+        with open(dump, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+        print(f"a test JVM still running when the build ran too long (pid {os.path.basename(dump)[:-4]}): the test engine's "
+              "workers and the threads in this project's code:")
+        lines = 0
+        for name, frames in stacks(text):
+            if "ForkJoinPool" in name or "junit" in name.lower() or any("io.reactivelocks" in l for l in frames):
+                ours = [i for i, l in enumerate(frames) if "io.reactivelocks" in l]
+                frames = frames[:min(ours[-1] + 2, 30)] if ours else frames[:30]
+                print("  " + name)
+                for l in frames:
+                    print("    " + l.strip())
+                lines += 1 + len(frames)
+            if lines > 300:
+                print("  (more: jcmd output cut)")
                 break
