@@ -57,6 +57,27 @@ def stacks(dump):
             yield lines[0], [l for l in lines[1:] if l.startswith("\tat ")]
 
 
+def print_threads(text, wanted, budget):
+    """Prints the threads of a dump that wanted(name, frames) picks, each down to this project's outermost frame
+    (below it: the test engine, the event loop), at most budget lines in all."""
+    lines = 0
+    for name, frames in stacks(text):
+        if wanted(name, frames):
+            ours = [i for i, l in enumerate(frames) if "io.reactivelocks" in l]
+            frames = frames[:min(ours[-1] + 2, 30)] if ours else frames[:30]
+            print("  " + name)
+            for l in frames:
+                print("    " + l.strip())
+            lines += 1 + len(frames)
+        if lines > budget:
+            print("  (cut: the rest is in the dump)")
+            break
+
+
+def ours(frames):
+    return any("io.reactivelocks" in l for l in frames)
+
+
 shown = 0
 for output in sorted(glob.glob(os.path.join(root, "**", "target", "*-reports", "*-output.txt"), recursive=True)):
     if os.path.getmtime(output) < since or shown >= 3:
@@ -70,20 +91,8 @@ for output in sorted(glob.glob(os.path.join(root, "**", "target", "*-reports", "
         stuck = m.group(1)
         print(f"a test ran past its timeout ({os.path.relpath(output, root)}): {stuck}; the threads in this project's code:")
         end = text.find("\nThread ", m.end())
-        lines = 0
-        for name, frames in stacks(text[m.end():end if end > 0 else len(text)]):
-            if name.startswith(stuck) or any("io.reactivelocks" in l for l in frames):
-                # down to this project's outermost frame (below it: the test engine, the event loop)
-                ours = [i for i, l in enumerate(frames) if "io.reactivelocks" in l]
-                frames = frames[:min(ours[-1] + 2, 30)] if ours else frames[:30]
-                print("  " + name)
-                for l in frames:
-                    print("    " + l.strip())
-                lines += 1 + len(frames)
-            if lines > 240:
-                print("  (more in the file)")
-                break
-
+        print_threads(text[m.end():end if end > 0 else len(text)],
+                      lambda name, frames: name.startswith(stuck) or ours(frames), 240)
 
 if len(sys.argv) > 3:
     for dump in sorted(glob.glob(os.path.join(sys.argv[3], "*.txt"))):
@@ -91,15 +100,4 @@ if len(sys.argv) > 3:
             text = f.read()
         print(f"a test JVM still running when the build ran too long (pid {os.path.basename(dump)[:-4]}): the test engine's "
               "workers and the threads in this project's code:")
-        lines = 0
-        for name, frames in stacks(text):
-            if "ForkJoinPool" in name or "junit" in name.lower() or any("io.reactivelocks" in l for l in frames):
-                ours = [i for i, l in enumerate(frames) if "io.reactivelocks" in l]
-                frames = frames[:min(ours[-1] + 2, 30)] if ours else frames[:30]
-                print("  " + name)
-                for l in frames:
-                    print("    " + l.strip())
-                lines += 1 + len(frames)
-            if lines > 300:
-                print("  (more: jcmd output cut)")
-                break
+        print_threads(text, lambda name, frames: "ForkJoinPool" in name or "junit" in name.lower() or ours(frames), 300)
