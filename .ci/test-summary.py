@@ -50,7 +50,7 @@ else:
 
 
 def stacks(dump):
-    """Splits a JUnit timeout thread dump (PreInterruptThreadDumpPrinter) into (thread line, frames) pairs."""
+    """Splits a thread dump (JUnit's PreInterruptThreadDumpPrinter or jcmd Thread.print) into (thread line, frames)."""
     for block in re.split(r"\n\s*\n", dump):
         lines = [l for l in block.splitlines() if l.strip()]
         if lines and not lines[0].startswith("\tat "):
@@ -63,8 +63,8 @@ def print_threads(text, wanted, budget):
     lines = 0
     for name, frames in stacks(text):
         if wanted(name, frames):
-            ours = [i for i, l in enumerate(frames) if "io.reactivelocks" in l]
-            frames = frames[:min(ours[-1] + 2, 30)] if ours else frames[:30]
+            mine = [i for i, l in enumerate(frames) if "io.reactivelocks" in l]
+            frames = frames[:min(mine[-1] + 2, 30)] if mine else frames[:30]
             print("  " + name)
             for l in frames:
                 print("    " + l.strip())
@@ -74,7 +74,7 @@ def print_threads(text, wanted, budget):
             break
 
 
-def ours(frames):
+def in_our_code(frames):
     return any("io.reactivelocks" in l for l in frames)
 
 
@@ -92,7 +92,7 @@ for output in sorted(glob.glob(os.path.join(root, "**", "target", "*-reports", "
         print(f"a test ran past its timeout ({os.path.relpath(output, root)}): {stuck}; the threads in this project's code:")
         end = text.find("\nThread ", m.end())
         print_threads(text[m.end():end if end > 0 else len(text)],
-                      lambda name, frames: name.startswith(stuck) or ours(frames), 240)
+                      lambda name, frames: name.startswith(stuck) or in_our_code(frames), 240)
 
 if len(sys.argv) > 3:
     for dump in sorted(glob.glob(os.path.join(sys.argv[3], "*.txt"))):
@@ -100,4 +100,4 @@ if len(sys.argv) > 3:
             text = f.read()
         print(f"a test JVM still running when the build ran too long (pid {os.path.basename(dump)[:-4]}): the test engine's "
               "workers and the threads in this project's code:")
-        print_threads(text, lambda name, frames: "ForkJoinPool" in name or "junit" in name.lower() or ours(frames), 300)
+        print_threads(text, lambda name, frames: "ForkJoinPool" in name or "junit" in name.lower() or in_our_code(frames), 300)

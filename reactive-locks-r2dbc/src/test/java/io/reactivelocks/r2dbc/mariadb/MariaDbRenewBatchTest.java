@@ -41,8 +41,7 @@ class MariaDbRenewBatchTest {
     static void startServer() {
         db = MariaDbServer.start();
         factory = MariaDbTestSupport.factory(db);
-        Flux.usingWhen(factory.create(), c -> Flux.from(c.createStatement("CREATE DATABASE `" + DATABASE + "`").execute())
-                .concatMap(r -> r.getRowsUpdated()), Connection::close).blockLast(TIMEOUT);
+        MariaDbTestSupport.exec(factory, "CREATE DATABASE `" + DATABASE + "`");
     }
 
     @AfterAll
@@ -59,9 +58,8 @@ class MariaDbRenewBatchTest {
     }
 
     private static long expiresAtMicros(String name) {
-        return Flux.usingWhen(factory.create(), c -> Flux.from(c.createStatement("SELECT TIMESTAMPDIFF(MICROSECOND, '1970-01-01',"
-                + " expires_at) AS us FROM `" + DATABASE + "`.`reactive_locks` WHERE name = ?").bind(0, name).execute())
-                .concatMap(r -> r.map((row, md) -> ((Number) row.get("us")).longValue())), Connection::close).blockLast(TIMEOUT);
+        return ((Number) MariaDbTestSupport.sql(factory, "SELECT TIMESTAMPDIFF(MICROSECOND, '1970-01-01', expires_at) AS us FROM `"
+                + DATABASE + "`.`reactive_locks` WHERE name = ?", name).get(0).get("us")).longValue();
     }
 
     @Test

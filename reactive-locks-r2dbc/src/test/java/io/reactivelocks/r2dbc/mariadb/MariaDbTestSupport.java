@@ -36,22 +36,23 @@ final class MariaDbTestSupport {
 
     /** @return an unpooled r2dbc-mariadb factory for the shared server's test database */
     static ConnectionFactory factory() {
-        MariaDbServer db = shared();
-        return factory(db.host(), db.port());
+        return factory(shared());
     }
 
     /**
-     * @param db a server of a test class's own (one whose status counters only that class moves)
+     * @param db a server, the shared one or a test class's own (one whose status counters only that class moves)
      * @return an unpooled r2dbc-mariadb factory for its test database
      */
     static ConnectionFactory factory(MariaDbServer db) {
-        return MariadbConnectionFactory.from(MariadbConnectionConfiguration.builder()
-                .host(db.host()).port(db.port()).username(db.username()).password(db.password())
-                .database(db.database()).connectTimeout(Duration.ofSeconds(3)).build());
+        return factory(db, db.host(), db.port());
     }
 
+    /** @return a factory for the shared server's test database at another address (a proxy in front of it) */
     static ConnectionFactory factory(String host, int port) {
-        MariaDbServer db = shared();
+        return factory(shared(), host, port);
+    }
+
+    private static ConnectionFactory factory(MariaDbServer db, String host, int port) {
         return MariadbConnectionFactory.from(MariadbConnectionConfiguration.builder()
                 .host(host)
                 .port(port)
@@ -73,7 +74,12 @@ final class MariaDbTestSupport {
 
     /** Runs one statement with {@code ?} parameters and returns its rows as maps (test threads only). */
     static List<Map<String, Object>> sql(String sql, Object... args) {
-        List<Map<String, Object>> rows = Flux.usingWhen(factory().create(), c -> {
+        return sql(factory(), sql, args);
+    }
+
+    /** Runs one statement with {@code ?} parameters on {@code factory}'s server and returns its rows as maps (test threads only). */
+    static List<Map<String, Object>> sql(ConnectionFactory factory, String sql, Object... args) {
+        List<Map<String, Object>> rows = Flux.usingWhen(factory.create(), c -> {
             var st = c.createStatement(sql);
             for (int i = 0; i < args.length; i++) {
                 st.bind(i, args[i]);
@@ -91,7 +97,12 @@ final class MariaDbTestSupport {
 
     /** Runs one statement without parameters (test threads only). */
     static void exec(String sql) {
-        Flux.usingWhen(factory().create(), c -> Flux.from(c.createStatement(sql).execute()).concatMap(r -> r.getRowsUpdated()),
+        exec(factory(), sql);
+    }
+
+    /** Runs one statement without parameters on {@code factory}'s server (test threads only). */
+    static void exec(ConnectionFactory factory, String sql) {
+        Flux.usingWhen(factory.create(), c -> Flux.from(c.createStatement(sql).execute()).concatMap(r -> r.getRowsUpdated()),
                 Connection::close).blockLast(TIMEOUT);
     }
 
