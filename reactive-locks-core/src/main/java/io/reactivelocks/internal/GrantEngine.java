@@ -80,7 +80,7 @@ public final class GrantEngine extends LeaseOwner {
         this.defaults = Objects.requireNonNull(defaults, "options");
         this.listener = SafeListener.of(defaults.listener());
         this.ownScheduler = OwnSchedulers.create("reactive-locks-" + concept + "-" + store.name());
-        this.waiters = new Waiters(store::events, schedulerFor(defaults));
+        this.waiters = new Waiters(store::wakeUps, schedulerFor(defaults));
         this.timers = new EngineTimers(ownScheduler, defaults.clock(), store::renew, store.name());
         this.outage = new StoreOutage(store.name(), concept);
         this.close = Mono.defer(this::doClose).cache();
@@ -306,7 +306,7 @@ public final class GrantEngine extends LeaseOwner {
 
     @Override
     Flux<LockEvent> events(String name) {
-        return store.events(name);
+        return store.wakeUps(name); // a lease's revocation: no grants needed
     }
 
     /** @return closes: pending acquires fail, grants are released, the store closes; idempotent */

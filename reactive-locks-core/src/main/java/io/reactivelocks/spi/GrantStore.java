@@ -48,6 +48,21 @@ public interface GrantStore {
     Flux<LockEvent> events(String name);
 
     /**
+     * The changes of one name that its <em>waiters</em> need: as {@link #events}, but a store may leave
+     * the {@link LockEvent.Acquired} grants out (a waiter wakes on {@code Released} and
+     * {@code Subscribed} only), so that it announces grants only while someone observes the name —
+     * where each announcement has a cost (PostgreSQL: a {@code NOTIFY} serializes its transaction's
+     * commit with every other notifying one). The engine's waiters and a lease's revocation listen here;
+     * observation listens to {@link #events}.
+     *
+     * @param name the name
+     * @return the waiters' event stream; by default {@link #events}
+     */
+    default Flux<LockEvent> wakeUps(String name) {
+        return events(name);
+    }
+
+    /**
      * Whether a refused waiting caller keeps a place in the store's own queue (ZooKeeper's sequential
      * nodes, etcd's create revisions) and the store wakes it through {@link #awaitTurn} — watching
      * only what can let it in, its predecessors — instead of the engine waking its waiters on the

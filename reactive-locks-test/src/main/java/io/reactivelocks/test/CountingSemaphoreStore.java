@@ -108,7 +108,17 @@ public final class CountingSemaphoreStore implements SemaphoreStore {
     /** The wrapped store's stream, counting its {@link LockEvent.Subscribed} events. */
     @Override
     public Flux<LockEvent> events(String name) {
-        return store.events(name).doOnNext(e -> {
+        return counted(store.events(name));
+    }
+
+    /** The wrapped store's waiters' stream, counting its {@link LockEvent.Subscribed} events. */
+    @Override
+    public Flux<LockEvent> wakeUps(String name) {
+        return counted(store.wakeUps(name));
+    }
+
+    private Flux<LockEvent> counted(Flux<LockEvent> events) {
+        return events.doOnNext(e -> {
             if (e instanceof LockEvent.Subscribed) {
                 subscribed.incrementAndGet();
             }

@@ -121,10 +121,20 @@ abstract class PostgresGrantStore {
 
     /**
      * @param name the name
-     * @return the name's events on the backend's listening connection
+     * @return the name's events on the backend's listening connection, its grants included (the subscription
+     *         registers the name's observer key as well)
      */
     public Flux<LockEvent> events(String name) {
-        return backend.semaphoreEvents(name, dispatchKey(name));
+        return backend.semaphoreEvents(name, dispatchKey(name), true);
+    }
+
+    /**
+     * @param name the name
+     * @return the name's releases (and revocations) on the backend's listening connection, without its
+     *         grants: the grant function announces those only while someone observes ({@link #events})
+     */
+    public Flux<LockEvent> wakeUps(String name) {
+        return backend.semaphoreEvents(name, dispatchKey(name), false);
     }
 
     /**

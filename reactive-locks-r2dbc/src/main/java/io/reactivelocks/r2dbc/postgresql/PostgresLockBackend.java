@@ -530,10 +530,13 @@ public final class PostgresLockBackend implements LockBackend {
     /**
      * The events of a semaphore ({@link PostgresSemaphoreStore}) or read-write lock
      * ({@link PostgresReadWriteStore}) on the backend's one listening connection, dispatched under
-     * {@code key}; {@link LockEvent.Subscribed} after each (re)connect.
+     * {@code key}; {@link LockEvent.Subscribed} after each (re)connect. With {@code grants} the
+     * subscription registers the name's observer key too: its grant function announces grants only
+     * while such a key is registered (waiters need the releases only).
      */
-    Flux<LockEvent> semaphoreEvents(String semaphore, String key) {
-        return Flux.defer(() -> listener.events(semaphore, key, NotificationListener.Watch.CHANGES));
+    Flux<LockEvent> semaphoreEvents(String semaphore, String key, boolean grants) {
+        return Flux.defer(() -> listener.events(semaphore, key,
+                grants ? NotificationListener.Watch.GRANTS : NotificationListener.Watch.CHANGES));
     }
 
     /** Runs {@code sql} (one statement with bind parameters) on a pooled connection, returned on any end. */

@@ -43,7 +43,8 @@ CREATE TABLE IF NOT EXISTS ${rw_table} (
 -- holds already (a retried request) gets its token back with a fresh TTL. Tokens come from the sequence at grant
 -- time, so a writer's exceeds every reader's before it and a reader's the last writer's. Returns
 -- (true, token, 0) or (false, 0, µs until the first grant, or for a reader intent, expires).
--- An 'A' notification on p_channel with payload p_key tells observers of a grant.
+-- An 'A' notification on p_channel with payload p_key tells observers of a grant (only while a client observes:
+-- a live watcher row of \o and p_key).
 CREATE OR REPLACE FUNCTION ${grant_fn}(p_name text, p_owner text, p_mode "char", p_writer_pref boolean,
                                        p_waiting boolean, p_ttl_us bigint, p_channel text, p_key text)
 RETURNS TABLE (granted boolean, token bigint, wait_us bigint)
@@ -59,7 +60,14 @@ DECLARE
     v_holders boolean;
     v_own_row boolean;
 BEGIN
-    PERFORM pg_advisory_xact_lock(hashtextextended('reactive-locks rwlock ' || p_name, 0));
+    -- the name's lock, and the observers' key SHARED (held to commit, as ${notify_fn} takes it): a grant is
+    -- announced only while a client observes the name (its key \o and p_key, registered by ${watch_fn} under that
+    -- key's lock taken EXCLUSIVELY), so either the registration committed first and the grant's check below sees
+    -- it, or the grant committed first and the observer's read sees the grant. Waiters need the releases only.
+    -- Issue 30: one statement; the grant called ${notify_fn} before (its lock, its EXISTS, the call: 3 statements)
+    -- and announced every grant to the name's waiters, a serialized commit each on a contended name.
+    PERFORM pg_advisory_xact_lock(hashtextextended('reactive-locks rwlock ' || p_name, 0)),
+            pg_advisory_xact_lock_shared(hashtextextended('\o' || p_key, 7305467431562270023));
     -- one read of the name's rows says all the grant needs (issue 30: a name no one holds costs the lock, this read
     -- and the insert; before, a DELETE of expired rows, an UPDATE of our grant, two EXISTS and a DELETE of our row ran
     -- every time): expired rows (deleted only when there are some), whether this owner holds (a retried request),
@@ -103,6 +111,8 @@ BEGIN
     RETURN QUERY INSERT INTO ${rw_table} AS g (name, owner, mode, token, expires_at)
         VALUES (p_name, p_owner, p_mode, nextval('${sequence}'), v_until)
         RETURNING true, g.token, 0::bigint;
-    PERFORM ${notify_fn}(p_channel, p_key, 'A 0 -1 ' || p_key);
+    IF EXISTS (SELECT 1 FROM ${watcher_table} w WHERE w.key = '\o' || p_key AND w.expires_at > now()) THEN
+        PERFORM pg_notify(p_channel, 'A 0 -1 ' || p_key);
+    END IF;
 END
 $fn$;

@@ -38,7 +38,8 @@ CREATE TABLE IF NOT EXISTS ${permit_table} (
 -- so the count sees every grant committed before the lock was ours. Owners that hold already (a
 -- retried request) get their tokens back with a fresh TTL. Returns one row per owner
 -- (granted, owner, token) or one row (false, NULL, 0, µs until the earliest permit expires).
--- An 'A' notification on p_channel with payload p_key tells observers of a grant.
+-- An 'A' notification on p_channel with payload p_key tells observers of a grant (only while a client observes:
+-- a live watcher row of \o and p_key).
 CREATE OR REPLACE FUNCTION ${grant_fn}(p_name text, p_owners text[], p_permits integer, p_ttl_us bigint,
                                        p_channel text, p_key text)
 RETURNS TABLE (granted boolean, owner text, token bigint, wait_us bigint)
@@ -48,7 +49,14 @@ DECLARE
     expired integer;
     mine boolean;
 BEGIN
-    PERFORM pg_advisory_xact_lock(hashtextextended('reactive-locks semaphore ' || p_name, 0));
+    -- the name's lock, and the observers' key SHARED (held to commit, as ${notify_fn} takes it): a grant is
+    -- announced only while a client observes the name (its key \o and p_key, registered by ${watch_fn} under that
+    -- key's lock taken EXCLUSIVELY), so either the registration committed first and the grant's check below sees
+    -- it, or the grant committed first and the observer's read sees the grant. Waiters need the releases only.
+    -- Issue 30: one statement; the grant called ${notify_fn} before (its lock, its EXISTS, the call: 3 statements)
+    -- and announced every grant to the name's waiters, a serialized commit each on a contended name.
+    PERFORM pg_advisory_xact_lock(hashtextextended('reactive-locks semaphore ' || p_name, 0)),
+            pg_advisory_xact_lock_shared(hashtextextended('\o' || p_key, 7305467431562270023));
     -- one read of the name's rows: the unexpired ones, the expired ones, and whether the first owner holds
     -- (a retried request); the expired rows are deleted only when there are any (issue 30: a name without
     -- permits costs the lock, this read and the insert — the DELETE, an EXISTS and a count before)
@@ -75,6 +83,8 @@ BEGIN
         SELECT p_name, o.owner, nextval('${sequence}'), now() + p_ttl_us * interval '1 microsecond'
         FROM unnest(p_owners) WITH ORDINALITY AS o(owner, i) ORDER BY o.i
         RETURNING true, p.owner, p.token, 0::bigint;
-    PERFORM ${notify_fn}(p_channel, p_key, 'A 0 -1 ' || p_key);
+    IF EXISTS (SELECT 1 FROM ${watcher_table} w WHERE w.key = '\o' || p_key AND w.expires_at > now()) THEN
+        PERFORM pg_notify(p_channel, 'A 0 -1 ' || p_key);
+    END IF;
 END
 $fn$;

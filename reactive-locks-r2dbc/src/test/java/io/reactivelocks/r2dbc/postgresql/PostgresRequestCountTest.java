@@ -73,16 +73,17 @@ class PostgresRequestCountTest extends RequestCountContract {
         return switch (operation) {
             // the lock's statements are plain SQL: the row's watched_until says whether to call the notify function
             case LOCK_PAIR, RENEWAL_TICK, PERMIT_RENEWAL -> 0;
-            // per pair, as pg_stat_statements lists them: the grant function's name lock (pg_advisory_xact_lock), one
-            // read of the name's rows (unexpired, expired, the owner's), the INSERT with its token, the call of the notify
-            // function; the notify function at the grant and at the release (its shared advisory lock and its watchers'
-            // EXISTS, 2 each, though no client watches the name: the mutex keeps that on its row, watched_until, and
-            // calls nothing). 10 until stop 55: a DELETE of expired permits, an EXISTS and a count in place of the read
-            case SEMAPHORE_PAIR -> 8;
-            // the read-write grant function as the semaphore's: its name lock, one read of the name's rows, the INSERT,
-            // the notify function's call; its statements at the grant and the release. 12 until stop 55: a DELETE of
-            // expired grants, an UPDATE of ours, the writer's and the holders' EXISTS and a DELETE of our row each time
-            case READ_PAIR, READ_BESIDE_READER_PAIR, WRITE_PAIR -> 8;
+            // per pair, as pg_stat_statements lists them: the grant function's name lock (with the observers' key lock
+            // shared, one statement), one read of the name's rows (unexpired, expired, the owner's), the INSERT with its
+            // token, the EXISTS of an observer (none: no NOTIFY); the notify function at the release (its shared advisory
+            // lock and its watchers' EXISTS). 8 until issue 30's stop 57: the grant called the notify function (the call,
+            // its lock and its EXISTS) and announced grants to waiters as well; 10 until stop 55: a DELETE of expired
+            // permits, an EXISTS and a count in place of the read
+            case SEMAPHORE_PAIR -> 6;
+            // the read-write grant function as the semaphore's: its name and observer-key locks, one read of the name's
+            // rows, the INSERT, the observers' EXISTS; the release's notify function (2). 8 until stop 57, 12 until stop 55:
+            // a DELETE of expired grants, an UPDATE of ours, the writer's and the holders' EXISTS and a DELETE of our row
+            case READ_PAIR, READ_BESIDE_READER_PAIR, WRITE_PAIR -> 6;
             // the name lock, the line's and the holder's reads, the INSERT, two DELETEs, a SELECT (no notify call)
             case FAIR_PAIR -> 7;
             // the release's notify function finds the waiters' watcher rows (its shared lock and EXISTS per handoff),

@@ -291,6 +291,62 @@ class PostgresWatchersTest {
         }
     }
 
+    /**
+     * As a lock's: a semaphore's or read-write lock's waiters register its key for the releases only, and its
+     * grant function announces a grant only while an observer's key is registered (issue 30: before, every grant
+     * of a name with waiters sent a NOTIFY, a serialized commit, that no waiter reads).
+     */
+    @Test
+    void aSemaphoreOrReadWriteLocksWaitersHearReleasesOnlyAnObserverAlsoGrants() {
+        LockStore session = PostgresLocks.connect(backend());
+        sessions.add(session);
+        Semaphore permits = session.semaphores(SLOW);
+        io.reactivelocks.rwlock.ReadWriteLock rw = session.readWriteLocks(SLOW);
+        grantsAnnouncedToObserversOnly("\\s", new PostgresSemaphoreStore(backend(), false),
+                name -> permits.acquire(name, 2).flatMap(Lease::release).block(TIMEOUT));
+        grantsAnnouncedToObserversOnly("\\w", new PostgresReadWriteStore(backend(), false),
+                name -> rw.write().acquire(name).flatMap(Lease::release).block(TIMEOUT));
+    }
+
+    private void grantsAnnouncedToObserversOnly(String prefix, PostgresGrantStore store, java.util.function.Consumer<String> grantAndRelease) {
+        String name = unique("grants");
+        String key = prefix + name;
+        String observerKey = NotificationPayload.observerKey(key);
+        ConcurrentLinkedQueue<LockEvent> waits = new ConcurrentLinkedQueue<>();
+        Disposable waiting = store.wakeUps(name).subscribe(waits::add);
+        Disposable observing = null;
+        try {
+            await().atMost(TIMEOUT).until(() -> waits.contains(new LockEvent.Subscribed(name)));
+            assertThat(watcherRows(key)).as(key).isEqualTo(1);
+            assertThat(watcherRows(observerKey)).as(observerKey).isZero();
+            List<String> told = heardUntilNow(() -> grantAndRelease.accept(name));
+            assertThat(told).as("%s: a waiter's subscription only", key).hasSize(1);
+            assertThat(told.get(0)).startsWith("R ").contains(name);
+            assertThat(waits).noneMatch(e -> e instanceof LockEvent.Acquired);
+
+            ConcurrentLinkedQueue<LockEvent> seen = new ConcurrentLinkedQueue<>();
+            observing = store.events(name).subscribe(seen::add);
+            await().atMost(TIMEOUT).until(() -> seen.contains(new LockEvent.Subscribed(name)));
+            assertThat(watcherRows(observerKey)).as(observerKey).isEqualTo(1);
+            told = heardUntilNow(() -> grantAndRelease.accept(name));
+            assertThat(told).as("%s: observed", key).hasSize(2);
+            assertThat(told.get(0)).startsWith("A ").contains(name);
+            assertThat(told.get(1)).startsWith("R ").contains(name);
+            await().atMost(TIMEOUT).until(() -> seen.stream().anyMatch(e -> e instanceof LockEvent.Acquired));
+
+            observing.dispose();
+            await().atMost(TIMEOUT).until(() -> watcherRows(observerKey) == 0);
+            told = heardUntilNow(() -> grantAndRelease.accept(name));
+            assertThat(told).as("%s: the observer left", key).hasSize(1);
+            assertThat(told.get(0)).startsWith("R ").contains(name);
+        } finally {
+            waiting.dispose();
+            if (observing != null) {
+                observing.dispose();
+            }
+        }
+    }
+
     /** @return the options of a fresh schema, created by {@code migrate()} (a test then ages it) */
     private PostgresLockOptions migratedSchema() {
         PostgresLockOptions o = options.mutate().schema("old_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12)).build();
