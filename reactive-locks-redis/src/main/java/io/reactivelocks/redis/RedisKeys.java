@@ -19,12 +19,14 @@ import java.util.Objects;
  *   {prefix}{&lt;tag&gt;}:semaphore         a semaphore's holders (sorted set: owner -&gt; expiry in server ms)
  *   {prefix}{&lt;tag&gt;}:semaphore:tokens  a semaphore's tokens (hash: owner -&gt; token)
  *   {prefix}{&lt;tag&gt;}:semaphore:fence   a semaphore's fencing counter (integer), with the fence TTL
- *   {prefix}{&lt;tag&gt;}:semaphore:events  a semaphore's pub/sub channel (as a lock's)
+ *   {prefix}{&lt;tag&gt;}:semaphore:events  a semaphore's pub/sub channel (as a lock's: releases, revocations)
+ *   {prefix}{&lt;tag&gt;}:semaphore:grants  its grants' channel (as a lock's: observers only)
  *   {prefix}{&lt;tag&gt;}:rw          a read-write lock's grants (sorted set: owner -&gt; expiry in server ms)
  *   {prefix}{&lt;tag&gt;}:rw:tokens   its grants' tokens (hash: owner -&gt; token, and "\0w" -&gt; the writer while one holds)
  *   {prefix}{&lt;tag&gt;}:rw:intents  its waiting writers' intents (sorted set: owner -&gt; expiry in server ms)
  *   {prefix}{&lt;tag&gt;}:rw:fence    its fencing counter (integer), with the fence TTL
- *   {prefix}{&lt;tag&gt;}:rw:events   its pub/sub channel (as a lock's)
+ *   {prefix}{&lt;tag&gt;}:rw:events   its pub/sub channel (as a lock's: releases, revocations)
+ *   {prefix}{&lt;tag&gt;}:rw:grants   its grants' channel (as a lock's: observers only)
  *   {prefix}{&lt;tag&gt;}:fair:queue      a fair lock's waiters (sorted set: owner -&gt; arrival in server µs); the
  *                                   fair lock holds the lock key above, like the mutex
  *   {prefix}{&lt;tag&gt;}:fair:deadlines  its waiters' deadlines (sorted set: owner -&gt; expiry in server ms)
@@ -122,11 +124,20 @@ final class RedisKeys {
 
     /**
      * @param name a semaphore name
-     * @return its holders, tokens, fence and channel keys (see the layout above), the name encoded once
+     * @return the channel of its grants, which only observers subscribe to
+     */
+    String semaphoreGrantsChannel(String name) {
+        return base(name) + "semaphore:grants";
+    }
+
+    /**
+     * @param name a semaphore name
+     * @return its holders, tokens, fence, channel and grants channel keys (see the layout above), the name encoded once
      */
     String[] semaphoreKeys(String name) {
         String base = base(name);
-        return new String[] {base + "semaphore", base + "semaphore:tokens", base + "semaphore:fence", base + "semaphore:events"};
+        return new String[] {base + "semaphore", base + "semaphore:tokens", base + "semaphore:fence", base + "semaphore:events",
+            base + "semaphore:grants"};
     }
 
     String readWrite(String name) {
@@ -147,6 +158,14 @@ final class RedisKeys {
 
     String readWriteChannel(String name) {
         return base(name) + "rw:events";
+    }
+
+    /**
+     * @param name a read-write lock name
+     * @return the channel of its grants, which only observers subscribe to
+     */
+    String readWriteGrantsChannel(String name) {
+        return base(name) + "rw:grants";
     }
 
     String fairQueue(String name) {

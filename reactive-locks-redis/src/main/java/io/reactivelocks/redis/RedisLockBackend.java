@@ -628,19 +628,17 @@ public final class RedisLockBackend implements LockBackend {
     }
 
     /**
-     * @param name a semaphore name
-     * @return the semaphore's events on the shared pub/sub connection (as a lock's)
+     * The events of a semaphore or read-write lock on the shared pub/sub connection, as a lock's: its channel,
+     * and for an observer also its grants' channel ({@link #bothLive}).
+     *
+     * @param name   the semaphore's or lock's name
+     * @param channel its channel (releases, revocations)
+     * @param grants  its grants' channel, or {@code null} for a waiter's stream (no grants)
+     * @return the events
      */
-    Flux<LockEvent> semaphoreEvents(String name) {
-        return channels.events(name, keys.semaphoreChannel(name));
-    }
-
-    /**
-     * @param name a read-write lock name
-     * @return the lock's events on the shared pub/sub connection (as a lock's)
-     */
-    Flux<LockEvent> readWriteEvents(String name) {
-        return channels.events(name, keys.readWriteChannel(name));
+    Flux<LockEvent> grantEvents(String name, String channel, @Nullable String grants) {
+        return grants == null ? channels.events(name, channel)
+                : bothLive(channels.events(name, channel), channels.events(name, grants));
     }
 
     /** @return the commands of the connection (one server, or the cluster), opened on first use */

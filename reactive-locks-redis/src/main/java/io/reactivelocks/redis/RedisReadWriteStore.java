@@ -58,7 +58,8 @@ final class RedisReadWriteStore implements ReadWriteStore {
             RedisKeys keys = backend.keys();
             String[] k = {keys.readWrite(name), keys.readWriteTokens(name), keys.readWriteIntents(name), keys.readWriteFence(name)};
             return backend.script(LuaScript.RWLOCK_ACQUIRE, ScriptOutputType.MULTI, k, owner, mode == LockMode.READ ? "r" : "w",
-                    (writerPreferring ? "1" : "0") + (waiting ? "1" : "0"), RedisLockBackend.millis(leaseTime), backend.fenceTtlMs(), keys.readWriteChannel(name));
+                    (writerPreferring ? "1" : "0") + (waiting ? "1" : "0"), RedisLockBackend.millis(leaseTime), backend.fenceTtlMs(), keys.readWriteChannel(name),
+                    keys.readWriteGrantsChannel(name));
         }).onErrorMap(e -> RedisErrors.map(name, "read-write lock grant", e)).map(reply -> {
             List<?> r = (List<?>) reply;
             if (!Long.valueOf(1L).equals(r.get(0))) {
@@ -118,7 +119,14 @@ final class RedisReadWriteStore implements ReadWriteStore {
 
     @Override
     public Flux<LockEvent> events(String name) {
-        return backend.readWriteEvents(name);
+        RedisKeys keys = backend.keys();
+        return backend.grantEvents(name, keys.readWriteChannel(name), keys.readWriteGrantsChannel(name));
+    }
+
+    /** The lock's channel alone (releases, revocations): its grants go to a channel only observers subscribe to. */
+    @Override
+    public Flux<LockEvent> wakeUps(String name) {
+        return backend.grantEvents(name, backend.keys().readWriteChannel(name), null);
     }
 
     @Override

@@ -25,7 +25,8 @@ import reactor.core.publisher.Mono;
  * fewer than N unexpired holders remain ({@code semaphore-acquire.lua}: expired holders are dropped
  * when they stand in the way, so an uncontended grant runs 9 commands and its release 3); tokens
  * come from a per-name counter floored by {@code TIME} in µs, like a lock's; grants, releases (and
- * expiries noticed by a grant) are published on the semaphore's channel. Uses the connections of its
+ * expiries noticed by a grant) are published on the semaphore's channel, grants on a channel of their own that only
+ * observers subscribe to (waiters need the releases). Uses the connections of its
  * {@link RedisLockBackend}, which {@link #close()} closes when the store owns it.
  */
 final class RedisSemaphoreStore implements SemaphoreStore {
@@ -52,13 +53,14 @@ final class RedisSemaphoreStore implements SemaphoreStore {
         return Mono.defer(() -> {
             String[] all = backend.keys().semaphoreKeys(name);
             String[] k = {all[0], all[1], all[2]};
-            String[] a = new String[4 + owners.size()];
+            String[] a = new String[5 + owners.size()];
             a[0] = Integer.toString(permits);
             a[1] = RedisLockBackend.millis(leaseTime);
             a[2] = backend.fenceTtlMs();
             a[3] = all[3];
+            a[4] = all[4];
             for (int i = 0; i < owners.size(); i++) {
-                a[4 + i] = owners.get(i);
+                a[5 + i] = owners.get(i);
             }
             return backend.script(LuaScript.SEMAPHORE_ACQUIRE, ScriptOutputType.MULTI, k, a);
         }).onErrorMap(e -> RedisErrors.map(name, "semaphore grant", e)).map(reply -> {
@@ -195,7 +197,14 @@ final class RedisSemaphoreStore implements SemaphoreStore {
 
     @Override
     public Flux<LockEvent> events(String name) {
-        return backend.semaphoreEvents(name);
+        RedisKeys keys = backend.keys();
+        return backend.grantEvents(name, keys.semaphoreChannel(name), keys.semaphoreGrantsChannel(name));
+    }
+
+    /** The semaphore's channel alone (releases, revocations): its grants go to a channel only observers subscribe to. */
+    @Override
+    public Flux<LockEvent> wakeUps(String name) {
+        return backend.grantEvents(name, backend.keys().semaphoreChannel(name), null);
     }
 
     @Override

@@ -11,7 +11,8 @@
 --          writer-preferring writer leaves an intent), e.g. '11'
 -- ARGV[4]  lease time in ms (of the grant, and of a refused writer's intent)
 -- ARGV[5]  fence counter TTL in ms
--- ARGV[6]  the lock's pub/sub channel
+-- ARGV[6]  the lock's pub/sub channel (releases)
+-- ARGV[7]  the channel of its grants ("acquired:<token>:<owner>"), which only observers subscribe to
 --
 -- Returns {1, token}   granted (also for an owner that holds already: same token, TTL set again)
 --         {0, ms}      busy: the time left of the grant (or, for a reader, intent) that ends first
@@ -102,7 +103,7 @@ else
   redis.call('HSET', KEYS[2], owner, t)
 end
 redis.call('SET', KEYS[4], t, 'PX', ARGV[5])
-redis.call('PUBLISH', ARGV[6], 'acquired:' .. t .. ':' .. owner)
+redis.call('PUBLISH', ARGV[7], 'acquired:' .. t .. ':' .. owner)
 if held == 0 then
   keepGrants(lease)
 else

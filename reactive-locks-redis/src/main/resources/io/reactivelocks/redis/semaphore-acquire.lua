@@ -6,8 +6,9 @@
 -- ARGV[1]  N, the most holders the semaphore may have at the time of this grant
 -- ARGV[2]  lease time in ms
 -- ARGV[3]  fence counter TTL in ms
--- ARGV[4]  the semaphore's pub/sub channel
--- ARGV[5..] the owner ids asking, one permit each
+-- ARGV[4]  the semaphore's pub/sub channel (releases)
+-- ARGV[5]  the channel of its grants ("acquired:<token>:<owner>"), which only observers subscribe to
+-- ARGV[6..] the owner ids asking, one permit each
 --
 -- Returns {1, token...}      granted, one token per owner (also for owners that hold already: same tokens, TTL set again)
 --         {0, ms}            not enough permits free: the earliest holder's remaining TTL in ms
@@ -23,13 +24,13 @@ local lease = tonumber(ARGV[2])
 local out = {1}
 -- no holders: not ours either (a retried call finds its own first owner among them), one command fewer
 local held = redis.call('ZCARD', KEYS[1])
-if held > 0 and redis.call('ZSCORE', KEYS[1], ARGV[5]) then
-  for i = 5, #ARGV do
+if held > 0 and redis.call('ZSCORE', KEYS[1], ARGV[6]) then
+  for i = 6, #ARGV do
     redis.call('ZADD', KEYS[1], nowms + lease, ARGV[i])
     out[#out + 1] = redis.call('HGET', KEYS[2], ARGV[i]) or '0'
   end
 else
-  local k = #ARGV - 4
+  local k = #ARGV - 5
   if held + k > tonumber(ARGV[1]) then
     for _, owner in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', nowms)) do
       redis.call('ZREM', KEYS[1], owner)
@@ -44,7 +45,7 @@ else
   end
   local nowus = tonumber(time[1]) * 1000000 + tonumber(time[2])
   local token = tonumber(redis.call('GET', KEYS[3]) or '0')
-  for i = 5, #ARGV do
+  for i = 6, #ARGV do
     token = token + 1
     if token < nowus then
       token = nowus
@@ -52,7 +53,7 @@ else
     local t = string.format('%.0f', token)
     redis.call('ZADD', KEYS[1], nowms + lease, ARGV[i])
     redis.call('HSET', KEYS[2], ARGV[i], t)
-    redis.call('PUBLISH', ARGV[4], 'acquired:' .. t .. ':' .. ARGV[i])
+    redis.call('PUBLISH', ARGV[5], 'acquired:' .. t .. ':' .. ARGV[i])
     out[#out + 1] = t
   end
   redis.call('SET', KEYS[3], out[#out], 'PX', ARGV[3])

@@ -32,7 +32,7 @@ class RedisKeysTest {
         assertThat(keys.channel("order:42")).isEqualTo("rl:{order:42}:events");
         assertThat(keys.window("a/b-c_d.e~f@g")).isEqualTo("rl:{a/b-c_d.e~f@g}:window");
         assertThat(keys.semaphoreKeys("s{1}")).containsExactly(keys.semaphore("s{1}"), keys.semaphoreTokens("s{1}"),
-                "rl:{s%7B1%7D}:semaphore:fence", keys.semaphoreChannel("s{1}"));
+                "rl:{s%7B1%7D}:semaphore:fence", keys.semaphoreChannel("s{1}"), keys.semaphoreGrantsChannel("s{1}"));
     }
 
     @Test

@@ -494,6 +494,66 @@ class RedisLockBackendTest {
         }
     }
 
+    /**
+     * As a lock's: a semaphore's or read-write lock's waiters ({@code wakeUps}) subscribe its channel alone, and its
+     * grants are published on a channel that only observers ({@code events}) subscribe to (issue 30: a waiting client
+     * received every grant's message and dropped it).
+     */
+    @Test
+    void aSemaphoresAndReadWriteLocksWaitersHearReleasesOnlyAndObserversAlsoGrants() {
+        RedisLockBackend watcher = backend();
+        RedisLockBackend actor = backend();
+        RedisSemaphoreStore permits = new RedisSemaphoreStore(actor, false);
+        RedisReadWriteStore rw = new RedisReadWriteStore(actor, false);
+        String sem = name("sem-wakeups");
+        grantsReachObserversOnly(sem, new RedisSemaphoreStore(watcher, false), watcher.keys().semaphoreChannel(sem),
+                watcher.keys().semaphoreGrantsChannel(sem), owner -> ((io.reactivelocks.spi.semaphore.PermitGrant.Granted)
+                        permits.tryGrant(sem, List.of(owner), 2, LEASE).block(STEP)).tokens().get(0),
+                owner -> permits.release(sem, owner).block(STEP));
+        String lock = name("rw-wakeups");
+        grantsReachObserversOnly(lock, new RedisReadWriteStore(watcher, false), watcher.keys().readWriteChannel(lock),
+                watcher.keys().readWriteGrantsChannel(lock), owner -> ((io.reactivelocks.spi.semaphore.PermitGrant.Granted)
+                        rw.tryGrant(lock, owner, io.reactivelocks.rwlock.LockMode.WRITE, true, false, LEASE).block(STEP))
+                        .tokens().get(0),
+                owner -> rw.release(lock, owner).block(STEP));
+    }
+
+    private void grantsReachObserversOnly(String name, io.reactivelocks.spi.GrantStore store, String channel, String grants,
+            java.util.function.ToLongFunction<String> grant, java.util.function.Consumer<String> release) {
+        List<LockEvent> waits = new java.util.concurrent.CopyOnWriteArrayList<>();
+        List<LockEvent> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+        var waiting = store.wakeUps(name).subscribe(waits::add);
+        reactor.core.Disposable observing = null;
+        try (StatefulRedisConnection<String, String> c = redis.connect()) {
+            await().atMost(STEP).until(() -> waits.contains(new LockEvent.Subscribed(name)));
+            assertThat(c.sync().pubsubNumsub(channel).get(channel)).as(channel).isEqualTo(1L);
+            assertThat(c.sync().pubsubNumsub(grants).get(grants)).as("nobody listens on %s", grants).isZero();
+            String owner = GrantRequest.newOwner();
+            grant.applyAsLong(owner);
+            release.accept(owner);
+            await().atMost(STEP).until(() -> waits.size() == 2);
+            assertThat(waits).containsExactly(new LockEvent.Subscribed(name), new LockEvent.Released(name, owner, false));
+
+            observing = store.events(name).subscribe(seen::add);
+            await().atMost(STEP).until(() -> !seen.isEmpty());
+            assertThat(seen).containsExactly(new LockEvent.Subscribed(name)); // once, when both channels are live
+            assertThat(c.sync().pubsubNumsub(grants).get(grants)).as(grants).isEqualTo(1L);
+            String next = GrantRequest.newOwner();
+            long token = grant.applyAsLong(next);
+            release.accept(next);
+            await().atMost(STEP).until(() -> seen.size() == 3);
+            assertThat(seen).containsExactly(new LockEvent.Subscribed(name), new LockEvent.Acquired(name, next, token),
+                    new LockEvent.Released(name, next, false));
+            await().atMost(STEP).until(() -> waits.size() == 3);
+            assertThat(waits).as("the waiter's stream carries no grant").noneMatch(e -> e instanceof LockEvent.Acquired);
+        } finally {
+            waiting.dispose();
+            if (observing != null) {
+                observing.dispose();
+            }
+        }
+    }
+
     @Test
     void bothLiveTellsSubscribedOnceBothChannelsSaidItAsOften() {
         reactor.core.publisher.Sinks.Many<LockEvent> a = reactor.core.publisher.Sinks.many().unicast().onBackpressureBuffer();
