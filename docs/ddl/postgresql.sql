@@ -155,13 +155,26 @@ BEGIN
                 VALUES (v_key, '', 0, '-infinity', now() + p_ttl_us * interval '1 microsecond')
                 ON CONFLICT (name) DO UPDATE SET watched_until = GREATEST(l.watched_until, excluded.watched_until);
         END IF;
+        -- A semaphore's and a read-write lock's release read the watch from their row as well: its rows are
+        -- marked here, under their row locks; the rows granted from now on are marked by their grant, which reads
+        -- the watchers under this key's lock (taken SHARED by the grant, EXCLUSIVELY above for a new row).
+        -- Their tables exist once the concept was first used (and have the column once its script ran again).
+        IF left(v_key, 2) = '\s' AND EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
+                     WHERE a.attrelid = to_regclass('"public"."reactive_locks_permits"') AND a.attname = 'watched_until' AND NOT a.attisdropped) THEN
+            UPDATE "public"."reactive_locks_permits" p SET watched_until = now() + p_ttl_us * interval '1 microsecond'
+                WHERE p.name = substr(v_key, 3) AND p.watched_until < now() + p_ttl_us * interval '1 microsecond';
+        ELSIF left(v_key, 2) = '\w' AND EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
+                     WHERE a.attrelid = to_regclass('"public"."reactive_locks_rw"') AND a.attname = 'watched_until' AND NOT a.attisdropped) THEN
+            UPDATE "public"."reactive_locks_rw" g SET watched_until = now() + p_ttl_us * interval '1 microsecond'
+                WHERE g.name = substr(v_key, 3) AND g.watched_until < now() + p_ttl_us * interval '1 microsecond';
+        END IF;
     END LOOP;
 END
 $fn$;
 -- The version of the watching protocol, read by the check on first use (schema_check.sql): a schema whose
 -- "public"."reactive_locks_watch" predates the observer keys (which it must take after the name's keys) is not ready, so the
 -- first use of a newer client runs this script again and replaces the functions.
-COMMENT ON FUNCTION "public"."reactive_locks_watch"(text[], text, bigint) IS 'reactive-locks watchers 2: observer keys last';
+COMMENT ON FUNCTION "public"."reactive_locks_watch"(text[], text, bigint) IS 'reactive-locks watchers 3: observer keys last, grant rows marked';
 
 -- Deletes a client's rows of the keys p_keys (nobody there waits for them any more) and lowers the
 -- watch of the lock rows among them to the end of the other clients' live rows ('-infinity' when
@@ -187,6 +200,18 @@ BEGIN
             SET watched_until = COALESCE((SELECT max(w.expires_at) FROM "public"."reactive_locks_watchers" w
                                           WHERE w.key = v_key AND w.expires_at > now()), '-infinity')
             WHERE l.name = v_key AND l.watched_until > now();
+        ELSIF left(v_key, 2) = '\s' AND EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
+                     WHERE a.attrelid = to_regclass('"public"."reactive_locks_permits"') AND a.attname = 'watched_until' AND NOT a.attisdropped) THEN
+            UPDATE "public"."reactive_locks_permits" p
+            SET watched_until = COALESCE((SELECT max(w.expires_at) FROM "public"."reactive_locks_watchers" w
+                                          WHERE w.key = v_key AND w.expires_at > now()), '-infinity')
+            WHERE p.name = substr(v_key, 3) AND p.watched_until > now();
+        ELSIF left(v_key, 2) = '\w' AND EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
+                     WHERE a.attrelid = to_regclass('"public"."reactive_locks_rw"') AND a.attname = 'watched_until' AND NOT a.attisdropped) THEN
+            UPDATE "public"."reactive_locks_rw" g
+            SET watched_until = COALESCE((SELECT max(w.expires_at) FROM "public"."reactive_locks_watchers" w
+                                          WHERE w.key = v_key AND w.expires_at > now()), '-infinity')
+            WHERE g.name = substr(v_key, 3) AND g.watched_until > now();
         END IF;
     END LOOP;
     RETURN n;
@@ -342,13 +367,20 @@ CREATE SEQUENCE IF NOT EXISTS "public"."reactive_locks_token_seq" AS bigint NO C
 --   owner       the permit's owner id (same stored form)
 --   token       its fencing token, from "public"."reactive_locks_token_seq"
 --   expires_at  when the permit ends, by the SERVER's clock
+--   watched_until  until when a client waits for (or observes) the name's releases: the release sends a
+--                  NOTIFY only before then (set by the grant from the watchers table, and kept by "public"."reactive_locks_watch"
+--                  and "public"."reactive_locks_unwatch" under the row lock, as the lock table's column)
 CREATE TABLE IF NOT EXISTS "public"."reactive_locks_permits" (
     name       text        NOT NULL,
     owner      text        NOT NULL,
     token      bigint      NOT NULL,
     expires_at timestamptz NOT NULL,
+    watched_until timestamptz NOT NULL DEFAULT '-infinity',
     CONSTRAINT "reactive_locks_permits_pkey" PRIMARY KEY (name, owner)
 );
+
+-- Tables created by older versions get the column (a catalog-only change, no rewrite).
+ALTER TABLE "public"."reactive_locks_permits" ADD COLUMN IF NOT EXISTS watched_until timestamptz NOT NULL DEFAULT '-infinity';
 
 -- Grants one permit to each of p_owners if the unexpired permits of p_name plus the new ones are
 -- at most p_permits; else nothing. Serialized per name by a transaction-scoped advisory lock;
@@ -366,14 +398,18 @@ DECLARE
     held integer;
     expired integer;
     mine boolean;
+    watched timestamptz;
+    observed boolean;
 BEGIN
-    -- the name's lock, and the observers' key SHARED (held to commit, as "public"."reactive_locks_notify" takes it): a grant is
-    -- announced only while a client observes the name (its key \o and p_key, registered by "public"."reactive_locks_watch" under that
-    -- key's lock taken EXCLUSIVELY), so either the registration committed first and the grant's check below sees
-    -- it, or the grant committed first and the observer's read sees the grant. Waiters need the releases only.
-    -- Issue 30: one statement; the grant called "public"."reactive_locks_notify" before (its lock, its EXISTS, the call: 3 statements)
-    -- and announced every grant to the name's waiters, a serialized commit each on a contended name.
+    -- the name's lock, then the name's watcher key and its observers' key SHARED, in that order (held to commit, as
+    -- "public"."reactive_locks_notify" takes them; "public"."reactive_locks_watch" takes them EXCLUSIVELY in the same order to register a client): so a
+    -- registration either committed first, and the read of the watchers below sees it, or comes after this grant
+    -- committed, and its re-check sees the grant — and it marks the name's rows, this grant's included, as watched.
+    -- Issue 30: the grant announces itself only to observers (waiters need the releases), and a release reads the
+    -- watch from its row (semaphore_release.sql) instead of calling "public"."reactive_locks_notify": 8 nested statements per
+    -- uncontended pair until stop 57, 4 now.
     PERFORM pg_advisory_xact_lock(hashtextextended('reactive-locks semaphore ' || p_name, 0)),
+            pg_advisory_xact_lock_shared(hashtextextended(p_key, 7305467431562270023)),
             pg_advisory_xact_lock_shared(hashtextextended('\o' || p_key, 7305467431562270023));
     -- one read of the name's rows: the unexpired ones, the expired ones, and whether the first owner holds
     -- (a retried request); the expired rows are deleted only when there are any (issue 30: a name without
@@ -397,11 +433,17 @@ BEGIN
                       FROM "public"."reactive_locks_permits" p WHERE p.name = p_name), 0);
         RETURN;
     END IF;
-    RETURN QUERY INSERT INTO "public"."reactive_locks_permits" AS p (name, owner, token, expires_at)
-        SELECT p_name, o.owner, nextval('"public"."reactive_locks_token_seq"'), now() + p_ttl_us * interval '1 microsecond'
+    -- who listens, read under the keys' locks taken above: the new rows carry the waiters' watch (their
+    -- release then notifies without asking), and an observer hears of the grant
+    SELECT max(w.expires_at) FILTER (WHERE w.key = p_key), COALESCE(bool_or(w.key = '\o' || p_key), false)
+      INTO watched, observed
+      FROM "public"."reactive_locks_watchers" w WHERE w.key IN (p_key, '\o' || p_key) AND w.expires_at > now();
+    RETURN QUERY INSERT INTO "public"."reactive_locks_permits" AS p (name, owner, token, expires_at, watched_until)
+        SELECT p_name, o.owner, nextval('"public"."reactive_locks_token_seq"'), now() + p_ttl_us * interval '1 microsecond',
+               COALESCE(watched, '-infinity')
         FROM unnest(p_owners) WITH ORDINALITY AS o(owner, i) ORDER BY o.i
         RETURNING true, p.owner, p.token, 0::bigint;
-    IF EXISTS (SELECT 1 FROM "public"."reactive_locks_watchers" w WHERE w.key = '\o' || p_key AND w.expires_at > now()) THEN
+    IF observed THEN
         PERFORM pg_notify(p_channel, 'A 0 -1 ' || p_key);
     END IF;
 END
@@ -436,8 +478,13 @@ CREATE TABLE IF NOT EXISTS "public"."reactive_locks_rw" (
     mode       "char"      NOT NULL CHECK (mode IN ('r', 'w', 'i')),
     token      bigint      NOT NULL,
     expires_at timestamptz NOT NULL,
+    watched_until timestamptz NOT NULL DEFAULT '-infinity',
     CONSTRAINT "reactive_locks_rw_pkey" PRIMARY KEY (name, owner)
 );
+
+-- Tables created by older versions get the column (a catalog-only change, no rewrite): until when a client
+-- waits for (or observes) the name's releases, as the permits table's.
+ALTER TABLE "public"."reactive_locks_rw" ADD COLUMN IF NOT EXISTS watched_until timestamptz NOT NULL DEFAULT '-infinity';
 
 -- One attempt for a read ('r') or write ('w') grant of p_name. Serialized per name by a
 -- transaction-scoped advisory lock; each statement after it reads a fresh snapshot (a VOLATILE
@@ -463,14 +510,18 @@ DECLARE
     v_intents boolean;
     v_holders boolean;
     v_own_row boolean;
+    v_watched timestamptz;
+    v_observed boolean;
 BEGIN
-    -- the name's lock, and the observers' key SHARED (held to commit, as "public"."reactive_locks_notify" takes it): a grant is
-    -- announced only while a client observes the name (its key \o and p_key, registered by "public"."reactive_locks_watch" under that
-    -- key's lock taken EXCLUSIVELY), so either the registration committed first and the grant's check below sees
-    -- it, or the grant committed first and the observer's read sees the grant. Waiters need the releases only.
-    -- Issue 30: one statement; the grant called "public"."reactive_locks_notify" before (its lock, its EXISTS, the call: 3 statements)
-    -- and announced every grant to the name's waiters, a serialized commit each on a contended name.
+    -- the name's lock, then the name's watcher key and its observers' key SHARED, in that order (held to commit, as
+    -- "public"."reactive_locks_notify" takes them; "public"."reactive_locks_watch" takes them EXCLUSIVELY in the same order to register a client): so a
+    -- registration either committed first, and the read of the watchers below sees it, or comes after this grant
+    -- committed, and its re-check sees the grant — and it marks the name's rows, this grant's included, as watched.
+    -- Issue 30: the grant announces itself only to observers (waiters need the releases), and a release reads the
+    -- watch from its row (semaphore_release.sql) instead of calling "public"."reactive_locks_notify": 8 nested statements per
+    -- uncontended pair until stop 57, 4 now.
     PERFORM pg_advisory_xact_lock(hashtextextended('reactive-locks rwlock ' || p_name, 0)),
+            pg_advisory_xact_lock_shared(hashtextextended(p_key, 7305467431562270023)),
             pg_advisory_xact_lock_shared(hashtextextended('\o' || p_key, 7305467431562270023));
     -- one read of the name's rows says all the grant needs (issue 30: a name no one holds costs the lock, this read
     -- and the insert; before, a DELETE of expired rows, an UPDATE of our grant, two EXISTS and a DELETE of our row ran
@@ -501,8 +552,13 @@ BEGIN
     END IF;
     IF v_busy THEN
         IF p_mode = 'w' AND p_writer_pref AND p_waiting THEN
-            INSERT INTO "public"."reactive_locks_rw" AS g (name, owner, mode, token, expires_at) VALUES (p_name, p_owner, 'i', 0, v_until)
-                ON CONFLICT ON CONSTRAINT "reactive_locks_rw_pkey" DO UPDATE SET expires_at = excluded.expires_at;
+            -- the intent's release wakes readers: it carries the waiters' watch too
+            INSERT INTO "public"."reactive_locks_rw" AS g (name, owner, mode, token, expires_at, watched_until)
+                VALUES (p_name, p_owner, 'i', 0, v_until,
+                        COALESCE((SELECT max(w.expires_at) FROM "public"."reactive_locks_watchers" w
+                                  WHERE w.key = p_key AND w.expires_at > now()), '-infinity'))
+                ON CONFLICT ON CONSTRAINT "reactive_locks_rw_pkey"
+                DO UPDATE SET expires_at = excluded.expires_at, watched_until = GREATEST(g.watched_until, excluded.watched_until);
         END IF;
         RETURN QUERY SELECT false, 0::bigint,
             COALESCE((SELECT (extract(epoch FROM min(g.expires_at) - now()) * 1000000)::bigint FROM "public"."reactive_locks_rw" g
@@ -512,10 +568,14 @@ BEGIN
     IF v_own_row THEN
         DELETE FROM "public"."reactive_locks_rw" g WHERE g.name = p_name AND g.owner = p_owner;
     END IF;
-    RETURN QUERY INSERT INTO "public"."reactive_locks_rw" AS g (name, owner, mode, token, expires_at)
-        VALUES (p_name, p_owner, p_mode, nextval('"public"."reactive_locks_token_seq"'), v_until)
+    -- who listens, read under the keys' locks taken above (as the semaphore's grant)
+    SELECT max(w.expires_at) FILTER (WHERE w.key = p_key), COALESCE(bool_or(w.key = '\o' || p_key), false)
+      INTO v_watched, v_observed
+      FROM "public"."reactive_locks_watchers" w WHERE w.key IN (p_key, '\o' || p_key) AND w.expires_at > now();
+    RETURN QUERY INSERT INTO "public"."reactive_locks_rw" AS g (name, owner, mode, token, expires_at, watched_until)
+        VALUES (p_name, p_owner, p_mode, nextval('"public"."reactive_locks_token_seq"'), v_until, COALESCE(v_watched, '-infinity'))
         RETURNING true, g.token, 0::bigint;
-    IF EXISTS (SELECT 1 FROM "public"."reactive_locks_watchers" w WHERE w.key = '\o' || p_key AND w.expires_at > now()) THEN
+    IF v_observed THEN
         PERFORM pg_notify(p_channel, 'A 0 -1 ' || p_key);
     END IF;
 END

@@ -70,7 +70,7 @@ final class GrantRows {
             String stored = TextEscapes.encode(name);
             return PostgresLockBackend.firstOfAll(backend.query(releaseSql,
                     st -> st.bind(0, stored).bind(1, TextEscapes.encode(owner)).bind(2, backend.options().channel())
-                            .bind(3, "R 0 -1 " + key.apply(stored)).bind(4, key.apply(stored)),
+                            .bind(3, "R 0 -1 " + key.apply(stored)),
                     (row, md) -> Boolean.TRUE));
         })).defaultIfEmpty(false).onErrorMap(e -> PostgresErrors.map(name, concept + " release", e));
     }

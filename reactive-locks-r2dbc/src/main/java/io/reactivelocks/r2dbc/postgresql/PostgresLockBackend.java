@@ -622,6 +622,9 @@ public final class PostgresLockBackend implements LockBackend {
         names.put("notify_fn", SqlIdentifiers.qualified(options.schema(), SqlIdentifiers.derived(options.table(), "_notify")));
         names.put("watch_fn", SqlIdentifiers.qualified(options.schema(), SqlIdentifiers.derived(options.table(), "_watch")));
         names.put("unwatch_fn", SqlIdentifiers.qualified(options.schema(), SqlIdentifiers.derived(options.table(), "_unwatch")));
+        // the semaphores' and read-write locks' tables, whose rows the watch functions mark (their own scripts create them)
+        names.put("watched_permit_table", SqlIdentifiers.qualified(options.schema(), SqlIdentifiers.derived(options.table(), "_permits")));
+        names.put("watched_rw_table", SqlIdentifiers.qualified(options.schema(), SqlIdentifiers.derived(options.table(), "_rw")));
     }
 
     /** @return the first-use schema step (lock table, watchers), cached once it succeeded */

@@ -32,8 +32,13 @@ CREATE TABLE IF NOT EXISTS ${rw_table} (
     mode       "char"      NOT NULL CHECK (mode IN ('r', 'w', 'i')),
     token      bigint      NOT NULL,
     expires_at timestamptz NOT NULL,
+    watched_until timestamptz NOT NULL DEFAULT '-infinity',
     CONSTRAINT ${rw_pkey} PRIMARY KEY (name, owner)
 );
+
+-- Tables created by older versions get the column (a catalog-only change, no rewrite): until when a client
+-- waits for (or observes) the name's releases, as the permits table's.
+ALTER TABLE ${rw_table} ADD COLUMN IF NOT EXISTS watched_until timestamptz NOT NULL DEFAULT '-infinity';
 
 -- One attempt for a read ('r') or write ('w') grant of p_name. Serialized per name by a
 -- transaction-scoped advisory lock; each statement after it reads a fresh snapshot (a VOLATILE
@@ -59,14 +64,18 @@ DECLARE
     v_intents boolean;
     v_holders boolean;
     v_own_row boolean;
+    v_watched timestamptz;
+    v_observed boolean;
 BEGIN
-    -- the name's lock, and the observers' key SHARED (held to commit, as ${notify_fn} takes it): a grant is
-    -- announced only while a client observes the name (its key \o and p_key, registered by ${watch_fn} under that
-    -- key's lock taken EXCLUSIVELY), so either the registration committed first and the grant's check below sees
-    -- it, or the grant committed first and the observer's read sees the grant. Waiters need the releases only.
-    -- Issue 30: one statement; the grant called ${notify_fn} before (its lock, its EXISTS, the call: 3 statements)
-    -- and announced every grant to the name's waiters, a serialized commit each on a contended name.
+    -- the name's lock, then the name's watcher key and its observers' key SHARED, in that order (held to commit, as
+    -- ${notify_fn} takes them; ${watch_fn} takes them EXCLUSIVELY in the same order to register a client): so a
+    -- registration either committed first, and the read of the watchers below sees it, or comes after this grant
+    -- committed, and its re-check sees the grant — and it marks the name's rows, this grant's included, as watched.
+    -- Issue 30: the grant announces itself only to observers (waiters need the releases), and a release reads the
+    -- watch from its row (semaphore_release.sql) instead of calling ${notify_fn}: 8 nested statements per
+    -- uncontended pair until stop 57, 4 now.
     PERFORM pg_advisory_xact_lock(hashtextextended('reactive-locks rwlock ' || p_name, 0)),
+            pg_advisory_xact_lock_shared(hashtextextended(p_key, 7305467431562270023)),
             pg_advisory_xact_lock_shared(hashtextextended('\o' || p_key, 7305467431562270023));
     -- one read of the name's rows says all the grant needs (issue 30: a name no one holds costs the lock, this read
     -- and the insert; before, a DELETE of expired rows, an UPDATE of our grant, two EXISTS and a DELETE of our row ran
@@ -97,8 +106,13 @@ BEGIN
     END IF;
     IF v_busy THEN
         IF p_mode = 'w' AND p_writer_pref AND p_waiting THEN
-            INSERT INTO ${rw_table} AS g (name, owner, mode, token, expires_at) VALUES (p_name, p_owner, 'i', 0, v_until)
-                ON CONFLICT ON CONSTRAINT ${rw_pkey} DO UPDATE SET expires_at = excluded.expires_at;
+            -- the intent's release wakes readers: it carries the waiters' watch too
+            INSERT INTO ${rw_table} AS g (name, owner, mode, token, expires_at, watched_until)
+                VALUES (p_name, p_owner, 'i', 0, v_until,
+                        COALESCE((SELECT max(w.expires_at) FROM ${watcher_table} w
+                                  WHERE w.key = p_key AND w.expires_at > now()), '-infinity'))
+                ON CONFLICT ON CONSTRAINT ${rw_pkey}
+                DO UPDATE SET expires_at = excluded.expires_at, watched_until = GREATEST(g.watched_until, excluded.watched_until);
         END IF;
         RETURN QUERY SELECT false, 0::bigint,
             COALESCE((SELECT (extract(epoch FROM min(g.expires_at) - now()) * 1000000)::bigint FROM ${rw_table} g
@@ -108,10 +122,14 @@ BEGIN
     IF v_own_row THEN
         DELETE FROM ${rw_table} g WHERE g.name = p_name AND g.owner = p_owner;
     END IF;
-    RETURN QUERY INSERT INTO ${rw_table} AS g (name, owner, mode, token, expires_at)
-        VALUES (p_name, p_owner, p_mode, nextval('${sequence}'), v_until)
+    -- who listens, read under the keys' locks taken above (as the semaphore's grant)
+    SELECT max(w.expires_at) FILTER (WHERE w.key = p_key), COALESCE(bool_or(w.key = '\o' || p_key), false)
+      INTO v_watched, v_observed
+      FROM ${watcher_table} w WHERE w.key IN (p_key, '\o' || p_key) AND w.expires_at > now();
+    RETURN QUERY INSERT INTO ${rw_table} AS g (name, owner, mode, token, expires_at, watched_until)
+        VALUES (p_name, p_owner, p_mode, nextval('${sequence}'), v_until, COALESCE(v_watched, '-infinity'))
         RETURNING true, g.token, 0::bigint;
-    IF EXISTS (SELECT 1 FROM ${watcher_table} w WHERE w.key = '\o' || p_key AND w.expires_at > now()) THEN
+    IF v_observed THEN
         PERFORM pg_notify(p_channel, 'A 0 -1 ' || p_key);
     END IF;
 END

@@ -7,7 +7,7 @@
 -- watch function is of an older protocol (its comment, set by watchers_schema.sql, names the version).
 SELECT to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL AND to_regclass($3) IS NOT NULL
        AND to_regclass($4) IS NOT NULL AND to_regprocedure($5) IS NOT NULL
-       AND obj_description(to_regprocedure($6), 'pg_proc') IS NOT DISTINCT FROM 'reactive-locks watchers 2: observer keys last'
+       AND obj_description(to_regprocedure($6), 'pg_proc') IS NOT DISTINCT FROM 'reactive-locks watchers 3: observer keys last, grant rows marked'
        AND (SELECT count(*) FROM pg_catalog.pg_attribute
             WHERE attrelid = to_regclass($1) AND attname IN ('payload', 'watched_until') AND NOT attisdropped) = 2
        AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_index i JOIN pg_catalog.pg_attribute a

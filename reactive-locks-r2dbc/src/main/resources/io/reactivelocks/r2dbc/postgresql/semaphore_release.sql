@@ -1,10 +1,7 @@
 -- Owner-checked release of one permit (or of a read-write lock grant or intent, on its table),
--- announced on the channel when a row was deleted.
+-- announced on the channel when the deleted row says a client watches the name (its watched_until,
+-- kept under the row lock by ${watch_fn} and set by the grant; see semaphore_schema.sql), as a lock's
+-- release reads its row: no call of ${notify_fn} (issue 30).
 --   $1 name (stored form)  $2 owner (stored form)  $3 notification channel  $4 the payload
---   $5 the listener key (sent only when a client watches it, ${notify_fn})
-WITH released AS (
-    DELETE FROM ${permit_table} WHERE name = $1 AND owner = $2 RETURNING token
-), notified AS MATERIALIZED (
-    SELECT r.token, ${notify_fn}($3, $5, $4) AS sent FROM released r
-)
-SELECT n.token FROM notified n
+DELETE FROM ${permit_table} AS p WHERE p.name = $1 AND p.owner = $2
+RETURNING p.token, CASE WHEN p.watched_until > now() THEN pg_notify($3, $4) IS NULL ELSE false END AS sent

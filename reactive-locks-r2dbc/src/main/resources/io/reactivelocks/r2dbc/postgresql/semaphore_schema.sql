@@ -24,13 +24,20 @@ CREATE SEQUENCE IF NOT EXISTS ${sequence} AS bigint NO CYCLE;
 --   owner       the permit's owner id (same stored form)
 --   token       its fencing token, from ${sequence}
 --   expires_at  when the permit ends, by the SERVER's clock
+--   watched_until  until when a client waits for (or observes) the name's releases: the release sends a
+--                  NOTIFY only before then (set by the grant from the watchers table, and kept by ${watch_fn}
+--                  and ${unwatch_fn} under the row lock, as the lock table's column)
 CREATE TABLE IF NOT EXISTS ${permit_table} (
     name       text        NOT NULL,
     owner      text        NOT NULL,
     token      bigint      NOT NULL,
     expires_at timestamptz NOT NULL,
+    watched_until timestamptz NOT NULL DEFAULT '-infinity',
     CONSTRAINT ${permit_pkey} PRIMARY KEY (name, owner)
 );
+
+-- Tables created by older versions get the column (a catalog-only change, no rewrite).
+ALTER TABLE ${permit_table} ADD COLUMN IF NOT EXISTS watched_until timestamptz NOT NULL DEFAULT '-infinity';
 
 -- Grants one permit to each of p_owners if the unexpired permits of p_name plus the new ones are
 -- at most p_permits; else nothing. Serialized per name by a transaction-scoped advisory lock;
@@ -48,14 +55,18 @@ DECLARE
     held integer;
     expired integer;
     mine boolean;
+    watched timestamptz;
+    observed boolean;
 BEGIN
-    -- the name's lock, and the observers' key SHARED (held to commit, as ${notify_fn} takes it): a grant is
-    -- announced only while a client observes the name (its key \o and p_key, registered by ${watch_fn} under that
-    -- key's lock taken EXCLUSIVELY), so either the registration committed first and the grant's check below sees
-    -- it, or the grant committed first and the observer's read sees the grant. Waiters need the releases only.
-    -- Issue 30: one statement; the grant called ${notify_fn} before (its lock, its EXISTS, the call: 3 statements)
-    -- and announced every grant to the name's waiters, a serialized commit each on a contended name.
+    -- the name's lock, then the name's watcher key and its observers' key SHARED, in that order (held to commit, as
+    -- ${notify_fn} takes them; ${watch_fn} takes them EXCLUSIVELY in the same order to register a client): so a
+    -- registration either committed first, and the read of the watchers below sees it, or comes after this grant
+    -- committed, and its re-check sees the grant — and it marks the name's rows, this grant's included, as watched.
+    -- Issue 30: the grant announces itself only to observers (waiters need the releases), and a release reads the
+    -- watch from its row (semaphore_release.sql) instead of calling ${notify_fn}: 8 nested statements per
+    -- uncontended pair until stop 57, 4 now.
     PERFORM pg_advisory_xact_lock(hashtextextended('reactive-locks semaphore ' || p_name, 0)),
+            pg_advisory_xact_lock_shared(hashtextextended(p_key, 7305467431562270023)),
             pg_advisory_xact_lock_shared(hashtextextended('\o' || p_key, 7305467431562270023));
     -- one read of the name's rows: the unexpired ones, the expired ones, and whether the first owner holds
     -- (a retried request); the expired rows are deleted only when there are any (issue 30: a name without
@@ -79,11 +90,17 @@ BEGIN
                       FROM ${permit_table} p WHERE p.name = p_name), 0);
         RETURN;
     END IF;
-    RETURN QUERY INSERT INTO ${permit_table} AS p (name, owner, token, expires_at)
-        SELECT p_name, o.owner, nextval('${sequence}'), now() + p_ttl_us * interval '1 microsecond'
+    -- who listens, read under the keys' locks taken above: the new rows carry the waiters' watch (their
+    -- release then notifies without asking), and an observer hears of the grant
+    SELECT max(w.expires_at) FILTER (WHERE w.key = p_key), COALESCE(bool_or(w.key = '\o' || p_key), false)
+      INTO watched, observed
+      FROM ${watcher_table} w WHERE w.key IN (p_key, '\o' || p_key) AND w.expires_at > now();
+    RETURN QUERY INSERT INTO ${permit_table} AS p (name, owner, token, expires_at, watched_until)
+        SELECT p_name, o.owner, nextval('${sequence}'), now() + p_ttl_us * interval '1 microsecond',
+               COALESCE(watched, '-infinity')
         FROM unnest(p_owners) WITH ORDINALITY AS o(owner, i) ORDER BY o.i
         RETURNING true, p.owner, p.token, 0::bigint;
-    IF EXISTS (SELECT 1 FROM ${watcher_table} w WHERE w.key = '\o' || p_key AND w.expires_at > now()) THEN
+    IF observed THEN
         PERFORM pg_notify(p_channel, 'A 0 -1 ' || p_key);
     END IF;
 END

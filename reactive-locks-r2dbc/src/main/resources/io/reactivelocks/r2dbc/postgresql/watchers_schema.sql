@@ -72,13 +72,26 @@ BEGIN
                 VALUES (v_key, '', 0, '-infinity', now() + p_ttl_us * interval '1 microsecond')
                 ON CONFLICT (name) DO UPDATE SET watched_until = GREATEST(l.watched_until, excluded.watched_until);
         END IF;
+        -- A semaphore's and a read-write lock's release read the watch from their row as well: its rows are
+        -- marked here, under their row locks; the rows granted from now on are marked by their grant, which reads
+        -- the watchers under this key's lock (taken SHARED by the grant, EXCLUSIVELY above for a new row).
+        -- Their tables exist once the concept was first used (and have the column once its script ran again).
+        IF left(v_key, 2) = '\s' AND EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
+                     WHERE a.attrelid = to_regclass('${watched_permit_table}') AND a.attname = 'watched_until' AND NOT a.attisdropped) THEN
+            UPDATE ${watched_permit_table} p SET watched_until = now() + p_ttl_us * interval '1 microsecond'
+                WHERE p.name = substr(v_key, 3) AND p.watched_until < now() + p_ttl_us * interval '1 microsecond';
+        ELSIF left(v_key, 2) = '\w' AND EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
+                     WHERE a.attrelid = to_regclass('${watched_rw_table}') AND a.attname = 'watched_until' AND NOT a.attisdropped) THEN
+            UPDATE ${watched_rw_table} g SET watched_until = now() + p_ttl_us * interval '1 microsecond'
+                WHERE g.name = substr(v_key, 3) AND g.watched_until < now() + p_ttl_us * interval '1 microsecond';
+        END IF;
     END LOOP;
 END
 $fn$;
 -- The version of the watching protocol, read by the check on first use (schema_check.sql): a schema whose
 -- ${watch_fn} predates the observer keys (which it must take after the name's keys) is not ready, so the
 -- first use of a newer client runs this script again and replaces the functions.
-COMMENT ON FUNCTION ${watch_fn}(text[], text, bigint) IS 'reactive-locks watchers 2: observer keys last';
+COMMENT ON FUNCTION ${watch_fn}(text[], text, bigint) IS 'reactive-locks watchers 3: observer keys last, grant rows marked';
 
 -- Deletes a client's rows of the keys p_keys (nobody there waits for them any more) and lowers the
 -- watch of the lock rows among them to the end of the other clients' live rows ('-infinity' when
@@ -104,6 +117,18 @@ BEGIN
             SET watched_until = COALESCE((SELECT max(w.expires_at) FROM ${watcher_table} w
                                           WHERE w.key = v_key AND w.expires_at > now()), '-infinity')
             WHERE l.name = v_key AND l.watched_until > now();
+        ELSIF left(v_key, 2) = '\s' AND EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
+                     WHERE a.attrelid = to_regclass('${watched_permit_table}') AND a.attname = 'watched_until' AND NOT a.attisdropped) THEN
+            UPDATE ${watched_permit_table} p
+            SET watched_until = COALESCE((SELECT max(w.expires_at) FROM ${watcher_table} w
+                                          WHERE w.key = v_key AND w.expires_at > now()), '-infinity')
+            WHERE p.name = substr(v_key, 3) AND p.watched_until > now();
+        ELSIF left(v_key, 2) = '\w' AND EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
+                     WHERE a.attrelid = to_regclass('${watched_rw_table}') AND a.attname = 'watched_until' AND NOT a.attisdropped) THEN
+            UPDATE ${watched_rw_table} g
+            SET watched_until = COALESCE((SELECT max(w.expires_at) FROM ${watcher_table} w
+                                          WHERE w.key = v_key AND w.expires_at > now()), '-infinity')
+            WHERE g.name = substr(v_key, 3) AND g.watched_until > now();
         END IF;
     END LOOP;
     RETURN n;

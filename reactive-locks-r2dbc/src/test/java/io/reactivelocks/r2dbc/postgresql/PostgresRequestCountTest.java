@@ -73,17 +73,14 @@ class PostgresRequestCountTest extends RequestCountContract {
         return switch (operation) {
             // the lock's statements are plain SQL: the row's watched_until says whether to call the notify function
             case LOCK_PAIR, RENEWAL_TICK, PERMIT_RENEWAL -> 0;
-            // per pair, as pg_stat_statements lists them: the grant function's name lock (with the observers' key lock
-            // shared, one statement), one read of the name's rows (unexpired, expired, the owner's), the INSERT with its
-            // token, the EXISTS of an observer (none: no NOTIFY); the notify function at the release (its shared advisory
-            // lock and its watchers' EXISTS). 8 until issue 30's stop 57: the grant called the notify function (the call,
-            // its lock and its EXISTS) and announced grants to waiters as well; 10 until stop 55: a DELETE of expired
-            // permits, an EXISTS and a count in place of the read
-            case SEMAPHORE_PAIR -> 6;
-            // the read-write grant function as the semaphore's: its name and observer-key locks, one read of the name's
-            // rows, the INSERT, the observers' EXISTS; the release's notify function (2). 8 until stop 57, 12 until stop 55:
-            // a DELETE of expired grants, an UPDATE of ours, the writer's and the holders' EXISTS and a DELETE of our row
-            case READ_PAIR, READ_BESIDE_READER_PAIR, WRITE_PAIR -> 6;
+            // per pair, as pg_stat_statements lists them: the grant function's locks (the name's, its watcher key's and its
+            // observers' key's, one statement), one read of the name's rows (unexpired, expired, the owner's), one read of
+            // the name's watchers (none), the INSERT with its token; the release is one DELETE that reads the watch from
+            // its row (nothing nested). 6 in stop 57's first step (the release still called the notify function: its lock,
+            // its EXISTS), 8 in stop 55 (the grant called it too), 10 before (a DELETE, an EXISTS and a count)
+            case SEMAPHORE_PAIR -> 4;
+            // the read-write grant function as the semaphore's, and the same release: 4 (6, 8 and 12 before, as above)
+            case READ_PAIR, READ_BESIDE_READER_PAIR, WRITE_PAIR -> 4;
             // the name lock, the line's and the holder's reads, the INSERT, two DELETEs, a SELECT (no notify call)
             case FAIR_PAIR -> 7;
             // the release's notify function finds the waiters' watcher rows (its shared lock and EXISTS per handoff),

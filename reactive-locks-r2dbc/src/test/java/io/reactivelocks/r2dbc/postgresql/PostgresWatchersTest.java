@@ -88,13 +88,21 @@ class PostgresWatchersTest {
     }
 
     private PostgresLockBackend backend() {
-        PostgresLockBackend b = PostgresLockBackend.create(factory, options);
+        return backend(options);
+    }
+
+    private PostgresLockBackend backend(PostgresLockOptions o) {
+        PostgresLockBackend b = PostgresLockBackend.create(factory, o);
         backends.add(b);
         return b;
     }
 
     private Semaphore semaphore() {
-        LockStore session = PostgresLocks.connect(backend());
+        return semaphore(options);
+    }
+
+    private Semaphore semaphore(PostgresLockOptions o) {
+        LockStore session = PostgresLocks.connect(backend(o));
         sessions.add(session);
         return session.semaphores(SLOW);
     }
@@ -271,6 +279,53 @@ class PostgresWatchersTest {
         assertThat(grantError.get()).isNull();
     }
 
+    /**
+     * The semaphore's grant takes its name's lock, then its watcher key's and its observer key's locks shared; a
+     * registration takes the same keys exclusively in the same order and then marks the name's rows; a release
+     * takes none. Waiters and observers coming and going while permits change hands must never deadlock (the
+     * server would fail one side after a second: a grant's or release's error, or a registration without
+     * {@code Subscribed} in time).
+     */
+    @Test
+    void semaphoreWatchersComingAndGoingDuringHandoffsNeverDeadlockAGrant() {
+        String name = unique("sem-churn");
+        PostgresSemaphoreStore a = new PostgresSemaphoreStore(backend(), false);
+        PostgresSemaphoreStore b = new PostgresSemaphoreStore(backend(), false);
+        PostgresSemaphoreStore watcher = new PostgresSemaphoreStore(backend(), false);
+        AtomicReference<Throwable> grantError = new AtomicReference<>();
+        java.util.concurrent.atomic.AtomicLong grants = new java.util.concurrent.atomic.AtomicLong();
+        Sinks.Empty<Void> done = Sinks.empty();
+        Function<PostgresSemaphoreStore, Disposable> handoffs = store -> {
+            String owner = io.reactivelocks.spi.GrantRequest.newOwner();
+            return Mono.defer(() -> store.tryGrant(name, List.of(owner), 1, Duration.ofSeconds(30)))
+                    .flatMap(g -> g instanceof io.reactivelocks.spi.semaphore.PermitGrant.Granted
+                            ? store.release(name, owner).doOnNext(x -> grants.incrementAndGet()) : Mono.just(false))
+                    .repeat()
+                    .takeUntilOther(done.asMono())
+                    .subscribe(null, grantError::set);
+        };
+        Disposable one = handoffs.apply(a);
+        Disposable two = handoffs.apply(b);
+        try {
+            for (int i = 0; i < 20; i++) {
+                // a waiter's registration (the key alone) and an observer's (the key and the observer key) in turn
+                Flux<LockEvent> events = i % 2 == 0 ? watcher.wakeUps(name) : watcher.events(name);
+                StepVerifier.create(events.filter(e -> e instanceof LockEvent.Subscribed).take(1))
+                        .expectNextCount(1)
+                        .expectComplete()
+                        .verify(Duration.ofSeconds(5));
+                await().atMost(TIMEOUT).until(() -> watcherRows("\\s" + name) == 0);
+            }
+            assertThat(grantError.get()).isNull();
+            assertThat(grants.get()).isPositive();
+        } finally {
+            done.tryEmitEmpty();
+            one.dispose();
+            two.dispose();
+        }
+        assertThat(grantError.get()).isNull();
+    }
+
     @Test
     void aSemaphoreWaiterIsWokenByTheReleaseAndAnUncontendedPermitSendsNoNotify() {
         Semaphore holder = semaphore();
@@ -387,6 +442,44 @@ class PostgresWatchersTest {
         assertThat(lease).isNotNull();
         lease.release().block(TIMEOUT);
         assertThat(PostgresTestSupport.count(factory, schema, "reactive_locks_watchers")).isZero();
+    }
+
+    /**
+     * A semaphore's permits table of an older version has no {@code watched_until}: the check on first use finds
+     * it missing and runs the semaphore's script again, which adds it; until then the watch function leaves the
+     * table alone (a waiter registering on it still works). Then a waiter's registration marks the held permit, and
+     * its release wakes the waiter.
+     */
+    @Test
+    void aPermitsTableOfAnOlderVersionGetsItsWatchColumnOnFirstUse() {
+        PostgresLockOptions o = migratedSchema();
+        String permits = SqlIdentifiers.qualified(o.schema(), "reactive_locks_permits");
+        LockStore first = PostgresLocks.connect(backend(o));
+        sessions.add(first);
+        first.semaphores(SLOW).acquire("s", 1).flatMap(Lease::release).block(TIMEOUT);
+        PostgresTestSupport.exec(factory, "ALTER TABLE " + permits + " DROP COLUMN watched_until");
+        // a registration on the older table: the watch function leaves its rows alone
+        PostgresTestSupport.sql(factory, "SELECT " + SqlIdentifiers.qualified(o.schema(), "reactive_locks_watch")
+                + "(ARRAY['\\ss'], 'older', 1000000) AS k");
+        LockStore upgraded = PostgresLocks.connect(backend(o));
+        sessions.add(upgraded);
+        Semaphore holder = upgraded.semaphores(SLOW);
+        Semaphore waiter = semaphore(o);
+        Lease held = holder.acquire("s", 1).block(TIMEOUT);
+        assertThat(PostgresTestSupport.sql(factory, "SELECT count(*) AS n FROM pg_catalog.pg_attribute WHERE attrelid = '"
+                + permits + "'::regclass AND attname = 'watched_until' AND NOT attisdropped").get(0).get("n")).isEqualTo(1L);
+        AtomicReference<Lease> got = new AtomicReference<>();
+        Disposable waiting = waiter.acquire("s", 1).subscribe(got::set);
+        try {
+            await().atMost(TIMEOUT).until(() -> ((Number) PostgresTestSupport.sql(factory, "SELECT count(*) AS n FROM "
+                    + permits + " WHERE name = 's' AND watched_until > now()").get(0).get("n")).longValue() == 1);
+            held.release().block(TIMEOUT);
+            // the lease is 60 s and the backoff 10 min: only the release's notification wakes the waiter
+            await().atMost(Duration.ofSeconds(8)).until(() -> got.get() != null);
+            got.get().release().block(TIMEOUT);
+        } finally {
+            waiting.dispose();
+        }
     }
 
     @Test
