@@ -1,7 +1,10 @@
 package io.reactivelocks.internal;
 
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Set;
 import reactor.core.publisher.Mono;
 
 /**
@@ -47,13 +50,38 @@ public final class CleanUpBook {
 
     /** @return completes when nothing is registered any more (work registered meanwhile is waited for too) */
     public Mono<Void> drained() {
+        return drained(newSeen());
+    }
+
+    private Mono<Void> drained(Set<CleanUp> seen) {
         return Mono.defer(() -> {
-            List<Mono<Void>> pending = new ArrayList<>();
-            for (CleanUp c : book.snapshot()) {
+            List<Mono<Void>> pending = unseen(seen);
+            return pending.isEmpty() ? Mono.<Void>empty() : Mono.when(pending).then(drained(seen));
+        });
+    }
+
+    /** @return a set for {@link #unseen}: the clean-ups a drain has waited for */
+    static Set<CleanUp> newSeen() {
+        return Collections.newSetFromMap(new IdentityHashMap<>());
+    }
+
+    /**
+     * The ends of the registered clean-ups a drain has not waited for yet, each waited for once: a clean-up that
+     * finished stays listed until its thread takes it off ({@link CleanUp#finish}), and a drain that waited for it
+     * again would loop on its at once completed end — recursing until the stack overflows while that thread is not
+     * scheduled (seen on a loaded machine).
+     *
+     * @param seen the clean-ups waited for so far; those returned now are added
+     * @return their ends, errors ignored
+     */
+    List<Mono<Void>> unseen(Set<CleanUp> seen) {
+        List<Mono<Void>> pending = new ArrayList<>();
+        for (CleanUp c : book.snapshot()) {
+            if (seen.add(c)) {
                 pending.add(c.done().onErrorResume(e -> Mono.empty()));
             }
-            return pending.isEmpty() ? Mono.<Void>empty() : Mono.when(pending).then(drained());
-        });
+        }
+        return pending;
     }
 
     /** @return the names of the work still registered, sorted, each once */

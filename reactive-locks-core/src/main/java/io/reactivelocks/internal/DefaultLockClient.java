@@ -468,16 +468,18 @@ public final class DefaultLockClient extends LeaseOwner implements LockClient {
      * clean-up may start another (a late grant's release), so it looks again after each round.
      */
     private Mono<Void> drain() {
+        return drain(CleanUpBook.newSeen());
+    }
+
+    /** @param seen the clean-ups waited for already ({@link CleanUpBook#unseen}: each once, no busy loop) */
+    private Mono<Void> drain(java.util.Set<CleanUp> seen) {
         return Mono.defer(() -> {
-            List<Mono<Void>> pending = new ArrayList<>();
-            for (CleanUp c : cleanUps.registry().snapshot()) {
-                pending.add(c.done().onErrorResume(e -> Mono.empty()));
-            }
+            List<Mono<Void>> pending = cleanUps.unseen(seen);
             if (pending.isEmpty()) {
                 return operations.isEmpty() ? Mono.<Void>empty()
-                        : Mono.delay(Duration.ofMillis(1), ownScheduler).then(drain());
+                        : Mono.delay(Duration.ofMillis(1), ownScheduler).then(drain(seen));
             }
-            return Mono.when(pending).then(drain());
+            return Mono.when(pending).then(drain(seen));
         });
     }
 
