@@ -459,39 +459,10 @@ class RedisLockBackendTest {
         RedisLockBackend watcher = backend();
         RedisLockBackend actor = backend();
         String name = name("wakeups");
-        String channel = watcher.keys().channel(name);
-        String grants = watcher.keys().grantsChannel(name);
-        List<LockEvent> waits = new java.util.concurrent.CopyOnWriteArrayList<>();
-        List<LockEvent> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
-        var waiting = watcher.wakeUps(name).subscribe(waits::add);
-        reactor.core.Disposable observing = null;
-        try (StatefulRedisConnection<String, String> c = redis.connect()) {
-            await().atMost(STEP).until(() -> waits.contains(new LockEvent.Subscribed(name)));
-            assertThat(c.sync().pubsubNumsub(channel).get(channel)).isEqualTo(1L);
-            assertThat(c.sync().pubsubNumsub(grants).get(grants)).as("nobody listens for grants").isZero();
-            String owner = GrantRequest.newOwner();
-            actor.tryGrant(request(name, owner, LEASE)).block(STEP);
-            actor.release(name, owner).block(STEP);
-            await().atMost(STEP).until(() -> waits.size() == 2);
-            assertThat(waits).containsExactly(new LockEvent.Subscribed(name), new LockEvent.Released(name, owner, false));
-
-            observing = watcher.events(name).subscribe(seen::add);
-            await().atMost(STEP).until(() -> !seen.isEmpty());
-            assertThat(seen).containsExactly(new LockEvent.Subscribed(name)); // once, when both channels are live
-            assertThat(c.sync().pubsubNumsub(grants).get(grants)).isEqualTo(1L);
-            String next = GrantRequest.newOwner();
-            long token = ((Attempt.Granted) actor.tryGrant(request(name, next, LEASE)).block(STEP)).token();
-            actor.release(name, next).block(STEP);
-            await().atMost(STEP).until(() -> seen.size() == 3);
-            assertThat(seen).containsExactly(new LockEvent.Subscribed(name), new LockEvent.Acquired(name, next, token),
-                    new LockEvent.Released(name, next, false));
-            assertThat(waits).as("the waiter's stream still carries no grant").noneMatch(e -> e instanceof LockEvent.Acquired);
-        } finally {
-            waiting.dispose();
-            if (observing != null) {
-                observing.dispose();
-            }
-        }
+        grantsReachObserversOnly(name, watcher::wakeUps, watcher::events, watcher.keys().channel(name),
+                watcher.keys().grantsChannel(name),
+                owner -> ((Attempt.Granted) actor.tryGrant(request(name, owner, LEASE)).block(STEP)).token(),
+                owner -> actor.release(name, owner).block(STEP));
     }
 
     /**
@@ -506,23 +477,30 @@ class RedisLockBackendTest {
         RedisSemaphoreStore permits = new RedisSemaphoreStore(actor, false);
         RedisReadWriteStore rw = new RedisReadWriteStore(actor, false);
         String sem = name("sem-wakeups");
-        grantsReachObserversOnly(sem, new RedisSemaphoreStore(watcher, false), watcher.keys().semaphoreChannel(sem),
+        RedisSemaphoreStore semWatcher = new RedisSemaphoreStore(watcher, false);
+        grantsReachObserversOnly(sem, semWatcher::wakeUps, semWatcher::events, watcher.keys().semaphoreChannel(sem),
                 watcher.keys().semaphoreGrantsChannel(sem), owner -> ((io.reactivelocks.spi.semaphore.PermitGrant.Granted)
                         permits.tryGrant(sem, List.of(owner), 2, LEASE).block(STEP)).tokens().get(0),
                 owner -> permits.release(sem, owner).block(STEP));
         String lock = name("rw-wakeups");
-        grantsReachObserversOnly(lock, new RedisReadWriteStore(watcher, false), watcher.keys().readWriteChannel(lock),
+        RedisReadWriteStore rwWatcher = new RedisReadWriteStore(watcher, false);
+        grantsReachObserversOnly(lock, rwWatcher::wakeUps, rwWatcher::events, watcher.keys().readWriteChannel(lock),
                 watcher.keys().readWriteGrantsChannel(lock), owner -> ((io.reactivelocks.spi.semaphore.PermitGrant.Granted)
                         rw.tryGrant(lock, owner, io.reactivelocks.rwlock.LockMode.WRITE, true, false, LEASE).block(STEP))
                         .tokens().get(0),
                 owner -> rw.release(lock, owner).block(STEP));
     }
 
-    private void grantsReachObserversOnly(String name, io.reactivelocks.spi.GrantStore store, String channel, String grants,
+    /**
+     * A waiter's stream subscribes {@code channel} alone and hears a grant's release but not the grant; an observer's
+     * subscribes {@code grants} too and hears both; the waiter's stream still carries no grant after that.
+     */
+    private void grantsReachObserversOnly(String name, java.util.function.Function<String, Flux<LockEvent>> wakeUps,
+            java.util.function.Function<String, Flux<LockEvent>> events, String channel, String grants,
             java.util.function.ToLongFunction<String> grant, java.util.function.Consumer<String> release) {
         List<LockEvent> waits = new java.util.concurrent.CopyOnWriteArrayList<>();
         List<LockEvent> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
-        var waiting = store.wakeUps(name).subscribe(waits::add);
+        var waiting = wakeUps.apply(name).subscribe(waits::add);
         reactor.core.Disposable observing = null;
         try (StatefulRedisConnection<String, String> c = redis.connect()) {
             await().atMost(STEP).until(() -> waits.contains(new LockEvent.Subscribed(name)));
@@ -534,7 +512,7 @@ class RedisLockBackendTest {
             await().atMost(STEP).until(() -> waits.size() == 2);
             assertThat(waits).containsExactly(new LockEvent.Subscribed(name), new LockEvent.Released(name, owner, false));
 
-            observing = store.events(name).subscribe(seen::add);
+            observing = events.apply(name).subscribe(seen::add);
             await().atMost(STEP).until(() -> !seen.isEmpty());
             assertThat(seen).containsExactly(new LockEvent.Subscribed(name)); // once, when both channels are live
             assertThat(c.sync().pubsubNumsub(grants).get(grants)).as(grants).isEqualTo(1L);

@@ -243,40 +243,16 @@ class PostgresWatchersTest {
         PostgresLockBackend a = backend();
         PostgresLockBackend b = backend();
         PostgresLockBackend observer = backend();
-        AtomicReference<Throwable> grantError = new AtomicReference<>();
-        java.util.concurrent.atomic.AtomicLong grants = new java.util.concurrent.atomic.AtomicLong();
-        Sinks.Empty<Void> done = Sinks.empty();
-        Function<PostgresLockBackend, Disposable> handoffs = backend -> {
-            String owner = io.reactivelocks.spi.GrantRequest.newOwner();
-            GrantRequest request = new GrantRequest(name, owner, Duration.ofSeconds(30), false, io.reactivelocks.LockClock.system());
-            return Mono.defer(() -> backend.tryGrant(request))
-                    .flatMap(attempt -> attempt instanceof Attempt.Granted
-                            ? backend.release(name, owner).doOnNext(x -> grants.incrementAndGet()) : Mono.just(false))
-                    .repeat()
-                    .takeUntilOther(done.asMono())
-                    .subscribe(null, grantError::set);
-        };
-        Disposable one = handoffs.apply(a);
-        Disposable two = handoffs.apply(b);
         // a waiter keeps the name watched, so every grant checks for observers
         Disposable waiting = a.wakeUps(name).subscribe();
         try {
-            for (int i = 0; i < 20; i++) {
-                StepVerifier.create(observer.events(name).filter(e -> e instanceof LockEvent.Subscribed).take(1))
-                        .expectNextCount(1)
-                        .expectComplete()
-                        .verify(Duration.ofSeconds(5));
-                await().atMost(TIMEOUT).until(() -> watcherRows(NotificationPayload.observerKey(name)) == 0);
-            }
-            assertThat(grantError.get()).isNull();
-            assertThat(grants.get()).isPositive();
+            handoffsBesideWatchers(List.of(a, b), (backend, owner) -> backend.tryGrant(new GrantRequest(name, owner,
+                            Duration.ofSeconds(30), false, io.reactivelocks.LockClock.system()))
+                    .flatMap(attempt -> attempt instanceof Attempt.Granted ? backend.release(name, owner) : Mono.just(false)),
+                    i -> observer.events(name), NotificationPayload.observerKey(name));
         } finally {
-            done.tryEmitEmpty();
-            one.dispose();
-            two.dispose();
             waiting.dispose();
         }
-        assertThat(grantError.get()).isNull();
     }
 
     /**
@@ -289,39 +265,55 @@ class PostgresWatchersTest {
     @Test
     void semaphoreWatchersComingAndGoingDuringHandoffsNeverDeadlockAGrant() {
         String name = unique("sem-churn");
-        PostgresSemaphoreStore a = new PostgresSemaphoreStore(backend(), false);
-        PostgresSemaphoreStore b = new PostgresSemaphoreStore(backend(), false);
         PostgresSemaphoreStore watcher = new PostgresSemaphoreStore(backend(), false);
+        handoffsBesideWatchers(List.of(new PostgresSemaphoreStore(backend(), false), new PostgresSemaphoreStore(backend(), false)),
+                (store, owner) -> store.tryGrant(name, List.of(owner), 1, Duration.ofSeconds(30))
+                        .flatMap(g -> g instanceof io.reactivelocks.spi.semaphore.PermitGrant.Granted
+                                ? store.release(name, owner) : Mono.just(false)),
+                // a waiter's registration (the key alone) and an observer's (the key and the observer key) in turn
+                i -> i % 2 == 0 ? watcher.wakeUps(name) : watcher.events(name), "\\s" + name);
+    }
+
+    /**
+     * Clients grant and release one name in a loop while a watcher registers 20 times (each registration until its
+     * {@code Subscribed}, then gone: its key's row deleted); no grant or release may fail and some must succeed.
+     *
+     * @param clients     the clients handing the name over
+     * @param handoff     one grant and, when granted, its release by {@code client} for {@code owner}: true when released
+     * @param registering the i-th registration's events
+     * @param watchedKey  the watcher key whose row each registration leaves behind until it is gone
+     */
+    private <C> void handoffsBesideWatchers(List<C> clients, java.util.function.BiFunction<C, String, Mono<Boolean>> handoff,
+            java.util.function.IntFunction<Flux<LockEvent>> registering, String watchedKey) {
         AtomicReference<Throwable> grantError = new AtomicReference<>();
         java.util.concurrent.atomic.AtomicLong grants = new java.util.concurrent.atomic.AtomicLong();
         Sinks.Empty<Void> done = Sinks.empty();
-        Function<PostgresSemaphoreStore, Disposable> handoffs = store -> {
+        List<Disposable> loops = new ArrayList<>();
+        for (C client : clients) {
             String owner = io.reactivelocks.spi.GrantRequest.newOwner();
-            return Mono.defer(() -> store.tryGrant(name, List.of(owner), 1, Duration.ofSeconds(30)))
-                    .flatMap(g -> g instanceof io.reactivelocks.spi.semaphore.PermitGrant.Granted
-                            ? store.release(name, owner).doOnNext(x -> grants.incrementAndGet()) : Mono.just(false))
+            loops.add(Mono.defer(() -> handoff.apply(client, owner))
+                    .doOnNext(released -> {
+                        if (released) {
+                            grants.incrementAndGet();
+                        }
+                    })
                     .repeat()
                     .takeUntilOther(done.asMono())
-                    .subscribe(null, grantError::set);
-        };
-        Disposable one = handoffs.apply(a);
-        Disposable two = handoffs.apply(b);
+                    .subscribe(null, grantError::set));
+        }
         try {
             for (int i = 0; i < 20; i++) {
-                // a waiter's registration (the key alone) and an observer's (the key and the observer key) in turn
-                Flux<LockEvent> events = i % 2 == 0 ? watcher.wakeUps(name) : watcher.events(name);
-                StepVerifier.create(events.filter(e -> e instanceof LockEvent.Subscribed).take(1))
+                StepVerifier.create(registering.apply(i).filter(e -> e instanceof LockEvent.Subscribed).take(1))
                         .expectNextCount(1)
                         .expectComplete()
                         .verify(Duration.ofSeconds(5));
-                await().atMost(TIMEOUT).until(() -> watcherRows("\\s" + name) == 0);
+                await().atMost(TIMEOUT).until(() -> watcherRows(watchedKey) == 0);
             }
             assertThat(grantError.get()).isNull();
             assertThat(grants.get()).isPositive();
         } finally {
             done.tryEmitEmpty();
-            one.dispose();
-            two.dispose();
+            loops.forEach(Disposable::dispose);
         }
         assertThat(grantError.get()).isNull();
     }
